@@ -1,0 +1,1 @@
+"""Reinforcement learning algorithms built on agents.tools and agents.parts."""

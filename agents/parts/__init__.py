@@ -1,0 +1,1 @@
+"""Reusable in-graph building blocks for algorithms."""

@@ -1,0 +1,1 @@
+"""Entry points: training, visualization, configs and networks."""

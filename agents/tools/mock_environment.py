@@ -1,0 +1,106 @@
+"""Deterministic environment double for unit and end-to-end tests."""
+
+import gymnasium as gym
+import numpy as np
+
+
+class MockEnvironment(gym.Env):
+    """Environment with fixed episode durations and step-counting observations.
+
+    After `k` steps of an episode the observation is an array filled with `k`
+    and the reward of that step is `k`, so an episode of duration `d` scores
+    `d * (d + 1) / 2` exactly. Durations cycle through `durations`; an episode
+    ends with `terminated` set, or with `truncated` set when `truncate` is true.
+    The environment records every action it received and the number of steps
+    of every finished or running episode for tests to inspect.
+    """
+
+    metadata = {'render_modes': ['rgb_array'], 'render_fps': 30}
+
+    def __init__(
+            self, observ_shape=(2,), action_shape=(3,), durations=(5,),
+            truncate=False, discrete=None, render_mode=None):
+        """Create a mock environment.
+
+        Args:
+            observ_shape: Shape of the observations.
+            action_shape: Shape of the continuous actions in [-1, 1].
+            durations: Sequence of episode lengths, used one per episode in turn.
+            truncate: Whether episodes end by truncation instead of termination.
+            discrete: Number of discrete actions; replaces the continuous actions.
+            render_mode: None or 'rgb_array'.
+
+        Raises:
+            ValueError: When a duration is not a positive integer.
+        """
+        durations = tuple(durations)
+        if not durations or any(int(d) != d or d < 1 for d in durations):
+            raise ValueError(
+                    f'durations must be positive integers, got {durations!r}')
+        self._durations = tuple(int(d) for d in durations)
+        self._truncate = truncate
+        self.render_mode = render_mode
+        self.observation_space = gym.spaces.Box(
+                -np.inf, np.inf, observ_shape, np.float32)
+        if discrete:
+            self.action_space = gym.spaces.Discrete(discrete)
+        else:
+            self.action_space = gym.spaces.Box(-1.0, 1.0, action_shape, np.float32)
+        self.steps = []
+        self.actions = []
+        self.seeds = []
+        self._episode = -1
+        self._step = None
+
+    @property
+    def duration(self):
+        """Length of the current episode, or None before the first reset."""
+        if self._episode < 0:
+            return None
+        return self._durations[self._episode % len(self._durations)]
+
+    def reset(self, seed=None, options=None):
+        """Start a new episode and return its first observation and info."""
+        del options
+        self.seeds.append(seed)
+        self._episode += 1
+        self._step = 0
+        self.steps.append(0)
+        return self._current_observ(), {}
+
+    def step(self, action):
+        """Advance the episode by one step.
+
+        Args:
+            action: Any action; it is recorded, not interpreted.
+
+        Raises:
+            RuntimeError: When called before reset or after the episode ended.
+
+        Returns:
+            Tuple of observation, reward, terminated, truncated, and info.
+        """
+        if self._step is None:
+            raise RuntimeError('Reset the MockEnvironment before stepping it.')
+        if self._step >= self.duration:
+            raise RuntimeError(
+                    f'Episode {self._episode} ended after {self.duration} steps; '
+                    'reset the MockEnvironment before stepping it again.')
+        self.actions.append(np.array(action))
+        self._step += 1
+        self.steps[-1] += 1
+        ended = self._step >= self.duration
+        terminated = ended and not self._truncate
+        truncated = ended and self._truncate
+        reward = float(self._step)
+        return self._current_observ(), reward, terminated, truncated, {}
+
+    def render(self):
+        """Return a small frame whose pixels encode the step within the episode."""
+        frame = np.zeros((16, 16, 3), np.uint8)
+        frame[...] = min(255, 10 * (self._step or 0))
+        return frame
+
+    def _current_observ(self):
+        return np.full(
+                self.observation_space.shape, self._step, self.observation_space.dtype)

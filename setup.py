@@ -1,0 +1,32 @@
+"""Installs batch-ppo: efficient batched reinforcement learning in TensorFlow."""
+
+import setuptools
+
+setuptools.setup(
+    name='batch-ppo',
+    version='2.0.0',
+    description=(
+        'Efficient batched reinforcement learning in TensorFlow: parallel '
+        'environment processes driven from one graph op, and BatchPPO.'),
+    license='Apache 2.0',
+    packages=setuptools.find_packages(exclude=['benchmarks', 'benchmarks.*']),
+    python_requires='>=3.10',
+    install_requires=[
+        'tensorflow>=2.16',
+        'gymnasium[classic-control,mujoco]>=1.0',
+        'mujoco>=3.0',
+        'ruamel.yaml>=0.17',
+        'numpy',
+        'cloudpickle',
+        'imageio',
+        'imageio-ffmpeg',
+    ],
+    extras_require={
+        'test': ['pytest', 'pylint', 'psutil'],
+    },
+    classifiers=[
+        'Programming Language :: Python :: 3',
+        'License :: OSI Approved :: Apache Software License',
+        'Topic :: Scientific/Engineering :: Artificial Intelligence',
+    ],
+)
