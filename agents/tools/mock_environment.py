@@ -25,9 +25,12 @@ class MockEnvironment(gym.Env):
         Args:
             observ_shape: Shape of the observations.
             action_shape: Shape of the continuous actions in [-1, 1].
-            durations: Sequence of episode lengths, used one per episode in turn.
-            truncate: Whether episodes end by truncation instead of termination.
-            discrete: Number of discrete actions; replaces the continuous actions.
+            durations: Sequence of episode lengths, used one per episode in
+                turn.
+            truncate: Whether episodes end by truncation instead of
+                termination.
+            discrete: Number of discrete actions; replaces the continuous
+                actions.
             render_mode: None or 'rgb_array'.
 
         Raises:
