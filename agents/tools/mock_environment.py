@@ -48,7 +48,8 @@ class MockEnvironment(gym.Env):
         if discrete:
             self.action_space = gym.spaces.Discrete(discrete)
         else:
-            self.action_space = gym.spaces.Box(-1.0, 1.0, action_shape, np.float32)
+            self.action_space = gym.spaces.Box(
+                -1.0, 1.0, action_shape, np.float32)
         self.steps = []
         self.actions = []
         self.seeds = []
@@ -87,7 +88,8 @@ class MockEnvironment(gym.Env):
             raise RuntimeError('Reset the MockEnvironment before stepping it.')
         if self._step >= self.duration:
             raise RuntimeError(
-                    f'Episode {self._episode} ended after {self.duration} steps; '
+                    f'Episode {self._episode} ended after {self.duration} '
+                    'steps; '
                     'reset the MockEnvironment before stepping it again.')
         self.actions.append(np.array(action))
         self._step += 1
@@ -99,11 +101,11 @@ class MockEnvironment(gym.Env):
         return self._current_observ(), reward, terminated, truncated, {}
 
     def render(self):
-        """Return a small frame whose pixels encode the step within the episode."""
+        """Return a small frame whose pixels encode the step in the episode."""
         frame = np.zeros((16, 16, 3), np.uint8)
         frame[...] = min(255, 10 * (self._step or 0))
         return frame
 
     def _current_observ(self):
-        return np.full(
-                self.observation_space.shape, self._step, self.observation_space.dtype)
+        space = self.observation_space
+        return np.full(space.shape, self._step, space.dtype)
