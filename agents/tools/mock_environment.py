@@ -63,7 +63,7 @@ class MockEnvironment(gym.Env):
             return None
         return self._durations[self._episode % len(self._durations)]
 
-    def reset(self, seed=None, options=None):
+    def reset(self, *, seed=None, options=None):
         """Start a new episode and return its first observation and info."""
         del options
         self.seeds.append(seed)
