@@ -1,0 +1,553 @@
+"""Proximal Policy Optimization as a batched, in-graph algorithm.
+
+Based on John Schulman's PPO with the adaptive KL penalty and a steep
+quadratic cutoff (arXiv:1707.06347), trained on whole episodes collected by a
+batch of agents, as in the 2017 TensorFlow Agents paper (arXiv:1709.02878).
+"""
+
+import collections
+import functools
+
+import gymnasium as gym
+import tensorflow.compat.v1 as tf
+
+from agents import parts
+from agents import tools
+from agents.algorithms.ppo import utility
+from agents.parts import distributions
+
+
+_Transition = collections.namedtuple(
+    'Transition', 'observ, action, policy_params, reward, bootstrap')
+
+
+class PPO:
+    """BatchPPO: collects episodes of all agents and trains in the graph.
+
+    Episodes are stored per agent while they run. When an episode ends it moves
+    into the update memory; once `update_every` episodes are there, the
+    networks train for `update_epochs` epochs on mini-batches of chunks, all
+    inside the session call that stepped the environments.
+    """
+
+    def __init__(self, batch_env, step, is_training, should_log, config):
+        """Create the algorithm's variables and networks.
+
+        Args:
+          batch_env: In-graph batch environment (`tools.InGraphBatchEnv`).
+          step: Integer tensor holding the global step.
+          is_training: Boolean tensor; collect data and train when true, act
+              greedily otherwise.
+          should_log: Boolean tensor; whether to compute summaries.
+          config: Object with the hyper-parameters (see `configs.default`).
+
+        Raises:
+          ValueError: When the action space is neither Box nor Discrete, or a
+              hyper-parameter is out of range.
+        """
+        self._batch_env = batch_env
+        self._step = step
+        self._is_training = is_training
+        self._should_log = should_log
+        self._config = config
+        self._num_agents = len(batch_env)
+        self._validate_config(config)
+        space = batch_env.action_space
+        if not isinstance(space, (gym.spaces.Box, gym.spaces.Discrete)):
+            raise ValueError(
+                f'PPO supports Box and Discrete action spaces, got {space!r}.')
+        self._discrete = isinstance(space, gym.spaces.Discrete)
+        self._device = self._choose_device(config)
+        self._observ_filter = parts.StreamingNormalize(
+            batch_env.observ[0], center=True, scale=True, clip=5,
+            name='normalize_observ')
+        self._reward_filter = parts.StreamingNormalize(
+            batch_env.reward[0], center=False, scale=True, clip=10,
+            name='normalize_reward')
+        self._network = tf.make_template(
+            'network', functools.partial(config.network, config, space))
+        self._optimizer = config.optimizer(config.learning_rate)
+        self._define_variables()
+
+    @staticmethod
+    def _validate_config(config):
+        checks = (
+            ('discount', 0 <= config.discount <= 1, 'in [0, 1]'),
+            ('update_every', config.update_every >= 1, '>= 1'),
+            ('update_epochs', config.update_epochs >= 1, '>= 1'),
+            ('kl_target', config.kl_target > 0, '> 0'),
+            ('max_length', config.max_length >= 1, '>= 1'),
+        )
+        for name, valid, expected in checks:
+            if not valid:
+                raise ValueError(
+                    f'Config {name}={getattr(config, name)!r} must be '
+                    f'{expected}.')
+        gae_lambda = config.get('gae_lambda')
+        if gae_lambda is not None and not 0 <= gae_lambda <= 1:
+            raise ValueError(
+                f'Config gae_lambda={gae_lambda!r} must be in [0, 1] or None.')
+
+    @staticmethod
+    def _choose_device(config):
+        if config.get('use_gpu') and utility.available_gpus():
+            return '/gpu:0'
+        if config.get('use_gpu'):
+            tf.logging.warning('use_gpu is set but no GPU is visible; using '
+                               'the CPU.')
+        return '/cpu:0'
+
+    def _define_variables(self):
+        """Build the networks once outside control flow to create weights."""
+        observ = self._batch_env.observ
+        with tf.device(self._device):
+            output = self._network(
+                tf.zeros_like(observ)[:, None],
+                tf.ones(self._num_agents, tf.int32))
+        action = output.policy.mode()[:, 0]
+        policy_params = _policy_params(output.policy)
+        template = _Transition(
+            observ[0], action[0],
+            tools.nested.map(lambda param: param[0, 0], policy_params),
+            self._batch_env.reward[0], self._batch_env.reward[0])
+        with tf.variable_scope('ppo_temporary'):
+            self._episodes = parts.EpisodeMemory(
+                template, self._num_agents, self._config.max_length,
+                'episodes')
+            self._last_action = tf.Variable(
+                tf.zeros_like(action), trainable=False, name='last_action')
+            self._last_policy = tools.nested.map(
+                lambda param: tf.Variable(
+                    tf.zeros_like(param[:, 0]), trainable=False),
+                policy_params)
+            if output.state is None:
+                self._last_state = None
+            else:
+                self._last_state = tools.nested.map(
+                    lambda state: tf.Variable(
+                        tf.zeros_like(state), trainable=False),
+                    output.state)
+        # The update memory is checkpointed, so a resumed run keeps the
+        # episodes it had collected toward the next update.
+        self._memory = parts.EpisodeMemory(
+            template, self._config.update_every, self._config.max_length,
+            'memory')
+        self._memory_index = tf.Variable(
+            0, trainable=False, name='memory_index')
+        self._penalty = tf.Variable(
+            float(self._config.kl_init_penalty), trainable=False,
+            name='penalty')
+        self._num_updates = tf.Variable(
+            0, trainable=False, name='num_updates')
+
+    def begin_episode(self, agent_indices):
+        """Reset the recurrent state and episode buffers of some agents.
+
+        Args:
+          agent_indices: Integer tensor of agent indices.
+
+        Returns:
+          Summary tensor.
+        """
+        with tf.name_scope('begin_episode/'):
+            if self._last_state is None:
+                reset_state = tf.no_op()
+            else:
+                reset_state = utility.reinit_nested_vars(
+                    self._last_state, agent_indices)
+            reset_buffer = self._episodes.clear(agent_indices)
+            with tf.control_dependencies([reset_state, reset_buffer]):
+                return tf.constant('')
+
+    def perform(self, agent_indices, observ):
+        """Compute the batch of actions and remember the policy's outputs.
+
+        Args:
+          agent_indices: Integer tensor of agent indices.
+          observ: Tensor of a batch of observations for those agents.
+
+        Returns:
+          Tuple of the action batch and a summary tensor.
+        """
+        with tf.name_scope('perform/'):
+            observ = self._observ_filter.transform(observ)
+            state = None
+            if self._last_state is not None:
+                state = utility.nested_gather(self._last_state, agent_indices)
+            with tf.device(self._device):
+                output = self._network(
+                    observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
+                    state)
+            # Sample while training to explore; act greedily in evaluation.
+            action = tf.cond(
+                self._is_training, output.policy.sample, output.policy.mode)
+            action = action[:, 0]
+            summary = tf.cond(
+                self._should_log,
+                lambda: self._perform_summary(output.policy, action), str)
+            remember = [tf.scatter_update(
+                self._last_action, agent_indices, action)]
+            policy_params = _policy_params(output.policy)
+            remember += [
+                tf.scatter_update(variable, agent_indices, param[:, 0])
+                for variable, param in zip(
+                    tools.nested.flatten(self._last_policy),
+                    tools.nested.flatten(policy_params))]
+            if self._last_state is not None:
+                remember.append(utility.assign_nested_vars(
+                    self._last_state, output.state, agent_indices))
+            with tf.control_dependencies(remember):
+                return tf.identity(action), tf.identity(summary)
+
+    def _perform_summary(self, policy, action):
+        summaries = [tf.summary.histogram('action', action)]
+        if not self._discrete:
+            summaries.append(tf.summary.histogram('mode', policy.mode()))
+        return tf.summary.merge(summaries)
+
+    def experience(
+            self, agent_indices, observ, action, reward, unused_done,
+            unused_nextob):
+        """Store a batch of transitions in the agents' episode buffers.
+
+        Args:
+          agent_indices: Integer tensor of agent indices.
+          observ: Batch of observations before the step.
+          action: Batch of actions taken.
+          reward: Batch of rewards received.
+          unused_done: Batch of episode-end flags (read from the env).
+          unused_nextob: Batch of observations after the step.
+
+        Returns:
+          Summary tensor.
+        """
+        with tf.name_scope('experience/'):
+            # tf.cond(pred, fn, str): the false branch returns an empty
+            # summary string, so callers can always merge the result.
+            return tf.cond(
+                self._is_training,
+                lambda: self._define_experience(
+                    agent_indices, observ, action, reward, unused_nextob),
+                str)
+
+    def _define_experience(
+            self, agent_indices, observ, action, reward, nextob):
+        """Update the normalizers and append the transitions."""
+        update_filters = tf.summary.merge([
+            self._observ_filter.update(observ),
+            self._reward_filter.update(reward)])
+        with tf.control_dependencies([update_filters]):
+            norm_observ = self._observ_filter.transform(observ)
+            bootstrap = self._bootstrap_value(agent_indices, nextob)
+            batch = _Transition(
+                norm_observ, action,
+                utility.nested_gather(self._last_policy, agent_indices),
+                reward, bootstrap)
+            append = self._episodes.append(batch, agent_indices)
+        with tf.control_dependencies([append]):
+            norm_reward = self._reward_filter.transform(reward)
+            summary = tf.cond(
+                self._should_log,
+                lambda: tf.summary.merge([
+                    update_filters,
+                    self._observ_filter.summary(),
+                    self._reward_filter.summary(),
+                    tf.summary.scalar('memory_size', self._memory_index),
+                    tf.summary.histogram('normalized_observ', norm_observ),
+                    tf.summary.histogram('action', action),
+                    tf.summary.scalar('normalized_reward',
+                                      tf.reduce_mean(norm_reward))]),
+                str)
+            return summary
+
+    def _bootstrap_value(self, agent_indices, nextob):
+        """Discounted value of the next observation where time ran out.
+
+        An episode cut by its time limit did not end in the environment, so
+        its return continues beyond the last step. With `bootstrap_truncated`
+        the last step's return adds the discounted value estimate of the
+        following observation, in normalized reward units.
+        """
+        zeros = tf.zeros(tf.shape(agent_indices), tf.float32)
+        if not self._config.get('bootstrap_truncated', False):
+            return zeros
+        truncated = tf.gather(self._batch_env.truncated, agent_indices)
+
+        def _value():
+            norm_nextob = self._observ_filter.transform(nextob)
+            state = None
+            if self._last_state is not None:
+                state = utility.nested_gather(self._last_state, agent_indices)
+            with tf.device(self._device):
+                value = self._network(
+                    norm_nextob[:, None],
+                    tf.ones(tf.shape(nextob)[0], tf.int32), state).value
+            discounted = self._config.discount * tf.stop_gradient(value[:, 0])
+            return tf.where(truncated, discounted, zeros)
+
+        return tf.cond(tf.reduce_any(truncated), _value, lambda: zeros)
+
+    def end_episode(self, agent_indices):
+        """Move finished episodes into the memory and train when it is full.
+
+        Args:
+          agent_indices: Integer tensor of agent indices.
+
+        Returns:
+          Summary tensor.
+        """
+        with tf.name_scope('end_episode/'):
+            return tf.cond(
+                self._is_training,
+                lambda: self._define_end_episode(agent_indices), str)
+
+    def _define_end_episode(self, agent_indices):
+        """Store episodes, dropping those that do not fit into the memory."""
+        episodes, length = self._episodes.data(agent_indices)
+        space_left = self._config.update_every - self._memory_index
+        use_episodes = tf.range(
+            tf.minimum(tf.shape(agent_indices)[0], space_left))
+        episodes = tools.nested.map(
+            lambda value: tf.gather(value, use_episodes), episodes)
+        length = tf.gather(length, use_episodes)
+        rows = self._memory_index + use_episodes
+        append = self._memory.replace(episodes, length, rows)
+        with tf.control_dependencies([append]):
+            increment = self._memory_index.assign_add(
+                tf.shape(use_episodes)[0])
+        with tf.control_dependencies([increment]):
+            memory_full = self._memory_index >= self._config.update_every
+            return tf.cond(memory_full, self._training, str)
+
+    def _training(self):
+        """Train on the memory, adapt the penalty, and clear the memory."""
+        with tf.device(self._device):
+            with tf.name_scope('training'):
+                assert_full = tf.assert_equal(
+                    self._memory_index, self._config.update_every)
+                with tf.control_dependencies([assert_full]):
+                    data, length = self._memory.data()
+                reward = self._reward_filter.transform(data.reward)
+                reward = reward + data.bootstrap
+                update_summary = self._perform_update_steps(
+                    data.observ, data.action, data.policy_params, reward,
+                    length)
+                with tf.control_dependencies([update_summary]):
+                    penalty_summary = self._adjust_penalty(
+                        data.observ, data.policy_params, length)
+                with tf.control_dependencies([penalty_summary]):
+                    clear_memory = tf.group(
+                        self._memory.clear(), self._memory_index.assign(0),
+                        self._num_updates.assign_add(1))
+                with tf.control_dependencies([clear_memory]):
+                    weight_summary = utility.variable_summaries(
+                        tf.trainable_variables(),
+                        self._config.get('weight_summaries'))
+                    return tf.summary.merge([
+                        update_summary, penalty_summary, weight_summary])
+
+    def _perform_update_steps(
+            self, observ, action, old_policy_params, reward, length):
+        """Compute advantages once, then run the epochs of mini-batches."""
+        with tf.name_scope('update'):
+            return_ = utility.discounted_return(
+                reward, length, self._config.discount)
+            value = self._network(observ, length).value
+            gae_lambda = self._config.get('gae_lambda')
+            if gae_lambda:
+                advantage = utility.lambda_advantage(
+                    reward, value, length, self._config.discount, gae_lambda)
+            else:
+                advantage = return_ - value
+            advantage = _normalize_advantage(advantage, length)
+            advantage = tf.stop_gradient(advantage)
+            advantage_summary = tf.summary.merge([
+                tf.summary.histogram('advantage', advantage),
+                tf.summary.scalar('mean_return', _masked_mean(
+                    return_, length)),
+                tf.summary.scalar('mean_value', _masked_mean(
+                    value, length))])
+            sequences = (
+                observ, action, old_policy_params, reward, advantage)
+            output = parts.iterate_sequences(
+                self._update_step, [0., 0., ''], sequences, length,
+                self._config.chunk_length, self._config.batch_size,
+                self._config.update_epochs, padding_value=1)
+            loss, _, summary = output
+            with tf.control_dependencies([loss]):
+                summary = tf.summary.merge([
+                    advantage_summary,
+                    tf.summary.scalar('loss', tf.reduce_mean(loss)),
+                    summary[-1]])
+            return summary
+
+    def _update_step(self, sequence, length):
+        """One gradient step on a mini-batch of (chunks of) episodes.
+
+        Args:
+          sequence: Tuple of observ, action, old policy params, normalized
+              reward and advantage, each [batch, time, ...].
+          length: Integer tensor [batch] of valid lengths.
+
+        Returns:
+          Tuple of the loss, the gradient norm and a summary.
+        """
+        observ, action, old_policy_params, reward, advantage = sequence
+        network = self._network(observ, length)
+        old_policy = _policy_from_params(
+            self._discrete, old_policy_params)
+        return_ = utility.discounted_return(
+            reward, length, self._config.discount)
+        value_loss, value_summary = self._value_loss(
+            network.value, return_, length)
+        policy_loss, policy_summary = self._policy_loss(
+            old_policy, network.policy, action, advantage, length)
+        extra_loss = network.get('loss', 0.0)
+        loss = policy_loss + value_loss + tf.reduce_mean(extra_loss)
+        grad_vars = self._optimizer.compute_gradients(loss)
+        gradients, variables = zip(*[
+            (grad, var) for grad, var in grad_vars if grad is not None])
+        gradient_norm = tf.linalg.global_norm(gradients)
+        max_norm = self._config.get('max_gradient_norm')
+        if max_norm:
+            gradients, _ = tf.clip_by_global_norm(
+                gradients, max_norm, use_norm=gradient_norm)
+        optimize = self._optimizer.apply_gradients(zip(gradients, variables))
+        summary = tf.summary.merge([
+            value_summary, policy_summary,
+            tf.summary.scalar('gradient_norm', gradient_norm),
+            utility.gradient_summaries(
+                zip(gradients, variables),
+                self._config.get('weight_summaries'))])
+        with tf.control_dependencies([optimize]):
+            return [tf.identity(loss), tf.identity(gradient_norm), summary]
+
+    def _value_loss(self, value, return_, length):
+        """Half squared error between predicted values and returns."""
+        with tf.name_scope('value_loss'):
+            error = utility.mask(value - return_, length)
+            value_loss = 0.5 * _masked_mean(error ** 2, length)
+            summary = tf.summary.merge([
+                tf.summary.histogram('value_error', error),
+                tf.summary.scalar('value_loss', value_loss)])
+            return value_loss, summary
+
+    def _policy_loss(self, old_policy, policy, action, advantage, length):
+        """Surrogate objective with an adaptive KL penalty and a cutoff.
+
+        Args:
+          old_policy: Distribution that collected the data.
+          policy: Distribution of the current network.
+          action: Actions taken, [batch, time, ...].
+          advantage: Normalized advantages, [batch, time].
+          length: Valid lengths, [batch].
+
+        Returns:
+          Tuple of the scalar loss and a summary.
+        """
+        config = self._config
+        with tf.name_scope('policy_loss'):
+            kl = utility.mask(old_policy.kl(policy), length)
+            log_ratio = policy.log_prob(action) - old_policy.log_prob(action)
+            # Padded steps hold arbitrary values; keep exp() finite there.
+            log_ratio = utility.mask(tf.minimum(log_ratio, 20.0), length)
+            ratio = tf.exp(log_ratio)
+            surrogate = ratio * advantage
+            if config.get('ppo_clip'):
+                clipped_ratio = tf.clip_by_value(
+                    ratio, 1 - config.ppo_clip, 1 + config.ppo_clip)
+                surrogate = tf.minimum(surrogate, clipped_ratio * advantage)
+            surrogate_loss = -_masked_mean(surrogate, length)
+            kl_penalty = self._penalty * _masked_mean(kl, length)
+            # A quadratic wall above the cutoff stops the policy from moving
+            # far from the data when the penalty has not adapted yet.
+            cutoff_threshold = config.kl_target * config.kl_cutoff_factor
+            above_cutoff = tf.cast(kl > cutoff_threshold, tf.float32)
+            kl_cutoff = config.kl_cutoff_coef * _masked_mean(
+                above_cutoff * (kl - cutoff_threshold) ** 2, length)
+            entropy = _masked_mean(policy.entropy(), length)
+            policy_loss = surrogate_loss + kl_penalty + kl_cutoff
+            if config.get('entropy_regularization'):
+                policy_loss -= config.entropy_regularization * entropy
+            summary = tf.summary.merge([
+                tf.summary.histogram('entropy', policy.entropy()),
+                tf.summary.scalar('mean_entropy', entropy),
+                tf.summary.histogram('kl', kl),
+                tf.summary.scalar('mean_kl', _masked_mean(kl, length)),
+                tf.summary.scalar('surrogate_loss', surrogate_loss),
+                tf.summary.scalar('kl_penalty', kl_penalty),
+                tf.summary.scalar('kl_cutoff', kl_cutoff),
+                tf.summary.scalar('cutoff_count', tf.reduce_sum(
+                    utility.mask(above_cutoff, length))),
+                tf.summary.scalar('policy_loss', policy_loss)])
+            return policy_loss, summary
+
+    def _adjust_penalty(self, observ, old_policy_params, length):
+        """Raise the KL penalty when the update moved the policy too far.
+
+        The penalty grows by 1.5x when the mean KL exceeds 1.3x the target and
+        shrinks by 1.5x below 0.7x the target.
+        """
+        with tf.name_scope('adjust_penalty'):
+            network = self._network(observ, length)
+            old_policy = _policy_from_params(
+                self._discrete, old_policy_params)
+            kl_change = _masked_mean(
+                utility.mask(old_policy.kl(network.policy), length), length)
+            kl_change = tf.identity(kl_change, name='kl_change')
+            new_penalty = adapted_penalty(
+                self._penalty, kl_change, self._config.kl_target)
+            # Keep the penalty in a range where the loss stays well scaled.
+            new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
+            with tf.control_dependencies([self._penalty.assign(new_penalty)]):
+                return tf.summary.merge([
+                    tf.summary.scalar('kl_change', kl_change),
+                    tf.summary.scalar('penalty', self._penalty)])
+
+
+def adapted_penalty(penalty, kl, kl_target):
+    """The KL penalty coefficient after one update.
+
+    Args:
+      penalty: Current penalty coefficient tensor.
+      kl: Mean KL divergence the update caused.
+      kl_target: Desired KL divergence per update.
+
+    Returns:
+      The penalty multiplied by 1.5 above 1.3 * kl_target, divided by 1.5
+      below 0.7 * kl_target, unchanged otherwise.
+    """
+    raised = tf.cast(kl > 1.3 * kl_target, tf.float32)
+    lowered = tf.cast(kl < 0.7 * kl_target, tf.float32)
+    factor = 1.5 ** (raised - lowered)
+    return penalty * factor
+
+
+def _masked_mean(tensor, length):
+    """Mean over the valid time steps of all sequences."""
+    masked = utility.mask(tensor, length)
+    count = tf.maximum(tf.cast(tf.reduce_sum(length), tensor.dtype), 1.0)
+    return tf.reduce_sum(masked) / count
+
+
+def _normalize_advantage(advantage, length):
+    """Zero mean and unit variance over the valid steps."""
+    mean = _masked_mean(advantage, length)
+    variance = _masked_mean((advantage - mean) ** 2, length)
+    normalized = (advantage - mean) / (tf.sqrt(variance) + 1e-8)
+    return utility.mask(normalized, length)
+
+
+def _policy_params(policy):
+    """The tensors that define a policy distribution, as a tuple."""
+    if isinstance(policy, distributions.Categorical):
+        return (policy.logits,)
+    logstd = tf.broadcast_to(policy.logstd, tf.shape(policy.mean))
+    return (policy.mean, logstd)
+
+
+def _policy_from_params(discrete, params):
+    """Rebuild a policy distribution from `_policy_params` output."""
+    if discrete:
+        return distributions.Categorical(params[0])
+    return distributions.DiagonalGaussian(params[0], params[1])

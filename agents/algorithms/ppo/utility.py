@@ -1,0 +1,188 @@
+"""In-graph helpers for PPO: returns, advantages, masking and summaries."""
+
+import re
+
+import tensorflow.compat.v1 as tf
+
+from agents.tools import nested
+
+
+def mask(tensor, length, value=0):
+    """Set the time steps at and beyond each sequence's length to a value.
+
+    Args:
+      tensor: Tensor of shape [batch, time, ...].
+      length: Integer tensor of shape [batch] with the valid lengths.
+      value: Scalar to write into the padded steps.
+
+    Returns:
+      Tensor of the same shape as `tensor`.
+    """
+    with tf.name_scope('mask'):
+        time_range = tf.range(tf.shape(tensor)[1])
+        valid = time_range[None, :] < length[:, None]
+        for _ in range(tensor.shape.ndims - 2):
+            valid = valid[..., None]
+        valid = tf.broadcast_to(valid, tf.shape(tensor))
+        padding = tf.fill(tf.shape(tensor), tf.cast(value, tensor.dtype))
+        return tf.where(valid, tensor, padding)
+
+
+def _reverse_discounted_sum(values, length, factor):
+    """Compute y_t = x_t + factor * y_{t+1} over valid steps, zero beyond."""
+    masked = mask(values, length)
+    # Scan over time, so move time to the front and run backwards.
+    time_major = tf.transpose(tf.reverse(masked, [1]), [1, 0])
+    accumulated = tf.scan(
+        lambda agg, current: current + factor * agg, time_major,
+        initializer=tf.zeros_like(time_major[0]), back_prop=False)
+    return tf.reverse(tf.transpose(accumulated, [1, 0]), [1])
+
+
+def discounted_return(reward, length, discount):
+    """Discounted Monte-Carlo return of every time step.
+
+    Args:
+      reward: Float tensor of shape [batch, time].
+      length: Integer tensor of shape [batch].
+      discount: Discount factor in [0, 1].
+
+    Returns:
+      Float tensor of shape [batch, time]; zero on padded steps.
+    """
+    with tf.name_scope('discounted_return'):
+        return tf.stop_gradient(
+            _reverse_discounted_sum(reward, length, discount))
+
+
+def lambda_advantage(reward, value, length, discount, gae_lambda):
+    """Generalized advantage estimation (Schulman et al., 2015).
+
+    The episodes are treated as complete: the value after the last valid step
+    is zero. Bootstrapping of truncated episodes is folded into their last
+    reward by the caller.
+
+    Args:
+      reward: Float tensor of shape [batch, time].
+      value: Float tensor of shape [batch, time] of state values.
+      length: Integer tensor of shape [batch].
+      discount: Discount factor in [0, 1].
+      gae_lambda: Bias-variance trade-off in [0, 1].
+
+    Returns:
+      Float tensor of shape [batch, time]; zero on padded steps.
+    """
+    with tf.name_scope('lambda_advantage'):
+        value = mask(value, length)
+        next_value = tf.concat(
+            [value[:, 1:], tf.zeros_like(value[:, -1:])], 1)
+        temporal_difference = reward + discount * next_value - value
+        advantage = _reverse_discounted_sum(
+            temporal_difference, length, discount * gae_lambda)
+        return tf.stop_gradient(advantage)
+
+
+def reinit_nested_vars(variables, indices=None):
+    """Reset all variables in a nested tuple to zeros.
+
+    Args:
+      variables: Nested structure of variables.
+      indices: Batch indices to reset; all entries when None.
+
+    Returns:
+      Operation.
+    """
+    if isinstance(variables, (tuple, list)):
+        return tf.group(*[
+            reinit_nested_vars(variable, indices) for variable in variables])
+    if indices is None:
+        return variables.assign(tf.zeros_like(variables))
+    zeros = tf.zeros(
+        tf.concat([tf.shape(indices), tf.shape(variables)[1:]], 0),
+        variables.dtype)
+    return tf.scatter_update(variables, indices, zeros)
+
+
+def assign_nested_vars(variables, tensors, indices=None):
+    """Assign tensors to matching nested tuple of variables.
+
+    Args:
+      variables: Nested structure of variables.
+      tensors: Nested structure of tensors matching `variables`.
+      indices: Batch indices to assign to; the whole variables when None.
+
+    Returns:
+      Operation.
+    """
+    if isinstance(variables, (tuple, list)):
+        return tf.group(*[
+            assign_nested_vars(variable, tensor, indices)
+            for variable, tensor in zip(variables, tensors)])
+    if indices is None:
+        return variables.assign(tensors)
+    return tf.scatter_update(variables, indices, tensors)
+
+
+def available_gpus():
+    """Names of the GPU devices TensorFlow can place operations on."""
+    return [
+        device.name for device in tf.config.list_logical_devices('GPU')]
+
+
+def gradient_summaries(grad_vars, groups=None, scope='gradients'):
+    """Histograms and norms of gradients, grouped by variable name regexes.
+
+    Args:
+      grad_vars: List of (gradient, variable) tuples as from an optimizer.
+      groups: Mapping from group name to a regex over variable names.
+      scope: Name scope of the summaries.
+
+    Returns:
+      Summary tensor.
+    """
+    groups = groups or {r'all': r'.*'}
+    grouped = {name: [] for name in groups}
+    for grad, var in grad_vars:
+        if grad is None:
+            continue
+        for name, pattern in groups.items():
+            if re.match(pattern, var.name):
+                grouped[name].append(grad)
+    summaries = []
+    with tf.name_scope(scope):
+        for name, grads in grouped.items():
+            if not grads:
+                continue
+            flat = tf.concat([tf.reshape(grad, [-1]) for grad in grads], 0)
+            summaries.append(tf.summary.histogram(name, flat))
+            summaries.append(tf.summary.scalar(name + '_norm', tf.norm(flat)))
+    return tf.summary.merge(summaries) if summaries else tf.constant('')
+
+
+def variable_summaries(vars_, groups=None, scope='weights'):
+    """Histograms of variables, grouped by variable name regexes.
+
+    Args:
+      vars_: List of variables.
+      groups: Mapping from group name to a regex over variable names.
+      scope: Name scope of the summaries.
+
+    Returns:
+      Summary tensor.
+    """
+    groups = groups or {r'all': r'.*'}
+    summaries = []
+    with tf.name_scope(scope):
+        for name, pattern in groups.items():
+            matched = [var for var in vars_ if re.match(pattern, var.name)]
+            if not matched:
+                continue
+            flat = tf.concat(
+                [tf.reshape(var, [-1]) for var in matched], 0)
+            summaries.append(tf.summary.histogram(name, flat))
+    return tf.summary.merge(summaries) if summaries else tf.constant('')
+
+
+def nested_gather(structure, indices):
+    """Gather the same batch indices from every tensor in a structure."""
+    return nested.map(lambda tensor: tf.gather(tensor, indices), structure)

@@ -1,0 +1,136 @@
+"""Experiment configurations: plain functions returning dictionaries.
+
+Each task inherits the defaults with `return dict(default(), **locals())`;
+the training script wraps the result in a locked `tools.AttrDict`.
+"""
+
+import tensorflow.compat.v1 as tf
+
+from agents import algorithms
+from agents.scripts import networks
+
+
+def default():
+    """Default configuration for PPO."""
+    # General
+    algorithm = algorithms.PPO
+    num_agents = 16
+    eval_episodes = 16
+    use_gpu = False
+    seed = None
+    # Environment
+    normalize_ranges = True
+    max_length = None  # Episode cap; None uses the env's own time limit.
+    env_processes = None  # None lets the script choose; True or False forces.
+    # Network
+    network = networks.feed_forward_gaussian
+    weight_summaries = dict(
+        all=r'.*', policy=r'.*/policy/.*', value=r'.*/value/.*')
+    policy_layers = 200, 100
+    value_layers = 200, 100
+    init_output_factor = 0.1
+    init_std = 0.35
+    # Optimization
+    update_every = 16  # Episodes per update.
+    update_epochs = 25
+    optimizer = tf.train.AdamOptimizer
+    learning_rate = 1e-4
+    batch_size = 20  # Chunks per mini-batch.
+    chunk_length = 50  # Steps per chunk.
+    max_gradient_norm = None
+    # Losses
+    discount = 0.995
+    gae_lambda = None
+    bootstrap_truncated = True
+    entropy_regularization = 0.0
+    kl_target = 1e-2
+    kl_cutoff_factor = 2
+    kl_cutoff_coef = 1000
+    kl_init_penalty = 1
+    ppo_clip = None
+    return locals()
+
+
+def pendulum():
+    """Swing up and balance a pendulum (classic control)."""
+    env = 'Pendulum-v1'
+    max_length = 200
+    steps = 1e6  # 1M
+    discount = 0.95
+    gae_lambda = 0.95
+    learning_rate = 1e-3
+    policy_layers = 64, 64
+    value_layers = 64, 64
+    update_epochs = 20
+    batch_size = 8
+    return dict(default(), **locals())
+
+
+def cartpole():
+    """Balance a pole on a cart with two discrete actions."""
+    env = 'CartPole-v1'
+    max_length = 500
+    steps = 2e5  # 200k
+    network = networks.feed_forward_categorical
+    discount = 0.99
+    gae_lambda = 0.95
+    learning_rate = 1e-3
+    policy_layers = 64, 64
+    value_layers = 64, 64
+    update_every = 16
+    update_epochs = 10
+    batch_size = 8
+    return dict(default(), **locals())
+
+
+def reacher():
+    """Reach a target with a two-joint arm (MuJoCo)."""
+    env = 'Reacher-v5'
+    max_length = 50
+    steps = 5e6  # 5M
+    discount = 0.985
+    update_every = 60
+    return dict(default(), **locals())
+
+
+def cheetah():
+    """Run forward with a planar cheetah (MuJoCo)."""
+    env = 'HalfCheetah-v5'
+    max_length = 1000
+    steps = 1e7  # 10M
+    discount = 0.99
+    return dict(default(), **locals())
+
+
+def walker():
+    """Walk forward with a planar biped (MuJoCo)."""
+    env = 'Walker2d-v5'
+    max_length = 1000
+    steps = 1e7  # 10M
+    return dict(default(), **locals())
+
+
+def hopper():
+    """Hop forward with a planar one-legged robot (MuJoCo)."""
+    env = 'Hopper-v5'
+    max_length = 1000
+    steps = 1e7  # 10M
+    update_every = 60
+    return dict(default(), **locals())
+
+
+def ant():
+    """Walk forward with a four-legged robot (MuJoCo)."""
+    env = 'Ant-v5'
+    max_length = 1000
+    steps = 2e7  # 20M
+    return dict(default(), **locals())
+
+
+def humanoid():
+    """Walk forward with a humanoid (MuJoCo)."""
+    env = 'Humanoid-v5'
+    max_length = 1000
+    steps = 5e7  # 50M
+    update_every = 60
+    return dict(default(), **locals())

@@ -1,0 +1,452 @@
+"""Building blocks of the training and visualization scripts."""
+
+import importlib
+import io
+import logging
+import os
+import re
+import tempfile
+
+import gymnasium as gym
+import numpy as np
+import ruamel.yaml
+import tensorflow.compat.v1 as tf
+
+from agents import tools
+
+
+_CALLABLE_TAG = '!callable'
+
+
+class ConfigError(ValueError):
+    """A configuration file or value that cannot be used."""
+
+
+def set_up_logging(level=logging.INFO):
+    """Print the framework's progress lines and quiet TensorFlow's C++ logs.
+
+    Args:
+      level: Logging level of the 'agents' logger.
+    """
+    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+    logger = logging.getLogger('agents')
+    logger.setLevel(level)
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter(
+            '%(asctime)s %(levelname)s %(message)s', '%H:%M:%S'))
+        logger.addHandler(handler)
+        logger.propagate = False
+    tf.logging.set_verbosity(tf.logging.ERROR)
+
+
+def create_environment(config, seed=None, render_mode=None):
+    """Construct the configured environment with the standard wrappers.
+
+    Args:
+      config: Configuration with `env` (gymnasium id or constructor),
+          `max_length` and `normalize_ranges`.
+      seed: Seed of the environment's random generators, or None.
+      render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+
+    Raises:
+      ConfigError: When the env id is unknown or a space is unsupported.
+
+    Returns:
+      Wrapped gymnasium environment.
+    """
+    if isinstance(config.env, str):
+        check_env_id(config.env)
+        kwargs = {'render_mode': render_mode} if render_mode else {}
+        env = gym.make(config.env, **kwargs)
+    else:
+        env = config.env()
+    check_spaces(env)
+    if config.get('max_length'):
+        env = tools.wrappers.LimitDuration(env, config.max_length)
+    if config.get('normalize_ranges', True):
+        env = tools.wrappers.RangeNormalize(env)
+    if isinstance(env.action_space, gym.spaces.Box):
+        env = tools.wrappers.ClipAction(env)
+    env = tools.wrappers.ConvertTo32Bit(env)
+    if seed is not None:
+        env.reset(seed=int(seed))
+        env.action_space.seed(int(seed))
+    return env
+
+
+def check_env_id(env_id):
+    """Raise a one-line ConfigError when gymnasium does not know an env id.
+
+    Args:
+      env_id: Gymnasium environment id such as 'Pendulum-v1'.
+
+    Raises:
+      ConfigError: Listing the registered ids when `env_id` is unknown.
+    """
+    if env_id not in gym.envs.registry:
+        choices = ', '.join(sorted(gym.envs.registry))
+        raise ConfigError(
+            f"Unknown env id '{env_id}'; valid ids: {choices}.")
+
+
+def check_spaces(env):
+    """Raise a ConfigError for spaces the in-graph environment cannot hold.
+
+    Args:
+      env: Gymnasium environment.
+
+    Raises:
+      ConfigError: Naming the space and the supported kinds.
+    """
+    observ_space, action_space = env.observation_space, env.action_space
+    if not isinstance(observ_space, gym.spaces.Box):
+        raise ConfigError(
+            f'Unsupported observation space {observ_space!r}; expected a '
+            'Box.')
+    if not isinstance(action_space, (gym.spaces.Box, gym.spaces.Discrete)):
+        raise ConfigError(
+            f'Unsupported action space {action_space!r}; expected a Box '
+            'or Discrete.')
+
+
+def define_batch_env(constructor, num_agents, env_processes, seed=None):
+    """Create a batch of environments wrapped into the graph.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+      num_agents: Number of environments in the batch.
+      env_processes: Whether to step each environment in its own process.
+      seed: Base seed; environment i gets `seed + i`. None leaves them
+          unseeded.
+
+    Returns:
+      `tools.InGraphBatchEnv`.
+    """
+    seeds = [None if seed is None else seed + index
+             for index in range(num_agents)]
+    with tf.variable_scope('environments'):
+        if env_processes:
+            envs = []
+            try:
+                for env_seed in seeds:
+                    envs.append(tools.wrappers.ExternalProcess(
+                        _bind(constructor, env_seed)))
+            except BaseException:
+                for env in envs:
+                    env.close()
+                raise
+        else:
+            envs = [constructor(env_seed) for env_seed in seeds]
+        batch_env = tools.BatchEnv(envs, blocking=not env_processes)
+        return tools.InGraphBatchEnv(batch_env)
+
+
+def _bind(constructor, seed):
+    """A picklable zero-argument constructor (lambdas capture by name)."""
+    return lambda: constructor(seed)
+
+
+def define_simulation_graph(batch_env, algo_cls, config):
+    """Define the algorithm and the simulation operation.
+
+    Args:
+      batch_env: In-graph batch environment.
+      algo_cls: Constructor of the algorithm.
+      config: Configuration object for the algorithm.
+
+    Returns:
+      AttrDict of the graph's interface: step, is_training, should_log,
+      do_report, force_reset, algo, done, score, summary.
+    """
+    step = tf.train.get_or_create_global_step()
+    is_training = tf.placeholder(tf.bool, (), 'is_training')
+    should_log = tf.placeholder(tf.bool, (), 'should_log')
+    do_report = tf.placeholder(tf.bool, (), 'do_report')
+    force_reset = tf.placeholder(tf.bool, (), 'force_reset')
+    algo = algo_cls(batch_env, step, is_training, should_log, config)
+    done, score, summary = tools.simulate(
+        batch_env, algo, should_log, force_reset)
+    logging.getLogger('agents').info(
+        'Graph contains %d trainable variables.', tools.count_weights())
+    return tools.AttrDict(
+        step=step, is_training=is_training, should_log=should_log,
+        do_report=do_report, force_reset=force_reset, algo=algo,
+        batch_env=batch_env, done=done, score=score, summary=summary)
+
+
+def define_saver(exclude=None, **kwargs):
+    """Create a saver for the variables not matching any exclude pattern.
+
+    Args:
+      exclude: Regexes over variable names to leave out, e.g. temporary
+          episode state.
+      **kwargs: Passed on to `tf.train.Saver`.
+
+    Returns:
+      `tf.train.Saver`.
+    """
+    variables = []
+    exclude = exclude or ()
+    for variable in tf.global_variables():
+        if any(re.match(pattern, variable.name) for pattern in exclude):
+            continue
+        variables.append(variable)
+    kwargs.setdefault('max_to_keep', 5)
+    return tf.train.Saver(variables, **kwargs)
+
+
+def initialize_variables(
+        sess, saver, logdir=None, checkpoint=None, resume=None):
+    """Initialize or restore the variables of a session.
+
+    The latest checkpoint of `logdir` is restored; a truncated or corrupt one
+    falls back to the previous checkpoint with a warning.
+
+    Args:
+      sess: Session to initialize variables in.
+      saver: Saver to restore variables.
+      logdir: Directory to search for checkpoints.
+      checkpoint: Specify a checkpoint (path or name in logdir) to restore.
+      resume: Whether to expect checkpoints to restore from; None accepts
+          either.
+
+    Raises:
+      ValueError: When resume is requested without checkpoints, or
+          checkpoints exist when starting a new run, or none is readable.
+
+    Returns:
+      Path of the restored checkpoint, or None.
+    """
+    sess.run(tf.group(
+        tf.local_variables_initializer(), tf.global_variables_initializer()))
+    if resume and not (logdir or checkpoint):
+        raise ValueError('Need a logdir or checkpoint to resume from.')
+    candidates = []
+    if checkpoint:
+        if logdir and not os.path.isabs(checkpoint):
+            checkpoint = os.path.join(logdir, checkpoint)
+        candidates = [checkpoint]
+    elif logdir:
+        candidates = list_checkpoints(logdir)
+    if candidates and resume is False:
+        raise ValueError(
+            f'Found checkpoint {candidates[0]} when starting a new run in '
+            f'{logdir}.')
+    if not candidates:
+        if resume:
+            raise ValueError(f'No checkpoint found to resume in {logdir}.')
+        return None
+    errors = []
+    for path in candidates:
+        try:
+            saver.restore(sess, path)
+        except (tf.errors.OpError, ValueError) as error:
+            message = str(error).strip().splitlines()[0]
+            errors.append(f'{path}: {message}')
+            logging.getLogger('agents').warning(
+                'Cannot restore checkpoint %s (%s); trying the previous one.',
+                path, message)
+            continue
+        return path
+    raise ValueError('No readable checkpoint: ' + '; '.join(errors))
+
+
+def list_checkpoints(logdir):
+    """Checkpoint paths of a directory, newest first.
+
+    Args:
+      logdir: Directory holding checkpoints and their 'checkpoint' index.
+
+    Returns:
+      List of checkpoint prefixes whose index file exists.
+    """
+    prefixes = []
+    state = tf.train.get_checkpoint_state(logdir)
+    if state:
+        prefixes = list(state.all_model_checkpoint_paths)[::-1]
+        if state.model_checkpoint_path not in prefixes:
+            prefixes.insert(0, state.model_checkpoint_path)
+    pattern = re.compile(r'^(model\.ckpt-(\d+))\.index$')
+    found = []
+    for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
+        match = pattern.match(name)
+        if match:
+            found.append((int(match.group(2)), match.group(1)))
+    for _, name in sorted(found, reverse=True):
+        path = os.path.join(logdir, name)
+        if path not in prefixes:
+            prefixes.append(path)
+    prefixes = [
+        path if os.path.isabs(path) else os.path.join(logdir, path)
+        for path in prefixes]
+    return [path for path in prefixes if os.path.exists(path + '.index')]
+
+
+def save_config(config, logdir=None):
+    """Write the configuration to `logdir/config.yaml` atomically.
+
+    Callables (algorithm, network, optimizer, ...) are stored as their
+    import paths, so loading never constructs arbitrary Python objects.
+
+    Args:
+      config: Configuration mapping.
+      logdir: Directory to write to; nothing is written when None.
+
+    Returns:
+      The configuration.
+    """
+    if not logdir:
+        return config
+    os.makedirs(logdir, exist_ok=True)
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    yaml.Representer = _ConfigRepresenter
+    yaml.default_flow_style = False
+    buffer = io.StringIO()
+    yaml.dump(_to_yaml(dict(config)), buffer)
+    write_atomic(os.path.join(logdir, 'config.yaml'), buffer.getvalue())
+    return config
+
+
+def load_config(logdir):
+    """Load the configuration stored in a run folder.
+
+    Args:
+      logdir: Run folder containing config.yaml.
+
+    Raises:
+      ConfigError: When the file is missing, is not valid YAML, or names a
+          callable that cannot be imported.
+
+    Returns:
+      Locked `tools.AttrDict` of the configuration.
+    """
+    path = os.path.join(logdir, 'config.yaml')
+    if not os.path.exists(path):
+        raise ConfigError(f'No config.yaml in run folder {logdir}.')
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    yaml.Constructor = _ConfigConstructor
+    try:
+        with open(path, encoding='utf-8') as file_:
+            values = yaml.load(file_)
+    except ruamel.yaml.YAMLError as error:
+        detail = ' '.join(str(error).split())
+        raise ConfigError(f'Invalid YAML in {path}: {detail}') from error
+    if not isinstance(values, dict):
+        raise ConfigError(
+            f'Expected a mapping in {path}, got {type(values).__name__}.')
+    values = {key: _from_yaml(value) for key, value in values.items()}
+    config = tools.AttrDict(values)
+    config.lock()
+    return config
+
+
+def write_atomic(path, content):
+    """Write text to a file so that readers see the old or the new content.
+
+    Args:
+      path: Destination file.
+      content: Text to write.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temp_path = tempfile.mkstemp(
+        dir=directory, prefix='.' + os.path.basename(path) + '.')
+    try:
+        with os.fdopen(handle, 'w', encoding='utf-8') as file_:
+            file_.write(content)
+            file_.flush()
+            os.fsync(file_.fileno())
+        os.replace(temp_path, path)
+    except BaseException:
+        if os.path.exists(temp_path):
+            os.remove(temp_path)
+        raise
+
+
+def import_callable(path):
+    """Resolve an import path 'package.module:Qual.name' to the object.
+
+    Args:
+      path: Module path and qualified name separated by a colon.
+
+    Raises:
+      ConfigError: When the module or attribute does not exist or the
+          object is not callable.
+
+    Returns:
+      The callable.
+    """
+    module_name, _, qualname = str(path).partition(':')
+    if not module_name or not qualname:
+        raise ConfigError(
+            f"Callable '{path}' must look like 'package.module:name'.")
+    try:
+        value = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError(
+            f"Cannot import module '{module_name}' of callable '{path}': "
+            f'{error}') from error
+    for part in qualname.split('.'):
+        if part.startswith('_') or not hasattr(value, part):
+            raise ConfigError(
+                f"Module '{module_name}' has no public callable "
+                f"'{qualname}' (from '{path}').")
+        value = getattr(value, part)
+    if not callable(value):
+        raise ConfigError(f"'{path}' is not callable.")
+    return value
+
+
+def callable_path(value):
+    """The import path of a module-level callable, 'module:qualname'."""
+    module = getattr(value, '__module__', None)
+    qualname = getattr(value, '__qualname__', None)
+    if not module or not qualname or '<' in qualname:
+        raise ConfigError(
+            f'Cannot store {value!r} in config.yaml: only module-level '
+            'functions and classes have an import path.')
+    return f'{module}:{qualname}'
+
+
+class _CallablePath(str):
+    """Marks a string as an import path to dump with the callable tag."""
+
+
+def _to_yaml(value):
+    if isinstance(value, dict):
+        return {str(key): _to_yaml(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_to_yaml(item) for item in value]
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    if callable(value):
+        return _CallablePath(callable_path(value))
+    return value
+
+
+def _from_yaml(value):
+    if isinstance(value, dict):
+        return {key: _from_yaml(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return tuple(_from_yaml(item) for item in value)
+    return value
+
+
+class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
+    """Safe representer that also writes tagged callable import paths."""
+
+
+class _ConfigConstructor(ruamel.yaml.constructor.SafeConstructor):
+    """Safe constructor that resolves tagged callables by import path only."""
+
+
+def _represent_callable(representer, value):
+    return representer.represent_scalar(_CALLABLE_TAG, str(value))
+
+
+def _construct_callable(constructor, node):
+    return import_callable(constructor.construct_scalar(node))
+
+
+_ConfigRepresenter.add_representer(_CallablePath, _represent_callable)
+_ConfigConstructor.add_constructor(_CALLABLE_TAG, _construct_callable)
