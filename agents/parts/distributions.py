@@ -1,0 +1,264 @@
+"""Action distributions in plain graph ops: diagonal Gaussian and categorical.
+
+Both classes take arbitrary leading batch dimensions, for example
+`[batch, time]`, and return one value per batch element from `log_prob`,
+`entropy` and `kl`. Their `parameters` property returns the tensors that
+rebuild the distribution with `type(dist)(**dist.parameters)`, so that an
+algorithm can store the policy of an episode step by step and compare against
+it later.
+"""
+
+import math
+
+import tensorflow.compat.v1 as tf
+
+
+class DiagonalGaussian:
+    """Multivariate normal distribution with diagonal covariance.
+
+    The event dimension is the last axis of `mean`; all leading axes are batch
+    axes. `logstd` broadcasts against `mean`, so a state-independent learned
+    vector of shape `[action_size]` works as well as a per-step tensor.
+    """
+
+    def __init__(self, mean, logstd):
+        """Create the distribution.
+
+        Args:
+            mean: Float tensor of shape `batch_shape + [event_size]`.
+            logstd: Float tensor broadcastable to the shape of `mean` holding
+                the natural logarithm of the standard deviations.
+
+        Raises:
+            ValueError: When `mean` has no event dimension.
+        """
+        mean = tf.convert_to_tensor(mean)
+        if mean.shape.ndims is not None and mean.shape.ndims < 1:
+            raise ValueError(
+                f'mean needs an event dimension, got shape {mean.shape}')
+        logstd = tf.convert_to_tensor(logstd, dtype=mean.dtype)
+        self._mean = mean
+        # Adding zeros broadcasts the log standard deviation to one value per
+        # step and action, which is the shape algorithms store per step.
+        self._logstd = logstd + tf.zeros_like(mean)
+
+    @property
+    def mean(self):
+        """Mean tensor of shape `batch_shape + [event_size]`."""
+        return self._mean
+
+    @property
+    def logstd(self):
+        """Log standard deviations, broadcast to the shape of the mean."""
+        return self._logstd
+
+    @property
+    def std(self):
+        """Standard deviations, broadcast to the shape of the mean."""
+        return tf.exp(self._logstd)
+
+    @property
+    def parameters(self):
+        """Dict of the constructor arguments, with `logstd` broadcast."""
+        return {'mean': self._mean, 'logstd': self._logstd}
+
+    def sample(self, seed=None):
+        """Draw one sample per batch element.
+
+        Args:
+            seed: Optional operation seed.
+
+        Returns:
+            Tensor of the shape and dtype of the mean.
+        """
+        with tf.name_scope('diagonal_gaussian_sample'):
+            noise = tf.random.normal(
+                tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
+            return tf.identity(
+                self._mean + tf.exp(self._logstd) * noise, name='sample')
+
+    def mode(self):
+        """Return the most likely value, the mean.
+
+        Returns:
+            Tensor of the shape and dtype of the mean.
+        """
+        with tf.name_scope('diagonal_gaussian_mode'):
+            return tf.identity(self._mean, name='mode')
+
+    def log_prob(self, value):
+        """Log density of `value`, summed over the event dimension.
+
+        Args:
+            value: Tensor of the shape of the mean.
+
+        Returns:
+            Tensor of shape `batch_shape`.
+        """
+        with tf.name_scope('diagonal_gaussian_log_prob'):
+            value = tf.convert_to_tensor(value, dtype=self._mean.dtype)
+            standardized = (value - self._mean) * tf.exp(-self._logstd)
+            per_dimension = (
+                -0.5 * tf.square(standardized) - self._logstd -
+                0.5 * math.log(2 * math.pi))
+            return tf.reduce_sum(per_dimension, -1, name='log_prob')
+
+    def entropy(self):
+        """Differential entropy, summed over the event dimension.
+
+        Returns:
+            Tensor of shape `batch_shape`.
+        """
+        with tf.name_scope('diagonal_gaussian_entropy'):
+            per_dimension = 0.5 * math.log(2 * math.pi * math.e) + self._logstd
+            return tf.reduce_sum(per_dimension, -1, name='entropy')
+
+    def kl(self, other):
+        """Kullback-Leibler divergence KL(self || other).
+
+        The terms are written in log space, as differences of log standard
+        deviations, so that no standard deviation is divided by another.
+        Padded steps whose parameters are zeros or other finite values thus
+        keep finite gradients, and a multiplicative mask zeros them exactly.
+
+        Args:
+            other: Another `DiagonalGaussian` with the same event size.
+
+        Returns:
+            Tensor of shape `batch_shape`.
+
+        Raises:
+            TypeError: When `other` is not a `DiagonalGaussian`.
+        """
+        if not isinstance(other, DiagonalGaussian):
+            raise TypeError(
+                f'KL needs another DiagonalGaussian, got {type(other)}')
+        with tf.name_scope('diagonal_gaussian_kl'):
+            logstd_difference = self._logstd - other.logstd
+            variance_ratio = tf.exp(2 * logstd_difference)
+            scaled_mean_difference = (
+                (self._mean - other.mean) * tf.exp(-other.logstd))
+            per_dimension = 0.5 * (
+                variance_ratio + tf.square(scaled_mean_difference) - 1
+            ) - logstd_difference
+            return tf.reduce_sum(per_dimension, -1, name='kl')
+
+
+class Categorical:
+    """Categorical distribution over the last axis of its logits.
+
+    All leading axes are batch axes. Probabilities come from a log-softmax, so
+    very negative logits (down to about -1e30) yield exact zeros without NaN.
+    """
+
+    def __init__(self, logits, dtype=tf.int32):
+        """Create the distribution.
+
+        Args:
+            logits: Float tensor of shape `batch_shape + [num_classes]`.
+            dtype: Integer dtype of samples and modes.
+
+        Raises:
+            ValueError: When `logits` has no class dimension.
+        """
+        logits = tf.convert_to_tensor(logits)
+        if logits.shape.ndims is not None and logits.shape.ndims < 1:
+            raise ValueError(
+                f'logits need a class dimension, got shape {logits.shape}')
+        self._logits = logits
+        self._dtype = dtype
+
+    @property
+    def logits(self):
+        """Logits tensor of shape `batch_shape + [num_classes]`."""
+        return self._logits
+
+    @property
+    def log_probs(self):
+        """Normalized log probabilities of all classes."""
+        return tf.nn.log_softmax(self._logits)
+
+    @property
+    def probs(self):
+        """Probabilities of all classes."""
+        return tf.nn.softmax(self._logits)
+
+    @property
+    def parameters(self):
+        """Dict of the constructor's tensor arguments."""
+        return {'logits': self._logits}
+
+    def sample(self, seed=None):
+        """Draw one class index per batch element.
+
+        Args:
+            seed: Optional operation seed.
+
+        Returns:
+            Integer tensor of shape `batch_shape`.
+        """
+        with tf.name_scope('categorical_sample'):
+            num_classes = tf.shape(self._logits)[-1]
+            flat_logits = tf.reshape(self._logits, [-1, num_classes])
+            flat_sample = tf.random.categorical(
+                flat_logits, 1, dtype=self._dtype, seed=seed)
+            return tf.reshape(
+                flat_sample, tf.shape(self._logits)[:-1], name='sample')
+
+    def mode(self):
+        """Return the most likely class index.
+
+        Returns:
+            Integer tensor of shape `batch_shape`.
+        """
+        with tf.name_scope('categorical_mode'):
+            return tf.argmax(
+                self._logits, -1, output_type=self._dtype, name='mode')
+
+    def log_prob(self, value):
+        """Log probability of the class indices `value`.
+
+        Args:
+            value: Integer tensor of shape `batch_shape`.
+
+        Returns:
+            Float tensor of shape `batch_shape`.
+        """
+        with tf.name_scope('categorical_log_prob'):
+            value = tf.cast(value, tf.int32)
+            # The fused cross entropy has a stable gradient for any logits.
+            cross_entropy = tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=value, logits=self._logits)
+            return tf.negative(cross_entropy, name='log_prob')
+
+    def entropy(self):
+        """Entropy of the distribution.
+
+        Returns:
+            Float tensor of shape `batch_shape`.
+        """
+        with tf.name_scope('categorical_entropy'):
+            log_probs = tf.nn.log_softmax(self._logits)
+            return tf.negative(
+                tf.reduce_sum(tf.exp(log_probs) * log_probs, -1),
+                name='entropy')
+
+    def kl(self, other):
+        """Kullback-Leibler divergence KL(self || other).
+
+        Args:
+            other: Another `Categorical` with the same number of classes.
+
+        Returns:
+            Float tensor of shape `batch_shape`.
+
+        Raises:
+            TypeError: When `other` is not a `Categorical`.
+        """
+        if not isinstance(other, Categorical):
+            raise TypeError(f'KL needs another Categorical, got {type(other)}')
+        with tf.name_scope('categorical_kl'):
+            log_probs = tf.nn.log_softmax(self._logits)
+            other_log_probs = tf.nn.log_softmax(other.logits)
+            log_ratio = log_probs - other_log_probs
+            return tf.reduce_sum(tf.exp(log_probs) * log_ratio, -1, name='kl')
