@@ -1,0 +1,29 @@
+"""Runs the code snippets of README.md, so the documentation stays true."""
+
+import os
+import re
+
+import numpy as np
+import psutil
+
+_README = os.path.join(os.path.dirname(__file__), '..', 'README.md')
+
+
+def _snippet(name):
+    with open(_README, encoding='utf-8') as file_:
+        text = file_.read()
+    match = re.search(
+        rf'<!-- snippet: {name} -->\n```python\n(.*?)```', text, re.DOTALL)
+    assert match, f'README.md has no python snippet named {name!r}.'
+    return match.group(1)
+
+
+def test_tools_snippet_runs_full_episodes_in_worker_processes():
+    namespace = {'__name__': 'readme_snippet'}
+    exec(compile(_snippet('tools'), 'README.md', 'exec'), namespace)  # pylint: disable=exec-used
+    np.testing.assert_array_equal(namespace['episode_done'], [True] * 4)
+    scores = namespace['episode_score']
+    assert scores.shape == (4,)
+    # Pendulum rewards lie in [-16.3, 0] per step.
+    assert np.all(scores < 0) and np.all(scores > -16.3 * 200)
+    assert not psutil.Process().children(recursive=True)
