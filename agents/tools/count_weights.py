@@ -1,0 +1,42 @@
+"""Count the trainable weights of a graph."""
+
+import re
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+
+def count_weights(scope=None, exclude=None, graph=None):
+    """Count the trainable weights, optionally of one scope only.
+
+    Args:
+        scope: Count only variables whose names start with this scope; a
+            trailing slash is added, so 'policy' does not match 'policy_2'.
+        exclude: Regular expression (a string or compiled pattern); variables
+            whose names match it from their start are left out.
+        graph: Graph to search; defaults to the default graph.
+
+    Raises:
+        ValueError: When a counted variable's shape is not fully defined.
+
+    Returns:
+        Integer number of weights.
+    """
+    if scope:
+        scope = scope if scope.endswith('/') else scope + '/'
+    graph = graph or tf.get_default_graph()
+    variables = graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
+    if scope:
+        variables = [var for var in variables if var.name.startswith(scope)]
+    if exclude:
+        exclude = re.compile(exclude)
+        variables = [var for var in variables if not exclude.match(var.name)]
+    total = 0
+    for var in variables:
+        shape = var.shape
+        if not shape.is_fully_defined():
+            raise ValueError(
+                    f'Cannot count the weights of variable {var.name!r} '
+                    f'with shape {shape} that is not fully defined.')
+        total += int(np.prod(shape.as_list(), dtype=np.int64))
+    return total

@@ -1,0 +1,72 @@
+"""Running mean of tensors, computed inside the graph."""
+
+import tensorflow.compat.v1 as tf
+
+
+class StreamingMean:
+    """Mean over all values submitted since the last clear, in variables.
+
+    The sum and count live in non-trainable variables of the current
+    variable scope; create the object inside a scope whose name ends in
+    `_temporary` to keep them out of checkpoints.
+    """
+
+    def __init__(self, shape, dtype, name='streaming_mean'):
+        """Create the variables of the running mean.
+
+        Args:
+            shape: Shape of one value, without the batch dimension.
+            dtype: Floating point data type of the values and the mean.
+            name: Name of the variable scope holding the sum and count.
+        """
+        self._dtype = tf.as_dtype(dtype)
+        with tf.variable_scope(None, default_name=name):
+            self._sum = tf.Variable(
+                    lambda: tf.zeros(shape, self._dtype), trainable=False,
+                    name='sum')
+            self._count = tf.Variable(
+                    lambda: tf.zeros((), tf.int32), trainable=False,
+                    name='count')
+
+    @property
+    def value(self):
+        """Tensor of the current mean; NaN while the count is zero."""
+        return self._sum / tf.cast(self._count, self._dtype)
+
+    @property
+    def count(self):
+        """Variable holding the number of values submitted since clearing."""
+        return self._count
+
+    def submit(self, value):
+        """Add a batch of values to the mean.
+
+        Args:
+            value: Tensor of values stacked along the first axis; a single
+                value of the mean's shape counts as a batch of one.
+
+        Returns:
+            Operation that adds the values.
+        """
+        with tf.name_scope('streaming_mean_submit'):
+            value = tf.convert_to_tensor(value, self._dtype)
+            if value.shape.ndims == self._sum.shape.ndims:
+                value = value[None]
+            update_sum = self._sum.assign_add(tf.reduce_sum(value, 0))
+            update_count = self._count.assign_add(tf.shape(value)[0])
+            return tf.group(update_sum, update_count)
+
+    def clear(self):
+        """Return the mean and reset the sum and count to zero.
+
+        Returns:
+            Tensor of the mean before the reset; NaN if it had no values.
+        """
+        with tf.name_scope('streaming_mean_clear'):
+            value = self._sum / tf.cast(self._count, self._dtype)
+            # Reset only after the mean was read.
+            with tf.control_dependencies([value]):
+                reset_sum = self._sum.assign(tf.zeros_like(self._sum))
+                reset_count = self._count.assign(0)
+            with tf.control_dependencies([reset_sum, reset_count]):
+                return tf.identity(value)
