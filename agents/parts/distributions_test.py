@@ -44,6 +44,7 @@ LOGITS2 = RNG.normal(size=(2, 3, 5)).astype(np.float64)
 
 
 def test_gaussian_closed_forms():
+    """Log density, entropy, KL and mode match NumPy."""
     with tf.Graph().as_default():
         first = distributions.DiagonalGaussian(MEAN1, LOGSTD1)
         second = distributions.DiagonalGaussian(MEAN2, LOGSTD2)
@@ -63,6 +64,7 @@ def test_gaussian_closed_forms():
 
 
 def test_gaussian_kl_of_itself_is_zero():
+    """The divergence of a distribution from itself is zero."""
     with tf.Graph().as_default():
         dist = distributions.DiagonalGaussian(MEAN1, LOGSTD1)
         kl = _run(dist.kl(dist))
@@ -70,6 +72,7 @@ def test_gaussian_kl_of_itself_is_zero():
 
 
 def test_gaussian_sample_statistics():
+    """Samples have the mean and standard deviation asked for."""
     with tf.Graph().as_default():
         tf.set_random_seed(1)
         mean = np.array([1.0, -2.0], np.float32)
@@ -84,6 +87,7 @@ def test_gaussian_sample_statistics():
 
 
 def test_gaussian_parameters_rebuild():
+    """The parameters property rebuilds an equal distribution."""
     with tf.Graph().as_default():
         dist = distributions.DiagonalGaussian(MEAN1, LOGSTD2)
         copy = type(dist)(**dist.parameters)
@@ -92,6 +96,7 @@ def test_gaussian_parameters_rebuild():
 
 
 def test_gaussian_rejects_scalar_mean_and_other_types():
+    """Scalar means and KL to a categorical are rejected."""
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match='event dimension'):
             distributions.DiagonalGaussian(1.0, 0.0)
@@ -101,6 +106,7 @@ def test_gaussian_rejects_scalar_mean_and_other_types():
 
 
 def test_categorical_closed_forms():
+    """Log probability, entropy, KL, mode and probs match NumPy."""
     with tf.Graph().as_default():
         first = distributions.Categorical(LOGITS1)
         second = distributions.Categorical(LOGITS2)
@@ -122,6 +128,7 @@ def test_categorical_closed_forms():
 
 
 def test_categorical_sample_frequencies():
+    """Sample frequencies match the probabilities."""
     with tf.Graph().as_default():
         tf.set_random_seed(2)
         probs = np.array([0.1, 0.6, 0.3])
@@ -135,6 +142,7 @@ def test_categorical_sample_frequencies():
 
 
 def test_categorical_rejects_scalar_logits_and_other_types():
+    """Scalar logits and KL to a Gaussian are rejected."""
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match='class dimension'):
             distributions.Categorical(1.0)
@@ -158,6 +166,7 @@ MASK = np.array([[1, 1, 0, 0], [1, 0, 0, 0]], np.float32)
 
 
 def test_gaussian_kl_gradients_on_padded_steps():
+    """Padded steps keep finite gradients that the mask zeros."""
     # Real steps carry moderate parameters. Padded steps carry zeros (the
     # padding value of the old policy) against extreme parameters of the new
     # policy, as a network may produce for padded observations.
@@ -191,6 +200,7 @@ def test_gaussian_kl_gradients_on_padded_steps():
 
 
 def test_categorical_kl_gradients_on_padded_steps():
+    """Extreme padded logits keep finite, masked gradients."""
     logits = np.zeros((2, 4, 3), np.float32)
     logits[0, 0] = [0.5, -0.2, 0.1]
     logits[0, 1] = [1.0, 2.0, -1.0]
@@ -223,6 +233,7 @@ def test_categorical_kl_gradients_on_padded_steps():
 
 
 def test_log_prob_is_consistent_with_constant_terms():
+    """The normalizing constant is that of a unit normal."""
     # A standard normal in one dimension has log density -log(2 pi) / 2 at 0.
     with tf.Graph().as_default():
         dist = distributions.DiagonalGaussian([[0.0]], [[0.0]])

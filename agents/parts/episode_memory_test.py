@@ -40,6 +40,7 @@ def _define_append(memory):
 
 
 def test_append_to_row_subsets_and_read_per_row():
+    """Each row holds exactly the steps appended to it."""
     with tf.Graph().as_default():
         memory = _define_memory()
         append, feed = _define_append(memory)
@@ -67,6 +68,7 @@ def test_append_to_row_subsets_and_read_per_row():
 
 
 def test_append_to_all_rows_by_default():
+    """Without rows, a step goes to every row."""
     with tf.Graph().as_default():
         memory = _define_memory()
         transition = Transition(
@@ -87,6 +89,7 @@ def test_append_to_all_rows_by_default():
 
 
 def test_append_past_max_length_fails_naming_lengths():
+    """A full row fails the append with its length in the message."""
     with tf.Graph().as_default():
         memory = _define_memory()
         append, feed = _define_append(memory)
@@ -109,6 +112,7 @@ def test_append_past_max_length_fails_naming_lengths():
 
 
 def test_replace_rows_and_fail_past_max_length():
+    """Replace overwrites whole rows and rejects overlong lengths."""
     with tf.Graph().as_default():
         memory = _define_memory()
         append, feed = _define_append(memory)
@@ -137,6 +141,7 @@ def test_replace_rows_and_fail_past_max_length():
 
 
 def test_clear_rows_then_append_starts_at_first_step():
+    """Cleared rows restart at step zero; others continue."""
     with tf.Graph().as_default():
         memory = _define_memory()
         append, feed = _define_append(memory)
@@ -160,6 +165,7 @@ def test_clear_rows_then_append_starts_at_first_step():
 
 
 def test_rows_outside_capacity_fail():
+    """Rows beyond the capacity fail the operation."""
     with tf.Graph().as_default():
         memory = _define_memory()
         append, feed = _define_append(memory)
@@ -172,6 +178,7 @@ def test_rows_outside_capacity_fail():
 
 
 def test_variables_are_non_trainable_in_scope():
+    """Buffers are non-trainable variables in the given scope."""
     with tf.Graph().as_default():
         _define_memory('episodes_temporary')
         assert not tf.trainable_variables()
@@ -188,6 +195,7 @@ def test_variables_are_non_trainable_in_scope():
 
 
 def test_append_inside_cond():
+    """The memory works inside a conditional branch."""
     with tf.Graph().as_default():
         memory = _define_memory()
         pred = tf.placeholder(tf.bool, [])
@@ -204,6 +212,7 @@ def test_append_inside_cond():
 
 
 def test_invalid_arguments():
+    """Bad sizes, shapes and rows raise ValueError."""
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match='max_length 0'):
             episode_memory.EpisodeMemory((tf.zeros([2]),), 3, 0, 'memory')

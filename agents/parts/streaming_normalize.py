@@ -1,0 +1,197 @@
+"""Running normalization of tensors by their mean and standard deviation."""
+
+import tensorflow.compat.v1 as tf
+
+
+class StreamingNormalize:
+    """Normalize tensors by a running mean and standard deviation.
+
+    The statistics are the count, mean and sum of squared deviations of all
+    values seen, merged batch by batch with the parallel form of Welford's
+    algorithm (Chan et al.), which stays accurate over millions of steps. The
+    standard deviation is the sample one (divided by `count - 1`).
+
+    The statistics live in non-trainable variables in the variable scope
+    `name`; they are meant to be checkpointed, so a resumed run keeps
+    normalizing like before. The variables are created in the constructor,
+    so the methods can be used inside control flow afterwards.
+    """
+
+    def __init__(
+            self, template, center=True, scale=True, clip=10,
+            name='normalize'):
+        """Create the statistics variables.
+
+        Args:
+            template: Tensor whose shape is that of a single value, without
+                batch dimension; its dtype is ignored as statistics are
+                float32.
+            center: Whether `transform` subtracts the mean.
+            scale: Whether `transform` divides by the standard deviation.
+            clip: Bound of the absolute transformed values; 0 or None to not
+                clip.
+            name: Name of the variable scope and prefix of the name scopes.
+
+        Raises:
+            ValueError: When the template shape is not fully defined or clip
+                is negative.
+        """
+        shape = tf.TensorShape(template.shape)
+        if not shape.is_fully_defined():
+            raise ValueError(
+                f'template needs a fully defined shape, got {shape}')
+        if clip and clip < 0:
+            raise ValueError(f'clip must be positive or None, got {clip}')
+        self._center = center
+        self._scale = scale
+        self._clip = clip
+        self._name = name
+        self._shape = shape
+        with tf.variable_scope(name):
+            self._count = tf.get_variable(
+                'count', [], tf.int64, tf.zeros_initializer(),
+                trainable=False)
+            self._mean = tf.get_variable(
+                'mean', shape, tf.float32, tf.zeros_initializer(),
+                trainable=False)
+            self._var_sum = tf.get_variable(
+                'var_sum', shape, tf.float32, tf.zeros_initializer(),
+                trainable=False)
+
+    @property
+    def count(self):
+        """Number of values seen, as an int64 tensor."""
+        return tf.identity(self._count)
+
+    @property
+    def mean(self):
+        """Running mean, zero before the first update."""
+        return tf.identity(self._mean)
+
+    @property
+    def std(self):
+        """Running sample standard deviation, one before two values."""
+        return self._std()
+
+    def update(self, value):
+        """Merge a batch of values into the statistics.
+
+        Args:
+            value: Tensor of the template shape, with any number of leading
+                batch dimensions (none for a single value).
+
+        Returns:
+            Summary tensor of the mean of the batch; it depends on the
+            update, so running it updates the statistics.
+        """
+        with tf.name_scope(self._name + '/update'):
+            value = tf.cast(value, tf.float32)
+            batch = tf.reshape(value, [-1] + self._shape.as_list())
+
+            def _define_batch_statistics():
+                batch_count = tf.shape(batch, out_type=tf.int64)[0]
+                # An empty batch has a zero mean and so changes nothing.
+                batch_mean = tf.math.divide_no_nan(
+                    tf.reduce_sum(batch, 0), tf.cast(batch_count, tf.float32))
+                batch_var_sum = tf.reduce_sum(
+                    tf.square(batch - batch_mean[None]), 0)
+                return batch_count, batch_mean, batch_var_sum
+
+            def _define_merge(batch_count, batch_mean, batch_var_sum):
+                old_count = tf.cast(self._count, tf.float32)
+                new_count = old_count + tf.cast(batch_count, tf.float32)
+                # Both counts are zero only for an empty first batch.
+                batch_weight = tf.math.divide_no_nan(
+                    tf.cast(batch_count, tf.float32), new_count)
+                delta = batch_mean - self._mean
+                new_mean = self._mean + delta * batch_weight
+                new_var_sum = (
+                    self._var_sum + batch_var_sum +
+                    tf.square(delta) * old_count * batch_weight)
+                return new_mean, new_var_sum
+
+            batch_count, batch_mean, batch_var_sum = (
+                _define_batch_statistics())
+            new_mean, new_var_sum = _define_merge(
+                batch_count, batch_mean, batch_var_sum)
+            # Compute the new values from the old ones before assigning any.
+            with tf.control_dependencies([new_mean, new_var_sum]):
+                assigns = [
+                    self._mean.assign(new_mean),
+                    self._var_sum.assign(new_var_sum),
+                    self._count.assign_add(batch_count)]
+            with tf.control_dependencies(assigns):
+                return self._summary('value', tf.identity(batch_mean))
+
+    def transform(self, value):
+        """Center, scale and clip values by the current statistics.
+
+        Args:
+            value: Tensor of the template shape, with any number of leading
+                batch dimensions.
+
+        Returns:
+            Float32 tensor of the shape of `value`.
+        """
+        with tf.name_scope(self._name + '/transform'):
+            value = tf.cast(value, tf.float32)
+            if self._center:
+                value = value - self._mean
+            if self._scale:
+                value = value / self._std()
+            if self._clip:
+                value = tf.clip_by_value(value, -self._clip, self._clip)
+            return tf.check_numerics(value, 'normalized value')
+
+    def reset(self):
+        """Forget all values seen.
+
+        Returns:
+            Operation that zeros the statistics.
+        """
+        with tf.name_scope(self._name + '/reset'):
+            return tf.group(
+                self._count.assign(0),
+                self._mean.assign(tf.zeros_like(self._mean)),
+                self._var_sum.assign(tf.zeros_like(self._var_sum)))
+
+    def summary(self):
+        """Summaries of the mean and standard deviation.
+
+        Returns:
+            Summary tensor with a scalar or histogram of the mean once a value
+            was seen and of the standard deviation once two were.
+        """
+        with tf.name_scope(self._name + '/summary') as scope:
+
+            def _define_summary(name, tensor_fn):
+                # Branches of v2 control flow start at the root name scope;
+                # re-entering the scope keeps the tags apart from those of
+                # other normalizers.
+                with tf.name_scope(scope):
+                    return self._summary(name, tensor_fn())
+
+            # The false branch returns the empty string, an empty summary.
+            mean_summary = tf.cond(
+                self._count > 0,
+                lambda: _define_summary('mean', lambda: self._mean), str)
+            std_summary = tf.cond(
+                self._count > 1,
+                lambda: _define_summary('stddev', self._std), str)
+            return tf.summary.merge([mean_summary, std_summary])
+
+    def _std(self):
+        """Sample standard deviation, or ones before two values were seen."""
+        count = tf.cast(self._count, tf.float32)
+        variance = self._var_sum / tf.maximum(count - 1, 1)
+        # A small floor keeps constant dimensions from exploding when scaled.
+        std = tf.sqrt(variance + 1e-8)
+        return tf.where_v2(
+            self._count > 1, std, tf.ones_like(std), name='std')
+
+    @staticmethod
+    def _summary(name, tensor):
+        """Scalar summary for scalars, histogram otherwise."""
+        if tensor.shape.ndims == 0:
+            return tf.summary.scalar(name, tensor)
+        return tf.summary.histogram(name, tensor)
