@@ -105,17 +105,19 @@ class EpisodeMemory:
             flat_transitions = self._flatten(transitions)
 
             def _define_assertions():
-                row_length = tf.gather(self._length, rows)
-                return [
-                    self._assert_rows_in_range(rows),
-                    tf.assert_less(
-                        row_length, self._max_length,
-                        data=[
-                            'EpisodeMemory rows', rows, 'have lengths',
-                            row_length, 'and are full at max_length',
-                            self._max_length],
-                        summarize=self._capacity,
-                        message='Appending past max_length.')]
+                # Reading the lengths must wait for the range check, whose
+                # message is clearer than that of an out-of-range gather.
+                with tf.control_dependencies(
+                        [self._assert_rows_in_range(rows)]):
+                    row_length = tf.gather(self._length, rows)
+                return [tf.assert_less(
+                    row_length, self._max_length,
+                    data=[
+                        'EpisodeMemory rows', rows, 'have lengths',
+                        row_length, 'and are full at max_length',
+                        self._max_length],
+                    summarize=self._capacity,
+                    message='Appending past max_length.')]
 
             def _define_writes():
                 timestep = tf.gather(self._length, rows)
