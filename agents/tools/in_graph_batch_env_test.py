@@ -1,0 +1,288 @@
+"""Tests for InGraphBatchEnv on real BatchEnv batches of mock environments."""
+
+import functools
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from agents.tools import batch_env
+from agents.tools import external_process
+from agents.tools import in_graph_batch_env
+from agents.tools import mock_environment
+
+SUPPORTED = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
+
+
+class NonFiniteEnvironment(mock_environment.MockEnvironment):
+    """Mock environment whose second step returns a non-finite value."""
+
+    def __init__(self, observ_value=None, reward_value=None, **kwargs):
+        super().__init__(**kwargs)
+        self._observ_value = observ_value
+        self._reward_value = reward_value
+
+    def step(self, action):
+        observ, reward, terminated, truncated, info = super().step(action)
+        if self.steps[-1] == 2:
+            if self._observ_value is not None:
+                observ = np.full_like(observ, self._observ_value)
+            if self._reward_value is not None:
+                reward = self._reward_value
+        return observ, reward, terminated, truncated, info
+
+
+def _in_process_batch(*envs):
+    return in_graph_batch_env.InGraphBatchEnv(batch_env.BatchEnv(envs, True))
+
+
+def test_variables():
+    """Variables have the spaces' dtypes and shapes and are temporary."""
+    with tf.Graph().as_default():
+        env = _in_process_batch(
+                mock_environment.MockEnvironment(observ_shape=(2, 4)),
+                mock_environment.MockEnvironment(observ_shape=(2, 4)))
+        names = [var.name for var in tf.global_variables()]
+        assert names == [
+                'env_temporary/observ:0', 'env_temporary/action:0',
+                'env_temporary/reward:0', 'env_temporary/done:0',
+                'env_temporary/truncated:0']
+        assert not tf.trainable_variables()
+        assert env.observ.shape.as_list() == [2, 2, 4]
+        assert env.observ.dtype.base_dtype == tf.float32
+        assert env.action.shape.as_list() == [2, 3]
+        assert env.action.dtype.base_dtype == tf.float32
+        assert env.reward.shape.as_list() == [2]
+        assert env.reward.dtype.base_dtype == tf.float32
+        assert env.done.dtype.base_dtype == tf.bool
+        assert env.truncated.dtype.base_dtype == tf.bool
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            done, truncated = sess.run([env.done, env.truncated])
+            assert done.tolist() == [True, True]
+            assert truncated.tolist() == [False, False]
+
+
+def test_forwarding():
+    """Length, items, spaces and other attributes come from the batch."""
+    envs = [mock_environment.MockEnvironment() for _ in range(3)]
+    with tf.Graph().as_default():
+        env = _in_process_batch(*envs)
+        assert len(env) == 3
+        assert env[1] is envs[1]
+        assert env.observation_space == envs[0].observation_space
+        assert env.action_space == envs[0].action_space
+        assert env.duration is None
+        with pytest.raises(AttributeError):
+            _ = env._missing
+
+
+def test_reset_and_simulate():
+    """Steps assign observations, rewards, done and truncated flags."""
+    with tf.Graph().as_default():
+        env = _in_process_batch(
+                mock_environment.MockEnvironment(durations=(1,)),
+                mock_environment.MockEnvironment(
+                        durations=(1,), truncate=True),
+                mock_environment.MockEnvironment(durations=(3,)))
+        reset = env.reset()
+        action = tf.placeholder(tf.float32, (3, 3))
+        simulate = env.simulate(action)
+        state = [env.observ, env.reward, env.done, env.truncated]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(reset).tolist() == [[0, 0]] * 3
+            observ, reward, done, truncated = sess.run(state)
+            assert observ.tolist() == [[0, 0]] * 3
+            assert reward.tolist() == [0, 0, 0]
+            assert done.tolist() == [False, False, False]
+            assert truncated.tolist() == [False, False, False]
+            actions = np.array([[0.5, 0, 0], [0, -1, 0], [0, 0, 1]])
+            sess.run(simulate, {action: actions})
+            observ, reward, done, truncated = sess.run(state)
+            assert observ.tolist() == [[1, 1]] * 3
+            assert reward.tolist() == [1, 1, 1]
+            assert done.tolist() == [True, True, False]
+            assert truncated.tolist() == [False, True, False]
+            assert sess.run(env.action).tolist() == actions.tolist()
+            assert np.array(env[0].actions).tolist() == [[0.5, 0, 0]]
+
+
+def test_reset_some_environments():
+    """Resetting indices updates only their rows and returns their observs."""
+    with tf.Graph().as_default():
+        env = _in_process_batch(
+                mock_environment.MockEnvironment(durations=(1,)),
+                mock_environment.MockEnvironment(
+                        durations=(1,), truncate=True),
+                mock_environment.MockEnvironment(durations=(3,)))
+        indices = tf.placeholder(tf.int32, (None,))
+        reset = env.reset(indices)
+        simulate = env.simulate(tf.zeros((3, 3)))
+        state = [env.observ, env.reward, env.done, env.truncated]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            sess.run(simulate)
+            result = sess.run(reset, {indices: [1, 0]})
+            assert result.shape == (2, 2)
+            assert result.tolist() == [[0, 0], [0, 0]]
+            observ, reward, done, truncated = sess.run(state)
+            assert observ.tolist() == [[0, 0], [0, 0], [1, 1]]
+            assert reward.tolist() == [0, 0, 1]
+            assert done.tolist() == [False, False, False]
+            assert truncated.tolist() == [False, False, False]
+            assert sess.run(reset, {indices: []}).shape == (0, 2)
+            assert [env[index].steps for index in range(3)] == [
+                    [1, 0], [1, 0], [1]]
+
+
+def test_discrete_actions():
+    """Discrete actions are int32 scalars; wider integers are cast."""
+    envs = [mock_environment.MockEnvironment(discrete=4) for _ in range(2)]
+    with tf.Graph().as_default():
+        env = _in_process_batch(*envs)
+        assert env.action.shape.as_list() == [2]
+        assert env.action.dtype.base_dtype == tf.int32
+        simulate = env.simulate(tf.constant([3, 1], tf.int64))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            sess.run(simulate)
+            assert sess.run(env.action).tolist() == [3, 1]
+    assert [env.actions for env in envs] == [[3], [1]]
+
+
+def test_observation_dtype_from_space():
+    """Integer observation spaces keep their dtype."""
+    envs = [mock_environment.MockEnvironment() for _ in range(2)]
+    for env in envs:
+        env.observation_space = gym.spaces.Box(0, 255, (2,), np.uint8)
+    with tf.Graph().as_default():
+        env = _in_process_batch(*envs)
+        assert env.observ.dtype.base_dtype == tf.uint8
+        simulate = env.simulate(tf.zeros((2, 3)))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(env.reset()).dtype == np.uint8
+            sess.run(simulate)
+            observ = sess.run(env.observ)
+            assert observ.dtype == np.uint8
+            assert observ.tolist() == [[1, 1], [1, 1]]
+
+
+def test_unsupported_observation_space():
+    """Observation spaces other than Box and Discrete are rejected."""
+    env = mock_environment.MockEnvironment()
+    env.observation_space = gym.spaces.MultiBinary(3)
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as error:
+            _in_process_batch(env)
+    assert str(error.value) == (
+            'Unsupported observation space MultiBinary(3); supported '
+            f'spaces: {SUPPORTED}.')
+
+
+def test_unsupported_action_space():
+    """Action spaces other than Box and Discrete are rejected."""
+    env = mock_environment.MockEnvironment()
+    env.action_space = gym.spaces.MultiDiscrete([2, 3])
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as error:
+            _in_process_batch(env)
+    assert str(error.value) == (
+            'Unsupported action space MultiDiscrete([2 3]); supported '
+            f'spaces: {SUPPORTED}.')
+
+
+def test_action_type_and_shape_errors():
+    """Actions of another kind or shape fail while building the graph."""
+    with tf.Graph().as_default():
+        env = _in_process_batch(mock_environment.MockEnvironment())
+        with pytest.raises(TypeError) as error:
+            env.simulate(tf.zeros((1, 3), tf.int32))
+        assert str(error.value) == (
+                'Expected actions of dtype float32 but got int32.')
+        with pytest.raises(ValueError) as error:
+            env.simulate(tf.zeros((2, 3)))
+        assert str(error.value) == (
+                'Expected actions of shape (1, 3) but got (2, 3).')
+
+
+@pytest.mark.parametrize('observ_value, reward_value, message', [
+        (np.nan, None, 'observ : Tensor had NaN values'),
+        (np.inf, None, 'observ : Tensor had Inf values'),
+        (None, np.nan, 'reward : Tensor had NaN values'),
+        (None, -np.inf, 'reward : Tensor had Inf values'),
+])
+def test_non_finite_observ_or_reward(observ_value, reward_value, message):
+    """NaN or Inf from the environment fails the step naming the tensor."""
+    with tf.Graph().as_default():
+        env = _in_process_batch(
+                mock_environment.MockEnvironment(),
+                NonFiniteEnvironment(observ_value, reward_value))
+        simulate = env.simulate(tf.zeros((2, 3)))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            sess.run(simulate)
+            with pytest.raises(tf.errors.InvalidArgumentError) as error:
+                sess.run(simulate)
+            assert message in error.value.message
+            # The variables keep the outcome of the last finite step.
+            assert sess.run(env.reward).tolist() == [1, 1]
+
+
+def test_non_finite_observ_after_reset():
+    """A reset returning NaN fails naming the observation."""
+    env = mock_environment.MockEnvironment()
+    env.reset = lambda **kwargs: (np.full((2,), np.nan, np.float32), {})
+    with tf.Graph().as_default():
+        reset = _in_process_batch(env).reset()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(tf.errors.InvalidArgumentError) as error:
+                sess.run(reset)
+            assert 'observ : Tensor had NaN values' in error.value.message
+
+
+def test_non_finite_action():
+    """NaN actions fail before they reach the environments."""
+    envs = [mock_environment.MockEnvironment()]
+    with tf.Graph().as_default():
+        env = _in_process_batch(*envs)
+        simulate = env.simulate(tf.constant([[0.0, np.nan, 0.0]]))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            with pytest.raises(tf.errors.InvalidArgumentError) as error:
+                sess.run(simulate)
+            assert 'action : Tensor had NaN values' in error.value.message
+    assert not envs[0].actions
+
+
+def test_external_processes():
+    """The same steps work with non-blocking worker processes."""
+    constructors = [
+            functools.partial(mock_environment.MockEnvironment,
+                              durations=(duration,))
+            for duration in (1, 2)]
+    envs = [external_process.ExternalProcess(constructor)
+            for constructor in constructors]
+    with tf.Graph().as_default():
+        env = in_graph_batch_env.InGraphBatchEnv(
+                batch_env.BatchEnv(envs, blocking=False))
+        try:
+            simulate = env.simulate(tf.zeros((2, 3)))
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(env.reset())
+                sess.run(simulate)
+                assert sess.run(env.done).tolist() == [True, False]
+                assert sess.run(env.reset([0])).tolist() == [[0, 0]]
+                sess.run(simulate)
+                assert sess.run(env.done).tolist() == [True, True]
+                assert sess.run(env.reward).tolist() == [1, 2]
+        finally:
+            env.close()

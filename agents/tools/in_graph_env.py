@@ -1,0 +1,234 @@
+"""A single environment stepped by graph operations."""
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+_SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
+
+
+class InGraphEnv:
+    """Environment whose current state lives in graph variables.
+
+    The variables `observ`, `action`, `reward`, `done` and `truncated` hold the
+    outcome of the last step; they live in the variable scope `env_temporary`
+    so that checkpoints leave them out. `done` starts true, so that the first
+    simulation step resets the environment. Attributes the class does not
+    define are read from the wrapped environment.
+    """
+
+    def __init__(self, env):
+        """Create the variables for an environment.
+
+        Args:
+            env: Gymnasium environment with a Box or Discrete observation and
+                action space.
+
+        Raises:
+            ValueError: When a space is neither Box nor Discrete.
+        """
+        self._env = env
+        observ_shape, self._observ_dtype = _parse_space(
+                env.observation_space, 'observation')
+        action_shape, action_dtype = _parse_space(env.action_space, 'action')
+        self._discrete = isinstance(env.action_space, gym.spaces.Discrete)
+        with tf.variable_scope('env_temporary'):
+            self._observ = _define_variable(
+                    'observ', observ_shape, self._observ_dtype)
+            self._action = _define_variable(
+                    'action', action_shape, action_dtype)
+            self._reward = _define_variable('reward', (), tf.float32)
+            self._done = _define_variable('done', (), tf.bool, True)
+            self._truncated = _define_variable('truncated', (), tf.bool)
+
+    def __getattr__(self, name):
+        # Private names are never forwarded, which also keeps lookups during
+        # construction or unpickling from recursing into a missing `_env`.
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return getattr(self._env, name)
+
+    @property
+    def observation_space(self):
+        """Observation space of the environment."""
+        return self._env.observation_space
+
+    @property
+    def action_space(self):
+        """Action space of the environment."""
+        return self._env.action_space
+
+    @property
+    def observ(self):
+        """Variable of the current observation."""
+        return self._observ
+
+    @property
+    def action(self):
+        """Variable of the last action."""
+        return self._action
+
+    @property
+    def reward(self):
+        """Variable of the last reward, float32."""
+        return self._reward
+
+    @property
+    def done(self):
+        """Variable telling whether the episode ended, by either cause."""
+        return self._done
+
+    @property
+    def truncated(self):
+        """Variable telling whether the episode ended by truncation only.
+
+        True when the last step truncated the episode without terminating
+        it, so that an algorithm may bootstrap from the last observation.
+        """
+        return self._truncated
+
+    def simulate(self, action):
+        """Step the environment and store the outcome in the variables.
+
+        Args:
+            action: Tensor of the action, of the action variable's shape; its
+                dtype may differ in width but not in kind (integer or
+                floating point).
+
+        Raises:
+            TypeError: When the action's dtype kind does not match.
+            ValueError: When the action's shape does not match.
+
+        Returns:
+            Operation that steps and assigns; running it fails when the
+            action, observation or reward holds NaN or Inf.
+        """
+        with tf.name_scope('environment_simulate'):
+            action = _prepare_action(action, self._action)
+            observ, reward, done, truncated = tf.numpy_function(
+                    self._step, [action],
+                    [self._observ_dtype, tf.float32, tf.bool, tf.bool],
+                    name='step')
+            observ.set_shape(self._observ.shape)
+            reward.set_shape(())
+            done.set_shape(())
+            truncated.set_shape(())
+            observ = _check_numerics(observ, 'observ')
+            reward = tf.debugging.check_numerics(reward, 'reward')
+            # Assign nothing unless every check passed, so that the variables
+            # keep a consistent step.
+            with tf.control_dependencies([observ, reward]):
+                return tf.group(
+                        self._observ.assign(observ),
+                        self._action.assign(action),
+                        self._reward.assign(reward),
+                        self._done.assign(done),
+                        self._truncated.assign(truncated))
+
+    def reset(self):
+        """Reset the environment and store its first observation.
+
+        Returns:
+            Tensor of the first observation, available once the variables
+            were updated; running it fails when the observation holds NaN or
+            Inf.
+        """
+        with tf.name_scope('environment_reset'):
+            observ = tf.numpy_function(
+                    self._reset, [], self._observ_dtype, name='reset')
+            observ.set_shape(self._observ.shape)
+            observ = _check_numerics(observ, 'observ')
+            with tf.control_dependencies([
+                    self._observ.assign(observ),
+                    self._reward.assign(0.0),
+                    self._done.assign(False),
+                    self._truncated.assign(False)]):
+                return tf.identity(observ)
+
+    def close(self):
+        """Close the environment."""
+        self._env.close()
+
+    def _step(self, action):
+        if self._discrete:
+            # Environments may use discrete actions as keys or indices.
+            action = int(action)
+        observ, reward, terminated, truncated, _ = self._env.step(action)
+        return (
+                np.asarray(observ, self._observ_dtype.as_numpy_dtype),
+                np.float32(reward),
+                np.bool_(terminated or truncated),
+                np.bool_(truncated and not terminated))
+
+    def _reset(self):
+        observ, _ = self._env.reset()
+        return np.asarray(observ, self._observ_dtype.as_numpy_dtype)
+
+
+def _parse_space(space, name):
+    """Return the shape and dtype of the tensors holding values of a space.
+
+    Args:
+        space: Gymnasium space.
+        name: Role of the space for the error message, e.g. 'observation'.
+
+    Raises:
+        ValueError: When the space is neither Box nor Discrete.
+
+    Returns:
+        Tuple of the shape tuple and the TensorFlow dtype.
+    """
+    if isinstance(space, gym.spaces.Box):
+        return tuple(space.shape), tf.as_dtype(space.dtype)
+    if isinstance(space, gym.spaces.Discrete):
+        return (), tf.int32
+    raise ValueError(
+            f'Unsupported {name} space {space!r}; supported spaces: '
+            f'{_SUPPORTED_SPACES}.')
+
+
+def _define_variable(name, shape, dtype, ones=False):
+    """Create a non-trainable variable of zeros, or of ones (true)."""
+    fill = tf.ones if ones else tf.zeros
+    return tf.Variable(
+            lambda: fill(shape, dtype), trainable=False, name=name)
+
+
+def _prepare_action(action, variable):
+    """Convert and check an action tensor against the action variable.
+
+    Args:
+        action: Tensor or value of the actions.
+        variable: Variable that will hold the actions.
+
+    Raises:
+        TypeError: When the dtype kinds differ.
+        ValueError: When the shapes are not compatible.
+
+    Returns:
+        Tensor of the variable's dtype and shape, checked for NaN and Inf.
+    """
+    action = tf.convert_to_tensor(action)
+    dtype = variable.dtype.base_dtype
+    if action.dtype != dtype:
+        same_kind = (
+                (action.dtype.is_integer and dtype.is_integer) or
+                (action.dtype.is_floating and dtype.is_floating))
+        if not same_kind:
+            raise TypeError(
+                    f'Expected actions of dtype {dtype.name} but got '
+                    f'{action.dtype.name}.')
+        action = tf.cast(action, dtype)
+    if not action.shape.is_compatible_with(variable.shape):
+        raise ValueError(
+                f'Expected actions of shape {variable.shape} but got '
+                f'{action.shape}.')
+    action.set_shape(variable.shape)
+    return _check_numerics(action, 'action')
+
+
+def _check_numerics(tensor, message):
+    """Fail on NaN or Inf values of floating point tensors."""
+    if tensor.dtype.is_floating:
+        return tf.debugging.check_numerics(tensor, message)
+    return tensor
