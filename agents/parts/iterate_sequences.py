@@ -1,0 +1,188 @@
+"""Shuffled mini-batches of padded sequences over several epochs, in-graph."""
+
+import tensorflow.compat.v1 as tf
+
+
+def iterate_sequences(
+        consumer_fn, output_template, sequences, length, chunk_length=None,
+        batch_size=None, num_epochs=1, padding_value=0):
+    """Call a function on shuffled mini-batches of sequences or their chunks.
+
+    The sequences are optionally cut into chunks of `chunk_length` steps, each
+    with its own length. Empty items (a chunk past the end of its episode or
+    a sequence of length zero) are dropped. Every epoch visits every remaining
+    item once, in a new random order, in mini-batches of `batch_size` items;
+    the last mini-batch of an epoch is filled up with empty items of length
+    zero whose steps all hold `padding_value`. Steps past the length of an
+    item hold `padding_value` too, whatever the input held there.
+
+    The number of mini-batches is `num_epochs * ceil(num_items / batch_size)`
+    and so depends on the lengths at run time; it is zero when all lengths
+    are zero. The mini-batches run one after another in a `tf.scan`, so the
+    side effects of one (an optimizer step) precede the next. Everything is
+    plain graph ops and works inside `tf.cond` branches.
+
+    Args:
+        consumer_fn: Function of the mini-batch, a structure like `sequences`
+            of tensors `[batch_size, chunk_length or max_length, ...]`, and of
+            the int32 lengths `[batch_size]`. It returns a structure like
+            `output_template`.
+        output_template: Structure of tensors of the shapes and dtypes that
+            `consumer_fn` returns, for example `(0.0, '')`; its values are not
+            used.
+        sequences: Nested tuple, list, namedtuple or dict of tensors of shape
+            `[num_sequences, max_length, ...]` with statically known first
+            two dimensions.
+        length: Integer tensor `[num_sequences]` of valid lengths, or None
+            when all sequences are full.
+        chunk_length: Optional number of steps per chunk.
+        batch_size: Number of items per mini-batch; all items of an epoch in
+            one mini-batch when None.
+        num_epochs: Number of passes over the items.
+        padding_value: Value of the steps past the length of an item, cast to
+            the dtype of each sequence tensor.
+
+    Returns:
+        Structure like `output_template` of the outputs of all mini-batches
+        stacked along a new first axis.
+
+    Raises:
+        ValueError: When an argument is not positive or the sequences lack
+            static batch and time dimensions.
+    """
+    for name, value in (('chunk_length', chunk_length),
+                        ('batch_size', batch_size)):
+        if value is not None and value < 1:
+            raise ValueError(f'{name} must be positive or None, got {value}')
+    if num_epochs < 1:
+        raise ValueError(f'num_epochs must be positive, got {num_epochs}')
+    with tf.name_scope('iterate_sequences'):
+        flat_sequences = [
+            tf.convert_to_tensor(sequence)
+            for sequence in tf.nest.flatten(sequences)]
+        num_sequences, max_length = _static_sizes(flat_sequences)
+        if length is None:
+            length = tf.fill([num_sequences], max_length)
+        length = tf.cast(length, tf.int32, name='length')
+        flat_sequences = [
+            _pad_past_length(sequence, length, padding_value)
+            for sequence in flat_sequences]
+        if chunk_length:
+            flat_items, item_length = _chunk(
+                flat_sequences, length, chunk_length, padding_value)
+        else:
+            flat_items, item_length = flat_sequences, length
+        num_items = num_sequences * (
+            -(-max_length // chunk_length) if chunk_length else 1)
+        batch_size = int(batch_size or num_items)
+        flat_items, item_length = _append_empty_item(
+            flat_items, item_length, padding_value)
+        batch_indices = _define_batch_indices(
+            item_length[:num_items], batch_size, num_epochs)
+
+        def _consume(unused_output, indices):
+            batch = tf.nest.pack_sequence_as(sequences, [
+                tf.gather(items, indices) for items in flat_items])
+            batch_length = tf.gather(item_length, indices)
+            return consumer_fn(batch, batch_length)
+
+        return tf.scan(
+            _consume, batch_indices, output_template, parallel_iterations=1,
+            name='consume')
+
+
+def _static_sizes(flat_sequences):
+    """Static number of sequences and maximum length shared by all."""
+    sizes = set()
+    for sequence in flat_sequences:
+        shape = sequence.shape
+        if shape.ndims is None or shape.ndims < 2:
+            raise ValueError(
+                f'sequences need batch and time dimensions, got shape {shape}')
+        sizes.add((
+            tf.compat.dimension_value(shape[0]),
+            tf.compat.dimension_value(shape[1])))
+    if len(sizes) != 1 or None in next(iter(sizes)):
+        raise ValueError(
+            f'sequences need equal static batch and time dimensions, got '
+            f'{sorted(sizes, key=str)}')
+    return next(iter(sizes))
+
+
+def _step_mask(length, max_length, ndims):
+    """Boolean mask [num, max_length, 1, ...] of the steps before length."""
+    mask = tf.range(max_length)[None, :] < length[:, None]
+    return tf.reshape(
+        mask, tf.concat([tf.shape(mask), tf.ones([ndims - 2], tf.int32)], 0))
+
+
+def _pad_past_length(sequence, length, padding_value):
+    """Replace the steps past the length of each sequence by padding."""
+    max_length = tf.compat.dimension_value(sequence.shape[1])
+    mask = _step_mask(length, max_length, sequence.shape.ndims)
+    padding = tf.cast(padding_value, sequence.dtype)
+    return tf.where_v2(mask, sequence, padding, name='padded_sequence')
+
+
+def _chunk(flat_sequences, length, chunk_length, padding_value):
+    """Cut sequences [num, max_length, ...] into chunks [num * chunks, ...].
+
+    Returns:
+        The flat list of chunked tensors and the int32 length of each chunk.
+    """
+    num_sequences, max_length = _static_sizes(flat_sequences)
+    num_chunks = -(-max_length // chunk_length)
+    padded_length = num_chunks * chunk_length
+    flat_chunks = []
+    for sequence in flat_sequences:
+        event_shape = sequence.shape[2:].as_list()
+        paddings = [[0, 0], [0, padded_length - max_length]] + (
+            [[0, 0]] * len(event_shape))
+        padded = tf.pad(
+            sequence, paddings,
+            constant_values=tf.cast(padding_value, sequence.dtype))
+        flat_chunks.append(tf.reshape(
+            padded, [num_sequences * num_chunks, chunk_length] + event_shape,
+            name='chunks'))
+    chunk_start = tf.range(num_chunks) * chunk_length
+    chunk_length_ = tf.clip_by_value(
+        length[:, None] - chunk_start[None, :], 0, chunk_length)
+    return flat_chunks, tf.reshape(chunk_length_, [-1], name='chunk_length')
+
+
+def _append_empty_item(flat_items, item_length, padding_value):
+    """Add one all-padding item of length zero to fill the last batches."""
+    flat_items = [
+        tf.concat([items, tf.fill(
+            tf.concat([[1], tf.shape(items)[1:]], 0),
+            tf.cast(padding_value, items.dtype))], 0)
+        for items in flat_items]
+    item_length = tf.concat([item_length, [0]], 0)
+    return flat_items, item_length
+
+
+def _define_batch_indices(item_length, batch_size, num_epochs):
+    """Item indices of all mini-batches, [num_batches, batch_size].
+
+    Index `len(item_length)` stands for the empty item that fills the last
+    mini-batch of each epoch.
+    """
+    num_items = tf.compat.dimension_value(item_length.shape[0])
+    empty_index = num_items
+    is_empty = tf.cast(tf.equal(item_length, 0), tf.float32)
+    # Random keys below one shuffle the items; adding one to empty items
+    # sorts them to the end of every epoch, after all items with steps.
+    keys = tf.random.uniform([num_epochs, num_items]) + is_empty[None]
+    order = tf.argsort(keys, axis=1, name='order')
+    num_filled = tf.reduce_sum(1 - tf.cast(is_empty, tf.int32))
+    num_batches = (num_filled + batch_size - 1) // batch_size
+    capacity = -(-num_items // batch_size) * batch_size
+    order = tf.pad(
+        order, [[0, 0], [0, capacity - num_items]],
+        constant_values=empty_index)
+    position = tf.range(capacity)[None, :]
+    order = tf.where_v2(position < num_filled, order, empty_index)
+    epoch_batches = tf.reshape(
+        order, [num_epochs, capacity // batch_size, batch_size])
+    epoch_batches = epoch_batches[:, :num_batches]
+    return tf.reshape(epoch_batches, [-1, batch_size], name='batch_indices')
