@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from agents.parts import iterate_sequences as iterate_lib
+from agents.parts.iterate_sequences import iterate_sequences
 
 Step = collections.namedtuple('Step', 'observ, action')
 
@@ -47,7 +47,7 @@ def _run_iteration(**kwargs):
             Step(tf.zeros([batch_size, steps, 2]),
                  tf.zeros([batch_size, steps], tf.int32)),
             tf.zeros([batch_size], tf.int32))
-        output = iterate_lib.iterate_sequences(
+        output = iterate_sequences(
             consumer_fn, template, sequences, tf.constant(LENGTH), **kwargs)
         with tf.Session() as sess:
             result = sess.run(output)
@@ -129,7 +129,7 @@ def test_one_batch_per_epoch_by_default():
         return tf.reduce_sum(batch), tf.reduce_sum(length)
 
     with tf.Graph().as_default():
-        output = iterate_lib.iterate_sequences(
+        output = iterate_sequences(
             consumer_fn, (0.0, 0), tf.ones([4, 3]), [3, 0, 1, 2],
             num_epochs=2)
         with tf.Session() as sess:
@@ -145,7 +145,7 @@ def test_full_sequences_without_length():
 
     sequences = {'x': np.arange(12, dtype=np.float32).reshape(4, 3)}
     with tf.Graph().as_default():
-        output = iterate_lib.iterate_sequences(
+        output = iterate_sequences(
             consumer_fn, (tf.zeros([2]), tf.zeros([2], tf.int32)),
             sequences, None, batch_size=2)
         with tf.Session() as sess:
@@ -167,7 +167,7 @@ def test_side_effects_run_in_order_inside_cond():
         pred = tf.placeholder(tf.bool, [])
         output = tf.cond(
             pred,
-            lambda: iterate_lib.iterate_sequences(
+            lambda: iterate_sequences(
                 consumer_fn, 0, tf.zeros([5, 4, 1]), [4, 4, 2, 1, 3],
                 chunk_length=2, batch_size=2, num_epochs=2),
             lambda: tf.zeros([0], tf.int32))
@@ -185,7 +185,7 @@ def test_no_batches_when_all_sequences_are_empty():
         return tf.reduce_sum(batch)
 
     with tf.Graph().as_default():
-        output = iterate_lib.iterate_sequences(
+        output = iterate_sequences(
             consumer_fn, 0.0, tf.ones([3, 2]), [0, 0, 0], batch_size=2)
         with tf.Session() as sess:
             assert sess.run(output).shape == (0,)
@@ -199,18 +199,18 @@ def test_invalid_arguments():
     with tf.Graph().as_default():
         sequences = tf.zeros([3, 2])
         with pytest.raises(ValueError, match='num_epochs must be positive'):
-            iterate_lib.iterate_sequences(
+            iterate_sequences(
                 consumer_fn, 0.0, sequences, None, num_epochs=0)
         with pytest.raises(ValueError, match='chunk_length must be positive'):
-            iterate_lib.iterate_sequences(
+            iterate_sequences(
                 consumer_fn, 0.0, sequences, None, chunk_length=0)
         with pytest.raises(ValueError, match='batch_size must be positive'):
-            iterate_lib.iterate_sequences(
+            iterate_sequences(
                 consumer_fn, 0.0, sequences, None, batch_size=0)
         with pytest.raises(ValueError, match='equal static batch'):
-            iterate_lib.iterate_sequences(
+            iterate_sequences(
                 consumer_fn, 0.0,
                 (sequences, tf.placeholder(tf.float32, [None, 2])), None)
         with pytest.raises(ValueError, match='batch and time dimensions'):
-            iterate_lib.iterate_sequences(
+            iterate_sequences(
                 consumer_fn, 0.0, tf.zeros([3]), None)
