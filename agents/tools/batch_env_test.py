@@ -1,0 +1,291 @@
+"""Tests for the batch of environments."""
+
+import gc
+import unittest
+
+import gymnasium as gym
+import numpy as np
+import psutil
+import pytest
+
+from agents.tools import env_contract
+from agents.tools.batch_env import BatchEnv
+from agents.tools.external_process import ExternalProcess
+from agents.tools.mock_environment import MockEnvironment
+
+_DURATIONS = (2, 3, 1)
+
+
+class _FailingEnvironment(MockEnvironment):
+    """MockEnvironment that fails on an action with first component 0.5."""
+
+    def step(self, action):
+        """Raise for the action 0.5, else step."""
+        if np.asarray(action).flat[0] == 0.5:
+            raise ValueError('refusing 0.5')
+        return super().step(action)
+
+
+def _mock_envs():
+    return [MockEnvironment(durations=(duration,)) for duration in _DURATIONS]
+
+
+@pytest.fixture(name='external_batch_envs', scope='module')
+def _external_batch_envs_fixture():
+    # Both batches share the workers; each closes them when collected, so
+    # the fixture holds both until the module's tests are done.
+    envs = [ExternalProcess(lambda duration=duration: _FailingEnvironment(
+        durations=(duration,))) for duration in _DURATIONS]
+    batch_envs = {blocking: BatchEnv(envs, blocking) for blocking in (
+        True, False)}
+    yield batch_envs
+    batch_envs[True].close()
+
+
+def _children():
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def _trace(batch_env, steps):
+    """Step with zero actions, resetting finished envs; record everything."""
+    trace = []
+    batch_env.reset()
+    for _ in range(steps):
+        observ, reward, done, info = batch_env.step(
+            np.zeros((len(batch_env), 3), np.float32))
+        trace.append((observ[:, 0].tolist(), reward.tolist(), done.tolist(),
+                      info['terminated'].tolist(), info['truncated'].tolist()))
+        if done.any():
+            batch_env.reset(np.flatnonzero(done))
+    return trace
+
+
+_EXPECTED_TRACE = [
+    ([1, 1, 1], [1, 1, 1], [False, False, True], [False, False, True],
+     [False, False, False]),
+    ([2, 2, 1], [2, 2, 1], [True, False, True], [True, False, True],
+     [False, False, False]),
+    ([1, 3, 1], [1, 3, 1], [False, True, True], [False, True, True],
+     [False, False, False]),
+    ([2, 1, 1], [2, 1, 1], [True, False, True], [True, False, True],
+     [False, False, False]),
+]
+
+
+def test_step_values_of_envs_with_different_durations():
+    """Stepping in process gives the exact trace of every environment."""
+    batch_env = BatchEnv(_mock_envs(), blocking=True)
+    assert _trace(batch_env, 4) == _EXPECTED_TRACE
+    assert [env.steps for env in batch_env] == [
+        [2, 2, 0], [3, 1], [1, 1, 1, 1, 0]]
+
+
+@pytest.mark.parametrize('blocking', [True, False])
+def test_step_values_over_external_processes(external_batch_envs, blocking):
+    """Workers give the same trace, blocking or not."""
+    batch_env = external_batch_envs[blocking]
+    assert _trace(batch_env, 4) == _EXPECTED_TRACE
+
+
+def test_output_types():
+    """Outputs have the documented dtypes and shapes."""
+    batch_env = BatchEnv(_mock_envs(), blocking=True)
+    observ = batch_env.reset()
+    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
+    observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
+    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
+    assert (reward.dtype, reward.shape) == (np.float32, (3,))
+    assert (done.dtype, done.shape) == (bool, (3,))
+    assert info['infos'] == ({}, {}, {})
+    # Actions reach the environments in the dtype of the action space.
+    assert batch_env[0].actions[-1].dtype == np.float32
+
+
+def test_truncated_episodes_are_done_and_flagged():
+    """Truncation sets done and the truncated flag only."""
+    envs = [MockEnvironment(durations=(1,), truncate=True),
+            MockEnvironment(durations=(2,))]
+    batch_env = BatchEnv(envs, blocking=True)
+    batch_env.reset()
+    _, _, done, info = batch_env.step(np.zeros((2, 3)))
+    assert done.tolist() == [True, False]
+    assert info['truncated'].tolist() == [True, False]
+    assert info['terminated'].tolist() == [False, False]
+
+
+@pytest.mark.parametrize('blocking', [True, False])
+def test_reset_some_indices(external_batch_envs, blocking):
+    """Resetting some environments leaves the others running."""
+    batch_env = external_batch_envs[blocking]
+    batch_env.reset()
+    batch_env.step(np.zeros((3, 3), np.float32))
+    observ = batch_env.reset(np.array([0, 2]))
+    np.testing.assert_array_equal(observ, np.zeros((2, 2)))
+    observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
+    assert observ[:, 0].tolist() == [1, 2, 1]
+    assert batch_env.reset([]).shape == (0, 2)
+
+
+def test_reset_seeds_offset_by_index():
+    """Environment i receives the seed plus i."""
+    batch_env = BatchEnv(_mock_envs(), blocking=True)
+    batch_env.reset(seed=10)
+    batch_env.reset([2], seed=5)
+    batch_env.reset([1])
+    assert [env.seeds for env in batch_env] == [
+        [10], [11, None], [12, 7]]
+
+
+def test_reset_rejects_bad_indices_and_seeds():
+    """Bad indices and seeds raise clear errors."""
+    batch_env = BatchEnv(_mock_envs(), blocking=True)
+    with pytest.raises(ValueError, match=(
+            'Environment index 3 is out of range; expected indices from 0 '
+            'to 2.')):
+        batch_env.reset([0, 3])
+    with pytest.raises(ValueError, match='integer environment indices'):
+        batch_env.reset([0.5])
+    with pytest.raises(ValueError, match="seed must be None or an integer, "
+                                         "got 'a'"):
+        batch_env.reset(seed='a')
+
+
+def test_wrong_batch_size_raises():
+    """A batch of the wrong size is refused before any step."""
+    batch_env = BatchEnv(_mock_envs(), blocking=True)
+    batch_env.reset()
+    with pytest.raises(ValueError) as info:
+        batch_env.step(np.zeros((2, 3)))
+    assert str(info.value) == (
+        'Expected a batch of 3 actions, one per environment, got 2.')
+    with pytest.raises(ValueError, match='got the scalar'):
+        batch_env.step(0.0)
+    with pytest.raises(ValueError, match=r'Expected actions of shape '
+                                         r'\(3, 3\), got \(3, 2\)'):
+        batch_env.step(np.zeros((3, 2)))
+    assert [env.steps for env in batch_env] == [[0], [0], [0]]
+
+
+def test_action_outside_space_names_env_and_value():
+    """Out-of-space and NaN actions name the environment and value."""
+    batch_env = BatchEnv(_mock_envs(), blocking=True)
+    batch_env.reset()
+    actions = np.zeros((3, 3), np.float32)
+    actions[1, 2] = 1.5
+    with pytest.raises(ValueError) as info:
+        batch_env.step(actions)
+    assert str(info.value) == (
+        'Action array([0. , 0. , 1.5], dtype=float32) of environment 1 is '
+        'outside the action space Box(-1.0, 1.0, (3,), float32).')
+    actions[1, 2] = 0
+    actions[2, 0] = np.nan
+    with pytest.raises(ValueError, match='of environment 2 is outside'):
+        batch_env.step(actions)
+    assert [env.steps for env in batch_env] == [[0], [0], [0]]
+
+
+def test_discrete_actions():
+    """Discrete actions are range checked and passed as integers."""
+    envs = [MockEnvironment(discrete=3) for _ in range(2)]
+    batch_env = BatchEnv(envs, blocking=True)
+    batch_env.reset()
+    batch_env.step(np.array([2, 0]))
+    assert [env.actions[-1].tolist() for env in envs] == [2, 0]
+    with pytest.raises(ValueError) as info:
+        batch_env.step([1, 3])
+    assert str(info.value) == (
+        'Action np.int64(3) of environment 1 is outside the action space '
+        'Discrete(3).')
+    with pytest.raises(ValueError, match='Expected integer actions'):
+        batch_env.step([1.0, 0.0])
+
+
+def test_other_action_spaces_are_checked_per_env():
+    """Other spaces check each action with the space."""
+    envs = [MockEnvironment() for _ in range(2)]
+    for env in envs:
+        env.action_space = gym.spaces.MultiBinary(2)
+    batch_env = BatchEnv(envs, blocking=True)
+    batch_env.reset()
+    batch_env.step([np.array([0, 1], np.int8), np.array([1, 1], np.int8)])
+    with pytest.raises(ValueError, match='of environment 0 is outside'):
+        batch_env.step([np.array([2, 1], np.int8), np.array([1, 1], np.int8)])
+
+
+def test_rejects_envs_with_different_spaces():
+    """Spaces differing from the first environment are refused."""
+    envs = _mock_envs() + [MockEnvironment(observ_shape=(4,))]
+    with pytest.raises(ValueError) as info:
+        BatchEnv(envs, blocking=True)
+    assert str(info.value) == (
+        'Environment 3 has the observation space Box(-inf, inf, (4,), '
+        'float32); expected Box(-inf, inf, (2,), float32) like environment '
+        '0.')
+    envs = _mock_envs() + [MockEnvironment(discrete=2)]
+    with pytest.raises(ValueError, match='Environment 3 has the action space'):
+        BatchEnv(envs, blocking=True)
+    with pytest.raises(ValueError, match='at least one environment'):
+        BatchEnv([], blocking=True)
+
+
+def test_error_in_one_worker_keeps_the_others_in_step(external_batch_envs):
+    """An error of one worker leaves all workers in step."""
+    batch_env = external_batch_envs[False]
+    batch_env.reset()
+    actions = np.zeros((3, 3), np.float32)
+    actions[1, 0] = 0.5
+    with pytest.raises(ValueError, match='refusing 0.5'):
+        batch_env.step(actions)
+    batch_env.reset([2])
+    observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
+    assert observ[:, 0].tolist() == [2, 1, 1]
+
+
+def test_len_getitem_and_attributes():
+    """The batch has a length, items and forwarded attributes."""
+    envs = _mock_envs()
+    batch_env = BatchEnv(envs, blocking=True)
+    assert len(batch_env) == 3
+    assert batch_env[1] is envs[1]
+    assert batch_env.observation_space == envs[0].observation_space
+    assert batch_env.action_space == envs[0].action_space
+    assert batch_env.metadata == envs[0].metadata
+    with pytest.raises(AttributeError):
+        _ = batch_env._envs_private
+
+
+def test_close_and_garbage_collection_leave_no_process():
+    """Closing or collecting the batch ends its workers."""
+    batch_env = BatchEnv(
+        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False)
+    batch_env.reset()
+    pids = {env.pid for env in batch_env}
+    assert pids <= _children()
+    batch_env.close()
+    batch_env.close()
+    assert not pids & _children()
+    batch_env = BatchEnv(
+        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False)
+    batch_env.reset()
+    pids = {env.pid for env in batch_env}
+    del batch_env
+    gc.collect()
+    assert not pids & _children()
+
+
+class BatchEnvContractTest(
+        env_contract.BatchEnvironmentContractMixin, unittest.TestCase):
+    """The batched contract holds for in-process environments."""
+
+    def make_batch_env(self):
+        return BatchEnv(_mock_envs(), blocking=True)
+
+
+class ExternalBatchEnvContractTest(
+        env_contract.BatchEnvironmentContractMixin, unittest.TestCase):
+    """The batched contract holds for worker processes stepped together."""
+
+    def make_batch_env(self):
+        return BatchEnv([
+            ExternalProcess(lambda: MockEnvironment(durations=(2, 3)))
+            for _ in range(2)], blocking=False)

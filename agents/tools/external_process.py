@@ -1,0 +1,693 @@
+"""Step an environment in a child process, as if it were local.
+
+The parent and the worker exchange `(message, payload)` tuples over a pipe.
+Steps are the hot path of every batched simulation, so a step whose action is
+a numeric array or integer, and whose result holds a numeric array
+observation, travels as a compact binary frame instead of a pickle: pickling
+a small NumPy array or scalar costs more than stepping a classic control task.
+Every other message, and any step whose values do not fit the frame, is a
+pickled tuple. A frame starts with its message constant; a pickle starts with
+the pickle protocol opcode, which no message constant equals.
+
+This module must not import TensorFlow: worker processes import it.
+"""
+
+import atexit
+import builtins
+import functools
+import math
+import multiprocessing
+import pickle
+import select
+import struct
+import time
+import traceback
+import weakref
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+
+_DEFAULT_TIMEOUT = 600.0
+_POLL_SECONDS = 0.1
+_CLOSE_SECONDS = 5.0
+_PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
+_PICKLE_OPCODE = 0x80
+
+# Frame layouts. An array is the header (dtype character, number of
+# dimensions), its dimensions, and its raw bytes in C order.
+_ARRAY_HEADER = struct.Struct('<cB')
+_DIMENSIONS = tuple(struct.Struct(f'<{ndim}q') for ndim in range(33))
+_INTEGER_ACTION = struct.Struct('<BBq')
+# Step result: message, flags, reward kind, reward.
+_STEP_HEADER = struct.Struct('<BBBd')
+_ARRAY_KINDS = frozenset('biufc')
+_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+# Kinds of scalars the frames carry, so that the parent returns the same
+# types the environment produced.
+_SCALAR_TYPES = (float, np.float64, np.float32, int, np.int64)
+_SCALAR_CODES = {type_: code for code, type_ in enumerate(_SCALAR_TYPES)}
+_FLOAT_CODES = frozenset((0, 1, 2))
+_EXACT = 2 ** 53
+_FLAG_TYPES = (bool, np.bool_)
+_FLAG_CODES = {type_: code for code, type_ in enumerate(_FLAG_TYPES)}
+
+
+class ExternalProcessError(RuntimeError):
+    """A worker process failed: it died, or its environment raised an error
+    of a type that is not built into Python."""
+
+
+class ExternalProcess(gym.Env):
+    """Environment that lives in a child process.
+
+    The constructor runs in the child, so the environment, its simulator and
+    its memory never enter the parent. Steps, resets, rendering, the spaces
+    and any other public attribute or method are forwarded. Errors raised by
+    the environment come back with the child's traceback in their message;
+    built-in exception types keep their type, so `except ValueError` and
+    `hasattr` behave as they do in process, and other types arrive as
+    `ExternalProcessError`. A worker that dies or does not answer within the
+    timeout raises a clear error instead of hanging the parent.
+
+    Creating the object starts the child without waiting for it, so a batch
+    of workers builds its environments in parallel; the first call waits for
+    the child's READY message and re-raises errors of the constructor. The
+    observation space, action space, metadata, render mode and spec arrive
+    with that message and are cached, so reading them costs no round trip.
+    Attributes are read and methods called in the child; assignments to the
+    proxy stay in the parent.
+    """
+
+    # Messages between parent and worker.
+    _ACCESS = 1
+    _CALL = 2
+    _RESULT = 3
+    _EXCEPTION = 4
+    _CLOSE = 5
+    _READY = 6
+    _STEP = 7
+    _RESET = 8
+    _CALLABLE = 9
+    # Binary frames of the hot path; see the module docstring.
+    _STEP_ARRAY = 10
+    _STEP_INTEGER = 11
+    _STEP_RESULT = 12
+
+    # Class defaults keep `close` and `__del__` safe when `__init__` failed
+    # before setting them.
+    _closed = True
+    _process = None
+    _atexit_hook = None
+
+    def __init__(self, constructor, start_method=None, timeout=None):
+        """Start a child process that builds the environment.
+
+        Args:
+            constructor: Callable without arguments that returns the
+                environment; lambdas and closures work with every start
+                method because it is sent with cloudpickle.
+            start_method: 'fork', 'spawn' or 'forkserver'; None picks
+                'forkserver' where the platform has it, else 'spawn'.
+            timeout: Seconds to wait for any answer of the child before it is
+                terminated and `TimeoutError` raised; None means 600.
+
+        Raises:
+            TypeError: When `constructor` is an environment instance or is
+                not callable.
+            ValueError: When `start_method` is unknown or `timeout` is not
+                positive.
+        """
+        if isinstance(constructor, gym.Env):
+            raise TypeError(
+                'ExternalProcess needs a callable that constructs the '
+                f'environment, got the environment instance {constructor!r};'
+                ' pass e.g. `lambda: env_constructor(...)` instead.')
+        if not callable(constructor):
+            raise TypeError(
+                'ExternalProcess needs a callable that constructs the '
+                f'environment, got {constructor!r}.')
+        methods = multiprocessing.get_all_start_methods()
+        if start_method is None:
+            start_method = 'forkserver' if 'forkserver' in methods else 'spawn'
+        if start_method not in methods:
+            raise ValueError(
+                f'Unknown start method {start_method!r}; expected one of '
+                f'{methods}.')
+        if timeout is None:
+            timeout = _DEFAULT_TIMEOUT
+        if math.isnan(timeout) or timeout <= 0:
+            raise ValueError(
+                f'timeout must be a positive number of seconds, got '
+                f'{timeout!r}.')
+        self._timeout = float(timeout)
+        self._name = _describe(constructor)
+        self._ready = False
+        self._failure = None
+        self._sent = 0
+        self._received = 0
+        self._observation_space = None
+        self._action_space = None
+        self._attributes = {}
+        context = multiprocessing.get_context(start_method)
+        if start_method == 'forkserver':
+            _preload_forkserver(context)
+        self._conn, worker_conn = context.Pipe()
+        self._poller = _make_poller(self._conn)
+        # Daemonic, so that multiprocessing terminates the worker should the
+        # parent exit without closing it.
+        self._process = context.Process(
+            target=_worker, args=(worker_conn, cloudpickle.dumps(constructor)),
+            daemon=True)
+        self._process.start()
+        # Only the child may hold its end, so that the parent sees the end of
+        # the pipe as soon as the child dies.
+        worker_conn.close()
+        self._closed = False
+        # A weak reference, so that the hook does not keep a garbage
+        # collected environment and its process alive.
+        self._atexit_hook = functools.partial(_close_ref, weakref.ref(self))
+        atexit.register(self._atexit_hook)
+
+    @property
+    def pid(self):
+        """Process id of the worker."""
+        return self._process.pid
+
+    @property
+    def observation_space(self):
+        """Observation space of the environment, cached at the handshake."""
+        self._ensure_ready()
+        return self._observation_space
+
+    @property
+    def action_space(self):
+        """Action space of the environment, cached at the handshake."""
+        self._ensure_ready()
+        return self._action_space
+
+    @property
+    def metadata(self):
+        """Metadata of the environment, cached at the handshake."""
+        return self._cached_attribute('metadata')
+
+    @property
+    def render_mode(self):
+        """Render mode of the environment, cached at the handshake."""
+        return self._cached_attribute('render_mode')
+
+    @property
+    def spec(self):
+        """Spec of the environment, cached at the handshake."""
+        return self._cached_attribute('spec')
+
+    @property
+    def np_random(self):
+        """A copy of the random generator of the environment in the child."""
+        return self._receive(self._send_message(self._ACCESS, 'np_random'))
+
+    def __getattr__(self, name):
+        """Read an attribute of the environment in the child.
+
+        Methods and other callables come back as functions that call them in
+        the child.
+
+        Args:
+            name: Attribute name; names starting with an underscore are never
+                forwarded.
+
+        Raises:
+            AttributeError: When the name is private or the environment has
+                no such attribute.
+
+        Returns:
+            The value of the attribute, or a function forwarding calls.
+        """
+        if name.startswith('_'):
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute '{name}'")
+        return self._receive(self._send_message(self._ACCESS, name))
+
+    def call(self, name, *args, **kwargs):
+        """Call a method of the environment in the child.
+
+        Args:
+            name: Name of the method.
+            *args: Positional arguments, sent with cloudpickle.
+            **kwargs: Keyword arguments, sent with cloudpickle.
+
+        Returns:
+            The return value of the method.
+        """
+        return self._receive(self._send_message(
+            self._CALL, (name, args, kwargs), cloudpickle.dumps))
+
+    def step(self, action, blocking=True):
+        """Step the environment in the child.
+
+        Args:
+            action: Action for the environment.
+            blocking: Whether to wait for the result; otherwise return a
+                promise, so that a batch sends every action before waiting.
+
+        Returns:
+            The tuple of observation, reward, terminated, truncated and info,
+            or a callable that waits for and returns it. Promises must be
+            called once each, in the order they were made.
+        """
+        frame = None
+        if type(action) is np.ndarray:  # pylint: disable=unidiomatic-typecheck
+            parts = _array_parts(action)
+            if parts:
+                frame = b''.join((_STEP_ARRAY_PREFIX, *parts))
+        elif type(action) in _INTEGER_TYPES:
+            frame = _pack_integer(self._STEP_INTEGER, action)
+        if frame:
+            ticket = self._send_frame(frame)
+        else:
+            ticket = self._send_message(self._STEP, action)
+        if blocking:
+            return self._receive(ticket)
+        return functools.partial(self._receive, ticket)
+
+    def reset(self, *, seed=None, options=None, blocking=True):
+        """Reset the environment in the child.
+
+        Args:
+            seed: Seed for the environment's random generator, or None.
+            options: Options for the environment's reset, or None.
+            blocking: Whether to wait for the result; otherwise return a
+                promise.
+
+        Returns:
+            The tuple of observation and info, or a callable that waits for
+            and returns it.
+        """
+        ticket = self._send_message(self._RESET, (seed, options))
+        if blocking:
+            return self._receive(ticket)
+        return functools.partial(self._receive, ticket)
+
+    def render(self):
+        """Render the environment in the child.
+
+        Returns:
+            What the environment's `render` returns.
+        """
+        return self.call('render')
+
+    def close(self):
+        """Close the environment and end the child process.
+
+        Safe to call more than once and after the child died: it asks the
+        child to close the environment, waits a few seconds for it to exit,
+        then terminates and finally kills it.
+        """
+        self._shutdown(_CLOSE_SECONDS)
+
+    def _shutdown(self, seconds):
+        """Ask the child to exit, wait for it, then terminate it."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._atexit_hook is not None:
+            atexit.unregister(self._atexit_hook)
+            self._atexit_hook = None
+        if seconds:
+            try:
+                self._conn.send_bytes(pickle.dumps(
+                    (self._CLOSE, None), _PICKLE_PROTOCOL))
+            except (OSError, ValueError):
+                pass  # The child is gone or its pipe broke; reap it below.
+        _reap(self._process, seconds)
+        self._conn.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass  # Nothing to report to at garbage collection or exit.
+
+    def __repr__(self):
+        pid = self._process.pid if self._process else None
+        return f'<ExternalProcess pid={pid} env={self._name}>'
+
+    def __str__(self):
+        return repr(self)
+
+    def _cached_attribute(self, name):
+        self._ensure_ready()
+        return self._attributes.get(name)
+
+    def _ensure_ready(self):
+        if not self._ready:
+            self._receive(None)
+
+    def _send_message(self, message, payload, dumps=pickle.dumps):
+        """Send a pickled message; return the ticket of its answer."""
+        return self._send_frame(dumps((message, payload), _PICKLE_PROTOCOL))
+
+    def _send_frame(self, frame):
+        if not self._ready:
+            self._ensure_ready()
+        if self._failure:
+            raise self._failure
+        if self._closed:
+            raise RuntimeError(f'{self._describe()} is closed.')
+        try:
+            self._conn.send_bytes(frame)
+        except (OSError, ValueError):
+            raise self._died() from None
+        self._sent += 1
+        return self._sent
+
+    def _receive(self, ticket):
+        """Wait for the answer to request `ticket`, or None for READY."""
+        if self._failure:
+            raise self._failure
+        if self._closed:
+            raise RuntimeError(f'{self._describe()} is closed.')
+        if ticket is not None and ticket != self._received + 1:
+            raise RuntimeError(
+                f'Promise {ticket} of {self._describe()} called out of '
+                f'order: {self._received} answers received of {self._sent} '
+                'requests; call each promise once, in order.')
+        # Wait in short slices so that a dead or stuck child is noticed.
+        deadline = None
+        while not self._poller(_POLL_SECONDS):
+            if not self._process.is_alive():
+                raise self._died()
+            if deadline is None:
+                deadline = time.monotonic() + self._timeout - _POLL_SECONDS
+            elif time.monotonic() > deadline:
+                raise self._timed_out()
+        try:
+            data = self._conn.recv_bytes()
+        except (EOFError, OSError):
+            raise self._died() from None
+        if ticket is not None:
+            self._received += 1
+        if data[0] == self._STEP_RESULT:
+            return _unpack_step(data)
+        message, payload = pickle.loads(data)
+        if message == self._RESULT:
+            return payload
+        if message == self._CALLABLE:
+            return functools.partial(self.call, payload)
+        if message == self._READY:
+            self._ready = True
+            self._name = payload.pop('name')
+            self._observation_space = payload.pop('observation_space')
+            self._action_space = payload.pop('action_space')
+            self._attributes = payload
+            return None
+        if message == self._EXCEPTION:
+            if not self._ready:
+                # The constructor failed and the child is exiting.
+                self._failure = _worker_error(self._describe(), *payload)
+                self.close()
+                raise self._failure
+            raise _worker_error(self._describe(), *payload)
+        raise KeyError(
+            f'Received message {message!r} from {self._describe()}; expected '
+            f'one of {self._RESULT}, {self._READY} or {self._EXCEPTION}.')
+
+    def _describe(self):
+        return f'Environment worker {self._name} (pid {self._process.pid})'
+
+    def _died(self):
+        _reap(self._process, 1.0)
+        code = self._process.exitcode
+        if code is not None and code < 0:
+            try:
+                import signal
+                reason = f'killed by {signal.Signals(-code).name}'
+            except ValueError:
+                reason = f'killed by signal {-code}'
+        else:
+            reason = f'exit code {code}'
+        self._failure = ExternalProcessError(
+            f'{self._describe()} died ({reason}); create a new '
+            'environment to continue.')
+        self.close()
+        return self._failure
+
+    def _timed_out(self):
+        self._failure = TimeoutError(
+            f'{self._describe()} did not answer within {self._timeout:g} '
+            'seconds; it was terminated.')
+        self._shutdown(0)
+        return self._failure
+
+
+_STEP_ARRAY_PREFIX = bytes((ExternalProcess._STEP_ARRAY,))
+_INTEGER_TYPES = frozenset((int, np.int64))
+
+
+def _worker(conn, constructor):
+    """Build the environment and serve the parent's messages.
+
+    Args:
+        conn: This process's end of the pipe.
+        constructor: The environment constructor, pickled with cloudpickle.
+    """
+    env = None
+    try:
+        try:
+            env = cloudpickle.loads(constructor)()
+            conn.send_bytes(pickle.dumps(
+                (ExternalProcess._READY, _describe_env(env)),
+                _PICKLE_PROTOCOL))
+        except Exception as error:
+            conn.send_bytes(_exception_message(error))
+            return
+        _serve(conn, env)
+    except (EOFError, OSError, KeyboardInterrupt):
+        # The parent went away or the user interrupted; nobody to answer.
+        pass
+    finally:
+        if env is not None:
+            try:
+                env.close()
+            except Exception:
+                pass  # The parent asked to close; it cannot hear us now.
+        conn.close()
+
+
+def _serve(conn, env):
+    """Answer messages until the parent asks to close or goes away."""
+    cls = ExternalProcess
+    recv_bytes, send_bytes = conn.recv_bytes, conn.send_bytes
+    step_array, step_integer = cls._STEP_ARRAY, cls._STEP_INTEGER
+    while True:
+        # Pipe errors end the loop; errors of the environment are answers.
+        data = recv_bytes()
+        kind = data[0]
+        try:
+            if kind == step_array:
+                reply = _pack_step(env.step(_unpack_array(data, 1)[0]))
+            elif kind == step_integer:
+                reply = _pack_step(env.step(_unpack_integer(data)))
+            else:
+                reply = _handle(env, data)
+        except Exception as error:
+            # Keep serving: a failed attribute read or step must not take the
+            # environment down with it.
+            reply = _exception_message(error)
+        if reply is None:
+            return
+        send_bytes(reply)
+
+
+def _handle(env, data):
+    """Answer a pickled message; None for the message to close."""
+    cls = ExternalProcess
+    if data[0] != _PICKLE_OPCODE:
+        raise KeyError(
+            f'Received frame {data[0]!r}; expected {cls._STEP_ARRAY}, '
+            f'{cls._STEP_INTEGER} or a pickled message.')
+    message, payload = pickle.loads(data)
+    if message == cls._STEP:
+        return _pack_step(env.step(payload))
+    if message == cls._CLOSE:
+        return None
+    if message == cls._RESET:
+        seed, options = payload
+        result = env.reset(seed=seed, options=options)
+    elif message == cls._ACCESS:
+        result = getattr(env, payload)
+        if callable(result) and not isinstance(result, type):
+            # Methods stay in the child; the parent forwards calls.
+            return pickle.dumps((cls._CALLABLE, payload), _PICKLE_PROTOCOL)
+    elif message == cls._CALL:
+        name, args, kwargs = payload
+        result = getattr(env, name)(*args, **kwargs)
+    else:
+        raise KeyError(
+            f'Received message {message!r}; expected one of '
+            f'{cls._ACCESS}, {cls._CALL}, {cls._STEP}, {cls._RESET} '
+            f'or {cls._CLOSE}.')
+    return pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL)
+
+
+def _exception_message(error):
+    stacktrace = ''.join(traceback.format_exception(error))
+    cls = type(error)
+    return pickle.dumps(
+        (ExternalProcess._EXCEPTION,
+         (cls.__module__, cls.__qualname__, stacktrace)), _PICKLE_PROTOCOL)
+
+
+def _worker_error(where, module, name, stacktrace):
+    """Build the parent's exception for an error raised in the child."""
+    message = f'{name} in {where}:\n{stacktrace}'
+    cls = getattr(builtins, name, None) if module == 'builtins' else None
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        try:
+            return cls(message)
+        except Exception:
+            pass  # Needs other arguments; fall back to our own type.
+    return ExternalProcessError(message)
+
+
+def _describe_env(env):
+    """Attributes the parent caches at the handshake."""
+    attributes = dict(name=str(env))
+    for name in ('observation_space', 'action_space', 'metadata',
+                 'render_mode', 'spec'):
+        value = getattr(env, name, None)
+        try:
+            pickle.dumps(value, _PICKLE_PROTOCOL)
+        except Exception:
+            value = None  # Readable later through attribute access.
+        attributes[name] = value
+    return attributes
+
+
+def _array_parts(array):
+    """Frame parts of a numeric array, or None when it needs a pickle."""
+    dtype = array.dtype
+    if (dtype.kind not in _ARRAY_KINDS or not dtype.isnative
+            or array.ndim >= len(_DIMENSIONS)):
+        return None
+    return (_ARRAY_HEADER.pack(dtype.char.encode(), array.ndim),
+            _DIMENSIONS[array.ndim].pack(*array.shape), array.tobytes())
+
+
+def _unpack_array(data, offset):
+    """Read a framed array; return it and the offset after it."""
+    char, ndim = _ARRAY_HEADER.unpack_from(data, offset)
+    offset += _ARRAY_HEADER.size
+    shape = _DIMENSIONS[ndim].unpack_from(data, offset)
+    offset += _DIMENSIONS[ndim].size
+    dtype = _dtype(char)
+    count = math.prod(shape)
+    # Copy out of the received bytes: a view would be read-only.
+    array = np.frombuffer(data, dtype, count, offset).reshape(shape).copy()
+    return array, offset + count * dtype.itemsize
+
+
+@functools.lru_cache(maxsize=None)
+def _dtype(char):
+    return np.dtype(char.decode())
+
+
+def _pack_integer(message, value):
+    """Frame an integer action, or return None when it needs a pickle."""
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        return None
+    return _INTEGER_ACTION.pack(message, _SCALAR_CODES[type(value)], value)
+
+
+def _unpack_integer(data):
+    _, code, value = _INTEGER_ACTION.unpack(data)
+    return _SCALAR_TYPES[code](value)
+
+
+def _pack_step(result):
+    """Frame a step result, or pickle it when its values do not fit."""
+    observ, reward, terminated, truncated, info = result
+    reward_code = _SCALAR_CODES.get(type(reward))
+    terminated_code = _FLAG_CODES.get(type(terminated))
+    truncated_code = _FLAG_CODES.get(type(truncated))
+    parts = (
+        type(observ) is np.ndarray  # pylint: disable=unidiomatic-typecheck
+        and type(info) is dict  # pylint: disable=unidiomatic-typecheck
+        and terminated_code is not None and truncated_code is not None
+        # Integer rewards travel in the float slot only while exact.
+        and (reward_code in _FLOAT_CODES or (
+            reward_code is not None and -_EXACT <= reward <= _EXACT))
+        and _array_parts(observ))
+    if not parts:
+        return pickle.dumps(
+            (ExternalProcess._RESULT, result), _PICKLE_PROTOCOL)
+    flags = (bool(terminated) | bool(truncated) << 1
+             | terminated_code << 2 | truncated_code << 3)
+    head = _STEP_HEADER.pack(
+        ExternalProcess._STEP_RESULT, flags, reward_code, reward)
+    if info:
+        return b''.join((head, *parts, pickle.dumps(info, _PICKLE_PROTOCOL)))
+    return b''.join((head, *parts))
+
+
+def _unpack_step(data):
+    """Decode a framed step result into the environment's types."""
+    _, flags, reward_code, reward = _STEP_HEADER.unpack_from(data)
+    observ, offset = _unpack_array(data, _STEP_HEADER.size)
+    if reward_code:
+        reward = _SCALAR_TYPES[reward_code](reward)
+    terminated = _FLAG_TYPES[flags >> 2 & 1](flags & 1)
+    truncated = _FLAG_TYPES[flags >> 3 & 1](flags & 2)
+    if len(data) > offset:
+        return observ, reward, terminated, truncated, pickle.loads(
+            memoryview(data)[offset:])
+    return observ, reward, terminated, truncated, {}
+
+
+def _make_poller(conn):
+    """Return a function that waits up to a timeout for data on the pipe."""
+    if not hasattr(select, 'poll'):
+        return conn.poll
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return lambda seconds: poller.poll(seconds * 1000)
+
+
+def _preload_forkserver(context):
+    """Have the fork server import this module before it forks workers.
+
+    Workers forked from a server that already imported this module, NumPy and
+    gymnasium start in milliseconds instead of importing them each. This only
+    takes effect before the server started, and keeps modules others asked
+    to preload.
+    """
+    from multiprocessing import forkserver
+    server = getattr(forkserver, '_forkserver', None)
+    modules = getattr(server, '_preload_modules', None)
+    if modules is not None and __name__ not in modules:
+        context.set_forkserver_preload(list(modules) + [__name__])
+
+
+def _reap(process, seconds):
+    """Wait for a process to exit, then terminate, then kill it."""
+    if process is None:
+        return
+    process.join(seconds)
+    if process.exitcode is None:
+        process.terminate()
+        process.join(1.0)
+    if process.exitcode is None:
+        process.kill()
+        process.join()
+
+
+def _close_ref(ref):
+    env = ref()
+    if env is not None:
+        env.close()
+
+
+def _describe(constructor):
+    name = getattr(constructor, '__qualname__', None) or repr(constructor)
+    return name if len(name) <= 80 else name[:77] + '...'
