@@ -1,0 +1,119 @@
+"""Deterministic algorithm double that records how it is called."""
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.tools import attr_dict
+
+
+class MockAlgorithm:
+    """Algorithm that returns fixed actions and records every call.
+
+    It implements the interface `simulate` drives. When the graph runs, each
+    call appends `(method_name, agent_indices)` to `calls`, with the indices
+    as a list of ints, in the order the calls execute; `experience` also
+    appends the transition it received to `transitions`. Every method returns
+    an empty summary.
+    """
+
+    def __init__(self, batch_env, action=None):
+        """Create the algorithm for a batch of environments.
+
+        Args:
+            batch_env: In-graph batch environment like `tools.InGraphBatchEnv`,
+                whose `action` variable gives the actions' shape and dtype.
+            action: Value of every action, broadcast to the shape of one
+                action; None gives zeros.
+        """
+        self._batch_env = batch_env
+        self._action = action
+        self.calls = []
+        self.transitions = []
+
+    def begin_episode(self, agent_indices):
+        """Record the call.
+
+        Args:
+            agent_indices: 1-D int32 tensor of the agents beginning episodes.
+
+        Returns:
+            Empty summary string tensor.
+        """
+        with tf.name_scope('begin_episode'):
+            return self._define_record('begin_episode', agent_indices)
+
+    def perform(self, agent_indices, observ):
+        """Record the call and return the fixed actions.
+
+        Args:
+            agent_indices: 1-D int32 tensor of the agents to act for.
+            observ: Tensor of their current observations.
+
+        Returns:
+            Tuple of the actions, one per agent index in the dtype and shape
+            of the batch's action variable, and an empty summary.
+        """
+        del observ  # The actions are fixed.
+        with tf.name_scope('perform'):
+            variable = self._batch_env.action
+            dtype = variable.dtype.base_dtype
+            shape = variable.shape[1:]
+            value = 0 if self._action is None else self._action
+            single = tf.broadcast_to(tf.cast(value, dtype), shape.as_list())
+            batch_shape = tf.concat(
+                    [tf.shape(agent_indices), tf.shape(single)], 0)
+            summary = self._define_record('perform', agent_indices)
+            with tf.control_dependencies([summary]):
+                action = tf.broadcast_to(single, batch_shape)
+            action.set_shape(agent_indices.shape.concatenate(shape))
+            return action, summary
+
+    def experience(
+            self, agent_indices, observ, action, reward, done, nextob):
+        """Record the call and the transition.
+
+        Args:
+            agent_indices: 1-D int32 tensor of the agents of the transition.
+            observ: Tensor of the observations before the step.
+            action: Tensor of the actions taken.
+            reward: Tensor of the rewards received.
+            done: Tensor of the flags whether the episodes ended.
+            nextob: Tensor of the observations after the step.
+
+        Returns:
+            Empty summary string tensor.
+        """
+        with tf.name_scope('experience'):
+            return self._define_record(
+                    'experience', agent_indices,
+                    observ, action, reward, done, nextob)
+
+    def end_episode(self, agent_indices):
+        """Record the call.
+
+        Args:
+            agent_indices: 1-D int32 tensor of the agents ending episodes.
+
+        Returns:
+            Empty summary string tensor.
+        """
+        with tf.name_scope('end_episode'):
+            return self._define_record('end_episode', agent_indices)
+
+    def _define_record(self, name, agent_indices, *transition):
+        record = tf.numpy_function(
+                lambda *args: self._record(name, *args),
+                [agent_indices] + list(transition), [], name=name)
+        with tf.control_dependencies([record]):
+            return tf.identity('', name='summary')
+
+    def _record(self, name, agent_indices, *transition):
+        agent_indices = agent_indices.tolist()
+        self.calls.append((name, agent_indices))
+        if transition:
+            # Copy, because the arrays may share memory that the graph reuses.
+            observ, action, reward, done, nextob = (
+                    np.array(value) for value in transition)
+            self.transitions.append(attr_dict.AttrDict(
+                    agent_indices=agent_indices, observ=observ, action=action,
+                    reward=reward, done=done, nextob=nextob))

@@ -1,0 +1,124 @@
+"""One graph operation that steps a batch of environments and an algorithm."""
+
+import tensorflow.compat.v1 as tf
+
+from agents.tools import streaming_mean
+
+
+def simulate(batch_env, algo, log=True, reset=False):
+    """Define one step of the environments and the algorithm.
+
+    Running the returned tensors, in this order: resets the environments whose
+    episode is done (all of them when `reset` is true), zeroes their score and
+    length and calls `algo.begin_episode` with their indices; asks
+    `algo.perform` for actions of all agents; steps the environments; adds the
+    rewards to the scores; hands the transition to `algo.experience`; and
+    calls `algo.end_episode` with the indices of the episodes that ended,
+    whose scores and lengths enter running means. The `begin_episode` and
+    `end_episode` calls happen only when some agent needs them. Episodes cut
+    short by `reset` are not ended: they call no `end_episode` and stay out
+    of the means.
+
+    Scores, lengths and the running means live in the variable scope
+    `simulate_temporary`, which checkpoints leave out.
+
+    Args:
+        batch_env: In-graph batch environment like `tools.InGraphBatchEnv`.
+        algo: Algorithm with the methods `begin_episode(agent_indices)`,
+            `perform(agent_indices, observ)`, `experience(agent_indices,
+            observ, action, reward, done, nextob)` and
+            `end_episode(agent_indices)`, each returning a summary string
+            tensor (`perform` a tuple of the actions and a summary).
+        log: Python bool or bool tensor; when true, the summary includes the
+            mean score and length of the episodes that ended since the last
+            logged step (if any did), and those means restart.
+        reset: Python bool or bool tensor; when true, all episodes begin anew
+            before the step.
+
+    Returns:
+        Tuple of the bool tensor telling which episodes ended in this step,
+        the float32 tensor of the scores of the current (or just ended)
+        episodes, and the merged summary string tensor.
+    """
+
+    def _define_begin_episode(agent_indices):
+        observ = batch_env.reset(agent_indices)
+        reset_score = tf.scatter_update(
+                score, agent_indices, tf.zeros_like(agent_indices, tf.float32))
+        reset_length = tf.scatter_update(
+                length, agent_indices, tf.zeros_like(agent_indices))
+        with tf.control_dependencies([observ, reset_score, reset_length]):
+            return tf.identity(algo.begin_episode(agent_indices))
+
+    def _define_step():
+        agent_indices = tf.range(len(batch_env))
+        # A snapshot of the observations before the step overwrites them.
+        observ = tf.identity(batch_env.observ)
+        action, perform_summary = algo.perform(agent_indices, observ)
+        with tf.control_dependencies([observ, perform_summary]):
+            step = batch_env.simulate(action)
+        with tf.control_dependencies([step]):
+            reward = tf.identity(batch_env.reward)
+            add_score = score.assign_add(reward)
+            add_length = length.assign_add(tf.ones_like(agent_indices))
+        with tf.control_dependencies([add_score, add_length]):
+            experience_summary = algo.experience(
+                    agent_indices, observ, tf.identity(batch_env.action),
+                    reward, tf.identity(batch_env.done),
+                    tf.identity(batch_env.observ))
+        return tf.summary.merge([perform_summary, experience_summary])
+
+    def _define_end_episode(agent_indices):
+        episode_score = tf.gather(score, agent_indices)
+        episode_length = tf.cast(tf.gather(length, agent_indices), tf.float32)
+        submit_score = mean_score.submit(episode_score)
+        submit_length = mean_length.submit(episode_length)
+        with tf.control_dependencies([submit_score, submit_length]):
+            return tf.identity(algo.end_episode(agent_indices))
+
+    def _define_summaries():
+        # tf.cond(pred, fn, str) builds a summary only where the predicate
+        # holds; `str` returns '', the empty summary, that merges to nothing.
+        score_summary = tf.cond(
+                tf.logical_and(log, mean_score.count > 0),
+                lambda: tf.summary.scalar('mean_score', mean_score.clear()),
+                str)
+        length_summary = tf.cond(
+                tf.logical_and(log, mean_length.count > 0),
+                lambda: tf.summary.scalar('mean_length', mean_length.clear()),
+                str)
+        return tf.summary.merge([score_summary, length_summary])
+
+    def _done_indices():
+        return tf.cast(tf.where(batch_env.done)[:, 0], tf.int32)
+
+    with tf.variable_scope('simulate_temporary'):
+        score = tf.Variable(
+                lambda: tf.zeros(len(batch_env), tf.float32),
+                trainable=False, name='score')
+        length = tf.Variable(
+                lambda: tf.zeros(len(batch_env), tf.int32),
+                trainable=False, name='length')
+        mean_score = streaming_mean.StreamingMean((), tf.float32, 'mean_score')
+        mean_length = streaming_mean.StreamingMean(
+                (), tf.float32, 'mean_length')
+    with tf.name_scope('simulate'):
+        log = tf.convert_to_tensor(log, tf.bool)
+        reset = tf.convert_to_tensor(reset, tf.bool)
+        begin_indices = tf.cond(
+                reset, lambda: tf.range(len(batch_env)), _done_indices)
+        begin_episode = tf.cond(
+                tf.size(begin_indices) > 0,
+                lambda: _define_begin_episode(begin_indices), str)
+        with tf.control_dependencies([begin_episode]):
+            step = _define_step()
+        with tf.control_dependencies([step]):
+            end_indices = _done_indices()
+            end_episode = tf.cond(
+                    tf.size(end_indices) > 0,
+                    lambda: _define_end_episode(end_indices), str)
+        with tf.control_dependencies([end_episode]):
+            summary = tf.summary.merge([
+                    begin_episode, step, end_episode, _define_summaries()])
+        with tf.control_dependencies([summary]):
+            return tf.identity(batch_env.done), tf.identity(score), summary

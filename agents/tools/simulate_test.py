@@ -1,0 +1,202 @@
+"""Tests for simulate on worker processes of mock environments."""
+
+import functools
+
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from agents.tools import batch_env
+from agents.tools import external_process
+from agents.tools import in_graph_batch_env
+from agents.tools import mock_algorithm
+from agents.tools import mock_environment
+from agents.tools import simulate
+
+
+@pytest.fixture(name='env')
+def fixture_env():
+    """In-graph batch of workers with episodes of 2, 3 and 5 steps."""
+    envs = [
+            external_process.ExternalProcess(functools.partial(
+                    mock_environment.MockEnvironment, durations=(duration,)))
+            for duration in (2, 3, 5)]
+    with tf.Graph().as_default():
+        env = in_graph_batch_env.InGraphBatchEnv(
+                batch_env.BatchEnv(envs, blocking=False))
+        try:
+            yield env
+        finally:
+            env.close()
+
+
+def _summary_values(summary):
+    """Return the scalar values of a serialized summary by tag."""
+    return {value.tag: value.simple_value
+            for value in tf.Summary.FromString(summary).value}
+
+
+def _run(sess, tensors, count, feed=None):
+    """Run the simulation several times, returning done and score lists."""
+    trace = []
+    for _ in range(count):
+        done, score, _ = sess.run(tensors, feed)
+        trace.append((done.tolist(), score.tolist()))
+    return trace
+
+
+def test_done_scores_and_episodes_step_by_step(env):
+    """Episodes of different lengths end and restart independently."""
+    algo = mock_algorithm.MockAlgorithm(env)
+    done, score, summary = simulate.simulate(env, algo, log=False)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        trace = _run(sess, (done, score, summary), 11)
+    assert trace == [
+            ([False, False, False], [1, 1, 1]),
+            ([True, False, False], [3, 3, 3]),
+            ([False, True, False], [1, 6, 6]),
+            ([True, False, False], [3, 1, 10]),
+            ([False, False, True], [1, 3, 15]),
+            ([True, True, False], [3, 6, 1]),
+            ([False, False, False], [1, 1, 3]),
+            ([True, False, False], [3, 3, 6]),
+            ([False, True, False], [1, 6, 10]),
+            ([True, False, True], [3, 1, 15]),
+            ([False, False, False], [1, 3, 1])]
+    # Finished and running episodes of every worker, by their step counts.
+    assert [env[index].steps for index in range(3)] == [
+            [2, 2, 2, 2, 2, 1], [3, 3, 3, 2], [5, 5, 1]]
+
+
+def test_algorithm_calls(env):
+    """The algorithm sees each stage with the right agent indices."""
+    algo = mock_algorithm.MockAlgorithm(env)
+    tensors = simulate.simulate(env, algo)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _run(sess, tensors, 6)
+    everyone = [0, 1, 2]
+    step = [('perform', everyone), ('experience', everyone)]
+    assert algo.calls == (
+            [('begin_episode', everyone)] + step +
+            step + [('end_episode', [0])] +
+            [('begin_episode', [0])] + step + [('end_episode', [1])] +
+            [('begin_episode', [1])] + step + [('end_episode', [0])] +
+            [('begin_episode', [0])] + step + [('end_episode', [2])] +
+            [('begin_episode', [2])] + step + [('end_episode', [0, 1])])
+
+
+def test_experience_transitions(env):
+    """Transitions hold the observations before and after each step."""
+    algo = mock_algorithm.MockAlgorithm(env)
+    tensors = simulate.simulate(env, algo)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _run(sess, tensors, 3)
+    observs = [
+            [[[0, 0]] * 3, [[1, 1]] * 3],
+            [[[1, 1]] * 3, [[2, 2]] * 3],
+            [[[0, 0], [2, 2], [2, 2]], [[1, 1], [3, 3], [3, 3]]]]
+    rewards = [[1, 1, 1], [2, 2, 2], [1, 3, 3]]
+    dones = [[False] * 3, [True, False, False], [False, True, False]]
+    assert len(algo.transitions) == 3
+    for transition, observ, reward, done in zip(
+            algo.transitions, observs, rewards, dones):
+        assert transition.agent_indices == [0, 1, 2]
+        assert transition.observ.tolist() == observ[0]
+        assert transition.nextob.tolist() == observ[1]
+        assert transition.action.tolist() == [[0, 0, 0]] * 3
+        assert transition.reward.tolist() == reward
+        assert transition.done.tolist() == done
+
+
+def test_reset_begins_every_episode(env):
+    """Feeding reset restarts all episodes, also unfinished ones."""
+    algo = mock_algorithm.MockAlgorithm(env)
+    reset = tf.placeholder(tf.bool, ())
+    tensors = simulate.simulate(env, algo, log=False, reset=reset)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        trace = _run(sess, tensors, 3, {reset: False})
+        algo.calls.clear()
+        trace += _run(sess, tensors, 1, {reset: True})
+        assert algo.calls == [
+                ('begin_episode', [0, 1, 2]),
+                ('perform', [0, 1, 2]),
+                ('experience', [0, 1, 2])]
+        trace += _run(sess, tensors, 2, {reset: False})
+        trace += _run(sess, tensors, 1, {reset: True})
+    assert trace == [
+            ([False, False, False], [1, 1, 1]),
+            ([True, False, False], [3, 3, 3]),
+            ([False, True, False], [1, 6, 6]),
+            ([False, False, False], [1, 1, 1]),
+            ([True, False, False], [3, 3, 3]),
+            ([False, True, False], [1, 6, 6]),
+            ([False, False, False], [1, 1, 1])]
+    # Reset episodes stop where they were cut short.
+    assert [env[index].steps for index in range(3)] == [
+            [2, 1, 2, 1, 1], [3, 3, 1], [3, 3, 1]]
+
+
+def test_mean_summaries(env):
+    """Logged summaries hold the means of the episodes since the last log."""
+    algo = mock_algorithm.MockAlgorithm(env)
+    log = tf.placeholder(tf.bool, ())
+    tensors = simulate.simulate(env, algo, log=log)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        summaries = []
+        for should_log in [True, True, False, False, False, True, True, True]:
+            _, _, summary = sess.run(tensors, {log: should_log})
+            summaries.append(_summary_values(summary))
+    # Episodes end at steps 2 (score 3), 3 (6), 4 (3), 5 (15), 6 (3 and 6),
+    # and 8 (3), with lengths of 2, 3, 2, 5, 2 and 3, and 2 steps.
+    assert summaries == [
+            {},
+            {'mean_score': 3, 'mean_length': 2},
+            {}, {}, {},
+            {'mean_score': pytest.approx(33 / 5), 'mean_length': 3},
+            {},
+            {'mean_score': 3, 'mean_length': 2}]
+
+
+def test_python_bools_and_variables(env):
+    """Python bools work; state lives in temporary, untrained variables."""
+    algo = mock_algorithm.MockAlgorithm(env)
+    tensors = simulate.simulate(env, algo, log=True, reset=True)
+    names = [var.name for var in tf.global_variables()]
+    assert [name for name in names if name.startswith('simulate')] == [
+            'simulate_temporary/score:0', 'simulate_temporary/length:0',
+            'simulate_temporary/mean_score/sum:0',
+            'simulate_temporary/mean_score/count:0',
+            'simulate_temporary/mean_length/sum:0',
+            'simulate_temporary/mean_length/count:0']
+    assert not tf.trainable_variables()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        trace = _run(sess, tensors, 3)
+    assert trace == [([False, False, False], [1, 1, 1])] * 3
+    assert algo.calls[::3] == [('begin_episode', [0, 1, 2])] * 3
+
+
+def test_truncated_episodes():
+    """An algorithm can read which episodes were truncated."""
+    envs = [
+            mock_environment.MockEnvironment(durations=(1,), truncate=True),
+            mock_environment.MockEnvironment(durations=(2,))]
+    with tf.Graph().as_default():
+        env = in_graph_batch_env.InGraphBatchEnv(
+                batch_env.BatchEnv(envs, True))
+        algo = mock_algorithm.MockAlgorithm(env, action=0.5)
+        done, _, _ = simulate.simulate(env, algo)
+        with tf.control_dependencies([done]):
+            truncated = tf.identity(env.truncated)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            trace = [tuple(x.tolist() for x in sess.run((done, truncated)))
+                     for _ in range(2)]
+    assert trace == [
+            ([True, False], [True, False]), ([True, True], [True, False])]
+    assert np.array(envs[1].actions).tolist() == [[0.5] * 3] * 2
