@@ -1,0 +1,306 @@
+"""Policy and value networks for PPO.
+
+Every network has the signature `(config, action_space, observations, length,
+state=None)` and returns `tools.AttrDict(policy, value, state)`: `policy` is a
+distribution over actions for every step (`parts.DiagonalGaussian` or
+`parts.Categorical`), `value` the state values `[batch, time]`, and `state`
+the recurrent state after the last valid step of each sequence (None for
+feed-forward networks). Observations are `[batch, time, ...]`.
+
+The policy and the value function are separate networks in the variable
+scopes `policy` and `value`. Both scopes reuse their variables
+(`tf.AUTO_REUSE`), so calling a network again in the same outer variable
+scope shares the weights; wrapping the network in `tf.make_template` works
+too. Call a network once outside of `tf.cond` and `tf.scan` (for example
+in the algorithm's constructor) so that its variables are created at the top
+level of the graph; later calls may then happen inside control flow.
+
+Config fields read: `policy_layers` and `value_layers` (tuples of hidden
+sizes), `init_output_factor` (initial scale of the policy's output layer),
+`init_std` (initial standard deviation of Gaussian policies), and optionally
+`activation` (default `tf.nn.relu`).
+"""
+
+import functools
+import operator
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents import parts
+from agents import tools
+
+
+def feed_forward_gaussian(
+        config, action_space, observations, length, state=None):
+    """Feed-forward Gaussian policy with a separate value network.
+
+    The mean passes through tanh, so it stays inside [-1, 1], the action
+    range that the `RangeNormalize` wrapper gives to bounded action spaces,
+    as in the 2017 BatchPPO; sampled actions may still leave the range and
+    are clipped by the environment wrappers. The log standard deviation is a
+    learned vector independent of the observation, initialized to
+    `log(config.init_std)`.
+
+    Args:
+        config: Configuration with the fields listed in the module docstring.
+        action_space: `gym.spaces.Box` with a one-dimensional shape.
+        observations: Tensor `[batch, time, ...]`.
+        length: Unused; every step is computed alike.
+        state: Unused; returned unchanged.
+
+    Returns:
+        `tools.AttrDict(policy, value, state)`.
+
+    Raises:
+        ValueError: For other action spaces.
+    """
+    del length  # Feed-forward networks treat every step alike.
+    action_size = _box_size(action_space, 'feed_forward_gaussian')
+    activation = _activation(config)
+    observations = _flatten_observations(observations)
+    with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
+        hidden = _mlp(observations, config.policy_layers, activation)
+        mean, logstd = _gaussian_head(config, hidden, action_size)
+    with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
+        value = _value_head(observations, config.value_layers, activation)
+    return tools.AttrDict(
+        policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
+
+
+def feed_forward_categorical(
+        config, action_space, observations, length, state=None):
+    """Feed-forward categorical policy with a separate value network.
+
+    Args:
+        config: Configuration with the fields listed in the module docstring;
+            `init_std` is not used.
+        action_space: `gym.spaces.Discrete` starting at zero.
+        observations: Tensor `[batch, time, ...]`.
+        length: Unused; every step is computed alike.
+        state: Unused; returned unchanged.
+
+    Returns:
+        `tools.AttrDict(policy, value, state)` with int32 actions.
+
+    Raises:
+        ValueError: For other action spaces.
+    """
+    del length  # Feed-forward networks treat every step alike.
+    if not (isinstance(action_space, gym.spaces.Discrete) and
+            int(action_space.start) == 0):
+        raise ValueError(
+            f'feed_forward_categorical needs a Discrete action space '
+            f'starting at 0, got {action_space!r}')
+    activation = _activation(config)
+    observations = _flatten_observations(observations)
+    with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
+        hidden = _mlp(observations, config.policy_layers, activation)
+        logits = _dense(
+            hidden, int(action_space.n), scale=config.init_output_factor,
+            name='logits')
+        logits = tf.check_numerics(logits, 'logits')
+    with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
+        value = _value_head(observations, config.value_layers, activation)
+    return tools.AttrDict(
+        policy=parts.Categorical(logits), value=value, state=state)
+
+
+def recurrent_gaussian(
+        config, action_space, observations, length, state=None):
+    """Gaussian policy with a GRU layer and a feed-forward value network.
+
+    The hidden layers `config.policy_layers[:-1]` feed a GRU with
+    `config.policy_layers[-1]` units, run over time; the mean and standard
+    deviation follow as in `feed_forward_gaussian`. Steps past the length of
+    a sequence leave the state unchanged and output zeros, so the returned
+    state is the one after the last valid step. The caller carries the state
+    from call to call and resets it to zeros at the start of an episode.
+
+    Args:
+        config: Configuration with the fields listed in the module docstring;
+            `policy_layers` needs at least one entry.
+        action_space: `gym.spaces.Box` with a one-dimensional shape.
+        observations: Tensor `[batch, time, ...]`.
+        length: Integer tensor `[batch]` of valid lengths, or None for full
+            sequences.
+        state: Tensor `[batch, units]`, or None for zeros.
+
+    Returns:
+        `tools.AttrDict(policy, value, state)` with the state `[batch,
+        units]` after the last valid step.
+
+    Raises:
+        ValueError: For other action spaces or empty `policy_layers`.
+    """
+    action_size = _box_size(action_space, 'recurrent_gaussian')
+    if not config.policy_layers:
+        raise ValueError(
+            'recurrent_gaussian needs policy_layers ending in the GRU size, '
+            f'got {config.policy_layers!r}')
+    activation = _activation(config)
+    observations = _flatten_observations(observations)
+    units = int(config.policy_layers[-1])
+    with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
+        hidden = _mlp(observations, config.policy_layers[:-1], activation)
+        hidden, state = _gru(hidden, length, state, units)
+        mean, logstd = _gaussian_head(config, hidden, action_size)
+    with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
+        value = _value_head(observations, config.value_layers, activation)
+    return tools.AttrDict(
+        policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
+
+
+def _box_size(action_space, network):
+    """Number of dimensions of a one-dimensional Box space."""
+    if not (isinstance(action_space, gym.spaces.Box) and
+            len(action_space.shape) == 1):
+        raise ValueError(
+            f'{network} needs a Box action space with one dimension, got '
+            f'{action_space!r}')
+    return int(action_space.shape[0])
+
+
+def _activation(config):
+    """The configured hidden activation, ReLU by default."""
+    return getattr(config, 'activation', None) or tf.nn.relu
+
+
+def _flatten_observations(observations):
+    """Cast to float32 and flatten all but the batch and time axes."""
+    with tf.name_scope('flatten_observations'):
+        observations = tf.cast(observations, tf.float32)
+        event_shape = observations.shape[2:].as_list()
+        if None in event_shape:
+            raise ValueError(
+                f'observations need static shapes after the batch and time '
+                f'axes, got {observations.shape}')
+        size = functools.reduce(operator.mul, event_shape, 1)
+        shape = tf.concat([tf.shape(observations)[:2], [size]], 0)
+        flat = tf.reshape(observations, shape, name='flat_observations')
+        flat.set_shape(observations.shape[:2].concatenate([size]))
+        return flat
+
+
+def _dense(inputs, units, activation=None, scale=1.0, name='dense'):
+    """Fully connected layer over the last axis of inputs of any rank.
+
+    The weights use variance scaling over the average fan, uniformly; a
+    scale of one is the Glorot initialization.
+    """
+    input_size = tf.compat.dimension_value(inputs.shape[-1])
+    with tf.variable_scope(name):
+        kernel = tf.get_variable(
+            'kernel', [input_size, units], tf.float32,
+            tf.variance_scaling_initializer(
+                scale, mode='fan_avg', distribution='uniform'))
+        bias = tf.get_variable(
+            'bias', [units], tf.float32, tf.zeros_initializer())
+        flat_inputs = tf.reshape(inputs, [-1, input_size])
+        flat_outputs = tf.matmul(flat_inputs, kernel) + bias
+        if activation is not None:
+            flat_outputs = activation(flat_outputs)
+        shape = tf.concat([tf.shape(inputs)[:-1], [units]], 0)
+        outputs = tf.reshape(flat_outputs, shape, name='outputs')
+        outputs.set_shape(inputs.shape[:-1].concatenate([units]))
+        return outputs
+
+
+def _mlp(inputs, layers, activation):
+    """Stack of hidden layers."""
+    hidden = inputs
+    for index, size in enumerate(layers):
+        hidden = _dense(hidden, int(size), activation, name=f'hidden_{index}')
+    return hidden
+
+
+def _gaussian_head(config, hidden, action_size):
+    """Tanh mean layer and state-independent log standard deviation."""
+    mean = _dense(
+        hidden, action_size, tf.tanh, scale=config.init_output_factor,
+        name='mean')
+    logstd = tf.get_variable(
+        'logstd', [action_size], tf.float32,
+        tf.constant_initializer(np.log(config.init_std)))
+    mean = tf.check_numerics(mean, 'mean')
+    logstd = tf.check_numerics(logstd, 'logstd')
+    return mean, logstd
+
+
+def _value_head(observations, layers, activation):
+    """Value network output [batch, time]."""
+    hidden = _mlp(observations, layers, activation)
+    value = _dense(hidden, 1, name='output')[..., 0]
+    return tf.check_numerics(value, 'value')
+
+
+def _gru(inputs, length, state, units, name='gru'):
+    """Gated recurrent unit layer run over the time axis.
+
+    The weights are created before the loop over time, so that no variable
+    is created inside control flow.
+
+    Args:
+        inputs: Tensor `[batch, time, size]`.
+        length: Integer tensor `[batch]` or None.
+        state: Tensor `[batch, units]` or None for zeros.
+        units: Size of the state.
+        name: Variable scope.
+
+    Returns:
+        Outputs `[batch, time, units]`, zero past the length, and the state
+        after the last valid step.
+    """
+    input_size = tf.compat.dimension_value(inputs.shape[-1])
+    with tf.variable_scope(name):
+        glorot = tf.variance_scaling_initializer(
+            1.0, mode='fan_avg', distribution='uniform')
+        input_kernel = tf.get_variable(
+            'input_kernel', [input_size, 3 * units], tf.float32, glorot)
+        state_kernel = tf.get_variable(
+            'state_kernel', [units, 3 * units], tf.float32, glorot)
+        # Gate biases of one make the layer keep its state at first, as in
+        # the classic GRU cell; the candidate bias starts at zero.
+        bias = tf.get_variable(
+            'bias', [3 * units], tf.float32, tf.constant_initializer(
+                np.concatenate([np.ones(2 * units), np.zeros(units)])))
+        batch_size = tf.shape(inputs)[0]
+        max_length = tf.shape(inputs)[1]
+        if state is None:
+            state = tf.zeros([batch_size, units], tf.float32)
+        if length is None:
+            length = tf.fill([batch_size], max_length)
+
+        def _define_inputs():
+            # Project all steps at once; the loop only adds the state terms.
+            projection = tf.einsum('bti,ij->btj', inputs, input_kernel) + bias
+            valid = tf.range(max_length)[None, :] < tf.cast(
+                length, tf.int32)[:, None]
+            return (
+                tf.transpose(projection, [1, 0, 2], name='projection'),
+                tf.transpose(valid, [1, 0], name='valid'))
+
+        gate_kernel = state_kernel[:, :2 * units]
+        candidate_kernel = state_kernel[:, 2 * units:]
+
+        def _step(previous, step_inputs):
+            projection, valid = step_inputs
+            gates = tf.sigmoid(
+                projection[:, :2 * units] + tf.matmul(previous, gate_kernel))
+            reset, update = tf.split(gates, 2, axis=1)
+            candidate = tf.tanh(
+                projection[:, 2 * units:] +
+                tf.matmul(reset * previous, candidate_kernel))
+            current = update * previous + (1 - update) * candidate
+            return tf.where_v2(valid[:, None], current, previous)
+
+        projection, valid = _define_inputs()
+        states = tf.scan(_step, (projection, valid), state, name='states')
+        outputs = tf.where_v2(
+            valid[:, :, None], states, tf.zeros_like(states))
+        outputs = tf.transpose(outputs, [1, 0, 2], name='outputs')
+        outputs.set_shape(inputs.shape[:-1].concatenate([units]))
+        # Prepending the initial state handles sequences of zero steps.
+        final_state = tf.concat([state[None], states], 0)[-1]
+        return outputs, tf.identity(final_state, name='final_state')
