@@ -1,0 +1,293 @@
+"""Run simulation phases, such as training and evaluation, in a schedule."""
+
+import collections
+import datetime
+import logging
+import math
+import numbers
+import os
+import time
+
+import tensorflow.compat.v1 as tf
+
+from agents.tools import streaming_mean
+
+_Phase = collections.namedtuple(
+        'Phase',
+        'name, writer, op, batch, steps, feed, report_every, log_every, '
+        'checkpoint_every')
+
+_logger = logging.getLogger('agents')
+
+
+class Loop:
+    """Alternate phases of simulation steps, logging and checkpointing.
+
+    Each phase runs a simulation operation (usually the outputs of `simulate`)
+    for its number of environment steps, then the next phase takes over, in
+    the order the phases were added, over and over. Every session run counts
+    as many environment steps as the phase's batch has environments, and adds
+    them to the global step. The schedule is computed from the global step
+    alone, so a loop rebuilt on a restored global step resumes in the phase
+    and at the step where the checkpoint was taken. Phase lengths should be
+    multiples of their batch sizes; otherwise a phase's last run overshoots
+    into the next phase, which then runs correspondingly shorter.
+
+    Phase steps count the environment steps a phase made over all its turns.
+    The intervals `report_every`, `log_every` and `checkpoint_every` fire on
+    the run during which a phase's step count reaches a multiple of them.
+    """
+
+    def __init__(self, logdir, step=None, log=None, report=None, reset=None):
+        """Create a loop without phases.
+
+        Args:
+            logdir: Folder for summaries (in a subfolder per phase) and
+                checkpoints, or None to write nothing.
+            step: Integer variable of the global step; None gets or creates
+                the graph's global step.
+            log: Scalar bool tensor fed true on runs that should compute
+                summaries; None creates a placeholder.
+            report: Scalar bool tensor fed true on runs that report the mean
+                score; None creates a placeholder.
+            reset: Scalar bool tensor fed true on the first run of each turn
+                of a phase, so that all episodes begin anew; None creates a
+                placeholder.
+        """
+        self._logdir = logdir
+        if step is None:
+            step = tf.train.get_or_create_global_step()
+        self._step = step
+        self._log = _placeholder(log, 'should_log')
+        self._report = _placeholder(report, 'do_report')
+        self._reset = _placeholder(reset, 'force_reset')
+        self._phases = []
+
+    @property
+    def step(self):
+        """Global step variable."""
+        return self._step
+
+    @property
+    def log(self):
+        """Bool tensor fed true where summaries should be computed."""
+        return self._log
+
+    @property
+    def report(self):
+        """Bool tensor fed true where the mean score is reported."""
+        return self._report
+
+    @property
+    def reset(self):
+        """Bool tensor fed true on the first run of a phase's turn."""
+        return self._reset
+
+    def add_phase(
+            self, name, done, score, summary, steps, report_every=None,
+            log_every=None, checkpoint_every=None, feed=None):
+        """Add a phase to the end of the schedule.
+
+        Args:
+            name: Name of the phase, also its summary subfolder.
+            done: Bool tensor of which episodes ended in a run, shape [batch]
+                or scalar.
+            score: Float tensor of the episodes' scores, shaped like `done`.
+            summary: String tensor of the summary of a run.
+            steps: Environment steps of each turn of the phase.
+            report_every: Phase steps between reports of the mean score of
+                the episodes that ended since the last report; None never
+                reports.
+            log_every: Phase steps between runs with summaries; None never
+                computes them.
+            checkpoint_every: Phase steps between checkpoints; None never
+                saves.
+            feed: Dict of further tensors to feed on the phase's runs; the
+                loop's own `log`, `report` and `reset` tensors override it.
+
+        Raises:
+            ValueError: When the name is empty or taken, the steps or
+                intervals are not positive integers, or `done` and `score`
+                are not scalars or vectors of the same static shape.
+        """
+        if not name or not isinstance(name, str):
+            raise ValueError(
+                    f'Expected a non-empty string as phase name, got {name!r}.')
+        if any(phase.name == name for phase in self._phases):
+            raise ValueError(f'There is already a phase named {name!r}.')
+        steps = _positive_int(steps, 'steps')
+        report_every = _optional_positive_int(report_every, 'report_every')
+        log_every = _optional_positive_int(log_every, 'log_every')
+        checkpoint_every = _optional_positive_int(
+                checkpoint_every, 'checkpoint_every')
+        done = tf.convert_to_tensor(done, tf.bool)
+        score = tf.convert_to_tensor(score, tf.float32)
+        summary = tf.convert_to_tensor(summary, tf.string)
+        if (done.shape.ndims not in (0, 1) or not done.shape.is_fully_defined()
+                or done.shape != score.shape):
+            raise ValueError(
+                    "Expected 'done' and 'score' of the same known shape, "
+                    'either scalars or vectors over the batch, got '
+                    f'{done.shape} and {score.shape}.')
+        batch = 1 if done.shape.ndims == 0 else done.shape.as_list()[0]
+        writer = None
+        if self._logdir:
+            writer = tf.summary.FileWriter(
+                    os.path.join(self._logdir, name), tf.get_default_graph())
+        with tf.variable_scope('loop_temporary'):
+            mean_score = streaming_mean.StreamingMean(
+                    (), tf.float32, 'mean_score')
+        with tf.name_scope(f'loop_{len(self._phases)}'):
+            op = self._define_step(done, score, summary, batch, mean_score)
+        self._phases.append(_Phase(
+                name, writer, op, batch, steps, dict(feed or {}),
+                report_every, log_every, checkpoint_every))
+
+    def run(self, sess, saver, max_step=None):
+        """Run the phases in turn, yielding the mean score at each report.
+
+        Each report also logs one progress line to the 'agents' logger.
+
+        Args:
+            sess: Session to run the phases in.
+            saver: Saver for checkpoints, or None to save none.
+            max_step: Global step at which to stop; None runs forever.
+
+        Raises:
+            RuntimeError: When no phase was added.
+
+        Yields:
+            Mean score of the episodes that ended during the reporting phase
+            since its last report; NaN when none ended.
+        """
+        if not self._phases:
+            raise RuntimeError('Add a phase to the loop before running it.')
+        global_step = int(sess.run(self._step))
+        start_time = last_time = time.monotonic()
+        last_step = global_step
+        previous_turn = None
+        try:
+            while max_step is None or global_step < max_step:
+                phase, epoch, steps_in = self._find_current_phase(global_step)
+                phase_step = epoch * phase.steps + steps_in
+                turn = (epoch, phase.name)
+                first_run = turn != previous_turn
+                previous_turn = turn
+                if first_run:
+                    _logger.debug(
+                            'Phase %s at phase step %d, global step %d.',
+                            phase.name, phase_step, global_step)
+                should_log = phase.writer is not None and _fires(
+                        phase_step, phase.batch, phase.log_every)
+                should_report = _fires(
+                        phase_step, phase.batch, phase.report_every)
+                feed = dict(phase.feed)
+                feed[self._log] = should_log
+                feed[self._report] = should_report
+                feed[self._reset] = first_run
+                summary, mean_score, global_step = sess.run(phase.op, feed)
+                global_step = int(global_step)
+                if summary and phase.writer is not None:
+                    phase.writer.add_summary(summary, global_step)
+                if _fires(phase_step, phase.batch, phase.checkpoint_every):
+                    self._store_checkpoint(sess, saver, global_step)
+                if should_report:
+                    now = time.monotonic()
+                    speed = None
+                    if now > last_time:
+                        speed = (global_step - last_step) / (now - last_time)
+                    self._log_progress(
+                            phase.name, global_step, mean_score, max_step,
+                            speed, now - start_time)
+                    last_time, last_step = now, global_step
+                    if phase.writer is not None:
+                        phase.writer.flush()
+                    yield float(mean_score)
+        finally:
+            for phase in self._phases:
+                if phase.writer is not None:
+                    phase.writer.flush()
+
+    def _define_step(self, done, score, summary, batch, mean_score):
+        if done.shape.ndims == 0:
+            done, score = done[None], score[None]
+        with tf.control_dependencies([done, score, summary]):
+            done_score = tf.gather(score, tf.where(done)[:, 0])
+            submit_score = mean_score.submit(done_score)
+        with tf.control_dependencies([submit_score]):
+            # The mean is only read on reports; other runs return zero.
+            reported_score = tf.cond(self._report, mean_score.clear, float)
+            next_step = self._step.assign_add(
+                    tf.cast(batch, self._step.dtype.base_dtype))
+        with tf.control_dependencies([reported_score, next_step]):
+            return tf.identity(summary), reported_score, next_step
+
+    def _find_current_phase(self, global_step):
+        epoch_size = sum(phase.steps for phase in self._phases)
+        epoch, steps_in = divmod(global_step, epoch_size)
+        for phase in self._phases:
+            if steps_in < phase.steps:
+                return phase, epoch, steps_in
+            steps_in -= phase.steps
+        raise AssertionError('The phases cover every step of an epoch.')
+
+    def _store_checkpoint(self, sess, saver, global_step):
+        if not self._logdir or saver is None:
+            return
+        tf.io.gfile.makedirs(self._logdir)
+        filename = os.path.join(self._logdir, 'model.ckpt')
+        saver.save(sess, filename, global_step)
+
+    def _log_progress(
+            self, name, global_step, mean_score, max_step, speed, elapsed):
+        message = (
+                f'Global step {global_step} ({name}): mean score '
+                f'{mean_score:.3f}, ')
+        if speed is None:
+            message += 'steps/s n/a, '
+        else:
+            message += f'{speed:.1f} steps/s, '
+        message += f'elapsed {_format_seconds(elapsed)}'
+        if max_step is not None:
+            remaining = max(0, max_step - global_step)
+            if not remaining:
+                eta = _format_seconds(0)
+            elif speed:
+                eta = _format_seconds(remaining / speed)
+            else:
+                eta = 'n/a'
+            message += f', ETA {eta}'
+        _logger.info('%s.', message)
+
+
+def _placeholder(tensor, name):
+    if tensor is None:
+        return tf.placeholder(tf.bool, (), name)
+    return tensor
+
+
+def _fires(phase_step, batch, every):
+    """Whether a run over `batch` steps from `phase_step` reaches a multiple."""
+    if not every:
+        return False
+    return (phase_step + batch) // every > phase_step // every
+
+
+def _positive_int(value, name):
+    valid = (
+            isinstance(value, numbers.Real) and not isinstance(value, bool)
+            and math.isfinite(value) and 1 <= value == int(value))
+    if not valid:
+        raise ValueError(
+                f'Expected {name} to be a positive integer, got {value!r}.')
+    return int(value)
+
+
+def _optional_positive_int(value, name):
+    if value is None:
+        return None
+    return _positive_int(value, name)
+
+
+def _format_seconds(seconds):
+    return str(datetime.timedelta(seconds=int(round(seconds))))

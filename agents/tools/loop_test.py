@@ -1,0 +1,332 @@
+"""Tests for the phase schedule, intervals and resumption of Loop."""
+
+import collections
+import logging
+import math
+import os
+
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from agents.tools import batch_env
+from agents.tools import in_graph_batch_env
+from agents.tools import loop as loop_module
+from agents.tools import mock_algorithm
+from agents.tools import mock_environment
+from agents.tools import simulate
+
+Run = collections.namedtuple('Run', 'phase, step, reset, log, report, extra')
+
+
+def _define_phase(loop, name, batch, runs, extra=None):
+    """Phase tensors that record each run; every episode ends each run.
+
+    The score of agent `i` is the global step before the run plus `i`.
+    """
+    extra = tf.constant(0) if extra is None else extra
+
+    def step(global_step, reset, log, report, extra):
+        runs.append(Run(
+                name, int(global_step), bool(reset), bool(log), bool(report),
+                int(extra)))
+        score = global_step + np.arange(batch, dtype=np.float32)
+        return np.ones(batch, bool), score.astype(np.float32)
+
+    done, score = tf.numpy_function(
+            step, [loop.step, loop.reset, loop.log, loop.report, extra],
+            [tf.bool, tf.float32])
+    done.set_shape((batch,))
+    score.set_shape((batch,))
+    summary = tf.cond(
+            loop.log, lambda: tf.summary.scalar(name, tf.reduce_mean(score)),
+            str)
+    return done, score, summary
+
+
+def _define_loop(logdir, runs):
+    """Phases 'train' (8 steps, batch 2) and 'eval' (3 steps, batch 1)."""
+    loop = loop_module.Loop(logdir)
+    is_training = tf.placeholder(tf.int32, ())
+    loop.add_phase(
+            'train', *_define_phase(loop, 'train', 2, runs, is_training),
+            steps=8, report_every=8, log_every=4, checkpoint_every=6,
+            feed={is_training: 1})
+    loop.add_phase(
+            'eval', *_define_phase(loop, 'eval', 1, runs, is_training),
+            steps=3, report_every=3, log_every=2,
+            feed={is_training: 2})
+    return loop
+
+
+def _event_steps(logdir, tag):
+    """Global steps of the summaries with a tag in a folder's event files."""
+    steps = []
+    for filename in sorted(os.listdir(logdir)):
+        path = os.path.join(logdir, filename)
+        for event in tf.train.summary_iterator(path):
+            if any(value.tag == tag for value in event.summary.value):
+                steps.append(event.step)
+    return steps
+
+
+def _define_saver():
+    """Saver that leaves out temporary variables, as the scripts do."""
+    return tf.train.Saver(
+            [var for var in tf.global_variables()
+             if '_temporary' not in var.name], max_to_keep=10)
+
+
+def _checkpoint_steps(logdir):
+    state = tf.train.get_checkpoint_state(logdir)
+    return [int(path.rsplit('-', 1)[1])
+            for path in state.all_model_checkpoint_paths]
+
+
+def test_phases_alternate_with_their_steps():
+    """Phases take turns by environment steps; each turn starts with reset."""
+    runs = []
+    with tf.Graph().as_default():
+        loop = _define_loop(None, runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            list(loop.run(sess, None, max_step=33))
+            assert sess.run(loop.step) == 33
+    schedule = [(run.phase, run.step, run.reset, run.extra) for run in runs]
+    assert schedule == [
+            ('train', 0, True, 1), ('train', 2, False, 1),
+            ('train', 4, False, 1), ('train', 6, False, 1),
+            ('eval', 8, True, 2), ('eval', 9, False, 2),
+            ('eval', 10, False, 2),
+            ('train', 11, True, 1), ('train', 13, False, 1),
+            ('train', 15, False, 1), ('train', 17, False, 1),
+            ('eval', 19, True, 2), ('eval', 20, False, 2),
+            ('eval', 21, False, 2),
+            ('train', 22, True, 1), ('train', 24, False, 1),
+            ('train', 26, False, 1), ('train', 28, False, 1),
+            ('eval', 30, True, 2), ('eval', 31, False, 2),
+            ('eval', 32, False, 2)]
+
+
+def test_intervals_and_reported_scores(tmp_path):
+    """Log, report and checkpoint intervals fire on the right runs."""
+    logdir = str(tmp_path)
+    runs = []
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, runs)
+        saver = _define_saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            scores = list(loop.run(sess, saver, max_step=22))
+    # Train reports after phase steps 8 and 16, eval after 3 and 6.
+    assert scores == [3.5, 9.0, 14.5, 20.0]
+    logged = [run.step for run in runs if run.log]
+    reported = [run.step for run in runs if run.report]
+    assert logged == [2, 6, 9, 13, 17, 19, 21]
+    assert reported == [6, 10, 17, 21]
+    # Summaries and checkpoints carry the global step after their run.
+    assert _event_steps(os.path.join(logdir, 'train'), 'train') == [
+            4, 8, 15, 19]
+    assert _event_steps(os.path.join(logdir, 'eval'), 'eval') == [10, 20, 22]
+    assert _checkpoint_steps(logdir) == [6, 15]
+    assert os.path.exists(os.path.join(logdir, 'model.ckpt-15.index'))
+
+
+def test_without_logdir_nothing_is_logged(tmp_path):
+    """Without a log folder, no run computes summaries or saves."""
+    runs = []
+    with tf.Graph().as_default():
+        loop = _define_loop(None, runs)
+        saver = _define_saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            scores = list(loop.run(sess, saver, max_step=22))
+    assert scores == [3.5, 9.0, 14.5, 20.0]
+    assert not any(run.log for run in runs)
+    assert not os.listdir(tmp_path)
+
+
+def test_rebuilt_loop_resumes_from_checkpoint(tmp_path):
+    """A new graph restored from a checkpoint continues the schedule."""
+    logdir = str(tmp_path)
+    first_runs, second_runs = [], []
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, first_runs)
+        saver = _define_saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert list(loop.run(sess, saver, max_step=15)) == [3.5, 9.0]
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, second_runs)
+        saver = _define_saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            saver.restore(sess, tf.train.latest_checkpoint(logdir))
+            assert sess.run(loop.step) == 15
+            scores = list(loop.run(sess, saver, max_step=22))
+    assert [(run.phase, run.step) for run in first_runs][-1] == ('train', 13)
+    assert second_runs == [
+            Run('train', 15, True, False, False, 1),
+            Run('train', 17, False, True, True, 1),
+            Run('eval', 19, True, True, False, 2),
+            Run('eval', 20, False, False, False, 2),
+            Run('eval', 21, False, True, True, 2)]
+    # The train report only covers the episodes since the restart.
+    assert scores == [(15 + 16 + 17 + 18) / 4, 20.0]
+
+
+def test_progress_line(monkeypatch, caplog):
+    """Each report logs step, phase, score, speed, elapsed time and ETA."""
+
+    class FakeTime:
+        """Clock that advances by fixed amounts on each reading."""
+
+        def __init__(self, times):
+            self._times = iter(times)
+
+        def monotonic(self):
+            """Return the next time."""
+            return next(self._times)
+
+    monkeypatch.setattr(
+            loop_module, 'time', FakeTime([100.0, 104.0, 104.0, 109.0, 110.0]))
+    runs = []
+    with tf.Graph().as_default():
+        loop = _define_loop(None, runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with caplog.at_level(logging.INFO, logger='agents'):
+                list(loop.run(sess, None, max_step=22))
+    assert [record.name for record in caplog.records] == ['agents'] * 4
+    assert [record.getMessage() for record in caplog.records] == [
+            'Global step 8 (train): mean score 3.500, 2.0 steps/s, elapsed '
+            '0:00:04, ETA 0:00:07.',
+            'Global step 11 (eval): mean score 9.000, steps/s n/a, elapsed '
+            '0:00:04, ETA n/a.',
+            'Global step 19 (train): mean score 14.500, 1.6 steps/s, '
+            'elapsed 0:00:09, ETA 0:00:02.',
+            'Global step 22 (eval): mean score 20.000, 3.0 steps/s, '
+            'elapsed 0:00:10, ETA 0:00:00.']
+
+
+def test_report_without_episodes_yields_nan():
+    """A report without finished episodes yields NaN."""
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        loop.add_phase(
+                'train', tf.constant([False]), tf.constant([1.0]), '', 2,
+                report_every=2)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            scores = list(loop.run(sess, None, max_step=4))
+    assert len(scores) == 2
+    assert all(math.isnan(score) for score in scores)
+
+
+def test_scalar_done_and_score():
+    """An unbatched phase counts one step per run."""
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        loop.add_phase(
+                'train', tf.constant(True), tf.constant(2.5), '', 3,
+                report_every=3)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert list(loop.run(sess, None, max_step=6)) == [2.5, 2.5]
+            assert sess.run(loop.step) == 6
+
+
+def test_default_step_and_placeholders():
+    """Missing tensors are created: the global step and bool placeholders."""
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        assert loop.step is tf.train.get_global_step()
+        for tensor in (loop.log, loop.report, loop.reset):
+            assert tensor.op.type == 'Placeholder'
+            assert tensor.dtype == tf.bool
+            assert tensor.shape.ndims == 0
+        step = tf.Variable(0, name='my_step')
+        log = tf.placeholder(tf.bool, ())
+        loop = loop_module.Loop(None, step, log=log)
+        assert loop.step is step
+        assert loop.log is log
+
+
+def test_run_without_phases():
+    """Running a loop without phases is an error."""
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(RuntimeError) as error:
+                next(loop.run(sess, None))
+    assert str(error.value) == 'Add a phase to the loop before running it.'
+
+
+@pytest.mark.parametrize('kwargs, message', [
+        (dict(name=''), "Expected a non-empty string as phase name, got ''."),
+        (dict(name='train'), "There is already a phase named 'train'."),
+        (dict(steps=0), 'Expected steps to be a positive integer, got 0.'),
+        (dict(steps=2.5), 'Expected steps to be a positive integer, got 2.5.'),
+        (dict(log_every=-1),
+         'Expected log_every to be a positive integer, got -1.'),
+        (dict(report_every=float('nan')),
+         'Expected report_every to be a positive integer, got nan.'),
+        (dict(checkpoint_every=True),
+         'Expected checkpoint_every to be a positive integer, got True.'),
+        (dict(done=(2, 2), score=(2, 2)),
+         "Expected 'done' and 'score' of the same known shape, either "
+         'scalars or vectors over the batch, got (2, 2) and (2, 2).'),
+        (dict(score=(3,)),
+         "Expected 'done' and 'score' of the same known shape, either "
+         'scalars or vectors over the batch, got (2,) and (3,).'),
+])
+def test_add_phase_errors(kwargs, message):
+    """Bad phase arguments are rejected with their value."""
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        loop.add_phase('train', tf.zeros(2, tf.bool), tf.zeros(2), '', 2)
+        arguments = dict(name='eval', done=(2,), score=(2,), steps=2)
+        arguments.update(kwargs)
+        arguments['done'] = tf.zeros(arguments['done'], tf.bool)
+        arguments['score'] = tf.zeros(arguments['score'])
+        with pytest.raises(ValueError) as error:
+            loop.add_phase(summary='', **arguments)
+    assert str(error.value) == message
+
+
+def test_unknown_batch_size():
+    """Phases need a static batch size to count their steps."""
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        done = tf.placeholder(tf.bool, (None,))
+        score = tf.placeholder(tf.float32, (None,))
+        with pytest.raises(ValueError) as error:
+            loop.add_phase('train', done, score, '', 2)
+    assert str(error.value) == (
+            "Expected 'done' and 'score' of the same known shape, either "
+            'scalars or vectors over the batch, got (None,) and (None,).')
+
+
+def test_simulation_phases():
+    """Loop drives simulate on mock environments with exact scores."""
+    envs = [mock_environment.MockEnvironment(durations=(duration,))
+            for duration in (2, 3)]
+    with tf.Graph().as_default():
+        env = in_graph_batch_env.InGraphBatchEnv(
+                batch_env.BatchEnv(envs, True))
+        loop = loop_module.Loop(None)
+        algo = mock_algorithm.MockAlgorithm(env)
+        done, score, summary = simulate.simulate(
+                env, algo, loop.log, loop.reset)
+        loop.add_phase('train', done, score, summary, 12, report_every=12)
+        loop.add_phase('eval', done, score, summary, 6, report_every=6)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            scores = list(loop.run(sess, None, max_step=36))
+    # Each train turn makes 6 steps per environment: 3 episodes of 2 steps
+    # and 2 of 3 steps. Each eval turn makes 3: one episode of each length,
+    # and the reset at the next train turn cuts short the started episode.
+    assert scores == pytest.approx([21 / 5, 9 / 2] * 2)
+    assert envs[0].steps == [2, 2, 2, 2, 1] * 2
+    assert envs[1].steps == [3] * 6
