@@ -1,0 +1,454 @@
+"""Wrappers that transform spaces and values: history, deltas, ranges.
+
+This module must not import TensorFlow: worker processes import it.
+"""
+
+import gymnasium as gym
+import numpy as np
+
+from agents.tools.episode_wrappers import _is_integer
+from agents.tools.episode_wrappers import ForwardingWrapper
+
+
+class FrameHistory(ForwardingWrapper):
+    """Observe a stack of past observations at the given offsets.
+
+    Offset 0 is the current observation, 1 the one before, and so on. At the
+    start of an episode, missing past observations repeat the first one.
+    The observation has shape `(len(past_indices),) + shape`, or with
+    `flatten` the history is merged into the first axis, giving
+    `(len(past_indices) * shape[0],) + shape[1:]`.
+    """
+
+    def __init__(self, env, past_indices, flatten):
+        """Wrap an environment.
+
+        Args:
+            env: Environment with a Box observation space.
+            past_indices: Non-empty sequence of non-negative offsets into the
+                past, e.g. `(0, 1, 2)`.
+            flatten: Whether to merge the history into the first axis.
+
+        Raises:
+            ValueError: When `past_indices` is empty or holds something other
+                than non-negative integers, or the observation space is not
+                a Box.
+        """
+        past_indices = tuple(past_indices)
+        if not past_indices or not all(
+                _is_integer(index) and index >= 0 for index in past_indices):
+            raise ValueError(
+                'past_indices must be a non-empty sequence of non-negative '
+                f'integers, got {past_indices!r}.')
+        space = _require_box(env.observation_space, 'FrameHistory')
+        super().__init__(env)
+        self._past_indices = tuple(int(index) for index in past_indices)
+        self._capacity = max(self._past_indices) + 1
+        self._flatten = flatten
+        self._dtype = space.dtype
+        self._buffer = None
+        self._step = 0
+        low = self._select(np.broadcast_to(
+            space.low, (self._capacity,) + space.shape), 0)
+        high = self._select(np.broadcast_to(
+            space.high, (self._capacity,) + space.shape), 0)
+        self.observation_space = gym.spaces.Box(low, high, dtype=space.dtype)
+
+    def step(self, action):
+        """Step the environment and observe the history.
+
+        Args:
+            action: Action for the environment.
+
+        Raises:
+            RuntimeError: When called before `reset`.
+
+        Returns:
+            Tuple of observation history, reward, terminated, truncated and
+            info.
+        """
+        if self._buffer is None:
+            raise RuntimeError('Reset the FrameHistory before stepping it.')
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        self._step += 1
+        self._buffer[self._step % self._capacity] = observ
+        return (self._select(self._buffer, self._step), reward, terminated,
+                truncated, info)
+
+    def reset(self, *, seed=None, options=None):
+        """Reset the environment and fill the history with its observation.
+
+        Args:
+            seed: Seed for the environment, or None.
+            options: Options for the environment's reset, or None.
+
+        Returns:
+            Tuple of observation history and info.
+        """
+        observ, info = self.env.reset(seed=seed, options=options)
+        observ = np.asarray(observ, self._dtype)
+        self._buffer = np.repeat(observ[None], self._capacity, 0)
+        self._step = 0
+        return self._select(self._buffer, 0), info
+
+    def _select(self, buffer, step):
+        # Indexing with a list copies, so earlier observations stay intact.
+        rows = [(step - index) % self._capacity for index in self._past_indices]
+        frames = buffer[rows]
+        if self._flatten:
+            frames = frames.reshape((-1,) + frames.shape[2:])
+        return frames
+
+
+class FrameDelta(ForwardingWrapper):
+    """Observe the difference of each observation to the previous one.
+
+    The first observation of an episode has no predecessor, so its delta is
+    zero. Deltas of integer observations use a signed type of twice the
+    width, so that they cannot overflow.
+    """
+
+    def __init__(self, env):
+        """Wrap an environment.
+
+        Args:
+            env: Environment with a Box observation space.
+
+        Raises:
+            ValueError: When the observation space is not a Box.
+        """
+        space = _require_box(env.observation_space, 'FrameDelta')
+        super().__init__(env)
+        self._dtype = _delta_dtype(space.dtype)
+        low = space.low.astype(np.float64)
+        high = space.high.astype(np.float64)
+        self.observation_space = gym.spaces.Box(
+            _clip_bounds(low - high, self._dtype),
+            _clip_bounds(high - low, self._dtype), dtype=self._dtype)
+        self._last = None
+
+    def step(self, action):
+        """Step the environment and observe the change.
+
+        Args:
+            action: Action for the environment.
+
+        Raises:
+            RuntimeError: When called before `reset`.
+
+        Returns:
+            Tuple of observation delta, reward, terminated, truncated and
+            info.
+        """
+        if self._last is None:
+            raise RuntimeError('Reset the FrameDelta before stepping it.')
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        observ = np.asarray(observ, self._dtype)
+        delta = observ - self._last
+        self._last = observ
+        return delta, reward, terminated, truncated, info
+
+    def reset(self, *, seed=None, options=None):
+        """Reset the environment and observe a zero delta.
+
+        Args:
+            seed: Seed for the environment, or None.
+            options: Options for the environment's reset, or None.
+
+        Returns:
+            Tuple of zero observation delta and info.
+        """
+        observ, info = self.env.reset(seed=seed, options=options)
+        self._last = np.array(observ, self._dtype)
+        return np.zeros_like(self._last), info
+
+
+class RangeNormalize(ForwardingWrapper):
+    """Map finite Box bounds of observations and actions to [-1, 1].
+
+    Dimensions with an infinite bound, or with equal bounds, are left
+    untouched. Observations are normalised in their floating point type
+    (float32 for integer observations). Actions are expected in [-1, 1] and
+    mapped back to the bounds of the environment before stepping; values
+    outside map linearly outside the bounds (clip them with `ClipAction`
+    inside this wrapper if needed).
+    """
+
+    def __init__(self, env, observ=None, action=None):
+        """Wrap an environment.
+
+        Args:
+            env: Environment to normalise.
+            observ: Whether to normalise observations; None normalises them
+                when the observation space is a Box with finite bounds in
+                some dimension.
+            action: Whether to normalise actions; None normalises them when
+                the action space is a floating point Box with finite bounds
+                in some dimension.
+
+        Raises:
+            ValueError: When `observ` or `action` is not None or a bool, or
+                is True for a space that is not a (floating point) Box.
+        """
+        for name, value in (('observ', observ), ('action', action)):
+            if value is not None and not isinstance(value, (bool, np.bool_)):
+                raise ValueError(
+                    f'{name} must be None, True or False, got {value!r}.')
+        super().__init__(env)
+        self._observ = None
+        self._action = None
+        space = env.observation_space
+        if observ or (observ is None and _normalizable(space)):
+            space = _require_box(space, 'RangeNormalize(observ=True)')
+            dtype = (space.dtype if space.dtype.kind == 'f'
+                     else np.dtype(np.float32))
+            self._observ = _Scale(space, dtype)
+            self.observation_space = self._observ.normalized_space()
+        space = env.action_space
+        if action or (action is None and _normalizable(space)
+                      and space.dtype.kind == 'f'):
+            space = _require_box(space, 'RangeNormalize(action=True)')
+            if space.dtype.kind != 'f':
+                raise ValueError(
+                    'RangeNormalize(action=True) needs a floating point Box '
+                    f'action space, got {space}.')
+            self._action = _Scale(space, space.dtype)
+            self.action_space = self._action.normalized_space()
+
+    def step(self, action):
+        """Map the action to the environment's bounds and step.
+
+        Args:
+            action: Action in the normalised action space.
+
+        Returns:
+            Tuple of normalised observation, reward, terminated, truncated
+            and info.
+        """
+        if self._action is not None:
+            action = self._action.denormalize(action)
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        if self._observ is not None:
+            observ = self._observ.normalize(observ)
+        return observ, reward, terminated, truncated, info
+
+    def reset(self, *, seed=None, options=None):
+        """Reset the environment and normalise its observation.
+
+        Args:
+            seed: Seed for the environment, or None.
+            options: Options for the environment's reset, or None.
+
+        Returns:
+            Tuple of normalised observation and info.
+        """
+        observ, info = self.env.reset(seed=seed, options=options)
+        if self._observ is not None:
+            observ = self._observ.normalize(observ)
+        return observ, info
+
+
+class ClipAction(ForwardingWrapper):
+    """Clip actions to the bounds of the Box action space.
+
+    The wrapper's action space has infinite bounds, so that samples of an
+    unbounded policy, such as a Gaussian, pass a batch's action check and
+    are clipped here.
+    """
+
+    def __init__(self, env):
+        """Wrap an environment.
+
+        Args:
+            env: Environment with a Box action space.
+
+        Raises:
+            ValueError: When the action space is not a Box.
+        """
+        space = _require_box(env.action_space, 'ClipAction')
+        super().__init__(env)
+        self._low, self._high = space.low, space.high
+        self._dtype = space.dtype
+        self.action_space = gym.spaces.Box(
+            -np.inf, np.inf, space.shape, space.dtype)
+
+    def step(self, action):
+        """Clip the action to the environment's bounds and step.
+
+        Args:
+            action: Action of any magnitude.
+
+        Returns:
+            Tuple of observation, reward, terminated, truncated and info.
+        """
+        action = np.clip(action, self._low, self._high).astype(
+            self._dtype, copy=False)
+        return self.env.step(action)
+
+
+class ConvertTo32Bit(ForwardingWrapper):
+    """Convert 64-bit observations and rewards to 32 bits.
+
+    Float64 observations become float32 and int64 observations int32, with
+    the observation space (Box or Discrete) converted to match; rewards
+    become `np.float32`. Actions and the action space stay as they are.
+    """
+
+    def __init__(self, env):
+        """Wrap an environment.
+
+        Args:
+            env: Environment to convert.
+        """
+        super().__init__(env)
+        self.observation_space = _space_to_32bit(env.observation_space)
+
+    def step(self, action):
+        """Step the environment and convert observation and reward.
+
+        Args:
+            action: Action for the environment.
+
+        Returns:
+            Tuple of observation, float32 reward, terminated, truncated and
+            info.
+        """
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        return (_to_32bit(observ), np.float32(reward), terminated, truncated,
+                info)
+
+    def reset(self, *, seed=None, options=None):
+        """Reset the environment and convert the observation.
+
+        Args:
+            seed: Seed for the environment, or None.
+            options: Options for the environment's reset, or None.
+
+        Returns:
+            Tuple of observation and info.
+        """
+        observ, info = self.env.reset(seed=seed, options=options)
+        return _to_32bit(observ), info
+
+
+class CacheSpaces(ForwardingWrapper):
+    """Read the observation and action space once and keep them.
+
+    Useful around environments whose spaces are slow to read, or that build
+    a new space object on every access.
+    """
+
+    def __init__(self, env):
+        """Wrap an environment.
+
+        Args:
+            env: Environment whose spaces to cache.
+        """
+        super().__init__(env)
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+
+
+class _Scale:
+    """Affine map between finite Box bounds and [-1, 1], per dimension."""
+
+    def __init__(self, space, dtype):
+        low = space.low.astype(np.float64)
+        high = space.high.astype(np.float64)
+        with np.errstate(invalid='ignore', over='ignore'):
+            half_range = (high - low) / 2
+            center = low + half_range
+        self._mask = np.isfinite(half_range) & (half_range > 0)
+        self._space = space
+        self._dtype = dtype
+        # Masked out dimensions map through centre 0 and half range 1.
+        self._center = np.where(self._mask, center, 0).astype(dtype)
+        self._half_range = np.where(self._mask, half_range, 1).astype(dtype)
+
+    def normalized_space(self):
+        """The Box with [-1, 1] in place of the mapped bounds."""
+        low = self._space.low.astype(np.float64)
+        high = self._space.high.astype(np.float64)
+        low = np.where(self._mask, -1.0, low).astype(self._dtype)
+        high = np.where(self._mask, 1.0, high).astype(self._dtype)
+        return gym.spaces.Box(low, high, dtype=self._dtype)
+
+    def normalize(self, value):
+        """Map a value from the bounds to [-1, 1]."""
+        value = np.asarray(value, self._dtype)
+        return ((value - self._center) / self._half_range).astype(
+            self._dtype, copy=False)
+
+    def denormalize(self, value):
+        """Map a value from [-1, 1] to the bounds, in the space's dtype."""
+        value = np.asarray(value, self._dtype)
+        return (value * self._half_range + self._center).astype(
+            self._space.dtype, copy=False)
+
+
+def _require_box(space, user):
+    if not isinstance(space, gym.spaces.Box):
+        raise ValueError(f'{user} needs a Box space, got {space}.')
+    return space
+
+
+def _normalizable(space):
+    """Whether a space is a Box with finite, distinct bounds somewhere."""
+    if not isinstance(space, gym.spaces.Box):
+        return False
+    with np.errstate(invalid='ignore', over='ignore'):
+        half_range = (space.high.astype(np.float64)
+                      - space.low.astype(np.float64))
+    return bool((np.isfinite(half_range) & (half_range > 0)).any())
+
+
+def _delta_dtype(dtype):
+    """A type that holds the difference of two values of `dtype`."""
+    if dtype.kind == 'f':
+        return dtype
+    if dtype.kind == 'b':
+        return np.dtype(np.int8)
+    return np.dtype(f'int{min(64, 16 * dtype.itemsize)}')
+
+
+_CONVERSIONS = {
+    np.dtype(np.float64): np.dtype(np.float32),
+    np.dtype(np.int64): np.dtype(np.int32),
+}
+
+
+def _space_to_32bit(space):
+    """The observation space with 64-bit dtypes replaced by 32-bit ones."""
+    dtype = _CONVERSIONS.get(getattr(space, 'dtype', None))
+    if dtype is None:
+        return space
+    if isinstance(space, gym.spaces.Discrete):
+        return gym.spaces.Discrete(
+            int(space.n), start=int(space.start), dtype=dtype)
+    if isinstance(space, gym.spaces.Box):
+        return gym.spaces.Box(
+            _clip_bounds(space.low, dtype), _clip_bounds(space.high, dtype),
+            dtype=dtype)
+    return space
+
+
+def _clip_bounds(bounds, dtype):
+    """Cast bounds to a narrower type, keeping infinities, clipping others."""
+    if dtype.kind == 'f':
+        largest = float(np.finfo(dtype).max)
+        clipped = np.clip(bounds, -largest, largest)
+        return np.where(np.isinf(bounds), bounds, clipped).astype(dtype)
+    info = np.iinfo(dtype)
+    return np.clip(bounds, info.min, info.max).astype(dtype)
+
+
+def _to_32bit(observ):
+    if isinstance(observ, (float, np.float64)):
+        return np.float32(observ)
+    if isinstance(observ, (int, np.int64)) and not isinstance(observ, bool):
+        return np.int32(observ)
+    if isinstance(observ, np.ndarray):
+        dtype = _CONVERSIONS.get(observ.dtype)
+        if dtype is not None:
+            return observ.astype(dtype)
+    return observ
