@@ -31,7 +31,8 @@ class StreamingMean:
     @property
     def value(self):
         """Tensor of the current mean; NaN while the count is zero."""
-        return self._sum / tf.cast(self._count, self._dtype)
+        with tf.name_scope('streaming_mean_value'):
+            return self._sum / tf.cast(self._count, self._dtype)
 
     @property
     def count(self):
