@@ -17,6 +17,7 @@ import builtins
 import functools
 import math
 import multiprocessing
+import os
 import pickle
 import select
 import struct
@@ -154,6 +155,7 @@ class ExternalProcess(gym.Env):
         if start_method == 'forkserver':
             _preload_forkserver(context)
         self._conn, worker_conn = context.Pipe()
+        self._channel = _Channel(self._conn)
         self._poller = _make_poller(self._conn)
         # Daemonic, so that multiprocessing terminates the worker should the
         # parent exit without closing it.
@@ -256,15 +258,17 @@ class ExternalProcess(gym.Env):
             or a callable that waits for and returns it. Promises must be
             called once each, in the order they were made.
         """
-        frame = None
+        parts = None
         if type(action) is np.ndarray:  # pylint: disable=unidiomatic-typecheck
             parts = _array_parts(action)
             if parts:
-                frame = b''.join((_STEP_ARRAY_PREFIX, *parts))
+                parts = (_STEP_ARRAY_PREFIX, *parts)
         elif type(action) in _INTEGER_TYPES:
-            frame = _pack_integer(self._STEP_INTEGER, action)
-        if frame:
-            ticket = self._send_frame(frame)
+            parts = _pack_integer(self._STEP_INTEGER, action)
+            if parts:
+                parts = (parts,)
+        if parts:
+            ticket = self._send_frame(*parts)
         else:
             ticket = self._send_message(self._STEP, action)
         if blocking:
@@ -316,7 +320,7 @@ class ExternalProcess(gym.Env):
             self._atexit_hook = None
         if seconds:
             try:
-                self._conn.send_bytes(pickle.dumps(
+                self._channel.send(pickle.dumps(
                     (self._CLOSE, None), _PICKLE_PROTOCOL))
             except (OSError, ValueError):
                 pass  # The child is gone or its pipe broke; reap it below.
@@ -348,7 +352,8 @@ class ExternalProcess(gym.Env):
         """Send a pickled message; return the ticket of its answer."""
         return self._send_frame(dumps((message, payload), _PICKLE_PROTOCOL))
 
-    def _send_frame(self, frame):
+    def _send_frame(self, *parts):
+        """Send a message made of byte strings; return its ticket."""
         if not self._ready:
             self._ensure_ready()
         if self._failure:
@@ -356,7 +361,7 @@ class ExternalProcess(gym.Env):
         if self._closed:
             raise RuntimeError(f'{self._describe()} is closed.')
         try:
-            self._conn.send_bytes(frame)
+            self._channel.send(*parts)
         except (OSError, ValueError):
             raise self._died() from None
         self._sent += 1
@@ -375,7 +380,7 @@ class ExternalProcess(gym.Env):
                 'requests; call each promise once, in order.')
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
-        while not self._poller(_POLL_SECONDS):
+        while not (self._channel.buffered() or self._poller(_POLL_SECONDS)):
             if not self._process.is_alive():
                 raise self._died()
             if deadline is None:
@@ -383,7 +388,7 @@ class ExternalProcess(gym.Env):
             elif time.monotonic() > deadline:
                 raise self._timed_out()
         try:
-            data = self._conn.recv_bytes()
+            data = self._channel.receive()
         except (EOFError, OSError):
             raise self._died() from None
         if ticket is not None:
@@ -453,16 +458,17 @@ def _worker(conn, constructor):
         constructor: The environment constructor, pickled with cloudpickle.
     """
     env = None
+    channel = _Channel(conn)
     try:
         try:
             env = cloudpickle.loads(constructor)()
-            conn.send_bytes(pickle.dumps(
+            channel.send(pickle.dumps(
                 (ExternalProcess._READY, _describe_env(env)),
                 _PICKLE_PROTOCOL))
         except Exception as error:
-            conn.send_bytes(_exception_message(error))
+            channel.send(_exception_message(error))
             return
-        _serve(conn, env)
+        _serve(channel, env)
     except (EOFError, OSError, KeyboardInterrupt):
         # The parent went away or the user interrupted; nobody to answer.
         pass
@@ -475,10 +481,10 @@ def _worker(conn, constructor):
         conn.close()
 
 
-def _serve(conn, env):
+def _serve(channel, env):
     """Answer messages until the parent asks to close or goes away."""
     cls = ExternalProcess
-    recv_bytes, send_bytes = conn.recv_bytes, conn.send_bytes
+    recv_bytes, send_bytes = channel.receive, channel.send
     step_array, step_integer = cls._STEP_ARRAY, cls._STEP_INTEGER
     while True:
         # Pipe errors end the loop; errors of the environment are answers.
@@ -643,6 +649,67 @@ def _unpack_step(data):
         return observ, reward, terminated, truncated, pickle.loads(
             memoryview(data)[offset:])
     return observ, reward, terminated, truncated, {}
+
+
+class _Channel:
+    """Length-prefixed messages over the file descriptor of a connection.
+
+    Reading and writing the descriptor directly skips the buffering layers
+    of `multiprocessing.connection`, which cost more than a small message.
+    A read takes whatever is available, so it may hold the start of the
+    next message; `buffered` tells whether a whole one is waiting.
+    """
+
+    _LENGTH = struct.Struct('<I')
+    _READ_SIZE = 1 << 16
+
+    def __init__(self, conn):
+        self._conn = conn  # Keeps the descriptor open.
+        self._fd = conn.fileno()
+        self._buffer = b''
+
+    def send(self, *parts):
+        """Write one message made of the given byte strings."""
+        size = sum(len(part) for part in parts)
+        data = b''.join((self._LENGTH.pack(size), *parts))
+        written = os.write(self._fd, data)
+        if written < len(data):
+            view = memoryview(data)
+            while written < len(data):
+                written += os.write(self._fd, view[written:])
+
+    def buffered(self):
+        """Whether a whole message was read already."""
+        buffer = self._buffer
+        return (len(buffer) >= 4
+                and len(buffer) >= 4 + self._LENGTH.unpack_from(buffer)[0])
+
+    def receive(self):
+        """Read one message, waiting for it.
+
+        Raises:
+            EOFError: When the other end closed the connection.
+
+        Returns:
+            The message as a bytes-like object.
+        """
+        buffer = self._buffer
+        while len(buffer) < 4:
+            buffer = self._read(buffer, self._READ_SIZE)
+        end = 4 + self._LENGTH.unpack_from(buffer)[0]
+        while len(buffer) < end:
+            buffer = self._read(buffer, max(end - len(buffer), 4096))
+        if len(buffer) == end:
+            self._buffer = b''
+        else:
+            self._buffer = buffer[end:]
+        return memoryview(buffer)[4:end]
+
+    def _read(self, buffer, size):
+        chunk = os.read(self._fd, size)
+        if not chunk:
+            raise EOFError('The other end of the pipe closed.')
+        return buffer + chunk if buffer else chunk
 
 
 def _make_poller(conn):

@@ -1,0 +1,252 @@
+r"""Environment steps per second of the ways to step a batch of environments.
+
+Measures, for each task and batch size, in one run:
+
+  inprocess         BatchEnv of environments in this process
+  process_blocking  BatchEnv of ExternalProcess workers, stepped in turn
+  process           BatchEnv of ExternalProcess workers, stepped in parallel
+  sync              gymnasium SyncVectorEnv
+  async             gymnasium AsyncVectorEnv (the baseline of the ratios)
+  simulate          the fused `tools.simulate` op with `tools.MockAlgorithm`
+                    on an InGraphBatchEnv over the parallel workers
+
+Actions are sampled once up front, outside the timing. BatchEnv modes reset
+finished environments as part of the timed loop, like the vector envs do on
+their own. Each rate is the median over several chunks of the steps, which
+damps interference from other work on the machine; the chunks of all
+modes take turns, and each chunk starts with freshly reset environments
+(untimed). Run from the repository root:
+
+    python benchmarks/envs.py
+    python benchmarks/envs.py --envs=1,8 --tasks=Pendulum-v1 --steps=500
+"""
+
+import contextlib
+import functools
+import os
+import platform
+import sys
+import tempfile
+import time
+
+from absl import app
+from absl import flags
+import gymnasium as gym
+import numpy as np
+
+# Run as a script, so make the repository importable.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+# pylint: disable=wrong-import-position
+from agents.tools.batch_env import BatchEnv
+from agents.tools.external_process import ExternalProcess
+# pylint: enable=wrong-import-position
+
+MODES = (
+    'inprocess', 'process_blocking', 'process', 'sync', 'async', 'simulate')
+BASELINE = 'async'
+_WARMUP_STEPS = 20
+_CHUNKS = 5
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list('envs', ['1', '2', '4', '8', '16'], 'Batch sizes.')
+flags.DEFINE_list('tasks', ['Pendulum-v1', 'HalfCheetah-v5'],
+                  'Gymnasium environment ids.')
+flags.DEFINE_integer('steps', 1000, 'Timed batch steps per cell.')
+flags.DEFINE_list('modes', list(MODES), f'Subset of {", ".join(MODES)}.')
+
+
+def _time_interleaved(modes, steps):
+    """Median steps per second of each mode, timing chunks in turn.
+
+    Args:
+        modes: Dict from name to a tuple of `prepare()`, run untimed before
+            each chunk, `step(index)`, one batch step, and the batch size.
+        steps: Number of timed batch steps per mode.
+
+    Returns:
+        Dict from name to environment steps per second.
+    """
+    for prepare, step, _ in modes.values():
+        prepare()
+        for index in range(_WARMUP_STEPS):
+            step(index)
+    chunk = max(1, steps // _CHUNKS)
+    rates = {name: [] for name in modes}
+    # Chunks of all modes alternate, so that load from elsewhere on the
+    # machine affects every mode alike.
+    for start in range(_WARMUP_STEPS, _WARMUP_STEPS + chunk * _CHUNKS, chunk):
+        for name, (prepare, step, size) in modes.items():
+            prepare()
+            begin = time.perf_counter()
+            for index in range(start, start + chunk):
+                step(index)
+            rates[name].append(size * chunk / (time.perf_counter() - begin))
+    return {name: float(np.median(values)) for name, values in rates.items()}
+
+
+def _batch_env_mode(batch_env, actions):
+    """Mode of a BatchEnv that resets finished environments as it goes."""
+
+    def prepare():
+        batch_env.reset()
+
+    def step(index):
+        _, _, done, _ = batch_env.step(actions[index])
+        if done.any():
+            batch_env.reset(np.flatnonzero(done))
+
+    return prepare, step, len(batch_env)
+
+
+def _vector_env_mode(vector_env, actions):
+    """Mode of a gymnasium vector env, which resets itself."""
+
+    def step(index):
+        vector_env.step(actions[index])
+
+    return vector_env.reset, step, vector_env.num_envs
+
+
+def _simulate_mode(batch_env, stack):
+    """Mode of the fused simulate op with a trivial algorithm."""
+    # TensorFlow loads only here, after the workers forked, and only when
+    # this mode runs.
+    import tensorflow.compat.v1 as tf
+    from agents.tools.in_graph_batch_env import InGraphBatchEnv
+    from agents.tools.mock_algorithm import MockAlgorithm
+    # Not `tools.simulate`: once the submodule `agents.tools.simulate` is
+    # imported, that name refers to the module, not the function.
+    from agents.tools.simulate import simulate
+    graph = tf.Graph()
+    with graph.as_default():
+        env = InGraphBatchEnv(batch_env)
+        algo = MockAlgorithm(env)
+        reset = tf.placeholder_with_default(False, ())
+        tensors = simulate(env, algo, log=False, reset=reset)
+        init = tf.global_variables_initializer()
+    sess = stack.enter_context(tf.Session(graph=graph))
+    sess.run(init)
+
+    def prepare():
+        sess.run(tensors, {reset: True})
+
+    def step(index):
+        del index
+        sess.run(tensors)
+        # The double records every call; drop them to keep memory flat.
+        algo.calls.clear()
+        algo.transitions.clear()
+
+    return prepare, step, len(batch_env)
+
+
+def _benchmark_task(task, sizes, modes, steps):
+    """Measure the modes for every batch size of one task."""
+    constructor = functools.partial(gym.make, task)
+    largest = max(sizes)
+    # Each in-process mode has its own environments. The worker modes share
+    # workers, since every chunk starts with a reset; batches take the
+    # first `size` of them. Batches close their environments when collected,
+    # so all of them stay referenced until the task is done.
+    inprocess_envs = [constructor() for _ in range(largest)]
+    sync_envs = [constructor() for _ in range(largest)]
+    workers = [ExternalProcess(constructor) for _ in range(largest)]
+    space = inprocess_envs[0].action_space
+    # Wait for the workers' handshakes, so that no worker still builds its
+    # environment while a mode is timed.
+    for worker in workers:
+        assert worker.action_space == space
+    space.seed(0)
+    count = steps + _WARMUP_STEPS
+    actions = np.stack([space.sample() for _ in range(count * largest)])
+    actions = actions.reshape((count, largest) + space.shape)
+    batches, rows = [], []
+    try:
+        for size in sizes:
+            with contextlib.ExitStack() as stack:
+                measured = {}
+                for mode in modes:
+                    measured[mode] = _make_mode(
+                        mode, size, constructor, inprocess_envs, sync_envs,
+                        workers, actions[:, :size], batches, stack)
+                rates = _time_interleaved(measured, steps)
+            for mode in modes:
+                print(f'{task} envs={size} {mode}: {rates[mode]:,.0f} '
+                      'steps/s', file=sys.stderr, flush=True)
+            rows.append((task, size, rates))
+    finally:
+        for env in workers + inprocess_envs + sync_envs:
+            env.close()
+    return rows
+
+
+def _make_mode(mode, size, constructor, inprocess_envs, sync_envs, workers,
+               actions, batches, stack):
+    """Set up one mode for a batch size; see `_time_interleaved`."""
+    if mode == 'inprocess':
+        batches.append(BatchEnv(inprocess_envs[:size], blocking=True))
+        return _batch_env_mode(batches[-1], actions)
+    if mode in ('process', 'process_blocking'):
+        batches.append(BatchEnv(
+            workers[:size], blocking=mode == 'process_blocking'))
+        return _batch_env_mode(batches[-1], actions)
+    if mode == 'sync':
+        # Closing the vector env would close the reused environments, so it
+        # is left to the garbage collector.
+        return _vector_env_mode(gym.vector.SyncVectorEnv(
+            [lambda env=env: env for env in sync_envs[:size]]), actions)
+    if mode == 'async':
+        vector_env = gym.vector.AsyncVectorEnv(
+            [constructor] * size, context='forkserver')
+        stack.callback(vector_env.close)
+        return _vector_env_mode(vector_env, actions)
+    batches.append(BatchEnv(workers[:size], blocking=False))
+    return _simulate_mode(batches[-1], stack)
+
+
+def _format_table(rows, modes):
+    """Markdown table of steps per second and ratios to the baseline."""
+    lines = [
+        '| task | envs | ' + ' | '.join(modes) + ' |',
+        '| --- | ---: | ' + ' | '.join('---:' for _ in modes) + ' |']
+    for task, size, rates in rows:
+        cells = []
+        for mode in modes:
+            cell = f'{rates[mode]:,.0f}'
+            if BASELINE in rates:
+                cell += f' ({rates[mode] / rates[BASELINE]:.2f}x)'
+            cells.append(cell)
+        lines.append(f'| {task} | {size} | ' + ' | '.join(cells) + ' |')
+    return '\n'.join(lines)
+
+
+def main(argv):
+    """Run the benchmark and print the table."""
+    del argv
+    modes = [mode for mode in MODES if mode in FLAGS.modes]
+    unknown = sorted(set(FLAGS.modes) - set(MODES))
+    if unknown or not modes:
+        raise app.UsageError(
+            f'Unknown modes {unknown}; expected some of {", ".join(MODES)}.')
+    sizes = sorted({int(size) for size in FLAGS.envs})
+    if not sizes or sizes[0] < 1:
+        raise app.UsageError(f'--envs must be positive, got {FLAGS.envs}.')
+    if FLAGS.steps < _CHUNKS:
+        raise app.UsageError(
+            f'--steps must be at least {_CHUNKS}, got {FLAGS.steps}.')
+    # MuJoCo writes deprecation warnings of gymnasium's models into
+    # MUJOCO_LOG.TXT in the working directory; keep the checkout clean.
+    os.chdir(tempfile.mkdtemp(prefix='benchmark_envs_'))
+    rows = []
+    for task in FLAGS.tasks:
+        rows += _benchmark_task(task, sizes, modes, FLAGS.steps)
+    print(f'Steps per second (ratio to {BASELINE}); {FLAGS.steps} batch '
+          f'steps per cell; {os.cpu_count()} CPUs; Python '
+          f'{platform.python_version()}, gymnasium {gym.__version__}.\n')
+    print(_format_table(rows, modes))
+
+
+if __name__ == '__main__':
+    app.run(main)
