@@ -1,13 +1,13 @@
 """Step an environment in a child process, as if it were local.
 
-The parent and the worker exchange `(message, payload)` tuples over a pipe.
-Steps are the hot path of every batched simulation, so a step whose action is
-a numeric array or integer, and whose result holds a numeric array
-observation, travels as a compact binary frame instead of a pickle: pickling
-a small NumPy array or scalar costs more than stepping a classic control task.
-Every other message, and any step whose values do not fit the frame, is a
-pickled tuple. A frame starts with its message constant; a pickle starts with
-the pickle protocol opcode, which no message constant equals.
+The parent and the worker exchange `(message, payload)` tuples, pickled and
+length-prefixed on the pipe's file descriptor. Steps are the hot path of
+every batched simulation, so a step whose action is a numeric array or an
+integer, and whose result holds a numeric array observation, travels as a
+compact binary frame instead: pickling a small NumPy array or scalar costs
+more than stepping a classic control task. Any step whose values do not fit
+the frame falls back to a pickle. A frame starts with its message constant,
+a pickle with the pickle protocol opcode, which no message constant equals.
 
 This module must not import TensorFlow: worker processes import it.
 """
@@ -56,8 +56,7 @@ _FLAG_CODES = {type_: code for code, type_ in enumerate(_FLAG_TYPES)}
 
 
 class ExternalProcessError(RuntimeError):
-    """A worker process failed: it died, or its environment raised an error
-    of a type that is not built into Python."""
+    """Error of a worker process that died or raised a non-builtin error."""
 
 
 class ExternalProcess(gym.Env):
@@ -158,7 +157,8 @@ class ExternalProcess(gym.Env):
         self._channel = _Channel(self._conn)
         self._poller = _make_poller(self._conn)
         # Daemonic, so that multiprocessing terminates the worker should the
-        # parent exit without closing it.
+        # parent exit without closing it. (The environment therefore cannot
+        # start multiprocessing children of its own.)
         self._process = context.Process(
             target=_worker, args=(worker_conn, cloudpickle.dumps(constructor)),
             daemon=True)
@@ -435,7 +435,7 @@ class ExternalProcess(gym.Env):
         self._failure = ExternalProcessError(
             f'{self._describe()} died ({reason}); create a new '
             'environment to continue.')
-        self.close()
+        self._shutdown(0)
         return self._failure
 
     def _timed_out(self):

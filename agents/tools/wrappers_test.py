@@ -1,5 +1,8 @@
 """Tests for the environment wrappers."""
 
+import os
+import subprocess
+import sys
 import unittest
 
 import gymnasium as gym
@@ -457,3 +460,14 @@ ConvertTo32BitContractTest = _contract_test(
             [np.full(2, value / 4) for value in range(5)])))
 CacheSpacesContractTest = _contract_test(
     'CacheSpacesContractTest', lambda: wrappers.CacheSpaces(MockEnvironment()))
+
+
+def test_wrappers_import_without_tensorflow():
+    """Worker processes import the wrappers without loading TensorFlow."""
+    code = (
+        'import sys\n'
+        'import agents.tools.wrappers, agents.tools.batch_env\n'
+        'assert "tensorflow" not in sys.modules, "tensorflow was imported"\n')
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    subprocess.run([sys.executable, '-c', code], cwd=root, check=True)
