@@ -57,20 +57,29 @@ def simulate(batch_env, algo, log=True, reset=False):
         action, perform_summary = algo.perform(agent_indices, observ)
         with tf.control_dependencies([observ, perform_summary]):
             step = batch_env.simulate(action)
+        # Read the outcome once after the step and hand the same tensors to
+        # every consumer. Data dependencies keep the order; control
+        # dependencies that pass through a conditional's untaken branch can
+        # be dropped by Grappler, which made later reads see the old values.
         with tf.control_dependencies([step]):
+            action = tf.identity(batch_env.action)
             reward = tf.identity(batch_env.reward)
-            add_score = score.assign_add(reward)
-            add_length = length.assign_add(tf.ones_like(agent_indices))
-        with tf.control_dependencies([add_score, add_length]):
+            done = tf.identity(batch_env.done)
+            nextob = tf.identity(batch_env.observ)
+            new_score = score.assign_add(reward)
+            new_length = length.assign_add(tf.ones_like(agent_indices))
+            new_score, new_length = tf.identity(new_score), tf.identity(
+                    new_length)
+        with tf.control_dependencies([new_score, new_length]):
             experience_summary = algo.experience(
-                    agent_indices, observ, tf.identity(batch_env.action),
-                    reward, tf.identity(batch_env.done),
-                    tf.identity(batch_env.observ))
-        return tf.summary.merge([perform_summary, experience_summary])
+                    agent_indices, observ, action, reward, done, nextob)
+        summary = tf.summary.merge([perform_summary, experience_summary])
+        return summary, done, new_score, new_length
 
-    def _define_end_episode(agent_indices):
-        episode_score = tf.gather(score, agent_indices)
-        episode_length = tf.cast(tf.gather(length, agent_indices), tf.float32)
+    def _define_end_episode(agent_indices, new_score, new_length):
+        episode_score = tf.gather(new_score, agent_indices)
+        episode_length = tf.cast(
+                tf.gather(new_length, agent_indices), tf.float32)
         submit_score = mean_score.submit(episode_score)
         submit_length = mean_length.submit(episode_length)
         with tf.control_dependencies([submit_score, submit_length]):
@@ -111,14 +120,16 @@ def simulate(batch_env, algo, log=True, reset=False):
                 tf.size(begin_indices) > 0,
                 lambda: _define_begin_episode(begin_indices), str)
         with tf.control_dependencies([begin_episode]):
-            step = _define_step()
+            step, done, new_score, new_length = _define_step()
         with tf.control_dependencies([step]):
-            end_indices = _done_indices()
+            end_indices = tf.cast(tf.where(done)[:, 0], tf.int32)
             end_episode = tf.cond(
                     tf.size(end_indices) > 0,
-                    lambda: _define_end_episode(end_indices), str)
+                    lambda: _define_end_episode(
+                            end_indices, new_score, new_length),
+                    str)
         with tf.control_dependencies([end_episode]):
             summary = tf.summary.merge([
                     begin_episode, step, end_episode, _define_summaries()])
         with tf.control_dependencies([summary]):
-            return tf.identity(batch_env.done), tf.identity(score), summary
+            return tf.identity(done), tf.identity(new_score), summary
