@@ -4,10 +4,9 @@ The parent and the worker exchange `(message, payload)` tuples, pickled and
 length-prefixed on the pipe's file descriptor. Steps are the hot path of
 every batched simulation, so a step whose action is a numeric array or an
 integer, and whose result holds a numeric array observation, travels as a
-compact binary frame instead: pickling a small NumPy array or scalar costs
-more than stepping a classic control task. Any step whose values do not fit
-the frame falls back to a pickle. A frame starts with its message constant,
-a pickle with the pickle protocol opcode, which no message constant equals.
+binary frame of `message_frames` instead; any step whose values do not fit
+falls back to a pickle. A frame starts with its message constant, a pickle
+with the pickle protocol opcode, which no message constant equals.
 
 This module must not import TensorFlow: worker processes import it.
 """
@@ -17,10 +16,8 @@ import builtins
 import functools
 import math
 import multiprocessing
-import os
 import pickle
 import select
-import struct
 import time
 import traceback
 import weakref
@@ -29,30 +26,13 @@ import cloudpickle
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import message_frames
+
 _DEFAULT_TIMEOUT = 600.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
-_PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
+_PICKLE_PROTOCOL = message_frames.PICKLE_PROTOCOL
 _PICKLE_OPCODE = 0x80
-
-# Frame layouts. An array is the header (dtype character, number of
-# dimensions), its dimensions, and its raw bytes in C order.
-_ARRAY_HEADER = struct.Struct('<cB')
-_DIMENSIONS = tuple(struct.Struct(f'<{ndim}q') for ndim in range(33))
-_INTEGER_ACTION = struct.Struct('<BBq')
-# Step result: message, flags, reward kind, reward.
-_STEP_HEADER = struct.Struct('<BBBd')
-_ARRAY_KINDS = frozenset('biufc')
-_INT64_MIN, _INT64_MAX = -2 ** 63, 2 ** 63 - 1
-
-# Kinds of scalars the frames carry, so that the parent returns the same
-# types the environment produced.
-_SCALAR_TYPES = (float, np.float64, np.float32, int, np.int64)
-_SCALAR_CODES = {type_: code for code, type_ in enumerate(_SCALAR_TYPES)}
-_FLOAT_CODES = frozenset((0, 1, 2))
-_EXACT = 2 ** 53
-_FLAG_TYPES = (bool, np.bool_)
-_FLAG_CODES = {type_: code for code, type_ in enumerate(_FLAG_TYPES)}
 
 
 class ExternalProcessError(RuntimeError):
@@ -154,7 +134,7 @@ class ExternalProcess(gym.Env):
         if start_method == 'forkserver':
             _preload_forkserver(context)
         self._conn, worker_conn = context.Pipe()
-        self._channel = _Channel(self._conn)
+        self._channel = message_frames.Channel(self._conn)
         self._poller = _make_poller(self._conn)
         # Daemonic, so that multiprocessing terminates the worker should the
         # parent exit without closing it. (The environment therefore cannot
@@ -260,11 +240,11 @@ class ExternalProcess(gym.Env):
         """
         parts = None
         if type(action) is np.ndarray:  # pylint: disable=unidiomatic-typecheck
-            parts = _array_parts(action)
+            parts = message_frames.array_parts(action)
             if parts:
                 parts = (_STEP_ARRAY_PREFIX, *parts)
         elif type(action) in _INTEGER_TYPES:
-            parts = _pack_integer(self._STEP_INTEGER, action)
+            parts = message_frames.pack_integer(self._STEP_INTEGER, action)
             if parts:
                 parts = (parts,)
         if parts:
@@ -394,7 +374,7 @@ class ExternalProcess(gym.Env):
         if ticket is not None:
             self._received += 1
         if data[0] == self._STEP_RESULT:
-            return _unpack_step(data)
+            return message_frames.unpack_step(data)
         message, payload = pickle.loads(data)
         if message == self._RESULT:
             return payload
@@ -447,7 +427,7 @@ class ExternalProcess(gym.Env):
 
 
 _STEP_ARRAY_PREFIX = bytes((ExternalProcess._STEP_ARRAY,))
-_INTEGER_TYPES = frozenset((int, np.int64))
+_INTEGER_TYPES = frozenset((int, np.int64, np.int32))
 
 
 def _worker(conn, constructor):
@@ -458,7 +438,7 @@ def _worker(conn, constructor):
         constructor: The environment constructor, pickled with cloudpickle.
     """
     env = None
-    channel = _Channel(conn)
+    channel = message_frames.Channel(conn)
     try:
         try:
             env = cloudpickle.loads(constructor)()
@@ -492,22 +472,24 @@ def _serve(channel, env):
         kind = data[0]
         try:
             if kind == step_array:
-                reply = _pack_step(env.step(_unpack_array(data, 1)[0]))
+                action, _ = message_frames.unpack_array(data, 1)
+                reply = _step_reply(env.step(action))
             elif kind == step_integer:
-                reply = _pack_step(env.step(_unpack_integer(data)))
+                reply = _step_reply(env.step(
+                    message_frames.unpack_integer(data)))
             else:
                 reply = _handle(env, data)
         except Exception as error:
             # Keep serving: a failed attribute read or step must not take the
             # environment down with it.
-            reply = _exception_message(error)
+            reply = (_exception_message(error),)
         if reply is None:
             return
-        send_bytes(reply)
+        send_bytes(*reply)
 
 
 def _handle(env, data):
-    """Answer a pickled message; None for the message to close."""
+    """Parts of the answer to a pickled message; None to close."""
     cls = ExternalProcess
     if data[0] != _PICKLE_OPCODE:
         raise KeyError(
@@ -515,7 +497,7 @@ def _handle(env, data):
             f'{cls._STEP_INTEGER} or a pickled message.')
     message, payload = pickle.loads(data)
     if message == cls._STEP:
-        return _pack_step(env.step(payload))
+        return _step_reply(env.step(payload))
     if message == cls._CLOSE:
         return None
     if message == cls._RESET:
@@ -525,7 +507,7 @@ def _handle(env, data):
         result = getattr(env, payload)
         if callable(result) and not isinstance(result, type):
             # Methods stay in the child; the parent forwards calls.
-            return pickle.dumps((cls._CALLABLE, payload), _PICKLE_PROTOCOL)
+            return (pickle.dumps((cls._CALLABLE, payload), _PICKLE_PROTOCOL),)
     elif message == cls._CALL:
         name, args, kwargs = payload
         result = getattr(env, name)(*args, **kwargs)
@@ -534,7 +516,16 @@ def _handle(env, data):
             f'Received message {message!r}; expected one of '
             f'{cls._ACCESS}, {cls._CALL}, {cls._STEP}, {cls._RESET} '
             f'or {cls._CLOSE}.')
-    return pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL)
+    return (pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL),)
+
+
+def _step_reply(result):
+    """Parts of the answer to a step: a frame, or else a pickle."""
+    cls = ExternalProcess
+    parts = message_frames.pack_step(cls._STEP_RESULT, result)
+    if parts is None:
+        return (pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL),)
+    return parts
 
 
 def _exception_message(error):
@@ -569,147 +560,6 @@ def _describe_env(env):
             value = None  # Readable later through attribute access.
         attributes[name] = value
     return attributes
-
-
-def _array_parts(array):
-    """Frame parts of a numeric array, or None when it needs a pickle."""
-    dtype = array.dtype
-    if (dtype.kind not in _ARRAY_KINDS or not dtype.isnative
-            or array.ndim >= len(_DIMENSIONS)):
-        return None
-    return (_ARRAY_HEADER.pack(dtype.char.encode(), array.ndim),
-            _DIMENSIONS[array.ndim].pack(*array.shape), array.tobytes())
-
-
-def _unpack_array(data, offset):
-    """Read a framed array; return it and the offset after it."""
-    char, ndim = _ARRAY_HEADER.unpack_from(data, offset)
-    offset += _ARRAY_HEADER.size
-    shape = _DIMENSIONS[ndim].unpack_from(data, offset)
-    offset += _DIMENSIONS[ndim].size
-    dtype = _dtype(char)
-    count = math.prod(shape)
-    # Copy out of the received bytes: a view would be read-only.
-    array = np.frombuffer(data, dtype, count, offset).reshape(shape).copy()
-    return array, offset + count * dtype.itemsize
-
-
-@functools.lru_cache(maxsize=None)
-def _dtype(char):
-    return np.dtype(char.decode())
-
-
-def _pack_integer(message, value):
-    """Frame an integer action, or return None when it needs a pickle."""
-    if not _INT64_MIN <= value <= _INT64_MAX:
-        return None
-    return _INTEGER_ACTION.pack(message, _SCALAR_CODES[type(value)], value)
-
-
-def _unpack_integer(data):
-    _, code, value = _INTEGER_ACTION.unpack(data)
-    return _SCALAR_TYPES[code](value)
-
-
-def _pack_step(result):
-    """Frame a step result, or pickle it when its values do not fit."""
-    observ, reward, terminated, truncated, info = result
-    reward_code = _SCALAR_CODES.get(type(reward))
-    terminated_code = _FLAG_CODES.get(type(terminated))
-    truncated_code = _FLAG_CODES.get(type(truncated))
-    parts = (
-        type(observ) is np.ndarray  # pylint: disable=unidiomatic-typecheck
-        and type(info) is dict  # pylint: disable=unidiomatic-typecheck
-        and terminated_code is not None and truncated_code is not None
-        # Integer rewards travel in the float slot only while exact.
-        and (reward_code in _FLOAT_CODES or (
-            reward_code is not None and -_EXACT <= reward <= _EXACT))
-        and _array_parts(observ))
-    if not parts:
-        return pickle.dumps(
-            (ExternalProcess._RESULT, result), _PICKLE_PROTOCOL)
-    flags = (bool(terminated) | bool(truncated) << 1
-             | terminated_code << 2 | truncated_code << 3)
-    head = _STEP_HEADER.pack(
-        ExternalProcess._STEP_RESULT, flags, reward_code, reward)
-    if info:
-        return b''.join((head, *parts, pickle.dumps(info, _PICKLE_PROTOCOL)))
-    return b''.join((head, *parts))
-
-
-def _unpack_step(data):
-    """Decode a framed step result into the environment's types."""
-    _, flags, reward_code, reward = _STEP_HEADER.unpack_from(data)
-    observ, offset = _unpack_array(data, _STEP_HEADER.size)
-    if reward_code:
-        reward = _SCALAR_TYPES[reward_code](reward)
-    terminated = _FLAG_TYPES[flags >> 2 & 1](flags & 1)
-    truncated = _FLAG_TYPES[flags >> 3 & 1](flags & 2)
-    if len(data) > offset:
-        return observ, reward, terminated, truncated, pickle.loads(
-            memoryview(data)[offset:])
-    return observ, reward, terminated, truncated, {}
-
-
-class _Channel:
-    """Length-prefixed messages over the file descriptor of a connection.
-
-    Reading and writing the descriptor directly skips the buffering layers
-    of `multiprocessing.connection`, which cost more than a small message.
-    A read takes whatever is available, so it may hold the start of the
-    next message; `buffered` tells whether a whole one is waiting.
-    """
-
-    _LENGTH = struct.Struct('<I')
-    _READ_SIZE = 1 << 16
-
-    def __init__(self, conn):
-        self._conn = conn  # Keeps the descriptor open.
-        self._fd = conn.fileno()
-        self._buffer = b''
-
-    def send(self, *parts):
-        """Write one message made of the given byte strings."""
-        size = sum(len(part) for part in parts)
-        data = b''.join((self._LENGTH.pack(size), *parts))
-        written = os.write(self._fd, data)
-        if written < len(data):
-            view = memoryview(data)
-            while written < len(data):
-                written += os.write(self._fd, view[written:])
-
-    def buffered(self):
-        """Whether a whole message was read already."""
-        buffer = self._buffer
-        return (len(buffer) >= 4
-                and len(buffer) >= 4 + self._LENGTH.unpack_from(buffer)[0])
-
-    def receive(self):
-        """Read one message, waiting for it.
-
-        Raises:
-            EOFError: When the other end closed the connection.
-
-        Returns:
-            The message as a bytes-like object.
-        """
-        buffer = self._buffer
-        while len(buffer) < 4:
-            buffer = self._read(buffer, self._READ_SIZE)
-        end = 4 + self._LENGTH.unpack_from(buffer)[0]
-        while len(buffer) < end:
-            buffer = self._read(buffer, max(end - len(buffer), 4096))
-        if len(buffer) == end:
-            self._buffer = b''
-        else:
-            self._buffer = buffer[end:]
-        return memoryview(buffer)[4:end]
-
-    def _read(self, buffer, size):
-        chunk = os.read(self._fd, size)
-        if not chunk:
-            raise EOFError('The other end of the pipe closed.')
-        return buffer + chunk if buffer else chunk
 
 
 def _make_poller(conn):

@@ -14,7 +14,6 @@ import psutil
 import pytest
 
 from agents.tools import env_contract
-from agents.tools import external_process
 from agents.tools.external_process import ExternalProcess
 from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
@@ -213,38 +212,6 @@ def test_numpy_types_and_info_survive_the_frame():
         assert env.actions[-1].dtype == np.float64
     finally:
         env.close()
-
-
-@pytest.mark.parametrize('result', [
-    (np.arange(6, dtype=np.uint8).reshape(2, 3), 1.5, False, True, {}),
-    (np.ones((), np.float64), np.float32(0.25), np.bool_(True), False,
-     {'a': [1]}),
-    (np.zeros((0, 4), np.int32), 3, True, np.bool_(False), {}),
-    (np.array([1, 2], np.int64), np.int64(-7), False, False, {}),
-])
-def test_step_frames_round_trip_exactly(result):
-    """Binary step frames decode to equal values of equal types."""
-    frame = external_process._pack_step(result)
-    assert frame[0] == ExternalProcess._STEP_RESULT
-    decoded = external_process._unpack_step(frame)
-    assert decoded[0].dtype == result[0].dtype
-    np.testing.assert_array_equal(decoded[0], result[0])
-    for value, expected in zip(decoded[1:], result[1:]):
-        assert type(value) is type(expected)  # pylint: disable=C0123
-        assert value == expected
-
-
-@pytest.mark.parametrize('result', [
-    ((1, 2), 1.0, False, False, {}),
-    (np.zeros(2, object), 1.0, False, False, {}),
-    (np.zeros(2), 2 ** 60, False, False, {}),
-    (np.zeros(2), None, False, False, {}),
-    (np.zeros(2), 1.0, 0, False, {}),
-])
-def test_step_results_that_do_not_fit_are_pickled(result):
-    """Values the frame cannot carry fall back to a pickle."""
-    frame = external_process._pack_step(result)
-    assert frame[0] == 0x80
 
 
 def test_discrete_actions_keep_their_type():
