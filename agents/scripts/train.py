@@ -148,6 +148,10 @@ def train(config, env_processes):
             utility.initialize_variables(sess, saver, config.logdir)
             for score in loop.run(sess, saver, total_steps):
                 yield score
+            if config.logdir:
+                saver.save(
+                    sess, os.path.join(config.logdir, 'model.ckpt'),
+                    sess.run(simulation.step))
     finally:
         batch_env.close()
 

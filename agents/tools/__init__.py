@@ -4,9 +4,16 @@ Names load lazily from their modules on first access. Environment worker
 processes import `agents.tools.wrappers` alone and so never import TensorFlow;
 the graph-side names (`InGraphBatchEnv`, `simulate`, `Loop`, ...) import it
 when first used.
+
+Two functions share the name of their module (`simulate`, `count_weights`).
+Importing a submodule makes Python set it as an attribute of the package,
+which would hide the function; the exported names are therefore properties
+of the package's module type, which ignore that assignment.
 """
 
 import importlib
+import sys
+import types
 
 _EXPORTS = {
     'AttrDict': 'attr_dict',
@@ -25,14 +32,33 @@ _MODULES = ('nested', 'wrappers')
 __all__ = sorted(_EXPORTS) + list(_MODULES)
 
 
-def __getattr__(name):
-    if name in _MODULES:
-        return importlib.import_module('agents.tools.' + name)
-    if name in _EXPORTS:
-        module = importlib.import_module('agents.tools.' + _EXPORTS[name])
+def _export(name):
+    """A read-only package attribute that loads `name` from its module."""
+
+    def _get(unused_self):
+        module = importlib.import_module(__name__ + '.' + _EXPORTS[name])
         return getattr(module, name)
-    raise AttributeError(f"module 'agents.tools' has no attribute '{name}'")
+
+    def _ignore(unused_self, unused_value):
+        # The import system sets loaded submodules as package attributes.
+        pass
+
+    return property(_get, _ignore)
 
 
-def __dir__():
-    return __all__
+class _ToolsModule(types.ModuleType):
+    """Module type of `agents.tools` with its exported names as properties."""
+
+    def __getattr__(self, name):
+        if name in _MODULES:
+            return importlib.import_module(__name__ + '.' + name)
+        raise AttributeError(
+            f"module 'agents.tools' has no attribute '{name}'")
+
+    def __dir__(self):
+        return __all__
+
+
+for _name in _EXPORTS:
+    setattr(_ToolsModule, _name, _export(_name))
+sys.modules[__name__].__class__ = _ToolsModule
