@@ -47,7 +47,7 @@ MODES = (
     'inprocess', 'process_blocking', 'process', 'sync', 'async', 'simulate')
 BASELINE = 'async'
 _WARMUP_STEPS = 20
-_CHUNKS = 5
+_CHUNKS = 10
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('envs', ['1', '2', '4', '8', '16'], 'Batch sizes.')
@@ -74,10 +74,13 @@ def _time_interleaved(modes, steps):
             step(index)
     chunk = max(1, steps // _CHUNKS)
     rates = {name: [] for name in modes}
-    # Chunks of all modes alternate, so that load from elsewhere on the
-    # machine affects every mode alike.
-    for start in range(_WARMUP_STEPS, _WARMUP_STEPS + chunk * _CHUNKS, chunk):
-        for name, (prepare, step, size) in modes.items():
+    names = list(modes)
+    # Chunks of all modes alternate, in a rotating order, so that load from
+    # elsewhere on the machine affects every mode alike.
+    for round_ in range(_CHUNKS):
+        start = _WARMUP_STEPS + round_ * chunk
+        for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            prepare, step, size = modes[name]
             prepare()
             begin = time.perf_counter()
             for index in range(start, start + chunk):
