@@ -28,6 +28,7 @@ class ForwardingWrapper(gym.Wrapper):
                 f"'{type(self).__name__}' object has no attribute '{name}'")
         return getattr(self.env, name)
 
+
 class AutoReset(ForwardingWrapper):
     """Reset the environment automatically after an episode ended.
 
