@@ -1,5 +1,6 @@
 """Tests for the policy and value networks."""
 
+import contextlib
 import functools
 
 import gymnasium as gym
@@ -30,6 +31,14 @@ def _observations(batch=3, time=4, seed=0):
     return rng.normal(size=(batch, time, 2, 3)).astype(np.float32)
 
 
+@contextlib.contextmanager
+def _seeded_graph():
+    """New default graph with a fixed seed, so initial weights repeat."""
+    with tf.Graph().as_default() as graph:
+        tf.set_random_seed(0)
+        yield graph
+
+
 def _evaluate(fetches, feed=None):
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
@@ -38,7 +47,7 @@ def _evaluate(fetches, feed=None):
 
 def test_feed_forward_gaussian_shapes_and_initial_std():
     """Mean and std per step and action, std at init_std, value per step."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         output = networks.feed_forward_gaussian(
             _config(), BOX, _observations(), tf.ones([3], tf.int32))
         assert isinstance(output, tools.AttrDict)
@@ -46,19 +55,21 @@ def test_feed_forward_gaussian_shapes_and_initial_std():
         assert output.state is None
         assert output.policy.mean.shape.as_list() == [3, 4, 2]
         assert output.value.shape.as_list() == [3, 4]
-        mean, std, value, sample = _evaluate((
-            output.policy.mean, output.policy.std, output.value,
-            output.policy.sample()))
+        kernel = tf.trainable_variables('policy/mean/kernel')[0]
+        std, value, sample, kernel = _evaluate((
+            output.policy.std, output.value, output.policy.sample(), kernel))
     np.testing.assert_allclose(std, np.full((3, 4, 2), 0.35), rtol=1e-6)
     assert value.shape == (3, 4)
     assert sample.shape == (3, 4, 2)
-    # The output layer starts small, so the mean starts near zero.
-    assert np.all(np.abs(mean) < 0.5)
+    # The output layer is drawn uniformly within the variance scaling limit
+    # for init_output_factor over the average fan of 4 inputs and 2 outputs.
+    assert kernel.shape == (4, 2)
+    assert np.max(np.abs(kernel)) <= np.sqrt(3 * 0.1 / 3)
 
 
 def test_gaussian_mean_stays_in_unit_range():
     """The tanh output bounds the mean even for huge observations."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         output = networks.feed_forward_gaussian(
             _config(init_output_factor=10.0), BOX, 1e4 * _observations(),
             None)
@@ -69,7 +80,7 @@ def test_gaussian_mean_stays_in_unit_range():
 
 def test_feed_forward_categorical():
     """Discrete spaces get logits per class and int32 modes."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         output = networks.feed_forward_categorical(
             _config(), DISCRETE, _observations(), None)
         assert isinstance(output.policy, parts.Categorical)
@@ -92,14 +103,14 @@ def test_feed_forward_categorical():
 ])
 def test_variables_are_reused_across_calls(network, space, count):
     """A second call, directly or through a template, adds no variables."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         network(_config(), space, _observations(), tf.ones([3], tf.int32))
         assert len(tf.trainable_variables()) == count
         network(_config(), space, _observations(seed=1), None)
         assert len(tf.trainable_variables()) == count
         names = [variable.name for variable in tf.trainable_variables()]
         assert all(name.startswith(('policy/', 'value/')) for name in names)
-    with tf.Graph().as_default():
+    with _seeded_graph():
         template = tf.make_template(
             'network', functools.partial(network, _config(), space))
         template(_observations(), tf.ones([3], tf.int32))
@@ -112,7 +123,7 @@ def test_variables_are_reused_across_calls(network, space, count):
 
 def test_value_network_is_separate():
     """The value does not depend on policy weights and vice versa."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         output = networks.feed_forward_gaussian(
             _config(), BOX, _observations(), None)
         policy_variables = tf.trainable_variables('policy')
@@ -140,7 +151,7 @@ def test_activation_from_config():
 def test_recurrent_state_carried_across_calls():
     """Two calls carrying the state equal one call over the sequence."""
     observations = _observations(batch=3, time=6)
-    with tf.Graph().as_default():
+    with _seeded_graph():
         network = tf.make_template('network', functools.partial(
             networks.recurrent_gaussian, _config(), BOX))
         whole = network(observations, tf.fill([3], 6))
@@ -163,7 +174,7 @@ def test_recurrent_state_carried_across_calls():
 def test_recurrent_padding_keeps_state():
     """Steps past the length leave the state and give zero GRU outputs."""
     observations = _observations(batch=2, time=5)
-    with tf.Graph().as_default():
+    with _seeded_graph():
         network = tf.make_template('network', functools.partial(
             networks.recurrent_gaussian, _config(), BOX))
         padded = network(observations, [2, 5])
@@ -181,7 +192,7 @@ def test_recurrent_padding_keeps_state():
 
 def test_recurrent_inside_cond_after_first_call():
     """After a first call outside, the network runs inside a cond."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         network = tf.make_template('network', functools.partial(
             networks.recurrent_gaussian, _config(), BOX))
         outside = network(_observations(), None)
@@ -204,7 +215,7 @@ def test_recurrent_inside_cond_after_first_call():
 ])
 def test_unsupported_action_spaces(network, space):
     """Unsupported spaces raise ValueError naming the network and space."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         with pytest.raises(ValueError) as error:
             network(_config(), space, _observations(), None)
     assert network.__name__ in str(error.value)
@@ -213,7 +224,7 @@ def test_unsupported_action_spaces(network, space):
 
 def test_recurrent_needs_policy_layers():
     """Without policy layers there is no GRU size."""
-    with tf.Graph().as_default():
+    with _seeded_graph():
         with pytest.raises(ValueError, match='policy_layers'):
             networks.recurrent_gaussian(
                 _config(policy_layers=()), BOX, _observations(), None)
