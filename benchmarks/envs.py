@@ -117,13 +117,15 @@ def _simulate_mode(batch_env, stack):
     # TensorFlow loads only here, after the workers forked, and only when
     # this mode runs.
     import tensorflow.compat.v1 as tf
-    from agents import tools
+    from agents.tools.in_graph_batch_env import InGraphBatchEnv
+    from agents.tools.mock_algorithm import MockAlgorithm
+    from agents.tools.simulate import simulate
     graph = tf.Graph()
     with graph.as_default():
-        env = tools.InGraphBatchEnv(batch_env)
-        algo = tools.MockAlgorithm(env)
+        env = InGraphBatchEnv(batch_env)
+        algo = MockAlgorithm(env)
         reset = tf.placeholder_with_default(False, ())
-        tensors = tools.simulate(env, algo, log=False, reset=reset)
+        tensors = simulate(env, algo, log=False, reset=reset)
         init = tf.global_variables_initializer()
     sess = stack.enter_context(tf.Session(graph=graph))
     sess.run(init)
