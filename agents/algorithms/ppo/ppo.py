@@ -254,7 +254,6 @@ class PPO:
                     self._reward_filter.summary(),
                     tf.summary.scalar('memory_size', self._memory_index),
                     tf.summary.histogram('normalized_observ', norm_observ),
-                    tf.summary.histogram('action', action),
                     tf.summary.scalar('normalized_reward',
                                       tf.reduce_mean(norm_reward))]),
                 str)
