@@ -119,7 +119,7 @@ def _simulate_mode(batch_env, stack):
     import tensorflow.compat.v1 as tf
     from agents.tools.in_graph_batch_env import InGraphBatchEnv
     from agents.tools.mock_algorithm import MockAlgorithm
-    from agents.tools.simulate import simulate
+    from agents.tools import simulate
     graph = tf.Graph()
     with graph.as_default():
         env = InGraphBatchEnv(batch_env)

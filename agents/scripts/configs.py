@@ -4,6 +4,9 @@ Each task inherits the defaults with `return dict(default(), **locals())`;
 the training script wraps the result in a locked `tools.AttrDict`.
 """
 
+# Every local variable of a config function is a returned setting.
+# pylint: disable=possibly-unused-variable
+
 import tensorflow.compat.v1 as tf
 
 from agents import algorithms

@@ -146,8 +146,7 @@ def train(config, env_processes):
     try:
         with tf.Session(graph=graph, config=session_config) as sess:
             utility.initialize_variables(sess, saver, config.logdir)
-            for score in loop.run(sess, saver, total_steps):
-                yield score
+            yield from loop.run(sess, saver, total_steps)
             if config.logdir:
                 saver.save(
                     sess, os.path.join(config.logdir, 'model.ckpt'),

@@ -165,10 +165,12 @@ def define_simulation_graph(batch_env, algo_cls, config):
     do_report = tf.placeholder(tf.bool, (), 'do_report')
     force_reset = tf.placeholder(tf.bool, (), 'force_reset')
     algo = algo_cls(batch_env, step, is_training, should_log, config)
-    done, score, summary = tools.simulate(
+    # Pylint takes these exports for their same-named modules.
+    done, score, summary = tools.simulate(  # pylint: disable=not-callable
         batch_env, algo, should_log, force_reset)
+    num_weights = tools.count_weights()  # pylint: disable=not-callable
     logging.getLogger('agents').info(
-        'Graph contains %d trainable variables.', tools.count_weights())
+        'Graph contains %d trainable variables.', num_weights)
     return tools.AttrDict(
         step=step, is_training=is_training, should_log=should_log,
         do_report=do_report, force_reset=force_reset, algo=algo,

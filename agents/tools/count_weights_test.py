@@ -22,26 +22,26 @@ def test_counts_all_trainable_weights():
     """Non-trainable variables do not count."""
     with tf.Graph().as_default():
         _define_variables()
-        assert count_weights.count_weights() == 12 + 4 + 5 + 4 + 7
+        assert count_weights() == 12 + 4 + 5 + 4 + 7
 
 
 def test_scope_matches_whole_scope_names():
     """A scope does not match longer scope names with the same prefix."""
     with tf.Graph().as_default():
         _define_variables()
-        assert count_weights.count_weights('policy') == 16
-        assert count_weights.count_weights('policy/') == 16
-        assert count_weights.count_weights('policy_2') == 5
-        assert count_weights.count_weights('missing') == 0
+        assert count_weights('policy') == 16
+        assert count_weights('policy/') == 16
+        assert count_weights('policy_2') == 5
+        assert count_weights('missing') == 0
 
 
 def test_exclude_regex():
     """Variables matching the regex from their start are left out."""
     with tf.Graph().as_default():
         _define_variables()
-        assert count_weights.count_weights(exclude=r'.*/bias') == 28
-        assert count_weights.count_weights('value', exclude='value/output') == 4
-        assert count_weights.count_weights(exclude='bias') == 32
+        assert count_weights(exclude=r'.*/bias') == 28
+        assert count_weights('value', exclude='value/output') == 4
+        assert count_weights(exclude='bias') == 32
 
 
 def test_explicit_graph():
@@ -50,8 +50,8 @@ def test_explicit_graph():
     with graph.as_default():
         _define_variables()
     with tf.Graph().as_default():
-        assert count_weights.count_weights() == 0
-        assert count_weights.count_weights(graph=graph) == 32
+        assert count_weights() == 0
+        assert count_weights(graph=graph) == 32
 
 
 def test_unknown_shape():
@@ -61,7 +61,7 @@ def test_unknown_shape():
                 tf.placeholder_with_default([1.0], (None,)), name='dynamic',
                 shape=tf.TensorShape([None]))
         with pytest.raises(ValueError) as error:
-            count_weights.count_weights()
+            count_weights()
         assert str(error.value) == (
                 "Cannot count the weights of variable 'dynamic:0' with shape "
                 '(None,) that is not fully defined.')

@@ -317,7 +317,7 @@ def test_simulation_phases():
                 batch_env.BatchEnv(envs, True))
         loop = loop_module.Loop(None)
         algo = mock_algorithm.MockAlgorithm(env)
-        done, score, summary = simulate.simulate(
+        done, score, summary = simulate(
                 env, algo, loop.log, loop.reset)
         loop.add_phase('train', done, score, summary, 12, report_every=12)
         loop.add_phase('eval', done, score, summary, 6, report_every=6)

@@ -48,7 +48,7 @@ def _run(sess, tensors, count, feed=None):
 def test_done_scores_and_episodes_step_by_step(env):
     """Episodes of different lengths end and restart independently."""
     algo = mock_algorithm.MockAlgorithm(env)
-    done, score, summary = simulate.simulate(env, algo, log=False)
+    done, score, summary = simulate(env, algo, log=False)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         trace = _run(sess, (done, score, summary), 11)
@@ -72,7 +72,7 @@ def test_done_scores_and_episodes_step_by_step(env):
 def test_algorithm_calls(env):
     """The algorithm sees each stage with the right agent indices."""
     algo = mock_algorithm.MockAlgorithm(env)
-    tensors = simulate.simulate(env, algo)
+    tensors = simulate(env, algo)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         _run(sess, tensors, 6)
@@ -90,7 +90,7 @@ def test_algorithm_calls(env):
 def test_experience_transitions(env):
     """Transitions hold the observations before and after each step."""
     algo = mock_algorithm.MockAlgorithm(env)
-    tensors = simulate.simulate(env, algo)
+    tensors = simulate(env, algo)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         _run(sess, tensors, 3)
@@ -115,7 +115,7 @@ def test_reset_begins_every_episode(env):
     """Feeding reset restarts all episodes, also unfinished ones."""
     algo = mock_algorithm.MockAlgorithm(env)
     reset = tf.placeholder(tf.bool, ())
-    tensors = simulate.simulate(env, algo, log=False, reset=reset)
+    tensors = simulate(env, algo, log=False, reset=reset)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         trace = _run(sess, tensors, 3, {reset: False})
@@ -144,7 +144,7 @@ def test_mean_summaries(env):
     """Logged summaries hold the means of the episodes since the last log."""
     algo = mock_algorithm.MockAlgorithm(env)
     log = tf.placeholder(tf.bool, ())
-    tensors = simulate.simulate(env, algo, log=log)
+    tensors = simulate(env, algo, log=log)
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         summaries = []
@@ -165,7 +165,7 @@ def test_mean_summaries(env):
 def test_python_bools_and_variables(env):
     """Python bools work; state lives in temporary, untrained variables."""
     algo = mock_algorithm.MockAlgorithm(env)
-    tensors = simulate.simulate(env, algo, log=True, reset=True)
+    tensors = simulate(env, algo, log=True, reset=True)
     names = [var.name for var in tf.global_variables()]
     assert [name for name in names if name.startswith('simulate')] == [
             'simulate_temporary/score:0', 'simulate_temporary/length:0',
@@ -190,7 +190,7 @@ def test_truncated_episodes():
         env = in_graph_batch_env.InGraphBatchEnv(
                 batch_env.BatchEnv(envs, True))
         algo = mock_algorithm.MockAlgorithm(env, action=0.5)
-        done, _, _ = simulate.simulate(env, algo)
+        done, _, _ = simulate(env, algo)
         with tf.control_dependencies([done]):
             truncated = tf.identity(env.truncated)
         with tf.Session() as sess:
