@@ -58,6 +58,11 @@ class _ToolsModule(types.ModuleType):
     def __dir__(self):
         return __all__
 
+    def __reduce__(self):
+        # Pickle by name like a plain module, so that closures referring to
+        # `tools`, which cloudpickle sends to worker processes, still pickle.
+        return importlib.import_module, (self.__name__,)
+
 
 for _name in _EXPORTS:
     setattr(_ToolsModule, _name, _export(_name))
