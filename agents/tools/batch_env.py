@@ -1,5 +1,7 @@
 """Combine several environments into one batch that steps them together."""
 
+import functools
+
 import gymnasium as gym
 import numpy as np
 
@@ -128,8 +130,8 @@ class BatchEnv:
             results = [env.step(action)
                        for env, action in zip(self._envs, actions)]
         else:
-            results = _resolve([
-                env.step(action, blocking=False)
+            results = _in_parallel([
+                functools.partial(env.step, action, blocking=False)
                 for env, action in zip(self._envs, actions)])
         observs, rewards, terminated, truncated, infos = zip(*results)
         observ = self._stack(observs)
@@ -165,8 +167,9 @@ class BatchEnv:
             results = [self._envs[index].reset(seed=seed_)
                        for index, seed_ in zip(indices, seeds)]
         else:
-            results = _resolve([
-                self._envs[index].reset(seed=seed_, blocking=False)
+            results = _in_parallel([
+                functools.partial(
+                    self._envs[index].reset, seed=seed_, blocking=False)
                 for index, seed_ in zip(indices, seeds)])
         if not results:
             return np.zeros((0,) + self._observ_shape, self._observ_dtype)
@@ -261,18 +264,31 @@ class BatchEnv:
         return actions
 
 
-def _resolve(promises):
-    """Call every promise, even after one failed, then raise the first error.
+def _in_parallel(requests):
+    """Send every request, then resolve every promise; raise the first error.
 
-    Resolving all keeps each worker's answers in step with its requests.
+    Sending and resolving continue past a failure, so that every healthy
+    worker advances exactly once and its answers stay in step with its
+    requests.
+
+    Args:
+        requests: Callables that send a request and return its promise.
+
+    Returns:
+        The results of the promises, in order.
     """
-    results, error = [], None
+    promises, error = [], None
+    for request in requests:
+        try:
+            promises.append(request())
+        except Exception as exception:
+            error = error or exception
+    results = []
     for promise in promises:
         try:
             results.append(promise())
         except Exception as exception:
-            if error is None:
-                error = exception
+            error = error or exception
     if error is not None:
         raise error
     return results

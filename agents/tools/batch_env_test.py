@@ -1,6 +1,8 @@
 """Tests for the batch of environments."""
 
 import gc
+import os
+import signal
 import unittest
 
 import gymnasium as gym
@@ -11,6 +13,7 @@ import pytest
 from agents.tools import env_contract
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
+from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
 
 _DURATIONS = (2, 3, 1)
@@ -239,6 +242,23 @@ def test_error_in_one_worker_keeps_the_others_in_step(external_batch_envs):
     batch_env.reset([2])
     observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
     assert observ[:, 0].tolist() == [2, 1, 1]
+
+
+def test_killed_worker_fails_the_batch_step_clearly():
+    """A worker killed mid-batch raises an error naming its pid."""
+    batch_env = BatchEnv(
+        [ExternalProcess(MockEnvironment) for _ in range(3)], blocking=False)
+    try:
+        batch_env.reset()
+        pid = batch_env[1].pid
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(ExternalProcessError, match=(
+                rf'\(pid {pid}\) died \(exit code -9, killed by SIGKILL\)')):
+            batch_env.step(np.zeros((3, 3), np.float32))
+        assert batch_env[0].steps == [1] and batch_env[2].steps == [1]
+    finally:
+        batch_env.close()
+    assert pid not in _children()
 
 
 def test_len_getitem_and_attributes():

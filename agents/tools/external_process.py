@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import pickle
 import select
+import signal
 import time
 import traceback
 import weakref
@@ -404,14 +405,12 @@ class ExternalProcess(gym.Env):
     def _died(self):
         _reap(self._process, 1.0)
         code = self._process.exitcode
+        reason = f'exit code {code}'
         if code is not None and code < 0:
             try:
-                import signal
-                reason = f'killed by {signal.Signals(-code).name}'
+                reason += f', killed by {signal.Signals(-code).name}'
             except ValueError:
-                reason = f'killed by signal {-code}'
-        else:
-            reason = f'exit code {code}'
+                reason += f', killed by signal {-code}'
         self._failure = ExternalProcessError(
             f'{self._describe()} died ({reason}); create a new '
             'environment to continue.')

@@ -270,7 +270,8 @@ def test_killed_worker_raises_clear_error():
         _bounded(lambda: env.step(np.zeros(3, np.float32)))
     assert str(info.value) == (
         f'Environment worker <MockEnvironment instance> (pid {pid}) died '
-        '(killed by SIGKILL); create a new environment to continue.')
+        '(exit code -9, killed by SIGKILL); create a new environment to '
+        'continue.')
     with pytest.raises(ExternalProcessError, match='died'):
         _bounded(env.reset)
     assert pid not in _children()
