@@ -1,0 +1,94 @@
+"""Smoke tests that train every configuration briefly, and resume a run."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from agents import tools
+from agents.scripts import configs
+from agents.scripts import networks
+from agents.scripts import train
+from agents.scripts import utility
+
+
+def _tiny_config(name, **overrides):
+    """A configuration that trains for a few hundred steps in seconds."""
+    config = tools.AttrDict(getattr(configs, name)())
+    config.update(
+        policy_layers=(8,), value_layers=(8,), num_agents=2,
+        update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
+        batch_size=2, chunk_length=10, steps=120, logdir=None, seed=0)
+    config.update(overrides)
+    return config
+
+
+@pytest.mark.parametrize('name', train.config_names())
+def test_every_config_trains_in_worker_processes(name):
+    scores = list(train.train(_tiny_config(name), env_processes=True))
+    # 120 training steps are three training phases of 40 steps, each
+    # followed by an evaluation phase that reports one score.
+    assert len(scores) == 6
+    assert all(np.isfinite(score) for score in scores)
+
+
+def test_recurrent_policy_trains():
+    config = _tiny_config('pendulum', network=networks.recurrent_gaussian)
+    scores = list(train.train(config, env_processes=False))
+    assert len(scores) == 6 and all(np.isfinite(scores))
+
+
+def test_resume_continues_global_step(tmp_path):
+    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
+    list(train.train(config, env_processes=False))
+    first = utility.list_checkpoints(str(tmp_path))
+    assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
+    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
+    scores = list(train.train(config, env_processes=False))
+    # Only the second training and evaluation phases are left to run.
+    assert len(scores) == 2
+    last = utility.list_checkpoints(str(tmp_path))
+    assert os.path.basename(last[0]) == 'model.ckpt-160'
+    assert sorted(os.listdir(tmp_path)) == [
+        'checkpoint', 'eval', 'model.ckpt-160.data-00000-of-00001',
+        'model.ckpt-160.index', 'model.ckpt-160.meta',
+        'model.ckpt-80.data-00000-of-00001', 'model.ckpt-80.index',
+        'model.ckpt-80.meta', 'train']
+
+
+def test_summaries_written_for_both_phases(tmp_path):
+    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
+    list(train.train(config, env_processes=False))
+    tags = {}
+    for phase in ('train', 'eval'):
+        tags[phase] = set()
+        directory = tmp_path / phase
+        for name in os.listdir(directory):
+            for event in tf.train.summary_iterator(str(directory / name)):
+                for value in event.summary.value:
+                    tags[phase].add(value.tag)
+    assert 'simulate/mean_score' in tags['eval'] or 'mean_score' in ' '.join(
+        tags['eval'])
+    assert any('policy_loss' in tag for tag in tags['train'])
+    assert any('kl_change' in tag for tag in tags['train'])
+
+
+def _run_script(*args):
+    command = [sys.executable, '-m', 'agents.scripts.train', *args]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    return subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=120,
+        check=False)
+
+
+def test_unknown_config_lists_choices(tmp_path):
+    result = _run_script(f'--logdir={tmp_path}', '--config=pendulm')
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == (
+        "Error: Unknown config 'pendulm'; valid configs: "
+        f"{', '.join(train.config_names())}.")
+    assert os.listdir(tmp_path) == []
