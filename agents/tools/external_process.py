@@ -441,7 +441,8 @@ def _worker(conn, constructor):
     try:
         try:
             env = cloudpickle.loads(constructor)()
-            channel.send(pickle.dumps(
+            # Cloudpickle, for spaces of classes the constructor defined.
+            channel.send(cloudpickle.dumps(
                 (ExternalProcess._READY, _describe_env(env)),
                 _PICKLE_PROTOCOL))
         except Exception as error:
@@ -554,7 +555,7 @@ def _describe_env(env):
                  'render_mode', 'spec'):
         value = getattr(env, name, None)
         try:
-            pickle.dumps(value, _PICKLE_PROTOCOL)
+            cloudpickle.dumps(value, _PICKLE_PROTOCOL)
         except Exception:
             value = None  # Readable later through attribute access.
         attributes[name] = value

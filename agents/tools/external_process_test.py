@@ -134,6 +134,26 @@ def test_spaces_are_cached(env):
     assert env._sent == sent
 
 
+def test_spaces_of_classes_defined_in_the_constructor():
+    """Spaces of classes local to the constructor reach the parent."""
+
+    def constructor():
+
+        class LocalBox(gym.spaces.Box):
+            """A space class only the constructor knows."""
+
+        env = MockEnvironment()
+        env.observation_space = LocalBox(-1.0, 1.0, (2,), np.float32)
+        return env
+
+    env = ExternalProcess(constructor)
+    try:
+        assert type(env.observation_space).__name__ == 'LocalBox'
+        assert env.observation_space.shape == (2,)
+    finally:
+        env.close()
+
+
 def test_attributes_and_methods_are_forwarded(env):
     """Attributes are read and methods called in the child."""
     env.reset()
