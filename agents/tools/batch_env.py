@@ -176,12 +176,23 @@ class BatchEnv:
         return self._stack([observ for observ, _ in results])
 
     def close(self):
-        """Close every environment of the batch; safe to call again."""
+        """Close every environment of the batch; safe to call again.
+
+        Raises:
+            Exception: The first error of an environment's `close`, after
+                all environments were closed.
+        """
         if self._closed:
             return
         self._closed = True
+        error = None
         for env in self._envs:
-            env.close()
+            try:
+                env.close()
+            except Exception as exception:
+                error = error or exception
+        if error is not None:
+            raise error
 
     def __del__(self):
         try:
