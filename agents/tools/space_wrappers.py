@@ -170,8 +170,8 @@ class RangeNormalize(ForwardingWrapper):
     untouched. Observations are normalised in their floating point type
     (float32 for integer observations). Actions are expected in [-1, 1] and
     mapped back to the bounds of the environment before stepping; values
-    outside map linearly outside the bounds (clip them with `ClipAction`
-    inside this wrapper if needed).
+    outside map linearly outside the bounds (wrap this wrapper in
+    `ClipAction` to clip them).
     """
 
     def __init__(self, env, observ=None, action=None):
