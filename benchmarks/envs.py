@@ -117,15 +117,13 @@ def _simulate_mode(batch_env, stack):
     # TensorFlow loads only here, after the workers forked, and only when
     # this mode runs.
     import tensorflow.compat.v1 as tf
-    from agents.tools.in_graph_batch_env import InGraphBatchEnv
-    from agents.tools.mock_algorithm import MockAlgorithm
-    from agents.tools import simulate
+    from agents import tools
     graph = tf.Graph()
     with graph.as_default():
-        env = InGraphBatchEnv(batch_env)
-        algo = MockAlgorithm(env)
+        env = tools.InGraphBatchEnv(batch_env)
+        algo = tools.MockAlgorithm(env)
         reset = tf.placeholder_with_default(False, ())
-        tensors = simulate(env, algo, log=False, reset=reset)
+        tensors = tools.simulate(env, algo, log=False, reset=reset)
         init = tf.global_variables_initializer()
     sess = stack.enter_context(tf.Session(graph=graph))
     sess.run(init)
