@@ -123,7 +123,9 @@ def _simulate_mode(batch_env, stack):
         env = tools.InGraphBatchEnv(batch_env)
         algo = tools.MockAlgorithm(env)
         reset = tf.placeholder_with_default(False, ())
-        tensors = tools.simulate(env, algo, log=False, reset=reset)
+        # Pylint takes the name for the submodule of the same name.
+        tensors = tools.simulate(  # pylint: disable=not-callable
+            env, algo, log=False, reset=reset)
         init = tf.global_variables_initializer()
     sess = stack.enter_context(tf.Session(graph=graph))
     sess.run(init)
