@@ -24,6 +24,7 @@ unset, falling back to `osmesa`; when neither loads, the script says which
 system packages to install.
 """
 
+import contextlib
 import json
 import logging
 import os
@@ -33,35 +34,53 @@ import tempfile
 
 from absl import app
 from absl import flags
+import cloudpickle
 import gymnasium as gym
 import imageio_ffmpeg
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents import tools
 from agents.scripts import utility
 
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string(
-    'logdir', None, 'Run folder written by agents.scripts.train, holding '
-    'config.yaml and checkpoints.')
-flags.DEFINE_string(
-    'outdir', None, 'Directory to write the videos and episodes.json to; '
-    'created when missing.')
-flags.DEFINE_string(
-    'checkpoint', None, 'Checkpoint to restore, by name in the run folder '
-    '(e.g. model.ckpt-100000) or by path; the latest when unset.')
-flags.DEFINE_integer(
-    'num_agents', 1, 'Number of environments that run episodes in parallel.',
+
+
+def _define_flag(define, name, default, help_string, **kwargs):
+    """Define a flag unless another module of the process defined it.
+
+    absl keeps one definition of a name per process, and `train.py` defines
+    --logdir, --env_processes and --seed too; a process that imports both
+    scripts, such as the test suite, shares the first definition. Running
+    this script alone always uses the definitions below.
+    """
+    if name not in FLAGS:
+        define(name, default, help_string, **kwargs)
+
+
+_define_flag(
+    flags.DEFINE_string, 'logdir', None, 'Run folder written by '
+    'agents.scripts.train, holding config.yaml and checkpoints.')
+_define_flag(
+    flags.DEFINE_string, 'outdir', None, 'Directory to write the videos and '
+    'episodes.json to; created when missing.')
+_define_flag(
+    flags.DEFINE_string, 'checkpoint', None, 'Checkpoint to restore, by name '
+    'in the run folder (e.g. model.ckpt-100000) or by path; the latest when '
+    'unset.')
+_define_flag(
+    flags.DEFINE_integer, 'num_agents', 1, 'Number of environments that run '
+    'episodes in parallel.', lower_bound=1)
+_define_flag(
+    flags.DEFINE_integer, 'num_episodes', 1, 'Number of episodes to record.',
     lower_bound=1)
-flags.DEFINE_integer(
-    'num_episodes', 1, 'Number of episodes to record.', lower_bound=1)
-flags.DEFINE_boolean(
-    'env_processes', False, 'Step and render each environment in its own '
-    'process.')
-flags.DEFINE_integer(
-    'seed', None, 'Seed of the environments: environment i gets seed + i. '
-    'Unseeded when unset.')
+_define_flag(
+    flags.DEFINE_boolean, 'env_processes', False, 'Step and render each '
+    'environment in its own process.')
+_define_flag(
+    flags.DEFINE_integer, 'seed', None, 'Seed of the environments: '
+    'environment i gets seed + i. Unseeded when unset.')
 
 STATISTICS_FILE = 'episodes.json'
 
@@ -69,8 +88,8 @@ STATISTICS_FILE = 'episodes.json'
 # Debian packages that provide each.
 GL_BACKENDS = ('egl', 'osmesa')
 _GL_PACKAGES = {
-    'egl': 'libegl1 libgl1-mesa-dri',
-    'osmesa': 'libosmesa6',
+    'egl': ('EGL', 'libegl1 libgl1-mesa-dri'),
+    'osmesa': ('OSMesa', 'libosmesa6'),
 }
 # Creates a context the way MuJoCo's renderer does, in a fresh interpreter:
 # the backend is fixed at import time and cannot change in a process that
@@ -272,7 +291,8 @@ def select_gl_backend(required=True):
     if not required:
         return None
     packages = ' or '.join(
-        f'{_GL_PACKAGES[name]} ({name.upper()})' for name in GL_BACKENDS)
+        f'{_GL_PACKAGES[name][1]} ({_GL_PACKAGES[name][0]})'
+        for name in GL_BACKENDS)
     if requested:
         raise GLBackendError(
             f'MuJoCo cannot render with MUJOCO_GL={requested} '
@@ -322,34 +342,98 @@ def needs_gl(env):
     return None
 
 
-def create_recorded_environment(config, directory, gl_backend, seed=None):
-    """Environment constructor of the batch: the configured env, recorded.
+class RecordedEnvironment:
+    """Constructor of the recorded environments of the batch.
 
-    Runs in the worker process with `--env_processes`, so it sets the
-    rendering environment variables there too before the environment, and
-    with it MuJoCo, is created.
+    Called as `constructor(seed)` by `utility.define_batch_env`, it builds
+    the configured environment with the wrappers of training, rendering RGB
+    arrays, inside `RecordEpisodes`. With worker processes it runs in the
+    worker, so it sets the rendering environment variables there too before
+    the environment, and with it MuJoCo, is created.
+
+    Mesa's OpenGL and TensorFlow crash when loaded into one process (their
+    bundled LLVM builds collide), so a worker that renders MuJoCo must not
+    import TensorFlow. `define_batch_env` sends this object pickled by value
+    (see `_pickle_by_value`), together with `utility.create_environment`,
+    instead of as references whose unpickling would import this script and
+    `utility`, which both import TensorFlow.
+    """
+
+    # The default of `create_environment` is bound when the class is
+    # defined: no method names the module `utility`, which pickling by value
+    # would otherwise capture whole, TensorFlow import included.
+    def __init__(
+            self, config, directory, gl_backend=None,
+            create_environment=utility.create_environment):
+        """Describe the environments to build.
+
+        Args:
+            config: Configuration with `env`, `max_length` and
+                `normalize_ranges`.
+            directory: Directory for the videos.
+            gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
+            create_environment: Function `(config, seed, render_mode)` that
+                builds the environment with the wrappers of training.
+        """
+        keys = ('env', 'max_length', 'normalize_ranges')
+        self._config = tools.AttrDict(
+            {key: config[key] for key in keys if key in config})
+        self._config.lock()
+        self._directory = directory
+        self._gl_backend = gl_backend
+        self._create_environment = create_environment
+
+    def __call__(self, seed=None):
+        """Build one recorded environment.
+
+        Args:
+            seed: Seed of the environment, or None.
+
+        Returns:
+            `RecordEpisodes` around the wrapped environment.
+        """
+        if self._gl_backend:
+            os.environ['MUJOCO_GL'] = self._gl_backend
+        # Rendering to arrays opens no window. SDL, which the classic control
+        # tasks render with through pygame, would otherwise probe for a
+        # display and install handlers that swallow SIGINT and SIGTERM,
+        # leaving the process deaf to `kill` and the workers to `close`.
+        os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
+        os.environ.setdefault('SDL_NO_SIGNAL_HANDLERS', '1')
+        env = self._create_environment(
+            self._config, seed, render_mode='rgb_array')
+        try:
+            return RecordEpisodes(env, self._directory)
+        except BaseException:
+            env.close()
+            raise
+
+
+@contextlib.contextmanager
+def _pickle_by_value(*modules):
+    """Have cloudpickle serialize the code of modules by value meanwhile.
+
+    Modules already registered, and `__main__`, whose code cloudpickle
+    always sends by value, are left as they are.
 
     Args:
-        config: Configuration with `env`, `max_length` and
-            `normalize_ranges`.
-        directory: Directory for the videos.
-        gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
-        seed: Seed of the environment, or None.
+        *modules: Imported modules.
 
-    Returns:
-        `RecordEpisodes` around the wrapped environment.
+    Yields:
+        Nothing; the registration lasts for the `with` block.
     """
-    if gl_backend:
-        os.environ['MUJOCO_GL'] = gl_backend
-    # Rendering to arrays opens no window; a dummy video driver keeps SDL
-    # (pygame, used by the classic control tasks) from probing for a display.
-    os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
-    env = utility.create_environment(config, seed, render_mode='rgb_array')
+    registered = set(cloudpickle.list_registry_pickle_by_value())
+    added = []
     try:
-        return RecordEpisodes(env, directory)
-    except BaseException:
-        env.close()
-        raise
+        for module in modules:
+            if module.__name__ == '__main__' or module.__name__ in registered:
+                continue
+            cloudpickle.register_pickle_by_value(module)
+            added.append(module)
+        yield
+    finally:
+        for module in added:
+            cloudpickle.unregister_pickle_by_value(module)
 
 
 def visualize(
@@ -396,6 +480,12 @@ def visualize(
     gl_backend = None
     if gl_needed is not False:
         gl_backend = select_gl_backend(required=bool(gl_needed))
+    if gl_needed and not env_processes:
+        # MuJoCo's OpenGL cannot render in this process, which holds
+        # TensorFlow; see RecordedEnvironment.
+        logging.getLogger('agents').info(
+            'Rendering MuJoCo in worker processes, as with --env_processes.')
+        env_processes = True
     with config.unlocked:
         config.num_agents = num_agents
         config.logdir = logdir
@@ -509,13 +599,13 @@ def _define_graph(config, outdir, gl_backend, num_agents, env_processes,
     Returns:
         Tuple of the graph, the simulation's AttrDict, and the saver.
     """
-    constructor = _Constructor(
-        _environment_config(config), outdir, gl_backend)
+    constructor = RecordedEnvironment(config, outdir, gl_backend)
     graph = tf.Graph()
     with graph.as_default():
         try:
-            batch_env = utility.define_batch_env(
-                constructor, num_agents, env_processes, seed)
+            with _pickle_by_value(sys.modules[__name__], utility):
+                batch_env = utility.define_batch_env(
+                    constructor, num_agents, env_processes, seed)
         except utility.ConfigError as error:
             raise VisualizeError(str(error)) from error
         try:
@@ -526,28 +616,6 @@ def _define_graph(config, outdir, gl_backend, num_agents, env_processes,
             batch_env.close()
             raise
     return graph, simulation, saver
-
-
-class _Constructor:
-    """Picklable `constructor(seed)` for `utility.define_batch_env`."""
-
-    def __init__(self, config, directory, gl_backend):
-        self._config = config
-        self._directory = directory
-        self._gl_backend = gl_backend
-
-    def __call__(self, seed=None):
-        return create_recorded_environment(
-            self._config, self._directory, self._gl_backend, seed)
-
-
-def _environment_config(config):
-    """The part of the configuration that builds the environment.
-
-    Workers receive only this, not the algorithm, network and optimizer.
-    """
-    keys = ('env', 'max_length', 'normalize_ranges')
-    return {key: config[key] for key in keys if key in config}
 
 
 def _run_episodes(sess, simulation, outdir, num_episodes):

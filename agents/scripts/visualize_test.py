@@ -1,13 +1,21 @@
 """Tests of the video script: recording, GL selection, errors, end to end."""
 
+import functools
+import json
 import os
+import subprocess
+import sys
 
+from absl import flags
 import imageio.v3 as iio
 import numpy as np
 import pytest
+import tensorflow.compat.v1 as tf
 
 from agents import algorithms
 from agents import tools
+from agents.scripts import configs
+from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts import visualize
 
@@ -99,6 +107,26 @@ def test_pad_frame_centres_to_multiple_of_16():
 # Off-screen OpenGL.
 
 
+@pytest.fixture(name='restore_mujoco_gl')
+def fixture_restore_mujoco_gl(monkeypatch):
+    """Restore MUJOCO_GL, or its absence, after a test that may set it."""
+    original = os.environ.get('MUJOCO_GL')
+    # Setting first makes monkeypatch restore the variable's absence too.
+    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
+    if original is None:
+        monkeypatch.delenv('MUJOCO_GL')
+    else:
+        monkeypatch.setenv('MUJOCO_GL', original)
+    return monkeypatch
+
+
+@pytest.fixture(name='unset_mujoco_gl')
+def fixture_unset_mujoco_gl(restore_mujoco_gl):
+    """Unset MUJOCO_GL for a test and restore it after."""
+    restore_mujoco_gl.delenv('MUJOCO_GL', raising=False)
+    return restore_mujoco_gl
+
+
 def test_needs_gl():
     """MuJoCo ids need GL, classic control ids not, constructors unknown."""
     assert visualize.needs_gl('HalfCheetah-v5') is True
@@ -106,9 +134,9 @@ def test_needs_gl():
     assert visualize.needs_gl(tools.MockEnvironment) is None
 
 
-def test_gl_backend_error_names_packages(monkeypatch):
+def test_gl_backend_error_names_packages(unset_mujoco_gl):
     """Without a backend, one line names the Debian packages to install."""
-    monkeypatch.delenv('MUJOCO_GL', raising=False)
+    monkeypatch = unset_mujoco_gl
     monkeypatch.setattr(
         visualize, '_probe_gl_backend', lambda backend: 'cannot load')
     with pytest.raises(visualize.GLBackendError) as error:
@@ -117,14 +145,14 @@ def test_gl_backend_error_names_packages(monkeypatch):
     assert '\n' not in message
     assert 'egl: cannot load; osmesa: cannot load' in message
     assert 'libegl1 libgl1-mesa-dri (EGL)' in message
-    assert 'libosmesa6 (OSMESA)' in message
+    assert 'libosmesa6 (OSMesa)' in message
     assert 'MUJOCO_GL' not in os.environ
     assert visualize.select_gl_backend(required=False) is None
 
 
-def test_gl_backend_falls_back_to_osmesa(monkeypatch):
+def test_gl_backend_falls_back_to_osmesa(unset_mujoco_gl):
     """OSMesa is chosen when EGL fails, and stored in MUJOCO_GL."""
-    monkeypatch.delenv('MUJOCO_GL', raising=False)
+    monkeypatch = unset_mujoco_gl
     tried = []
 
     def probe(backend):
@@ -207,3 +235,204 @@ def test_counts_must_be_positive_integers(tmp_path, name, value):
         visualize.visualize(
             str(tmp_path), str(tmp_path / 'out'), **{name: value})
     assert not (tmp_path / 'out').exists()
+
+
+def test_command_line_error_is_one_line(tmp_path):
+    """The script reports a bad run folder in one line and exits with 2."""
+    outdir = tmp_path / 'out'
+    result = subprocess.run([
+        sys.executable, '-m', 'agents.scripts.visualize',
+        f'--logdir={tmp_path / "missing"}', f'--outdir={outdir}'],
+        capture_output=True, text=True, timeout=300, check=False,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
+    assert result.returncode == 2
+    assert 'Traceback' not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f'Error: Run folder {tmp_path / "missing"} does not exist.')
+    assert not outdir.exists()
+
+
+@pytest.mark.parametrize('name', ['num_agents', 'num_episodes'])
+def test_count_flags_must_be_positive(name):
+    """The flags refuse counts below one when they are parsed."""
+    try:
+        with pytest.raises(
+                flags.IllegalFlagValueError,
+                match=f'flag --{name}=0: 0 is not a positive integer'):
+            visualize.FLAGS(['visualize', f'--{name}=0'])
+    finally:
+        visualize.FLAGS.unparse_flags()
+
+
+# End to end: train a tiny policy, then record it.
+
+
+def _tiny_config(name, run_dir, max_length, steps):
+    """A configuration of `configs` that trains in seconds into `run_dir`."""
+    config = tools.AttrDict(getattr(configs, name)())
+    with config.unlocked:
+        config.logdir = str(run_dir)
+        config.seed = 0
+        config.num_agents = 2
+        config.max_length = max_length
+        config.steps = steps
+        config.update_every = 2
+        config.eval_episodes = 1
+        config.update_epochs = 1
+        config.batch_size = 2
+        config.chunk_length = max_length
+        config.policy_layers = (8,)
+        config.value_layers = (8,)
+    config.lock()
+    return config
+
+
+def _train_run(run_dir, name, max_length, steps):
+    """Train a tiny configuration as `agents.scripts.train` main does."""
+    config = _tiny_config(name, run_dir, max_length, steps)
+    utility.save_config(config, str(run_dir))
+    for _ in train.train(config, env_processes=False):
+        pass
+    assert utility.list_checkpoints(str(run_dir))
+    return run_dir
+
+
+def _greedy_episodes(run_dir, num_agents, seed, num_episodes):
+    """Returns and lengths of greedy episodes, simulated without recording.
+
+    Runs the restored policy in a graph of its own, over environments seeded
+    as `visualize` seeds them, and lists the episodes in the order they end,
+    those of the same step in the order of the batch.
+    """
+    config = utility.load_config(str(run_dir))
+    graph = tf.Graph()
+    with graph.as_default():
+        batch_env = utility.define_batch_env(
+            functools.partial(utility.create_environment, config),
+            num_agents, False, seed)
+        simulation = utility.define_simulation_graph(
+            batch_env, config.algorithm, config)
+        saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+    episodes = []
+    lengths = np.zeros(num_agents, int)
+    try:
+        with tf.Session(graph=graph) as sess:
+            utility.initialize_variables(
+                sess, saver, str(run_dir), resume=True)
+            reset = True
+            while len(episodes) < num_episodes:
+                done, score = sess.run(
+                    [simulation.done, simulation.score], {
+                        simulation.is_training: False,
+                        simulation.should_log: False,
+                        simulation.force_reset: reset})
+                reset = False
+                lengths += 1
+                for agent in np.flatnonzero(done):
+                    episodes.append((float(score[agent]), int(lengths[agent])))
+                    lengths[agent] = 0
+    finally:
+        batch_env.close()
+    return episodes[:num_episodes]
+
+
+def _check_output(outdir, statistics, expected, frame_shape):
+    """Compare the videos and the statistics file with the expectation."""
+    names = [f'episode-{index:03d}.mp4' for index in range(len(expected))]
+    assert sorted(os.listdir(outdir)) == names + ['episodes.json']
+    with open(os.path.join(outdir, 'episodes.json'), encoding='utf-8') as file_:
+        assert json.load(file_) == statistics
+    episodes = statistics['episodes']
+    assert [episode['video'] for episode in episodes] == names
+    assert [episode['index'] for episode in episodes] == list(
+        range(len(expected)))
+    np.testing.assert_allclose(
+        [episode['return'] for episode in episodes],
+        [score for score, _ in expected], rtol=1e-5)
+    assert [episode['length'] for episode in episodes] == [
+        length for _, length in expected]
+    assert statistics['mean_return'] == pytest.approx(
+        np.mean([episode['return'] for episode in episodes]))
+    for episode in episodes:
+        frames = _read_video(os.path.join(outdir, episode['video']))
+        # The reset frame and one frame per step.
+        assert episode['frames'] == episode['length'] + 1
+        assert frames.shape == (episode['frames'],) + frame_shape
+
+
+@pytest.fixture(scope='module', name='pendulum_run')
+def fixture_pendulum_run(tmp_path_factory):
+    """Run folder of a tiny pendulum policy with episodes of 50 steps."""
+    run_dir = tmp_path_factory.mktemp('pendulum') / 'run'
+    return _train_run(run_dir, 'pendulum', max_length=50, steps=200)
+
+
+@pytest.fixture(scope='module', name='pendulum_expected')
+def fixture_pendulum_expected(pendulum_run):
+    """Greedy episodes of two pendulums seeded 3 and 4, in order of ending.
+
+    Both end an episode every 50 steps: the first of environment 3, the
+    first of environment 4, the second of environment 3.
+    """
+    return _greedy_episodes(pendulum_run, 2, 3, 3)
+
+
+def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
+    """Two sequential greedy episodes become two videos and their stats."""
+    outdir = tmp_path / 'videos'
+    statistics = visualize.visualize(
+        str(pendulum_run), str(outdir), num_episodes=2, seed=3)
+    # One environment, seeded 3, runs both episodes.
+    expected = [pendulum_expected[0], pendulum_expected[2]]
+    assert [length for _, length in expected] == [50, 50]
+    _check_output(str(outdir), statistics, expected, (512, 512, 3))
+    assert [episode['agent'] for episode in statistics['episodes']] == [0, 0]
+    assert statistics['env'] == 'Pendulum-v1'
+    assert statistics['seed'] == 3
+    assert statistics['checkpoint'] == os.path.abspath(
+        utility.list_checkpoints(str(pendulum_run))[0])
+
+
+def test_pendulum_command_line_with_processes(
+        pendulum_run, pendulum_expected, tmp_path):
+    """The script steps agents in processes and drops surplus episodes."""
+    outdir = tmp_path / 'videos'
+    checkpoint = os.path.basename(utility.list_checkpoints(
+        str(pendulum_run))[0])
+    result = subprocess.run([
+        sys.executable, '-m', 'agents.scripts.visualize',
+        f'--logdir={pendulum_run}', f'--outdir={outdir}',
+        f'--checkpoint={checkpoint}', '--num_agents=2', '--num_episodes=3',
+        '--env_processes', '--seed=3'],
+        capture_output=True, text=True, timeout=300, check=False,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
+    assert result.returncode == 0, result.stderr
+    with open(outdir / 'episodes.json', encoding='utf-8') as file_:
+        statistics = json.load(file_)
+    # Both agents end an episode at step 50 and 100; the fourth is dropped.
+    _check_output(str(outdir), statistics, pendulum_expected, (512, 512, 3))
+    assert [episode['agent'] for episode in statistics['episodes']] == [
+        0, 1, 0]
+    progress = [line for line in result.stderr.splitlines()
+                if ' Episode ' in line]
+    assert len(progress) == 3
+    for line, episode in zip(progress, statistics['episodes']):
+        assert line.endswith(
+            f"Episode {episode['index']}: return {episode['return']:.3f}, "
+            f"length 50, video {outdir / episode['video']}.")
+
+
+def test_cheetah_episode(tmp_path, restore_mujoco_gl):
+    """MuJoCo renders off-screen into a video of length + 1 frames."""
+    del restore_mujoco_gl  # visualize stores the backend it chose.
+    try:
+        visualize.select_gl_backend()
+    except visualize.GLBackendError as error:
+        pytest.skip(f'No off-screen OpenGL: {error}')
+    run_dir = _train_run(
+        tmp_path / 'run', 'cheetah', max_length=10, steps=60)
+    outdir = tmp_path / 'videos'
+    statistics = visualize.visualize(str(run_dir), str(outdir), seed=1)
+    expected = _greedy_episodes(run_dir, 1, 1, 1)
+    assert expected[0][1] == 10
+    _check_output(str(outdir), statistics, expected, (480, 480, 3))
