@@ -3,7 +3,7 @@
 import pytest
 import tensorflow.compat.v1 as tf
 
-from agents.tools import count_weights
+from agents.tools.count_weights import count_weights
 
 
 def _define_variables():

@@ -47,30 +47,36 @@ def simulate(batch_env, algo, log=True, reset=False):
                 score, agent_indices, tf.zeros_like(agent_indices, tf.float32))
         reset_length = tf.scatter_update(
                 length, agent_indices, tf.zeros_like(agent_indices))
-        with tf.control_dependencies([observ, reset_score, reset_length]):
-            return tf.identity(algo.begin_episode(agent_indices))
+        resets = [observ, reset_score, reset_length]
+        with tf.control_dependencies(resets):
+            summary = algo.begin_episode(agent_indices)
+        return _identity_after(resets, summary)
 
-    def _define_step():
+    def _define_step(begin_episode):
         agent_indices = tf.range(len(batch_env))
-        # A snapshot of the observations before the step overwrites them.
-        observ = tf.identity(batch_env.observ)
-        action, perform_summary = algo.perform(agent_indices, observ)
+        with tf.control_dependencies([begin_episode]):
+            # A snapshot of the observations before the step overwrites them.
+            observ = tf.identity(batch_env.observ)
+        # The algorithm is called in a block of its own, so that its ops and
+        # conditionals, whose inputs come from outside the block, get the
+        # control inputs and may read the environment's variables; see
+        # `_identity_after`.
+        with tf.control_dependencies([begin_episode]):
+            action, perform_summary = algo.perform(agent_indices, observ)
         with tf.control_dependencies([observ, perform_summary]):
             step = batch_env.simulate(action)
-        # Read the outcome once after the step and hand the same tensors to
-        # every consumer. Data dependencies keep the order; control
-        # dependencies that pass through a conditional's untaken branch can
-        # be dropped by Grappler, which made later reads see the old values.
+        # Read the outcome once and hand the same tensors to every consumer;
+        # the scores and lengths build on them by data dependencies.
         with tf.control_dependencies([step]):
             action = tf.identity(batch_env.action)
             reward = tf.identity(batch_env.reward)
             done = tf.identity(batch_env.done)
             nextob = tf.identity(batch_env.observ)
-            new_score = score.assign_add(reward)
-            new_length = length.assign_add(tf.ones_like(agent_indices))
-            new_score, new_length = tf.identity(new_score), tf.identity(
-                    new_length)
-        with tf.control_dependencies([new_score, new_length]):
+            ones = tf.ones_like(agent_indices)
+        new_score = tf.identity(score.assign_add(reward))
+        new_length = tf.identity(length.assign_add(ones))
+        with tf.control_dependencies([step]):
+            # A block of its own again, as for perform.
             experience_summary = algo.experience(
                     agent_indices, observ, action, reward, done, nextob)
         summary = tf.summary.merge([perform_summary, experience_summary])
@@ -80,10 +86,12 @@ def simulate(batch_env, algo, log=True, reset=False):
         episode_score = tf.gather(new_score, agent_indices)
         episode_length = tf.cast(
                 tf.gather(new_length, agent_indices), tf.float32)
-        submit_score = mean_score.submit(episode_score)
-        submit_length = mean_length.submit(episode_length)
-        with tf.control_dependencies([submit_score, submit_length]):
-            return tf.identity(algo.end_episode(agent_indices))
+        submits = [
+                mean_score.submit(episode_score),
+                mean_length.submit(episode_length)]
+        with tf.control_dependencies(submits):
+            summary = algo.end_episode(agent_indices)
+        return _identity_after(submits, summary)
 
     def _define_summaries():
         # tf.cond(pred, fn, str) builds a summary only where the predicate
@@ -98,8 +106,8 @@ def simulate(batch_env, algo, log=True, reset=False):
                 str)
         return tf.summary.merge([score_summary, length_summary])
 
-    def _done_indices():
-        return tf.cast(tf.where(batch_env.done)[:, 0], tf.int32)
+    def _done_indices(done):
+        return tf.cast(tf.where(done)[:, 0], tf.int32)
 
     with tf.variable_scope('simulate_temporary'):
         score = tf.Variable(
@@ -115,21 +123,47 @@ def simulate(batch_env, algo, log=True, reset=False):
         log = tf.convert_to_tensor(log, tf.bool)
         reset = tf.convert_to_tensor(reset, tf.bool)
         begin_indices = tf.cond(
-                reset, lambda: tf.range(len(batch_env)), _done_indices)
+                reset, lambda: tf.range(len(batch_env)),
+                lambda: _done_indices(batch_env.done))
         begin_episode = tf.cond(
                 tf.size(begin_indices) > 0,
                 lambda: _define_begin_episode(begin_indices), str)
-        with tf.control_dependencies([begin_episode]):
-            step, done, new_score, new_length = _define_step()
+        step, done, new_score, new_length = _define_step(begin_episode)
         with tf.control_dependencies([step]):
-            end_indices = tf.cast(tf.where(done)[:, 0], tf.int32)
-            end_episode = tf.cond(
-                    tf.size(end_indices) > 0,
-                    lambda: _define_end_episode(
-                            end_indices, new_score, new_length),
-                    str)
+            end_indices = _done_indices(done)
+        end_episode = tf.cond(
+                tf.size(end_indices) > 0,
+                lambda: _define_end_episode(
+                        end_indices, new_score, new_length),
+                str)
         with tf.control_dependencies([end_episode]):
-            summary = tf.summary.merge([
-                    begin_episode, step, end_episode, _define_summaries()])
-        with tf.control_dependencies([summary]):
-            return tf.identity(done), tf.identity(new_score), summary
+            summaries = _define_summaries()
+        summary = tf.summary.merge(
+                [begin_episode, step, end_episode, summaries])
+        return (
+                _identity_after([summary], done),
+                _identity_after([summary], new_score),
+                summary)
+
+
+def _identity_after(dependencies, tensor):
+    """Return a copy of a tensor that is available after the dependencies.
+
+    Ops created inside a `tf.control_dependencies` block get no control
+    inputs of their own when one of their inputs was created inside the same
+    block, because that input already carries them. A conditional breaks this
+    assumption: its output need not depend on every input, so a `tf.cond`
+    built inside the block (for example by an algorithm) may finish before
+    the block's dependencies ran. Copying a tensor created outside the block
+    gives the copy the control inputs for sure.
+
+    Args:
+        dependencies: Tensors or operations to run first.
+        tensor: Tensor, or string for a constant summary, created before.
+
+    Returns:
+        Tensor with the value of `tensor`.
+    """
+    tensor = tf.convert_to_tensor(tensor)
+    with tf.control_dependencies(dependencies):
+        return tf.identity(tensor)

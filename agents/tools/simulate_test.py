@@ -1,5 +1,6 @@
 """Tests for simulate on worker processes of mock environments."""
 
+import collections
 import functools
 
 import numpy as np
@@ -11,7 +12,7 @@ from agents.tools import external_process
 from agents.tools import in_graph_batch_env
 from agents.tools import mock_algorithm
 from agents.tools import mock_environment
-from agents.tools import simulate
+from agents.tools.simulate import simulate
 
 
 @pytest.fixture(name='env')
@@ -200,3 +201,139 @@ def test_truncated_episodes():
     assert trace == [
             ([True, False], [True, False]), ([True, True], [True, False])]
     assert np.array(envs[1].actions).tolist() == [[0.5] * 3] * 2
+
+
+class ConditionalAlgorithm:
+    """Algorithm that, like PPO, works inside conditionals.
+
+    Each method reads the environment's variables inside a `tf.cond` on
+    `is_training`, records them, and returns a nested `tf.cond` on
+    `should_log` built inside a control block after the recording. The
+    nested conditional captures a tensor created in that block, so it gets
+    no control inputs, and when logging is off its output does not wait for
+    the recording. Simulate must not rely on such outputs for ordering.
+
+    The outer conditionals capture only the arguments and the variables, so
+    the control inputs simulate puts around each call reach them; a
+    conditional that captures a tensor the method created first would get
+    none, and its reads of variables would be unordered.
+    """
+
+    def __init__(self, env, is_training, should_log):
+        self._batch_env = env
+        self._is_training = is_training
+        self._should_log = should_log
+        self.reads = []
+
+    def begin_episode(self, agent_indices):
+        """Record the observations after the reset."""
+        return self._define_branch(
+                'begin_episode', agent_indices, self._batch_env.observ)
+
+    def perform(self, agent_indices, observ):
+        """Record the given and the stored observations; act with zeros.
+
+        The actions come out of the conditional after the recording, as
+        PPO's come out of its sampling conditional.
+        """
+
+        def branch():
+            record = self._define_record(
+                    'perform', agent_indices, observ, self._batch_env.observ)
+            with tf.control_dependencies([record]):
+                return tf.zeros_like(self._batch_env.action)
+
+        action = tf.cond(
+                self._is_training, branch,
+                lambda: tf.zeros_like(self._batch_env.action))
+        return action, tf.constant('')
+
+    def experience(
+            self, agent_indices, observ, action, reward, done, nextob):
+        """Record the transition and the stored outcome of the step."""
+        del observ, action
+        env = self._batch_env
+        return self._define_branch(
+                'experience', agent_indices, reward, env.reward, done,
+                env.done, nextob, env.observ)
+
+    def end_episode(self, agent_indices):
+        """Record the stored done flags."""
+        return self._define_branch(
+                'end_episode', agent_indices, self._batch_env.done)
+
+    def _define_record(self, name, agent_indices, *tensors):
+        return tf.numpy_function(
+                lambda *values: self._record(name, *values),
+                [agent_indices] + [tf.convert_to_tensor(x) for x in tensors],
+                [])
+
+    def _define_branch(self, name, agent_indices, *tensors):
+
+        def branch():
+            record = self._define_record(name, agent_indices, *tensors)
+            with tf.control_dependencies([record]):
+                count = tf.size(agent_indices)
+                return tf.cond(
+                        self._should_log,
+                        lambda: tf.summary.scalar(name, count), str)
+
+        return tf.cond(self._is_training, branch, str)
+
+    def _record(self, name, agent_indices, *values):
+        self.reads.append(
+                (name, agent_indices.tolist()) +
+                tuple(np.array(value).tolist() for value in values))
+
+
+def test_ordering_with_conditional_algorithm(env):
+    """Reads and scores follow the step even behind conditionals."""
+    is_training = tf.placeholder(tf.bool, ())
+    should_log = tf.placeholder(tf.bool, ())
+    algo = ConditionalAlgorithm(env, is_training, should_log)
+    tensors = simulate(env, algo, log=should_log)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        trace, summaries = [], []
+        for _ in range(3):
+            done, score, summary = sess.run(
+                    tensors, {is_training: True, should_log: False})
+            trace.append((done.tolist(), score.tolist()))
+            summaries.append(_summary_values(summary))
+        _, _, summary = sess.run(
+                tensors, {is_training: True, should_log: True})
+    assert trace == [
+            ([False, False, False], [1, 1, 1]),
+            ([True, False, False], [3, 3, 3]),
+            ([False, True, False], [1, 6, 6])]
+    assert summaries == [{}] * 3
+    # The fourth step ends the first episode of agent 0 again.
+    assert _summary_values(summary) == {
+            'mean_score': pytest.approx(4),
+            'mean_length': pytest.approx(7 / 3),
+            'begin_episode': 1, 'experience': 3, 'end_episode': 1}
+    # The algorithm's methods may run in any order among themselves, since
+    # their summaries do not wait for their recordings; each reads the
+    # environment's variables after the stage simulate calls it in.
+    reads = collections.defaultdict(list)
+    for name, *values in algo.reads:
+        reads[name].append(values)
+    start = [[0, 0], [2, 2], [2, 2]]
+    later = [[1, 1], [0, 0], [3, 3]]
+    assert reads['begin_episode'] == [
+            [[0, 1, 2], [[0, 0]] * 3], [[0], start], [[1], later]]
+    assert reads['perform'] == [
+            [[0, 1, 2], observ, observ]
+            for observ in ([[0, 0]] * 3, [[1, 1]] * 3, start, later)]
+    assert reads['experience'] == [
+            [[0, 1, 2], reward, reward, done, done, nextob, nextob]
+            for reward, done, nextob in (
+                    ([1, 1, 1], [False] * 3, [[1, 1]] * 3),
+                    ([2, 2, 2], [True, False, False], [[2, 2]] * 3),
+                    ([1, 3, 3], [False, True, False],
+                     [[1, 1], [3, 3], [3, 3]]),
+                    ([2, 1, 4], [True, False, False],
+                     [[2, 2], [1, 1], [4, 4]]))]
+    assert reads['end_episode'] == [
+            [[0], [True, False, False]], [[1], [False, True, False]],
+            [[0], [True, False, False]]]
