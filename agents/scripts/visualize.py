@@ -21,7 +21,8 @@ they never cross a pipe.
 
 MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
 unset, falling back to `osmesa`; when neither loads, the script says which
-system packages to install.
+system packages to install. They always render in worker processes, as with
+`--env_processes`: Mesa's OpenGL crashes in a process that loaded TensorFlow.
 """
 
 import contextlib
@@ -100,6 +101,7 @@ _GL_PROBE = (
     'context.make_current()\n'
     'context.free()\n')
 _GL_PROBE_SECONDS = 60
+_NO_RGB_ARRAY = "Recording needs an environment with render_mode 'rgb_array'"
 
 
 class VisualizeError(Exception):
@@ -137,8 +139,7 @@ class RecordEpisodes(gym.Wrapper):
         """
         if env.render_mode != 'rgb_array':
             raise ValueError(
-                f"Recording needs an environment with render_mode "
-                f"'rgb_array', got {env.render_mode!r} from {env}.")
+                f'{_NO_RGB_ARRAY}, got {env.render_mode!r} from {env}.')
         super().__init__(env)
         self._directory = directory
         self._fps = float(fps or env.metadata.get('render_fps') or 30)
@@ -451,7 +452,8 @@ def visualize(
             the latest.
         num_agents: Number of environments that run episodes in parallel.
         num_episodes: Number of episodes to record.
-        env_processes: Whether to step each environment in its own process.
+        env_processes: Whether to step each environment in its own process;
+            MuJoCo environments always are.
         seed: Base seed of the environments (environment i gets seed + i),
             or None to leave them unseeded.
 
@@ -608,6 +610,14 @@ def _define_graph(config, outdir, gl_backend, num_agents, env_processes,
                     constructor, num_agents, env_processes, seed)
         except utility.ConfigError as error:
             raise VisualizeError(str(error)) from error
+        except ValueError as error:
+            # From a worker, the message continues with its traceback.
+            if _NO_RGB_ARRAY not in str(error):
+                raise
+            raise VisualizeError(
+                f'The environment {_describe_env(config.env)} does not '
+                "render RGB arrays; a constructor in config.env must create "
+                "it with render_mode='rgb_array' for videos.") from error
         try:
             simulation = utility.define_simulation_graph(
                 batch_env, config.algorithm, config)

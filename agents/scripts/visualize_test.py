@@ -3,10 +3,12 @@
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 from absl import flags
+import gymnasium as gym
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -420,6 +422,24 @@ def test_pendulum_command_line_with_processes(
         assert line.endswith(
             f"Episode {episode['index']}: return {episode['return']:.3f}, "
             f"length 50, video {outdir / episode['video']}.")
+
+
+def unrendered_pendulum(render_mode=None):
+    """A config.env constructor that ignores the render mode it is given."""
+    del render_mode
+    return gym.make('Pendulum-v1')
+
+
+def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
+    """A constructor that does not render RGB arrays fails in one line."""
+    run_dir = tmp_path / 'run'
+    shutil.copytree(pendulum_run, run_dir)
+    config = tools.AttrDict(utility.load_config(str(run_dir)))
+    config.env = unrendered_pendulum
+    utility.save_config(config, str(run_dir))
+    _assert_fails_without_output(
+        tmp_path, run_dir, '^The environment agents.scripts.visualize_test:'
+        'unrendered_pendulum does not render RGB arrays; .*$')
 
 
 def test_cheetah_episode(tmp_path, restore_mujoco_gl):
