@@ -138,8 +138,9 @@ def simulate(batch_env, algo, log=True, reset=False):
         begin_episode = tf.cond(
                 tf.size(begin_indices) > 0,
                 lambda: _define_begin_episode(begin_indices), str)
-        step, done, new_score, new_length = _define_step(begin_episode)
-        with tf.control_dependencies([step]):
+        step_summary, done, new_score, new_length = _define_step(
+                begin_episode)
+        with tf.control_dependencies([step_summary]):
             end_indices = _done_indices(done)
         end_episode = tf.cond(
                 tf.size(end_indices) > 0,
@@ -149,7 +150,7 @@ def simulate(batch_env, algo, log=True, reset=False):
         with tf.control_dependencies([end_episode]):
             summaries = _define_summaries()
         summary = tf.summary.merge(
-                [begin_episode, step, end_episode, summaries])
+                [begin_episode, step_summary, end_episode, summaries])
         return (
                 _identity_after([summary], done),
                 _identity_after([summary], new_score),
