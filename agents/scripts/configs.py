@@ -62,9 +62,10 @@ def pendulum():
     discount = 0.95
     gae_lambda = 0.95
     learning_rate = 1e-3
+    max_gradient_norm = 0.5
     policy_layers = 64, 64
     value_layers = 64, 64
-    update_epochs = 20
+    update_epochs = 10
     batch_size = 8
     return dict(default(), **locals())
 
@@ -80,6 +81,7 @@ def cartpole():
     learning_rate = 1e-3
     policy_layers = 64, 64
     value_layers = 64, 64
+    max_gradient_norm = 0.5
     update_every = 16
     update_epochs = 10
     batch_size = 8
