@@ -358,6 +358,14 @@ class PPO:
                     reward, value, length, self._config.discount, gae_lambda)
             else:
                 advantage = return_ - value
+            # Value targets come from whole episodes, before they are cut
+            # into chunks: the lambda-return with GAE, else the Monte-Carlo
+            # return.
+            if gae_lambda:
+                value_target = utility.mask(advantage + value, length)
+            else:
+                value_target = return_
+            value_target = tf.stop_gradient(value_target)
             advantage = _normalize_advantage(advantage, length)
             advantage = tf.stop_gradient(advantage)
             advantage_summary = tf.summary.merge([
@@ -367,7 +375,7 @@ class PPO:
                 tf.summary.scalar('mean_value', _masked_mean(
                     value, length))])
             sequences = (
-                observ, action, old_policy_params, reward, advantage)
+                observ, action, old_policy_params, value_target, advantage)
             output = parts.iterate_sequences(
                 self._update_step, [0., 0., ''], sequences, length,
                 self._config.chunk_length, self._config.batch_size,
@@ -384,21 +392,19 @@ class PPO:
         """One gradient step on a mini-batch of (chunks of) episodes.
 
         Args:
-          sequence: Tuple of observ, action, old policy params, normalized
-              reward and advantage, each [batch, time, ...].
+          sequence: Tuple of observ, action, old policy params, value
+              target and advantage, each [batch, time, ...].
           length: Integer tensor [batch] of valid lengths.
 
         Returns:
           Tuple of the loss, the gradient norm and a summary.
         """
-        observ, action, old_policy_params, reward, advantage = sequence
+        observ, action, old_policy_params, value_target, advantage = sequence
         network = self._network(observ, length)
         old_policy = _policy_from_params(
             self._discrete, old_policy_params)
-        return_ = utility.discounted_return(
-            reward, length, self._config.discount)
         value_loss, value_summary = self._value_loss(
-            network.value, return_, length)
+            network.value, value_target, length)
         policy_loss, policy_summary = self._policy_loss(
             old_policy, network.policy, action, advantage, length)
         extra_loss = network.get('loss', 0.0)
