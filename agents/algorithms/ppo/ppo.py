@@ -257,7 +257,10 @@ class PPO:
                     tf.summary.scalar('normalized_reward',
                                       tf.reduce_mean(norm_reward))]),
                 str)
-            return summary
+        # The summary conditional need not wait for the append when logging
+        # is off; callers order the end of the episode after this result.
+        with tf.control_dependencies([append]):
+            return tf.identity(summary)
 
     def _bootstrap_value(self, agent_indices, nextob):
         """Discounted value of the next observation where time ran out.
@@ -408,7 +411,9 @@ class PPO:
         policy_loss, policy_summary = self._policy_loss(
             old_policy, network.policy, action, advantage, length)
         extra_loss = network.get('loss', 0.0)
-        loss = policy_loss + value_loss + tf.reduce_mean(extra_loss)
+        # Fail the update before a non-finite loss reaches the weights.
+        loss = tf.debugging.check_numerics(
+            policy_loss + value_loss + tf.reduce_mean(extra_loss), 'loss')
         grad_vars = self._optimizer.compute_gradients(loss)
         gradients, variables = zip(*[
             (grad, var) for grad, var in grad_vars if grad is not None])
