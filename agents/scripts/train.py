@@ -96,13 +96,13 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
     loop.add_phase(
         'train', graph.done, graph.score, graph.summary, train_steps,
         report_every=None,
-        log_every=train_steps // 2,
+        log_every=max(1, train_steps // 2),
         checkpoint_every=None,
         feed={graph.is_training: True})
     loop.add_phase(
         'eval', graph.done, graph.score, graph.summary, eval_steps,
         report_every=eval_steps,
-        log_every=eval_steps // 2,
+        log_every=max(1, eval_steps // 2),
         checkpoint_every=10 * eval_steps,
         feed={graph.is_training: False})
     return loop

@@ -238,27 +238,27 @@ class PPO:
             self._reward_filter.update(reward)])
         with tf.control_dependencies([update_filters]):
             norm_observ = self._observ_filter.transform(observ)
-            bootstrap = self._bootstrap_value(agent_indices, nextob)
-            batch = _Transition(
-                norm_observ, action,
-                utility.nested_gather(self._last_policy, agent_indices),
-                reward, bootstrap)
-            append = self._episodes.append(batch, agent_indices)
-        with tf.control_dependencies([append]):
-            norm_reward = self._reward_filter.transform(reward)
-            summary = tf.cond(
-                self._should_log,
-                lambda: tf.summary.merge([
-                    update_filters,
-                    self._observ_filter.summary(),
-                    self._reward_filter.summary(),
-                    tf.summary.scalar('memory_size', self._memory_index),
-                    tf.summary.histogram('normalized_observ', norm_observ),
-                    tf.summary.scalar('normalized_reward',
-                                      tf.reduce_mean(norm_reward))]),
-                str)
-        # The summary conditional need not wait for the append when logging
-        # is off; callers order the end of the episode after this result.
+        bootstrap = self._bootstrap_value(agent_indices, nextob)
+        batch = _Transition(
+            norm_observ, action,
+            utility.nested_gather(self._last_policy, agent_indices),
+            reward, bootstrap)
+        append = self._episodes.append(batch, agent_indices)
+        norm_reward = self._reward_filter.transform(reward)
+        summary = tf.cond(
+            self._should_log,
+            lambda: tf.summary.merge([
+                update_filters,
+                self._observ_filter.summary(),
+                self._reward_filter.summary(),
+                tf.summary.scalar('memory_size', self._memory_index),
+                tf.summary.histogram('normalized_observ', norm_observ),
+                tf.summary.scalar(
+                    'normalized_reward', tf.reduce_mean(norm_reward))]),
+            str)
+        # TensorFlow adds no control inputs to an op whose inputs come from
+        # the same control block, so the summary gets its ordering here, from
+        # an identity whose input was built before the block.
         with tf.control_dependencies([append]):
             return tf.identity(summary)
 
