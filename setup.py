@@ -23,6 +23,14 @@ setuptools.setup(
     ],
     extras_require={
         'test': ['pytest', 'pylint', 'psutil'],
+        # Peer comparison in benchmarks/peers.py. Exact pins keep the peer's
+        # numbers comparable between runs; our machines provide a CPU-only
+        # wheel of torch 2.13.0, other versions would pull in CUDA.
+        'bench': [
+            'torch==2.13.0',
+            'stable-baselines3==2.9.2',
+            'psutil',
+        ],
     },
     classifiers=[
         'Programming Language :: Python :: 3',
