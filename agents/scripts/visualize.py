@@ -31,7 +31,7 @@ import logging
 import os
 import subprocess
 import sys
-import tempfile
+import uuid
 
 from absl import app
 from absl import flags
@@ -165,9 +165,10 @@ class RecordEpisodes(gym.Wrapper):
         self._discard()
         observ, info = self.env.reset(seed=seed, options=options)
         os.makedirs(self._directory, exist_ok=True)
-        handle, self._path = tempfile.mkstemp(
-            suffix='.mp4', prefix='.recording-', dir=self._directory)
-        os.close(handle)
+        # A unique name, without creating the file: the encoder creates it
+        # with the permissions the umask grants.
+        self._path = os.path.join(
+            self._directory, f'.recording-{uuid.uuid4().hex}.mp4')
         self._write(self.env.render())
         return observ, info
 
@@ -558,14 +559,18 @@ def _load_run_config(logdir):
 
 
 def _find_checkpoint(logdir, checkpoint):
-    """Path of the checkpoint to restore, or a VisualizeError."""
+    """Path of the checkpoint to restore, or a VisualizeError.
+
+    Returns None for the latest, so that restoring falls back to the one
+    before when the latest is unreadable.
+    """
     available = utility.list_checkpoints(logdir)
     if checkpoint is None:
         if not available:
             raise VisualizeError(
                 f'Run folder {logdir} has no checkpoint yet; train until the '
                 'first one is written.')
-        return available[0]
+        return None
     path = os.path.join(logdir, os.path.expanduser(checkpoint))
     if not os.path.exists(path + '.index'):
         names = ', '.join(os.path.basename(name) for name in available)
