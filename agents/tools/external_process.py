@@ -16,9 +16,11 @@ import builtins
 import functools
 import math
 import multiprocessing
+import os
 import pickle
 import select
 import signal
+import threading
 import time
 import traceback
 import weakref
@@ -32,6 +34,7 @@ from agents.tools import message_frames
 _DEFAULT_TIMEOUT = 600.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
+_PARENT_POLL_SECONDS = 0.5
 _PICKLE_PROTOCOL = message_frames.PICKLE_PROTOCOL
 _PICKLE_OPCODE = 0x80
 
@@ -50,7 +53,10 @@ class ExternalProcess(gym.Env):
     built-in exception types keep their type, so `except ValueError` and
     `hasattr` behave as they do in process, and other types arrive as
     `ExternalProcessError`. A worker that dies or does not answer within the
-    timeout raises a clear error instead of hanging the parent.
+    timeout raises a clear error instead of hanging the parent. The worker
+    ignores SIGINT, so that Ctrl-C in a terminal, which reaches the whole
+    process group, leaves it to the parent to close its workers; and it exits
+    when the parent dies, even while stuck in the environment.
 
     Creating the object starts the child without waiting for it, so a batch
     of workers builds its environments in parallel; the first call waits for
@@ -436,6 +442,10 @@ def _worker(conn, constructor):
         conn: This process's end of the pipe.
         constructor: The environment constructor, pickled with cloudpickle.
     """
+    # Ctrl-C reaches the whole process group; the parent decides when its
+    # workers stop, so that it can save its state while they still answer.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent(conn)
     env = None
     channel = message_frames.Channel(conn)
     try:
@@ -449,9 +459,8 @@ def _worker(conn, constructor):
             channel.send(_exception_message(error))
             return
         _serve(channel, env)
-    except (EOFError, OSError, KeyboardInterrupt):
-        # The parent went away or the user interrupted; nobody to answer.
-        pass
+    except (EOFError, OSError):
+        pass  # The parent went away; nobody to answer.
     finally:
         if env is not None:
             try:
@@ -459,6 +468,43 @@ def _worker(conn, constructor):
             except Exception:
                 pass  # The parent asked to close; it cannot hear us now.
         conn.close()
+
+
+def _exit_with_parent(conn):
+    """End this worker process as soon as its parent process is gone.
+
+    A worker waiting for a message learns of the parent's death from the end
+    of the pipe, but one stuck in the environment would outlive it, so a
+    thread watches the pipe for the hang-up too. With the 'fork' start
+    method, later workers inherit the parent's end of the pipe and keep it
+    open, so the thread also watches for the worker's parent process to
+    change. (With 'forkserver', the parent process is the fork server, which
+    every worker keeps alive.)
+
+    Args:
+        conn: This process's end of the pipe to the parent.
+    """
+    parent = os.getppid()
+    poller = None
+    if hasattr(select, 'poll'):
+        poller = select.poll()
+        hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
+        poller.register(conn.fileno(), hang_up)
+
+    def watch():
+        while os.getppid() == parent:
+            if poller is None:
+                time.sleep(_PARENT_POLL_SECONDS)
+                continue
+            events = poller.poll(_PARENT_POLL_SECONDS * 1000)
+            if any(event & select.POLLNVAL for _, event in events):
+                return  # The worker closed the pipe and is exiting.
+            if any(event & hang_up for _, event in events):
+                break
+        # Skip cleanup, which may hang in the same environment.
+        os._exit(1)  # pylint: disable=protected-access
+
+    threading.Thread(target=watch, name='exit_with_parent', daemon=True).start()
 
 
 def _serve(channel, env):

@@ -4,6 +4,8 @@ import atexit
 import gc
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -315,6 +317,59 @@ def test_hanging_worker_times_out_and_is_terminated():
     assert pid not in _children()
     with pytest.raises(TimeoutError):
         env.reset()
+
+
+def test_worker_ignores_sigint():
+    """Ctrl-C, which reaches the process group, leaves workers running."""
+    env = ExternalProcess(lambda: MockEnvironment(durations=(5,)))
+    try:
+        env.reset()
+        os.kill(env.pid, signal.SIGINT)
+        time.sleep(0.2)
+        observ, *_ = _bounded(lambda: env.step(np.zeros(3, np.float32)))
+        np.testing.assert_array_equal(observ, [1.0, 1.0])
+    finally:
+        env.close()
+
+
+_ORPHAN_SCRIPT = """
+import sys
+import time
+import numpy as np
+from agents.tools.external_process import ExternalProcess
+from agents.tools.external_process_test import _SleepingEnvironment
+env = ExternalProcess(_SleepingEnvironment, start_method=sys.argv[1])
+env.reset()
+env.step(np.zeros(3, np.float32), blocking=False)
+print(env.pid, flush=True)
+time.sleep(60)
+"""
+
+
+def _running(pid):
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize('start_method', ['forkserver', 'spawn'])
+def test_stuck_worker_exits_with_its_parent(start_method):
+    """A worker stuck in a step ends when its parent is killed."""
+    with subprocess.Popen(
+            [sys.executable, '-c', _ORPHAN_SCRIPT, start_method],
+            stdout=subprocess.PIPE, text=True) as parent:
+        try:
+            pid = int(_bounded(parent.stdout.readline, 30))
+            # The worker sleeps in its step, far from reading the pipe.
+            time.sleep(0.5)
+            assert _running(pid)
+        finally:
+            parent.kill()
+    deadline = time.monotonic() + 5
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(pid)
 
 
 def test_close_is_idempotent_and_reaps_worker(monkeypatch):
