@@ -1,11 +1,14 @@
 """Combine several environments into one batch that steps them together."""
 
 import functools
+import logging
 
 import gymnasium as gym
 import numpy as np
 
 _NUMERIC_KINDS = 'biuf'
+
+_logger = logging.getLogger('agents')
 
 
 class BatchEnv:
@@ -19,12 +22,20 @@ class BatchEnv:
     In non-blocking mode every environment is asked to step with
     `env.step(action, blocking=False)` before any result is awaited, so that
     `ExternalProcess` workers step in parallel.
+
+    An error of an environment's step or reset names the environment's index
+    in the batch. With a `restart` function, an environment that fails is
+    closed and replaced by a fresh one instead, so that a long run survives
+    a flaky simulator: a failed reset is retried on the replacement, and a
+    failed step returns the replacement's first observation with a zero
+    reward and the environment's flag in `info['restarted']`, so that its
+    episode can be dropped rather than scored.
     """
 
     # A class default keeps `close` and `__del__` safe when `__init__` fails.
     _closed = True
 
-    def __init__(self, envs, blocking):
+    def __init__(self, envs, blocking, restart=None):
         """Combine environments into a batch.
 
         Args:
@@ -33,16 +44,26 @@ class BatchEnv:
                 rather than sending all actions before awaiting the results
                 (which needs environments like `ExternalProcess` whose `step`
                 and `reset` accept `blocking=False`).
+            restart: None to raise the errors of the environments, or a
+                function that takes the index of an environment whose step
+                or reset raised and returns a new environment in its place.
+                A replacement that fails again before its first successful
+                step raises, so that a broken environment cannot restart
+                forever.
 
         Raises:
             ValueError: When `envs` is empty, when an environment's spaces
                 differ from those of the first, or when observations are not
                 arrays.
         """
-        self._envs = tuple(envs)
+        self._envs = list(envs)
         if not self._envs:
             raise ValueError('BatchEnv needs at least one environment, got 0.')
         self._blocking = blocking
+        self._restart = restart
+        self._restarts = 0
+        # Indices of replacements that have not completed a step yet.
+        self._fresh = set()
         observation_space = self._envs[0].observation_space
         action_space = self._envs[0].action_space
         for index, env in enumerate(self._envs[1:], 1):
@@ -106,6 +127,11 @@ class BatchEnv:
         """Action space of a single environment of the batch."""
         return self._action_space
 
+    @property
+    def restarts(self):
+        """Number of environments replaced after a failure so far."""
+        return self._restarts
+
     def step(self, actions):
         """Step every environment of the batch.
 
@@ -118,28 +144,38 @@ class BatchEnv:
         Raises:
             ValueError: When the batch size is wrong or an action lies
                 outside the action space.
+            Exception: The first error of an environment's step, its message
+                prefixed with the environment's index, unless the batch
+                restarts failed environments.
 
         Returns:
             Tuple of the observations stacked in the dtype of the observation
             space, float32 rewards, bool `done` flags, and an info dict with
-            bool arrays `terminated` and `truncated` and the tuple `infos` of
-            the environments' info dicts.
+            bool arrays `terminated`, `truncated` and `restarted` and the
+            tuple `infos` of the environments' info dicts. A restarted
+            environment has just been reset, is neither done nor terminated
+            nor truncated, and earned no reward.
         """
         actions = self._check_actions(actions)
-        if self._blocking:
-            results = [env.step(action)
-                       for env, action in zip(self._envs, actions)]
-        else:
-            results = _in_parallel([
-                functools.partial(env.step, action, blocking=False)
-                for env, action in zip(self._envs, actions)])
+        results, errors = self._gather([
+            functools.partial(env.step, action)
+            for env, action in zip(self._envs, actions)])
+        restarted = np.zeros(len(self._envs), bool)
+        for index, error in sorted(errors.items()):
+            env = self._replace(index, error)
+            observ, _ = _blame(index, env.reset, ' after a restart')
+            results[index] = (observ, 0.0, False, False, {})
+            restarted[index] = True
+        self._fresh.difference_update(np.flatnonzero(~restarted).tolist())
         observs, rewards, terminated, truncated, infos = zip(*results)
         observ = self._stack(observs)
         reward = np.array(rewards, np.float32)
         terminated = np.array(terminated, bool)
         truncated = np.array(truncated, bool)
         done = terminated | truncated
-        info = dict(terminated=terminated, truncated=truncated, infos=infos)
+        info = dict(
+            terminated=terminated, truncated=truncated, restarted=restarted,
+            infos=infos)
         return observ, reward, done, info
 
     def reset(self, indices=None, seed=None):
@@ -153,6 +189,9 @@ class BatchEnv:
         Raises:
             ValueError: When an index is not an integer in range or the seed
                 is not an integer.
+            Exception: The first error of an environment's reset, its
+                message prefixed with the environment's index, unless the
+                batch restarts failed environments.
 
         Returns:
             Stacked observations of the reset environments, in the order of
@@ -163,14 +202,14 @@ class BatchEnv:
             raise ValueError(f'seed must be None or an integer, got {seed!r}.')
         seeds = [None if seed is None else int(seed) + index
                  for index in indices]
-        if self._blocking:
-            results = [self._envs[index].reset(seed=seed_)
-                       for index, seed_ in zip(indices, seeds)]
-        else:
-            results = _in_parallel([
-                functools.partial(
-                    self._envs[index].reset, seed=seed_, blocking=False)
-                for index, seed_ in zip(indices, seeds)])
+        results, errors = self._gather([
+            functools.partial(self._envs[index].reset, seed=seed_)
+            for index, seed_ in zip(indices, seeds)])
+        for position, error in sorted(errors.items()):
+            index = indices[position]
+            env = self._replace(index, error)
+            results[position] = _blame(index, functools.partial(
+                env.reset, seed=seeds[position]), ' after a restart')
         if not results:
             return np.zeros((0,) + self._observ_shape, self._observ_dtype)
         return self._stack([observ for observ, _ in results])
@@ -199,6 +238,72 @@ class BatchEnv:
             self.close()
         except Exception:
             pass  # Nothing to report to at garbage collection or exit.
+
+    def _gather(self, requests):
+        """Call every environment's request; collect results and errors.
+
+        Args:
+            requests: One call per environment, such as a partial of its
+                `step`, that accepts `blocking=False` in non-blocking mode.
+
+        Returns:
+            The list of results, None where a request failed, and a dict
+            from the positions of failed requests to their errors.
+        """
+        if not self._blocking:
+            return _in_parallel([
+                functools.partial(request, blocking=False)
+                for request in requests])
+        results, errors = [], {}
+        for position, request in enumerate(requests):
+            try:
+                results.append(request())
+            except Exception as error:
+                results.append(None)
+                errors[position] = error
+        return results, errors
+
+    def _replace(self, index, error):
+        """Replace the failed environment `index`, or raise its error.
+
+        Args:
+            index: Index of the environment whose request failed.
+            error: The exception of the request.
+
+        Raises:
+            Exception: `error`, naming the index, without a restart function
+                or when the environment is a replacement that has not
+                completed a step yet; or the error of the restart.
+
+        Returns:
+            The new environment, already in the batch.
+        """
+        if self._restart is None:
+            raise _name_index(error, index)
+        if index in self._fresh:
+            raise _name_index(error, index, ' after a restart')
+        _logger.warning(
+            'Environment %d of the batch failed; replacing it: %s', index,
+            _first_line(error))
+        try:
+            self._envs[index].close()
+        except Exception:
+            pass  # It failed already; closing reaps what is left of it.
+        self._fresh.add(index)
+        self._envs[index] = env = _blame(
+            index, functools.partial(self._restart, index),
+            ' to restart')
+        self._restarts += 1
+        for name, space, expected in (
+                ('observation', lambda: env.observation_space,
+                 self._observation_space),
+                ('action', lambda: env.action_space, self._action_space)):
+            space = _blame(index, space, ' after a restart')
+            if space != expected:
+                raise ValueError(
+                    f'Environment {index} of the batch was replaced by one '
+                    f'with the {name} space {space}; expected {expected}.')
+        return env
 
     def _stack(self, observs):
         return np.stack(observs).astype(self._observ_dtype, copy=False)
@@ -276,7 +381,7 @@ class BatchEnv:
 
 
 def _in_parallel(requests):
-    """Send every request, then resolve every promise; raise the first error.
+    """Send every request, then resolve every promise; collect the errors.
 
     Sending and resolving continue past a failure, so that every healthy
     worker advances exactly once and its answers stay in step with its
@@ -286,23 +391,72 @@ def _in_parallel(requests):
         requests: Callables that send a request and return its promise.
 
     Returns:
-        The results of the promises, in order.
+        The list of the results of the promises, None where a request
+        failed, and a dict from the positions of failed requests to their
+        errors.
     """
-    promises, error = [], None
-    for request in requests:
+    promises, errors = [], {}
+    for position, request in enumerate(requests):
         try:
             promises.append(request())
-        except Exception as exception:
-            error = error or exception
+        except Exception as error:
+            promises.append(None)
+            errors[position] = error
     results = []
-    for promise in promises:
-        try:
-            results.append(promise())
-        except Exception as exception:
-            error = error or exception
-    if error is not None:
-        raise error
-    return results
+    for position, promise in enumerate(promises):
+        result = None
+        if promise is not None:
+            try:
+                result = promise()
+            except Exception as error:
+                errors[position] = error
+        results.append(result)
+    return results, errors
+
+
+def _blame(index, function, when=''):
+    """Call a function of environment `index`; name the index in its error."""
+    try:
+        return function()
+    except Exception as error:
+        _name_index(error, index, when)
+        raise
+
+
+def _name_index(error, index, when=''):
+    """Prefix the message of an environment's error with its batch index.
+
+    The exception keeps its type and traceback, so that callers can still
+    catch it by type; an error raised again is not prefixed twice.
+
+    Args:
+        error: Exception raised by environment `index` or its worker.
+        index: Index of the environment in the batch.
+        when: Text after the index, such as ' after a restart'.
+
+    Returns:
+        The same exception.
+    """
+    prefix = f'Environment {index} of the batch failed{when}: '
+    args = error.args
+    if not args or not isinstance(args[0], str):
+        error.args = (prefix + (str(error) or type(error).__name__),)
+    elif not args[0].startswith(f'Environment {index} of the batch '):
+        error.args = (prefix + args[0],) + args[1:]
+    return error
+
+
+def _first_line(error):
+    """The first line of an error, and its last if that names the cause.
+
+    Errors of workers carry the child's traceback after the first line.
+    """
+    lines = [line for line in str(error).strip().splitlines() if line]
+    if not lines:
+        return type(error).__name__
+    if len(lines) > 1 and not lines[-1].startswith(' '):
+        return f'{lines[0]} {lines[-1]}'
+    return lines[0]
 
 
 def _size(array):

@@ -237,7 +237,9 @@ def test_error_in_one_worker_keeps_the_others_in_step(external_batch_envs):
     batch_env.reset()
     actions = np.zeros((3, 3), np.float32)
     actions[1, 0] = 0.5
-    with pytest.raises(ValueError, match='refusing 0.5'):
+    with pytest.raises(
+            ValueError, match='(?s)^Environment 1 of the batch failed: .*'
+            'refusing 0.5'):
         batch_env.step(actions)
     batch_env.reset([2])
     observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
@@ -253,12 +255,88 @@ def test_killed_worker_fails_the_batch_step_clearly():
         pid = batch_env[1].pid
         os.kill(pid, signal.SIGKILL)
         with pytest.raises(ExternalProcessError, match=(
-                rf'\(pid {pid}\) died \(exit code -9, killed by SIGKILL\)')):
+                rf'^Environment 1 of the batch failed: .* \(pid {pid}\) died '
+                r'\(exit code -9, killed by SIGKILL\)')):
             batch_env.step(np.zeros((3, 3), np.float32))
         assert batch_env[0].steps == [1] and batch_env[2].steps == [1]
     finally:
         batch_env.close()
     assert pid not in _children()
+
+
+def test_in_process_error_names_the_environment():
+    """An error of an in-process environment names its index too."""
+    batch_env = BatchEnv([_FailingEnvironment() for _ in range(2)], True)
+    batch_env.reset()
+    actions = np.zeros((2, 3), np.float32)
+    actions[1, 0] = 0.5
+    with pytest.raises(
+            ValueError, match='^Environment 1 of the batch failed: '
+            'refusing 0.5$'):
+        batch_env.step(actions)
+    assert batch_env[0].steps == [1]
+
+
+def _restartable_batch(blocking):
+    """Three workers and a restart function that records its calls."""
+    restarts = []
+
+    def restart(index):
+        restarts.append(index)
+        return ExternalProcess(lambda: _FailingEnvironment(durations=(5,)))
+
+    envs = [ExternalProcess(lambda: _FailingEnvironment(durations=(5,)))
+            for _ in range(3)]
+    return BatchEnv(envs, blocking, restart=restart), restarts
+
+
+@pytest.mark.parametrize('blocking', [True, False])
+def test_restart_replaces_a_killed_worker(blocking):
+    """A killed worker is replaced, reset and flagged; the rest step on."""
+    batch_env, restarts = _restartable_batch(blocking)
+    try:
+        batch_env.reset()
+        batch_env.step(np.zeros((3, 3), np.float32))
+        pid = batch_env[1].pid
+        os.kill(pid, signal.SIGKILL)
+        observ, reward, done, info = batch_env.step(
+            np.zeros((3, 3), np.float32))
+        assert restarts == [1] and batch_env.restarts == 1
+        assert batch_env[1].pid != pid and pid not in _children()
+        assert observ[:, 0].tolist() == [2, 0, 2]
+        assert reward.tolist() == [2, 0, 2]
+        assert done.tolist() == [False] * 3
+        assert info['restarted'].tolist() == [False, True, False]
+        assert info['terminated'].tolist() == [False] * 3
+        assert info['truncated'].tolist() == [False] * 3
+        assert batch_env[1].steps == [0]
+        _, _, _, info = batch_env.step(np.zeros((3, 3), np.float32))
+        assert info['restarted'].tolist() == [False] * 3
+        assert [env.steps for env in batch_env] == [[3], [1], [3]]
+    finally:
+        batch_env.close()
+
+
+def test_restart_on_error_and_failed_reset():
+    """Failed steps and resets restart, a failing replacement raises."""
+    batch_env, restarts = _restartable_batch(False)
+    try:
+        batch_env.reset()
+        os.kill(batch_env[2].pid, signal.SIGKILL)
+        observ = batch_env.reset([2, 0])
+        assert observ[:, 0].tolist() == [0, 0] and restarts == [2]
+        actions = np.zeros((3, 3), np.float32)
+        actions[0, 0] = 0.5
+        _, _, _, info = batch_env.step(actions)
+        assert info['restarted'].tolist() == [True, False, False]
+        assert restarts == [2, 0] and batch_env.restarts == 2
+        with pytest.raises(
+                ValueError, match='(?s)^Environment 0 of the batch failed '
+                'after a restart: .*refusing 0.5'):
+            batch_env.step(actions)
+        assert restarts == [2, 0]
+    finally:
+        batch_env.close()
 
 
 def test_len_getitem_and_attributes():

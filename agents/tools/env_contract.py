@@ -192,9 +192,11 @@ class BatchEnvironmentContractMixin:
         self.assertEqual(observ.shape, (size,) + space.shape)
         self.assertEqual((reward.dtype, reward.shape), (np.float32, (size,)))
         self.assertEqual((done.dtype, done.shape), (bool, (size,)))
-        self.assertEqual(sorted(info), ['infos', 'terminated', 'truncated'])
+        self.assertEqual(
+                sorted(info), ['infos', 'restarted', 'terminated', 'truncated'])
         self.assertEqual(info['terminated'].dtype, bool)
         self.assertEqual(info['truncated'].dtype, bool)
+        self.assertEqual(info['restarted'].dtype, bool)
         np.testing.assert_array_equal(
             done, info['terminated'] | info['truncated'])
         self.assertIsInstance(info['infos'], tuple)

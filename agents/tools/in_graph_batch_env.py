@@ -9,12 +9,16 @@ from agents.tools import in_graph_env
 class InGraphBatchEnv:
     """Batch of environments whose current state lives in graph variables.
 
-    The variables `observ`, `action`, `reward`, `done` and `truncated` hold the
-    outcome of the last step of every environment of the batch, along their
-    first axis; they live in the variable scope `env_temporary` so that
-    checkpoints leave them out. `done` starts true everywhere, so that the
-    first simulation step resets every environment. Attributes the class does
-    not define are read from the wrapped batch.
+    The variables `observ`, `action`, `reward`, `done`, `truncated` and
+    `restarted` hold the outcome of the last step of every environment of the
+    batch, along their first axis; they live in the variable scope
+    `env_temporary` so that checkpoints leave them out. `done` starts true
+    everywhere, so that the first simulation step resets every environment.
+    Attributes the class does not define are read from the wrapped batch.
+
+    An error that the batch raises in a step or reset fails the operation;
+    the original exception stays available as `error`, since TensorFlow
+    turns it into text.
     """
 
     def __init__(self, batch_env):
@@ -28,6 +32,7 @@ class InGraphBatchEnv:
             ValueError: When a space is neither Box nor Discrete.
         """
         self._batch_env = batch_env
+        self._error = None
         batch = (len(batch_env),)
         observ_shape, self._observ_dtype = in_graph_env._parse_space(
                 batch_env.observation_space, 'observation')
@@ -44,6 +49,13 @@ class InGraphBatchEnv:
                     'done', batch, tf.bool, ones=True)
             self._truncated = in_graph_env._define_variable(
                     'truncated', batch, tf.bool)
+            self._restarted = in_graph_env._define_variable(
+                    'restarted', batch, tf.bool)
+        with tf.name_scope('environment_restarts'):
+            self._restarts = tf.numpy_function(
+                    self._count_restarts, [], tf.int64, stateful=True,
+                    name='count')
+            self._restarts.set_shape(())
 
     def __getattr__(self, name):
         # Private names are never forwarded, which also keeps lookups during
@@ -87,7 +99,11 @@ class InGraphBatchEnv:
 
     @property
     def done(self):
-        """Variable telling which episodes ended, by either cause."""
+        """Variable telling which episodes ended, by either cause.
+
+        Also true where the environment was restarted, so that the next
+        simulation step begins a new episode there.
+        """
         return self._done
 
     @property
@@ -98,6 +114,33 @@ class InGraphBatchEnv:
         it, so that an algorithm may bootstrap from the last observation.
         """
         return self._truncated
+
+    @property
+    def restarted(self):
+        """Variable telling which environments failed in the last step.
+
+        True where the batch replaced a failed environment by a fresh one,
+        whose first observation is now in `observ`; the episode that ran
+        there ended without a result and should be dropped, not scored.
+        """
+        return self._restarted
+
+    @property
+    def restarts(self):
+        """Int64 tensor of the environments replaced after failures so far.
+
+        Zero for batches that do not restart environments.
+        """
+        return self._restarts
+
+    @property
+    def error(self):
+        """The exception of the batch that failed the last step or reset.
+
+        None when the last step or reset succeeded or failed in the graph,
+        for example on NaN values.
+        """
+        return self._error
 
     def simulate(self, action):
         """Step the batch and store the outcomes in the variables.
@@ -118,14 +161,16 @@ class InGraphBatchEnv:
         with tf.name_scope('environment_simulate'):
             action = in_graph_env._prepare_action(action, self._action)
             # One Python call per step returns everything the variables need.
-            observ, reward, done, truncated = tf.numpy_function(
+            observ, reward, done, truncated, restarted = tf.numpy_function(
                     self._step, [action],
-                    [self._observ_dtype, tf.float32, tf.bool, tf.bool],
+                    [self._observ_dtype, tf.float32, tf.bool, tf.bool,
+                     tf.bool],
                     name='step')
             observ.set_shape(self._observ.shape)
             reward.set_shape(self._reward.shape)
             done.set_shape(self._done.shape)
             truncated.set_shape(self._truncated.shape)
+            restarted.set_shape(self._restarted.shape)
             observ = in_graph_env._check_numerics(observ, 'observ')
             reward = tf.debugging.check_numerics(reward, 'reward')
             # Assign nothing unless every check passed, so that the variables
@@ -136,7 +181,8 @@ class InGraphBatchEnv:
                         self._action.assign(action),
                         self._reward.assign(reward),
                         self._done.assign(done),
-                        self._truncated.assign(truncated))
+                        self._truncated.assign(truncated),
+                        self._restarted.assign(restarted))
 
     def reset(self, indices=None):
         """Reset some or all environments and store their observations.
@@ -166,7 +212,8 @@ class InGraphBatchEnv:
                     tf.scatter_update(self._observ, indices, observ),
                     tf.scatter_update(self._reward, indices, zeros),
                     tf.scatter_update(self._done, indices, falses),
-                    tf.scatter_update(self._truncated, indices, falses)]):
+                    tf.scatter_update(self._truncated, indices, falses),
+                    tf.scatter_update(self._restarted, indices, falses)]):
                 return tf.identity(observ)
 
     def close(self):
@@ -174,16 +221,33 @@ class InGraphBatchEnv:
         self._batch_env.close()
 
     def _step(self, action):
-        observ, reward, done, info = self._batch_env.step(action)
+        self._error = None
+        try:
+            observ, reward, done, info = self._batch_env.step(action)
+        except Exception as error:
+            self._error = error
+            raise
         # Terminated episodes are not bootstrapped, even if also truncated.
         truncated = np.logical_and(
                 info['truncated'], np.logical_not(info['terminated']))
+        restarted = np.zeros_like(done, bool)
+        if 'restarted' in info:
+            restarted = np.asarray(info['restarted'], bool)
         return (
                 np.asarray(observ, self._observ_dtype.as_numpy_dtype),
                 np.asarray(reward, np.float32),
-                np.asarray(done, bool),
-                truncated)
+                np.logical_or(done, restarted),
+                truncated,
+                restarted)
 
     def _reset(self, indices):
-        observ = self._batch_env.reset(indices)
+        self._error = None
+        try:
+            observ = self._batch_env.reset(indices)
+        except Exception as error:
+            self._error = error
+            raise
         return np.asarray(observ, self._observ_dtype.as_numpy_dtype)
+
+    def _count_restarts(self):
+        return np.int64(getattr(self._batch_env, 'restarts', 0))

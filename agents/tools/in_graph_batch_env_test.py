@@ -47,7 +47,7 @@ def test_variables():
         assert names == [
                 'env_temporary/observ:0', 'env_temporary/action:0',
                 'env_temporary/reward:0', 'env_temporary/done:0',
-                'env_temporary/truncated:0']
+                'env_temporary/truncated:0', 'env_temporary/restarted:0']
         assert not tf.trainable_variables()
         assert env.observ.shape.as_list() == [2, 2, 4]
         assert env.observ.dtype.base_dtype == tf.float32
@@ -59,9 +59,12 @@ def test_variables():
         assert env.truncated.dtype.base_dtype == tf.bool
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            done, truncated = sess.run([env.done, env.truncated])
+            done, truncated, restarted, restarts = sess.run(
+                    [env.done, env.truncated, env.restarted, env.restarts])
             assert done.tolist() == [True, True]
             assert truncated.tolist() == [False, False]
+            assert restarted.tolist() == [False, False]
+            assert restarts == 0
 
 
 def test_forwarding():
@@ -286,3 +289,64 @@ def test_external_processes():
                 assert sess.run(env.reward).tolist() == [1, 2]
         finally:
             env.close()
+
+
+class _BrokenEnvironment(mock_environment.MockEnvironment):
+    """Mock environment whose second step raises."""
+
+    def step(self, action):
+        """Raise on the second step of the first episode."""
+        if self.steps == [1]:
+            raise RuntimeError('simulator diverged')
+        return super().step(action)
+
+
+def test_error_of_the_batch_is_kept():
+    """The exception behind a failed step stays available as `error`."""
+    with tf.Graph().as_default():
+        env = _in_process_batch(
+                mock_environment.MockEnvironment(), _BrokenEnvironment())
+        simulate = env.simulate(tf.zeros((2, 3)))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            sess.run(simulate)
+            assert env.error is None
+            with pytest.raises(tf.errors.OpError):
+                sess.run(simulate)
+            assert isinstance(env.error, RuntimeError)
+            assert str(env.error) == (
+                    'Environment 1 of the batch failed: simulator diverged')
+            # The variables keep the last complete step.
+            assert sess.run(env.observ).tolist() == [[1, 1], [1, 1]]
+            sess.run(env.reset())
+            assert env.error is None
+
+
+def test_restarted_environment_is_done_and_flagged():
+    """A replaced environment reads as done and restarted until reset."""
+    envs = [mock_environment.MockEnvironment(), _BrokenEnvironment()]
+
+    def restart(unused_index):
+        return mock_environment.MockEnvironment()
+
+    with tf.Graph().as_default():
+        env = in_graph_batch_env.InGraphBatchEnv(
+                batch_env.BatchEnv(envs, blocking=True, restart=restart))
+        simulate = env.simulate(tf.zeros((2, 3)))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            sess.run(simulate)
+            sess.run(simulate)
+            done, restarted, observ, reward, restarts = sess.run([
+                    env.done, env.restarted, env.observ, env.reward,
+                    env.restarts])
+            assert done.tolist() == [False, True]
+            assert restarted.tolist() == [False, True]
+            assert observ.tolist() == [[2, 2], [0, 0]]
+            assert reward.tolist() == [2, 0]
+            assert restarts == 1
+            sess.run(env.reset([1]))
+            assert sess.run(env.restarted).tolist() == [False, False]
+            assert sess.run(env.done).tolist() == [False, False]

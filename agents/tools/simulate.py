@@ -17,7 +17,10 @@ def simulate(batch_env, algo, log=True, reset=False):
     whose scores and lengths enter running means. The `begin_episode` and
     `end_episode` calls happen only when some agent needs them. Episodes cut
     short by `reset` are not ended: they call no `end_episode` and stay out
-    of the means.
+    of the means. So are the episodes of environments that the batch
+    restarted after a failure (where `batch_env.restarted` is true, for
+    batches that have it): they count as not done in the returned flags, and
+    the next step begins a new episode there.
 
     Each algorithm method is called inside a control block after the stage
     before it, with arguments created outside that block, so its ops, also
@@ -83,6 +86,12 @@ def simulate(batch_env, algo, log=True, reset=False):
             done = tf.identity(batch_env.done)
             nextob = tf.identity(batch_env.observ)
             ones = tf.ones_like(agent_indices)
+            ended = done
+            if restarted is not None:
+                # An episode interrupted by a failed environment has no
+                # result; only `begin_episode` follows it.
+                ended = tf.logical_and(
+                        done, tf.logical_not(tf.identity(restarted)))
         new_score = tf.identity(score.assign_add(reward))
         new_length = tf.identity(length.assign_add(ones))
         with tf.control_dependencies([step]):
@@ -90,7 +99,7 @@ def simulate(batch_env, algo, log=True, reset=False):
             experience_summary = algo.experience(
                     agent_indices, observ, action, reward, done, nextob)
         summary = tf.summary.merge([perform_summary, experience_summary])
-        return summary, done, new_score, new_length
+        return summary, ended, new_score, new_length
 
     def _define_end_episode(agent_indices, new_score, new_length):
         episode_score = tf.gather(new_score, agent_indices)
@@ -129,6 +138,7 @@ def simulate(batch_env, algo, log=True, reset=False):
         mean_score = streaming_mean.StreamingMean((), tf.float32, 'mean_score')
         mean_length = streaming_mean.StreamingMean(
                 (), tf.float32, 'mean_length')
+    restarted = getattr(batch_env, 'restarted', None)
     with tf.name_scope('simulate'):
         log = tf.convert_to_tensor(log, tf.bool)
         reset = tf.convert_to_tensor(reset, tf.bool)

@@ -2,6 +2,7 @@
 
 import collections
 import functools
+import os
 
 import numpy as np
 import pytest
@@ -337,3 +338,57 @@ def test_ordering_with_conditional_algorithm(env):
     assert reads['end_episode'] == [
             [[0], [True, False, False]], [[1], [False, True, False]],
             [[0], [True, False, False]]]
+
+
+class _DyingEnvironment(mock_environment.MockEnvironment):
+    """MockEnvironment whose worker process dies on its second step."""
+
+    def step(self, action):
+        """Exit the process on the second step of the first episode."""
+        if self.steps == [1]:
+            os._exit(3)  # pylint: disable=protected-access
+        return super().step(action)
+
+
+def test_restarted_environment_drops_its_episode():
+    """A replaced worker's episode is dropped and a new one begins."""
+    envs = [
+            external_process.ExternalProcess(functools.partial(
+                    mock_environment.MockEnvironment, durations=(5,))),
+            external_process.ExternalProcess(functools.partial(
+                    _DyingEnvironment, durations=(5,)))]
+    replacements = []
+
+    def restart(index):
+        replacements.append(index)
+        return external_process.ExternalProcess(functools.partial(
+                mock_environment.MockEnvironment, durations=(5,)))
+
+    with tf.Graph().as_default():
+        env = in_graph_batch_env.InGraphBatchEnv(
+                batch_env.BatchEnv(envs, blocking=False, restart=restart))
+        try:
+            algo = mock_algorithm.MockAlgorithm(env)
+            done, score, _ = simulate(env, algo, log=False)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                trace = []
+                for _ in range(4):
+                    outcome = sess.run([done, score])
+                    outcome += sess.run([env.restarted, env.restarts])
+                    trace.append([value.tolist() for value in outcome])
+            assert replacements == [1]
+            assert trace == [
+                    [[False, False], [1, 1], [False, False], 0],
+                    [[False, False], [3, 1], [False, True], 1],
+                    [[False, False], [6, 1], [False, False], 1],
+                    [[False, False], [10, 3], [False, False], 1]]
+            step = [('perform', [0, 1]), ('experience', [0, 1])]
+            assert algo.calls == (
+                    [('begin_episode', [0, 1])] + step + step +
+                    [('begin_episode', [1])] + step + step)
+            # The replacement was reset in the failed step, then began the
+            # new episode.
+            assert env[1].steps == [0, 2]
+        finally:
+            env.close()
