@@ -39,11 +39,14 @@ import cloudpickle
 import gymnasium as gym
 import imageio_ffmpeg
 import numpy as np
-import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.scripts import utility
 
+# TensorFlow, and `agents.scripts.utility`, which imports it, load inside the
+# functions that need them. Worker processes started by
+# `python -m agents.scripts.visualize` import this module again as their
+# main module before they build their environment, and a worker that renders
+# MuJoCo through Mesa's OpenGL crashes once TensorFlow is loaded.
 
 FLAGS = flags.FLAGS
 
@@ -355,18 +358,14 @@ class RecordedEnvironment:
 
     Mesa's OpenGL and TensorFlow crash when loaded into one process (their
     bundled LLVM builds collide), so a worker that renders MuJoCo must not
-    import TensorFlow. `define_batch_env` sends this object pickled by value
-    (see `_pickle_by_value`), together with `utility.create_environment`,
-    instead of as references whose unpickling would import this script and
-    `utility`, which both import TensorFlow.
+    import TensorFlow. This module imports it only inside functions, and
+    `define_batch_env` sends `utility.create_environment` pickled by value
+    (see `_pickle_by_value`) rather than as a reference whose unpickling
+    would import `utility`, and with it TensorFlow.
     """
 
-    # The default of `create_environment` is bound when the class is
-    # defined: no method names the module `utility`, which pickling by value
-    # would otherwise capture whole, TensorFlow import included.
     def __init__(
-            self, config, directory, gl_backend=None,
-            create_environment=utility.create_environment):
+            self, config, directory, gl_backend=None, create_environment=None):
         """Describe the environments to build.
 
         Args:
@@ -375,8 +374,12 @@ class RecordedEnvironment:
             directory: Directory for the videos.
             gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
             create_environment: Function `(config, seed, render_mode)` that
-                builds the environment with the wrappers of training.
+                builds the environment with the wrappers of training; None
+                uses `utility.create_environment`.
         """
+        if create_environment is None:
+            from agents.scripts import utility
+            create_environment = utility.create_environment
         keys = ('env', 'max_length', 'normalize_ranges')
         self._config = tools.AttrDict(
             {key: config[key] for key in keys if key in config})
@@ -472,6 +475,8 @@ def visualize(
         `length`, `frames` (`length + 1`) and `video` (file name in
         `outdir`), in the order the episodes ended.
     """
+    import tensorflow.compat.v1 as tf
+    from agents.scripts import utility
     num_agents = _check_count('num_agents', num_agents)
     num_episodes = _check_count('num_episodes', num_episodes)
     logdir = os.path.expanduser(logdir)
@@ -536,6 +541,7 @@ def _check_count(name, value):
 
 def _load_run_config(logdir):
     """The configuration of a run folder, or a VisualizeError."""
+    from agents.scripts import utility
     if not os.path.exists(logdir):
         raise VisualizeError(f'Run folder {logdir} does not exist.')
     if not os.path.isdir(logdir):
@@ -564,6 +570,7 @@ def _find_checkpoint(logdir, checkpoint):
     Returns None for the latest, so that restoring falls back to the one
     before when the latest is unreadable.
     """
+    from agents.scripts import utility
     available = utility.list_checkpoints(logdir)
     if checkpoint is None:
         if not available:
@@ -606,11 +613,13 @@ def _define_graph(config, outdir, gl_backend, num_agents, env_processes,
     Returns:
         Tuple of the graph, the simulation's AttrDict, and the saver.
     """
+    import tensorflow.compat.v1 as tf
+    from agents.scripts import utility
     constructor = RecordedEnvironment(config, outdir, gl_backend)
     graph = tf.Graph()
     with graph.as_default():
         try:
-            with _pickle_by_value(sys.modules[__name__], utility):
+            with _pickle_by_value(utility):
                 batch_env = utility.define_batch_env(
                     constructor, num_agents, env_processes, seed)
         except utility.ConfigError as error:
@@ -691,6 +700,7 @@ def _remove_recordings(outdir):
 
 
 def _describe_env(env):
+    from agents.scripts import utility
     if isinstance(env, str):
         return env
     try:
@@ -707,6 +717,7 @@ def _describe_frame(frame):
 
 def main(argv):
     """Parse flags and record the videos."""
+    from agents.scripts import utility
     if len(argv) > 1:
         raise app.UsageError(
             f"Unexpected arguments: {' '.join(argv[1:])}.")

@@ -27,6 +27,14 @@ def _read_video(path):
     return iio.imread(path)
 
 
+def _run_script(*args):
+    """Run `python -m agents.scripts.visualize` with arguments."""
+    return subprocess.run(
+        [sys.executable, '-m', 'agents.scripts.visualize', *args],
+        capture_output=True, text=True, timeout=300, check=False,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
+
+
 def _write_run_config(run_dir, **overrides):
     """A run folder with a config.yaml but no checkpoint."""
     config = dict(
@@ -242,11 +250,8 @@ def test_counts_must_be_positive_integers(tmp_path, name, value):
 def test_command_line_error_is_one_line(tmp_path):
     """The script reports a bad run folder in one line and exits with 2."""
     outdir = tmp_path / 'out'
-    result = subprocess.run([
-        sys.executable, '-m', 'agents.scripts.visualize',
-        f'--logdir={tmp_path / "missing"}', f'--outdir={outdir}'],
-        capture_output=True, text=True, timeout=300, check=False,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
+    result = _run_script(
+        f'--logdir={tmp_path / "missing"}', f'--outdir={outdir}')
     assert result.returncode == 2
     assert 'Traceback' not in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
@@ -401,13 +406,10 @@ def test_pendulum_command_line_with_processes(
     outdir = tmp_path / 'videos'
     checkpoint = os.path.basename(utility.list_checkpoints(
         str(pendulum_run))[0])
-    result = subprocess.run([
-        sys.executable, '-m', 'agents.scripts.visualize',
+    result = _run_script(
         f'--logdir={pendulum_run}', f'--outdir={outdir}',
         f'--checkpoint={checkpoint}', '--num_agents=2', '--num_episodes=3',
-        '--env_processes', '--seed=3'],
-        capture_output=True, text=True, timeout=300, check=False,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2'))
+        '--env_processes', '--seed=3')
     assert result.returncode == 0, result.stderr
     with open(outdir / 'episodes.json', encoding='utf-8') as file_:
         statistics = json.load(file_)
@@ -442,9 +444,14 @@ def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
         'unrendered_pendulum does not render RGB arrays; .*$')
 
 
-def test_cheetah_episode(tmp_path, restore_mujoco_gl):
-    """MuJoCo renders off-screen into a video of length + 1 frames."""
-    del restore_mujoco_gl  # visualize stores the backend it chose.
+def test_cheetah_command_line(tmp_path, restore_mujoco_gl):
+    """MuJoCo renders off-screen into a video of length + 1 frames.
+
+    Through the command line, whose worker processes import the script as
+    their main module: they must stay free of TensorFlow, with which Mesa's
+    OpenGL crashes.
+    """
+    del restore_mujoco_gl  # select_gl_backend stores the backend it chose.
     try:
         visualize.select_gl_backend()
     except visualize.GLBackendError as error:
@@ -452,7 +459,11 @@ def test_cheetah_episode(tmp_path, restore_mujoco_gl):
     run_dir = _train_run(
         tmp_path / 'run', 'cheetah', max_length=10, steps=60)
     outdir = tmp_path / 'videos'
-    statistics = visualize.visualize(str(run_dir), str(outdir), seed=1)
+    result = _run_script(
+        f'--logdir={run_dir}', f'--outdir={outdir}', '--seed=1')
+    assert result.returncode == 0, result.stderr
+    with open(outdir / 'episodes.json', encoding='utf-8') as file_:
+        statistics = json.load(file_)
     expected = _greedy_episodes(run_dir, 1, 1, 1)
     assert expected[0][1] == 10
     _check_output(str(outdir), statistics, expected, (480, 480, 3))
