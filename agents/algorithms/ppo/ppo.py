@@ -238,7 +238,8 @@ class PPO:
             self._reward_filter.update(reward)])
         with tf.control_dependencies([update_filters]):
             norm_observ = self._observ_filter.transform(observ)
-        bootstrap = self._bootstrap_value(agent_indices, nextob)
+            # Normalizes the next observation too, so it must see the update.
+            bootstrap = self._bootstrap_value(agent_indices, nextob)
         batch = _Transition(
             norm_observ, action,
             utility.nested_gather(self._last_policy, agent_indices),
