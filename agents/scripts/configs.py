@@ -38,6 +38,7 @@ def default():
     update_epochs = 25
     optimizer = tf.train.AdamOptimizer
     learning_rate = 1e-4
+    learning_rate_decay = None  # Or 'linear': to zero at `steps`.
     batch_size = 20  # Chunks per mini-batch.
     chunk_length = 50  # Steps per chunk.
     max_gradient_norm = None
@@ -79,6 +80,7 @@ def cartpole():
     discount = 0.99
     gae_lambda = 0.95
     learning_rate = 1e-3
+    learning_rate_decay = 'linear'
     policy_layers = 64, 64
     value_layers = 64, 64
     max_gradient_norm = 0.5

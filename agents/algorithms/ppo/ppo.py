@@ -66,8 +66,8 @@ class PPO:
             name='normalize_reward')
         self._network = tf.make_template(
             'network', functools.partial(config.network, config, space))
-        self._optimizer = config.optimizer(config.learning_rate)
         self._define_variables()
+        self._optimizer = config.optimizer(self._learning_rate)
 
     @staticmethod
     def _validate_config(config):
@@ -83,6 +83,11 @@ class PPO:
                 raise ValueError(
                     f'Config {name}={getattr(config, name)!r} must be '
                     f'{expected}.')
+        decay = config.get('learning_rate_decay')
+        if decay not in (None, 'linear'):
+            raise ValueError(
+                f"Config learning_rate_decay={decay!r} must be None or "
+                "'linear'.")
         gae_lambda = config.get('gae_lambda')
         if gae_lambda is not None and not 0 <= gae_lambda <= 1:
             raise ValueError(
@@ -139,6 +144,27 @@ class PPO:
             name='penalty')
         self._num_updates = tf.Variable(
             0, trainable=False, name='num_updates')
+        self._trained_steps = tf.Variable(
+            0, trainable=False, name='trained_steps', dtype=tf.int64)
+
+    def _learning_rate(self):
+        """The learning rate, decayed by training progress if configured.
+
+        With `learning_rate_decay = 'linear'` the rate falls linearly to zero
+        over `steps` training environment steps, counted from the episodes
+        trained on, so that the policy settles at the end of a run.
+
+        Returns:
+          Scalar float tensor; called by the optimizer where it applies
+          gradients, so it reads the current progress.
+        """
+        decay = self._config.get('learning_rate_decay')
+        learning_rate = float(self._config.learning_rate)
+        if not decay:
+            return tf.constant(learning_rate)
+        progress = tf.cast(self._trained_steps, tf.float32) / float(
+            self._config.steps)
+        return learning_rate * tf.maximum(0.0, 1.0 - progress)
 
     def begin_episode(self, agent_indices):
         """Reset the recurrent state and episode buffers of some agents.
@@ -341,7 +367,9 @@ class PPO:
                 with tf.control_dependencies([penalty_summary]):
                     clear_memory = tf.group(
                         self._memory.clear(), self._memory_index.assign(0),
-                        self._num_updates.assign_add(1))
+                        self._num_updates.assign_add(1),
+                        self._trained_steps.assign_add(
+                            tf.reduce_sum(tf.cast(length, tf.int64))))
                 with tf.control_dependencies([clear_memory]):
                     weight_summary = utility.variable_summaries(
                         tf.trainable_variables(),
@@ -427,6 +455,7 @@ class PPO:
         summary = tf.summary.merge([
             value_summary, policy_summary,
             tf.summary.scalar('gradient_norm', gradient_norm),
+            tf.summary.scalar('learning_rate', self._learning_rate()),
             utility.gradient_summaries(
                 zip(gradients, variables),
                 self._config.get('weight_summaries'))])
