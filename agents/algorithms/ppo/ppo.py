@@ -451,7 +451,10 @@ class PPO:
         if max_norm:
             gradients, _ = tf.clip_by_global_norm(
                 gradients, max_norm, use_norm=gradient_norm)
-        optimize = self._optimizer.apply_gradients(zip(gradients, variables))
+        # The gradients need not wait for the check of the loss.
+        with tf.control_dependencies([loss]):
+            optimize = self._optimizer.apply_gradients(
+                zip(gradients, variables))
         summary = tf.summary.merge([
             value_summary, policy_summary,
             tf.summary.scalar('gradient_norm', gradient_norm),
