@@ -8,13 +8,23 @@ A run folder `<logdir>/<timestamp>-<config>` receives `config.yaml`,
 checkpoints, and `train/` and `eval/` TensorBoard summaries. Passing the
 `--timestamp` of an existing run resumes it from its last checkpoint with its
 saved configuration.
+
+Exit codes: 0 when training finished; 1 when it stopped because an
+environment failed or a value was NaN or infinite; 2 when the flags, the
+configuration or the run folder cannot be used, before anything was written;
+128 + the signal number (130, 143) after SIGINT or SIGTERM, which save a
+checkpoint first. Errors print one line to stderr.
 """
 
+import contextlib
 import datetime
 import functools
 import inspect
 import logging
 import os
+import random
+import re
+import signal
 import sys
 
 from absl import app
@@ -73,9 +83,36 @@ def load_named_config(name):
     return config
 
 
-def _create_environment(config, seed=None):
-    """Environment constructor shared by all agents of the batch."""
-    return utility.create_environment(config, seed)
+class _Interrupted(KeyboardInterrupt):
+    """A signal asked the script to save and stop."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum, unused_frame):
+    raise _Interrupted(signum)
+
+
+def _environment_constructor(config):
+    """Constructor `(seed) -> env` of the environments of the batch.
+
+    It holds only the settings of the environment, not the algorithm, network
+    or optimizer, so that worker processes receive it without importing
+    TensorFlow.
+
+    Args:
+      config: Configuration with `env`, `max_length` and `normalize_ranges`.
+
+    Returns:
+      Callable taking a seed or None.
+    """
+    keys = ('env', 'max_length', 'normalize_ranges')
+    env_config = tools.AttrDict(
+        {key: config[key] for key in keys if key in config})
+    env_config.lock()
+    return functools.partial(utility.create_environment, env_config)
 
 
 def _define_loop(graph, logdir, train_steps, eval_steps):
@@ -93,14 +130,21 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
     loop = tools.Loop(
         logdir, graph.step, graph.should_log, graph.do_report,
         graph.force_reset)
+    # How often a failed environment was replaced (`restart_workers`).
+    restarts = tf.cond(
+        graph.should_log,
+        lambda: tf.summary.scalar(
+            'worker_restarts', graph.batch_env.restarts),
+        str)
+    summary = tf.summary.merge([graph.summary, restarts])
     loop.add_phase(
-        'train', graph.done, graph.score, graph.summary, train_steps,
+        'train', graph.done, graph.score, summary, train_steps,
         report_every=None,
         log_every=max(1, train_steps // 2),
         checkpoint_every=None,
         feed={graph.is_training: True})
     loop.add_phase(
-        'eval', graph.done, graph.score, graph.summary, eval_steps,
+        'eval', graph.done, graph.score, summary, eval_steps,
         report_every=eval_steps,
         log_every=max(1, eval_steps // 2),
         checkpoint_every=10 * eval_steps,
@@ -111,9 +155,28 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
 def train(config, env_processes):
     """Train an agent as the configuration describes.
 
+    With `config.logdir`, a new run folder receives `config.yaml` once the
+    graph is built, so that a configuration that fails to build leaves no
+    folder behind; then summaries and checkpoints. An existing run folder
+    keeps its `config.yaml` and resumes from its latest readable checkpoint.
+
+    Training that stops early saves a checkpoint of the last complete step
+    first: on `KeyboardInterrupt` (Ctrl-C, or SIGTERM in the script), when
+    the generator is closed before the end, and when an environment fails.
+    Non-finite values save none, since they may interrupt an update half
+    way. Environments that fail are replaced instead when the config sets
+    `restart_workers`; `worker_timeout` bounds the seconds a worker may take
+    to answer.
+
     Args:
       config: Configuration object; `config.logdir` may be None.
       env_processes: Whether to step the environments in separate processes.
+
+    Raises:
+      utility.ConfigError: When the configuration, the environment or the
+          run folder cannot be used.
+      utility.TrainingError: When an environment failed or a value was NaN
+          or infinite; its cause is the original error.
 
     Yields:
       The mean evaluation score at every evaluation report.
@@ -122,19 +185,28 @@ def train(config, env_processes):
     graph = tf.Graph()
     with graph.as_default():
         if config.seed is not None:
-            tf.set_random_seed(config.seed)
+            random.seed(config.seed)
             np.random.seed(config.seed)
+            tf.set_random_seed(config.seed)
         batch_env = utility.define_batch_env(
-            functools.partial(_create_environment, config),
-            config.num_agents, env_processes, config.seed)
+            _environment_constructor(config), config.num_agents,
+            env_processes, config.seed, timeout=config.worker_timeout,
+            restart=config.restart_workers)
         try:
-            simulation = utility.define_simulation_graph(
-                batch_env, config.algorithm, config)
+            try:
+                simulation = utility.define_simulation_graph(
+                    batch_env, config.algorithm, config)
+            except ValueError as error:
+                # The algorithm and network reject their settings this way.
+                raise utility.ConfigError(str(error)) from error
+            saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+            if config.logdir and not os.path.exists(
+                    os.path.join(config.logdir, 'config.yaml')):
+                utility.save_config(config, config.logdir)
             loop = _define_loop(
                 simulation, config.logdir,
                 config.update_every * config.max_length,
                 config.eval_episodes * config.max_length)
-            saver = utility.define_saver(exclude=(r'.*_temporary.*',))
         except BaseException:
             batch_env.close()
             raise
@@ -145,40 +217,173 @@ def train(config, env_processes):
     session_config.gpu_options.allow_growth = True
     try:
         with tf.Session(graph=graph, config=session_config) as sess:
-            utility.initialize_variables(sess, saver, config.logdir)
-            yield from loop.run(sess, saver, total_steps)
-            if config.logdir:
-                saver.save(
-                    sess, os.path.join(config.logdir, 'model.ckpt'),
-                    sess.run(simulation.step))
+            try:
+                restored = utility.initialize_variables(
+                    sess, saver, config.logdir)
+            except ValueError as error:
+                raise utility.ConfigError(
+                    f'Cannot resume {config.logdir}: {error}') from error
+            if restored:
+                logging.getLogger('agents').info(
+                    'Restored checkpoint %s.', restored)
+            yield from _run_loop(
+                loop, sess, saver, simulation, config.logdir, total_steps)
     finally:
         batch_env.close()
 
 
+def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
+    """Run the loop; save a checkpoint at its end and where it stops early.
+
+    Args:
+      loop: `tools.Loop` of the phases.
+      sess: Session of the graph.
+      saver: Saver of the checkpoints.
+      simulation: AttrDict of the simulation graph's tensors.
+      logdir: Run folder, or None to save nothing.
+      total_steps: Global step at which training ends.
+
+    Raises:
+      utility.TrainingError: When an environment failed or a value was NaN
+          or infinite.
+
+    Yields:
+      The scores the loop yields.
+    """
+    save = functools.partial(
+        _save_checkpoint, sess, saver, simulation.step, logdir)
+    try:
+        yield from loop.run(sess, saver, total_steps)
+    except (KeyboardInterrupt, GeneratorExit):
+        save()
+        raise
+    except tf.errors.OpError as error:
+        failure = simulation.batch_env.error
+        if failure is None:
+            step = int(sess.run(simulation.step))
+            raise utility.TrainingError(
+                f'Training stopped at global step {step}: '
+                f'{_describe_op_error(error)}') from error
+        # A failed step changed no state that checkpoints hold.
+        save()
+        raise utility.TrainingError(
+            f'Training stopped: {_one_line(failure)}') from failure
+    save()
+
+
+def _save_checkpoint(sess, saver, step, logdir):
+    """Save the variables at the current global step, if there is a logdir."""
+    if not logdir:
+        return
+    path = saver.save(
+        sess, os.path.join(logdir, 'model.ckpt'), int(sess.run(step)))
+    logging.getLogger('agents').info('Saved checkpoint %s.', path)
+
+
+def _describe_op_error(error):
+    """One line about an error of a graph operation."""
+    lines = [line.strip() for line in error.message.splitlines()]
+    for line in lines:
+        # The text of `tf.debugging.check_numerics`, and of its gradient.
+        match = re.match(
+            r'^(Not a number .* in gradient\. )?(b\'(.+)\'|(.+?)) : Tensor '
+            r'had (.+) values$', line)
+        if match:
+            name = match.group(3) or match.group(4)
+            where = 'the gradient of ' if match.group(1) else ''
+            return (
+                f"{where}'{name}' had {match.group(5)} values; expected "
+                'finite numbers.')
+    # Skip the lines that locate the failed node.
+    ignore = ('Graph execution error', 'Detected at node', 'File ', 'Node:')
+    lines = [line for line in lines if line and not line.startswith(ignore)]
+    return lines[0] if lines else type(error).__name__
+
+
+def _one_line(error):
+    """The first line of an error, and the last where it names the cause.
+
+    Errors of worker processes hold the child's traceback after their first
+    line; its last line names the exception.
+    """
+    lines = [line for line in str(error).strip().splitlines() if line]
+    if not lines:
+        return type(error).__name__
+    if len(lines) > 1 and not lines[-1].startswith(' '):
+        return f'{lines[0]} {lines[-1]}'
+    return lines[0]
+
+
 def _complete_config(config):
-    """Fill values derived from the environment into a copy of the config."""
+    """Fill in defaults and values derived from the environment.
+
+    Builds one environment in this process, so that an unknown env id or an
+    unsupported space fails before any worker starts or file is written.
+
+    Args:
+      config: Configuration mapping.
+
+    Raises:
+      utility.ConfigError: When the environment cannot be built or used, or
+          a setting is invalid.
+
+    Returns:
+      Locked copy of the configuration.
+    """
     config = tools.AttrDict(config)
     with config.unlocked:
         config.setdefault('logdir', None)
         config.setdefault('seed', None)
-        if not config.get('max_length'):
-            env = utility.create_environment(config)
-            config.max_length = env.spec.max_episode_steps if env.spec else None
+        config.setdefault('worker_timeout', None)
+        config.setdefault('restart_workers', False)
+        env = utility.create_environment(config)
+        try:
+            if not config.get('max_length'):
+                spec = env.spec
+                config.max_length = spec.max_episode_steps if spec else None
+        finally:
             env.close()
-            if not config.max_length:
-                raise utility.ConfigError(
-                    'Config max_length is not set and the environment has '
-                    'no time limit; set max_length.')
+        if not config.max_length:
+            raise utility.ConfigError(
+                'Config max_length is not set and the environment has '
+                'no time limit; set max_length.')
+    timeout = config.worker_timeout
+    if timeout is not None and not (
+            isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+            and 0 < timeout < float('inf')):
+        raise utility.ConfigError(
+            f'Config worker_timeout={timeout!r} must be a positive number '
+            'of seconds or None.')
+    if not isinstance(config.restart_workers, bool):
+        raise utility.ConfigError(
+            f'Config restart_workers={config.restart_workers!r} must be '
+            'True or False.')
     config.lock()
     return config
 
 
 def _prepare_run(logdir, config_name, timestamp):
-    """Decide the run folder and its configuration (resumed or new)."""
+    """Decide the run folder and its configuration (resumed or new).
+
+    Nothing is written: the run folder is created when training starts.
+
+    Args:
+      logdir: Base directory of the run folders, or None.
+      config_name: Name of a config function, or None to resume.
+      timestamp: Prefix of the run folder, or None for the current time.
+
+    Raises:
+      utility.ConfigError: When the config is unknown or missing, the saved
+          configuration cannot be loaded, or `logdir` is not writable.
+
+    Returns:
+      Tuple of the configuration, the run folder (or None) and the
+      timestamp.
+    """
     if not logdir:
         if not config_name:
             raise utility.ConfigError('Pass --config (and usually --logdir).')
-        return load_named_config(config_name), None
+        return load_named_config(config_name), None, None
     logdir = os.path.expanduser(logdir)
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
@@ -194,7 +399,7 @@ def _prepare_run(logdir, config_name, timestamp):
         config = utility.load_config(run_dir)
         with config.unlocked:
             config.logdir = run_dir
-        return config, run_dir
+        return config, run_dir, timestamp
     if not config_name:
         raise utility.ConfigError(
             'Pass --config to start a new run (no run folder with timestamp '
@@ -204,39 +409,87 @@ def _prepare_run(logdir, config_name, timestamp):
     _check_writable(logdir)
     with config.unlocked:
         config.logdir = run_dir
-    return config, run_dir
+    return config, run_dir, timestamp
 
 
 def _check_writable(logdir):
-    """Fail early with one line when the log directory cannot be written."""
-    try:
-        os.makedirs(logdir, exist_ok=True)
-    except OSError as error:
+    """Fail early with one line when the log directory cannot be written.
+
+    Creates nothing: checks the deepest part of the path that exists.
+    """
+    existing = os.path.abspath(logdir)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
         raise utility.ConfigError(
-            f'Cannot create --logdir {logdir}: {error.strerror}.') from error
-    if not os.access(logdir, os.W_OK | os.X_OK):
-        raise utility.ConfigError(f'--logdir {logdir} is not writable.')
+            f'--logdir {logdir} cannot be created: {existing} is a file, '
+            'expected a directory.')
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise utility.ConfigError(
+            f'--logdir {logdir} is not writable: {existing} denies writing.')
 
 
 def main(argv):
     """Parse flags, prepare the run folder, and train."""
     del argv
     utility.set_up_logging()
+    run_dir = timestamp = None
     try:
-        config, run_dir = _prepare_run(
+        config, run_dir, timestamp = _prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp)
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
-        if isinstance(config.env, str):
-            utility.check_env_id(config.env)
-        if run_dir:
-            utility.save_config(config, run_dir)
-        for score in train(config, FLAGS.env_processes):
-            logging.getLogger('agents').info('Score %s.', score)
+        config = _complete_config(config)
+        if config.seed is not None:
+            # Process-wide, so set here and never in library code: kernels
+            # without a deterministic implementation raise instead of
+            # silently varying between runs (this matters on GPUs).
+            tf.compat.v2.config.experimental.enable_op_determinism()
+        # Closing the generator also saves when the interruption lands
+        # outside of it, between two scores.
+        with _signals_interrupt(), contextlib.closing(
+                train(config, FLAGS.env_processes)) as scores:
+            for score in scores:
+                logging.getLogger('agents').info('Score %s.', score)
     except utility.ConfigError as error:
-        print(f'Error: {error}', file=sys.stderr)
-        sys.exit(2)
+        _exit(f'Error: {error}', 2)
+    except utility.TrainingError as error:
+        _exit(f'Error: {error}', 1)
+    except KeyboardInterrupt as interrupt:
+        signum = getattr(interrupt, 'signum', signal.SIGINT)
+        message = f'Interrupted by {signal.Signals(signum).name}'
+        if run_dir and os.path.exists(os.path.join(run_dir, 'config.yaml')):
+            message += (
+                f'; resume with --logdir={FLAGS.logdir} '
+                f'--timestamp={timestamp}')
+        _exit(message + '.', 128 + signum)
+
+
+@contextlib.contextmanager
+def _signals_interrupt():
+    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile.
+
+    The exception reaches `train` in the main thread, which saves a
+    checkpoint and closes the workers; the workers ignore SIGINT and leave
+    their shutdown to this process. A second signal interrupts the saving.
+
+    Yields:
+      Nothing; the previous handlers return after the `with` block.
+    """
+    signums = (signal.SIGINT, signal.SIGTERM)
+    previous = [signal.signal(signum, _raise_interrupted) for signum in signums]
+    try:
+        yield
+    finally:
+        for signum, handler in zip(signums, previous):
+            signal.signal(signum, handler)
+
+
+def _exit(message, code):
+    """Print one line to stderr and exit with the code."""
+    print(message, file=sys.stderr)
+    sys.exit(code)
 
 
 if __name__ == '__main__':

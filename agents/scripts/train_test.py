@@ -53,7 +53,8 @@ def test_resume_continues_global_step(tmp_path):
     last = utility.list_checkpoints(str(tmp_path))
     assert os.path.basename(last[0]) == 'model.ckpt-160'
     assert sorted(os.listdir(tmp_path)) == [
-        'checkpoint', 'eval', 'model.ckpt-160.data-00000-of-00001',
+        'checkpoint', 'config.yaml', 'eval',
+        'model.ckpt-160.data-00000-of-00001',
         'model.ckpt-160.index', 'model.ckpt-160.meta',
         'model.ckpt-80.data-00000-of-00001', 'model.ckpt-80.index',
         'model.ckpt-80.meta', 'train']

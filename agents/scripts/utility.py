@@ -1,12 +1,15 @@
 """Building blocks of the training and visualization scripts."""
 
+import contextlib
 import importlib
 import io
 import logging
 import os
 import re
+import sys
 import tempfile
 
+import cloudpickle
 import gymnasium as gym
 import numpy as np
 import ruamel.yaml
@@ -20,6 +23,10 @@ _CALLABLE_TAG = '!callable'
 
 class ConfigError(ValueError):
     """A configuration file or value that cannot be used."""
+
+
+class TrainingError(RuntimeError):
+    """Training stopped: an environment failed or a value was not finite."""
 
 
 def set_up_logging(level=logging.INFO):
@@ -110,8 +117,14 @@ def check_spaces(env):
             'or Discrete.')
 
 
-def define_batch_env(constructor, num_agents, env_processes, seed=None):
+def define_batch_env(
+        constructor, num_agents, env_processes, seed=None, timeout=None,
+        restart=False):
     """Create a batch of environments wrapped into the graph.
+
+    The functions of this module that the constructor uses, such as
+    `create_environment`, travel to worker processes by value, so that the
+    workers import neither this module nor TensorFlow.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
@@ -119,32 +132,62 @@ def define_batch_env(constructor, num_agents, env_processes, seed=None):
       env_processes: Whether to step each environment in its own process.
       seed: Base seed; environment i gets `seed + i`. None leaves them
           unseeded.
+      timeout: Seconds to wait for an answer of a worker process before it
+          counts as failed; None uses the default of `ExternalProcess`.
+      restart: Whether to replace an environment that fails by a new one
+          from the same constructor and seed, instead of failing the step.
 
     Returns:
       `tools.InGraphBatchEnv`.
     """
     seeds = [None if seed is None else seed + index
              for index in range(num_agents)]
+    if env_processes:
+        def create(index):
+            with _pickle_by_value(sys.modules[__name__]):
+                return tools.wrappers.ExternalProcess(
+                    _bind(constructor, seeds[index]), timeout=timeout)
+    else:
+        def create(index):
+            return constructor(seeds[index])
     with tf.variable_scope('environments'):
-        if env_processes:
-            envs = []
-            try:
-                for env_seed in seeds:
-                    envs.append(tools.wrappers.ExternalProcess(
-                        _bind(constructor, env_seed)))
-            except BaseException:
-                for env in envs:
-                    env.close()
-                raise
-        else:
-            envs = [constructor(env_seed) for env_seed in seeds]
-        batch_env = tools.BatchEnv(envs, blocking=not env_processes)
+        envs = []
+        try:
+            for index in range(num_agents):
+                envs.append(create(index))
+        except BaseException:
+            for env in envs:
+                env.close()
+            raise
+        batch_env = tools.BatchEnv(
+            envs, blocking=not env_processes,
+            restart=create if restart else None)
         return tools.InGraphBatchEnv(batch_env)
 
 
 def _bind(constructor, seed):
     """A picklable zero-argument constructor (lambdas capture by name)."""
     return lambda: constructor(seed)
+
+
+@contextlib.contextmanager
+def _pickle_by_value(module):
+    """Have cloudpickle send the code of a module by value meanwhile.
+
+    Args:
+      module: Imported module; left alone when already registered.
+
+    Yields:
+      Nothing; the registration lasts for the `with` block.
+    """
+    if module.__name__ in cloudpickle.list_registry_pickle_by_value():
+        yield
+        return
+    cloudpickle.register_pickle_by_value(module)
+    try:
+        yield
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
 
 
 def define_simulation_graph(batch_env, algo_cls, config):
@@ -295,18 +338,27 @@ def save_config(config, logdir=None):
       config: Configuration mapping.
       logdir: Directory to write to; nothing is written when None.
 
+    Raises:
+      ConfigError: When a value cannot be stored, before anything is
+          written, or when the file cannot be written.
+
     Returns:
       The configuration.
     """
     if not logdir:
         return config
-    os.makedirs(logdir, exist_ok=True)
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     yaml.Representer = _ConfigRepresenter
     yaml.default_flow_style = False
     buffer = io.StringIO()
     yaml.dump(_to_yaml(dict(config)), buffer)
-    write_atomic(os.path.join(logdir, 'config.yaml'), buffer.getvalue())
+    path = os.path.join(logdir, 'config.yaml')
+    try:
+        os.makedirs(logdir, exist_ok=True)
+        write_atomic(path, buffer.getvalue())
+    except OSError as error:
+        raise ConfigError(
+            f'Cannot write {path}: {error.strerror or error}.') from error
     return config
 
 

@@ -1,6 +1,10 @@
 """Tests of config storage, checkpoint discovery and environment creation."""
 
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -131,3 +135,50 @@ def test_initialize_variables_falls_back_from_corrupt_checkpoint(tmp_path):
             path = utility.initialize_variables(sess, saver, str(tmp_path))
             assert os.path.basename(path) == 'model.ckpt-1'
             assert sess.run(variable) == 1.0
+
+
+_SAVE_FOREVER = """
+import sys
+import tensorflow.compat.v1 as tf
+with tf.Graph().as_default():
+    weights = tf.Variable(tf.zeros([4, 1 << 20]), name='weights')
+    value = tf.placeholder(tf.float32, ())
+    assign = weights.assign(tf.fill([4, 1 << 20], value))
+    saver = tf.train.Saver(max_to_keep=2)
+    with tf.Session() as sess:
+        for step in range(1, 1000):
+            sess.run(assign, {value: float(step)})
+            print(step, flush=True)
+            saver.save(sess, sys.argv[1] + '/model.ckpt', step)
+"""
+
+
+def test_checkpoint_of_a_killed_save_is_skipped(tmp_path):
+    """SIGKILL while saving leaves the previous checkpoint restorable.
+
+    TensorFlow writes each checkpoint file under a temporary name and
+    renames it, the index after the data, and replaces the `checkpoint`
+    state file atomically, so a checkpoint is either complete or ignored.
+    """
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    with subprocess.Popen(
+            [sys.executable, '-c', _SAVE_FOREVER, str(tmp_path)],
+            stdout=subprocess.PIPE, text=True, env=env) as process:
+        try:
+            for _ in range(3):
+                start = time.monotonic()
+                step = int(process.stdout.readline())
+            # Kill about half way through writing checkpoint `step`.
+            time.sleep((time.monotonic() - start) / 2)
+        finally:
+            process.send_signal(signal.SIGKILL)
+            process.stdout.close()
+    with tf.Graph().as_default():
+        weights = tf.Variable(tf.zeros([4, 1 << 20]), name='weights')
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            path = utility.initialize_variables(sess, saver, str(tmp_path))
+            # The writer may have gone on while this process slept.
+            restored = int(path.rsplit('-', 1)[1])
+            assert restored >= step - 1
+            assert (sess.run(weights) == restored).all()

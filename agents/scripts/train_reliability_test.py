@@ -1,0 +1,586 @@
+"""End-to-end tests: training survives faults, signals and bad input.
+
+The tests run short trainings of tiny networks, in this process through
+`train.train` or `train.main`, or as the script in a subprocess where real
+signals must reach it. Faults happen inside real worker processes; signals
+are real signals.
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+import psutil
+import pytest
+import tensorflow.compat.v1 as tf
+
+from agents import tools
+from agents.parts import distributions
+from agents.scripts import configs
+from agents.scripts import networks
+from agents.scripts import train
+from agents.scripts import utility
+
+
+class FaultyPendulum(gym.Wrapper):
+    """Pendulum whose environment of one seed fails on one step.
+
+    The class attributes choose the fault, so that a test sets them and the
+    workers receive them with the class, which the `by_value` fixture sends
+    by value. `fault` is None, 'raise', 'exit', 'kill' (SIGKILL to itself),
+    'hang', 'nan_observ' or 'nan_reward'; it happens on the step number
+    `fault_step` of the environment created with the seed `fault_seed`. With
+    a `marker` path, the fault happens only while that file does not exist,
+    and writes the time of the fault to it.
+    """
+
+    fault = None
+    fault_seed = 1
+    fault_step = 5
+    marker = None
+
+    def __init__(self):
+        super().__init__(gym.make('Pendulum-v1'))
+        self._seed = None
+        self._steps = 0
+
+    def reset(self, *, seed=None, options=None):
+        """Reset, remembering the first seed."""
+        if self._seed is None:
+            self._seed = seed
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action):
+        """Step, or fail where the class attributes say."""
+        self._steps += 1
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        fault = self.fault
+        if self._seed != self.fault_seed or self._steps != self.fault_step:
+            fault = None
+        if fault and self.marker:
+            if os.path.exists(self.marker):
+                fault = None
+            else:
+                with open(self.marker, 'w', encoding='utf-8') as file_:
+                    file_.write(repr(time.time()))
+        if fault == 'raise':
+            raise RuntimeError('simulator exploded')
+        if fault == 'exit':
+            os._exit(3)  # pylint: disable=protected-access
+        if fault == 'kill':
+            os.kill(os.getpid(), signal.SIGKILL)
+        if fault == 'hang':
+            time.sleep(600)
+        if fault == 'nan_observ':
+            observ = observ * np.nan
+        if fault == 'nan_reward':
+            reward = np.nan
+        return observ, reward, terminated, truncated, info
+
+
+class MultiBinaryEnv(gym.Env):
+    """Environment with an action space the in-graph batch cannot hold."""
+
+    observation_space = gym.spaces.Box(-1, 1, (3,), np.float32)
+    action_space = gym.spaces.MultiBinary(2)
+
+    def reset(self, *, seed=None, options=None):
+        """Return zeros."""
+        super().reset(seed=seed)
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        """Return zeros; the episode never ends."""
+        return np.zeros(3, np.float32), 0.0, False, False, {}
+
+    def render(self):
+        """Render nothing."""
+
+
+class NaNSampleGaussian(distributions.DiagonalGaussian):
+    """Gaussian policy whose samples are NaN, its parameters finite."""
+
+    def sample(self, seed=None):
+        """Return NaN in the shape of a sample."""
+        return super().sample(seed) * np.nan
+
+
+def nan_action_network(config, action_space, observations, length,
+                       state=None):
+    """Feed-forward network whose sampled actions are NaN."""
+    output = networks.feed_forward_gaussian(
+        config, action_space, observations, length, state)
+    output.policy = NaNSampleGaussian(
+        output.policy.mean, output.policy.logstd)
+    return output
+
+
+def nan_loss_network(config, action_space, observations, length,
+                     state=None):
+    """Feed-forward network with an extra loss that is NaN."""
+    output = networks.feed_forward_gaussian(
+        config, action_space, observations, length, state)
+    output.loss = tf.constant(np.nan)
+    return output
+
+
+def _tiny_config(**overrides):
+    """Pendulum configuration that trains 40 steps per phase in seconds."""
+    config = tools.AttrDict(configs.pendulum())
+    config.update(
+        policy_layers=(8,), value_layers=(8,), num_agents=2,
+        update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
+        batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0)
+    config.update(overrides)
+    return config
+
+
+@pytest.fixture(name='by_value')
+def fixture_by_value():
+    """Send this module's classes to workers by value, not by import.
+
+    Workers then receive the class attributes the test set, and need not
+    import this module and with it TensorFlow.
+    """
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _running(process):
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _workers():
+    """Descendants of this process, except the multiprocessing helpers.
+
+    The fork server and the resource tracker are children of this process
+    that live as long as it does; workers are children of the fork server.
+    """
+    helpers = {
+        child.pid for child in psutil.Process().children()
+        if 'multiprocessing.forkserver' in ' '.join(child.cmdline())
+        or 'multiprocessing.resource_tracker' in ' '.join(child.cmdline())}
+    return [
+        process for process in psutil.Process().children(recursive=True)
+        if process.pid not in helpers and _running(process)]
+
+
+def _wait_until_gone(processes, seconds=5):
+    """Return the processes still running after waiting up to `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        processes = [process for process in processes if _running(process)]
+        if not processes:
+            break
+        time.sleep(0.1)
+    return processes
+
+
+def _summary_values(directory, tag):
+    """Values of a scalar summary in the event files of a directory."""
+    values = []
+    for name in sorted(os.listdir(directory)):
+        for event in tf.train.summary_iterator(os.path.join(directory, name)):
+            values += [value.simple_value for value in event.summary.value
+                       if value.tag == tag]
+    return values
+
+
+class _Script:
+    """The training script in a subprocess of its own process group."""
+
+    def __init__(self, *args):
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+        # pylint: disable-next=consider-using-with
+        self.process = subprocess.Popen(
+            [sys.executable, '-m', 'agents.scripts.train', *args],
+            stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True)
+        self.lines = []
+        self.descendants = []
+
+    def wait_for(self, pattern, seconds=180):
+        """Read stderr lines until one matches; return it."""
+        deadline = time.monotonic() + seconds
+        for line in self.process.stderr:
+            self.lines.append(line.rstrip('\n'))
+            if re.search(pattern, line):
+                return line
+            assert time.monotonic() < deadline, f'No {pattern!r} yet.'
+        raise AssertionError(
+            f'The script ended without {pattern!r}:\n' + '\n'.join(
+                self.lines))
+
+    def record_descendants(self):
+        """Remember every process the script started so far."""
+        self.descendants = psutil.Process(self.process.pid).children(
+            recursive=True)
+        return self.descendants
+
+    def finish(self, seconds=60):
+        """Wait for the exit; return its code and the time it took."""
+        start = time.monotonic()
+        self.lines += self.process.stderr.read().splitlines()
+        code = self.process.wait(seconds)
+        self.process.stderr.close()
+        return code, time.monotonic() - start
+
+    def kill(self):
+        """Make sure the script and its process group are gone."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        if not self.process.stderr.closed:
+            self.process.stderr.close()
+
+
+def _new_run_folder(logdir, timestamp, **overrides):
+    """A run folder holding only the config.yaml of a tiny config."""
+    config = _tiny_config(**overrides)
+    run_dir = os.path.join(logdir, f'{timestamp}-pendulum')
+    utility.save_config(config, run_dir)
+    return run_dir
+
+
+def _edit_config(run_dir, **values):
+    """Change values of a run folder's config.yaml."""
+    config = utility.load_config(run_dir)
+    with config.unlocked:
+        config.update(values)
+    utility.save_config(config, run_dir)
+
+
+# 1. Worker faults.
+
+
+@pytest.mark.parametrize('fault, message', [
+    ('raise', r'RuntimeError in Environment worker .*\(pid \d+\): '
+     r'RuntimeError: simulator exploded'),
+    ('exit', r'Environment worker .* died \(exit code 3\)'),
+    ('hang', r'Environment worker .* did not answer within 5 seconds; it '
+     'was terminated'),
+], ids=['raise', 'exit', 'hang'])
+def test_worker_fault_stops_training_and_every_worker(
+        by_value, monkeypatch, tmp_path, fault, message):
+    """A failing worker stops training at once, named; no worker survives.
+
+    A worker killed by a signal is the next test, through the script.
+    """
+    del by_value
+    marker = str(tmp_path / 'fault_time')
+    monkeypatch.setattr(FaultyPendulum, 'fault', fault)
+    monkeypatch.setattr(FaultyPendulum, 'marker', marker)
+    config = _tiny_config(env=FaultyPendulum, worker_timeout=5)
+    scores = train.train(config, env_processes=True)
+    with pytest.raises(utility.TrainingError) as error:
+        next(scores)
+    with open(marker, encoding='utf-8') as file_:
+        elapsed = time.time() - float(file_.read())
+    assert re.match(
+        '^Training stopped: Environment 1 of the batch failed: '
+        f'{message}', str(error.value))
+    assert '\n' not in str(error.value)
+    assert elapsed < (5 if fault == 'hang' else 0) + 3
+    assert not _wait_until_gone(_workers(), 1)
+
+
+def test_worker_killed_by_signal_exits_script_with_one_line(tmp_path):
+    """SIGKILL of a worker ends the script with one line and exit code 1."""
+    run_dir = _new_run_folder(str(tmp_path), 'T')
+    script = _Script(f'--logdir={tmp_path}', '--timestamp=T')
+    try:
+        script.wait_for('Graph contains')
+        forkserver, = [
+            child for child in script.record_descendants()
+            if child.ppid() == script.process.pid and 'forkserver' in ' '.join(
+                child.cmdline())]
+        workers = forkserver.children()
+        assert len(workers) == 2
+        workers[1].send_signal(signal.SIGKILL)
+        code, seconds = script.finish()
+    finally:
+        script.kill()
+    assert code == 1 and seconds < 20
+    assert re.match(
+        r'^Error: Training stopped: Environment [01] of the batch failed: '
+        rf'Environment worker .* \(pid {workers[1].pid}\) died \(exit code '
+        r'-9, killed by SIGKILL\); create a new environment to continue\.$',
+        script.lines[-1]), script.lines[-1]
+    assert not _wait_until_gone(script.descendants)
+    assert os.path.exists(os.path.join(run_dir, 'config.yaml'))
+
+
+def test_restart_workers_replaces_a_crashed_worker(by_value, monkeypatch,
+                                                   tmp_path):
+    """A worker killed once is replaced and training completes.
+
+    The config sets `restart_workers`; the train summaries count the
+    restart.
+    """
+    del by_value
+    monkeypatch.setattr(FaultyPendulum, 'fault', 'kill')
+    monkeypatch.setattr(FaultyPendulum, 'marker', str(tmp_path / 'killed'))
+    config = _tiny_config(
+        env=FaultyPendulum, restart_workers=True, logdir=str(tmp_path))
+    scores = list(train.train(config, env_processes=True))
+    assert os.path.exists(tmp_path / 'killed')
+    assert len(scores) == 1 and np.isfinite(scores[0])
+    assert _summary_values(tmp_path / 'train', 'worker_restarts')[-1] == 1
+    assert not _workers()
+
+
+# 2. Signals.
+
+
+def _recording(function, results):
+    """Wrap a function to append its results to a list."""
+
+    def wrapper(*args, **kwargs):
+        result = function(*args, **kwargs)
+        results.append(result)
+        return result
+
+    return wrapper
+
+
+@pytest.mark.parametrize(
+    'signum', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
+def test_signal_saves_a_checkpoint_and_the_run_resumes(
+        monkeypatch, tmp_path, signum):
+    """A signal saves, closes the workers and exits; the run resumes.
+
+    SIGINT goes to the process group, as Ctrl-C in a terminal sends it, and
+    SIGTERM to the trainer alone. The same timestamp resumes the run.
+    """
+    # Without a seed, so that `main` here leaves op determinism alone.
+    run_dir = _new_run_folder(str(tmp_path), 'T', steps=1e5, seed=None)
+    script = _Script(f'--logdir={tmp_path}', '--timestamp=T')
+    try:
+        script.wait_for(r'INFO Score ')
+        script.record_descendants()
+        if signum == signal.SIGINT:
+            os.killpg(script.process.pid, signum)
+        else:
+            script.process.send_signal(signum)
+        code, seconds = script.finish()
+    finally:
+        script.kill()
+    name = signal.Signals(signum).name
+    assert code == 128 + signum and seconds < 10
+    assert script.lines[-1] == (
+        f'Interrupted by {name}; resume with --logdir={tmp_path} '
+        '--timestamp=T.')
+    assert not _wait_until_gone(script.descendants)
+    saved, = [
+        match.group(1) for match in map(
+            re.compile(r'INFO Saved checkpoint (.*)\.$').search, script.lines)
+        if match]
+    assert utility.list_checkpoints(run_dir) == [saved]
+    step = int(saved.rsplit('-', 1)[1])
+    assert step >= 80
+    if signum == signal.SIGINT:
+        return
+    # Resume, here to save the import, and finish within the next training
+    # and evaluation phase.
+    _edit_config(run_dir, steps=(step // 80 + 1) * 40)
+    restored = []
+    monkeypatch.setattr(
+        utility, 'initialize_variables', _recording(
+            utility.initialize_variables, restored))
+    assert _main(f'--logdir={tmp_path}', '--timestamp=T') == 0
+    assert restored == [saved]
+    assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
+        f'model.ckpt-{(step // 80 + 1) * 80}')
+
+
+# 3. Crash consistency.
+
+
+def _corrupt_copy(run_dir, source_step, step):
+    """Add a truncated copy of a checkpoint as the latest one."""
+    for suffix in ('.index', '.data-00000-of-00001', '.meta'):
+        source = os.path.join(run_dir, f'model.ckpt-{source_step}{suffix}')
+        target = os.path.join(run_dir, f'model.ckpt-{step}{suffix}')
+        shutil.copy(source, target)
+    data = os.path.join(run_dir, f'model.ckpt-{step}.data-00000-of-00001')
+    with open(data, 'r+b') as file_:
+        file_.truncate(os.path.getsize(data) // 2)
+    tf.train.update_checkpoint_state(
+        run_dir, os.path.join(run_dir, f'model.ckpt-{step}'),
+        [os.path.join(run_dir, f'model.ckpt-{s}') for s in (source_step, step)])
+
+
+def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
+        tmp_path):
+    """A killed trainer leaves no process and a run folder that resumes.
+
+    The run resumes from its last complete checkpoint, past a truncated
+    latest one, as after a crash while saving on a full disk.
+    """
+    run_dir = str(tmp_path / 'T-pendulum')
+    list(train.train(_tiny_config(logdir=run_dir), env_processes=False))
+    assert [os.path.basename(path) for path in utility.list_checkpoints(
+        run_dir)] == ['model.ckpt-80']
+    _corrupt_copy(run_dir, 80, 160)
+    _edit_config(run_dir, steps=1e5)
+    with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
+        config_bytes = file_.read()
+    script = _Script(f'--logdir={tmp_path}', '--timestamp=T')
+    try:
+        script.wait_for(r'Restored checkpoint')
+        script.record_descendants()
+        script.wait_for(r'INFO Score ')
+        os.kill(script.process.pid, signal.SIGKILL)
+        code, _ = script.finish()
+    finally:
+        script.kill()
+    assert code == -signal.SIGKILL
+    log = '\n'.join(script.lines)
+    assert re.search(
+        r'WARNING Cannot restore checkpoint .*model\.ckpt-160 \(.*\); trying '
+        r'the previous one\.', log), log
+    assert f'Restored checkpoint {run_dir}/model.ckpt-80.' in log
+    assert not _wait_until_gone(script.descendants)
+    # The folder is as before, so it resumes the same way again.
+    with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
+        assert file_.read() == config_bytes
+    assert utility.list_checkpoints(run_dir) == [
+        os.path.join(run_dir, 'model.ckpt-160'),
+        os.path.join(run_dir, 'model.ckpt-80')]
+
+
+# 4. Bad input.
+
+
+def _main(*args):
+    """Run the script's main in this process; return its exit code."""
+    train.FLAGS(['train', *args])
+    try:
+        train.main([])
+    except SystemExit as exit_:
+        return exit_.code
+    finally:
+        train.FLAGS.unparse_flags()
+    return 0
+
+
+def _listing(directory):
+    """Every file below a directory with its content."""
+    files = {}
+    for root, _, names in os.walk(directory):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, 'rb') as file_:
+                files[os.path.relpath(path, directory)] = file_.read()
+    return files
+
+
+_ENV = 'agents.scripts.train_reliability_test'
+
+
+@pytest.mark.parametrize('config_yaml, message', [
+    ('env: Pendulum-v0\n',
+     "Error: Unknown env id 'Pendulum-v0'; valid ids: "),
+    ('env: Blackjack-v1\n',
+     'Error: Unsupported observation space Tuple(Discrete(32), '
+     'Discrete(11), Discrete(2)); expected a Box.'),
+    (f'env: !callable {_ENV}:MultiBinaryEnv\n',
+     'Error: Unsupported action space MultiBinary(2); expected a Box or '
+     'Discrete.'),
+    ('env: [Pendulum-v1\n', 'Error: Invalid YAML in '),
+    ('network: !callable no_such_module:network\n',
+     "Error: Cannot import module 'no_such_module' of callable "
+     "'no_such_module:network': No module named 'no_such_module'"),
+    ("env: !!python/object/apply:os.system ['touch {marker}']\n",
+     'Error: Invalid YAML in '),
+    ('discount: 2\n', 'Error: Config discount=2 must be in [0, 1].'),
+    ('worker_timeout: -1\n',
+     'Error: Config worker_timeout=-1 must be a positive number of seconds '
+     'or None.'),
+], ids=[
+    'env_id', 'observation_space', 'action_space', 'yaml', 'import',
+    'python_object', 'algorithm_setting', 'worker_timeout'])
+def test_invalid_saved_config_exits_2_and_changes_nothing(
+        tmp_path, capsys, config_yaml, message):
+    """A run folder with a bad config.yaml fails in one line, untouched."""
+    run_dir = _new_run_folder(str(tmp_path), 'T', seed=None)
+    marker = tmp_path / 'marker'
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file_:
+        key = config_yaml.split(':')[0]
+        lines = [line for line in file_ if not line.startswith(key + ':')]
+    with open(path, 'w', encoding='utf-8') as file_:
+        file_.write(''.join(lines) + config_yaml.format(marker=marker))
+    before = _listing(tmp_path)
+    code = _main(f'--logdir={tmp_path}', '--timestamp=T', '--noenv_processes')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1].startswith(message), lines[-1]
+    assert _listing(tmp_path) == before
+    assert not marker.exists()
+
+
+def test_unwritable_logdir_exits_2_without_writing(tmp_path, capsys):
+    """A --logdir below a file fails in one line before creating anything."""
+    (tmp_path / 'file').write_text('')
+    code = _main(f'--logdir={tmp_path}/file/runs', '--config=pendulum')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1] == (
+        f'Error: --logdir {tmp_path}/file/runs cannot be created: '
+        f'{tmp_path}/file is a file, expected a directory.')
+    assert os.listdir(tmp_path) == ['file']
+
+
+@pytest.mark.parametrize('fault, network, name', [
+    ('nan_observ', None, 'observ'),
+    ('nan_reward', None, 'reward'),
+    (None, 'nan_action_network', 'action'),
+    (None, 'nan_loss_network', 'loss'),
+], ids=['observ', 'reward', 'action', 'loss'])
+def test_non_finite_values_exit_1_in_one_line(
+        monkeypatch, tmp_path, capsys, fault, network, name):
+    """NaN in observations, rewards, actions or the loss stops training.
+
+    One line names the value, and the run folder keeps its files.
+    """
+    monkeypatch.setattr(FaultyPendulum, 'fault', fault)
+    monkeypatch.setattr(FaultyPendulum, 'fault_seed', None)
+    overrides = dict(env=FaultyPendulum, seed=None)
+    if network:
+        overrides['network'] = getattr(sys.modules[__name__], network)
+    run_dir = _new_run_folder(str(tmp_path), 'T', **overrides)
+    with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
+        config_bytes = file_.read()
+    code = _main(f'--logdir={tmp_path}', '--timestamp=T', '--noenv_processes')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert re.match(
+        rf"^Error: Training stopped at global step \d+: '{name}' had NaN "
+        r'values; expected finite numbers\.$', lines[-1]), lines[-1]
+    with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
+        assert file_.read() == config_bytes
+    assert not utility.list_checkpoints(run_dir)
+
+
+# 5. Determinism.
+
+
+def test_same_seed_gives_the_same_scores():
+    """Two runs with one seed score alike; another seed scores otherwise."""
+    first = list(train.train(_tiny_config(), env_processes=False))
+    second = list(train.train(_tiny_config(), env_processes=False))
+    other = list(train.train(_tiny_config(seed=1), env_processes=False))
+    assert len(first) == 1 and first == second
+    assert other != first
