@@ -1,0 +1,575 @@
+r"""Peer benchmark: our BatchPPO against Stable-Baselines3 PPO, end to end.
+
+Trains each system on the same task and step budget, seed by seed in one
+run, and prints per system a table of the environment steps per second end
+to end, the wall-clock time, the CPU time, the peak memory, the evaluation
+returns, and the wall-clock time until the mean evaluation return first
+reached the task's target (-200 on Pendulum-v1). Install the peer first:
+
+    pip install -e '.[bench]'
+    python benchmarks/peers.py
+    python benchmarks/peers.py --seeds=0 --steps=30000   # a quick look
+    python benchmarks/peers.py --tasks=HalfCheetah-v5 \
+        --systems=ours,ours_processes,sb3_same,sb3_zoo
+
+Systems:
+
+  ours            our config of the task (agents/scripts/configs.py), the
+                  environments in the training process
+  ours_processes  the same with one ExternalProcess worker per environment
+  sb3_same        SB3 PPO doing the same work as `ours`: settings derived
+                  from our config by `same_work_settings` (see there)
+  sb3_zoo         SB3 PPO with the tuned RL-Zoo hyperparameters (`ZOO`)
+
+Both sides are measured alike. Every run is a fresh Python process (library
+imports excluded from the times, included in the memory); its wall-clock
+starts before the environments and the model are built and covers training
+and evaluation. Every `update_every * max_length` training steps of our
+config (3,200 on Pendulum) each system evaluates `eval_episodes` (16)
+greedy episodes, ours on its training batch in its own eval phase, SB3 with
+a callback on a separate DummyVecEnv of 16 environments. Steps per second
+count training and evaluation steps. Peak memory is the largest sum over
+the run's process and its descendants of their resident set sizes (RSS,
+sampled every 0.1 s; pages shared between processes count in each) and of
+their proportional set sizes (PSS, every 2 s; shared pages split among
+their processes, so worker processes forked from one parent add only what
+they own). CPU time is the user plus system time of the process tree.
+The systems of a seed run back to back, in an order rotating with the seed,
+so that load from elsewhere on the machine spreads over all of them; medians
+over seeds damp it further. SB3 runs on the CPU with one torch thread,
+the fastest setting for these small networks on two cores.
+
+Algorithmic differences remain in the same-work comparison: ours uses the
+KL-penalty objective of the paper (SB3 clips the ratio at 0.2), normalizes
+rewards by their own scale (SB3's VecNormalize by the scale of the
+discounted return), keeps the policy mean in [-1, 1] by a tanh, and
+normalizes the action range of the environment.
+"""
+
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl import app
+from absl import flags
+
+# Run as a script, so make the repository importable.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, _ROOT)
+
+# Library imports (TensorFlow, torch) happen inside the functions that need
+# them, so that an SB3 run never loads TensorFlow and our runs never load
+# torch: each process's memory is its own system's.
+
+SYSTEMS = ('ours', 'ours_processes', 'sb3_same', 'sb3_zoo')
+
+TASKS = {
+    'Pendulum-v1': dict(config='pendulum', steps=150e3, target=-200.0),
+    'HalfCheetah-v5': dict(config='cheetah', steps=200e3, target=1000.0),
+}
+
+# RL Baselines3 Zoo, hyperparams/ppo.yml, both marked "Tuned" there. Keys
+# other than PPO arguments: n_envs, normalize (VecNormalize with the
+# algorithm's gamma, as the zoo does). Pendulum leaves batch_size at SB3's
+# default of 64 and the network at MlpPolicy's default: separate 64x64 tanh
+# policy and value networks, log_std_init 0. The zoo tunes HalfCheetah-v3;
+# the v5 task has the same dynamics and rewards.
+ZOO = {
+    'Pendulum-v1': dict(
+        n_envs=4, normalize=False, n_steps=1024, batch_size=64,
+        gae_lambda=0.95, gamma=0.9, n_epochs=10, ent_coef=0.0,
+        learning_rate=1e-3, clip_range=0.2, use_sde=True, sde_sample_freq=4),
+    'HalfCheetah-v5': dict(
+        n_envs=1, normalize=True, n_steps=512, batch_size=64, gamma=0.98,
+        learning_rate=2.0633e-05, ent_coef=0.000401762, clip_range=0.1,
+        n_epochs=20, gae_lambda=0.92, max_grad_norm=0.8, vf_coef=0.58096,
+        policy_kwargs=dict(
+            log_std_init=-2, ortho_init=False, activation_fn='relu',
+            net_arch=dict(pi=[256, 256], vf=[256, 256]))),
+}
+
+_EVAL_ENVS = 16
+_POLL_SECONDS = 0.1
+_PSS_SECONDS = 2.0
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list('tasks', ['Pendulum-v1'], f'Tasks of {", ".join(TASKS)}.')
+flags.DEFINE_list('systems', ['ours', 'sb3_same', 'sb3_zoo'],
+                  f'Subset of {", ".join(SYSTEMS)}.')
+flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds; each runs every system.')
+flags.DEFINE_float('steps', None, 'Training environment steps per run; '
+                   'default per task (Pendulum 150k, HalfCheetah 200k).')
+flags.DEFINE_float('target', None, 'Evaluation return to reach; default '
+                   'per task (Pendulum -200, HalfCheetah 1000).')
+flags.DEFINE_string('json', None, 'Also write all results to this file.')
+flags.DEFINE_string('worker_spec', None, 'Internal: run one training.')
+flags.DEFINE_string('worker_out', None, 'Internal: result file of a run.')
+
+
+def same_work_settings(config):
+    """SB3 settings that do the work of one of our configs.
+
+    The mapping: one SB3 environment per agent (`n_envs = num_agents`); a
+    rollout of as many steps as our update collects (`update_every` episodes
+    of `max_length` steps, so `n_steps = update_every * max_length /
+    num_agents`); a mini-batch of as many transitions as ours (`batch_size`
+    chunks of `chunk_length` steps); the same epochs, so the same number of
+    gradient steps per environment step (on Pendulum 3,200 steps per update,
+    8 mini-batches of 400 transitions, 10 epochs: 80 gradient steps); the
+    same learning rate, gradient clipping, discount and GAE lambda (none is
+    lambda 1); the same hidden layers and ReLU activation for policy and
+    value; the same initial action standard deviation and entropy bonus;
+    observation and reward normalization with our clip values.
+
+    Args:
+        config: Our completed config (with `max_length`).
+
+    Raises:
+        ValueError: When the update does not split evenly over the agents.
+
+    Returns:
+        Dict of `n_envs`, `normalize` and PPO keyword arguments.
+    """
+    rollout = config.update_every * config.max_length
+    if rollout % config.num_agents:
+        raise ValueError(
+            f'update_every * max_length = {rollout} steps do not split over '
+            f'num_agents = {config.num_agents} environments.')
+    max_norm = config.get('max_gradient_norm')
+    return dict(
+        n_envs=config.num_agents,
+        normalize=dict(clip_obs=5.0, clip_reward=10.0),
+        n_steps=rollout // config.num_agents,
+        batch_size=config.batch_size * config.chunk_length,
+        n_epochs=config.update_epochs,
+        learning_rate=config.learning_rate,
+        gamma=config.discount,
+        gae_lambda=config.get('gae_lambda') or 1.0,
+        ent_coef=config.get('entropy_regularization') or 0.0,
+        # SB3 always clips; a bound no gradient reaches stands for none.
+        max_grad_norm=max_norm or 1e12,
+        clip_range=config.get('ppo_clip') or 0.2,
+        policy_kwargs=dict(
+            net_arch=dict(pi=list(config.policy_layers),
+                          vf=list(config.value_layers)),
+            activation_fn='relu',
+            log_std_init=math.log(config.init_std)))
+
+
+def _our_config(task, steps, seed):
+    """Our completed config of a task for a run."""
+    from agents.scripts import train as train_lib
+    config = train_lib.load_named_config(TASKS[task]['config'])
+    with config.unlocked:
+        config.steps = steps
+        config.seed = seed
+        config.logdir = None
+    return train_lib._complete_config(config)
+
+
+def make_spec(system, task, seed, steps):
+    """Describe one training run for a worker process.
+
+    Args:
+        system: One of `SYSTEMS`.
+        task: Gymnasium id, a key of `TASKS`.
+        seed: Integer seed.
+        steps: Training environment steps.
+
+    Returns:
+        JSON-serializable dict.
+    """
+    config = _our_config(task, steps, seed)
+    spec = dict(
+        system=system, task=task, seed=seed, steps=steps,
+        eval_every=config.update_every * config.max_length,
+        eval_episodes=config.eval_episodes, max_length=config.max_length)
+    if system in ('ours', 'ours_processes'):
+        spec.update(config=TASKS[task]['config'],
+                    env_processes=system == 'ours_processes')
+    elif system == 'sb3_same':
+        spec.update(sb3=same_work_settings(config))
+    elif system == 'sb3_zoo':
+        spec.update(sb3=ZOO[task])
+    else:
+        raise ValueError(f"Unknown system '{system}'; expected one of "
+                         f"{', '.join(SYSTEMS)}.")
+    return spec
+
+
+def _train_ours(spec):
+    """Train our PPO as the spec says; see `_train_sb3` for the result."""
+    from agents.scripts import train as train_lib
+    from agents.scripts import utility
+    utility.set_up_logging()
+    start = time.monotonic()
+    config = _our_config(spec['task'], spec['steps'], spec['seed'])
+    train_steps = config.update_every * config.max_length
+    eval_steps = config.eval_episodes * config.max_length
+    reports = []
+    for index, score in enumerate(
+            train_lib.train(config, spec['env_processes'])):
+        reports.append(dict(
+            train_steps=(index + 1) * train_steps,
+            total_steps=(index + 1) * (train_steps + eval_steps),
+            seconds=time.monotonic() - start, score=float(score)))
+    return dict(reports=reports, seconds=time.monotonic() - start,
+                total_steps=reports[-1]['total_steps'] if reports else 0)
+
+
+def _train_sb3(spec):
+    """Train SB3 PPO as the spec says, evaluating on our schedule.
+
+    Args:
+        spec: Dict from `make_spec`.
+
+    Returns:
+        Dict of the reports (training steps, all steps so far, seconds,
+        mean evaluation return), the seconds and the total steps.
+    """
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common import env_util
+    from stable_baselines3.common import vec_env
+    torch.set_num_threads(1)
+    start = time.monotonic()
+    settings = dict(spec['sb3'])
+    n_envs = settings.pop('n_envs')
+    normalize = settings.pop('normalize')
+    policy_kwargs = dict(settings.pop('policy_kwargs', {}))
+    if policy_kwargs.get('activation_fn') == 'relu':
+        policy_kwargs['activation_fn'] = torch.nn.ReLU
+    env = env_util.make_vec_env(
+        spec['task'], n_envs=n_envs, seed=spec['seed'],
+        vec_env_cls=vec_env.DummyVecEnv)
+    if normalize:
+        kwargs = normalize if isinstance(normalize, dict) else {}
+        env = vec_env.VecNormalize(env, gamma=settings['gamma'], **kwargs)
+    eval_env = env_util.make_vec_env(
+        spec['task'], n_envs=_EVAL_ENVS, seed=spec['seed'] + 10000,
+        vec_env_cls=vec_env.DummyVecEnv)
+    model = PPO('MlpPolicy', env, seed=spec['seed'], device='cpu',
+                policy_kwargs=policy_kwargs, verbose=0, **settings)
+    counter = dict(eval_steps=0)
+    reports = []
+
+    def evaluate(num_timesteps):
+        score, steps = _evaluate_sb3(
+            model, eval_env, spec['eval_episodes'], env if normalize else None)
+        counter['eval_steps'] += steps
+        reports.append(dict(
+            train_steps=num_timesteps,
+            total_steps=num_timesteps + counter['eval_steps'],
+            seconds=time.monotonic() - start, score=score))
+
+    callback = _eval_callback(spec['eval_every'], evaluate)
+    model.learn(total_timesteps=int(spec['steps']), callback=callback)
+    env.close()
+    eval_env.close()
+    return dict(reports=reports, seconds=time.monotonic() - start,
+                total_steps=model.num_timesteps + counter['eval_steps'])
+
+
+def _eval_callback(every, evaluate):
+    """SB3 callback calling `evaluate(num_timesteps)` every `every` steps."""
+    from stable_baselines3.common import callbacks
+
+    class EvalEvery(callbacks.BaseCallback):
+        """Evaluates whenever the training steps pass a multiple."""
+
+        def __init__(self):
+            super().__init__()
+            self._next = every
+
+        def _on_step(self):
+            # Called after every step of the vector env, so the check is
+            # cheap; it fires on the step that reaches the next multiple.
+            if self.num_timesteps >= self._next:
+                self._next += every
+                evaluate(self.num_timesteps)
+            return True
+
+    return EvalEvery()
+
+
+def _evaluate_sb3(model, eval_env, episodes, normalizer):
+    """Mean return of greedy episodes and the environment steps they took.
+
+    Runs rounds of one episode per environment until `episodes` episodes
+    finished; observations go through the training normalizer's current
+    statistics without updating them.
+    """
+    returns, steps = [], 0
+    while len(returns) < episodes:
+        observ = eval_env.reset()
+        running = [0.0] * eval_env.num_envs
+        active = [True] * eval_env.num_envs
+        while any(active):
+            if normalizer is not None:
+                observ = normalizer.normalize_obs(observ)
+            action, _ = model.predict(observ, deterministic=True)
+            observ, reward, done, _ = eval_env.step(action)
+            steps += eval_env.num_envs
+            for index in range(eval_env.num_envs):
+                if active[index]:
+                    running[index] += float(reward[index])
+                    if done[index]:
+                        active[index] = False
+        returns.extend(running)
+    return statistics.mean(returns[:episodes]), steps
+
+
+def run_worker(spec_path, out_path):
+    """Train one run in this process and write its result as JSON."""
+    with open(spec_path, encoding='utf-8') as file_:
+        spec = json.load(file_)
+    if spec['system'].startswith('ours'):
+        result = _train_ours(spec)
+    else:
+        result = _train_sb3(spec)
+    with open(out_path, 'w', encoding='utf-8') as file_:
+        json.dump(result, file_)
+
+
+def run_measured(spec):
+    """Run one training in a child process and measure it from outside.
+
+    Args:
+        spec: Dict from `make_spec`.
+
+    Raises:
+        RuntimeError: With the child's output when it fails.
+
+    Returns:
+        The child's result plus the measurements of `_watch`.
+    """
+    import psutil
+    with tempfile.TemporaryDirectory() as folder:
+        spec_path = os.path.join(folder, 'spec.json')
+        out_path = os.path.join(folder, 'result.json')
+        log_path = os.path.join(folder, 'log.txt')
+        with open(spec_path, 'w', encoding='utf-8') as file_:
+            json.dump(spec, file_)
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')
+        env['PYTHONPATH'] = os.pathsep.join(
+            filter(None, [_ROOT, env.get('PYTHONPATH')]))
+        command = [sys.executable, os.path.abspath(__file__),
+                   f'--worker_spec={spec_path}', f'--worker_out={out_path}']
+        with open(log_path, 'w', encoding='utf-8') as log, \
+                subprocess.Popen(command, stdout=log,
+                                 stderr=subprocess.STDOUT,
+                                 env=env) as process:
+            measured = _watch(psutil, process)
+        if process.returncode:
+            with open(log_path, encoding='utf-8') as log:
+                output = log.read()[-4000:]
+            raise RuntimeError(
+                f"Run {spec['system']} seed {spec['seed']} exited with "
+                f'{process.returncode}:\n{output}')
+        with open(out_path, encoding='utf-8') as file_:
+            result = json.load(file_)
+    result.update(measured)
+    return result
+
+
+def _watch(psutil, process):
+    """Peak memory and CPU time of a process tree until its root exits.
+
+    Every `_POLL_SECONDS` the resident set sizes and CPU times of the known
+    members are read (cheap); the tree is listed again every second and the
+    proportional set sizes read every `_PSS_SECONDS` (expensive for
+    TensorFlow processes with thousands of mappings), so that the watcher
+    takes little CPU from the run it measures. Workers forked by a
+    multiprocessing fork server are grandchildren that no process waits
+    for, so `getrusage` would miss their CPU time; the last reading of each
+    member counts instead.
+
+    Returns:
+        Dict of peak_rss (largest sum of RSS, counting shared pages once per
+        process), peak_pss (largest sum of PSS, shared pages split among
+        their processes) in bytes, and cpu_seconds.
+    """
+    members, cpu = {}, {}
+    peak_rss = peak_pss = 0
+    next_list = next_pss = 0.0
+    try:
+        root = psutil.Process(process.pid)
+    except psutil.NoSuchProcess:
+        root = None
+    while process.poll() is None and root is not None:
+        now = time.monotonic()
+        if now >= next_list:
+            next_list = now + 1.0
+            try:
+                for member in [root] + root.children(recursive=True):
+                    members.setdefault(
+                        (member.pid, member.create_time()), member)
+            except psutil.Error:
+                pass
+        total_rss, total_pss = 0, 0
+        read_pss = now >= next_pss
+        for key, member in list(members.items()):
+            # A worker may exit between listing and reading it.
+            try:
+                with member.oneshot():
+                    total_rss += member.memory_info().rss
+                    times = member.cpu_times()
+                cpu[key] = times.user + times.system
+                if read_pss:
+                    total_pss += _read_pss(member.pid)
+            except (psutil.Error, OSError):
+                members.pop(key)
+        peak_rss = max(peak_rss, total_rss)
+        if read_pss:
+            next_pss = now + _PSS_SECONDS
+            peak_pss = max(peak_pss, total_pss)
+        time.sleep(_POLL_SECONDS)
+    return dict(peak_rss=peak_rss, peak_pss=peak_pss,
+                cpu_seconds=sum(cpu.values()))
+
+
+def _read_pss(pid):
+    """Proportional set size of a process in bytes (Linux)."""
+    with open(f'/proc/{pid}/smaps_rollup', encoding='ascii') as file_:
+        for line in file_:
+            if line.startswith('Pss:'):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def summarize(result, target):
+    """Per-run numbers of the tables."""
+    reports = result['reports']
+    reached = next(
+        (report for report in reports if report['score'] >= target), None)
+    return dict(
+        steps_per_second=result['total_steps'] / result['seconds'],
+        seconds=result['seconds'],
+        cpu_seconds=result['cpu_seconds'],
+        rss_mib=result['peak_rss'] / 2 ** 20,
+        pss_mib=result['peak_pss'] / 2 ** 20,
+        final=reports[-1]['score'] if reports else float('nan'),
+        best=max((report['score'] for report in reports),
+                 default=float('nan')),
+        target_seconds=reached['seconds'] if reached else None,
+        target_steps=reached['train_steps'] if reached else None,
+        total_steps=result['total_steps'])
+
+
+def _median(values):
+    """Median where None (never reached) counts as infinitely late."""
+    values = [math.inf if value is None else value for value in values]
+    return statistics.median(values) if values else math.nan
+
+
+def _format(value, spec):
+    if value is None or math.isinf(value):
+        return '-'
+    return format(value, spec)
+
+
+def print_table(task, system, seeds, rows, steps, target):
+    """Print one system's runs and their medians as a markdown table."""
+    print(f'\n### {task}, {system}: {steps:,.0f} training steps, '
+          f'target {target:g}\n')
+    print('| seed | env steps/s | wall-clock s | CPU s | peak RSS MiB | '
+          'peak PSS MiB | final return | best return | to target s | '
+          'to target steps |')
+    print('| ---: ' * 10 + '|')
+    keys = ('steps_per_second', 'seconds', 'cpu_seconds', 'rss_mib',
+            'pss_mib', 'final', 'best', 'target_seconds', 'target_steps')
+    formats = (',.0f', '.0f', '.0f', ',.0f', ',.0f', '.1f', '.1f', '.0f',
+               ',.0f')
+    lines = [(str(seed), [row[key] for key in keys])
+             for seed, row in zip(seeds, rows)]
+    lines.append(('median', [_median([row[key] for row in rows])
+                             for key in keys]))
+    for name, values in lines:
+        cells = [_format(value, spec) for value, spec in zip(values, formats)]
+        print(f"| {name} | {' | '.join(cells)} |")
+
+
+def print_ratios(task, rows_by_system):
+    """Print ours/SB3 ratios of the medians for both comparisons."""
+    pairs = [
+        ('same work', 'ours', 'sb3_same'),
+        ('same work, worker processes', 'ours_processes', 'sb3_same'),
+        ('each at its best settings', 'ours', 'sb3_zoo')]
+    lines = []
+    for label, ours, theirs in pairs:
+        if ours not in rows_by_system or theirs not in rows_by_system:
+            continue
+        ours_rows, their_rows = rows_by_system[ours], rows_by_system[theirs]
+        speed = (_median([row['steps_per_second'] for row in ours_rows]) /
+                 _median([row['steps_per_second'] for row in their_rows]))
+        ours_time = _median([row['target_seconds'] for row in ours_rows])
+        their_time = _median([row['target_seconds'] for row in their_rows])
+        if math.isinf(ours_time) or math.isinf(their_time):
+            time_ratio = '-'
+        else:
+            time_ratio = f'{ours_time / their_time:.2f}'
+        lines.append(f'| {label} | {ours} / {theirs} | {speed:.2f} | '
+                     f'{time_ratio} |')
+    if lines:
+        print(f'\n### {task}: ratios of the medians over seeds\n')
+        print('| comparison | systems | env steps/s (higher: ours faster) | '
+              'time to target (lower: ours faster) |')
+        print('| --- | --- | ---: | ---: |')
+        print('\n'.join(lines))
+
+
+def main(argv):
+    """Run the benchmark as the flags say, or one run as a worker."""
+    del argv
+    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+    if FLAGS.worker_spec:
+        run_worker(FLAGS.worker_spec, FLAGS.worker_out)
+        return
+    for system in FLAGS.systems:
+        if system not in SYSTEMS:
+            raise app.UsageError(
+                f"Unknown system '{system}'; expected {', '.join(SYSTEMS)}.")
+    for task in FLAGS.tasks:
+        if task not in TASKS:
+            raise app.UsageError(
+                f"Unknown task '{task}'; expected {', '.join(TASKS)}.")
+    seeds = [int(seed) for seed in FLAGS.seeds]
+    systems = list(FLAGS.systems)
+    everything = {}
+    for task in FLAGS.tasks:
+        steps = FLAGS.steps or TASKS[task]['steps']
+        target = (FLAGS.target if FLAGS.target is not None
+                  else TASKS[task]['target'])
+        results = {system: [] for system in systems}
+        for index, seed in enumerate(seeds):
+            shift = index % len(systems)
+            for system in systems[shift:] + systems[:shift]:
+                result = run_measured(make_spec(system, task, seed, steps))
+                results[system].append(result)
+                row = summarize(result, target)
+                print(f"{task} seed {seed} {system}: "
+                      f"{row['steps_per_second']:,.0f} steps/s, "
+                      f"{row['seconds']:.0f} s, final {row['final']:.1f}, "
+                      f"to target {_format(row['target_seconds'], '.0f')} s",
+                      file=sys.stderr, flush=True)
+        rows_by_system = {
+            system: [summarize(result, target) for result in runs]
+            for system, runs in results.items()}
+        for system in systems:
+            print_table(task, system, seeds, rows_by_system[system], steps,
+                        target)
+        print_ratios(task, rows_by_system)
+        sys.stdout.flush()
+        everything[task] = dict(results=results, rows=rows_by_system)
+    if FLAGS.json:
+        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
+            json.dump(everything, file_, indent=1)
+
+
+if __name__ == '__main__':
+    app.run(main)
