@@ -182,12 +182,16 @@ def make_spec(system, task, seed, steps):
         steps: Training environment steps.
 
     Returns:
-        JSON-serializable dict.
+        JSON-serializable dict; its steps are rounded up to whole updates of
+        our config.
     """
     config = _our_config(task, steps, seed)
+    period = config.update_every * config.max_length
+    # Whole updates, so that our last report ends the run as SB3's does.
+    steps = math.ceil(steps / period) * period
     spec = dict(
         system=system, task=task, seed=seed, steps=steps,
-        eval_every=config.update_every * config.max_length,
+        eval_every=period,
         eval_episodes=config.eval_episodes, max_length=config.max_length)
     if system in ('ours', 'ours_processes'):
         spec.update(config=TASKS[task]['config'],
@@ -513,13 +517,18 @@ def print_ratios(task, rows_by_system):
             time_ratio = '-'
         else:
             time_ratio = f'{ours_time / their_time:.2f}'
+        cpu = (_median([row['cpu_seconds'] for row in ours_rows]) /
+               _median([row['cpu_seconds'] for row in their_rows]))
         lines.append(f'| {label} | {ours} / {theirs} | {speed:.2f} | '
-                     f'{time_ratio} |')
+                     f'{cpu:.2f} | {time_ratio} |')
     if lines:
         print(f'\n### {task}: ratios of the medians over seeds\n')
+        # CPU time suffers less than wall-clock time from other work on a
+        # shared machine.
         print('| comparison | systems | env steps/s (higher: ours faster) | '
-              'time to target (lower: ours faster) |')
-        print('| --- | --- | ---: | ---: |')
+              'CPU s (lower: ours cheaper) | time to target (lower: ours '
+              'faster) |')
+        print('| --- | --- | ---: | ---: | ---: |')
         print('\n'.join(lines))
 
 
@@ -546,6 +555,7 @@ def main(argv):
         target = (FLAGS.target if FLAGS.target is not None
                   else TASKS[task]['target'])
         results = {system: [] for system in systems}
+        steps = make_spec(systems[0], task, seeds[0], steps)['steps']
         for index, seed in enumerate(seeds):
             shift = index % len(systems)
             for system in systems[shift:] + systems[:shift]:
