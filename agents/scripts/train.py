@@ -9,6 +9,11 @@ checkpoints, and `train/` and `eval/` TensorBoard summaries. Passing the
 `--timestamp` of an existing run resumes it from its last checkpoint with its
 saved configuration.
 
+Two settings guard long runs against flaky simulators: `worker_timeout`, the
+seconds an environment worker may take to answer before it counts as failed
+(default 600), and `restart_workers`, whether to replace a failed environment
+by a new one and drop its episode instead of stopping (default False).
+
 Exit codes: 0 when training finished; 1 when it stopped because an
 environment failed or a value was NaN or infinite; 2 when the flags, the
 configuration or the run folder cannot be used, before anything was written;
@@ -255,7 +260,7 @@ def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
     try:
         yield from loop.run(sess, saver, total_steps)
     except (KeyboardInterrupt, GeneratorExit):
-        save()
+        save(on_failure=True)
         raise
     except tf.errors.OpError as error:
         failure = simulation.batch_env.error
@@ -265,18 +270,34 @@ def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
                 f'Training stopped at global step {step}: '
                 f'{_describe_op_error(error)}') from error
         # A failed step changed no state that checkpoints hold.
-        save()
+        save(on_failure=True)
         raise utility.TrainingError(
             f'Training stopped: {_one_line(failure)}') from failure
     save()
 
 
-def _save_checkpoint(sess, saver, step, logdir):
-    """Save the variables at the current global step, if there is a logdir."""
+def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
+    """Save the variables at the current global step, if there is a logdir.
+
+    Args:
+      sess: Session of the graph.
+      saver: Saver of the checkpoints.
+      step: Global step tensor.
+      logdir: Run folder, or None to save nothing.
+      on_failure: Whether training is stopping for another reason, which an
+          error of the saving should not hide; it is logged instead.
+    """
     if not logdir:
         return
-    path = saver.save(
-        sess, os.path.join(logdir, 'model.ckpt'), int(sess.run(step)))
+    try:
+        path = saver.save(
+            sess, os.path.join(logdir, 'model.ckpt'), int(sess.run(step)))
+    except (OSError, ValueError, tf.errors.OpError) as error:
+        if not on_failure:
+            raise
+        logging.getLogger('agents').warning(
+            'Could not save a checkpoint: %s', _one_line(error))
+        return
     logging.getLogger('agents').info('Saved checkpoint %s.', path)
 
 
@@ -440,8 +461,7 @@ def main(argv):
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
-        config = _complete_config(config)
-        if config.seed is not None:
+        if config.get('seed') is not None:
             # Process-wide, so set here and never in library code: kernels
             # without a deterministic implementation raise instead of
             # silently varying between runs (this matters on GPUs).
