@@ -66,6 +66,8 @@ def create_environment(config, seed=None, render_mode=None):
         check_env_id(config.env)
         kwargs = {'render_mode': render_mode} if render_mode else {}
         env = gym.make(config.env, **kwargs)
+    elif render_mode:
+        env = config.env(render_mode=render_mode)
     else:
         env = config.env()
     check_spaces(env)
