@@ -32,6 +32,7 @@ import numpy as np
 from agents.tools import message_frames
 
 _DEFAULT_TIMEOUT = 600.0
+_MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
 _PARENT_POLL_SECONDS = 0.5
@@ -98,7 +99,10 @@ class ExternalProcess(gym.Env):
             start_method: 'fork', 'spawn' or 'forkserver'; None picks
                 'forkserver' where the platform has it, else 'spawn'.
             timeout: Seconds to wait for any answer of the child before it is
-                terminated and `TimeoutError` raised; None means 600.
+                terminated and `TimeoutError` raised; None means 600. The
+                constructor gets at least 60 seconds, since loading an
+                environment, and the fork server on first use, can take
+                longer than a step.
 
         Raises:
             TypeError: When `constructor` is an environment instance or is
@@ -365,15 +369,18 @@ class ExternalProcess(gym.Env):
                 f'Promise {ticket} of {self._describe()} called out of '
                 f'order: {self._received} answers received of {self._sent} '
                 'requests; call each promise once, in order.')
+        timeout = self._timeout
+        if not self._ready:
+            timeout = max(timeout, _MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
         while not (self._channel.buffered() or self._poller(_POLL_SECONDS)):
             if not self._process.is_alive():
                 raise self._died()
             if deadline is None:
-                deadline = time.monotonic() + self._timeout - _POLL_SECONDS
+                deadline = time.monotonic() + timeout - _POLL_SECONDS
             elif time.monotonic() > deadline:
-                raise self._timed_out()
+                raise self._timed_out(timeout)
         try:
             data = self._channel.receive()
         except (EOFError, OSError):
@@ -423,9 +430,9 @@ class ExternalProcess(gym.Env):
         self._shutdown(0)
         return self._failure
 
-    def _timed_out(self):
+    def _timed_out(self, seconds):
         self._failure = TimeoutError(
-            f'{self._describe()} did not answer within {self._timeout:g} '
+            f'{self._describe()} did not answer within {seconds:g} '
             'seconds; it was terminated.')
         self._shutdown(0)
         return self._failure
