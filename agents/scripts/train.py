@@ -193,10 +193,15 @@ def train(config, env_processes):
             random.seed(config.seed)
             np.random.seed(config.seed)
             tf.set_random_seed(config.seed)
-        batch_env = utility.define_batch_env(
-            _environment_constructor(config), config.num_agents,
-            env_processes, config.seed, timeout=config.worker_timeout,
-            restart=config.restart_workers)
+        try:
+            batch_env = utility.define_batch_env(
+                _environment_constructor(config), config.num_agents,
+                env_processes, config.seed, timeout=config.worker_timeout,
+                restart=config.restart_workers)
+        except Exception as error:
+            # The same environment was built in this process already.
+            raise utility.TrainingError(
+                f'Cannot start the environments: {_one_line(error)}') from error
         try:
             try:
                 simulation = utility.define_simulation_graph(
@@ -335,6 +340,11 @@ def _one_line(error):
     return lines[0]
 
 
+_REQUIRED_KEYS = (
+    'algorithm', 'env', 'num_agents', 'steps', 'update_every',
+    'eval_episodes')
+
+
 def _complete_config(config):
     """Fill in defaults and values derived from the environment.
 
@@ -352,6 +362,11 @@ def _complete_config(config):
       Locked copy of the configuration.
     """
     config = tools.AttrDict(config)
+    missing = [key for key in _REQUIRED_KEYS if key not in config]
+    if missing:
+        raise utility.ConfigError(
+            f"Config has no {', '.join(repr(key) for key in missing)}; "
+            f"expected the keys {', '.join(_REQUIRED_KEYS)}.")
     with config.unlocked:
         config.setdefault('logdir', None)
         config.setdefault('seed', None)

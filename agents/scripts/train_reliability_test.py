@@ -531,6 +531,24 @@ def test_invalid_saved_config_exits_2_and_changes_nothing(
     assert not marker.exists()
 
 
+def test_config_without_a_required_key_exits_2(tmp_path, capsys):
+    """A config.yaml that lost a key the script needs names the key."""
+    run_dir = _new_run_folder(str(tmp_path), 'T', seed=None)
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, encoding='utf-8') as file_:
+        lines = [line for line in file_ if not line.startswith('algorithm:')]
+    with open(path, 'w', encoding='utf-8') as file_:
+        file_.write(''.join(lines))
+    before = _listing(tmp_path)
+    code = _main(f'--logdir={tmp_path}', '--timestamp=T')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1] == (
+        "Error: Config has no 'algorithm'; expected the keys algorithm, env, "
+        'num_agents, steps, update_every, eval_episodes.')
+    assert _listing(tmp_path) == before
+
+
 def test_unwritable_logdir_exits_2_without_writing(tmp_path, capsys):
     """A --logdir below a file fails in one line before creating anything."""
     (tmp_path / 'file').write_text('')
