@@ -13,6 +13,7 @@ This module must not import TensorFlow: worker processes import it.
 
 import atexit
 import builtins
+import contextlib
 import functools
 import math
 import multiprocessing
@@ -20,6 +21,7 @@ import os
 import pickle
 import select
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -89,7 +91,9 @@ class ExternalProcess(gym.Env):
     _process = None
     _atexit_hook = None
 
-    def __init__(self, constructor, start_method=None, timeout=None):
+    def __init__(
+            self, constructor, start_method=None, timeout=None,
+            main_module=True):
         """Start a child process that builds the environment.
 
         Args:
@@ -103,6 +107,12 @@ class ExternalProcess(gym.Env):
                 constructor gets at least 60 seconds, since loading an
                 environment, and the fork server on first use, can take
                 longer than a step.
+            main_module: Whether the child imports the parent's main module
+                first, as the 'spawn' and 'forkserver' start methods do so
+                that functions defined there unpickle. The constructor needs
+                no such import, since cloudpickle sends those by value; pass
+                False to spare the child the main module's imports, such as
+                TensorFlow, and its other side effects.
 
         Raises:
             TypeError: When `constructor` is an environment instance or is
@@ -153,7 +163,8 @@ class ExternalProcess(gym.Env):
         self._process = context.Process(
             target=_worker, args=(worker_conn, cloudpickle.dumps(constructor)),
             daemon=True)
-        self._process.start()
+        with contextlib.nullcontext() if main_module else _main_hidden():
+            self._process.start()
         # Only the child may hold its end, so that the parent sees the end of
         # the pipe as soon as the child dies.
         worker_conn.close()
@@ -613,6 +624,30 @@ def _describe_env(env):
             value = None  # Readable later through attribute access.
         attributes[name] = value
     return attributes
+
+
+@contextlib.contextmanager
+def _main_hidden():
+    """Hide the main module from processes started meanwhile.
+
+    multiprocessing tells 'spawn' and 'forkserver' children to import the
+    main module by its `__spec__` name or `__file__` path; without them, the
+    children leave it alone. ('fork' children inherit it either way.)
+
+    Yields:
+        Nothing; the attributes return after the `with` block.
+    """
+    main = sys.modules.get('__main__')
+    saved = {
+        name: getattr(main, name) for name in ('__spec__', '__file__')
+        if getattr(main, name, None) is not None}
+    for name in saved:
+        setattr(main, name, None)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(main, name, value)
 
 
 def _make_poller(conn):

@@ -369,6 +369,37 @@ def test_stuck_worker_exits_with_its_parent(start_method):
     assert not _running(pid)
 
 
+_MAIN_SCRIPT = """
+import os
+import sys
+if __name__ == '__mp_main__':
+    open(os.environ['MAIN_MARKER'], 'a').close()
+if __name__ == '__main__':
+    from agents.tools.external_process import ExternalProcess
+    from agents.tools.mock_environment import MockEnvironment
+    env = ExternalProcess(
+        MockEnvironment, start_method=sys.argv[1],
+        main_module=sys.argv[2] == 'True')
+    env.reset()
+    env.close()
+"""
+
+
+@pytest.mark.parametrize('start_method', ['forkserver', 'spawn'])
+@pytest.mark.parametrize('main_module', [True, False])
+def test_workers_import_the_main_module_on_request(
+        tmp_path, start_method, main_module):
+    """Without `main_module`, workers skip the imports of the main script."""
+    script = tmp_path / 'script.py'
+    script.write_text(_MAIN_SCRIPT)
+    marker = tmp_path / 'imported'
+    subprocess.run(
+        [sys.executable, str(script), start_method, str(main_module)],
+        env=dict(os.environ, MAIN_MARKER=str(marker)), check=True,
+        timeout=60)
+    assert marker.exists() == main_module
+
+
 def test_close_is_idempotent_and_reaps_worker(monkeypatch):
     """Close may repeat, reaps the worker and removes the exit hook."""
     registered, unregistered = [], []
