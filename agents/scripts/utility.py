@@ -125,8 +125,9 @@ def define_batch_env(
     """Create a batch of environments wrapped into the graph.
 
     The functions of this module that the constructor uses, such as
-    `create_environment`, travel to worker processes by value, so that the
-    workers import neither this module nor TensorFlow.
+    `create_environment`, travel to worker processes by value, and workers do
+    not import the main module, so that they import neither the scripts nor
+    TensorFlow.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
@@ -148,7 +149,8 @@ def define_batch_env(
         def create(index):
             with _pickle_by_value(sys.modules[__name__]):
                 return tools.wrappers.ExternalProcess(
-                    _bind(constructor, seeds[index]), timeout=timeout)
+                    _bind(constructor, seeds[index]), timeout=timeout,
+                    main_module=False)
     else:
         def create(index):
             return constructor(seeds[index])
