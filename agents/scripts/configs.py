@@ -24,7 +24,8 @@ def default():
     # Environment
     normalize_ranges = True
     max_length = None  # Episode cap; None uses the env's own time limit.
-    env_processes = None  # None lets the script choose; True or False forces.
+    worker_timeout = 600  # Seconds a worker may take to answer.
+    restart_workers = False  # Replace failed workers and drop their episode.
     # Network
     network = networks.feed_forward_gaussian
     weight_summaries = dict(

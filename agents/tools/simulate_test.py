@@ -275,9 +275,14 @@ class ConditionalAlgorithm:
             record = self._define_record(name, agent_indices, *tensors)
             with tf.control_dependencies([record]):
                 count = tf.size(agent_indices)
-                return tf.cond(
+                summary = tf.cond(
                         self._should_log,
                         lambda: tf.summary.scalar(name, count), str)
+            # As PPO does, hand the summary out through an identity built in
+            # its own block, so that it waits for the recording; otherwise
+            # the begin_episode read may run after the step under load.
+            with tf.control_dependencies([record]):
+                return tf.identity(summary)
 
         return tf.cond(self._is_training, branch, str)
 
