@@ -371,9 +371,12 @@ class PPO:
                         self._trained_steps.assign_add(
                             tf.reduce_sum(tf.cast(length, tf.int64))))
                 with tf.control_dependencies([clear_memory]):
-                    weight_summary = utility.variable_summaries(
-                        tf.trainable_variables(),
-                        self._config.get('weight_summaries'))
+                    weight_summary = tf.cond(
+                        self._should_log,
+                        lambda: utility.variable_summaries(
+                            tf.trainable_variables(),
+                            self._config.get('weight_summaries')),
+                        str)
                     return tf.summary.merge([
                         update_summary, penalty_summary, weight_summary])
 
@@ -400,25 +403,41 @@ class PPO:
             value_target = tf.stop_gradient(value_target)
             advantage = _normalize_advantage(advantage, length)
             advantage = tf.stop_gradient(advantage)
-            advantage_summary = tf.summary.merge([
-                tf.summary.histogram('advantage', advantage),
-                tf.summary.scalar('mean_return', _masked_mean(
-                    return_, length)),
-                tf.summary.scalar('mean_value', _masked_mean(
-                    value, length))])
             sequences = (
                 observ, action, old_policy_params, value_target, advantage)
-            output = parts.iterate_sequences(
-                self._update_step, [0., 0., ''], sequences, length,
+            template = {name: 0.0 for name in self._update_statistics()}
+            statistics = parts.iterate_sequences(
+                self._update_step, template, sequences, length,
                 self._config.chunk_length, self._config.batch_size,
                 self._config.update_epochs, padding_value=1)
-            loss, _, summary = output
-            with tf.control_dependencies([loss]):
-                summary = tf.summary.merge([
-                    advantage_summary,
-                    tf.summary.scalar('loss', tf.reduce_mean(loss)),
-                    summary[-1]])
-            return summary
+
+            def _summary():
+                # Summaries cost more than the mini-batches' math, so the
+                # steps return scalars and their means are logged once.
+                return tf.summary.merge([
+                    tf.summary.histogram('advantage', advantage),
+                    tf.summary.scalar('mean_return', _masked_mean(
+                        return_, length)),
+                    tf.summary.scalar('mean_value', _masked_mean(
+                        value, length)),
+                    tf.summary.scalar(
+                        'learning_rate', self._learning_rate()),
+                ] + [
+                    tf.summary.scalar(name, tf.reduce_mean(values))
+                    for name, values in sorted(statistics.items())])
+
+            with tf.control_dependencies([statistics['loss']]):
+                return tf.cond(self._should_log, _summary, str)
+
+    def _update_statistics(self):
+        """Names of the scalars that every mini-batch step returns."""
+        names = [
+            'loss', 'value_loss', 'policy_loss', 'surrogate_loss',
+            'kl_penalty', 'kl_cutoff', 'cutoff_count', 'mean_kl',
+            'mean_entropy', 'gradient_norm']
+        groups = self._config.get('weight_summaries') or {}
+        names += [f'gradient_norm_{group}' for group in sorted(groups)]
+        return names
 
     def _update_step(self, sequence, length):
         """One gradient step on a mini-batch of (chunks of) episodes.
@@ -429,23 +448,23 @@ class PPO:
           length: Integer tensor [batch] of valid lengths.
 
         Returns:
-          Tuple of the loss, the gradient norm and a summary.
+          Dict of scalar statistics, see `_update_statistics`, available
+          once the gradient step is applied.
         """
         observ, action, old_policy_params, value_target, advantage = sequence
         network = self._network(observ, length)
         old_policy = _policy_from_params(
             self._discrete, old_policy_params)
-        value_loss, value_summary = self._value_loss(
-            network.value, value_target, length)
-        policy_loss, policy_summary = self._policy_loss(
+        value_loss = self._value_loss(network.value, value_target, length)
+        policy_loss, statistics = self._policy_loss(
             old_policy, network.policy, action, advantage, length)
         extra_loss = network.get('loss', 0.0)
         # Fail the update before a non-finite loss reaches the weights.
         loss = tf.debugging.check_numerics(
             policy_loss + value_loss + tf.reduce_mean(extra_loss), 'loss')
         grad_vars = self._optimizer.compute_gradients(loss)
-        gradients, variables = zip(*[
-            (grad, var) for grad, var in grad_vars if grad is not None])
+        grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
+        gradients, variables = zip(*grad_vars)
         gradient_norm = tf.linalg.global_norm(gradients)
         max_norm = self._config.get('max_gradient_norm')
         if max_norm:
@@ -455,25 +474,23 @@ class PPO:
         with tf.control_dependencies([loss]):
             optimize = self._optimizer.apply_gradients(
                 zip(gradients, variables))
-        summary = tf.summary.merge([
-            value_summary, policy_summary,
-            tf.summary.scalar('gradient_norm', gradient_norm),
-            tf.summary.scalar('learning_rate', self._learning_rate()),
-            utility.gradient_summaries(
-                zip(gradients, variables),
-                self._config.get('weight_summaries'))])
+        statistics.update(
+            loss=loss, value_loss=value_loss, policy_loss=policy_loss,
+            gradient_norm=gradient_norm)
+        norms = utility.gradient_norms(
+            grad_vars, self._config.get('weight_summaries'))
+        statistics.update({
+            f'gradient_norm_{group}': norm for group, norm in norms.items()})
         with tf.control_dependencies([optimize]):
-            return [tf.identity(loss), tf.identity(gradient_norm), summary]
+            return {
+                name: tf.identity(tf.cast(statistics[name], tf.float32))
+                for name in self._update_statistics()}
 
     def _value_loss(self, value, return_, length):
         """Half squared error between predicted values and returns."""
         with tf.name_scope('value_loss'):
             error = utility.mask(value - return_, length)
-            value_loss = 0.5 * _masked_mean(error ** 2, length)
-            summary = tf.summary.merge([
-                tf.summary.histogram('value_error', error),
-                tf.summary.scalar('value_loss', value_loss)])
-            return value_loss, summary
+            return 0.5 * _masked_mean(error ** 2, length)
 
     def _policy_loss(self, old_policy, policy, action, advantage, length):
         """Surrogate objective with an adaptive KL penalty and a cutoff.
@@ -486,7 +503,7 @@ class PPO:
           length: Valid lengths, [batch].
 
         Returns:
-          Tuple of the scalar loss and a summary.
+          Tuple of the scalar loss and a dict of scalar statistics.
         """
         config = self._config
         with tf.name_scope('policy_loss'):
@@ -512,18 +529,12 @@ class PPO:
             policy_loss = surrogate_loss + kl_penalty + kl_cutoff
             if config.get('entropy_regularization'):
                 policy_loss -= config.entropy_regularization * entropy
-            summary = tf.summary.merge([
-                tf.summary.histogram('entropy', policy.entropy()),
-                tf.summary.scalar('mean_entropy', entropy),
-                tf.summary.histogram('kl', kl),
-                tf.summary.scalar('mean_kl', _masked_mean(kl, length)),
-                tf.summary.scalar('surrogate_loss', surrogate_loss),
-                tf.summary.scalar('kl_penalty', kl_penalty),
-                tf.summary.scalar('kl_cutoff', kl_cutoff),
-                tf.summary.scalar('cutoff_count', tf.reduce_sum(
-                    utility.mask(above_cutoff, length))),
-                tf.summary.scalar('policy_loss', policy_loss)])
-            return policy_loss, summary
+            statistics = dict(
+                surrogate_loss=surrogate_loss, kl_penalty=kl_penalty,
+                kl_cutoff=kl_cutoff, mean_kl=_masked_mean(kl, length),
+                mean_entropy=entropy, cutoff_count=tf.reduce_sum(
+                    utility.mask(above_cutoff, length)))
+            return policy_loss, statistics
 
     def _adjust_penalty(self, observ, old_policy_params, length):
         """Raise the KL penalty when the update moved the policy too far.
@@ -542,10 +553,19 @@ class PPO:
                 self._penalty, kl_change, self._config.kl_target)
             # Keep the penalty in a range where the loss stays well scaled.
             new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
-            with tf.control_dependencies([self._penalty.assign(new_penalty)]):
+            update = self._penalty.assign(new_penalty)
+
+            def _summary():
+                kl = utility.mask(old_policy.kl(network.policy), length)
+                entropy = utility.mask(network.policy.entropy(), length)
                 return tf.summary.merge([
                     tf.summary.scalar('kl_change', kl_change),
-                    tf.summary.scalar('penalty', self._penalty)])
+                    tf.summary.scalar('penalty', new_penalty),
+                    tf.summary.histogram('kl', kl),
+                    tf.summary.histogram('entropy', entropy)])
+
+            with tf.control_dependencies([update]):
+                return tf.cond(self._should_log, _summary, str)
 
 
 def adapted_penalty(penalty, kl, kl_target):

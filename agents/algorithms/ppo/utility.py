@@ -129,34 +129,27 @@ def available_gpus():
         device.name for device in tf.config.list_logical_devices('GPU')]
 
 
-def gradient_summaries(grad_vars, groups=None, scope='gradients'):
-    """Histograms and norms of gradients, grouped by variable name regexes.
+def gradient_norms(grad_vars, groups=None):
+    """Global norms of gradients, grouped by variable name regexes.
 
     Args:
       grad_vars: List of (gradient, variable) tuples as from an optimizer.
-      groups: Mapping from group name to a regex over variable names.
-      scope: Name scope of the summaries.
+      groups: Mapping from group name to a regex over variable names; None
+          makes one group 'all' of every variable.
 
     Returns:
-      Summary tensor.
+      Dict from group name to the scalar norm of its gradients; zero for a
+      group that matches no variable with a gradient.
     """
     groups = groups or {r'all': r'.*'}
-    grouped = {name: [] for name in groups}
-    for grad, var in grad_vars:
-        if grad is None:
-            continue
-        for name, pattern in groups.items():
-            if re.match(pattern, var.name):
-                grouped[name].append(grad)
-    summaries = []
-    with tf.name_scope(scope):
-        for name, grads in grouped.items():
-            if not grads:
-                continue
-            flat = tf.concat([tf.reshape(grad, [-1]) for grad in grads], 0)
-            summaries.append(tf.summary.histogram(name, flat))
-            summaries.append(tf.summary.scalar(name + '_norm', tf.norm(flat)))
-    return tf.summary.merge(summaries) if summaries else tf.constant('')
+    norms = {}
+    for name, pattern in groups.items():
+        grads = [
+            grad for grad, var in grad_vars
+            if grad is not None and re.match(pattern, var.name)]
+        norms[name] = (
+            tf.linalg.global_norm(grads) if grads else tf.constant(0.0))
+    return norms
 
 
 def variable_summaries(vars_, groups=None, scope='weights'):

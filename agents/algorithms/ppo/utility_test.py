@@ -121,3 +121,19 @@ def test_reinit_and_assign_nested_vars_by_index():
             np.testing.assert_array_equal(
                 sess.run(first), [[0, 1], [0, 0], [9, 9]])
             np.testing.assert_array_equal(sess.run(second), [0, 0, 7])
+
+
+def test_gradient_norms_by_group():
+    with tf.Graph().as_default():
+        with tf.variable_scope('policy'):
+            policy = tf.Variable([3.0, 0.0], name='weights')
+        with tf.variable_scope('value'):
+            value = tf.Variable([[4.0]], name='weights')
+        grad_vars = [
+            (tf.constant([3.0, 0.0]), policy),
+            (tf.constant([[4.0]]), value),
+            (None, tf.Variable(1.0, name='unused'))]
+        norms = utility.gradient_norms(grad_vars, {
+            'all': r'.*', 'policy': r'policy/.*', 'none': r'nothing/.*'})
+        result = _run(norms)
+    assert result == {'all': 5.0, 'policy': 3.0, 'none': 0.0}
