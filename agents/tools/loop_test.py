@@ -44,10 +44,19 @@ def _define_phase(loop, name, batch, runs, extra=None):
     return done, score, summary
 
 
-def _define_loop(logdir, runs):
-    """Phases 'train' (8 steps, batch 2) and 'eval' (3 steps, batch 1)."""
-    loop = loop_module.Loop(logdir)
-    is_training = tf.placeholder(tf.int32, ())
+def _define_loop(logdir, runs, switches='variables'):
+    """Phases 'train' (8 steps, batch 2) and 'eval' (3 steps, batch 1).
+
+    With `switches='placeholders'` the loop feeds its switches and the phase
+    value on every run; with 'variables' it sets them inside the graph.
+    """
+    if switches == 'placeholders':
+        loop = loop_module.Loop(
+                logdir, None, *[tf.placeholder(tf.bool, ()) for _ in range(3)])
+        is_training = tf.placeholder(tf.int32, ())
+    else:
+        loop = loop_module.Loop(logdir)
+        is_training = tf.Variable(0, trainable=False, name='is_training')
     loop.add_phase(
             'train', *_define_phase(loop, 'train', 2, runs, is_training),
             steps=8, report_every=8, log_every=4, checkpoint_every=6,
@@ -83,11 +92,12 @@ def _checkpoint_steps(logdir):
             for path in state.all_model_checkpoint_paths]
 
 
-def test_phases_alternate_with_their_steps():
+@pytest.mark.parametrize('switches', ['variables', 'placeholders'])
+def test_phases_alternate_with_their_steps(switches):
     """Phases take turns by environment steps; each turn starts with reset."""
     runs = []
     with tf.Graph().as_default():
-        loop = _define_loop(None, runs)
+        loop = _define_loop(None, runs, switches)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             list(loop.run(sess, None, max_step=33))
@@ -108,12 +118,13 @@ def test_phases_alternate_with_their_steps():
             ('eval', 32, False, 2)]
 
 
-def test_intervals_and_reported_scores(tmp_path):
+@pytest.mark.parametrize('switches', ['variables', 'placeholders'])
+def test_intervals_and_reported_scores(tmp_path, switches):
     """Log, report and checkpoint intervals fire on the right runs."""
     logdir = str(tmp_path)
     runs = []
     with tf.Graph().as_default():
-        loop = _define_loop(logdir, runs)
+        loop = _define_loop(logdir, runs, switches)
         saver = _define_saver()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -146,18 +157,19 @@ def test_without_logdir_nothing_is_logged(tmp_path):
     assert not os.listdir(tmp_path)
 
 
-def test_rebuilt_loop_resumes_from_checkpoint(tmp_path):
+@pytest.mark.parametrize('switches', ['variables', 'placeholders'])
+def test_rebuilt_loop_resumes_from_checkpoint(tmp_path, switches):
     """A new graph restored from a checkpoint continues the schedule."""
     logdir = str(tmp_path)
     first_runs, second_runs = [], []
     with tf.Graph().as_default():
-        loop = _define_loop(logdir, first_runs)
+        loop = _define_loop(logdir, first_runs, switches)
         saver = _define_saver()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert list(loop.run(sess, saver, max_step=15)) == [3.5, 9.0]
     with tf.Graph().as_default():
-        loop = _define_loop(logdir, second_runs)
+        loop = _define_loop(logdir, second_runs, switches)
         saver = _define_saver()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -236,20 +248,46 @@ def test_scalar_done_and_score():
             assert sess.run(loop.step) == 6
 
 
-def test_default_step_and_placeholders():
-    """Missing tensors are created: the global step and bool placeholders."""
+def test_default_step_and_switches():
+    """Missing tensors are created: the global step and bool variables."""
     with tf.Graph().as_default():
         loop = loop_module.Loop(None)
         assert loop.step is tf.train.get_global_step()
-        for tensor in (loop.log, loop.report, loop.reset):
-            assert tensor.op.type == 'Placeholder'
-            assert tensor.dtype == tf.bool
-            assert tensor.shape.ndims == 0
+        for variable in (loop.log, loop.report, loop.reset):
+            assert isinstance(variable, tf.compat.v2.Variable)
+            assert variable.dtype == tf.bool
+            assert variable.shape.ndims == 0
+            assert not variable.trainable
+            assert variable.name.startswith('loop_temporary/')
         step = tf.Variable(0, name='my_step')
         log = tf.placeholder(tf.bool, ())
         loop = loop_module.Loop(None, step, log=log)
         assert loop.step is step
         assert loop.log is log
+
+
+def test_overshooting_phases_and_a_phase_without_its_variable():
+    """Switch variables follow phases whose length is not a multiple of the
+    batch, and a variable that a phase leaves out keeps its value there."""
+    runs = []
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        extra = tf.Variable(0, trainable=False)
+        loop.add_phase(
+                'train', *_define_phase(loop, 'train', 2, runs, extra),
+                steps=5, report_every=3, feed={extra: 7})
+        loop.add_phase(
+                'eval', *_define_phase(loop, 'eval', 2, runs, extra),
+                steps=2, report_every=2)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            list(loop.run(sess, None, max_step=16))
+    assert [(run.phase, run.step, run.reset, run.report, run.extra)
+            for run in runs] == [
+            ('train', 0, True, False, 7), ('train', 2, False, True, 7),
+            ('train', 4, False, True, 7), ('eval', 6, True, True, 7),
+            ('train', 8, True, False, 7), ('train', 10, False, True, 7),
+            ('eval', 12, True, True, 7), ('train', 14, True, True, 7)]
 
 
 def test_run_without_phases():
