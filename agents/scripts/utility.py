@@ -203,14 +203,18 @@ def define_simulation_graph(batch_env, algo_cls, config):
       config: Configuration object for the algorithm.
 
     Returns:
-      AttrDict of the graph's interface: step, is_training, should_log,
-      do_report, force_reset, algo, done, score, summary.
+      AttrDict of the graph's interface: step; the bool variables
+      is_training, should_log, do_report, force_reset; algo, done, score,
+      summary.
     """
     step = tf.train.get_or_create_global_step()
-    is_training = tf.placeholder(tf.bool, (), 'is_training')
-    should_log = tf.placeholder(tf.bool, (), 'should_log')
-    do_report = tf.placeholder(tf.bool, (), 'do_report')
-    force_reset = tf.placeholder(tf.bool, (), 'force_reset')
+    # Variables rather than placeholders: `tools.Loop` sets them inside the
+    # graph, which spares every session run its feeds.
+    with tf.variable_scope('simulation_temporary'):
+        is_training, should_log, do_report, force_reset = [
+            tf.Variable(False, trainable=False, name=name)
+            for name in ('is_training', 'should_log', 'do_report',
+                         'force_reset')]
     algo = algo_cls(batch_env, step, is_training, should_log, config)
     # Pylint takes these exports for their same-named modules.
     done, score, summary = tools.simulate(  # pylint: disable=not-callable
