@@ -657,16 +657,16 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
     lengths = np.zeros(num_agents, int)
     finished = np.zeros(num_agents, int)
     width = max(3, len(str(num_episodes - 1)))
-    feed = {
-        simulation.is_training: False,
-        simulation.should_log: False,
-        simulation.force_reset: True,
-    }
+    # The switch variables keep their initial values, all false: greedy
+    # actions, no summaries, and no forced reset, which the first step needs
+    # not, since every environment of a new batch starts done.
+    assert not any(sess.run([
+        simulation.is_training, simulation.should_log,
+        simulation.force_reset]))
     episodes = []
     logger = logging.getLogger('agents')
     while len(episodes) < num_episodes:
-        done, score = sess.run([simulation.done, simulation.score], feed)
-        feed[simulation.force_reset] = False
+        done, score = sess.run([simulation.done, simulation.score])
         lengths += 1
         for agent in np.flatnonzero(done):
             recording = batch_env[agent].videos[finished[agent]]
