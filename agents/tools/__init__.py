@@ -25,6 +25,7 @@ _EXPORTS = {
     'MockAlgorithm': 'mock_algorithm',
     'MockEnvironment': 'mock_environment',
     'simulate': 'simulate',
+    'SlicedBatchEnv': 'sliced_batch_env',
     'StreamingMean': 'streaming_mean',
 }
 _MODULES = ('nested', 'wrappers')

@@ -6,7 +6,9 @@ every batched simulation, so a step whose action is a numeric array or an
 integer, and whose result holds a numeric array observation, travels as a
 binary frame of `message_frames` instead; any step whose values do not fit
 falls back to a pickle. A frame starts with its message constant, a pickle
-with the pickle protocol opcode, which no message constant equals.
+with the pickle protocol opcode, which no message constant equals. An
+environment that stands for several, such as a slice of a batch, may return
+a `message_frames.StepBatch` from its step, which travels as one frame too.
 
 This module must not import TensorFlow: worker processes import it.
 """
@@ -84,6 +86,7 @@ class ExternalProcess(gym.Env):
     _STEP_ARRAY = 10
     _STEP_INTEGER = 11
     _STEP_RESULT = 12
+    _STEP_BATCH_RESULT = 13
 
     # Class defaults keep `close` and `__del__` safe when `__init__` failed
     # before setting them.
@@ -400,6 +403,8 @@ class ExternalProcess(gym.Env):
             self._received += 1
         if data[0] == self._STEP_RESULT:
             return message_frames.unpack_step(data)
+        if data[0] == self._STEP_BATCH_RESULT:
+            return message_frames.unpack_step_batch(data)
         message, payload = pickle.loads(data)
         if message == self._RESULT:
             return payload
@@ -415,10 +420,10 @@ class ExternalProcess(gym.Env):
         if message == self._EXCEPTION:
             if not self._ready:
                 # The constructor failed and the child is exiting.
-                self._failure = _worker_error(self._describe(), *payload)
+                self._failure = worker_error(self._describe(), *payload)
                 self.close()
                 raise self._failure
-            raise _worker_error(self._describe(), *payload)
+            raise worker_error(self._describe(), *payload)
         raise KeyError(
             f'Received message {message!r} from {self._describe()}; expected '
             f'one of {self._RESULT}, {self._READY} or {self._EXCEPTION}.')
@@ -586,22 +591,49 @@ def _handle(env, data):
 def _step_reply(result):
     """Parts of the answer to a step: a frame, or else a pickle."""
     cls = ExternalProcess
-    parts = message_frames.pack_step(cls._STEP_RESULT, result)
+    if type(result) is message_frames.StepBatch:  # pylint: disable=C0123
+        parts = message_frames.pack_step_batch(cls._STEP_BATCH_RESULT, result)
+    else:
+        parts = message_frames.pack_step(cls._STEP_RESULT, result)
     if parts is None:
         return (pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL),)
     return parts
 
 
 def _exception_message(error):
+    return pickle.dumps(
+        (ExternalProcess._EXCEPTION, error_details(error)), _PICKLE_PROTOCOL)
+
+
+def error_details(error):
+    """Describe an exception so that another process can raise it again.
+
+    Args:
+        error: The exception.
+
+    Returns:
+        Tuple of the module and qualified name of its type and its formatted
+        traceback, the arguments of `worker_error`.
+    """
     stacktrace = ''.join(traceback.format_exception(error))
     cls = type(error)
-    return pickle.dumps(
-        (ExternalProcess._EXCEPTION,
-         (cls.__module__, cls.__qualname__, stacktrace)), _PICKLE_PROTOCOL)
+    return cls.__module__, cls.__qualname__, stacktrace
 
 
-def _worker_error(where, module, name, stacktrace):
-    """Build the parent's exception for an error raised in the child."""
+def worker_error(where, module, name, stacktrace):
+    """Build the parent's exception for an error raised in a worker.
+
+    Args:
+        where: Description of the worker that opens the message.
+        module: Module of the type of the error, from `error_details`.
+        name: Qualified name of the type of the error.
+        stacktrace: The formatted traceback of the error.
+
+    Returns:
+        An exception of the same type for built-in types that take a
+        message, else an `ExternalProcessError`, whose message holds the
+        traceback.
+    """
     message = f'{name} in {where}:\n{stacktrace}'
     cls = getattr(builtins, name, None) if module == 'builtins' else None
     if isinstance(cls, type) and issubclass(cls, Exception):

@@ -13,6 +13,7 @@ None from the packing functions, and the caller pickles them instead.
 This module must not import TensorFlow: worker processes import it.
 """
 
+import collections
 import functools
 import math
 import os
@@ -51,6 +52,24 @@ _INFO_FRAMED = b'\x01'
 _INFO_PICKLED = b'\x02'
 _FLAG_TYPES = (bool, np.bool_)
 _FLAG_CODES = {type_: code for code, type_ in enumerate(_FLAG_TYPES)}
+# Step batch: message, number of environments; then each info's length.
+_BATCH_HEADER = struct.Struct('<BI')
+_LENGTHS = struct.Struct('<I')
+
+StepBatch = collections.namedtuple(
+    'StepBatch', 'observ, reward, terminated, truncated, infos, errors')
+StepBatch.__doc__ = """Results of stepping several environments at once.
+
+Fields:
+    observ: Array of the stacked observations.
+    reward: Array of the rewards.
+    terminated: Bool array of the termination flags.
+    truncated: Bool array of the truncation flags.
+    infos: Tuple of the info dicts.
+    errors: Dict from positions in the batch whose step raised to a tuple
+        of the error's module, qualified name and formatted traceback; their
+        rows hold zeros and an empty info.
+"""
 
 
 def array_parts(array):
@@ -177,6 +196,81 @@ def unpack_step(data):
     else:
         info = pickle.loads(data[offset + 1:])
     return observ, reward, terminated, truncated, info
+
+
+def pack_step_batch(message, batch):
+    """Frame the results of stepping several environments.
+
+    The arrays travel as raw bytes and every info dict as in `pack_step`, so
+    a batch of flat infos needs no pickle; only errors and infos that do not
+    fit are pickled.
+
+    Args:
+        message: Message constant that starts the frame.
+        batch: `StepBatch`.
+
+    Returns:
+        Tuple of byte strings; or None when a field of the batch is not a
+        numeric array.
+    """
+    arrays = []
+    for array in batch[:4]:
+        if type(array) is not np.ndarray:  # pylint: disable=C0123
+            return None
+        parts = array_parts(array)
+        if parts is None:
+            return None
+        arrays += parts
+    infos = []
+    for info in batch.infos:
+        if not info:
+            infos.append(_LENGTHS.pack(0))
+            continue
+        entries = None
+        if type(info) is dict:  # pylint: disable=unidiomatic-typecheck
+            entries = _pack_info(info)
+        if entries is None:
+            entries = (_INFO_PICKLED, pickle.dumps(info, PICKLE_PROTOCOL))
+        else:
+            entries = (_INFO_FRAMED, *entries)
+        infos += (_LENGTHS.pack(sum(len(part) for part in entries)),
+                  *entries)
+    errors = ()
+    if batch.errors:
+        errors = (pickle.dumps(batch.errors, PICKLE_PROTOCOL),)
+    return (_BATCH_HEADER.pack(message, len(batch.infos)), *arrays, *infos,
+            *errors)
+
+
+def unpack_step_batch(data):
+    """Decode a frame of `pack_step_batch`.
+
+    Args:
+        data: Bytes-like object holding the frame.
+
+    Returns:
+        `StepBatch` with writable arrays and info values of the types that
+        were packed.
+    """
+    _, count = _BATCH_HEADER.unpack_from(data)
+    offset = _BATCH_HEADER.size
+    arrays = []
+    for _ in range(4):
+        array, offset = unpack_array(data, offset)
+        arrays.append(array)
+    infos = []
+    for _ in range(count):
+        (size,), offset = _LENGTHS.unpack_from(data, offset), offset + 4
+        end = offset + size
+        if not size:
+            infos.append({})
+        elif data[offset] == _INFO_FRAMED[0]:
+            infos.append(_unpack_info(data[:end], offset + 1))
+        else:
+            infos.append(pickle.loads(data[offset + 1:end]))
+        offset = end
+    errors = pickle.loads(data[offset:]) if offset < len(data) else {}
+    return StepBatch(*arrays, tuple(infos), errors)
 
 
 def _pack_info(info):

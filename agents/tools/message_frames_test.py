@@ -117,3 +117,38 @@ def test_channel_splits_and_joins_messages():
     finally:
         left.close()
         right.close()
+
+
+def test_step_batch_frames_round_trip_exactly():
+    """Batches decode to equal arrays, infos of equal types, and errors."""
+    batch = message_frames.StepBatch(
+        np.arange(6, dtype=np.float32).reshape(3, 2),
+        np.array([1.5, -2, 0], np.float32), np.array([True, False, False]),
+        np.array([False, False, True]), ({}, _INFO, {'a': {'nested': 1}}),
+        {1: ('builtins', 'ValueError', 'Traceback: ...')})
+    parts = message_frames.pack_step_batch(_MESSAGE, batch)
+    assert not any(part[:1] == b'\x80' for part in parts[:-3])
+    frame = b''.join(parts)
+    assert frame[0] == _MESSAGE
+    decoded = message_frames.unpack_step_batch(memoryview(frame))
+    for value, expected in zip(decoded[:4], batch[:4]):
+        assert value.dtype == expected.dtype and value.flags.writeable
+        np.testing.assert_array_equal(value, expected)
+    assert (decoded.infos[0], decoded.infos[2]) == ({}, {'a': {'nested': 1}})
+    assert list(decoded.infos[1]) == list(_INFO)
+    for key, value in decoded.infos[1].items():
+        assert type(value) is type(_INFO[key])  # pylint: disable=C0123
+        np.testing.assert_array_equal(value, _INFO[key])
+    assert decoded.errors == batch.errors
+    empty = batch._replace(infos=({},) * 3, errors={})
+    decoded = message_frames.unpack_step_batch(memoryview(b''.join(
+        message_frames.pack_step_batch(_MESSAGE, empty))))
+    assert decoded.infos == ({},) * 3 and decoded.errors == {}
+
+
+def test_step_batch_of_other_values_is_not_framed():
+    """Batches with a field that is no numeric array need a pickle."""
+    batch = message_frames.StepBatch(
+        [np.zeros(2)], np.zeros(1), np.zeros(1, bool), np.zeros(1, bool),
+        ({},), {})
+    assert message_frames.pack_step_batch(_MESSAGE, batch) is None

@@ -1,0 +1,674 @@
+"""A batch of environments stepped in slices by a few worker processes.
+
+One `ExternalProcess` per environment costs a round trip through a pipe per
+environment and step, which on a machine of few cores costs more than
+stepping a cheap task. `SlicedBatchEnv` splits the batch into contiguous
+slices, one per worker process (by default one per CPU core): each worker
+builds the environments of its slice in process and steps all of them per
+message, so that a batch step costs one round trip per worker, and all
+workers step at the same time. The results of a slice travel as one binary
+frame, a `message_frames.StepBatch`.
+
+This module must not import TensorFlow: worker processes import it.
+"""
+
+import collections
+import functools
+import logging
+import os
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import external_process
+from agents.tools import message_frames
+
+_logger = logging.getLogger('agents')
+
+# A step of a slice that leaves some of its environments alone: those of a
+# replaced worker whose first observation the batch still has to hand out.
+_Request = collections.namedtuple('_Request', 'actions, skip')
+
+
+class SlicedBatchEnv(batch_env_lib.BatchEnv):
+    """A batch of environments stepped by a few workers, a slice each.
+
+    The batch keeps the contract of `BatchEnv`: `step` returns stacked
+    observations, float32 rewards, `done` flags and an info dict with the
+    arrays `terminated`, `truncated` and `restarted` and the tuple `infos`;
+    `reset(indices, seed)` resets some or all environments; actions are
+    checked against the action space first; errors of an environment name
+    its index in the whole batch; and every healthy worker advances once per
+    step even when another fails, so that all stay in step.
+
+    Environment `i` is built by `constructors[i]` inside the worker of its
+    slice. Indexing the batch gives a proxy of that environment, which reads
+    attributes and calls methods in the worker.
+
+    With `restart`, a failure of any environment of a slice, or of its
+    worker, replaces the whole worker by a new one built from the same
+    constructors: every environment of the slice starts a new episode and is
+    flagged in `info['restarted']`, so that its episode can be dropped
+    rather than scored. In a step, they return their first observation with
+    a zero reward. In a reset, the requested environments are reset, and the
+    others of the slice report their first observation in the next step,
+    which does not step them. A replacement that fails again before its
+    first successful step raises, so that a broken environment cannot
+    restart forever.
+    """
+
+    # Class defaults keep `close` and `__del__` safe when `__init__` fails.
+    _workers = ()
+
+    def __init__(
+            self, constructors, num_workers=None, restart=False,
+            timeout=None, start_method=None):
+        """Start the workers, each building the environments of its slice.
+
+        Args:
+            constructors: Sequence of callables without arguments, one per
+                environment, that return environments with equal spaces.
+                They are sent to the workers with cloudpickle once, here, so
+                that restarts reuse what they were then.
+            num_workers: Number of worker processes; None means one per CPU
+                core. At most one per environment.
+            restart: Whether to replace a worker whose environment failed,
+                instead of raising the error.
+            timeout: Seconds a worker may take to answer before it counts as
+                failed; None uses the default of `ExternalProcess`.
+            start_method: Start method of the workers; None uses the default
+                of `ExternalProcess`.
+
+        Raises:
+            TypeError: When a constructor is an environment instance or not
+                callable.
+            ValueError: When there are no constructors, `num_workers` is not
+                a positive integer, or the spaces of the environments differ.
+            Exception: The error of a constructor, naming the index of its
+                environment.
+        """
+        constructors = list(constructors)
+        if not constructors:
+            raise ValueError(
+                'SlicedBatchEnv needs at least one environment constructor, '
+                'got 0.')
+        for index, constructor in enumerate(constructors):
+            if isinstance(constructor, gym.Env) or not callable(constructor):
+                raise TypeError(
+                    f'Constructor {index} of SlicedBatchEnv is {constructor!r}'
+                    '; expected a callable without arguments that returns '
+                    'the environment.')
+        if num_workers is None:
+            num_workers = os.cpu_count() or 1
+        if isinstance(num_workers, bool) or not isinstance(
+                num_workers, (int, np.integer)) or num_workers < 1:
+            raise ValueError(
+                f'num_workers must be a positive integer or None, got '
+                f'{num_workers!r}.')
+        num_workers = min(int(num_workers), len(constructors))
+        count = len(constructors)
+        sizes = [count // num_workers + (worker < count % num_workers)
+                 for worker in range(num_workers)]
+        starts = np.cumsum([0] + sizes).tolist()
+        self._bounds = list(zip(starts[:-1], starts[1:]))
+        self._worker_of = np.repeat(np.arange(num_workers), sizes).tolist()
+        self._payloads = [
+            cloudpickle.dumps(constructors[start:stop])
+            for start, stop in self._bounds]
+        self._timeout = timeout
+        self._start_method = start_method
+        self._restart_workers = bool(restart)
+        # Per worker, the first observations of environments restarted in a
+        # reset that the next step hands out.
+        self._pending = {}
+        # Replacement workers that have not completed a step yet.
+        self._fresh_workers = set()
+        self._workers = []
+        try:
+            for worker in range(num_workers):
+                self._workers.append(self._start(worker))
+            super().__init__(
+                [_Member(self, index) for index in range(count)],
+                blocking=False)
+        except BaseException:
+            self._close_workers()
+            raise
+
+    @property
+    def workers(self):
+        """Tuple of the `ExternalProcess` workers, one per slice."""
+        return tuple(self._workers)
+
+    @property
+    def slices(self):
+        """Tuple of the `(start, stop)` indices of the slice of each worker."""
+        return tuple(self._bounds)
+
+    @property
+    def restarts(self):
+        """Number of environments replaced after a failure so far.
+
+        A replaced worker counts every environment of its slice.
+        """
+        return self._restarts
+
+    def step(self, actions):
+        """Step every environment of the batch, all workers at once.
+
+        Args:
+            actions: Batch of actions, one per environment.
+
+        Raises:
+            ValueError: When the batch size is wrong or an action lies
+                outside the action space.
+            Exception: The error of the environment with the lowest index
+                whose step failed, or of its worker, its message prefixed
+                with the index, unless the batch restarts failed workers.
+
+        Returns:
+            Tuple of the observations stacked in the dtype of the observation
+            space, float32 rewards, bool `done` flags, and an info dict with
+            bool arrays `terminated`, `truncated` and `restarted` and the
+            tuple `infos` of the environments' info dicts, as `BatchEnv`.
+        """
+        actions = self._check_actions(actions)
+        if isinstance(self._action_space, gym.spaces.Discrete):
+            # Integers travel as one array; the workers hand on Python ints.
+            actions = np.array(actions, np.int64)
+        requests = []
+        for index, (start, stop) in enumerate(self._bounds):
+            part = actions[start:stop]
+            pending = self._pending.get(index)
+            if pending:
+                part = _Request(part, frozenset(pending))
+            requests.append(functools.partial(
+                self._workers[index].step, part, blocking=False))
+        results, errors = batch_env_lib._in_parallel(requests)
+        failures = self._failures(results, errors)
+        restarted = np.zeros(len(self._envs), bool)
+        for worker, (index, error) in sorted(failures.items()):
+            start, stop = self._bounds[worker]
+            self._replace_worker(worker, index, error)
+            observ, _ = self._reset_worker(worker, index)
+            size = stop - start
+            results[worker] = message_frames.StepBatch(
+                observ, np.zeros(size, np.float32), np.zeros(size, bool),
+                np.zeros(size, bool), ({},) * size, {})
+            restarted[start:stop] = True
+        for worker, pending in self._pending.items():
+            start, _ = self._bounds[worker]
+            result = results[worker]
+            infos = list(result.infos)
+            for position, observ in pending.items():
+                result.observ[position] = observ
+                result.reward[position] = 0
+                result.terminated[position] = False
+                result.truncated[position] = False
+                infos[position] = {}
+                restarted[start + position] = True
+            results[worker] = result._replace(infos=tuple(infos))
+        self._pending.clear()
+        self._fresh_workers.intersection_update(failures)
+        observ = self._stack_rows([result.observ for result in results])
+        reward = np.concatenate([result.reward for result in results])
+        terminated = np.concatenate([
+            result.terminated for result in results]).astype(bool)
+        truncated = np.concatenate([
+            result.truncated for result in results]).astype(bool)
+        infos = tuple(info for result in results for info in result.infos)
+        info = dict(
+            terminated=terminated, truncated=truncated, restarted=restarted,
+            infos=infos)
+        return observ, reward.astype(np.float32), terminated | truncated, info
+
+    def reset(self, indices=None, seed=None):
+        """Reset some or all environments of the batch.
+
+        Args:
+            indices: Indices of the environments to reset; None resets all.
+            seed: None, or an integer from which environment `i` receives the
+                seed `seed + i`.
+
+        Raises:
+            ValueError: When an index is not an integer in range or the seed
+                is not an integer.
+            Exception: The error of the environment with the lowest index
+                whose reset failed, or of its worker, its message prefixed
+                with the index, unless the batch restarts failed workers.
+
+        Returns:
+            Stacked observations of the reset environments, in the order of
+            `indices`.
+        """
+        indices = self._check_indices(indices)
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise ValueError(f'seed must be None or an integer, got {seed!r}.')
+        if not indices:
+            return np.zeros((0,) + self._observ_shape, self._observ_dtype)
+        requested = {}
+        for order, index in enumerate(indices):
+            worker = self._worker_of[index]
+            start, _ = self._bounds[worker]
+            requested.setdefault(worker, []).append((
+                order, index - start,
+                None if seed is None else int(seed) + index))
+        workers = sorted(requested)
+        requests = []
+        for worker in workers:
+            _, positions, seeds = zip(*requested[worker])
+            # Reset now, these environments need no first observation later.
+            pending = self._pending.get(worker, {})
+            for position in positions:
+                pending.pop(position, None)
+            requests.append(functools.partial(
+                self._workers[worker].reset, options=dict(
+                    positions=positions, seeds=seeds), blocking=False))
+        results, errors = batch_env_lib._in_parallel(requests)
+        failures = self._failures(
+            [result and _as_batch(result) for result in results], errors,
+            requested)
+        results = dict(zip(workers, results))
+        for worker, (index, error) in sorted(failures.items()):
+            self._replace_worker(worker, index, error)
+            results[worker] = self._reset_worker(
+                worker, index, requested[worker])
+        rows = [None] * len(indices)
+        for worker in workers:
+            observ, _ = results[worker]
+            for (order, _, _), row in zip(requested[worker], observ):
+                rows[order] = row
+        return self._stack(rows)
+
+    def close(self):
+        """Close every worker and its environments; safe to call again.
+
+        Raises:
+            Exception: The first error of closing a worker, after all workers
+                were closed.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._close_workers()
+
+    def _close_workers(self):
+        error = None
+        for worker in self._workers:
+            try:
+                worker.close()
+            except Exception as exception:
+                error = error or exception
+        if error is not None:
+            raise error
+
+    def _start(self, worker):
+        """Start the worker process of slice `worker`; it builds in turn."""
+        start, stop = self._bounds[worker]
+        return external_process.ExternalProcess(
+            _SliceConstructor(self._payloads[worker], start, stop),
+            start_method=self._start_method, timeout=self._timeout,
+            main_module=False)
+
+    def _failures(self, results, errors, requested=None):
+        """The failure with the lowest index of each worker that had one.
+
+        Args:
+            results: Per worker (or per requested worker), a `StepBatch` or
+                None where its request failed.
+            errors: Dict from the position in `results` of failed requests to
+                their errors.
+            requested: For resets, the dict from workers to the tuples of
+                order, position and seed of their requested environments;
+                the keys match `results` in sorted order.
+
+        Returns:
+            Dict from worker index to a tuple of the index of the failed
+            environment and its error, naming the index.
+        """
+        workers = sorted(requested) if requested else range(len(results))
+        failures = {}
+        for position, (worker, result) in enumerate(zip(workers, results)):
+            start, stop = self._bounds[worker]
+            if position in errors:
+                error = errors[position]
+                first = start
+                if requested:
+                    first = start + min(item[1] for item in requested[worker])
+                _name_envs(error, first, stop if not requested else first + 1)
+                failures[worker] = first, error
+            elif result.errors:
+                member = min(result.errors)
+                index = start + member
+                if requested:
+                    index = start + requested[worker][member][1]
+                error = external_process.worker_error(
+                    f'environment {index} of {self._workers[worker]!r}',
+                    *result.errors[member])
+                failures[worker] = index, batch_env_lib._name_index(
+                    error, index)
+        if failures and not self._restart_workers:
+            _, error = min(failures.values(), key=lambda item: item[0])
+            raise error
+        return failures
+
+    def _replace_worker(self, worker, index, error):
+        """Replace the worker of a failed environment, or raise its error.
+
+        Args:
+            worker: Index of the worker whose environment failed.
+            index: Index of the failed environment in the batch.
+            error: The exception, already naming the index.
+
+        Raises:
+            Exception: `error` when the worker is a replacement that has not
+                completed a step yet; or the error of the replacement.
+        """
+        start, stop = self._bounds[worker]
+        if worker in self._fresh_workers:
+            message = error.args[0] if error.args else str(error)
+            error.args = (message.replace(
+                ' of the batch failed', ' of the batch failed after a '
+                'restart', 1),) + error.args[1:]
+            raise error
+        _logger.warning(
+            'Replacing the worker of environments %d to %d of the batch: %s',
+            start, stop - 1, batch_env_lib._first_line(error))
+        try:
+            self._workers[worker].close()
+        except Exception:
+            pass  # It failed already; closing reaps what is left of it.
+        self._pending.pop(worker, None)
+        self._fresh_workers.add(worker)
+        self._workers[worker] = new = self._start(worker)
+        self._restarts += stop - start
+        for name, space, expected in (
+                ('observation', lambda: new.observation_space,
+                 self._observation_space),
+                ('action', lambda: new.action_space, self._action_space)):
+            space = batch_env_lib._blame(index, space, ' to restart')
+            if space != expected:
+                raise ValueError(
+                    f'Environment {index} of the batch was replaced by one '
+                    f'with the {name} space {space}; expected {expected}.')
+
+    def _reset_worker(self, worker, index, requested=None):
+        """Reset every environment of a new worker.
+
+        Args:
+            worker: Index of the worker.
+            index: Index of the environment whose failure replaced it.
+            requested: For a reset, the tuples of order, position and seed
+                of its requested environments; the first observations of
+                the others are handed out by the next step.
+
+        Raises:
+            Exception: An error of the resets, naming the environment.
+
+        Returns:
+            Tuple of the stacked first observations of the requested
+            environments (of all without `requested`) and an empty dict.
+        """
+        start, stop = self._bounds[worker]
+        seeds = [None] * (stop - start)
+        for _, position, seed in requested or ():
+            seeds[position] = seed
+        observ, info = batch_env_lib._blame(index, functools.partial(
+            self._workers[worker].reset, options=dict(
+                positions=tuple(range(stop - start)), seeds=tuple(seeds))),
+            ' after a restart')
+        if info['errors']:
+            member = min(info['errors'])
+            raise batch_env_lib._name_index(external_process.worker_error(
+                f'environment {start + member} of '
+                f'{self._workers[worker]!r}', *info['errors'][member]),
+                start + member, ' after a restart')
+        if requested is None:
+            return observ, {}
+        positions = [position for _, position, _ in requested]
+        others = sorted(set(range(stop - start)) - set(positions))
+        if others:
+            self._pending[worker] = {
+                position: observ[position] for position in others}
+        return observ[positions], {}
+
+    def _stack_rows(self, observs):
+        return np.concatenate(observs).astype(self._observ_dtype, copy=False)
+
+
+def _as_batch(result):
+    """A reset result `(observ, info)` as a batch with the reset's errors."""
+    observ, info = result
+    return message_frames.StepBatch(
+        observ, None, None, None, (), info['errors'])
+
+
+def _name_envs(error, start, stop):
+    """Prefix a worker's error with the range of its environments."""
+    if stop - start == 1:
+        return batch_env_lib._name_index(error, start)
+    prefix = f'Environments {start} to {stop - 1} of the batch failed: '
+    args = error.args
+    if not args or not isinstance(args[0], str):
+        error.args = (prefix + (str(error) or type(error).__name__),)
+    elif not args[0].startswith(('Environments ', f'Environment {start} ')):
+        error.args = (prefix + args[0],) + args[1:]
+    return error
+
+
+class _SliceConstructor:
+    """Builds the slice of a worker from its pickled constructors."""
+
+    def __init__(self, payload, start, stop):
+        self._payload = payload
+        self._start = start
+        # `ExternalProcess` names its worker after this.
+        self.__qualname__ = f'slice of environments {start} to {stop - 1}'
+
+    def __call__(self):
+        return _Slice(cloudpickle.loads(self._payload), self._start)
+
+
+class _Slice:
+    """The environments of one slice of the batch, inside their worker.
+
+    `step` takes the actions of the slice and returns a `StepBatch`; errors
+    of single environments are part of it, so that the other environments
+    of the slice step on. `reset` takes the positions to reset in its
+    options and returns their stacked observations and the errors in its
+    info.
+    """
+
+    def __init__(self, constructors, start):
+        self._start = start
+        self._envs = []
+        for position, constructor in enumerate(constructors):
+            try:
+                self._envs.append(constructor())
+            except Exception as error:
+                self.close()
+                raise batch_env_lib._name_index(
+                    error, start + position) from None
+        first = self._envs[0]
+        for position, env in enumerate(self._envs[1:], 1):
+            for name in ('observation_space', 'action_space'):
+                if getattr(env, name) != getattr(first, name):
+                    self.close()
+                    raise ValueError(
+                        f'Environment {start + position} has the {name} '
+                        f'{getattr(env, name)}; expected '
+                        f'{getattr(first, name)} like environment {start}.')
+        self.observation_space = first.observation_space
+        self.action_space = first.action_space
+        self.metadata = getattr(first, 'metadata', {})
+        self.render_mode = getattr(first, 'render_mode', None)
+        self.spec = getattr(first, 'spec', None)
+        self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
+        space = self.observation_space
+        self._blank = np.zeros(space.shape, space.dtype)
+
+    def __str__(self):
+        stop = self._start + len(self._envs) - 1
+        return f'<slice of environments {self._start} to {stop}: ' \
+            f'{self._envs[0]}>'
+
+    def step(self, request):
+        """Step the environments of the slice.
+
+        Args:
+            request: The actions of the slice; or a `_Request` of actions
+                and the positions to leave alone.
+
+        Returns:
+            `StepBatch`; positions left alone or failed hold zeros.
+        """
+        skip = ()
+        if type(request) is _Request:  # pylint: disable=C0123
+            request, skip = request
+        if self._discrete and isinstance(request, np.ndarray):
+            request = request.tolist()
+        observs, rewards, terminated, truncated, infos = [], [], [], [], []
+        errors = {}
+        for position, (env, action) in enumerate(zip(self._envs, request)):
+            if skip and position in skip:
+                result = None
+            else:
+                try:
+                    result = env.step(action)
+                except Exception as error:
+                    errors[position] = external_process.error_details(error)
+                    result = None
+            if result is None:
+                result = self._blank, 0.0, False, False, {}
+            observs.append(result[0])
+            rewards.append(result[1])
+            terminated.append(result[2])
+            truncated.append(result[3])
+            infos.append(result[4])
+        observ = np.stack(observs).astype(
+            self.observation_space.dtype, copy=False)
+        return message_frames.StepBatch(
+            observ, np.array(rewards, np.float32), np.array(terminated, bool),
+            np.array(truncated, bool), tuple(infos), errors)
+
+    def reset(self, *, seed=None, options=None):
+        """Reset environments of the slice.
+
+        Args:
+            seed: Seed of every reset environment, unless `options` hold
+                seeds.
+            options: None to reset all, or a dict with the `positions` to
+                reset and optionally their `seeds`.
+
+        Returns:
+            Tuple of their stacked observations, zeros where a reset failed,
+            and a dict whose `errors` map the positions of failed resets to
+            the details of their errors.
+        """
+        options = options or {}
+        positions = options.get('positions', range(len(self._envs)))
+        seeds = options.get('seeds', [seed] * len(positions))
+        observs, errors = [], {}
+        for order, (position, seed_) in enumerate(zip(positions, seeds)):
+            try:
+                observ, _ = self._envs[position].reset(seed=seed_)
+            except Exception as error:
+                errors[order] = external_process.error_details(error)
+                observ = self._blank
+            observs.append(observ)
+        observ = np.stack(observs).astype(
+            self.observation_space.dtype, copy=False)
+        return observ, {'errors': errors}
+
+    def member_attribute(self, position, name):
+        """Read an attribute of an environment of the slice.
+
+        Returns:
+            Tuple of whether it is a method, and its value otherwise.
+        """
+        value = getattr(self._envs[position], name)
+        if callable(value) and not isinstance(value, type):
+            return True, None
+        return False, value
+
+    def call_member(self, position, name, *args, **kwargs):
+        """Call a method of an environment of the slice."""
+        return getattr(self._envs[position], name)(*args, **kwargs)
+
+    def close(self):
+        """Close the environments of the slice."""
+        error = None
+        for env in self._envs:
+            try:
+                env.close()
+            except Exception as exception:
+                error = error or exception
+        if error is not None:
+            raise error
+
+
+class _Member:
+    """Proxy of one environment of a `SlicedBatchEnv`, in its worker.
+
+    Attributes are read and methods called in the worker; the spaces come
+    from the worker's handshake. After the worker was replaced, the proxy
+    reaches the new environment.
+    """
+
+    def __init__(self, batch_env, index):
+        self._batch_env = batch_env
+        self._index = index
+
+    @property
+    def worker(self):
+        """The `ExternalProcess` of the slice of this environment."""
+        return self._batch_env._workers[self._batch_env._worker_of[self._index]]
+
+    @property
+    def pid(self):
+        """Process id of the worker of this environment."""
+        return self.worker.pid
+
+    @property
+    def observation_space(self):
+        """Observation space of the environment."""
+        return self.worker.observation_space
+
+    @property
+    def action_space(self):
+        """Action space of the environment."""
+        return self.worker.action_space
+
+    def __getattr__(self, name):
+        """Read an attribute of the environment in its worker.
+
+        Args:
+            name: Attribute name; names starting with an underscore are never
+                forwarded.
+
+        Raises:
+            AttributeError: When the name is private or the environment has
+                no such attribute.
+
+        Returns:
+            The value of the attribute, or a function forwarding calls.
+        """
+        if name.startswith('_'):
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute '{name}'")
+        worker = self.worker
+        position = self._position()
+        is_method, value = worker.call('member_attribute', position, name)
+        if is_method:
+            return functools.partial(
+                worker.call, 'call_member', position, name)
+        return value
+
+    def _position(self):
+        worker = self._batch_env._worker_of[self._index]
+        return self._index - self._batch_env._bounds[worker][0]
+
+    def __repr__(self):
+        return (f'<environment {self._index} of a SlicedBatchEnv in '
+                f'{self.worker!r}>')
