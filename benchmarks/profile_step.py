@@ -3,8 +3,9 @@ r"""Where the time of one fused simulation step goes, on Pendulum-v1.
 Times, per batch step of 16 environments (the pendulum config's batch), with
 the environments in this process and in ExternalProcess workers:
 
-  (i)    session.run of a no-op graph, without and with the three feeds
-         that the training loop passes: the overhead floor of a call
+  (i)    session.run of a no-op graph, without and with three feeds (what
+         the training loop passed before its switches became variables),
+         and through Session.make_callable: the overhead floor of a call
   (ii)   InGraphBatchEnv.simulate alone (numpy_function + checks + assigns)
   (iii)  BatchEnv.step alone, in Python: the wrapped environments, and
          the same number of gymnasium environments without our wrappers
@@ -12,8 +13,8 @@ the environments in this process and in ExternalProcess workers:
          its calls through numpy_functions of its own) and with a null
          algorithm of plain graph ops: simulate's own cost
   (v)    the fused op with PPO acting greedily (evaluation: network
-         inference) and sampling while training, on steps without update;
-         the training step also through Session.make_callable
+         inference) and sampling while training, on steps without update,
+         through Session.make_callable without feeds, as tools.Loop runs it
   (vi)   one PPO update: the step that completes the 16 episodes and trains
          (10 epochs of 8 mini-batches) minus a training step without update
 
@@ -234,12 +235,36 @@ def build(mode, threads):
         sim = utility.define_simulation_graph(
             batch_env, config.algorithm, config)
         ppo_fetch = (sim.done, sim.score, sim.summary)
+        # The training loop sets the switch variables in the graph; here
+        # they are set between episodes, outside the timing.
+        switches = {
+            (training, force_reset): tf.group(
+                sim.is_training.assign(training),
+                sim.should_log.assign(False),
+                sim.force_reset.assign(force_reset))
+            for training in (False, True) for force_reset in (False, True)}
+        # What feeding the switches, as the loop did before, costs.
+        placeholders = [tf.placeholder(tf.bool, ()) for _ in range(3)]
+        fed_noop = tf.group(noop, *[tf.identity(p) for p in placeholders])
         init = tf.global_variables_initializer()
     graph.finalize()
 
-    def feed(training, force_reset=False):
-        return {sim.is_training: training, sim.should_log: False,
-                sim.force_reset: force_reset}
+    def feed(values):
+        return dict(zip(placeholders, values))
+
+    def ppo_calls(sess, training):
+        # Through a callable made once and without feeds, like tools.Loop.
+        callable_ = sess.make_callable(ppo_fetch, accept_options=True)
+
+        def prepare():
+            sess.run(switches[(training, True)])
+            callable_()
+            sess.run(switches[(training, False)])
+
+        def call(options=None, metadata=None):
+            return callable_(options=options, run_metadata=metadata)
+
+        return prepare, call
 
     def session_call(sess, fetch, feed_dict=None):
         def call(options=None, metadata=None):
@@ -264,7 +289,9 @@ def build(mode, threads):
                 Measurement('(i) session.run(no_op)', lambda: None,
                             session_call(sess, noop)),
                 Measurement('(i) session.run(no_op) + 3 feeds', lambda: None,
-                            session_call(sess, noop, feed(False))),
+                            session_call(sess, fed_noop, feed([False] * 3))),
+                Measurement('(i) Session.make_callable(no_op)', lambda: None,
+                            sess.make_callable(noop), traceable=False),
                 Measurement('(ii) InGraphBatchEnv.simulate',
                             session_call(sess, env_reset),
                             session_call(sess, env_step)),
@@ -281,22 +308,9 @@ def build(mode, threads):
                         session_call(sess, null_fetch, {reset: True}),
                         session_call(sess, null_fetch)),
             Measurement('(v) simulate + PPO eval' + suffix,
-                        session_call(sess, ppo_fetch, feed(False, True)),
-                        session_call(sess, ppo_fetch, feed(False))),
+                        *ppo_calls(sess, False)),
             Measurement('(v) simulate + PPO train' + suffix,
-                        session_call(sess, ppo_fetch, feed(True, True)),
-                        session_call(sess, ppo_fetch, feed(True)),
-                        trains=True)]
-        if index == 0:
-            # The same step through a callable made once, which skips most
-            # of session.run's per-call Python work on fetches and feeds.
-            callable_ = sess.make_callable(
-                ppo_fetch, [sim.is_training, sim.should_log, sim.force_reset])
-            measurements.append(Measurement(
-                '(v) simulate + PPO train, Session.make_callable',
-                lambda callable_=callable_: callable_(True, False, True),
-                lambda callable_=callable_: callable_(True, False, False),
-                traceable=False, trains=True))
+                        *ppo_calls(sess, True), trains=True)]
     return measurements, batch_env, graph
 
 
