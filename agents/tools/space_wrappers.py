@@ -281,9 +281,10 @@ class ClipAction(ForwardingWrapper):
         Returns:
             Tuple of observation, reward, terminated, truncated and info.
         """
-        action = np.clip(action, self._low, self._high).astype(
-            self._dtype, copy=False)
-        return self.env.step(action)
+        # Two ufuncs cost a fraction of np.clip's Python overhead, which
+        # shows at thousands of steps per second; NaN stays NaN either way.
+        action = np.minimum(np.maximum(action, self._low), self._high)
+        return self.env.step(action.astype(self._dtype, copy=False))
 
 
 class ConvertTo32Bit(ForwardingWrapper):
