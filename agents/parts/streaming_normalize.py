@@ -73,18 +73,20 @@ class StreamingNormalize:
         """Running sample standard deviation, one before two values."""
         return self._std()
 
-    def update(self, value):
+    def update(self, value, log=True):
         """Merge a batch of values into the statistics.
 
         Args:
             value: Tensor of the template shape, with any number of leading
                 batch dimensions (none for a single value).
+            log: Bool or bool tensor; whether to summarize the batch.
 
         Returns:
-            Summary tensor of the mean of the batch; it depends on the
-            update, so running it updates the statistics.
+            Summary tensor of the mean of the batch, empty where `log` is
+            false; it depends on the update, so running it updates the
+            statistics.
         """
-        with tf.name_scope(self._name + '/update'):
+        with tf.name_scope(self._name + '/update') as scope:
             value = tf.cast(value, tf.float32)
             batch = tf.reshape(value, [-1] + self._shape.as_list())
 
@@ -121,7 +123,20 @@ class StreamingNormalize:
                     self._var_sum.assign(new_var_sum),
                     self._count.assign_add(batch_count)]
             with tf.control_dependencies(assigns):
-                return self._summary('value', tf.identity(batch_mean))
+                batch_mean = tf.identity(batch_mean)
+                if log is True:
+                    return self._summary('value', batch_mean)
+
+
+                def _summary():
+                    # A branch starts without name scope; the tag keeps it.
+                    with tf.name_scope(scope):
+                        return self._summary('value', batch_mean)
+
+                # The conditional's input carries the control inputs.
+                return tf.cond(
+                    tf.convert_to_tensor(log), _summary,
+                    lambda: tf.constant(''))
 
     def transform(self, value):
         """Center, scale and clip values by the current statistics.

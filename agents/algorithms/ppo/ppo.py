@@ -260,8 +260,8 @@ class PPO:
             self, agent_indices, observ, action, reward, nextob):
         """Update the normalizers and append the transitions."""
         update_filters = tf.summary.merge([
-            self._observ_filter.update(observ),
-            self._reward_filter.update(reward)])
+            self._observ_filter.update(observ, self._should_log),
+            self._reward_filter.update(reward, self._should_log)])
         with tf.control_dependencies([update_filters]):
             norm_observ = self._observ_filter.transform(observ)
             # Normalizes the next observation too, so it must see the update.
@@ -271,7 +271,6 @@ class PPO:
             utility.nested_gather(self._last_policy, agent_indices),
             reward, bootstrap)
         append = self._episodes.append(batch, agent_indices)
-        norm_reward = self._reward_filter.transform(reward)
         summary = tf.cond(
             self._should_log,
             lambda: tf.summary.merge([
@@ -280,8 +279,8 @@ class PPO:
                 self._reward_filter.summary(),
                 tf.summary.scalar('memory_size', self._memory_index),
                 tf.summary.histogram('normalized_observ', norm_observ),
-                tf.summary.scalar(
-                    'normalized_reward', tf.reduce_mean(norm_reward))]),
+                tf.summary.scalar('normalized_reward', tf.reduce_mean(
+                    self._reward_filter.transform(reward)))]),
             str)
         # TensorFlow adds no control inputs to an op whose inputs come from
         # the same control block, so the summary gets its ordering here, from
@@ -383,7 +382,7 @@ class PPO:
     def _perform_update_steps(
             self, observ, action, old_policy_params, reward, length):
         """Compute advantages once, then run the epochs of mini-batches."""
-        with tf.name_scope('update'):
+        with tf.name_scope('update') as scope:
             return_ = utility.discounted_return(
                 reward, length, self._config.discount)
             value = self._network(observ, length).value
@@ -413,18 +412,20 @@ class PPO:
 
             def _summary():
                 # Summaries cost more than the mini-batches' math, so the
-                # steps return scalars and their means are logged once.
-                return tf.summary.merge([
-                    tf.summary.histogram('advantage', advantage),
-                    tf.summary.scalar('mean_return', _masked_mean(
-                        return_, length)),
-                    tf.summary.scalar('mean_value', _masked_mean(
-                        value, length)),
-                    tf.summary.scalar(
-                        'learning_rate', self._learning_rate()),
-                ] + [
-                    tf.summary.scalar(name, tf.reduce_mean(values))
-                    for name, values in sorted(statistics.items())])
+                # steps return scalars and their means are logged once. A
+                # branch starts without name scope; the tags keep it.
+                with tf.name_scope(scope):
+                    return tf.summary.merge([
+                        tf.summary.histogram('advantage', advantage),
+                        tf.summary.scalar('mean_return', _masked_mean(
+                            return_, length)),
+                        tf.summary.scalar('mean_value', _masked_mean(
+                            value, length)),
+                        tf.summary.scalar(
+                            'learning_rate', self._learning_rate()),
+                    ] + [
+                        tf.summary.scalar(name, tf.reduce_mean(values))
+                        for name, values in sorted(statistics.items())])
 
             with tf.control_dependencies([statistics['loss']]):
                 return tf.cond(self._should_log, _summary, str)
@@ -542,7 +543,7 @@ class PPO:
         The penalty grows by 1.5x when the mean KL exceeds 1.3x the target and
         shrinks by 1.5x below 0.7x the target.
         """
-        with tf.name_scope('adjust_penalty'):
+        with tf.name_scope('adjust_penalty') as scope:
             network = self._network(observ, length)
             old_policy = _policy_from_params(
                 self._discrete, old_policy_params)
@@ -558,11 +559,12 @@ class PPO:
             def _summary():
                 kl = utility.mask(old_policy.kl(network.policy), length)
                 entropy = utility.mask(network.policy.entropy(), length)
-                return tf.summary.merge([
-                    tf.summary.scalar('kl_change', kl_change),
-                    tf.summary.scalar('penalty', new_penalty),
-                    tf.summary.histogram('kl', kl),
-                    tf.summary.histogram('entropy', entropy)])
+                with tf.name_scope(scope):
+                    return tf.summary.merge([
+                        tf.summary.scalar('kl_change', kl_change),
+                        tf.summary.scalar('penalty', new_penalty),
+                        tf.summary.histogram('kl', kl),
+                        tf.summary.histogram('entropy', entropy)])
 
             with tf.control_dependencies([update]):
                 return tf.cond(self._should_log, _summary, str)
