@@ -27,21 +27,21 @@ FLAGS = flags.FLAGS
 flags.DEFINE_float('steps', 1e6, 'Training environment steps per seed.')
 flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds to train.')
 flags.DEFINE_float('target', -250.0, 'Evaluation score to reach.')
-# --config and --env_processes come from agents.scripts.train.
+# --config, --env_mode and --env_processes come from agents.scripts.train.
 flags.DEFINE_integer('curve_every', 5, 'Print every n-th report.')
 flags.DEFINE_list(
     'set', [], 'Config overrides as KEY=JSON, e.g. learning_rate=3e-4.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
 
 
-def run_seed(config_name, steps, seed, env_processes, overrides):
+def run_seed(config_name, steps, seed, env_mode, overrides):
     """Train one seed and record every evaluation report.
 
     Args:
       config_name: Name of a function in agents/scripts/configs.py.
       steps: Training environment steps.
       seed: Seed of TensorFlow, NumPy and the environments.
-      env_processes: Whether the environments step in worker processes.
+      env_mode: How the environments step, as `train_lib.train` takes it.
       overrides: Dict of config values to replace.
 
     Returns:
@@ -58,7 +58,7 @@ def run_seed(config_name, steps, seed, env_processes, overrides):
     eval_steps = config.eval_episodes * config.max_length
     reports = []
     start = time.monotonic()
-    for index, score in enumerate(train_lib.train(config, env_processes)):
+    for index, score in enumerate(train_lib.train(config, env_mode)):
         reports.append(dict(
             train_steps=(index + 1) * train_steps,
             total_steps=(index + 1) * (train_steps + eval_steps),
@@ -128,11 +128,12 @@ def main(argv):
     del argv
     utility.set_up_logging()
     overrides = _parse_overrides(FLAGS.set)
+    env_mode = utility.env_mode_from_flags(
+        FLAGS.env_mode, FLAGS.env_processes)
     results = []
     for seed in FLAGS.seeds:
         result = run_seed(
-            FLAGS.config, FLAGS.steps, int(seed), FLAGS.env_processes,
-            overrides)
+            FLAGS.config, FLAGS.steps, int(seed), env_mode, overrides)
         print_curve(result, FLAGS.curve_every)
         sys.stdout.flush()
         results.append(result)

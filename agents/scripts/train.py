@@ -9,6 +9,12 @@ checkpoints, and `train/` and `eval/` TensorBoard summaries. Passing the
 `--timestamp` of an existing run resumes it from its last checkpoint with its
 saved configuration.
 
+`--env_mode` picks how the environments step: in this process
+(`inprocess`), one worker process each (`processes`, also
+`--env_processes`), a few workers that step a slice of the batch each
+(`slices`), or `auto`, the default, which times `inprocess` and `slices`
+for a fraction of a second at start and keeps the faster.
+
 Two settings guard long runs against flaky simulators: `worker_timeout`, the
 seconds an environment worker may take to answer before it counts as failed
 (default 600), and `restart_workers`, whether to replace a failed environment
@@ -52,8 +58,14 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     'timestamp', None, 'Sub directory prefix; an existing run folder is '
     'resumed from its last checkpoint.')
+flags.DEFINE_string(
+    'env_mode', None, 'How to step the environments: auto (the default; '
+    'times inprocess and slices briefly and keeps the faster), inprocess, '
+    'processes (one worker process per environment) or slices (one worker '
+    'per CPU core, stepping a slice of the batch each).')
 flags.DEFINE_boolean(
-    'env_processes', True, 'Step each environment in its own process.')
+    'env_processes', None, 'Shorthand for --env_mode=processes; '
+    '--noenv_processes for --env_mode=inprocess.')
 flags.DEFINE_integer(
     'seed', None, 'Seed of TensorFlow, NumPy and the environments '
     '(overrides the config).')
@@ -157,7 +169,7 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
     return loop
 
 
-def train(config, env_processes):
+def train(config, env_mode):
     """Train an agent as the configuration describes.
 
     With `config.logdir`, a new run folder receives `config.yaml` once the
@@ -175,7 +187,9 @@ def train(config, env_processes):
 
     Args:
       config: Configuration object; `config.logdir` may be None.
-      env_processes: Whether to step the environments in separate processes.
+      env_mode: How to step the environments: 'auto', 'inprocess',
+          'processes' or 'slices' (see `utility.define_batch_env`); True
+          stands for 'processes' and False for 'inprocess'.
 
     Raises:
       utility.ConfigError: When the configuration, the environment or the
@@ -186,6 +200,7 @@ def train(config, env_processes):
     Yields:
       The mean evaluation score at every evaluation report.
     """
+    env_mode = utility.check_env_mode(env_mode)
     config = _complete_config(config)
     graph = tf.Graph()
     with graph.as_default():
@@ -196,7 +211,7 @@ def train(config, env_processes):
         try:
             batch_env = utility.define_batch_env(
                 _environment_constructor(config), config.num_agents,
-                env_processes, config.seed, timeout=config.worker_timeout,
+                env_mode, config.seed, timeout=config.worker_timeout,
                 restart=config.restart_workers)
         except Exception as error:
             # The same environment was built in this process already.
@@ -471,6 +486,8 @@ def main(argv):
     utility.set_up_logging()
     run_dir = timestamp = None
     try:
+        env_mode = utility.env_mode_from_flags(
+            FLAGS.env_mode, FLAGS.env_processes)
         config, run_dir, timestamp = _prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp)
         if FLAGS.seed is not None:
@@ -484,7 +501,7 @@ def main(argv):
         # Closing the generator also saves when the interruption lands
         # outside of it, between two scores.
         with _signals_interrupt(), contextlib.closing(
-                train(config, FLAGS.env_processes)) as scores:
+                train(config, env_mode)) as scores:
             for score in scores:
                 logging.getLogger('agents').info('Score %s.', score)
     except utility.ConfigError as error:

@@ -282,7 +282,7 @@ def test_worker_fault_stops_training_and_every_worker(
     monkeypatch.setattr(FaultyPendulum, 'fault', fault)
     monkeypatch.setattr(FaultyPendulum, 'marker', marker)
     config = _tiny_config(env=FaultyPendulum, worker_timeout=5)
-    scores = train.train(config, env_processes=True)
+    scores = train.train(config, True)
     with pytest.raises(utility.TrainingError) as error:
         next(scores)
     with open(marker, encoding='utf-8') as file_:
@@ -338,7 +338,7 @@ def test_restart_workers_replaces_a_crashed_worker(by_value, monkeypatch,
     monkeypatch.setattr(FaultyPendulum, 'marker', str(tmp_path / 'killed'))
     config = _tiny_config(
         env=FaultyPendulum, restart_workers=True, logdir=str(tmp_path))
-    scores = list(train.train(config, env_processes=True))
+    scores = list(train.train(config, True))
     assert os.path.exists(tmp_path / 'killed')
     assert len(scores) == 1 and np.isfinite(scores[0])
     assert _summary_values(tmp_path / 'train', 'worker_restarts')[-1] == 1
@@ -434,7 +434,7 @@ def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
     latest one, as after a crash while saving on a full disk.
     """
     run_dir = str(tmp_path / 'T-pendulum')
-    list(train.train(_tiny_config(logdir=run_dir), env_processes=False))
+    list(train.train(_tiny_config(logdir=run_dir), False))
     assert [os.path.basename(path) for path in utility.list_checkpoints(
         run_dir)] == ['model.ckpt-80']
     _corrupt_copy(run_dir, 80, 160)
@@ -602,8 +602,8 @@ def test_non_finite_values_exit_1_in_one_line(
 
 def test_same_seed_gives_the_same_scores():
     """Two runs with one seed score alike; another seed scores otherwise."""
-    first = list(train.train(_tiny_config(), env_processes=False))
-    second = list(train.train(_tiny_config(), env_processes=False))
-    other = list(train.train(_tiny_config(seed=1), env_processes=False))
+    first = list(train.train(_tiny_config(), False))
+    second = list(train.train(_tiny_config(), False))
+    other = list(train.train(_tiny_config(seed=1), False))
     assert len(first) == 1 and first == second
     assert other != first

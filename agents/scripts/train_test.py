@@ -28,7 +28,7 @@ def _tiny_config(name, **overrides):
 
 @pytest.mark.parametrize('name', train.config_names())
 def test_every_config_trains_in_worker_processes(name):
-    scores = list(train.train(_tiny_config(name), env_processes=True))
+    scores = list(train.train(_tiny_config(name), 'slices'))
     # 120 training steps are three training phases of 40 steps, each
     # followed by an evaluation phase that reports one score.
     assert len(scores) == 3
@@ -37,17 +37,17 @@ def test_every_config_trains_in_worker_processes(name):
 
 def test_recurrent_policy_trains():
     config = _tiny_config('pendulum', network=networks.recurrent_gaussian)
-    scores = list(train.train(config, env_processes=False))
+    scores = list(train.train(config, 'inprocess'))
     assert len(scores) == 3 and all(np.isfinite(scores))
 
 
 def test_resume_continues_global_step(tmp_path):
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
-    list(train.train(config, env_processes=False))
+    list(train.train(config, 'inprocess'))
     first = utility.list_checkpoints(str(tmp_path))
     assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
-    scores = list(train.train(config, env_processes=False))
+    scores = list(train.train(config, 'inprocess'))
     # Only the second training and evaluation phases are left to run.
     assert len(scores) == 1
     last = utility.list_checkpoints(str(tmp_path))
@@ -62,7 +62,7 @@ def test_resume_continues_global_step(tmp_path):
 
 def test_summaries_written_for_both_phases(tmp_path):
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
-    list(train.train(config, env_processes=False))
+    list(train.train(config, 'inprocess'))
     tags = {}
     for phase in ('train', 'eval'):
         tags[phase] = set()
@@ -93,3 +93,49 @@ def test_unknown_config_lists_choices(tmp_path):
         "Error: Unknown config 'pendulm'; valid configs: "
         f"{', '.join(train.config_names())}.")
     assert os.listdir(tmp_path) == []
+
+
+def _main(*args):
+    """Run the script's main in this process; return its exit code."""
+    train.FLAGS(['train', *args])
+    try:
+        train.main([])
+    except SystemExit as exit_:
+        return exit_.code
+    finally:
+        train.FLAGS.unparse_flags()
+    return 0
+
+
+@pytest.mark.parametrize('flags, message', [
+    (('--env_processes', '--env_mode=slices'),
+     'Error: --env_processes means --env_mode=processes and conflicts with '
+     '--env_mode=slices; pass one of them.'),
+    (('--noenv_processes', '--env_mode=auto'),
+     'Error: --noenv_processes means --env_mode=inprocess and conflicts '
+     'with --env_mode=auto; pass one of them.'),
+    (('--env_mode=fast',),
+     "Error: Unknown env mode 'fast'; expected one of auto, inprocess, "
+     'processes, slices.'),
+])
+def test_bad_env_mode_flags_exit_2_in_one_line(tmp_path, capsys, flags,
+                                               message):
+    code = _main(f'--logdir={tmp_path}', '--config=pendulum', *flags)
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [message]
+    assert os.listdir(tmp_path) == []
+
+
+def test_train_refuses_unknown_env_modes():
+    with pytest.raises(utility.ConfigError, match="Unknown env mode 'fast'"):
+        next(train.train(_tiny_config('pendulum'), 'fast'))
+
+
+def test_auto_mode_trains_like_the_mode_it_chose(caplog):
+    with caplog.at_level('INFO', logger='agents'):
+        auto = list(train.train(_tiny_config('pendulum', steps=40), 'auto'))
+    chosen = [record.getMessage() for record in caplog.records
+              if record.getMessage().startswith('Env mode auto: ')]
+    assert len(chosen) == 1
+    mode = chosen[0].rsplit(' ', 1)[-1].rstrip('.')
+    assert auto == list(train.train(_tiny_config('pendulum', steps=40), mode))

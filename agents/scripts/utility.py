@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 
 import cloudpickle
 import gymnasium as gym
@@ -119,8 +120,70 @@ def check_spaces(env):
             'or Discrete.')
 
 
+ENV_MODES = ('auto', 'inprocess', 'processes', 'slices')
+# Seconds of random steps that each candidate of the 'auto' mode takes per
+# round, and the rounds, which alternate between the candidates.
+_AUTO_BURST_SECONDS = 0.05
+_AUTO_ROUNDS = 3
+
+
+def check_env_mode(env_mode):
+    """Validate how to step the environments, accepting the old booleans.
+
+    Args:
+      env_mode: One of `ENV_MODES`: 'inprocess' steps every environment in
+          this process; 'processes' steps each in its own worker process;
+          'slices' has one worker per CPU core step a slice of the batch
+          each; 'auto' measures which of 'inprocess' and 'slices' steps
+          faster. True stands for 'processes' and False for 'inprocess'.
+
+    Raises:
+      ConfigError: Naming the value and the choices when it is none of them.
+
+    Returns:
+      The mode's name.
+    """
+    if env_mode is True:
+        return 'processes'
+    if env_mode is False:
+        return 'inprocess'
+    if not isinstance(env_mode, str) or env_mode not in ENV_MODES:
+        raise ConfigError(
+            f'Unknown env mode {env_mode!r}; expected one of '
+            f"{', '.join(ENV_MODES)}.")
+    return env_mode
+
+
+def env_mode_from_flags(env_mode, env_processes):
+    """The env mode of the --env_mode and --env_processes flags.
+
+    `--env_processes` and `--noenv_processes` are shorthands for
+    `--env_mode=processes` and `--env_mode=inprocess`.
+
+    Args:
+      env_mode: Value of --env_mode, or None when it was not passed.
+      env_processes: Value of --env_processes, or None when it was not
+          passed.
+
+    Raises:
+      ConfigError: When the mode is unknown or the flags disagree.
+
+    Returns:
+      The name of the mode; 'auto' when neither flag was passed.
+    """
+    if env_processes is None:
+        return check_env_mode('auto' if env_mode is None else env_mode)
+    implied = check_env_mode(bool(env_processes))
+    if env_mode is not None and check_env_mode(env_mode) != implied:
+        flag = '--env_processes' if env_processes else '--noenv_processes'
+        raise ConfigError(
+            f'{flag} means --env_mode={implied} and conflicts with '
+            f'--env_mode={env_mode}; pass one of them.')
+    return implied
+
+
 def define_batch_env(
-        constructor, num_agents, env_processes, seed=None, timeout=None,
+        constructor, num_agents, env_mode, seed=None, timeout=None,
         restart=False):
     """Create a batch of environments wrapped into the graph.
 
@@ -132,20 +195,69 @@ def define_batch_env(
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
-      env_processes: Whether to step each environment in its own process.
+      env_mode: How to step the environments, one of `ENV_MODES` or a
+          boolean; see `check_env_mode`. 'auto' builds and times the
+          candidates briefly (see `choose_env_mode`), closes them, and builds
+          the fastest anew, so that seeded runs match those of the chosen
+          mode.
       seed: Base seed; environment i gets `seed + i`. None leaves them
           unseeded.
       timeout: Seconds to wait for an answer of a worker process before it
           counts as failed; None uses the default of `ExternalProcess`.
       restart: Whether to replace an environment that fails by a new one
-          from the same constructor and seed, instead of failing the step.
+          from the same constructor and seed, instead of failing the step. In
+          the 'slices' mode, this replaces the whole worker of the slice and
+          restarts all of its environments.
+
+    Raises:
+      ConfigError: When `env_mode` is unknown.
 
     Returns:
       `tools.InGraphBatchEnv`.
     """
+    env_mode = check_env_mode(env_mode)
+    if env_mode == 'auto':
+        env_mode, _ = choose_env_mode(
+            constructor, num_agents, timeout=timeout)
+    with tf.variable_scope('environments'):
+        batch_env = create_batch_env(
+            constructor, num_agents, env_mode, seed, timeout, restart)
+        return tools.InGraphBatchEnv(batch_env)
+
+
+def create_batch_env(
+        constructor, num_agents, env_mode, seed=None, timeout=None,
+        restart=False):
+    """Create the batch of environments of a mode, outside the graph.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+      num_agents: Number of environments in the batch.
+      env_mode: 'inprocess', 'processes' or 'slices', or a boolean.
+      seed: Base seed; environment i gets `seed + i`, or None.
+      timeout: Seconds to wait for an answer of a worker process, or None.
+      restart: Whether to replace environments that fail.
+
+    Raises:
+      ConfigError: When `env_mode` is unknown or 'auto'.
+
+    Returns:
+      `tools.BatchEnv`, or `tools.SlicedBatchEnv` for 'slices'.
+    """
+    env_mode = check_env_mode(env_mode)
+    if env_mode == 'auto':
+        raise ConfigError(
+            "create_batch_env needs a mode other than 'auto'; see "
+            'choose_env_mode.')
     seeds = [None if seed is None else seed + index
              for index in range(num_agents)]
-    if env_processes:
+    if env_mode == 'slices':
+        with _pickle_by_value(sys.modules[__name__]):
+            # pylint: disable-next=not-callable
+            return tools.SlicedBatchEnv(
+                [_bind(constructor, seed_) for seed_ in seeds],
+                restart=restart, timeout=timeout)
+    if env_mode == 'processes':
         def create(index):
             with _pickle_by_value(sys.modules[__name__]):
                 return tools.wrappers.ExternalProcess(
@@ -154,19 +266,88 @@ def define_batch_env(
     else:
         def create(index):
             return constructor(seeds[index])
-    with tf.variable_scope('environments'):
-        envs = []
-        try:
-            for index in range(num_agents):
-                envs.append(create(index))
-        except BaseException:
-            for env in envs:
-                env.close()
-            raise
-        batch_env = tools.BatchEnv(
-            envs, blocking=not env_processes,
-            restart=create if restart else None)
-        return tools.InGraphBatchEnv(batch_env)
+    envs = []
+    try:
+        for index in range(num_agents):
+            envs.append(create(index))
+    except BaseException:
+        for env in envs:
+            env.close()
+        raise
+    return tools.BatchEnv(
+        envs, blocking=env_mode == 'inprocess',
+        restart=create if restart else None)
+
+
+def choose_env_mode(
+        constructor, num_agents, candidates=('inprocess', 'slices'),
+        timeout=None):
+    """Measure which mode steps a batch of the environments fastest.
+
+    Each candidate batch is built, reset, and stepped with random actions
+    (sampled before timing; finished environments are reset as in training)
+    in short bursts that alternate between the candidates, so that load from
+    elsewhere on the machine affects all alike; a candidate's rate is that of
+    its best burst. All candidates are closed before this returns. With one
+    environment or one CPU core, in-process stepping wins without measuring:
+    a worker process can only add a round trip.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+      num_agents: Number of environments in the batch.
+      candidates: Modes to compare, of 'inprocess', 'processes', 'slices'.
+      timeout: Seconds to wait for an answer of a worker process, or None.
+
+    Returns:
+      Tuple of the fastest mode and a dict from the measured modes to their
+      environment steps per second.
+    """
+    candidates = [check_env_mode(mode) for mode in candidates]
+    if len(candidates) == 1:
+        return candidates[0], {}
+    if (num_agents == 1 or (os.cpu_count() or 1) == 1) and (
+            'inprocess' in candidates):
+        return 'inprocess', {}
+    rates = {mode: 0.0 for mode in candidates}
+    batch_envs = {}
+    try:
+        for mode in candidates:
+            batch_envs[mode] = create_batch_env(
+                constructor, num_agents, mode, timeout=timeout)
+        space = batch_envs[candidates[0]].action_space
+        space.seed(0)
+        actions = [np.stack([space.sample() for _ in range(num_agents)])
+                   for _ in range(16)]
+        for mode in candidates:
+            batch_envs[mode].reset()
+            batch_envs[mode].step(actions[0])
+        for _ in range(_AUTO_ROUNDS):
+            for mode in candidates:
+                rates[mode] = max(rates[mode], _burst_rate(
+                    batch_envs[mode], actions, _AUTO_BURST_SECONDS))
+    finally:
+        for batch_env in batch_envs.values():
+            batch_env.close()
+    mode = max(candidates, key=lambda mode: rates[mode])
+    logging.getLogger('agents').info(
+        'Env mode auto: %s; using %s.', ', '.join(
+            f'{name} {rate:,.0f} steps/s' for name, rate in rates.items()),
+        mode)
+    return mode, rates
+
+
+def _burst_rate(batch_env, actions, seconds):
+    """Environment steps per second of stepping a batch for some seconds."""
+    steps = 0
+    start = time.perf_counter()
+    while True:
+        _, _, done, _ = batch_env.step(actions[steps % len(actions)])
+        if done.any():
+            batch_env.reset(np.flatnonzero(done))
+        steps += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds and steps >= 2:
+            return steps * len(batch_env) / elapsed
 
 
 def _bind(constructor, seed):

@@ -6,8 +6,10 @@ import subprocess
 import sys
 import time
 
+import cloudpickle
 import gymnasium as gym
 import numpy as np
+import psutil
 import pytest
 import tensorflow.compat.v1 as tf
 
@@ -182,3 +184,133 @@ def test_checkpoint_of_a_killed_save_is_skipped(tmp_path):
             restored = int(path.rsplit('-', 1)[1])
             assert restored >= step - 1
             assert (sess.run(weights) == restored).all()
+
+
+@pytest.fixture(name='by_value')
+def fixture_by_value():
+    """Send this module's functions to workers by value, not by import.
+
+    Workers then need not import this module and with it TensorFlow.
+    """
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _children():
+    """Child processes of this process, once the fork server runs."""
+    # The first worker starts the fork server, which then stays.
+    tools.wrappers.ExternalProcess(
+        tools.MockEnvironment, main_module=False).close()
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def _mock_constructor(seed):
+    del seed
+    return tools.MockEnvironment(durations=(3,))
+
+
+@pytest.mark.parametrize('value, mode', [
+    (True, 'processes'), (False, 'inprocess'), ('auto', 'auto'),
+    ('inprocess', 'inprocess'), ('processes', 'processes'),
+    ('slices', 'slices')])
+def test_check_env_mode_accepts_names_and_booleans(value, mode):
+    assert utility.check_env_mode(value) == mode
+
+
+@pytest.mark.parametrize('value', ['threads', 'Slices', 1, None])
+def test_check_env_mode_names_the_value_and_the_choices(value):
+    with pytest.raises(utility.ConfigError) as error:
+        utility.check_env_mode(value)
+    assert str(error.value) == (
+        f'Unknown env mode {value!r}; expected one of auto, inprocess, '
+        'processes, slices.')
+
+
+@pytest.mark.parametrize('env_mode, env_processes, mode', [
+    (None, None, 'auto'), ('slices', None, 'slices'),
+    (None, True, 'processes'), (None, False, 'inprocess'),
+    ('processes', True, 'processes'), ('inprocess', False, 'inprocess')])
+def test_env_mode_from_flags(env_mode, env_processes, mode):
+    assert utility.env_mode_from_flags(env_mode, env_processes) == mode
+
+
+def test_env_mode_flags_that_disagree_raise_one_line():
+    with pytest.raises(utility.ConfigError) as error:
+        utility.env_mode_from_flags('slices', True)
+    assert str(error.value) == (
+        '--env_processes means --env_mode=processes and conflicts with '
+        '--env_mode=slices; pass one of them.')
+    with pytest.raises(utility.ConfigError, match='^--noenv_processes means '
+                                                  '--env_mode=inprocess'):
+        utility.env_mode_from_flags('auto', False)
+    with pytest.raises(utility.ConfigError, match='Unknown env mode'):
+        utility.env_mode_from_flags('fast', None)
+
+
+@pytest.mark.parametrize('env_mode, kind, workers', [
+    ('inprocess', tools.BatchEnv, 0), ('processes', tools.BatchEnv, 3),
+    ('slices', tools.SlicedBatchEnv, min(3, os.cpu_count()))])
+def test_create_batch_env_modes(env_mode, kind, workers, by_value):
+    del by_value
+    before = _children()
+    batch_env = utility.create_batch_env(_mock_constructor, 3, env_mode)
+    try:
+        assert isinstance(batch_env, kind)
+        assert len(_children() - before) == workers
+        batch_env.reset()
+        observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
+        assert observ[:, 0].tolist() == [1, 1, 1]
+    finally:
+        batch_env.close()
+    assert _children() <= before
+    with pytest.raises(utility.ConfigError, match="other than 'auto'"):
+        utility.create_batch_env(_mock_constructor, 3, 'auto')
+
+
+def test_choose_env_mode_measures_and_closes_every_candidate(
+        caplog, by_value):
+    del by_value
+    before = _children()
+    with caplog.at_level('INFO', logger='agents'):
+        mode, rates = utility.choose_env_mode(
+            _mock_constructor, 4, ('inprocess', 'processes', 'slices'))
+    assert _children() <= before
+    assert sorted(rates) == ['inprocess', 'processes', 'slices']
+    assert all(rate > 0 for rate in rates.values())
+    assert mode == max(rates, key=rates.get)
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and lines[0].startswith('Env mode auto: ')
+    assert lines[0].endswith(f'; using {mode}.')
+
+
+def test_choose_env_mode_of_one_environment_measures_nothing():
+    assert utility.choose_env_mode(_mock_constructor, 1) == ('inprocess', {})
+    assert utility.choose_env_mode(
+        _mock_constructor, 4, ('slices',)) == ('slices', {})
+
+
+def test_auto_mode_keeps_only_the_workers_of_its_choice(
+        monkeypatch, by_value):
+    del by_value
+    before = _children()
+    chosen = []
+    choose_env_mode = utility.choose_env_mode
+
+    def choose(*args, **kwargs):
+        mode, rates = choose_env_mode(*args, **kwargs)
+        chosen.append(mode)
+        # The losers are closed before the winner is built anew.
+        assert _children() <= before
+        return mode, rates
+
+    monkeypatch.setattr(utility, 'choose_env_mode', choose)
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(_mock_constructor, 4, 'auto')
+        try:
+            workers = len(_children() - before)
+            expected = {'inprocess': 0, 'slices': min(4, os.cpu_count())}
+            assert workers == expected[chosen[0]]
+        finally:
+            batch_env.close()
+    assert _children() <= before

@@ -4,7 +4,7 @@ Command line:
 
   python -m agents.scripts.visualize --logdir=~/logdir/<timestamp>-pendulum \
       --outdir=/tmp/pendulum-videos [--checkpoint=model.ckpt-100000] \
-      [--num_agents=1] [--num_episodes=1] [--env_processes] [--seed=0]
+      [--num_agents=1] [--num_episodes=1] [--env_mode=auto] [--seed=0]
 
 The script restores the configuration and the latest (or the named) checkpoint
 of a run folder written by `agents.scripts.train`, rebuilds the environment
@@ -16,13 +16,20 @@ frame count and video name, and the mean return.
 
 A video holds `length + 1` frames: the frame rendered after the reset that
 began the episode, then one after every step. Frames are rendered and encoded
-inside the process that steps the environment, so with `--env_processes`
+inside the process that steps the environment, so with worker processes
 they never cross a pipe.
+
+`--env_mode` picks where the environments step: `inprocess`, `processes`
+(one worker each, also `--env_processes`), `slices` (one worker per CPU
+core, stepping a slice of the batch each), or `auto`, the default. Rendering
+and encoding dominate the time of a recorded step, so here `auto` measures
+nothing: it means `slices` for MuJoCo tasks and `inprocess` for the others.
 
 MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
 unset, falling back to `osmesa`; when neither loads, the script says which
 system packages to install. They always render in worker processes, as with
-`--env_processes`: Mesa's OpenGL crashes in a process that loaded TensorFlow.
+`--env_mode=slices` or `processes`: Mesa's OpenGL crashes in a process that
+loaded TensorFlow.
 """
 
 import contextlib
@@ -55,7 +62,8 @@ def _define_flag(define, name, default, help_string, **kwargs):
     """Define a flag unless another module of the process defined it.
 
     absl keeps one definition of a name per process, and `train.py` defines
-    --logdir, --env_processes and --seed too; a process that imports both
+    --logdir, --env_mode, --env_processes and --seed too; a process that
+    imports both
     scripts, such as the test suite, shares the first definition. Running
     this script alone always uses the definitions below.
     """
@@ -80,8 +88,13 @@ _define_flag(
     flags.DEFINE_integer, 'num_episodes', 1, 'Number of episodes to record.',
     lower_bound=1)
 _define_flag(
-    flags.DEFINE_boolean, 'env_processes', False, 'Step and render each '
-    'environment in its own process.')
+    flags.DEFINE_string, 'env_mode', None, 'Where to step and render the '
+    'environments: auto (the default: slices for MuJoCo, else inprocess), '
+    'inprocess, processes (one worker process each) or slices (one worker '
+    'per CPU core, stepping a slice of the batch each).')
+_define_flag(
+    flags.DEFINE_boolean, 'env_processes', None, 'Shorthand for '
+    '--env_mode=processes; --noenv_processes for --env_mode=inprocess.')
 _define_flag(
     flags.DEFINE_integer, 'seed', None, 'Seed of the environments: '
     'environment i gets seed + i. Unseeded when unset.')
@@ -443,7 +456,7 @@ def _pickle_by_value(*modules):
 
 def visualize(
         logdir, outdir, checkpoint=None, num_agents=1, num_episodes=1,
-        env_processes=False, seed=None):
+        env_mode='auto', seed=None):
     """Record greedy episodes of a trained policy as videos and statistics.
 
     Nothing is written to `outdir`, which is not even created, unless the run
@@ -456,8 +469,12 @@ def visualize(
             the latest.
         num_agents: Number of environments that run episodes in parallel.
         num_episodes: Number of episodes to record.
-        env_processes: Whether to step each environment in its own process;
-            MuJoCo environments always are.
+        env_mode: Where to step the environments: 'auto', 'inprocess',
+            'processes' or 'slices' (see `utility.define_batch_env`), or a
+            boolean for 'processes' or 'inprocess'. MuJoCo environments
+            always step in workers: 'auto' means 'slices' for them, and
+            'inprocess' becomes 'processes'; for other environments 'auto'
+            means 'inprocess'.
         seed: Base seed of the environments (environment i gets seed + i),
             or None to leave them unseeded.
 
@@ -477,6 +494,10 @@ def visualize(
     """
     import tensorflow.compat.v1 as tf
     from agents.scripts import utility
+    try:
+        env_mode = utility.check_env_mode(env_mode)
+    except utility.ConfigError as error:
+        raise VisualizeError(str(error)) from error
     num_agents = _check_count('num_agents', num_agents)
     num_episodes = _check_count('num_episodes', num_episodes)
     logdir = os.path.expanduser(logdir)
@@ -488,17 +509,21 @@ def visualize(
     gl_backend = None
     if gl_needed is not False:
         gl_backend = select_gl_backend(required=bool(gl_needed))
-    if gl_needed and not env_processes:
+    if env_mode == 'auto':
+        # Recording costs more than any stepping overhead; measure nothing.
+        env_mode = 'slices' if gl_needed else 'inprocess'
+    if gl_needed and env_mode == 'inprocess':
         # MuJoCo's OpenGL cannot render in this process, which holds
         # TensorFlow; see RecordedEnvironment.
         logging.getLogger('agents').info(
-            'Rendering MuJoCo in worker processes, as with --env_processes.')
-        env_processes = True
+            'Rendering MuJoCo in worker processes, as with '
+            '--env_mode=processes.')
+        env_mode = 'processes'
     with config.unlocked:
         config.num_agents = num_agents
         config.logdir = logdir
     graph, simulation, saver = _define_graph(
-        config, outdir, gl_backend, num_agents, env_processes, seed)
+        config, outdir, gl_backend, num_agents, env_mode, seed)
     try:
         with tf.Session(graph=graph) as sess:
             try:
@@ -606,8 +631,7 @@ def _check_outdir(outdir):
             'directory.')
 
 
-def _define_graph(config, outdir, gl_backend, num_agents, env_processes,
-                  seed):
+def _define_graph(config, outdir, gl_backend, num_agents, env_mode, seed):
     """Build the batch of recorded environments and the greedy simulation.
 
     Returns:
@@ -621,7 +645,7 @@ def _define_graph(config, outdir, gl_backend, num_agents, env_processes,
         try:
             with _pickle_by_value(utility):
                 batch_env = utility.define_batch_env(
-                    constructor, num_agents, env_processes, seed)
+                    constructor, num_agents, env_mode, seed)
         except utility.ConfigError as error:
             raise VisualizeError(str(error)) from error
         except ValueError as error:
@@ -725,9 +749,11 @@ def main(argv):
         raise app.UsageError('Pass the run folder --logdir and --outdir.')
     utility.set_up_logging()
     try:
+        env_mode = utility.env_mode_from_flags(
+            FLAGS.env_mode, FLAGS.env_processes)
         visualize(
             FLAGS.logdir, FLAGS.outdir, FLAGS.checkpoint, FLAGS.num_agents,
-            FLAGS.num_episodes, FLAGS.env_processes, FLAGS.seed)
+            FLAGS.num_episodes, env_mode, FLAGS.seed)
     except (VisualizeError, utility.ConfigError) as error:
         print(f'Error: {error}', file=sys.stderr)
         sys.exit(2)

@@ -247,6 +247,16 @@ def test_counts_must_be_positive_integers(tmp_path, name, value):
     assert not (tmp_path / 'out').exists()
 
 
+def test_unknown_env_mode_is_refused(tmp_path):
+    """An unknown env mode fails before anything is written."""
+    with pytest.raises(visualize.VisualizeError, match=(
+            "^Unknown env mode 'fast'; expected one of auto, inprocess, "
+            'processes, slices.$')):
+        visualize.visualize(
+            str(tmp_path), str(tmp_path / 'out'), env_mode='fast')
+    assert not (tmp_path / 'out').exists()
+
+
 def test_command_line_error_is_one_line(tmp_path):
     """The script reports a bad run folder in one line and exits with 2."""
     outdir = tmp_path / 'out'
@@ -298,7 +308,7 @@ def _train_run(run_dir, name, max_length, steps):
     """Train a tiny configuration as `agents.scripts.train` main does."""
     config = _tiny_config(name, run_dir, max_length, steps)
     utility.save_config(config, str(run_dir))
-    for _ in train.train(config, env_processes=False):
+    for _ in train.train(config, 'inprocess'):
         pass
     assert utility.list_checkpoints(str(run_dir))
     return run_dir
@@ -400,16 +410,17 @@ def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
         utility.list_checkpoints(str(pendulum_run))[0])
 
 
+@pytest.mark.parametrize('mode_flag', ['--env_processes', '--env_mode=slices'])
 def test_pendulum_command_line_with_processes(
-        pendulum_run, pendulum_expected, tmp_path):
-    """The script steps agents in processes and drops surplus episodes."""
+        pendulum_run, pendulum_expected, tmp_path, mode_flag):
+    """The script steps agents in workers and drops surplus episodes."""
     outdir = tmp_path / 'videos'
     checkpoint = os.path.basename(utility.list_checkpoints(
         str(pendulum_run))[0])
     result = _run_script(
         f'--logdir={pendulum_run}', f'--outdir={outdir}',
         f'--checkpoint={checkpoint}', '--num_agents=2', '--num_episodes=3',
-        '--env_processes', '--seed=3')
+        mode_flag, '--seed=3')
     assert result.returncode == 0, result.stderr
     with open(outdir / 'episodes.json', encoding='utf-8') as file_:
         statistics = json.load(file_)
