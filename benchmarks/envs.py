@@ -5,10 +5,19 @@ Measures, for each task and batch size, in one run:
   inprocess         BatchEnv of environments in this process
   process_blocking  BatchEnv of ExternalProcess workers, stepped in turn
   process           BatchEnv of ExternalProcess workers, stepped in parallel
-  sync              gymnasium SyncVectorEnv
-  async             gymnasium AsyncVectorEnv (the baseline of the ratios)
+                    (`--env_mode=processes`)
+  slices            SlicedBatchEnv: one worker per CPU core steps a slice of
+                    the batch each (`--env_mode=slices`)
+  auto              the mode that `--env_mode=auto` picks, measuring the
+                    real constructor as training does; its cell shows the
+                    mode's name and that mode's ratio from this table
+  sync              gymnasium SyncVectorEnv (the baseline of the ratios)
+  async             gymnasium AsyncVectorEnv, one process per environment
+  envpool           EnvPool, where it imports (see --envpool_path)
   simulate          the fused `tools.simulate` op with `tools.MockAlgorithm`
-                    on an InGraphBatchEnv over the parallel workers
+                    on an InGraphBatchEnv over the fastest of our BatchEnv
+                    modes of the row; its cell also gives the ratio to that
+                    mode's raw rate, timed side by side once more
 
 Actions are sampled once up front, outside the timing. BatchEnv modes reset
 finished environments as part of the timed loop, like the vector envs do on
@@ -19,6 +28,8 @@ modes take turns, and each chunk starts with freshly reset environments
 
     python benchmarks/envs.py
     python benchmarks/envs.py --envs=1,8 --tasks=Pendulum-v1 --steps=500
+    python benchmarks/envs.py \
+        --envpool_path=/tmp/envpool-venv/lib/python3.11/site-packages
 """
 
 import contextlib
@@ -41,11 +52,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 # pylint: disable=wrong-import-position
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
+from agents.tools.sliced_batch_env import SlicedBatchEnv
 # pylint: enable=wrong-import-position
 
 MODES = (
-    'inprocess', 'process_blocking', 'process', 'sync', 'async', 'simulate')
-BASELINE = 'async'
+    'inprocess', 'process_blocking', 'process', 'slices', 'auto', 'sync',
+    'async', 'envpool', 'simulate')
+# Our BatchEnv modes, of which the fastest carries the simulate column.
+OURS = ('inprocess', 'process_blocking', 'process', 'slices')
+# Columns timed by `_time_interleaved`; the others derive from them.
+TIMED = ('inprocess', 'process_blocking', 'process', 'slices', 'sync',
+         'async', 'envpool')
+BASELINE = 'sync'
 _WARMUP_STEPS = 20
 _CHUNKS = 10
 
@@ -55,6 +73,11 @@ flags.DEFINE_list('tasks', ['Pendulum-v1', 'HalfCheetah-v5'],
                   'Gymnasium environment ids.')
 flags.DEFINE_integer('steps', 1000, 'Timed batch steps per cell.')
 flags.DEFINE_list('modes', list(MODES), f'Subset of {", ".join(MODES)}.')
+flags.DEFINE_string(
+    'envpool_path', None, 'Directory to append to sys.path to import '
+    'EnvPool from, e.g. the site-packages of a separate virtualenv with the '
+    'same Python and NumPy; the envpool column is left out when it does not '
+    'import.')
 
 
 def _time_interleaved(modes, steps):
@@ -104,7 +127,7 @@ def _batch_env_mode(batch_env, actions):
 
 
 def _vector_env_mode(vector_env, actions):
-    """Mode of a gymnasium vector env, which resets itself."""
+    """Mode of a vector env, which resets itself."""
 
     def step(index):
         vector_env.step(actions[index])
@@ -143,17 +166,35 @@ def _simulate_mode(batch_env, stack):
     return prepare, step, len(batch_env)
 
 
-def _benchmark_task(task, sizes, modes, steps):
+def _make_env(task, unused_seed=None):
+    """One environment of the task; the seed argument is for `utility`."""
+    return gym.make(task)
+
+
+def _auto_choice(task, size):
+    """The mode that `define_batch_env(..., 'auto')` picks for the task."""
+    from agents.scripts import utility
+    mode, _ = utility.choose_env_mode(
+        functools.partial(_make_env, task), size)
+    return {'inprocess': 'inprocess', 'slices': 'slices',
+            'processes': 'process'}[mode]
+
+
+def _benchmark_task(task, sizes, modes, steps, envpool):
     """Measure the modes for every batch size of one task."""
-    constructor = functools.partial(gym.make, task)
+    constructor = functools.partial(_make_env, task)
     largest = max(sizes)
-    # Each in-process mode has its own environments. The worker modes share
-    # workers, since every chunk starts with a reset; batches take the
-    # first `size` of them. Batches close their environments when collected,
-    # so all of them stay referenced until the task is done.
+    # Each in-process mode has its own environments. The per-environment
+    # worker modes share workers, since every chunk starts with a reset;
+    # batches take the first `size` of them. Batches close their
+    # environments when collected, so all of them stay referenced until the
+    # task is done.
     inprocess_envs = [constructor() for _ in range(largest)]
     sync_envs = [constructor() for _ in range(largest)]
-    workers = [ExternalProcess(constructor) for _ in range(largest)]
+    workers = []
+    if {'process', 'process_blocking'} & set(modes):
+        workers = [ExternalProcess(constructor, main_module=False)
+                   for _ in range(largest)]
     space = inprocess_envs[0].action_space
     # Wait for the workers' handshakes, so that no worker still builds its
     # environment while a mode is timed.
@@ -163,19 +204,31 @@ def _benchmark_task(task, sizes, modes, steps):
     count = steps + _WARMUP_STEPS
     actions = np.stack([space.sample() for _ in range(count * largest)])
     actions = actions.reshape((count, largest) + space.shape)
-    batches, rows = [], []
+    rows, kept = [], []
     try:
         for size in sizes:
+            choice = _auto_choice(task, size) if 'auto' in modes else None
+            batches = {}
+            kept.append(batches)
             with contextlib.ExitStack() as stack:
                 measured = {}
                 for mode in modes:
+                    if mode not in TIMED:
+                        continue
                     measured[mode] = _make_mode(
-                        mode, size, constructor, inprocess_envs, sync_envs,
-                        workers, actions[:, :size], batches, stack)
+                        mode, task, size, constructor, inprocess_envs,
+                        sync_envs, workers, actions[:, :size], batches, stack,
+                        envpool)
                 rates = _time_interleaved(measured, steps)
-            for mode in modes:
-                print(f'{task} envs={size} {mode}: {rates[mode]:,.0f} '
-                      'steps/s', file=sys.stderr, flush=True)
+                if 'simulate' in modes:
+                    rates.update(_time_simulate(
+                        rates, batches, actions[:, :size], steps, stack))
+            if choice:
+                rates['auto'] = choice
+            for mode, rate in rates.items():
+                if mode in MODES and isinstance(rate, float):
+                    print(f'{task} envs={size} {mode}: {rate:,.0f} steps/s',
+                          file=sys.stderr, flush=True)
             rows.append((task, size, rates))
     finally:
         for env in workers + inprocess_envs + sync_envs:
@@ -183,16 +236,35 @@ def _benchmark_task(task, sizes, modes, steps):
     return rows
 
 
-def _make_mode(mode, size, constructor, inprocess_envs, sync_envs, workers,
-               actions, batches, stack):
+def _time_simulate(rates, batches, actions, steps, stack):
+    """Time simulate over the fastest of our modes, beside that mode raw."""
+    ours = [mode for mode in OURS if mode in batches]
+    if not ours:
+        return {}
+    best = max(ours, key=lambda mode: rates[mode])
+    pair = _time_interleaved({
+        best: _batch_env_mode(batches[best], actions),
+        'simulate': _simulate_mode(batches[best], stack)}, steps)
+    return {'simulate': pair['simulate'], 'simulate_over': best,
+            'simulate_ratio': pair['simulate'] / pair[best]}
+
+
+def _make_mode(mode, task, size, constructor, inprocess_envs, sync_envs,
+               workers, actions, batches, stack, envpool):
     """Set up one mode for a batch size; see `_time_interleaved`."""
     if mode == 'inprocess':
-        batches.append(BatchEnv(inprocess_envs[:size], blocking=True))
-        return _batch_env_mode(batches[-1], actions)
+        batches[mode] = BatchEnv(inprocess_envs[:size], blocking=True)
+        return _batch_env_mode(batches[mode], actions)
     if mode in ('process', 'process_blocking'):
-        batches.append(BatchEnv(
-            workers[:size], blocking=mode == 'process_blocking'))
-        return _batch_env_mode(batches[-1], actions)
+        batches[mode] = BatchEnv(
+            workers[:size], blocking=mode == 'process_blocking')
+        return _batch_env_mode(batches[mode], actions)
+    if mode == 'slices':
+        batches[mode] = SlicedBatchEnv([constructor] * size)
+        stack.callback(batches[mode].close)
+        # Wait for the handshakes before timing.
+        assert batches[mode].action_space == inprocess_envs[0].action_space
+        return _batch_env_mode(batches[mode], actions)
     if mode == 'sync':
         # Closing the vector env would close the reused environments, so it
         # is left to the garbage collector.
@@ -203,8 +275,27 @@ def _make_mode(mode, size, constructor, inprocess_envs, sync_envs, workers,
             [constructor] * size, context='forkserver')
         stack.callback(vector_env.close)
         return _vector_env_mode(vector_env, actions)
-    batches.append(BatchEnv(workers[:size], blocking=False))
-    return _simulate_mode(batches[-1], stack)
+    if mode == 'envpool':
+        vector_env = envpool.make_gymnasium(task, num_envs=size)
+        stack.callback(vector_env.close)
+        return _vector_env_mode(_EnvPoolSteps(vector_env), actions)
+    raise ValueError(f'Unknown mode {mode!r}.')
+
+
+class _EnvPoolSteps:
+    """EnvPool's vector env with the float64 actions of its spaces."""
+
+    def __init__(self, env):
+        self._env = env
+        self.num_envs = env.config['num_envs']
+
+    def reset(self):
+        """Reset every environment."""
+        return self._env.reset()
+
+    def step(self, actions):
+        """Step every environment."""
+        return self._env.step(np.asarray(actions, np.float64))
 
 
 def _format_table(rows, modes):
@@ -215,19 +306,62 @@ def _format_table(rows, modes):
     for task, size, rates in rows:
         cells = []
         for mode in modes:
-            cell = f'{rates[mode]:,.0f}'
-            if BASELINE in rates:
-                cell += f' ({rates[mode] / rates[BASELINE]:.2f}x)'
-            cells.append(cell)
+            cells.append(_format_cell(mode, rates))
         lines.append(f'| {task} | {size} | ' + ' | '.join(cells) + ' |')
     return '\n'.join(lines)
+
+
+def _format_cell(mode, rates):
+    """One cell: the rate and its ratio to the baseline, or the choice."""
+    if mode == 'auto':
+        choice = rates['auto']
+        if choice in rates and BASELINE in rates:
+            return f'{choice} ({rates[choice] / rates[BASELINE]:.2f}x)'
+        return choice
+    cell = f'{rates[mode]:,.0f}'
+    if BASELINE in rates:
+        cell += f' ({rates[mode] / rates[BASELINE]:.2f}x)'
+    if mode == 'simulate':
+        cell += (f'; {rates["simulate_ratio"]:.2f}x of '
+                 f'{rates["simulate_over"]}')
+    return cell
+
+
+def _machine():
+    """One line describing the CPUs, memory and software."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        with open('/proc/cpuinfo', encoding='utf-8') as file_:
+            for line in file_:
+                if line.startswith('model name'):
+                    model = line.split(':', 1)[1].strip()
+                    break
+    memory = ''
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open('/proc/meminfo', encoding='utf-8') as file_:
+            kilobytes = int(file_.readline().split()[1])
+            memory = f', {kilobytes / 2 ** 20:.0f} GiB'
+    return (f'{os.cpu_count()} CPUs ({model}){memory}; Python '
+            f'{platform.python_version()}, NumPy {np.__version__}, gymnasium '
+            f'{gym.__version__}')
+
+
+def _import_envpool(path):
+    """The envpool module, or None when it does not import."""
+    if path:
+        sys.path.append(os.path.abspath(os.path.expanduser(path)))
+    try:
+        import envpool
+    except ImportError:
+        return None
+    return envpool
 
 
 def main(argv):
     """Run the benchmark and print the table."""
     del argv
-    modes = [mode for mode in MODES if mode in FLAGS.modes]
     unknown = sorted(set(FLAGS.modes) - set(MODES))
+    modes = [mode for mode in MODES if mode in FLAGS.modes]
     if unknown or not modes:
         raise app.UsageError(
             f'Unknown modes {unknown}; expected some of {", ".join(MODES)}.')
@@ -237,15 +371,22 @@ def main(argv):
     if FLAGS.steps < _CHUNKS:
         raise app.UsageError(
             f'--steps must be at least {_CHUNKS}, got {FLAGS.steps}.')
+    envpool = None
+    if 'envpool' in modes:
+        envpool = _import_envpool(FLAGS.envpool_path)
+        if envpool is None:
+            print('EnvPool does not import; leaving out its column (see '
+                  '--envpool_path).', file=sys.stderr)
+            modes.remove('envpool')
     # MuJoCo writes deprecation warnings of gymnasium's models into
     # MUJOCO_LOG.TXT in the working directory; keep the checkout clean.
     os.chdir(tempfile.mkdtemp(prefix='benchmark_envs_'))
     rows = []
     for task in FLAGS.tasks:
-        rows += _benchmark_task(task, sizes, modes, FLAGS.steps)
+        rows += _benchmark_task(task, sizes, modes, FLAGS.steps, envpool)
+    versions = f', EnvPool {envpool.__version__}' if envpool else ''
     print(f'Steps per second (ratio to {BASELINE}); {FLAGS.steps} batch '
-          f'steps per cell; {os.cpu_count()} CPUs; Python '
-          f'{platform.python_version()}, gymnasium {gym.__version__}.\n')
+          f'steps per cell; {_machine()}{versions}.\n')
     print(_format_table(rows, modes))
 
 
