@@ -10,12 +10,16 @@ reached the task's target (-200 on Pendulum-v1). Install the peer first:
     python benchmarks/peers.py
     python benchmarks/peers.py --seeds=0 --steps=30000   # a quick look
     python benchmarks/peers.py --tasks=HalfCheetah-v5 \
-        --systems=ours,ours_processes,sb3_same,sb3_zoo
+        --systems=ours,ours_slices,sb3_same,sb3_zoo
 
 Systems:
 
-  ours            our config of the task (agents/scripts/configs.py), the
-                  environments in the training process
+  ours            our config of the task (agents/scripts/configs.py), with
+                  the environment mode the training script picks by default
+                  (`--env_mode=auto`: it times the candidates briefly)
+  ours_inprocess  the same with the environments in the training process
+  ours_slices     the same with one worker process per core, each stepping
+                  a slice of the batch
   ours_processes  the same with one ExternalProcess worker per environment
   sb3_same        SB3 PPO doing the same work as `ours`: settings derived
                   from our config by `same_work_settings` (see there)
@@ -66,7 +70,13 @@ sys.path.insert(0, _ROOT)
 # them, so that an SB3 run never loads TensorFlow and our runs never load
 # torch: each process's memory is its own system's.
 
-SYSTEMS = ('ours', 'ours_processes', 'sb3_same', 'sb3_zoo')
+SYSTEMS = (
+    'ours', 'ours_inprocess', 'ours_slices', 'ours_processes', 'sb3_same',
+    'sb3_zoo')
+# The environment mode of each of our systems, see `utility.ENV_MODES`.
+_ENV_MODES = dict(
+    ours='auto', ours_inprocess='inprocess', ours_slices='slices',
+    ours_processes='processes')
 
 TASKS = {
     'Pendulum-v1': dict(config='pendulum', steps=150e3, target=-200.0),
@@ -193,9 +203,9 @@ def make_spec(system, task, seed, steps):
         system=system, task=task, seed=seed, steps=steps,
         eval_every=period,
         eval_episodes=config.eval_episodes, max_length=config.max_length)
-    if system in ('ours', 'ours_processes'):
+    if system in _ENV_MODES:
         spec.update(config=TASKS[task]['config'],
-                    env_processes=system == 'ours_processes')
+                    env_mode=_ENV_MODES[system])
     elif system == 'sb3_same':
         spec.update(sb3=same_work_settings(config))
     elif system == 'sb3_zoo':
@@ -217,7 +227,7 @@ def _train_ours(spec):
     eval_steps = config.eval_episodes * config.max_length
     reports = []
     for index, score in enumerate(
-            train_lib.train(config, spec['env_processes'])):
+            train_lib.train(config, spec['env_mode'])):
         reports.append(dict(
             train_steps=(index + 1) * train_steps,
             total_steps=(index + 1) * (train_steps + eval_steps),
@@ -502,6 +512,8 @@ def print_ratios(task, rows_by_system):
     """Print ours/SB3 ratios of the medians for both comparisons."""
     pairs = [
         ('same work', 'ours', 'sb3_same'),
+        ('same work, in process', 'ours_inprocess', 'sb3_same'),
+        ('same work, slices', 'ours_slices', 'sb3_same'),
         ('same work, worker processes', 'ours_processes', 'sb3_same'),
         ('each at its best settings', 'ours', 'sb3_zoo')]
     lines = []

@@ -155,7 +155,7 @@ class Loop:
         with tf.name_scope(f'loop_{len(self._phases)}'):
             op = self._define_step(done, score, summary, batch, mean_score)
         self._phases.append(_Phase(
-                name, writer, op, batch, steps, dict(feed or {}),
+                name, writer, op, batch, steps, _by_reference(feed or {}),
                 report_every, log_every, checkpoint_every))
 
     def run(self, sess, saver, max_step=None):
@@ -180,11 +180,12 @@ class Loop:
         global_step = int(sess.run(self._step))
         # Ops that set the variable switches, built on the first run.
         if len(self._next_switches) != len(self._phases):
-            self._first_switches = self._define_switches(
-                self._step, first_run=True)
-            self._next_switches = [
-                self._define_next_switches(index)
-                for index in range(len(self._phases))]
+            with self._step.graph.as_default():
+                self._first_switches = self._define_switches(
+                    self._step, first_run=True)
+                self._next_switches = [
+                    self._define_next_switches(index)
+                    for index in range(len(self._phases))]
         sess.run(self._first_switches)
         callables = [
             _Callable(sess, phase.op[:3], switches, self._feeds(phase))
@@ -209,9 +210,9 @@ class Loop:
                 should_report = _fires(
                         phase_step, phase.batch, phase.report_every)
                 values = dict(phase.feed)
-                values[self._log] = should_log
-                values[self._report] = should_report
-                values[self._reset] = first_run
+                values[self._log.ref()] = should_log
+                values[self._report.ref()] = should_report
+                values[self._reset.ref()] = first_run
                 summary, mean_score, global_step = callables[index](values)
                 global_step = int(global_step)
                 if summary and phase.writer is not None:
@@ -255,10 +256,9 @@ class Loop:
 
     def _feeds(self, phase):
         """The placeholders that the runs of a phase feed."""
-        tensors = [self._log, self._report, self._reset] + [
-            tensor for tensor in phase.feed
-            if tensor not in (self._log, self._report, self._reset)]
-        return [tensor for tensor in tensors if not _is_variable(tensor)]
+        switches = [self._log.ref(), self._report.ref(), self._reset.ref()]
+        keys = switches + [key for key in phase.feed if key not in switches]
+        return [key.deref() for key in keys if not _is_variable(key.deref())]
 
     def _define_next_switches(self, index):
         """Set the switches for the run after one of a phase, once it ran."""
@@ -294,22 +294,22 @@ class Loop:
             phase.log_every if phase.writer is not None else None
             for phase in phases]
         values = {
-            self._log: _fires_in_graph(
+            self._log.ref(): _fires_in_graph(
                 location.phase_step, batch, log_every, location.index),
-            self._report: _fires_in_graph(
+            self._report.ref(): _fires_in_graph(
                 location.phase_step, batch,
                 [phase.report_every for phase in phases], location.index),
-            self._reset: first_run,
+            self._reset.ref(): first_run,
         }
         keys = []
         for phase in phases:
             keys += [key for key in phase.feed if key not in keys]
         for key in keys:
-            if _is_variable(key) and key not in values:
+            if _is_variable(key.deref()) and key not in values:
                 values[key] = _phase_value(key, phases, location.index)
         assigns = [
-            variable.assign(value) for variable, value in values.items()
-            if _is_variable(variable)]
+            key.deref().assign(value) for key, value in values.items()
+            if _is_variable(key.deref())]
         return tf.group(*assigns)
 
     def _find_current_phase(self, global_step):
@@ -361,9 +361,14 @@ class _Callable:
         self._call = sess.make_callable((fetches, target), placeholders)
 
     def __call__(self, values):
-        """Run with the values of the placeholders; return the fetches."""
+        """Run with the values of the placeholders; return the fetches.
+
+        Args:
+            values: Dict from references of tensors (`tensor.ref()`) to
+                values, for at least the placeholders.
+        """
         fetched, _ = self._call(
-            *[values[tensor] for tensor in self._placeholders])
+            *[values[tensor.ref()] for tensor in self._placeholders])
         return fetched
 
 
@@ -403,13 +408,28 @@ def _fires_in_graph(phase_step, batch, intervals, index):
     return tf.logical_and(enabled, reached)
 
 
-def _phase_value(variable, phases, index):
-    """A variable's value in the phase at an index, or its current value."""
+def _by_reference(feed):
+    """The dict keyed by references, which hash outside of graph mode."""
+    return {tensor.ref(): value for tensor, value in feed.items()}
+
+
+def _phase_value(key, phases, index):
+    """A variable's value in the phase at an index, or its current value.
+
+    Args:
+        key: Reference of the variable, a key of the phases' feeds.
+        phases: The phases.
+        index: Int32 tensor of the phase's index.
+
+    Returns:
+        Tensor of the value.
+    """
+    variable = key.deref()
     dtype = variable.dtype.base_dtype.as_numpy_dtype
     shape = variable.shape.as_list()
-    given = [variable in phase.feed for phase in phases]
+    given = [key in phase.feed for phase in phases]
     table = np.stack([
-        np.asarray(phase.feed[variable], dtype) if present
+        np.asarray(phase.feed[key], dtype) if present
         else np.zeros(shape, dtype)
         for phase, present in zip(phases, given)])
     return tf.where_v2(

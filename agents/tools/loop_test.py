@@ -118,6 +118,26 @@ def test_phases_alternate_with_their_steps(switches):
             ('eval', 32, False, 2)]
 
 
+def test_run_outside_of_the_graph_context():
+    """The loop runs, and builds its switch ops, without its graph being
+    the default, as when a caller iterates it elsewhere."""
+    runs = []
+    with tf.Graph().as_default() as graph:
+        loop = _define_loop(None, runs)
+        init = tf.global_variables_initializer()
+    sess = tf.Session(graph=graph)
+    try:
+        sess.run(init)
+        assert list(loop.run(sess, None, max_step=11)) == [3.5, 9.0]
+    finally:
+        sess.close()
+    assert [(run.phase, run.step, run.reset, run.extra) for run in runs] == [
+            ('train', 0, True, 1), ('train', 2, False, 1),
+            ('train', 4, False, 1), ('train', 6, False, 1),
+            ('eval', 8, True, 2), ('eval', 9, False, 2),
+            ('eval', 10, False, 2)]
+
+
 @pytest.mark.parametrize('switches', ['variables', 'placeholders'])
 def test_intervals_and_reported_scores(tmp_path, switches):
     """Log, report and checkpoint intervals fire on the right runs."""
