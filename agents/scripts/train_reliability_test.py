@@ -298,7 +298,8 @@ def test_worker_fault_stops_training_and_every_worker(
 def test_worker_killed_by_signal_exits_script_with_one_line(tmp_path):
     """SIGKILL of a worker ends the script with one line and exit code 1."""
     run_dir = _new_run_folder(str(tmp_path), 'T')
-    script = _Script(f'--logdir={tmp_path}', '--timestamp=T')
+    script = _Script(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_processes')
     try:
         script.wait_for('Graph contains')
         forkserver, = [
@@ -326,8 +327,9 @@ def test_worker_killed_by_signal_exits_script_with_one_line(tmp_path):
     assert os.path.exists(os.path.join(run_dir, 'config.yaml'))
 
 
+@pytest.mark.parametrize('env_mode', [True, 'slices'])
 def test_restart_workers_replaces_a_crashed_worker(by_value, monkeypatch,
-                                                   tmp_path):
+                                                   tmp_path, env_mode):
     """A worker killed once is replaced and training completes.
 
     The config sets `restart_workers`; the train summaries count the
@@ -338,7 +340,7 @@ def test_restart_workers_replaces_a_crashed_worker(by_value, monkeypatch,
     monkeypatch.setattr(FaultyPendulum, 'marker', str(tmp_path / 'killed'))
     config = _tiny_config(
         env=FaultyPendulum, restart_workers=True, logdir=str(tmp_path))
-    scores = list(train.train(config, True))
+    scores = list(train.train(config, env_mode))
     assert os.path.exists(tmp_path / 'killed')
     assert len(scores) == 1 and np.isfinite(scores[0])
     assert _summary_values(tmp_path / 'train', 'worker_restarts')[-1] == 1

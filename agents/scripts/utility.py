@@ -305,7 +305,8 @@ def choose_env_mode(
     candidates = [check_env_mode(mode) for mode in candidates]
     if len(candidates) == 1:
         return candidates[0], {}
-    if (num_agents == 1 or (os.cpu_count() or 1) == 1) and (
+    from agents.tools import sliced_batch_env
+    if (num_agents == 1 or sliced_batch_env.available_cpus() == 1) and (
             'inprocess' in candidates):
         return 'inprocess', {}
     rates = {mode: 0.0 for mode in candidates}

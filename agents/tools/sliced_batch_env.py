@@ -27,6 +27,17 @@ from agents.tools import message_frames
 
 _logger = logging.getLogger('agents')
 
+
+def available_cpus():
+    """Number of CPU cores this process may run on.
+
+    The affinity mask where the platform has one, since containers and
+    `taskset` limit it below `os.cpu_count()`.
+    """
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
 # A step of a slice that leaves some of its environments alone: those of a
 # replaced worker whose first observation the batch still has to hand out.
 _Request = collections.namedtuple('_Request', 'actions, skip')
@@ -73,7 +84,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 They are sent to the workers with cloudpickle once, here, so
                 that restarts reuse what they were then.
             num_workers: Number of worker processes; None means one per CPU
-                core. At most one per environment.
+                core this process may use. At most one per environment.
             restart: Whether to replace a worker whose environment failed,
                 instead of raising the error.
             timeout: Seconds a worker may take to answer before it counts as
@@ -101,7 +112,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                     '; expected a callable without arguments that returns '
                     'the environment.')
         if num_workers is None:
-            num_workers = os.cpu_count() or 1
+            num_workers = available_cpus()
         if isinstance(num_workers, bool) or not isinstance(
                 num_workers, (int, np.integer)) or num_workers < 1:
             raise ValueError(
