@@ -14,7 +14,8 @@ Measures, for each task and batch size, in one run:
   sync              gymnasium SyncVectorEnv (the baseline of the ratios)
   async             gymnasium AsyncVectorEnv, one process per environment
   envpool           EnvPool, where it imports (see --envpool_path)
-  simulate          the fused `tools.simulate` op with `tools.MockAlgorithm`
+  simulate          the fused `tools.simulate` op with a trivial algorithm
+                    (`tools.MockAlgorithm(record=False)`)
                     on an InGraphBatchEnv over the fastest of our BatchEnv
                     modes of the row; its cell also gives the ratio to that
                     mode's raw rate, timed side by side once more
@@ -136,7 +137,12 @@ def _vector_env_mode(vector_env, actions):
 
 
 def _simulate_mode(batch_env, stack):
-    """Mode of the fused simulate op with a trivial algorithm."""
+    """Mode of the fused simulate op with a trivial algorithm.
+
+    The algorithm is `tools.MockAlgorithm` without recording (constant
+    actions from plain graph ops), and the op runs through a callable made
+    once, without feeds, as `tools.Loop` runs it.
+    """
     # TensorFlow loads only here, after the workers forked, and only when
     # this mode runs.
     import tensorflow.compat.v1 as tf
@@ -144,24 +150,25 @@ def _simulate_mode(batch_env, stack):
     graph = tf.Graph()
     with graph.as_default():
         env = tools.InGraphBatchEnv(batch_env)
-        algo = tools.MockAlgorithm(env)
-        reset = tf.placeholder_with_default(False, ())
+        algo = tools.MockAlgorithm(env, record=False)
+        reset = tf.Variable(False, trainable=False)
         # Pylint takes the name for the submodule of the same name.
         tensors = tools.simulate(  # pylint: disable=not-callable
             env, algo, log=False, reset=reset)
+        switches = {value: reset.assign(value) for value in (False, True)}
         init = tf.global_variables_initializer()
     sess = stack.enter_context(tf.Session(graph=graph))
     sess.run(init)
+    call = sess.make_callable(tensors)
 
     def prepare():
-        sess.run(tensors, {reset: True})
+        sess.run(switches[True])
+        call()
+        sess.run(switches[False])
 
     def step(index):
         del index
-        sess.run(tensors)
-        # The double records every call; drop them to keep memory flat.
-        algo.calls.clear()
-        algo.transitions.clear()
+        call()
 
     return prepare, step, len(batch_env)
 

@@ -10,8 +10,9 @@ the environments in this process and in ExternalProcess workers:
   (iii)  BatchEnv.step alone, in Python: the wrapped environments, and
          the same number of gymnasium environments without our wrappers
   (iv)   the fused tools.simulate op with tools.MockAlgorithm (which records
-         its calls through numpy_functions of its own) and with a null
-         algorithm of plain graph ops: simulate's own cost
+         its calls through numpy_functions of its own), and with a trivial
+         algorithm of plain graph ops (MockAlgorithm(record=False)) through
+         Session.make_callable: simulate's own cost
   (v)    the fused op with PPO acting greedily (evaluation: network
          inference) and sampling while training, on steps without update,
          through Session.make_callable without feeds, as tools.Loop runs it
@@ -111,36 +112,6 @@ def make_env(seed):
     return env
 
 
-class NullAlgorithm:
-    """Zero actions and empty summaries from plain graph ops only."""
-
-    def __init__(self, batch_env):
-        self._batch_env = batch_env
-
-    def begin_episode(self, unused_agent_indices):
-        """Nothing to do; empty summary."""
-        import tensorflow.compat.v1 as tf
-        return tf.constant('')
-
-    def perform(self, agent_indices, unused_observ):
-        """Zero actions of the action variable's dtype and shape."""
-        import tensorflow.compat.v1 as tf
-        variable = self._batch_env.action
-        shape = tf.concat([tf.shape(agent_indices),
-                           tf.shape(variable)[1:]], 0)
-        return tf.zeros(shape, variable.dtype.base_dtype), tf.constant('')
-
-    def experience(self, unused_agent_indices, *unused_transition):
-        """Nothing to do; empty summary."""
-        import tensorflow.compat.v1 as tf
-        return tf.constant('')
-
-    def end_episode(self, unused_agent_indices):
-        """Nothing to do; empty summary."""
-        import tensorflow.compat.v1 as tf
-        return tf.constant('')
-
-
 class Measurement:
     """A way to run one batch step, timed call by call.
 
@@ -230,8 +201,13 @@ def build(mode, threads):
         # Pylint takes the export for the submodule of the same name.
         mock_fetch = tools.simulate(  # pylint: disable=not-callable
             batch_env, mock, log=False, reset=reset)
-        null_fetch = tools.simulate(  # pylint: disable=not-callable
-            batch_env, NullAlgorithm(batch_env), log=False, reset=reset)
+        trivial_reset = tf.Variable(False, trainable=False)
+        trivial_fetch = tools.simulate(  # pylint: disable=not-callable
+            batch_env, tools.MockAlgorithm(batch_env, record=False),
+            log=False, reset=trivial_reset)
+        trivial_switches = {
+            (None, value): trivial_reset.assign(value)
+            for value in (False, True)}
         sim = utility.define_simulation_graph(
             batch_env, config.algorithm, config)
         ppo_fetch = (sim.done, sim.score, sim.summary)
@@ -252,14 +228,14 @@ def build(mode, threads):
     def feed(values):
         return dict(zip(placeholders, values))
 
-    def ppo_calls(sess, training):
+    def callable_calls(sess, fetch, switch_ops, training):
         # Through a callable made once and without feeds, like tools.Loop.
-        callable_ = sess.make_callable(ppo_fetch, accept_options=True)
+        callable_ = sess.make_callable(fetch, accept_options=True)
 
         def prepare():
-            sess.run(switches[(training, True)])
+            sess.run(switch_ops[(training, True)])
             callable_()
-            sess.run(switches[(training, False)])
+            sess.run(switch_ops[(training, False)])
 
         def call(options=None, metadata=None):
             return callable_(options=options, run_metadata=metadata)
@@ -304,13 +280,14 @@ def build(mode, threads):
             Measurement('(iv) simulate + MockAlgorithm' + suffix,
                         session_call(sess, mock_fetch, {reset: True}),
                         session_call(sess, mock_fetch), cleanup=clear_mock),
-            Measurement('(iv) simulate + null algorithm' + suffix,
-                        session_call(sess, null_fetch, {reset: True}),
-                        session_call(sess, null_fetch)),
+            Measurement('(iv) simulate + trivial algorithm' + suffix,
+                        *callable_calls(
+                            sess, trivial_fetch, trivial_switches, None)),
             Measurement('(v) simulate + PPO eval' + suffix,
-                        *ppo_calls(sess, False)),
+                        *callable_calls(sess, ppo_fetch, switches, False)),
             Measurement('(v) simulate + PPO train' + suffix,
-                        *ppo_calls(sess, True), trains=True)]
+                        *callable_calls(sess, ppo_fetch, switches, True),
+                        trains=True)]
     return measurements, batch_env, graph
 
 
@@ -464,7 +441,8 @@ def print_components(mode, measurements):
 
 def print_threads(measurements, threads):
     """Table of (iv) and (v) under each session thread setting."""
-    names = ('(iv) simulate + MockAlgorithm', '(iv) simulate + null algorithm',
+    names = ('(iv) simulate + MockAlgorithm',
+             '(iv) simulate + trivial algorithm',
              '(v) simulate + PPO eval', '(v) simulate + PPO train')
     by_name = {m.name: m for m in measurements}
     print('\n### inprocess: session thread settings (inter_op/intra_op), '
@@ -527,7 +505,7 @@ def profile_mode(mode, threads, rounds, trace_steps):
         by_name = {m.name: m for m in measurements}
         traced = []
         for name in ('(ii) InGraphBatchEnv.simulate',
-                     '(iv) simulate + null algorithm',
+                     '(iv) simulate + trivial algorithm',
                      '(v) simulate + PPO eval', '(v) simulate + PPO train'):
             traced.append((name, trace(by_name[name], graph, trace_steps) +
                            (_median_us(by_name[name].times),)))

@@ -13,10 +13,11 @@ class MockAlgorithm:
     call appends `(method_name, agent_indices)` to `calls`, with the indices
     as a list of ints, in the order the calls execute; `experience` also
     appends the transition it received to `transitions`. Every method returns
-    an empty summary.
+    an empty summary. With `record=False` it records nothing and builds only
+    plain graph ops: a trivial algorithm for measuring `simulate` itself.
     """
 
-    def __init__(self, batch_env, action=None):
+    def __init__(self, batch_env, action=None, record=True):
         """Create the algorithm for a batch of environments.
 
         Args:
@@ -24,9 +25,11 @@ class MockAlgorithm:
                 whose `action` variable gives the actions' shape and dtype.
             action: Value of every action, broadcast to the shape of one
                 action; None gives zeros.
+            record: Whether to record the calls and transitions.
         """
         self._batch_env = batch_env
         self._action = action
+        self._record_calls = record
         self.calls = []
         self.transitions = []
 
@@ -101,6 +104,8 @@ class MockAlgorithm:
             return self._define_record('end_episode', agent_indices)
 
     def _define_record(self, name, agent_indices, *transition):
+        if not self._record_calls:
+            return tf.constant('', name='summary')
         record = tf.numpy_function(
                 lambda *args: self._record(name, *args),
                 [agent_indices] + list(transition), [], name=name)

@@ -90,3 +90,26 @@ def test_records_transitions():
     assert first.reward.tolist() == [1, 2]
     assert first.done.tolist() == [False, True]
     assert second.observ.tolist() == [[4, 5], [6, 7]]
+
+
+def test_without_recording_only_graph_ops():
+    """With record=False nothing is recorded and no Python op is built."""
+    with tf.Graph().as_default() as graph:
+        env = _batch(2, action_shape=(2,))
+        algo = mock_algorithm.MockAlgorithm(env, action=1.0, record=False)
+        before = {op.name for op in graph.get_operations()}
+        indices = tf.constant([0, 1])
+        action, perform_summary = algo.perform(indices, tf.zeros((2, 2)))
+        summaries = [
+            perform_summary, algo.begin_episode(indices),
+            algo.experience(indices, *[tf.zeros(2)] * 5),
+            algo.end_episode(indices)]
+        new_ops = [op for op in graph.get_operations()
+                   if op.name not in before]
+        with tf.Session() as sess:
+            result, summaries = sess.run((action, summaries))
+    assert not any(op.type in ('PyFunc', 'PyFuncStateless', 'EagerPyFunc')
+                   for op in new_ops)
+    assert result.tolist() == [[1.0, 1.0]] * 2
+    assert summaries == [b''] * 4
+    assert not algo.calls and not algo.transitions
