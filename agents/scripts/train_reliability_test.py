@@ -372,7 +372,9 @@ def test_signal_saves_a_checkpoint_and_the_run_resumes(
     """
     # Without a seed, so that `main` here leaves op determinism alone.
     run_dir = _new_run_folder(str(tmp_path), 'T', steps=1e5, seed=None)
-    script = _Script(f'--logdir={tmp_path}', '--timestamp=T')
+    # Worker processes that step slices of the batch must be gone too.
+    script = _Script(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=slices')
     try:
         script.wait_for(r'INFO Score ')
         script.record_descendants()
@@ -405,7 +407,8 @@ def test_signal_saves_a_checkpoint_and_the_run_resumes(
     monkeypatch.setattr(
         utility, 'initialize_variables', _recording(
             utility.initialize_variables, restored))
-    assert _main(f'--logdir={tmp_path}', '--timestamp=T') == 0
+    assert _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess') == 0
     assert restored == [saved]
     assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
         f'model.ckpt-{(step // 80 + 1) * 80}')
@@ -443,7 +446,8 @@ def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
     _edit_config(run_dir, steps=1e5)
     with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
         config_bytes = file_.read()
-    script = _Script(f'--logdir={tmp_path}', '--timestamp=T')
+    script = _Script(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
     try:
         script.wait_for(r'Restored checkpoint')
         script.record_descendants()
