@@ -26,6 +26,7 @@ def default():
     max_length = None  # Episode cap; None uses the env's own time limit.
     worker_timeout = 600  # Seconds a worker may take to answer.
     restart_workers = False  # Replace failed workers and drop their episode.
+    session_threads = None  # Threads of TensorFlow's pools; None: per core.
     # Network
     network = networks.feed_forward_gaussian
     weight_summaries = dict(
@@ -60,6 +61,7 @@ def pendulum():
     """Swing up and balance a pendulum (classic control)."""
     env = 'Pendulum-v1'
     max_length = 200
+    session_threads = 1
     steps = 1e6  # 1M
     discount = 0.95
     gae_lambda = 0.95
@@ -76,6 +78,7 @@ def cartpole():
     """Balance a pole on a cart with two discrete actions."""
     env = 'CartPole-v1'
     max_length = 500
+    session_threads = 1
     steps = 2e5  # 200k
     network = networks.feed_forward_categorical
     discount = 0.99

@@ -240,6 +240,12 @@ def train(config, env_mode):
         (config.update_every + config.eval_episodes))
     session_config = tf.ConfigProto(allow_soft_placement=True)
     session_config.gpu_options.allow_growth = True
+    if config.session_threads:
+        # Small networks step faster on one thread than on a pool that
+        # hands every op to another thread (see benchmarks/profile_step.py).
+        session_config.inter_op_parallelism_threads = config.session_threads
+        session_config.intra_op_parallelism_threads = config.session_threads
+        session_config.use_per_session_threads = True
     try:
         with tf.Session(graph=graph, config=session_config) as sess:
             try:
@@ -387,6 +393,7 @@ def _complete_config(config):
         config.setdefault('seed', None)
         config.setdefault('worker_timeout', None)
         config.setdefault('restart_workers', False)
+        config.setdefault('session_threads', None)
         env = utility.create_environment(config)
         try:
             if not config.get('max_length'):
@@ -405,6 +412,13 @@ def _complete_config(config):
         raise utility.ConfigError(
             f'Config worker_timeout={timeout!r} must be a positive number '
             'of seconds or None.')
+    threads = config.session_threads
+    if threads is not None and not (
+            isinstance(threads, int) and not isinstance(threads, bool)
+            and threads >= 1):
+        raise utility.ConfigError(
+            f'Config session_threads={threads!r} must be a positive integer '
+            'or None.')
     if not isinstance(config.restart_workers, bool):
         raise utility.ConfigError(
             f'Config restart_workers={config.restart_workers!r} must be '

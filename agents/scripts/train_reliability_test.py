@@ -519,9 +519,12 @@ _ENV = 'agents.scripts.train_reliability_test'
     ('worker_timeout: -1\n',
      'Error: Config worker_timeout=-1 must be a positive number of seconds '
      'or None.'),
+    ('session_threads: 0\n',
+     'Error: Config session_threads=0 must be a positive integer or None.'),
 ], ids=[
     'env_id', 'observation_space', 'action_space', 'yaml', 'import',
-    'python_object', 'algorithm_setting', 'worker_timeout'])
+    'python_object', 'algorithm_setting', 'worker_timeout',
+    'session_threads'])
 def test_invalid_saved_config_exits_2_and_changes_nothing(
         tmp_path, capsys, config_yaml, message):
     """A run folder with a bad config.yaml fails in one line, untouched."""
