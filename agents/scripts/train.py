@@ -42,6 +42,7 @@ from absl import app
 from absl import flags
 import numpy as np
 import tensorflow.compat.v1 as tf
+from tensorflow.core.protobuf import rewriter_config_pb2
 
 from agents import tools
 from agents.scripts import configs
@@ -240,6 +241,12 @@ def train(config, env_mode):
         (config.update_every + config.eval_episodes))
     session_config = tf.ConfigProto(allow_soft_placement=True)
     session_config.gpu_options.allow_growth = True
+    # Grappler optimizes the whole graph, training branch included, once
+    # per phase on its first run: one pass instead of two halves that cost
+    # (about 0.8 s instead of 1.6 s per phase for pendulum) and steps as
+    # fast afterwards.
+    session_config.graph_options.rewrite_options.meta_optimizer_iterations = (
+        rewriter_config_pb2.RewriterConfig.ONE)
     if config.session_threads:
         # Small networks step faster on one thread than on a pool that
         # hands every op to another thread (see benchmarks/profile_step.py).
