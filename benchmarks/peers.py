@@ -130,9 +130,10 @@ def same_work_settings(config):
     num_agents`); a mini-batch of as many transitions as ours (`batch_size`
     chunks of `chunk_length` steps); the same epochs, so the same number of
     gradient steps per environment step (on Pendulum 3,200 steps per update,
-    8 mini-batches of 400 transitions, 10 epochs: 80 gradient steps); the
+    8 mini-batches of 400 transitions, 20 epochs: 160 gradient steps); the
     same learning rate, gradient clipping, discount and GAE lambda (none is
-    lambda 1); the same hidden layers and ReLU activation for policy and
+    lambda 1), also its linear decay to zero over the run; the same hidden
+    layers and ReLU activation for policy and
     value; the same initial action standard deviation and entropy bonus;
     observation and reward normalization with our clip values.
 
@@ -152,6 +153,7 @@ def same_work_settings(config):
             f'num_agents = {config.num_agents} environments.')
     max_norm = config.get('max_gradient_norm')
     return dict(
+        learning_rate_decay=config.get('learning_rate_decay'),
         n_envs=config.num_agents,
         normalize=dict(clip_obs=5.0, clip_reward=10.0),
         n_steps=rollout // config.num_agents,
@@ -253,6 +255,10 @@ def _train_sb3(spec):
     torch.set_num_threads(1)
     start = time.monotonic()
     settings = dict(spec['sb3'])
+    if settings.pop('learning_rate_decay', None) == 'linear':
+        # SB3 passes the remaining progress, from 1 down to 0.
+        initial_rate = settings['learning_rate']
+        settings['learning_rate'] = lambda remaining: initial_rate * remaining
     n_envs = settings.pop('n_envs')
     normalize = settings.pop('normalize')
     policy_kwargs = dict(settings.pop('policy_kwargs', {}))
