@@ -61,7 +61,6 @@ def pendulum():
     """Swing up and balance a pendulum (classic control)."""
     env = 'Pendulum-v1'
     max_length = 200
-    session_threads = 1
     steps = 1.5e5  # 150k
     # Tuned for few environment steps to a mean return of -200 (about 29k
     # instead of 77k; benchmarks/learning.py, 6 seeds): a short horizon, a
@@ -86,7 +85,6 @@ def cartpole():
     """Balance a pole on a cart with two discrete actions."""
     env = 'CartPole-v1'
     max_length = 500
-    session_threads = 1
     steps = 2e5  # 200k
     network = networks.feed_forward_categorical
     discount = 0.99
