@@ -24,6 +24,7 @@ from agents.scripts import train as train_lib
 from agents.scripts import utility
 
 FLAGS = flags.FLAGS
+_LAST_REPORTS = 10
 flags.DEFINE_float('steps', 1e6, 'Training environment steps per seed.')
 flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds to train.')
 flags.DEFINE_float('target', -250.0, 'Evaluation score to reach.')
@@ -68,7 +69,12 @@ def run_seed(config_name, steps, seed, env_mode, overrides):
 
 
 def summarize(result, target):
-    """Final score, best score, speed and time to target of one seed."""
+    """Final score, best score, speed and time to target of one seed.
+
+    Besides the last report, the mean of the last ten: the evaluation
+    episodes of a report begin in the same states in every run, so a single
+    report can be a hard or an easy set for all runs alike.
+    """
     reports = result['reports']
     final = reports[-1]
     reached = next(
@@ -76,6 +82,8 @@ def summarize(result, target):
     return dict(
         seed=result['seed'],
         final=final['score'],
+        last_ten=statistics.mean(
+            report['score'] for report in reports[-_LAST_REPORTS:]),
         best=max(report['score'] for report in reports),
         seconds=result['seconds'],
         steps_per_second=final['total_steps'] / result['seconds'],
@@ -96,15 +104,16 @@ def print_curve(result, every):
 def print_table(config_name, steps, target, rows):
     """Print the per-seed results and their mean as a markdown table."""
     print(f'\n{config_name}, {steps:,.0f} training steps, target {target}\n')
-    print('| seed | final | best | wall-clock s | env steps/s | '
-          'to target s | to target steps |')
-    print('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    print(f'| seed | final | last {_LAST_REPORTS} mean | best | '
+          'wall-clock s | env steps/s | to target s | to target steps |')
+    print('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
     for row in rows:
         target_seconds = (
             f"{row['target_seconds']:.0f}" if row['target_seconds'] else '-')
         target_steps = (
             f"{row['target_steps']:,d}" if row['target_steps'] else '-')
-        print(f"| {row['seed']} | {row['final']:.1f} | {row['best']:.1f} | "
+        print(f"| {row['seed']} | {row['final']:.1f} | "
+              f"{row['last_ten']:.1f} | {row['best']:.1f} | "
               f"{row['seconds']:.0f} | {row['steps_per_second']:,.0f} | "
               f'{target_seconds} | {target_steps} |')
     finals = [row['final'] for row in rows]
