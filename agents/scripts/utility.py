@@ -125,6 +125,10 @@ ENV_MODES = ('auto', 'inprocess', 'processes', 'slices')
 # round, and the rounds, which alternate between the candidates.
 _AUTO_BURST_SECONDS = 0.05
 _AUTO_ROUNDS = 3
+# How much faster than in-process stepping a mode with worker processes must
+# step to be chosen: its workers cost CPU and memory, and in training the
+# graph's work competes with them for the cores, which the bursts leave out.
+_WORKER_MARGIN = 1.25
 
 
 def check_env_mode(env_mode):
@@ -288,7 +292,8 @@ def choose_env_mode(
     (sampled before timing; finished environments are reset as in training)
     in short bursts that alternate between the candidates, so that load from
     elsewhere on the machine affects all alike; a candidate's rate is that of
-    its best burst. All candidates are closed before this returns. With one
+    its best burst, and `pick_env_mode` chooses by the rates. All candidates
+    are closed before this returns. With one
     environment or one CPU core, in-process stepping wins without measuring:
     a worker process can only add a round trip.
 
@@ -329,12 +334,32 @@ def choose_env_mode(
     finally:
         for batch_env in batch_envs.values():
             batch_env.close()
-    mode = max(candidates, key=lambda mode: rates[mode])
+    mode = pick_env_mode(rates)
     logging.getLogger('agents').info(
         'Env mode auto: %s; using %s.', ', '.join(
             f'{name} {rate:,.0f} steps/s' for name, rate in rates.items()),
         mode)
     return mode, rates
+
+
+def pick_env_mode(rates):
+    """The mode to use given measured environment steps per second.
+
+    In-process stepping wins unless a mode with worker processes steps at
+    least `_WORKER_MARGIN` (1.25) times as fast; of those, the fastest wins.
+
+    Args:
+      rates: Dict from env modes to their measured steps per second.
+
+    Returns:
+      The chosen mode.
+    """
+    fastest = max(rates, key=rates.get)
+    if 'inprocess' not in rates or fastest == 'inprocess':
+        return fastest
+    if rates[fastest] >= _WORKER_MARGIN * rates['inprocess']:
+        return fastest
+    return 'inprocess'
 
 
 def _burst_rate(batch_env, actions, seconds):

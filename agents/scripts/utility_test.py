@@ -279,10 +279,21 @@ def test_choose_env_mode_measures_and_closes_every_candidate(
     assert _children() <= before
     assert sorted(rates) == ['inprocess', 'processes', 'slices']
     assert all(rate > 0 for rate in rates.values())
-    assert mode == max(rates, key=rates.get)
+    assert mode == utility.pick_env_mode(rates)
     lines = [record.getMessage() for record in caplog.records]
     assert len(lines) == 1 and lines[0].startswith('Env mode auto: ')
     assert lines[0].endswith(f'; using {mode}.')
+
+
+@pytest.mark.parametrize('rates, mode', [
+    (dict(inprocess=100.0, slices=124.0), 'inprocess'),
+    (dict(inprocess=100.0, slices=125.0), 'slices'),
+    (dict(inprocess=100.0, slices=130.0, processes=140.0), 'processes'),
+    (dict(inprocess=150.0, slices=140.0), 'inprocess'),
+    (dict(slices=10.0, processes=20.0), 'processes'),
+])
+def test_worker_modes_must_be_clearly_faster(rates, mode):
+    assert utility.pick_env_mode(rates) == mode
 
 
 def test_choose_env_mode_of_one_environment_measures_nothing():
