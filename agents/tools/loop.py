@@ -358,7 +358,10 @@ class _Callable:
 
     def __init__(self, sess, fetches, target, placeholders):
         self._placeholders = placeholders
-        self._call = sess.make_callable((fetches, target), placeholders)
+        # Any feed list, also an empty one, takes the slow path of
+        # `Session.run`; only None makes the fast callable.
+        self._call = sess.make_callable(
+            (fetches, target), placeholders or None)
 
     def __call__(self, values):
         """Run with the values of the placeholders; return the fetches.
