@@ -51,11 +51,10 @@ class InGraphBatchEnv:
                     'truncated', batch, tf.bool)
             self._restarted = in_graph_env._define_variable(
                     'restarted', batch, tf.bool)
-        with tf.name_scope('environment_restarts'):
-            self._restarts = tf.numpy_function(
-                    self._count_restarts, [], tf.int64, stateful=True,
-                    name='count')
-            self._restarts.set_shape(())
+            # Read from the batch by the step and reset ops, so that no op
+            # of its own calls into Python on every step.
+            self._restarts = in_graph_env._define_variable(
+                    'restarts', (), tf.int64)
 
     def __getattr__(self, name):
         # Private names are never forwarded, which also keeps lookups during
@@ -127,9 +126,10 @@ class InGraphBatchEnv:
 
     @property
     def restarts(self):
-        """Int64 tensor of the environments replaced after failures so far.
+        """Int64 variable of the environments replaced after failures so far.
 
-        Zero for batches that do not restart environments.
+        As of the last step or reset; zero for batches that do not restart
+        environments.
         """
         return self._restarts
 
@@ -161,11 +161,12 @@ class InGraphBatchEnv:
         with tf.name_scope('environment_simulate'):
             action = in_graph_env._prepare_action(action, self._action)
             # One Python call per step returns everything the variables need.
-            observ, reward, done, truncated, restarted = tf.numpy_function(
-                    self._step, [action],
-                    [self._observ_dtype, tf.float32, tf.bool, tf.bool,
-                     tf.bool],
-                    name='step')
+            observ, reward, done, truncated, restarted, restarts = (
+                    tf.numpy_function(
+                            self._step, [action],
+                            [self._observ_dtype, tf.float32, tf.bool, tf.bool,
+                             tf.bool, tf.int64],
+                            name='step'))
             observ.set_shape(self._observ.shape)
             reward.set_shape(self._reward.shape)
             done.set_shape(self._done.shape)
@@ -182,7 +183,8 @@ class InGraphBatchEnv:
                         self._reward.assign(reward),
                         self._done.assign(done),
                         self._truncated.assign(truncated),
-                        self._restarted.assign(restarted))
+                        self._restarted.assign(restarted),
+                        self._restarts.assign(tf.reshape(restarts, ())))
 
     def reset(self, indices=None):
         """Reset some or all environments and store their observations.
@@ -201,8 +203,9 @@ class InGraphBatchEnv:
                 indices = tf.range(len(self._batch_env))
             indices = tf.cast(indices, tf.int32)
             indices.set_shape((None,))
-            observ = tf.numpy_function(
-                    self._reset, [indices], self._observ_dtype, name='reset')
+            observ, restarts = tf.numpy_function(
+                    self._reset, [indices], [self._observ_dtype, tf.int64],
+                    name='reset')
             observ.set_shape(indices.shape.concatenate(
                     self._observ.shape[1:]))
             observ = in_graph_env._check_numerics(observ, 'observ')
@@ -213,7 +216,8 @@ class InGraphBatchEnv:
                     tf.scatter_update(self._reward, indices, zeros),
                     tf.scatter_update(self._done, indices, falses),
                     tf.scatter_update(self._truncated, indices, falses),
-                    tf.scatter_update(self._restarted, indices, falses)]):
+                    tf.scatter_update(self._restarted, indices, falses),
+                    self._restarts.assign(tf.reshape(restarts, ()))]):
                 return tf.identity(observ)
 
     def close(self):
@@ -238,7 +242,8 @@ class InGraphBatchEnv:
                 np.asarray(reward, np.float32),
                 np.logical_or(done, restarted),
                 truncated,
-                restarted)
+                restarted,
+                self._count_restarts())
 
     def _reset(self, indices):
         self._error = None
@@ -247,7 +252,8 @@ class InGraphBatchEnv:
         except Exception as error:
             self._error = error
             raise
-        return np.asarray(observ, self._observ_dtype.as_numpy_dtype)
+        return (np.asarray(observ, self._observ_dtype.as_numpy_dtype),
+                self._count_restarts())
 
     def _count_restarts(self):
         return np.int64(getattr(self._batch_env, 'restarts', 0))

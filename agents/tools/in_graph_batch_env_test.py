@@ -47,7 +47,8 @@ def test_variables():
         assert names == [
                 'env_temporary/observ:0', 'env_temporary/action:0',
                 'env_temporary/reward:0', 'env_temporary/done:0',
-                'env_temporary/truncated:0', 'env_temporary/restarted:0']
+                'env_temporary/truncated:0', 'env_temporary/restarted:0',
+                'env_temporary/restarts:0']
         assert not tf.trainable_variables()
         assert env.observ.shape.as_list() == [2, 2, 4]
         assert env.observ.dtype.base_dtype == tf.float32
