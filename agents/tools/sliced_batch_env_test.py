@@ -283,7 +283,7 @@ def test_restart_in_a_reset_hands_out_the_others_next_step():
         assert batch_env.restarts == 2
         assert [env.seeds for env in batch_env] == [
             [None, 7], [None], [9], [None]]
-        observ, reward, done, info = batch_env.step(
+        observ, reward, _, info = batch_env.step(
             np.zeros((4, 3), np.float32))
         assert observ[:, 0].tolist() == [1, 3, 1, 0]
         assert reward.tolist() == [1, 3, 1, 0]
