@@ -45,6 +45,7 @@ import tensorflow.compat.v1 as tf
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 from agents import tools
+from agents.tools import batch_env as batch_env_lib
 from agents.scripts import configs
 from agents.scripts import utility
 
@@ -217,7 +218,7 @@ def train(config, env_mode):
         except Exception as error:
             # The same environment was built in this process already.
             raise utility.TrainingError(
-                f'Cannot start the environments: {_one_line(error)}') from error
+                f'Cannot start the environments: {batch_env_lib.first_line(error)}') from error
         try:
             try:
                 simulation = utility.define_simulation_graph(
@@ -305,7 +306,7 @@ def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
         # A failed step changed no state that checkpoints hold.
         save(on_failure=True)
         raise utility.TrainingError(
-            f'Training stopped: {_one_line(failure)}') from failure
+            f'Training stopped: {batch_env_lib.first_line(failure)}') from failure
     save()
 
 
@@ -329,7 +330,7 @@ def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
         if not on_failure:
             raise
         logging.getLogger('agents').warning(
-            'Could not save a checkpoint: %s', _one_line(error))
+            'Could not save a checkpoint: %s', batch_env_lib.first_line(error))
         return
     logging.getLogger('agents').info('Saved checkpoint %s.', path)
 
@@ -352,20 +353,6 @@ def _describe_op_error(error):
     ignore = ('Graph execution error', 'Detected at node', 'File ', 'Node:')
     lines = [line for line in lines if line and not line.startswith(ignore)]
     return lines[0] if lines else type(error).__name__
-
-
-def _one_line(error):
-    """The first line of an error, and the last where it names the cause.
-
-    Errors of worker processes hold the child's traceback after their first
-    line; its last line names the exception.
-    """
-    lines = [line for line in str(error).strip().splitlines() if line]
-    if not lines:
-        return type(error).__name__
-    if len(lines) > 1 and not lines[-1].startswith(' '):
-        return f'{lines[0]} {lines[-1]}'
-    return lines[0]
 
 
 _REQUIRED_KEYS = (

@@ -284,7 +284,7 @@ class BatchEnv:
             raise _name_index(error, index, ' after a restart')
         _logger.warning(
             'Environment %d of the batch failed; replacing it: %s', index,
-            _first_line(error))
+            first_line(error))
         try:
             self._envs[index].close()
         except Exception:
@@ -446,10 +446,16 @@ def _name_index(error, index, when=''):
     return error
 
 
-def _first_line(error):
+def first_line(error):
     """The first line of an error, and its last if that names the cause.
 
     Errors of workers carry the child's traceback after the first line.
+
+    Args:
+        error: Exception.
+
+    Returns:
+        One line of text; the exception's type name when it has no message.
     """
     lines = [line for line in str(error).strip().splitlines() if line]
     if not lines:

@@ -385,7 +385,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             raise error
         _logger.warning(
             'Replacing the worker of environments %d to %d of the batch: %s',
-            start, stop - 1, batch_env_lib._first_line(error))
+            start, stop - 1, batch_env_lib.first_line(error))
         try:
             self._workers[worker].close()
         except Exception:
