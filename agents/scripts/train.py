@@ -217,8 +217,9 @@ def train(config, env_mode):
                 restart=config.restart_workers)
         except Exception as error:
             # The same environment was built in this process already.
+            message = batch_env_lib.first_line(error)
             raise utility.TrainingError(
-                f'Cannot start the environments: {batch_env_lib.first_line(error)}') from error
+                f'Cannot start the environments: {message}') from error
         try:
             try:
                 simulation = utility.define_simulation_graph(
@@ -305,8 +306,9 @@ def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
                 f'{_describe_op_error(error)}') from error
         # A failed step changed no state that checkpoints hold.
         save(on_failure=True)
+        message = batch_env_lib.first_line(failure)
         raise utility.TrainingError(
-            f'Training stopped: {batch_env_lib.first_line(failure)}') from failure
+            f'Training stopped: {message}') from failure
     save()
 
 
