@@ -73,7 +73,7 @@ sys.path.insert(0, _ROOT)
 SYSTEMS = (
     'ours', 'ours_inprocess', 'ours_slices', 'ours_processes', 'sb3_same',
     'sb3_zoo')
-# The environment mode of each of our systems, see `utility.ENV_MODES`.
+# The environment mode of each of our systems, see `env_modes.MODES`.
 _ENV_MODES = dict(
     ours='auto', ours_inprocess='inprocess', ours_slices='slices',
     ours_processes='processes')

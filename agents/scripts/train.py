@@ -47,6 +47,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from agents import tools
 from agents.tools import batch_env as batch_env_lib
 from agents.scripts import configs
+from agents.scripts import env_modes
 from agents.scripts import utility
 
 
@@ -60,11 +61,7 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     'timestamp', None, 'Sub directory prefix; an existing run folder is '
     'resumed from its last checkpoint.')
-flags.DEFINE_string(
-    'env_mode', None, 'How to step the environments: auto (the default; '
-    'times inprocess and slices briefly and keeps the faster), inprocess, '
-    'processes (one worker process per environment) or slices (one worker '
-    'per CPU core, stepping a slice of the batch each).')
+flags.DEFINE_string('env_mode', None, env_modes.flag_help())
 flags.DEFINE_boolean(
     'env_processes', None, 'Shorthand for --env_mode=processes; '
     '--noenv_processes for --env_mode=inprocess.')
@@ -112,26 +109,6 @@ class _Interrupted(KeyboardInterrupt):
 
 def _raise_interrupted(signum, unused_frame):
     raise _Interrupted(signum)
-
-
-def _environment_constructor(config):
-    """Constructor `(seed) -> env` of the environments of the batch.
-
-    It holds only the settings of the environment, not the algorithm, network
-    or optimizer, so that worker processes receive it without importing
-    TensorFlow.
-
-    Args:
-      config: Configuration with `env`, `max_length` and `normalize_ranges`.
-
-    Returns:
-      Callable taking a seed or None.
-    """
-    keys = ('env', 'max_length', 'normalize_ranges')
-    env_config = tools.AttrDict(
-        {key: config[key] for key in keys if key in config})
-    env_config.lock()
-    return functools.partial(utility.create_environment, env_config)
 
 
 def _define_loop(graph, logdir, train_steps, eval_steps):
@@ -190,7 +167,7 @@ def train(config, env_mode):
     Args:
       config: Configuration object; `config.logdir` may be None.
       env_mode: How to step the environments: 'auto', 'inprocess',
-          'processes' or 'slices' (see `utility.define_batch_env`); True
+          'processes' or 'slices' (see `env_modes.MODES`); True
           stands for 'processes' and False for 'inprocess'.
 
     Raises:
@@ -202,7 +179,7 @@ def train(config, env_mode):
     Yields:
       The mean evaluation score at every evaluation report.
     """
-    env_mode = utility.check_env_mode(env_mode)
+    env_mode = env_modes.check_env_mode(env_mode)
     config = _complete_config(config)
     graph = tf.Graph()
     with graph.as_default():
@@ -212,8 +189,9 @@ def train(config, env_mode):
             tf.set_random_seed(config.seed)
         try:
             batch_env = utility.define_batch_env(
-                _environment_constructor(config), config.num_agents,
-                env_mode, config.seed, timeout=config.worker_timeout,
+                env_modes.environment_constructor(config),
+                config.num_agents, env_mode, config.seed,
+                timeout=config.worker_timeout,
                 restart=config.restart_workers)
         except Exception as error:
             # The same environment was built in this process already.
@@ -390,7 +368,7 @@ def _complete_config(config):
         config.setdefault('worker_timeout', None)
         config.setdefault('restart_workers', False)
         config.setdefault('session_threads', None)
-        env = utility.create_environment(config)
+        env = env_modes.create_environment(config)
         try:
             if not config.get('max_length'):
                 spec = env.spec
@@ -496,7 +474,7 @@ def main(argv):
     utility.set_up_logging()
     run_dir = timestamp = None
     try:
-        env_mode = utility.env_mode_from_flags(
+        env_mode = env_modes.env_mode_from_flags(
             FLAGS.env_mode, FLAGS.env_processes)
         config, run_dir, timestamp = _prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp)

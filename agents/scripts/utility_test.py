@@ -1,4 +1,4 @@
-"""Tests of config storage, checkpoint discovery and environment creation."""
+"""Tests of checkpoint discovery and the in-graph batch of environments."""
 
 import os
 import signal
@@ -7,102 +7,13 @@ import sys
 import time
 
 import cloudpickle
-import gymnasium as gym
-import numpy as np
 import psutil
 import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.scripts import configs
-from agents.scripts import networks
+from agents.scripts import env_modes
 from agents.scripts import utility
-
-
-def test_config_round_trip_restores_callables_and_tuples(tmp_path):
-    config = tools.AttrDict(configs.pendulum())
-    utility.save_config(config, str(tmp_path))
-    text = (tmp_path / 'config.yaml').read_text()
-    assert ('network: !callable agents.scripts.networks:'
-            'feed_forward_gaussian') in text
-    loaded = utility.load_config(str(tmp_path))
-    assert loaded.network is networks.feed_forward_gaussian
-    assert loaded.optimizer is tf.train.AdamOptimizer
-    assert loaded.policy_layers == (64, 64)
-    assert loaded.weight_summaries == config.weight_summaries
-    assert loaded.env == 'Pendulum-v1'
-    with pytest.raises(RuntimeError):
-        loaded.env = 'CartPole-v1'
-
-
-def test_save_config_leaves_no_temporary_files(tmp_path):
-    utility.save_config(tools.AttrDict(configs.cartpole()), str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == ['config.yaml']
-
-
-def test_load_config_rejects_invalid_yaml(tmp_path):
-    (tmp_path / 'config.yaml').write_text('env: [unclosed\n')
-    with pytest.raises(utility.ConfigError, match='Invalid YAML in .*'):
-        utility.load_config(str(tmp_path))
-
-
-def test_load_config_never_constructs_python_objects(tmp_path):
-    (tmp_path / 'config.yaml').write_text(
-        "env: !!python/object/apply:os.system ['echo unsafe']\n")
-    with pytest.raises(utility.ConfigError, match='Invalid YAML'):
-        utility.load_config(str(tmp_path))
-
-
-@pytest.mark.parametrize('path, message', [
-    ('no_such_module_xyz:thing', "Cannot import module 'no_such_module_xyz'"),
-    ('agents.scripts.networks:missing', "has no public callable 'missing'"),
-    ('agents.scripts.networks:_private', "has no public callable '_private'"),
-    ('agents.scripts.configs:tf', "'agents.scripts.configs:tf' is not "
-     'callable'),
-    ('nocolon', 'must look like'),
-])
-def test_load_config_rejects_bad_callables(tmp_path, path, message):
-    (tmp_path / 'config.yaml').write_text(f'network: !callable {path}\n')
-    with pytest.raises(utility.ConfigError, match=message):
-        utility.load_config(str(tmp_path))
-
-
-def test_load_config_missing_file(tmp_path):
-    with pytest.raises(utility.ConfigError, match='No config.yaml in run'):
-        utility.load_config(str(tmp_path))
-
-
-def test_save_config_rejects_lambdas(tmp_path):
-    config = tools.AttrDict(configs.pendulum(), env=lambda: None)
-    with pytest.raises(utility.ConfigError, match='only module-level'):
-        utility.save_config(config, str(tmp_path))
-    assert not (tmp_path / 'config.yaml').exists()
-
-
-def test_unknown_env_id_lists_choices():
-    with pytest.raises(utility.ConfigError) as error:
-        utility.check_env_id('Pendulum-v0')
-    message = str(error.value)
-    assert message.startswith("Unknown env id 'Pendulum-v0'; valid ids: ")
-    assert 'Pendulum-v1' in message and '\n' not in message
-
-
-def test_unsupported_observation_space():
-    env = gym.make('Blackjack-v1')
-    with pytest.raises(utility.ConfigError, match='Unsupported observation'):
-        utility.check_spaces(env)
-
-
-def test_create_environment_normalizes_and_seeds():
-    config = tools.AttrDict(configs.pendulum())
-    first = utility.create_environment(config, seed=3)
-    second = utility.create_environment(config, seed=3)
-    assert np.all(first.action_space.high == np.inf)
-    assert first.observation_space.dtype == np.float32
-    action = np.array([0.5], np.float32)
-    observ_one = first.step(action)[0]
-    observ_two = second.step(action)[0]
-    np.testing.assert_array_equal(observ_one, observ_two)
 
 
 def test_list_checkpoints_newest_first_and_skips_missing(tmp_path):
@@ -210,104 +121,12 @@ def _mock_constructor(seed):
     return tools.MockEnvironment(durations=(3,))
 
 
-@pytest.mark.parametrize('value, mode', [
-    (True, 'processes'), (False, 'inprocess'), ('auto', 'auto'),
-    ('inprocess', 'inprocess'), ('processes', 'processes'),
-    ('slices', 'slices')])
-def test_check_env_mode_accepts_names_and_booleans(value, mode):
-    assert utility.check_env_mode(value) == mode
-
-
-@pytest.mark.parametrize('value', ['threads', 'Slices', 1, None])
-def test_check_env_mode_names_the_value_and_the_choices(value):
-    with pytest.raises(utility.ConfigError) as error:
-        utility.check_env_mode(value)
-    assert str(error.value) == (
-        f'Unknown env mode {value!r}; expected one of auto, inprocess, '
-        'processes, slices.')
-
-
-@pytest.mark.parametrize('env_mode, env_processes, mode', [
-    (None, None, 'auto'), ('slices', None, 'slices'),
-    (None, True, 'processes'), (None, False, 'inprocess'),
-    ('processes', True, 'processes'), ('inprocess', False, 'inprocess')])
-def test_env_mode_from_flags(env_mode, env_processes, mode):
-    assert utility.env_mode_from_flags(env_mode, env_processes) == mode
-
-
-def test_env_mode_flags_that_disagree_raise_one_line():
-    with pytest.raises(utility.ConfigError) as error:
-        utility.env_mode_from_flags('slices', True)
-    assert str(error.value) == (
-        '--env_processes means --env_mode=processes and conflicts with '
-        '--env_mode=slices; pass one of them.')
-    with pytest.raises(utility.ConfigError, match='^--noenv_processes means '
-                                                  '--env_mode=inprocess'):
-        utility.env_mode_from_flags('auto', False)
-    with pytest.raises(utility.ConfigError, match='Unknown env mode'):
-        utility.env_mode_from_flags('fast', None)
-
-
-@pytest.mark.parametrize('env_mode, kind, workers', [
-    ('inprocess', tools.BatchEnv, 0), ('processes', tools.BatchEnv, 3),
-    ('slices', tools.SlicedBatchEnv,
-     min(3, len(os.sched_getaffinity(0))))])
-def test_create_batch_env_modes(env_mode, kind, workers, by_value):
-    del by_value
-    before = _children()
-    batch_env = utility.create_batch_env(_mock_constructor, 3, env_mode)
-    try:
-        assert isinstance(batch_env, kind)
-        assert len(_children() - before) == workers
-        batch_env.reset()
-        observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
-        assert observ[:, 0].tolist() == [1, 1, 1]
-    finally:
-        batch_env.close()
-    assert _children() <= before
-    with pytest.raises(utility.ConfigError, match="other than 'auto'"):
-        utility.create_batch_env(_mock_constructor, 3, 'auto')
-
-
-def test_choose_env_mode_measures_and_closes_every_candidate(
-        caplog, by_value):
-    del by_value
-    before = _children()
-    with caplog.at_level('INFO', logger='agents'):
-        mode, rates = utility.choose_env_mode(
-            _mock_constructor, 4, ('inprocess', 'processes', 'slices'))
-    assert _children() <= before
-    assert sorted(rates) == ['inprocess', 'processes', 'slices']
-    assert all(rate > 0 for rate in rates.values())
-    assert mode == utility.pick_env_mode(rates)
-    lines = [record.getMessage() for record in caplog.records]
-    assert len(lines) == 1 and lines[0].startswith('Env mode auto: ')
-    assert lines[0].endswith(f'; using {mode}.')
-
-
-@pytest.mark.parametrize('rates, mode', [
-    (dict(inprocess=100.0, slices=124.0), 'inprocess'),
-    (dict(inprocess=100.0, slices=125.0), 'slices'),
-    (dict(inprocess=100.0, slices=130.0, processes=140.0), 'processes'),
-    (dict(inprocess=150.0, slices=140.0), 'inprocess'),
-    (dict(slices=10.0, processes=20.0), 'processes'),
-])
-def test_worker_modes_must_be_clearly_faster(rates, mode):
-    assert utility.pick_env_mode(rates) == mode
-
-
-def test_choose_env_mode_of_one_environment_measures_nothing():
-    assert utility.choose_env_mode(_mock_constructor, 1) == ('inprocess', {})
-    assert utility.choose_env_mode(
-        _mock_constructor, 4, ('slices',)) == ('slices', {})
-
-
 def test_auto_mode_keeps_only_the_workers_of_its_choice(
         monkeypatch, by_value):
     del by_value
     before = _children()
     chosen = []
-    choose_env_mode = utility.choose_env_mode
+    choose_env_mode = env_modes.choose_env_mode
 
     def choose(*args, **kwargs):
         mode, rates = choose_env_mode(*args, **kwargs)
@@ -316,7 +135,7 @@ def test_auto_mode_keeps_only_the_workers_of_its_choice(
         assert _children() <= before
         return mode, rates
 
-    monkeypatch.setattr(utility, 'choose_env_mode', choose)
+    monkeypatch.setattr(env_modes, 'choose_env_mode', choose)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(_mock_constructor, 4, 'auto')
         try:

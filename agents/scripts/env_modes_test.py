@@ -1,0 +1,210 @@
+"""Tests of environment construction and the env modes."""
+
+import os
+import subprocess
+import sys
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+import psutil
+import pytest
+
+from agents import tools
+from agents.scripts import configs
+from agents.scripts import env_modes
+
+
+def test_unknown_env_id_lists_choices():
+    with pytest.raises(env_modes.ConfigError) as error:
+        env_modes.check_env_id('Pendulum-v0')
+    message = str(error.value)
+    assert message.startswith("Unknown env id 'Pendulum-v0'; valid ids: ")
+    assert 'Pendulum-v1' in message and '\n' not in message
+
+
+def test_unsupported_observation_space():
+    env = gym.make('Blackjack-v1')
+    with pytest.raises(env_modes.ConfigError, match='Unsupported observation'):
+        env_modes.check_spaces(env)
+
+
+def test_create_environment_normalizes_and_seeds():
+    config = tools.AttrDict(configs.pendulum())
+    first = env_modes.create_environment(config, seed=3)
+    second = env_modes.create_environment(config, seed=3)
+    assert np.all(first.action_space.high == np.inf)
+    assert first.observation_space.dtype == np.float32
+    action = np.array([0.5], np.float32)
+    observ_one = first.step(action)[0]
+    observ_two = second.step(action)[0]
+    np.testing.assert_array_equal(observ_one, observ_two)
+
+
+@pytest.fixture(name='by_value')
+def fixture_by_value():
+    """Send this module's functions to workers by value, not by import.
+
+    Workers then need not import this module and with it TensorFlow.
+    """
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _children():
+    """Child processes of this process, once the fork server runs."""
+    # The first worker starts the fork server, which then stays.
+    tools.wrappers.ExternalProcess(
+        tools.MockEnvironment, main_module=False).close()
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def _mock_constructor(seed):
+    del seed
+    return tools.MockEnvironment(durations=(3,))
+
+
+@pytest.mark.parametrize('value, mode', [
+    (True, 'processes'), (False, 'inprocess'), ('auto', 'auto'),
+    ('inprocess', 'inprocess'), ('processes', 'processes'),
+    ('slices', 'slices')])
+def test_check_env_mode_accepts_names_and_booleans(value, mode):
+    assert env_modes.check_env_mode(value) == mode
+
+
+@pytest.mark.parametrize('value', ['threads', 'Slices', 1, None])
+def test_check_env_mode_names_the_value_and_the_choices(value):
+    with pytest.raises(env_modes.ConfigError) as error:
+        env_modes.check_env_mode(value)
+    assert str(error.value) == (
+        f'Unknown env mode {value!r}; expected one of '
+        f"{', '.join(env_modes.mode_names())}.")
+    assert env_modes.mode_names()[:4] == (
+        'auto', 'inprocess', 'processes', 'slices')
+
+
+@pytest.mark.parametrize('env_mode, env_processes, mode', [
+    (None, None, 'auto'), ('slices', None, 'slices'),
+    (None, True, 'processes'), (None, False, 'inprocess'),
+    ('processes', True, 'processes'), ('inprocess', False, 'inprocess')])
+def test_env_mode_from_flags(env_mode, env_processes, mode):
+    assert env_modes.env_mode_from_flags(env_mode, env_processes) == mode
+
+
+def test_env_mode_flags_that_disagree_raise_one_line():
+    with pytest.raises(env_modes.ConfigError) as error:
+        env_modes.env_mode_from_flags('slices', True)
+    assert str(error.value) == (
+        '--env_processes means --env_mode=processes and conflicts with '
+        '--env_mode=slices; pass one of them.')
+    with pytest.raises(env_modes.ConfigError, match='^--noenv_processes means '
+                                                  '--env_mode=inprocess'):
+        env_modes.env_mode_from_flags('auto', False)
+    with pytest.raises(env_modes.ConfigError, match='Unknown env mode'):
+        env_modes.env_mode_from_flags('fast', None)
+
+
+@pytest.mark.parametrize('env_mode, kind, workers', [
+    ('inprocess', tools.BatchEnv, 0), ('processes', tools.BatchEnv, 3),
+    ('slices', tools.SlicedBatchEnv,
+     min(3, len(os.sched_getaffinity(0))))])
+def test_create_batch_env_modes(env_mode, kind, workers, by_value):
+    del by_value
+    before = _children()
+    batch_env = env_modes.create_batch_env(_mock_constructor, 3, env_mode)
+    try:
+        assert isinstance(batch_env, kind)
+        assert len(_children() - before) == workers
+        batch_env.reset()
+        observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
+        assert observ[:, 0].tolist() == [1, 1, 1]
+    finally:
+        batch_env.close()
+    assert _children() <= before
+    with pytest.raises(env_modes.ConfigError, match="other than 'auto'"):
+        env_modes.create_batch_env(_mock_constructor, 3, 'auto')
+
+
+def test_choose_env_mode_measures_and_closes_every_candidate(
+        caplog, by_value):
+    del by_value
+    before = _children()
+    with caplog.at_level('INFO', logger='agents'):
+        mode, rates = env_modes.choose_env_mode(
+            _mock_constructor, 4, ('inprocess', 'processes', 'slices'))
+    assert _children() <= before
+    assert sorted(rates) == ['inprocess', 'processes', 'slices']
+    assert all(rate > 0 for rate in rates.values())
+    assert mode == env_modes.pick_env_mode(rates)
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and lines[0].startswith('Env mode auto: ')
+    assert lines[0].endswith(f'; using {mode}.')
+
+
+@pytest.mark.parametrize('rates, mode', [
+    (dict(inprocess=100.0, slices=124.0), 'inprocess'),
+    (dict(inprocess=100.0, slices=125.0), 'slices'),
+    (dict(inprocess=100.0, slices=130.0, processes=140.0), 'processes'),
+    (dict(inprocess=150.0, slices=140.0), 'inprocess'),
+    (dict(slices=10.0, processes=20.0), 'processes'),
+])
+def test_worker_modes_must_be_clearly_faster(rates, mode):
+    assert env_modes.pick_env_mode(rates) == mode
+
+
+def test_choose_env_mode_of_one_environment_measures_nothing():
+    assert env_modes.choose_env_mode(_mock_constructor, 1) == ('inprocess', {})
+    assert env_modes.choose_env_mode(
+        _mock_constructor, 4, ('slices',)) == ('slices', {})
+
+
+def test_a_mode_is_one_entry_of_the_table(monkeypatch):
+    built = []
+
+    def build(constructors, timeout, restart):
+        built.append((timeout, restart))
+        return tools.BatchEnv(
+            [constructor() for constructor in constructors], blocking=True)
+
+    def check():
+        raise env_modes.ConfigError('Mode fake needs nothing; testing.')
+
+    monkeypatch.setitem(
+        env_modes.MODES, 'fake', env_modes.EnvMode(build, 'a test double'))
+    assert 'fake: a test double' in env_modes.flag_help()
+    assert env_modes.check_env_mode('fake') == 'fake'
+    batch_env = env_modes.create_batch_env(
+        _seeded_constructor, 3, 'fake', seed=10, timeout=5.0)
+    try:
+        assert built == [(5.0, False)]
+        assert [batch_env[index].seed for index in range(3)] == [
+            10, 11, 12]
+    finally:
+        batch_env.close()
+    monkeypatch.setitem(env_modes.MODES, 'fake', env_modes.EnvMode(
+        build, 'a test double', check))
+    with pytest.raises(env_modes.ConfigError, match='^Mode fake needs'):
+        env_modes.check_env_mode('fake')
+
+
+def _seeded_constructor(seed):
+    env = tools.MockEnvironment(durations=(3,))
+    env.seed = seed
+    return env
+
+
+_IMPORTS_TENSORFLOW = """
+import sys
+import agents.scripts.config_io
+import agents.scripts.env_modes
+print(sorted(name for name in sys.modules if name.startswith('tensorflow')))
+"""
+
+
+def test_env_modes_and_config_io_do_not_import_tensorflow():
+    """Worker processes import them when unpickling their constructors."""
+    result = subprocess.run(
+        [sys.executable, '-c', _IMPORTS_TENSORFLOW], capture_output=True,
+        text=True, check=True)
+    assert result.stdout.strip() == '[]'
