@@ -6,7 +6,7 @@ import tensorflow.compat.v1 as tf
 from agents.tools import in_graph_env
 
 
-class InGraphBatchEnv:
+class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     """Batch of environments whose current state lives in graph variables.
 
     The variables `observ`, `action`, `reward`, `done`, `truncated` and
@@ -56,12 +56,9 @@ class InGraphBatchEnv:
             self._restarts = in_graph_env._define_variable(
                     'restarts', (), tf.int64)
 
-    def __getattr__(self, name):
-        # Private names are never forwarded, which also keeps lookups during
-        # construction or unpickling from recursing into a missing attribute.
-        if name.startswith('_'):
-            raise AttributeError(name)
-        return getattr(self._batch_env, name)
+    @property
+    def _wrapped(self):
+        return self._batch_env
 
     def __len__(self):
         """Number of environments in the batch."""
@@ -70,49 +67,6 @@ class InGraphBatchEnv:
     def __getitem__(self, index):
         """Access an environment of the batch by its index."""
         return self._batch_env[index]
-
-    @property
-    def observation_space(self):
-        """Observation space of a single environment of the batch."""
-        return self._batch_env.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of a single environment of the batch."""
-        return self._batch_env.action_space
-
-    @property
-    def observ(self):
-        """Variable of the current observations."""
-        return self._observ
-
-    @property
-    def action(self):
-        """Variable of the last actions."""
-        return self._action
-
-    @property
-    def reward(self):
-        """Variable of the last rewards, float32."""
-        return self._reward
-
-    @property
-    def done(self):
-        """Variable telling which episodes ended, by either cause.
-
-        Also true where the environment was restarted, so that the next
-        simulation step begins a new episode there.
-        """
-        return self._done
-
-    @property
-    def truncated(self):
-        """Variable telling which episodes ended by truncation only.
-
-        True where the last step truncated the episode without terminating
-        it, so that an algorithm may bootstrap from the last observation.
-        """
-        return self._truncated
 
     @property
     def restarted(self):

@@ -7,7 +7,73 @@ import tensorflow.compat.v1 as tf
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
-class InGraphEnv:
+class InGraphEnvBase:
+    """The variables and spaces that `InGraphEnv` and `InGraphBatchEnv` share.
+
+    Subclasses create the variables `_observ`, `_action`, `_reward`, `_done`
+    and `_truncated`, and name the object they wrap in `_wrapped`, whose
+    spaces they expose and whose public attributes the subclass does not
+    define are read from it. In a batch, each variable holds the values of
+    every environment along its first axis.
+    """
+
+    @property
+    def _wrapped(self):
+        raise NotImplementedError
+
+    def __getattr__(self, name):
+        # Private names are never forwarded, which also keeps lookups during
+        # construction or unpickling from recursing into a missing attribute.
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return getattr(self._wrapped, name)
+
+    @property
+    def observation_space(self):
+        """Observation space of the environment (of each one of a batch)."""
+        return self._wrapped.observation_space
+
+    @property
+    def action_space(self):
+        """Action space of the environment (of each one of a batch)."""
+        return self._wrapped.action_space
+
+    @property
+    def observ(self):
+        """Variable of the current observation."""
+        return self._observ
+
+    @property
+    def action(self):
+        """Variable of the last action."""
+        return self._action
+
+    @property
+    def reward(self):
+        """Variable of the last reward, float32."""
+        return self._reward
+
+    @property
+    def done(self):
+        """Variable telling whether the episode ended, by either cause.
+
+        In a batch that restarts failed environments, also true where one
+        was restarted, so that the next simulation step begins a new episode
+        there.
+        """
+        return self._done
+
+    @property
+    def truncated(self):
+        """Variable telling whether the episode ended by truncation only.
+
+        True when the last step truncated the episode without terminating
+        it, so that an algorithm may bootstrap from the last observation.
+        """
+        return self._truncated
+
+
+class InGraphEnv(InGraphEnvBase):
     """Environment whose current state lives in graph variables.
 
     The variables `observ`, `action`, `reward`, `done` and `truncated` hold the
@@ -41,51 +107,9 @@ class InGraphEnv:
             self._done = _define_variable('done', (), tf.bool, True)
             self._truncated = _define_variable('truncated', (), tf.bool)
 
-    def __getattr__(self, name):
-        # Private names are never forwarded, which also keeps lookups during
-        # construction or unpickling from recursing into a missing `_env`.
-        if name.startswith('_'):
-            raise AttributeError(name)
-        return getattr(self._env, name)
-
     @property
-    def observation_space(self):
-        """Observation space of the environment."""
-        return self._env.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment."""
-        return self._env.action_space
-
-    @property
-    def observ(self):
-        """Variable of the current observation."""
-        return self._observ
-
-    @property
-    def action(self):
-        """Variable of the last action."""
-        return self._action
-
-    @property
-    def reward(self):
-        """Variable of the last reward, float32."""
-        return self._reward
-
-    @property
-    def done(self):
-        """Variable telling whether the episode ended, by either cause."""
-        return self._done
-
-    @property
-    def truncated(self):
-        """Variable telling whether the episode ended by truncation only.
-
-        True when the last step truncated the episode without terminating
-        it, so that an algorithm may bootstrap from the last observation.
-        """
-        return self._truncated
+    def _wrapped(self):
+        return self._env
 
     def simulate(self, action):
         """Step the environment and store the outcome in the variables.
