@@ -20,6 +20,7 @@ from agents.scripts import configs
 from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts import visualize
+from agents.tools import gl_backend
 
 
 def _read_video(path):
@@ -43,144 +44,6 @@ def _write_run_config(run_dir, **overrides):
     config.update(overrides)
     utility.save_config(config, str(run_dir))
     return run_dir
-
-
-# Recording wrapper.
-
-
-def test_record_episodes_keeps_finished_episodes_with_reset_frame(tmp_path):
-    """Each ended episode keeps a video of its reset frame and its steps."""
-    env = tools.MockEnvironment(durations=(3, 2), render_mode='rgb_array')
-    env = visualize.RecordEpisodes(env, str(tmp_path / 'videos'))
-    env.reset()
-    for _ in range(3):
-        _, _, terminated, _, _ = env.step(np.zeros(3, np.float32))
-    assert terminated
-    assert len(env.videos) == 1
-    frames = _read_video(env.videos[0])
-    # The reset frame and one frame per step: length + 1.
-    assert frames.shape == (4, 16, 16, 3)
-    # MockEnvironment paints step k with the intensity 10 k.
-    intensities = frames.reshape(4, -1).mean(axis=1)
-    np.testing.assert_allclose(intensities, [0, 10, 20, 30], atol=3)
-    env.reset()
-    env.step(np.zeros(3, np.float32))
-    env.step(np.zeros(3, np.float32))
-    assert len(env.videos) == 2
-    assert _read_video(env.videos[1]).shape[0] == 3
-    env.close()
-    assert sorted(os.listdir(tmp_path / 'videos')) == sorted(
-        os.path.basename(path) for path in env.videos)
-
-
-def test_record_episodes_deletes_unfinished_episodes(tmp_path):
-    """Episodes cut short by a reset or by close leave no file."""
-    env = tools.MockEnvironment(durations=(5,), render_mode='rgb_array')
-    env = visualize.RecordEpisodes(env, str(tmp_path))
-    env.reset()
-    env.step(np.zeros(3, np.float32))
-    env.reset()  # Cuts the first episode short.
-    env.step(np.zeros(3, np.float32))
-    env.close()  # Cuts the second episode short.
-    assert not env.videos
-    assert not os.listdir(tmp_path)
-
-
-def test_record_episodes_needs_rgb_array_rendering(tmp_path):
-    """An env without rgb_array rendering is refused at once."""
-    env = tools.MockEnvironment(render_mode=None)
-    with pytest.raises(ValueError, match="render_mode 'rgb_array', got None"):
-        visualize.RecordEpisodes(env, str(tmp_path))
-
-
-def test_record_episodes_needs_reset_before_step(tmp_path):
-    """Stepping before the first reset names the missing reset."""
-    env = tools.MockEnvironment(render_mode='rgb_array')
-    env = visualize.RecordEpisodes(env, str(tmp_path))
-    with pytest.raises(RuntimeError, match='Reset the recorded environment'):
-        env.step(np.zeros(3, np.float32))
-
-
-def test_pad_frame_centres_to_multiple_of_16():
-    """Frames grow to multiples of 16 by repeating their edges."""
-    frame = np.zeros((500, 30, 3), np.uint8)
-    frame[0, :] = 200
-    padded = visualize.pad_frame(frame)
-    assert padded.shape == (512, 32, 3)
-    assert padded.flags['C_CONTIGUOUS']
-    # 12 rows split 6 above and 6 below; the edge row is repeated.
-    assert (padded[:7] == 200).all() and (padded[7:] == 0).all()
-    same = np.ones((32, 48, 3), np.uint8)
-    np.testing.assert_array_equal(visualize.pad_frame(same), same)
-
-
-# Off-screen OpenGL.
-
-
-@pytest.fixture(name='restore_mujoco_gl')
-def fixture_restore_mujoco_gl(monkeypatch):
-    """Restore MUJOCO_GL, or its absence, after a test that may set it."""
-    original = os.environ.get('MUJOCO_GL')
-    # Setting first makes monkeypatch restore the variable's absence too.
-    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
-    if original is None:
-        monkeypatch.delenv('MUJOCO_GL')
-    else:
-        monkeypatch.setenv('MUJOCO_GL', original)
-    return monkeypatch
-
-
-@pytest.fixture(name='unset_mujoco_gl')
-def fixture_unset_mujoco_gl(restore_mujoco_gl):
-    """Unset MUJOCO_GL for a test and restore it after."""
-    restore_mujoco_gl.delenv('MUJOCO_GL', raising=False)
-    return restore_mujoco_gl
-
-
-def test_needs_gl():
-    """MuJoCo ids need GL, classic control ids not, constructors unknown."""
-    assert visualize.needs_gl('HalfCheetah-v5') is True
-    assert visualize.needs_gl('Pendulum-v1') is False
-    assert visualize.needs_gl(tools.MockEnvironment) is None
-
-
-def test_gl_backend_error_names_packages(unset_mujoco_gl):
-    """Without a backend, one line names the Debian packages to install."""
-    monkeypatch = unset_mujoco_gl
-    monkeypatch.setattr(
-        visualize, '_probe_gl_backend', lambda backend: 'cannot load')
-    with pytest.raises(visualize.GLBackendError) as error:
-        visualize.select_gl_backend()
-    message = str(error.value)
-    assert '\n' not in message
-    assert 'egl: cannot load; osmesa: cannot load' in message
-    assert 'libegl1 libgl1-mesa-dri (EGL)' in message
-    assert 'libosmesa6 (OSMesa)' in message
-    assert 'MUJOCO_GL' not in os.environ
-    assert visualize.select_gl_backend(required=False) is None
-
-
-def test_gl_backend_falls_back_to_osmesa(unset_mujoco_gl):
-    """OSMesa is chosen when EGL fails, and stored in MUJOCO_GL."""
-    monkeypatch = unset_mujoco_gl
-    tried = []
-
-    def probe(backend):
-        tried.append(backend)
-        return 'no EGL' if backend == 'egl' else None
-
-    monkeypatch.setattr(visualize, '_probe_gl_backend', probe)
-    assert visualize.select_gl_backend() == 'osmesa'
-    assert tried == ['egl', 'osmesa']
-    assert os.environ['MUJOCO_GL'] == 'osmesa'
-
-
-def test_gl_backend_rejects_unusable_requested_backend(monkeypatch):
-    """A MUJOCO_GL value that cannot render is reported, not replaced."""
-    monkeypatch.setenv('MUJOCO_GL', 'nonsense')
-    with pytest.raises(visualize.GLBackendError, match=(
-            'MuJoCo cannot render with MUJOCO_GL=nonsense .*invalid value')):
-        visualize.select_gl_backend()
 
 
 # Errors before anything is written.
@@ -455,17 +318,29 @@ def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
         'unrendered_pendulum does not render RGB arrays; .*$')
 
 
+@pytest.fixture(name='restore_mujoco_gl')
+def fixture_restore_mujoco_gl(monkeypatch):
+    """Restore MUJOCO_GL, or its absence, after a test that may set it."""
+    original = os.environ.get('MUJOCO_GL')
+    # Setting first makes monkeypatch restore the variable's absence too.
+    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
+    if original is None:
+        monkeypatch.delenv('MUJOCO_GL')
+    else:
+        monkeypatch.setenv('MUJOCO_GL', original)
+    return monkeypatch
+
+
 def test_cheetah_command_line(tmp_path, restore_mujoco_gl):
     """MuJoCo renders off-screen into a video of length + 1 frames.
 
-    Through the command line, whose worker processes import the script as
-    their main module: they must stay free of TensorFlow, with which Mesa's
-    OpenGL crashes.
+    Through the command line, whose script imports TensorFlow: its worker
+    processes must stay free of it, with which Mesa's OpenGL crashes.
     """
     del restore_mujoco_gl  # select_gl_backend stores the backend it chose.
     try:
-        visualize.select_gl_backend()
-    except visualize.GLBackendError as error:
+        gl_backend.select_gl_backend()
+    except gl_backend.GLBackendError as error:
         pytest.skip(f'No off-screen OpenGL: {error}')
     run_dir = _train_run(
         tmp_path / 'run', 'cheetah', max_length=10, steps=60)

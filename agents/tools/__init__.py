@@ -28,7 +28,7 @@ _EXPORTS = {
     'SlicedBatchEnv': 'sliced_batch_env',
     'StreamingMean': 'streaming_mean',
 }
-_MODULES = ('nested', 'wrappers')
+_MODULES = ('gl_backend', 'nested', 'record_episodes', 'wrappers')
 
 __all__ = sorted(_EXPORTS) + list(_MODULES)
 

@@ -1,0 +1,120 @@
+"""Off-screen OpenGL for MuJoCo rendering: which backend works here.
+
+MuJoCo renders without a display through EGL (GPU drivers or Mesa) or
+OSMesa (Mesa's software renderer). `select_gl_backend` tries them and stores
+the first that creates a context in `MUJOCO_GL`, which worker processes
+started later inherit.
+
+This module does not import TensorFlow: Mesa's OpenGL crashes in a process
+that loaded TensorFlow (their bundled LLVM builds collide), so rendering
+workers must not import it.
+"""
+
+import os
+import subprocess
+import sys
+
+import gymnasium as gym
+
+# Off-screen OpenGL backends of MuJoCo in the order they are tried, and the
+# Debian packages that provide each.
+GL_BACKENDS = ('egl', 'osmesa')
+_GL_PACKAGES = {
+    'egl': ('EGL', 'libegl1 libgl1-mesa-dri'),
+    'osmesa': ('OSMesa', 'libosmesa6'),
+}
+# Creates a context the way MuJoCo's renderer does, in a fresh interpreter:
+# the backend is fixed at import time and cannot change in a process that
+# already tried another one.
+_GL_PROBE = (
+    'import mujoco\n'
+    'context = mujoco.GLContext(16, 16)\n'
+    'context.make_current()\n'
+    'context.free()\n')
+_GL_PROBE_SECONDS = 60
+
+
+class GLBackendError(RuntimeError):
+    """No off-screen OpenGL backend for MuJoCo rendering is available."""
+
+
+def select_gl_backend(required=True):
+    """Choose MuJoCo's off-screen OpenGL backend for this process.
+
+    A backend set in `MUJOCO_GL` is checked as it is; otherwise EGL and then
+    OSMesa are tried, each in a fresh interpreter, and the first that creates
+    a context is stored in `MUJOCO_GL`, where worker processes started later
+    inherit it.
+
+    Args:
+        required: Whether to raise when no backend works; otherwise None is
+            returned and `MUJOCO_GL` left as it was.
+
+    Raises:
+        GLBackendError: Naming the packages to install when no backend
+            works and `required` is true.
+
+    Returns:
+        Name of the backend, or None.
+    """
+    requested = os.environ.get('MUJOCO_GL')
+    candidates = (requested,) if requested else GL_BACKENDS
+    failures = []
+    for backend in candidates:
+        failure = _probe_gl_backend(backend)
+        if failure is None:
+            os.environ['MUJOCO_GL'] = backend
+            return backend
+        failures.append(f'{backend}: {failure}')
+    if not required:
+        return None
+    packages = ' or '.join(
+        f'{_GL_PACKAGES[name][1]} ({_GL_PACKAGES[name][0]})'
+        for name in GL_BACKENDS)
+    if requested:
+        raise GLBackendError(
+            f'MuJoCo cannot render with MUJOCO_GL={requested} '
+            f'({failures[0]}); unset MUJOCO_GL to try '
+            f"{' and '.join(GL_BACKENDS)}, or install the Debian packages "
+            f'{packages}.')
+    raise GLBackendError(
+        'No off-screen OpenGL backend for MuJoCo rendering ('
+        + '; '.join(failures) + '). Install the Debian packages '
+        f'{packages}, e.g. sudo apt-get install libegl1 libgl1-mesa-dri.')
+
+
+def _probe_gl_backend(backend):
+    """Error line of creating a MuJoCo GL context with a backend, or None."""
+    environ = dict(os.environ, MUJOCO_GL=backend)
+    try:
+        result = subprocess.run(
+            [sys.executable, '-c', _GL_PROBE], env=environ,
+            capture_output=True, text=True, timeout=_GL_PROBE_SECONDS,
+            check=False)
+    except subprocess.TimeoutExpired:
+        return f'no context within {_GL_PROBE_SECONDS} seconds'
+    if result.returncode == 0:
+        return None
+    lines = result.stderr.strip().splitlines()
+    return lines[-1] if lines else f'exit status {result.returncode}'
+
+
+def needs_gl(env):
+    """Whether an environment id or constructor renders through MuJoCo.
+
+    Args:
+        env: Gymnasium id or environment constructor of a configuration.
+
+    Returns:
+        True for MuJoCo environments, False for others, and None when a
+        constructor does not reveal it.
+    """
+    if isinstance(env, str):
+        entry_point = gym.spec(env).entry_point
+        if callable(entry_point):
+            entry_point = getattr(entry_point, '__module__', '')
+        return 'mujoco' in str(entry_point)
+    module = getattr(env, '__module__', '') or ''
+    if 'mujoco' in module:
+        return True
+    return None

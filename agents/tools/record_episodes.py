@@ -1,0 +1,224 @@
+"""Videos of the episodes of an environment, encoded where it steps.
+
+`RecordEpisodes` wraps an environment that renders RGB arrays and streams
+every frame to an ffmpeg encoder; `RecordedEnvironment` is a picklable
+constructor of such environments for batches whose environments live in
+worker processes, so that frames are rendered and encoded inside the worker
+and never cross a pipe.
+
+This module does not import TensorFlow: worker processes import it, and a
+worker that renders MuJoCo through Mesa's OpenGL crashes once TensorFlow is
+loaded.
+"""
+
+import os
+import uuid
+
+import gymnasium as gym
+import imageio_ffmpeg
+import numpy as np
+
+NO_RGB_ARRAY = "Recording needs an environment with render_mode 'rgb_array'"
+
+
+class RecordEpisodes(gym.Wrapper):
+    """Encode every complete episode of an environment into an mp4 video.
+
+    The frame after `reset` and the frame after every `step` are streamed to
+    an ffmpeg encoder (H.264, yuv420p), so memory stays constant however long
+    the episode. Frames are padded at their borders, repeating the edge
+    pixels, to sizes divisible by 16, which every H.264 decoder accepts
+    without rescaling. An episode that ends (terminated or truncated) keeps
+    its video, and its path is appended to `videos`; an episode cut short by
+    a reset or by `close` is deleted.
+    """
+
+    def __init__(self, env, directory, fps=None):
+        """Record the episodes of an environment.
+
+        Args:
+            env: Environment created with `render_mode='rgb_array'`.
+            directory: Existing or future directory for the video files;
+                created at the first reset.
+            fps: Frames per second of the videos; None uses the
+                environment's `metadata['render_fps']`, or 30 without one.
+
+        Raises:
+            ValueError: When the environment does not render RGB arrays.
+        """
+        if env.render_mode != 'rgb_array':
+            raise ValueError(
+                f'{NO_RGB_ARRAY}, got {env.render_mode!r} from {env}.')
+        super().__init__(env)
+        self._directory = directory
+        self._fps = float(fps or env.metadata.get('render_fps') or 30)
+        self._writer = None
+        self._path = None
+        self._videos = []
+
+    @property
+    def videos(self):
+        """Paths of the videos of the completed episodes, oldest first."""
+        return tuple(self._videos)
+
+    def reset(self, *, seed=None, options=None):
+        """Reset the environment and start recording a new episode.
+
+        Args:
+            seed: Seed for the environment's random generator, or None.
+            options: Options for the environment's reset, or None.
+
+        Returns:
+            Tuple of the first observation and the info dict.
+        """
+        self._discard()
+        observ, info = self.env.reset(seed=seed, options=options)
+        os.makedirs(self._directory, exist_ok=True)
+        # A unique name, without creating the file: the encoder creates it
+        # with the permissions the umask grants.
+        self._path = os.path.join(
+            self._directory, f'.recording-{uuid.uuid4().hex}.mp4')
+        self._write(self.env.render())
+        return observ, info
+
+    def step(self, action):
+        """Step the environment, record the frame, and finish the video when
+        the episode ends.
+
+        Args:
+            action: Action for the environment.
+
+        Raises:
+            RuntimeError: When stepped before the first reset.
+
+        Returns:
+            Tuple of observation, reward, terminated, truncated, and info.
+        """
+        if self._path is None:
+            raise RuntimeError(
+                'Reset the recorded environment before stepping it.')
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        self._write(self.env.render())
+        if terminated or truncated:
+            self._finish()
+        return observ, reward, terminated, truncated, info
+
+    def close(self):
+        """Delete the video of an unfinished episode and close the env."""
+        self._discard()
+        super().close()
+
+    def _write(self, frame):
+        if not isinstance(frame, np.ndarray) or frame.ndim != 3:
+            raise ValueError(
+                f'Expected an RGB frame of shape (height, width, 3) from '
+                f'render(), got {_describe_frame(frame)}.')
+        frame = pad_frame(frame)
+        if self._writer is None:
+            height, width = frame.shape[:2]
+            self._writer = imageio_ffmpeg.write_frames(
+                self._path, (width, height), fps=self._fps, codec='libx264',
+                pix_fmt_out='yuv420p', macro_block_size=16,
+                ffmpeg_log_level='error')
+            self._writer.send(None)
+        self._writer.send(frame)
+
+    def _finish(self):
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._path is not None:
+            self._videos.append(self._path)
+            self._path = None
+
+    def _discard(self):
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:
+                pass  # The partial video is deleted below either way.
+            self._writer = None
+        if self._path is not None:
+            if os.path.exists(self._path):
+                os.remove(self._path)
+            self._path = None
+
+
+def pad_frame(frame, multiple=16):
+    """Pad an image to a height and width divisible by `multiple`.
+
+    The padding repeats the edge pixels and is split evenly between both
+    sides, so the picture stays centred and is never rescaled.
+
+    Args:
+        frame: Array of shape (height, width, 3); converted to uint8.
+        multiple: Divisor of the padded height and width.
+
+    Returns:
+        C-contiguous uint8 array of the padded frame.
+    """
+    frame = np.asarray(frame)
+    if frame.dtype != np.uint8:
+        frame = np.clip(frame, 0, 255).astype(np.uint8)
+    height, width = frame.shape[:2]
+    pad_height = -height % multiple
+    pad_width = -width % multiple
+    if pad_height or pad_width:
+        frame = np.pad(frame, (
+            (pad_height // 2, pad_height - pad_height // 2),
+            (pad_width // 2, pad_width - pad_width // 2),
+            (0, 0)), mode='edge')
+    return np.ascontiguousarray(frame)
+
+
+class RecordedEnvironment:
+    """Picklable constructor `(seed) -> RecordEpisodes` of recorded envs.
+
+    A batch calls it once per environment, inside the worker process where
+    the environment lives, so it sets the rendering environment variables
+    there before the environment, and with it MuJoCo, is created.
+    """
+
+    def __init__(self, constructor, directory, gl_backend=None):
+        """Describe the environments to build.
+
+        Args:
+            constructor: Callable `(seed, render_mode=...) -> env` that
+                builds the environment, e.g. with the wrappers of training;
+                it is called with `render_mode='rgb_array'`.
+            directory: Directory for the videos.
+            gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
+        """
+        self._constructor = constructor
+        self._directory = directory
+        self._gl_backend = gl_backend
+
+    def __call__(self, seed=None):
+        """Build one recorded environment.
+
+        Args:
+            seed: Seed of the environment, or None.
+
+        Returns:
+            `RecordEpisodes` around the environment.
+        """
+        if self._gl_backend:
+            os.environ['MUJOCO_GL'] = self._gl_backend
+        # Rendering to arrays opens no window. SDL, which the classic control
+        # tasks render with through pygame, would otherwise probe for a
+        # display and install handlers that swallow SIGINT and SIGTERM,
+        # leaving the process deaf to `kill` and the workers to `close`.
+        os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
+        os.environ.setdefault('SDL_NO_SIGNAL_HANDLERS', '1')
+        env = self._constructor(seed, render_mode='rgb_array')
+        try:
+            return RecordEpisodes(env, self._directory)
+        except BaseException:
+            env.close()
+            raise
+
+
+def _describe_frame(frame):
+    if isinstance(frame, np.ndarray):
+        return f'an array of shape {frame.shape}'
+    return repr(frame)

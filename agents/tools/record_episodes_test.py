@@ -1,0 +1,121 @@
+"""Tests of the episode recording wrapper."""
+
+import os
+import subprocess
+import sys
+
+import imageio.v3 as iio
+import numpy as np
+import pytest
+
+from agents import tools
+from agents.tools import record_episodes
+
+
+def _read_video(path):
+    """Decoded frames of an mp4 file, shape (frames, height, width, 3)."""
+    return iio.imread(path)
+
+
+def test_record_episodes_keeps_finished_episodes_with_reset_frame(tmp_path):
+    """Each ended episode keeps a video of its reset frame and its steps."""
+    env = tools.MockEnvironment(durations=(3, 2), render_mode='rgb_array')
+    env = record_episodes.RecordEpisodes(env, str(tmp_path / 'videos'))
+    env.reset()
+    for _ in range(3):
+        _, _, terminated, _, _ = env.step(np.zeros(3, np.float32))
+    assert terminated
+    assert len(env.videos) == 1
+    frames = _read_video(env.videos[0])
+    # The reset frame and one frame per step: length + 1.
+    assert frames.shape == (4, 16, 16, 3)
+    # MockEnvironment paints step k with the intensity 10 k.
+    intensities = frames.reshape(4, -1).mean(axis=1)
+    np.testing.assert_allclose(intensities, [0, 10, 20, 30], atol=3)
+    env.reset()
+    env.step(np.zeros(3, np.float32))
+    env.step(np.zeros(3, np.float32))
+    assert len(env.videos) == 2
+    assert _read_video(env.videos[1]).shape[0] == 3
+    env.close()
+    assert sorted(os.listdir(tmp_path / 'videos')) == sorted(
+        os.path.basename(path) for path in env.videos)
+
+
+def test_record_episodes_deletes_unfinished_episodes(tmp_path):
+    """Episodes cut short by a reset or by close leave no file."""
+    env = tools.MockEnvironment(durations=(5,), render_mode='rgb_array')
+    env = record_episodes.RecordEpisodes(env, str(tmp_path))
+    env.reset()
+    env.step(np.zeros(3, np.float32))
+    env.reset()  # Cuts the first episode short.
+    env.step(np.zeros(3, np.float32))
+    env.close()  # Cuts the second episode short.
+    assert not env.videos
+    assert not os.listdir(tmp_path)
+
+
+def test_record_episodes_needs_rgb_array_rendering(tmp_path):
+    """An env without rgb_array rendering is refused at once."""
+    env = tools.MockEnvironment(render_mode=None)
+    with pytest.raises(ValueError, match="render_mode 'rgb_array', got None"):
+        record_episodes.RecordEpisodes(env, str(tmp_path))
+
+
+def test_record_episodes_needs_reset_before_step(tmp_path):
+    """Stepping before the first reset names the missing reset."""
+    env = tools.MockEnvironment(render_mode='rgb_array')
+    env = record_episodes.RecordEpisodes(env, str(tmp_path))
+    with pytest.raises(RuntimeError, match='Reset the recorded environment'):
+        env.step(np.zeros(3, np.float32))
+
+
+def test_pad_frame_centres_to_multiple_of_16():
+    """Frames grow to multiples of 16 by repeating their edges."""
+    frame = np.zeros((500, 30, 3), np.uint8)
+    frame[0, :] = 200
+    padded = record_episodes.pad_frame(frame)
+    assert padded.shape == (512, 32, 3)
+    assert padded.flags['C_CONTIGUOUS']
+    # 12 rows split 6 above and 6 below; the edge row is repeated.
+    assert (padded[:7] == 200).all() and (padded[7:] == 0).all()
+    same = np.ones((32, 48, 3), np.uint8)
+    np.testing.assert_array_equal(record_episodes.pad_frame(same), same)
+
+
+def test_recorded_environment_builds_a_recording_env(tmp_path, monkeypatch):
+    """The constructor asks for RGB arrays and sets the GL backend."""
+    # Setting first makes monkeypatch restore the variable's absence too.
+    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
+    monkeypatch.delenv('MUJOCO_GL')
+    calls = []
+
+    def constructor(seed, render_mode=None):
+        calls.append((seed, render_mode))
+        return tools.MockEnvironment(render_mode=render_mode)
+
+    make = record_episodes.RecordedEnvironment(
+        constructor, str(tmp_path), gl_backend='osmesa')
+    env = make(7)
+    try:
+        assert isinstance(env, record_episodes.RecordEpisodes)
+        assert calls == [(7, 'rgb_array')]
+        assert os.environ['MUJOCO_GL'] == 'osmesa'
+    finally:
+        env.close()
+
+
+_IMPORTS = """
+import sys
+import agents.tools.gl_backend
+import agents.tools.record_episodes
+print(sorted(name for name in sys.modules if name.startswith('tensorflow')))
+"""
+
+
+def test_recording_modules_do_not_import_tensorflow():
+    """Workers that render MuJoCo through Mesa crash once it is loaded."""
+    result = subprocess.run(
+        [sys.executable, '-c', _IMPORTS], capture_output=True, text=True,
+        check=True)
+    assert result.stdout.strip() == '[]'
