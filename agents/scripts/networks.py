@@ -18,7 +18,12 @@ level of the graph; later calls may then happen inside control flow.
 Config fields read: `policy_layers` and `value_layers` (tuples of hidden
 sizes), `init_output_factor` (initial scale of the policy's output layer),
 `init_std` (initial standard deviation of Gaussian policies), and optionally
-`activation` (default `tf.nn.relu`).
+`activation` (default `tf.nn.relu`), `mean_activation` (`'tanh'`, the
+default of 2017, keeps the Gaussian mean in [-1, 1]; None leaves it linear)
+and `weight_init` (`'glorot'`, the default, or `'orthogonal'`: orthogonal
+matrices with gain sqrt(2) for hidden layers, `init_output_factor` for the
+policy's output layer and 1 for the value's, as in most PPO implementations
+since OpenAI Baselines).
 """
 
 import functools
@@ -36,10 +41,11 @@ def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
     """Feed-forward Gaussian policy with a separate value network.
 
-    The mean passes through tanh, so it stays inside [-1, 1], the action
-    range that the `RangeNormalize` wrapper gives to bounded action spaces,
-    as in the 2017 BatchPPO; sampled actions may still leave the range and
-    are clipped by the environment wrappers. The log standard deviation is a
+    By default the mean passes through tanh, so it stays inside [-1, 1], the
+    action range that the `RangeNormalize` wrapper gives to bounded action
+    spaces, as in the 2017 BatchPPO; with `mean_activation=None` it is
+    linear. Sampled actions may leave the range either way and are clipped
+    by the environment wrappers. The log standard deviation is a
     learned vector independent of the observation, initialized to
     `log(config.init_std)`.
 
@@ -59,12 +65,14 @@ def feed_forward_gaussian(
     del length  # Feed-forward networks treat every step alike.
     action_size = _box_size(action_space, 'feed_forward_gaussian')
     activation = _activation(config)
+    init = _weight_init(config)
     observations = _flatten_observations(observations)
     with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
-        hidden = _mlp(observations, config.policy_layers, activation)
+        hidden = _mlp(observations, config.policy_layers, activation, init)
         mean, logstd = _gaussian_head(config, hidden, action_size)
     with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
-        value = _value_head(observations, config.value_layers, activation)
+        value = _value_head(
+            observations, config.value_layers, activation, init)
     return tools.AttrDict(
         policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
 
@@ -94,15 +102,17 @@ def feed_forward_categorical(
             f'feed_forward_categorical needs a Discrete action space '
             f'starting at 0, got {action_space!r}')
     activation = _activation(config)
+    init = _weight_init(config)
     observations = _flatten_observations(observations)
     with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
-        hidden = _mlp(observations, config.policy_layers, activation)
+        hidden = _mlp(observations, config.policy_layers, activation, init)
         logits = _dense(
             hidden, int(action_space.n), scale=config.init_output_factor,
-            name='logits')
+            name='logits', init=init)
         logits = tf.check_numerics(logits, 'logits')
     with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
-        value = _value_head(observations, config.value_layers, activation)
+        value = _value_head(
+            observations, config.value_layers, activation, init)
     return tools.AttrDict(
         policy=parts.Categorical(logits), value=value, state=state)
 
@@ -141,13 +151,16 @@ def recurrent_gaussian(
             f'got {config.policy_layers!r}')
     activation = _activation(config)
     observations = _flatten_observations(observations)
+    init = _weight_init(config)
     units = int(config.policy_layers[-1])
     with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
-        hidden = _mlp(observations, config.policy_layers[:-1], activation)
+        hidden = _mlp(
+            observations, config.policy_layers[:-1], activation, init)
         hidden, state = _gru(hidden, length, state, units)
         mean, logstd = _gaussian_head(config, hidden, action_size)
     with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
-        value = _value_head(observations, config.value_layers, activation)
+        value = _value_head(
+            observations, config.value_layers, activation, init)
     return tools.AttrDict(
         policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
 
@@ -164,7 +177,32 @@ def _box_size(action_space, network):
 
 def _activation(config):
     """The configured hidden activation, ReLU by default."""
-    return getattr(config, 'activation', None) or tf.nn.relu
+    return config.get('activation') or tf.nn.relu
+
+
+WEIGHT_INITS = ('glorot', 'orthogonal')
+MEAN_ACTIVATIONS = ('tanh', None)
+
+
+def _weight_init(config):
+    """The configured weight initialization scheme, Glorot by default."""
+    init = config.get('weight_init') or 'glorot'
+    if init not in WEIGHT_INITS:
+        raise ValueError(
+            f'Config weight_init={init!r} must be one of {WEIGHT_INITS}.')
+    return init
+
+
+def _initializer(init, scale):
+    """Kernel initializer of a scheme at a scale.
+
+    Glorot is variance scaling over the average fan, uniformly, times
+    `scale`; orthogonal has gain `scale`.
+    """
+    if init == 'orthogonal':
+        return tf.orthogonal_initializer(scale)
+    return tf.variance_scaling_initializer(
+        scale, mode='fan_avg', distribution='uniform')
 
 
 def _flatten_observations(observations):
@@ -183,18 +221,20 @@ def _flatten_observations(observations):
         return flat
 
 
-def _dense(inputs, units, activation=None, scale=1.0, name='dense'):
+def _dense(
+        inputs, units, activation=None, scale=1.0, name='dense',
+        init='glorot'):
     """Fully connected layer over the last axis of inputs of any rank.
 
-    The weights use variance scaling over the average fan, uniformly; a
-    scale of one is the Glorot initialization.
+    The weights use variance scaling over the average fan, uniformly (a
+    scale of one is the Glorot initialization), or with `init='orthogonal'`
+    an orthogonal matrix of gain `scale`. Biases start at zero.
     """
     input_size = tf.compat.dimension_value(inputs.shape[-1])
     with tf.variable_scope(name):
         kernel = tf.get_variable(
             'kernel', [input_size, units], tf.float32,
-            tf.variance_scaling_initializer(
-                scale, mode='fan_avg', distribution='uniform'))
+            _initializer(init, scale))
         bias = tf.get_variable(
             'bias', [units], tf.float32, tf.zeros_initializer())
         flat_inputs = tf.reshape(inputs, [-1, input_size])
@@ -207,19 +247,27 @@ def _dense(inputs, units, activation=None, scale=1.0, name='dense'):
         return outputs
 
 
-def _mlp(inputs, layers, activation):
-    """Stack of hidden layers."""
+def _mlp(inputs, layers, activation, init='glorot'):
+    """Stack of hidden layers; orthogonal ones get gain sqrt(2)."""
+    scale = np.sqrt(2) if init == 'orthogonal' else 1.0
     hidden = inputs
     for index, size in enumerate(layers):
-        hidden = _dense(hidden, int(size), activation, name=f'hidden_{index}')
+        hidden = _dense(
+            hidden, int(size), activation, scale, f'hidden_{index}', init)
     return hidden
 
 
 def _gaussian_head(config, hidden, action_size):
-    """Tanh mean layer and state-independent log standard deviation."""
+    """Mean layer and state-independent log standard deviation."""
+    mean_activation = config.get('mean_activation', 'tanh')
+    if mean_activation not in MEAN_ACTIVATIONS:
+        raise ValueError(
+            f'Config mean_activation={mean_activation!r} must be one of '
+            f'{MEAN_ACTIVATIONS}.')
     mean = _dense(
-        hidden, action_size, tf.tanh, scale=config.init_output_factor,
-        name='mean')
+        hidden, action_size, tf.tanh if mean_activation else None,
+        scale=config.init_output_factor, name='mean',
+        init=_weight_init(config))
     logstd = tf.get_variable(
         'logstd', [action_size], tf.float32,
         tf.constant_initializer(np.log(config.init_std)))
@@ -228,10 +276,10 @@ def _gaussian_head(config, hidden, action_size):
     return mean, logstd
 
 
-def _value_head(observations, layers, activation):
+def _value_head(observations, layers, activation, init='glorot'):
     """Value network output [batch, time]."""
-    hidden = _mlp(observations, layers, activation)
-    value = _dense(hidden, 1, name='output')[..., 0]
+    hidden = _mlp(observations, layers, activation, init)
+    value = _dense(hidden, 1, name='output', init=init)[..., 0]
     return tf.check_numerics(value, 'value')
 
 

@@ -78,6 +78,47 @@ def test_gaussian_mean_stays_in_unit_range():
     assert np.max(np.abs(mean)) > 0.99
 
 
+def test_linear_mean_leaves_the_unit_range():
+    """Without the tanh the mean grows with the inputs."""
+    with _seeded_graph():
+        output = networks.feed_forward_gaussian(
+            _config(init_output_factor=10.0, mean_activation=None), BOX,
+            1e4 * _observations(), None)
+        mean = _evaluate(output.policy.mean)
+    assert np.max(np.abs(mean)) > 10.0
+
+
+def test_orthogonal_init_gains():
+    """Orthogonal layers: gain sqrt(2) hidden, the output factor for the
+    policy's mean, one for the value; columns of an orthogonal kernel with
+    more rows than columns are orthonormal up to the gain."""
+    with _seeded_graph():
+        networks.feed_forward_gaussian(
+            _config(weight_init='orthogonal', policy_layers=(8, 6),
+                    init_output_factor=0.01), BOX, _observations(), None)
+        kernels = {
+            name: tf.trainable_variables(f'{name}/kernel')[0]
+            for name in ('policy/hidden_1', 'policy/mean', 'value/output')}
+        values = _evaluate(kernels)
+    for name, gain in (('policy/hidden_1', 2.0), ('policy/mean', 1e-4),
+                       ('value/output', 1.0)):
+        kernel = values[name]
+        np.testing.assert_allclose(
+            kernel.T @ kernel, gain * np.eye(kernel.shape[1]), atol=1e-5)
+
+
+@pytest.mark.parametrize('key, value, expected', [
+    ('weight_init', 'he', "Config weight_init='he' must be one of"),
+    ('mean_activation', 'relu', "Config mean_activation='relu' must be"),
+])
+def test_bad_init_options(key, value, expected):
+    """Unknown schemes name the key, the value and the choices."""
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=expected):
+            networks.feed_forward_gaussian(
+                _config(**{key: value}), BOX, _observations(), None)
+
+
 def test_feed_forward_categorical():
     """Discrete spaces get logits per class and int32 modes."""
     with _seeded_graph():

@@ -17,6 +17,8 @@ from agents.algorithms.ppo import utility
 from agents.parts import distributions
 
 
+REWARD_NORMALIZATIONS = ('reward', 'return', None)
+
 _Transition = collections.namedtuple(
     'Transition', 'observ, action, policy_params, reward, bootstrap')
 
@@ -61,9 +63,12 @@ class PPO:
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5,
             name='normalize_observ')
+        # Rewards are divided by the running standard deviation of either
+        # the rewards themselves (2017) or the discounted returns.
         self._reward_filter = parts.StreamingNormalize(
-            batch_env.reward[0], center=False, scale=True, clip=10,
-            name='normalize_reward')
+            batch_env.reward[0], center=False,
+            scale=bool(config.get('reward_normalization', 'reward')),
+            clip=10, name='normalize_reward')
         self._network = tf.make_template(
             'network', functools.partial(config.network, config, space))
         self._define_variables()
@@ -83,11 +88,18 @@ class PPO:
                 raise ValueError(
                     f'Config {name}={getattr(config, name)!r} must be '
                     f'{expected}.')
-        decay = config.get('learning_rate_decay')
-        if decay not in (None, 'linear'):
+        choices = (
+            ('reward_normalization', REWARD_NORMALIZATIONS, 'reward'),
+            ('learning_rate_decay', (None, 'linear'), None))
+        for name, valid, default in choices:
+            value = config.get(name, default)
+            if value not in valid:
+                raise ValueError(
+                    f'Config {name}={value!r} must be one of {valid}.')
+        if not config.get('kl_penalty', True) and not config.get('ppo_clip'):
             raise ValueError(
-                f"Config learning_rate_decay={decay!r} must be None or "
-                "'linear'.")
+                'Config kl_penalty=False needs ppo_clip, the policy '
+                'objective would have no trust region otherwise.')
         gae_lambda = config.get('gae_lambda')
         if gae_lambda is not None and not 0 <= gae_lambda <= 1:
             raise ValueError(
@@ -121,6 +133,12 @@ class PPO:
                 'episodes')
             self._last_action = tf.Variable(
                 tf.zeros_like(action), trainable=False, name='last_action')
+            # Discounted return of each agent's running episode, whose
+            # scale normalizes the rewards under reward_normalization
+            # 'return'.
+            self._running_return = tf.Variable(
+                tf.zeros_like(self._batch_env.reward), trainable=False,
+                name='running_return')
             self._last_policy = tools.nested.map(
                 lambda param: tf.Variable(
                     tf.zeros_like(param[:, 0]), trainable=False),
@@ -182,7 +200,10 @@ class PPO:
                 reset_state = utility.reinit_nested_vars(
                     self._last_state, agent_indices)
             reset_buffer = self._episodes.clear(agent_indices)
-            with tf.control_dependencies([reset_state, reset_buffer]):
+            reset_return = utility.reinit_nested_vars(
+                self._running_return, agent_indices)
+            with tf.control_dependencies(
+                    [reset_state, reset_buffer, reset_return]):
                 return tf.constant('')
 
     def perform(self, agent_indices, observ):
@@ -261,7 +282,7 @@ class PPO:
         """Update the normalizers and append the transitions."""
         update_filters = tf.summary.merge([
             self._observ_filter.update(observ, self._should_log),
-            self._reward_filter.update(reward, self._should_log)])
+            self._update_reward_filter(agent_indices, reward)])
         with tf.control_dependencies([update_filters]):
             norm_observ = self._observ_filter.transform(observ)
             # Normalizes the next observation too, so it must see the update.
@@ -287,6 +308,28 @@ class PPO:
         # an identity whose input was built before the block.
         with tf.control_dependencies([append]):
             return tf.identity(summary)
+
+    def _update_reward_filter(self, agent_indices, reward):
+        """Feed the reward normalizer with rewards or running returns.
+
+        With `reward_normalization='return'` the statistics are those of
+        each agent's discounted return so far, as in OpenAI Baselines'
+        VecNormalize: dividing rewards by the return's standard deviation
+        keeps value targets near unit scale whatever the discount.
+
+        Returns:
+          Summary tensor of the update.
+        """
+        mode = self._config.get('reward_normalization', 'reward')
+        if mode != 'return':
+            return self._reward_filter.update(reward, self._should_log)
+        running = (
+            tf.gather(self._running_return, agent_indices) *
+            self._config.discount + reward)
+        store = tf.scatter_update(
+            self._running_return, agent_indices, running)
+        with tf.control_dependencies([store]):
+            return self._reward_filter.update(running, self._should_log)
 
     def _bootstrap_value(self, agent_indices, nextob):
         """Discounted value of the next observation where time ran out.
@@ -402,8 +445,10 @@ class PPO:
             value_target = tf.stop_gradient(value_target)
             advantage = _normalize_advantage(advantage, length)
             advantage = tf.stop_gradient(advantage)
+            old_value = tf.stop_gradient(value)
             sequences = (
-                observ, action, old_policy_params, value_target, advantage)
+                observ, action, old_policy_params, value_target, advantage,
+                old_value)
             template = {name: 0.0 for name in self._update_statistics()}
             statistics = parts.iterate_sequences(
                 self._update_step, template, sequences, length,
@@ -445,18 +490,22 @@ class PPO:
 
         Args:
           sequence: Tuple of observ, action, old policy params, value
-              target and advantage, each [batch, time, ...].
+              target, advantage and the value before the update, each
+              [batch, time, ...].
           length: Integer tensor [batch] of valid lengths.
 
         Returns:
           Dict of scalar statistics, see `_update_statistics`, available
           once the gradient step is applied.
         """
-        observ, action, old_policy_params, value_target, advantage = sequence
+        (observ, action, old_policy_params, value_target, advantage,
+         old_value) = sequence
         network = self._network(observ, length)
         old_policy = _policy_from_params(
             self._discrete, old_policy_params)
-        value_loss = self._value_loss(network.value, value_target, length)
+        value_loss = value_loss_fn(
+            network.value, value_target, old_value, length,
+            self._config.get('value_loss_clip'))
         policy_loss, statistics = self._policy_loss(
             old_policy, network.policy, action, advantage, length)
         extra_loss = network.get('loss', 0.0)
@@ -487,12 +536,6 @@ class PPO:
                 name: tf.identity(tf.cast(statistics[name], tf.float32))
                 for name in self._update_statistics()}
 
-    def _value_loss(self, value, return_, length):
-        """Half squared error between predicted values and returns."""
-        with tf.name_scope('value_loss'):
-            error = utility.mask(value - return_, length)
-            return 0.5 * _masked_mean(error ** 2, length)
-
     def _policy_loss(self, old_policy, policy, action, advantage, length):
         """Surrogate objective with an adaptive KL penalty and a cutoff.
 
@@ -519,13 +562,16 @@ class PPO:
                     ratio, 1 - config.ppo_clip, 1 + config.ppo_clip)
                 surrogate = tf.minimum(surrogate, clipped_ratio * advantage)
             surrogate_loss = -_masked_mean(surrogate, length)
-            kl_penalty = self._penalty * _masked_mean(kl, length)
             # A quadratic wall above the cutoff stops the policy from moving
             # far from the data when the penalty has not adapted yet.
             cutoff_threshold = config.kl_target * config.kl_cutoff_factor
             above_cutoff = tf.cast(kl > cutoff_threshold, tf.float32)
-            kl_cutoff = config.kl_cutoff_coef * _masked_mean(
-                above_cutoff * (kl - cutoff_threshold) ** 2, length)
+            if config.get('kl_penalty', True):
+                kl_penalty = self._penalty * _masked_mean(kl, length)
+                kl_cutoff = config.kl_cutoff_coef * _masked_mean(
+                    above_cutoff * (kl - cutoff_threshold) ** 2, length)
+            else:
+                kl_penalty = kl_cutoff = tf.constant(0.0)
             entropy = _masked_mean(policy.entropy(), length)
             policy_loss = surrogate_loss + kl_penalty + kl_cutoff
             if config.get('entropy_regularization'):
@@ -568,6 +614,30 @@ class PPO:
 
             with tf.control_dependencies([update]):
                 return tf.cond(self._should_log, _summary, str)
+
+
+def value_loss_fn(value, target, old_value, length, clip=None):
+    """Half squared error between predicted values and their targets.
+
+    Args:
+      value: Predicted values [batch, time].
+      target: Value targets [batch, time].
+      old_value: Values predicted when the data was collected.
+      length: Valid lengths [batch].
+      clip: None, or the range around `old_value` beyond which a
+          prediction's error counts no less than at the range's edge, as in
+          OpenAI Baselines' PPO2 (the larger of both errors is used).
+
+    Returns:
+      Scalar loss.
+    """
+    with tf.name_scope('value_loss'):
+        error = (value - target) ** 2
+        if clip:
+            clipped = old_value + tf.clip_by_value(
+                value - old_value, -clip, clip)
+            error = tf.maximum(error, (clipped - target) ** 2)
+        return 0.5 * _masked_mean(utility.mask(error, length), length)
 
 
 def adapted_penalty(penalty, kl, kl_target):

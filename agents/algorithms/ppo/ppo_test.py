@@ -39,3 +39,103 @@ def test_normalized_advantage_has_zero_mean_unit_std_on_valid_steps():
     assert valid.mean() == pytest.approx(0.0, abs=1e-6)
     assert valid.std() == pytest.approx(1.0, abs=1e-4)
     np.testing.assert_array_equal(result[1, 1:], [0.0, 0.0])
+
+
+def _ppo_in_graph(durations=(3,), **overrides):
+    """PPO over one in-process mock environment, in the default graph."""
+    # pylint: disable=import-outside-toplevel
+    from agents import tools
+    from agents.scripts import configs
+    config = tools.AttrDict(configs.default())
+    with config.unlocked:
+        config.update(max_length=10, steps=1000, update_every=50)
+        config.update(overrides)
+    # Sampled actions may leave the mock's range; training clips them too.
+    env = tools.InGraphBatchEnv(tools.BatchEnv([tools.wrappers.ClipAction(
+        tools.MockEnvironment(durations=durations))], True))
+    step = tf.Variable(0, trainable=False, dtype=tf.int64)
+    # Variables as in training: Grappler folds conditionals on constants.
+    algo = ppo.PPO(
+        env, step, tf.Variable(True, trainable=False),
+        tf.Variable(False, trainable=False), config)
+    return algo, tools.simulate(  # pylint: disable=not-callable
+        env, algo, log=False)
+
+
+@pytest.mark.parametrize('mode, seen', [
+    # The mock's episode of three steps rewards 1, 2, 3.
+    ('reward', [1, 2, 3, 1, 2, 3]),
+    # Discounted returns so far with discount 0.5, restarting per episode.
+    ('return', [1, 2.5, 4.25, 1, 2.5, 4.25]),
+])
+def test_reward_normalization_statistics(mode, seen):
+    """The reward scale is that of the rewards or of the running returns."""
+    with tf.Graph().as_default():
+        algo, step = _ppo_in_graph(reward_normalization=mode, discount=0.5)
+        # pylint: disable=protected-access
+        reward_filter = algo._reward_filter
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(6):
+                sess.run(step)
+            count, mean, std = sess.run(
+                (reward_filter.count, reward_filter.mean, reward_filter.std))
+    assert count == 6
+    assert mean == pytest.approx(np.mean(seen))
+    assert std == pytest.approx(np.std(seen, ddof=1), rel=1e-5)
+
+
+def test_bad_objective_options():
+    """The config names the key and what it must be."""
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=(
+                r"Config reward_normalization='returns' must be one of "
+                r"\('reward', 'return', None\)")):
+            _ppo_in_graph(reward_normalization='returns')
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match='kl_penalty=False needs ppo_clip'):
+            _ppo_in_graph(kl_penalty=False)
+
+
+@pytest.mark.parametrize('kl_penalty, expected', [(True, True), (False, False)])
+def test_kl_penalty_can_be_left_out(kl_penalty, expected):
+    """Without the KL penalty the policy loss is the clipped surrogate."""
+    with tf.Graph().as_default():
+        algo, _ = _ppo_in_graph(kl_penalty=kl_penalty, ppo_clip=0.2)
+        old = ppo._policy_from_params(False, (
+            tf.zeros([1, 2, 3]), tf.zeros([1, 2, 3])))
+        new = ppo._policy_from_params(False, (
+            tf.ones([1, 2, 3]), tf.zeros([1, 2, 3])))
+        loss, statistics = algo._policy_loss(  # pylint: disable=protected-access
+            old, new, tf.zeros([1, 2, 3]), tf.ones([1, 2]), tf.constant([2]))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            loss, surrogate, penalty, cutoff = sess.run((
+                loss, statistics['surrogate_loss'], statistics['kl_penalty'],
+                statistics['kl_cutoff']))
+    # KL of unit-variance Gaussians one apart in 3 dimensions: 1.5; both
+    # the penalty (coefficient 1) and the cutoff are then far from zero.
+    assert (penalty > 0 and cutoff > 0) == expected
+    assert loss == pytest.approx(surrogate + penalty + cutoff)
+    # The ratio exp(-1.5) falls below 1 - 0.2, so the surrogate is the
+    # unclipped ratio times the unit advantage.
+    assert surrogate == pytest.approx(-np.exp(-1.5), rel=1e-5)
+
+
+def test_value_loss_clipping():
+    """A clipped value loss keeps the larger error of the clipped guess."""
+    with tf.Graph().as_default():
+        # Step one moved from 0 to the target 1: no error unclipped, but
+        # its guess clipped to 0.5 errs by 0.5. Step two moved from 0 to 3
+        # beyond the target 0: the unclipped error 9 is the larger. The
+        # third step is padding.
+        value = tf.constant([[1.0, 3.0, 9.0]])
+        target = tf.constant([[1.0, 0.0, 0.0]])
+        old = tf.constant([[0.0, 0.0, 0.0]])
+        length = tf.constant([2])
+        plain = ppo.value_loss_fn(value, target, old, length)
+        clipped = ppo.value_loss_fn(value, target, old, length, clip=0.5)
+        with tf.Session() as sess:
+            plain, clipped = sess.run((plain, clipped))
+    assert plain == pytest.approx(0.5 * (0 + 9) / 2)
+    assert clipped == pytest.approx(0.5 * (0.25 + 9) / 2)
