@@ -1,18 +1,31 @@
 r"""Learning benchmark: train a configuration for a step budget over seeds.
 
-Prints the evaluation score curve of every seed, then one table with the
-final score (the mean evaluation return of the last report), the best score,
-the wall-clock time, the environment steps per second (training and
-evaluation steps together), and the wall-clock time and training steps until
-the evaluation score first reached the target.
+Trains the seeds in parallel worker processes (as many at once as the
+machine has cores, or --jobs), prints the evaluation curve of every seed and
+one table: the final score (the mean evaluation return of the last ten
+reports), the last report, the best report, the wall-clock time, the
+environment steps per second (training and evaluation steps together), and
+the wall-clock time and training steps until the evaluation score first
+reached the target. Writes the reports of every seed as JSON and, with
+--plot, a learning curve: the mean and the min-max band of the evaluation
+return over seeds against training environment steps, with the target.
 
-  python benchmarks/learning.py --config=pendulum --steps=1e6 \
-      --seeds=0,1,2 --target=-250 --noenv_processes
+  python benchmarks/learning.py --config=cheetah --steps=1e6 \
+      --seeds=0,1,2 --target=5000 \
+      --json=benchmarks/results/learning-cheetah.json \
+      --plot=docs/learning-cheetah.png
 
-The configuration's own `steps` is replaced by --steps (training env steps).
+The configuration's own `steps` is replaced by --steps (training env steps);
+--set=KEY=JSON replaces other values. Seeds running side by side share the
+cores, so their wall-clock times are those of a loaded machine; compare
+wall-clock figures only between runs made the same way.
 """
 
+import concurrent.futures
+import datetime
 import json
+import multiprocessing
+import os
 import statistics
 import sys
 import time
@@ -20,6 +33,11 @@ import time
 from absl import app
 from absl import flags
 
+# Run as a script, so make the repository importable.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+# pylint: disable=wrong-import-position
 from agents.scripts import train as train_lib
 from agents.scripts import utility
 
@@ -28,11 +46,16 @@ _LAST_REPORTS = 10
 flags.DEFINE_float('steps', 1e6, 'Training environment steps per seed.')
 flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds to train.')
 flags.DEFINE_float('target', -250.0, 'Evaluation score to reach.')
+flags.DEFINE_integer(
+    'jobs', None, 'Seeds trained at once; default: the number of cores.')
 # --config, --env_mode and --env_processes come from agents.scripts.train.
 flags.DEFINE_integer('curve_every', 5, 'Print every n-th report.')
 flags.DEFINE_list(
     'set', [], 'Config overrides as KEY=JSON, e.g. learning_rate=3e-4.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
+flags.DEFINE_string('plot', None, 'Draw the learning curve to this PNG.')
+flags.DEFINE_string('reference', None, 'Published score to cite in the '
+                    'plot and JSON, e.g. "RL Zoo 5,819 at 1M".')
 
 
 def run_seed(config_name, steps, seed, env_mode, overrides):
@@ -46,8 +69,9 @@ def run_seed(config_name, steps, seed, env_mode, overrides):
       overrides: Dict of config values to replace.
 
     Returns:
-      Dict with the config, the reports and the wall-clock time.
+      Dict with the seed, the reports and the wall-clock time.
     """
+    utility.set_up_logging()
     config = train_lib.load_named_config(config_name)
     with config.unlocked:
         config.steps = steps
@@ -64,29 +88,52 @@ def run_seed(config_name, steps, seed, env_mode, overrides):
             train_steps=(index + 1) * train_steps,
             total_steps=(index + 1) * (train_steps + eval_steps),
             seconds=time.monotonic() - start,
-            score=score))
+            score=float(score)))
     return dict(seed=seed, reports=reports, seconds=time.monotonic() - start)
+
+
+def run_seeds(config_name, steps, seeds, env_mode, overrides, jobs):
+    """Train seeds in parallel processes, in the order of `seeds`.
+
+    Each seed trains in a fresh process (started by spawning, as TensorFlow
+    does not survive a fork), so seeds share nothing but the cores.
+
+    Yields:
+      The result of each seed as `run_seed` returns it, as they finish.
+    """
+    if jobs <= 1:
+        for seed in seeds:
+            yield run_seed(config_name, steps, seed, env_mode, overrides)
+        return
+    context = multiprocessing.get_context('spawn')
+    with concurrent.futures.ProcessPoolExecutor(jobs, context) as pool:
+        futures = [
+            pool.submit(
+                run_seed, config_name, steps, seed, env_mode, overrides)
+            for seed in seeds]
+        for future in concurrent.futures.as_completed(futures):
+            yield future.result()
 
 
 def summarize(result, target):
     """Final score, best score, speed and time to target of one seed.
 
-    Besides the last report, the mean of the last ten: the evaluation
+    The final score is the mean of the last ten reports: the evaluation
     episodes of a report begin in the same states in every run, so a single
     report can be a hard or an easy set for all runs alike.
     """
     reports = result['reports']
-    final = reports[-1]
+    last = reports[-1]
     reached = next(
         (report for report in reports if report['score'] >= target), None)
     return dict(
         seed=result['seed'],
-        final=final['score'],
-        last_ten=statistics.mean(
+        final=statistics.mean(
             report['score'] for report in reports[-_LAST_REPORTS:]),
+        last=last['score'],
         best=max(report['score'] for report in reports),
         seconds=result['seconds'],
-        steps_per_second=final['total_steps'] / result['seconds'],
+        steps_per_second=last['total_steps'] / result['seconds'],
         target_seconds=reached['seconds'] if reached else None,
         target_steps=reached['train_steps'] if reached else None)
 
@@ -102,9 +149,9 @@ def print_curve(result, every):
 
 
 def print_table(config_name, steps, target, rows):
-    """Print the per-seed results and their mean as a markdown table."""
+    """Print the per-seed results and their median as a markdown table."""
     print(f'\n{config_name}, {steps:,.0f} training steps, target {target}\n')
-    print(f'| seed | final | last {_LAST_REPORTS} mean | best | '
+    print(f'| seed | final (last {_LAST_REPORTS} mean) | last | best | '
           'wall-clock s | env steps/s | to target s | to target steps |')
     print('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
     for row in rows:
@@ -112,16 +159,50 @@ def print_table(config_name, steps, target, rows):
             f"{row['target_seconds']:.0f}" if row['target_seconds'] else '-')
         target_steps = (
             f"{row['target_steps']:,d}" if row['target_steps'] else '-')
-        print(f"| {row['seed']} | {row['final']:.1f} | "
-              f"{row['last_ten']:.1f} | {row['best']:.1f} | "
-              f"{row['seconds']:.0f} | {row['steps_per_second']:,.0f} | "
+        print(f"| {row['seed']} | {row['final']:.1f} | {row['last']:.1f} | "
+              f"{row['best']:.1f} | {row['seconds']:.0f} | "
+              f"{row['steps_per_second']:,.0f} | "
               f'{target_seconds} | {target_steps} |')
     finals = [row['final'] for row in rows]
-    spread = statistics.pstdev(finals) if len(finals) > 1 else 0.0
-    print(f'\nmean final score {statistics.mean(finals):.1f} '
-          f'(std {spread:.1f}); seeds reaching the target: '
-          f"{sum(row['target_steps'] is not None for row in rows)}"
+    print(f'\nfinal: median {statistics.median(finals):.1f}, min '
+          f'{min(finals):.1f}, max {max(finals):.1f}; seeds reaching the '
+          f"target: {sum(row['target_steps'] is not None for row in rows)}"
           f'/{len(rows)}')
+
+
+def plot_curves(results, title, target, path, reference=None):
+    """Draw the mean and min-max band of the returns over seeds.
+
+    Seeds are aligned report by report (every seed reports at the same
+    training steps); the curve stops at the shortest seed.
+    """
+    # pylint: disable=import-outside-toplevel
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    import numpy as np
+    count = min(len(result['reports']) for result in results)
+    steps = np.array([
+        report['train_steps'] for report in results[0]['reports'][:count]])
+    scores = np.array([
+        [report['score'] for report in result['reports'][:count]]
+        for result in results])
+    figure, axes = plt.subplots(figsize=(6, 3.6), dpi=100)
+    axes.fill_between(
+        steps, scores.min(0), scores.max(0), alpha=0.25, linewidth=0,
+        label=f'min-max over {len(results)} seeds')
+    axes.plot(steps, scores.mean(0), linewidth=1.5, label='mean')
+    axes.axhline(target, color='black', linestyle='--', linewidth=1,
+                 label=f'target {target:g}')
+    axes.set_xlabel('training environment steps')
+    axes.set_ylabel('evaluation return')
+    axes.set_title(title + (f' (reference: {reference})' if reference else ''),
+                   fontsize=10)
+    axes.legend(loc='lower right', fontsize=8)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
 
 
 def _parse_overrides(pairs):
@@ -139,18 +220,30 @@ def main(argv):
     overrides = _parse_overrides(FLAGS.set)
     env_mode = utility.env_mode_from_flags(
         FLAGS.env_mode, FLAGS.env_processes)
+    seeds = [int(seed) for seed in FLAGS.seeds]
+    jobs = min(FLAGS.jobs or os.cpu_count() or 1, len(seeds))
+    started = datetime.datetime.now().isoformat(timespec='seconds')
     results = []
-    for seed in FLAGS.seeds:
-        result = run_seed(
-            FLAGS.config, FLAGS.steps, int(seed), env_mode, overrides)
+    for result in run_seeds(
+            FLAGS.config, FLAGS.steps, seeds, env_mode, overrides, jobs):
         print_curve(result, FLAGS.curve_every)
         sys.stdout.flush()
         results.append(result)
+    results.sort(key=lambda result: seeds.index(result['seed']))
     rows = [summarize(result, FLAGS.target) for result in results]
     print_table(FLAGS.config, FLAGS.steps, FLAGS.target, rows)
     if FLAGS.json:
         with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(dict(results=results, rows=rows), file_, indent=1)
+            json.dump(dict(
+                command=' '.join(sys.argv), started=started,
+                config=FLAGS.config, steps=FLAGS.steps, target=FLAGS.target,
+                overrides=overrides, jobs=jobs, reference=FLAGS.reference,
+                rows=rows, results=results), file_, indent=1)
+    if FLAGS.plot:
+        plot_curves(
+            results, f'{FLAGS.config}, {len(results)} seeds', FLAGS.target,
+            FLAGS.plot, FLAGS.reference)
+        print(f'Wrote {FLAGS.plot}.')
 
 
 if __name__ == '__main__':

@@ -11,6 +11,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import algorithms
 from agents.scripts import networks
+from agents.scripts import tasks
 
 
 def default():
@@ -79,6 +80,28 @@ def pendulum():
     update_epochs = 20
     batch_size = 8
     return dict(default(), **locals())
+
+
+def pendulum_partial():
+    """Pendulum that sees its angle but not its velocity, recurrent policy.
+
+    The observation lacks the angular velocity, so the policy must infer it
+    from the observations over time: a GRU of 64 units after a hidden
+    layer. Mini-batches hold whole episodes, so the recurrent state is
+    carried from their first step.
+    """
+    env = tasks.pendulum_without_velocity
+    network = networks.recurrent_gaussian
+    policy_layers = 64, 64
+    chunk_length = 200
+    batch_size = 2
+    return dict(pendulum(), **locals())
+
+
+def pendulum_partial_feed_forward():
+    """The same partially observed pendulum with a feed-forward policy."""
+    network = networks.feed_forward_gaussian
+    return dict(pendulum_partial(), **locals())
 
 
 def cartpole():

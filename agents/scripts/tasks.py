@@ -1,0 +1,29 @@
+"""Environment constructors that configs name instead of a gymnasium id.
+
+Worker processes import this module to build their environments, so it must
+not import TensorFlow. Each constructor takes gymnasium's `render_mode`
+keyword, which `visualize` passes.
+"""
+
+import gymnasium as gym
+import numpy as np
+
+
+def pendulum_without_velocity(render_mode=None):
+    """Pendulum-v1 that observes only the angle, as its cosine and sine.
+
+    The angular velocity, the third entry of Pendulum's observation, is
+    dropped, so a policy must infer it from the observations over time: a
+    partially observed task where a recurrent policy can outperform a
+    feed-forward one.
+
+    Args:
+      render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+
+    Returns:
+      Gymnasium environment with a Box(-1, 1, (2,)) observation space.
+    """
+    env = gym.make('Pendulum-v1', render_mode=render_mode)
+    space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    return gym.wrappers.TransformObservation(
+        env, lambda observ: observ[:2], space)
