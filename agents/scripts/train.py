@@ -319,10 +319,11 @@ def _describe_op_error(error):
     """One line about an error of a graph operation."""
     lines = [line.strip() for line in error.message.splitlines()]
     for line in lines:
-        # The text of `tf.debugging.check_numerics`, and of its gradient.
+        # The text of `tf.debugging.check_numerics`, of its gradient, and
+        # of the environment step's checks in NumPy.
         match = re.match(
-            r'^(Not a number .* in gradient\. )?(b\'(.+)\'|(.+?)) : Tensor '
-            r'had (.+) values$', line)
+            r'^(Not a number .* in gradient\. )?(?:ValueError: )?'
+            r'(b\'(.+)\'|(.+?)) : Tensor had (.+) values$', line)
         if match:
             name = match.group(3) or match.group(4)
             where = 'the gradient of ' if match.group(1) else ''

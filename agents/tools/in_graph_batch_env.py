@@ -38,6 +38,12 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                 batch_env.observation_space, 'observation')
         action_shape, action_dtype = in_graph_env._parse_space(
                 batch_env.action_space, 'action')
+        # The layout of the bytes that the step and reset return per
+        # environment; the flags are done, truncated and restarted.
+        self._row = np.dtype([
+                ('observ', self._observ_dtype.as_numpy_dtype, observ_shape),
+                ('reward', np.float32), ('restarts', np.int64),
+                ('flags', np.bool_, (3,))])
         with tf.variable_scope('env_temporary'):
             self._observ = in_graph_env._define_variable(
                     'observ', batch + observ_shape, self._observ_dtype)
@@ -99,6 +105,11 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     def simulate(self, action):
         """Step the batch and store the outcomes in the variables.
 
+        One Python call steps the batch and returns one packed byte buffer,
+        which cheap graph ops split into the variables' values: the bridge
+        between TensorFlow and the environments costs one call and one
+        output per step, and the checks for NaN and Inf run in NumPy.
+
         Args:
             action: Tensor of one action per environment, of the action
                 variable's shape; its dtype may differ in width but not in
@@ -110,27 +121,20 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
 
         Returns:
             Operation that steps and assigns; running it fails when the
-            actions, observations or rewards hold NaN or Inf.
+            actions, observations or rewards hold NaN or Inf, naming the
+            tensor as `tf.debugging.check_numerics` does
+            (`observ : Tensor had NaN values`), and then assigns nothing.
         """
         with tf.name_scope('environment_simulate'):
-            action = in_graph_env._prepare_action(action, self._action)
-            # One Python call per step returns everything the variables need.
+            action = in_graph_env._prepare_action(
+                    action, self._action, check_numerics=False)
+            packed = tf.numpy_function(
+                    self._step, [action], tf.uint8, name='step')
             observ, reward, done, truncated, restarted, restarts = (
-                    tf.numpy_function(
-                            self._step, [action],
-                            [self._observ_dtype, tf.float32, tf.bool, tf.bool,
-                             tf.bool, tf.int64],
-                            name='step'))
-            observ.set_shape(self._observ.shape)
-            reward.set_shape(self._reward.shape)
-            done.set_shape(self._done.shape)
-            truncated.set_shape(self._truncated.shape)
-            restarted.set_shape(self._restarted.shape)
-            observ = in_graph_env._check_numerics(observ, 'observ')
-            reward = tf.debugging.check_numerics(reward, 'reward')
-            # Assign nothing unless every check passed, so that the variables
-            # keep a consistent step.
-            with tf.control_dependencies([observ, reward]):
+                    self._unpack(packed))
+            # The action's assignment waits for the step too, so that a
+            # failed step assigns nothing.
+            with tf.control_dependencies([packed]):
                 return tf.group(
                         self._observ.assign(observ),
                         self._action.assign(action),
@@ -138,7 +142,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                         self._done.assign(done),
                         self._truncated.assign(truncated),
                         self._restarted.assign(restarted),
-                        self._restarts.assign(tf.reshape(restarts, ())))
+                        self._restarts.assign(restarts))
 
     def reset(self, indices=None):
         """Reset some or all environments and store their observations.
@@ -157,21 +161,17 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                 indices = tf.range(len(self._batch_env))
             indices = tf.cast(indices, tf.int32)
             indices.set_shape((None,))
-            observ, restarts = tf.numpy_function(
-                    self._reset, [indices], [self._observ_dtype, tf.int64],
-                    name='reset')
-            observ.set_shape(indices.shape.concatenate(
-                    self._observ.shape[1:]))
-            observ = in_graph_env._check_numerics(observ, 'observ')
-            zeros = tf.zeros_like(indices, tf.float32)
-            falses = tf.zeros_like(indices, tf.bool)
+            packed = tf.numpy_function(
+                    self._reset, [indices], tf.uint8, name='reset')
+            observ, reward, done, truncated, restarted, restarts = (
+                    self._unpack(packed, every_row=False))
             with tf.control_dependencies([
                     tf.scatter_update(self._observ, indices, observ),
-                    tf.scatter_update(self._reward, indices, zeros),
-                    tf.scatter_update(self._done, indices, falses),
-                    tf.scatter_update(self._truncated, indices, falses),
-                    tf.scatter_update(self._restarted, indices, falses),
-                    self._restarts.assign(tf.reshape(restarts, ()))]):
+                    tf.scatter_update(self._reward, indices, reward),
+                    tf.scatter_update(self._done, indices, done),
+                    tf.scatter_update(self._truncated, indices, truncated),
+                    tf.scatter_update(self._restarted, indices, restarted),
+                    self._restarts.assign(restarts)]):
                 return tf.identity(observ)
 
     def close(self):
@@ -180,24 +180,31 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
 
     def _step(self, action):
         self._error = None
+        _check_finite(action, 'action')
         try:
             observ, reward, done, info = self._batch_env.step(action)
         except Exception as error:
             self._error = error
             raise
+        _check_finite(observ, 'observ')
+        _check_finite(reward, 'reward')
+        restarted = info.get('restarted')
+        packed = np.empty(len(done), self._row)
+        packed['observ'] = observ
+        packed['reward'] = reward
+        packed['restarts'] = self._count_restarts()
+        flags = packed['flags']
         # Terminated episodes are not bootstrapped, even if also truncated.
-        truncated = np.logical_and(
-                info['truncated'], np.logical_not(info['terminated']))
-        restarted = np.zeros_like(done, bool)
-        if 'restarted' in info:
-            restarted = np.asarray(info['restarted'], bool)
-        return (
-                np.asarray(observ, self._observ_dtype.as_numpy_dtype),
-                np.asarray(reward, np.float32),
-                np.logical_or(done, restarted),
-                truncated,
-                restarted,
-                self._count_restarts())
+        np.logical_and(
+                info['truncated'], np.logical_not(info['terminated']),
+                out=flags[:, 1])
+        if restarted is None:
+            flags[:, 0] = done
+            flags[:, 2] = False
+        else:
+            np.logical_or(done, restarted, out=flags[:, 0])
+            flags[:, 2] = restarted
+        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _reset(self, indices):
         self._error = None
@@ -206,8 +213,88 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         except Exception as error:
             self._error = error
             raise
-        return (np.asarray(observ, self._observ_dtype.as_numpy_dtype),
-                self._count_restarts())
+        _check_finite(observ, 'observ')
+        packed = np.zeros(len(indices), self._row)
+        packed['observ'] = observ
+        packed['restarts'] = self._count_restarts()
+        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _count_restarts(self):
-        return np.int64(getattr(self._batch_env, 'restarts', 0))
+        return getattr(self._batch_env, 'restarts', 0)
+
+    def _unpack(self, packed, every_row=True):
+        """Split the packed rows of `_step` or `_reset` into tensors.
+
+        Args:
+            packed: uint8 tensor of one row of bytes per environment, laid out
+                as the structured dtype `self._row`.
+            every_row: Whether there is a row for every environment, rather
+                than for some, maybe none.
+
+        Returns:
+            Tuple of the observations, float32 rewards, bool done, truncated
+            and restarted flags, and the int64 scalar of restarts.
+        """
+        observ_bytes = self._row.fields['observ'][0].itemsize
+        packed.set_shape((None, self._row.itemsize))
+        observ, reward, restarts, flags = tf.split(
+                packed, [observ_bytes, 4, 8, 3], axis=1)
+        observ = _from_bytes(
+                observ, self._observ_dtype, self._observ.shape[1:])
+        reward = tf.bitcast(reward, tf.float32)
+        restarts = tf.bitcast(restarts, tf.int64)
+        if every_row:
+            restarts = restarts[0]
+        else:
+            # Every row holds the count; a reset of no environment has none,
+            # and keeps the count as it was.
+            restarts = tf.maximum(
+                    tf.reduce_max(restarts), self._restarts.read_value())
+        done, truncated, restarted = tf.unstack(
+                tf.cast(flags, tf.bool), axis=1)
+        return observ, reward, done, truncated, restarted, restarts
+
+
+def _from_bytes(rows, dtype, shape):
+    """Reinterpret rows of bytes as values of a dtype and shape.
+
+    Args:
+        rows: uint8 tensor [batch, bytes].
+        dtype: TensorFlow dtype of the values.
+        shape: TensorShape of one row's values.
+
+    Returns:
+        Tensor [batch, *shape] of dtype.
+    """
+    if dtype == tf.bool:
+        values = tf.cast(rows, tf.bool)
+    elif dtype.size == 1:
+        values = rows if dtype == tf.uint8 else tf.bitcast(rows, dtype)
+    else:
+        size = shape.num_elements()
+        values = tf.bitcast(tf.reshape(rows, [-1, size, dtype.size]), dtype)
+    if shape.ndims != 1:
+        values = tf.reshape(values, [-1] + shape.as_list())
+    values.set_shape(tf.TensorShape([None]).concatenate(shape))
+    return values
+
+
+def _check_finite(value, name):
+    """Raise like `tf.debugging.check_numerics` on NaN or Inf values.
+
+    Args:
+        value: Array of any dtype; only floating point values are checked.
+        name: Name of the tensor for the message.
+
+    Raises:
+        ValueError: `'<name> : Tensor had NaN values'` (or `Inf`, or
+            `Inf and NaN`), which fails the op with an InvalidArgumentError.
+    """
+    value = np.asarray(value)
+    if value.dtype.kind != 'f' or np.isfinite(value).all():
+        return
+    has_nan = bool(np.isnan(value).any())
+    has_inf = bool(np.isinf(value).any())
+    kind = 'Inf and NaN' if has_nan and has_inf else (
+            'NaN' if has_nan else 'Inf')
+    raise ValueError(f'{name} : Tensor had {kind} values')

@@ -218,19 +218,22 @@ def _define_variable(name, shape, dtype, ones=False):
             lambda: fill(shape, dtype), trainable=False, name=name)
 
 
-def _prepare_action(action, variable):
+def _prepare_action(action, variable, check_numerics=True):
     """Convert and check an action tensor against the action variable.
 
     Args:
         action: Tensor or value of the actions.
         variable: Variable that will hold the actions.
+        check_numerics: Whether to add an op that fails on NaN or Inf; the
+            batch checks in NumPy instead.
 
     Raises:
         TypeError: When the dtype kinds differ.
         ValueError: When the shapes are not compatible.
 
     Returns:
-        Tensor of the variable's dtype and shape, checked for NaN and Inf.
+        Tensor of the variable's dtype and shape, checked for NaN and Inf
+        unless told otherwise.
     """
     action = tf.convert_to_tensor(action)
     dtype = variable.dtype.base_dtype
@@ -248,6 +251,8 @@ def _prepare_action(action, variable):
                 f'Expected actions of shape {variable.shape} but got '
                 f'{action.shape}.')
     action.set_shape(variable.shape)
+    if not check_numerics:
+        return action
     return _check_numerics(action, 'action')
 
 

@@ -190,30 +190,12 @@ class RangeNormalize(ForwardingWrapper):
             ValueError: When `observ` or `action` is not None or a bool, or
                 is True for a space that is not a (floating point) Box.
         """
-        for name, value in (('observ', observ), ('action', action)):
-            if value is not None and not isinstance(value, (bool, np.bool_)):
-                raise ValueError(
-                    f'{name} must be None, True or False, got {value!r}.')
         super().__init__(env)
-        self._observ = None
-        self._action = None
-        space = env.observation_space
-        if observ or (observ is None and _normalizable(space)):
-            space = _require_box(space, 'RangeNormalize(observ=True)')
-            dtype = (space.dtype if space.dtype.kind == 'f'
-                     else np.dtype(np.float32))
-            self._observ = _Scale(space, dtype)
-            self.observation_space = self._observ.normalized_space()
-        space = env.action_space
-        if action or (action is None and _normalizable(space)
-                      and space.dtype.kind == 'f'):
-            space = _require_box(space, 'RangeNormalize(action=True)')
-            if space.dtype.kind != 'f':
-                raise ValueError(
-                    'RangeNormalize(action=True) needs a floating point Box '
-                    f'action space, got {space}.')
-            self._action = _Scale(space, space.dtype)
-            self.action_space = self._action.normalized_space()
+        self._observ, self._action, observation_space, action_space = (
+            range_scales(
+                env.observation_space, env.action_space, observ, action))
+        self.observation_space = observation_space
+        self.action_space = action_space
 
     def step(self, action):
         """Map the action to the environment's bounds and step.
@@ -246,6 +228,54 @@ class RangeNormalize(ForwardingWrapper):
         if self._observ is not None:
             observ = self._observ.normalize(observ)
         return observ, info
+
+
+def range_scales(observation_space, action_space, observ, action):
+    """The maps of `RangeNormalize` and the normalised spaces.
+
+    Shared by the wrappers of single environments and of batches.
+
+    Args:
+        observation_space: Observation space of the environment.
+        action_space: Action space of the environment.
+        observ: Whether to normalise observations; None normalises them when
+            the observation space is a Box with finite bounds in some
+            dimension.
+        action: Whether to normalise actions; None normalises them when the
+            action space is a floating point Box with finite bounds in some
+            dimension.
+
+    Raises:
+        ValueError: When `observ` or `action` is not None or a bool, or is
+            True for a space that is not a (floating point) Box.
+
+    Returns:
+        Tuple of the observation map or None, the action map or None, and
+        the observation and action spaces of the wrapper.
+    """
+    for name, value in (('observ', observ), ('action', action)):
+        if value is not None and not isinstance(value, (bool, np.bool_)):
+            raise ValueError(
+                f'{name} must be None, True or False, got {value!r}.')
+    observ_scale = action_scale = None
+    space = observation_space
+    if observ or (observ is None and _normalizable(space)):
+        space = _require_box(space, 'RangeNormalize(observ=True)')
+        dtype = (space.dtype if space.dtype.kind == 'f'
+                 else np.dtype(np.float32))
+        observ_scale = _Scale(space, dtype)
+        observation_space = observ_scale.normalized_space()
+    space = action_space
+    if action or (action is None and _normalizable(space)
+                  and space.dtype.kind == 'f'):
+        space = _require_box(space, 'RangeNormalize(action=True)')
+        if space.dtype.kind != 'f':
+            raise ValueError(
+                'RangeNormalize(action=True) needs a floating point Box '
+                f'action space, got {space}.')
+        action_scale = _Scale(space, space.dtype)
+        action_space = action_scale.normalized_space()
+    return observ_scale, action_scale, observation_space, action_space
 
 
 class ClipAction(ForwardingWrapper):
