@@ -303,14 +303,22 @@ def _burst_rate(batch_env, actions, seconds):
             return steps * len(batch_env) / elapsed
 
 
-def create_environment(config, seed=None, render_mode=None):
+def create_environment(
+        config, seed=None, render_mode=None, batch_wrappers=False):
     """Construct the configured environment with the standard wrappers.
+
+    The standard wrappers limit the episodes to `max_length` steps, map
+    finite bounds to [-1, 1] (`normalize_ranges`), clip Box actions and
+    convert 64-bit values to 32 bits. A batch of environments applies them
+    once to all its environments' arrays instead (see `wrap_batch_env`):
+    with `batch_wrappers`, the environment comes without them.
 
     Args:
       config: Configuration with `env` (gymnasium id or constructor),
           `max_length` and `normalize_ranges`.
       seed: Seed of the environment's random generators, or None.
       render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+      batch_wrappers: Whether to leave the standard wrappers to the batch.
 
     Raises:
       ConfigError: When the env id is unknown or a space is unsupported.
@@ -327,20 +335,45 @@ def create_environment(config, seed=None, render_mode=None):
     else:
         env = config.env()
     check_spaces(env)
-    if config.get('max_length'):
-        env = tools.wrappers.LimitDuration(env, config.max_length)
-    if config.get('normalize_ranges', True):
-        env = tools.wrappers.RangeNormalize(env)
-    if isinstance(env.action_space, gym.spaces.Box):
-        env = tools.wrappers.ClipAction(env)
-    env = tools.wrappers.ConvertTo32Bit(env)
+    if not batch_wrappers:
+        if config.get('max_length'):
+            env = tools.wrappers.LimitDuration(env, config.max_length)
+        if config.get('normalize_ranges', True):
+            env = tools.wrappers.RangeNormalize(env)
+        if isinstance(env.action_space, gym.spaces.Box):
+            env = tools.wrappers.ClipAction(env)
+        env = tools.wrappers.ConvertTo32Bit(env)
     if seed is not None:
         env.reset(seed=int(seed))
         env.action_space.seed(int(seed))
     return env
 
 
-def environment_constructor(config):
+def wrap_batch_env(config, batch_env):
+    """Apply the standard wrappers to a batch, on its stacked arrays.
+
+    The same wrappers as `create_environment` applies to one environment,
+    from `tools.batch_wrappers`: one NumPy operation per step for the whole
+    batch instead of a few Python calls per environment.
+
+    Args:
+      config: Configuration with `max_length` and `normalize_ranges`.
+      batch_env: Batch of environments built with `batch_wrappers=True`.
+
+    Returns:
+      The wrapped batch.
+    """
+    wrappers = tools.batch_wrappers
+    if config.get('max_length'):
+        batch_env = wrappers.LimitDuration(batch_env, config.max_length)
+    if config.get('normalize_ranges', True):
+        batch_env = wrappers.RangeNormalize(batch_env)
+    if isinstance(batch_env.action_space, gym.spaces.Box):
+        batch_env = wrappers.ClipAction(batch_env)
+    return wrappers.ConvertTo32Bit(batch_env)
+
+
+def environment_constructor(config, batch_wrappers=False):
     """Constructor `(seed, render_mode=None) -> env` of the configured env.
 
     It holds only the settings of the environment, not the algorithm,
@@ -349,15 +382,37 @@ def environment_constructor(config):
 
     Args:
       config: Configuration with `env`, `max_length` and `normalize_ranges`.
+      batch_wrappers: Whether to leave the standard wrappers to the batch
+          (see `batch_wrapper`).
 
     Returns:
       Callable taking a seed or None, and optionally a render mode.
     """
+    return functools.partial(
+        create_environment, _env_config(config),
+        batch_wrappers=batch_wrappers)
+
+
+def batch_wrapper(config):
+    """Function `(batch_env) -> batch_env` applying the standard wrappers.
+
+    Args:
+      config: Configuration with `max_length` and `normalize_ranges`.
+
+    Returns:
+      Callable wrapping a batch built from `environment_constructor(config,
+      batch_wrappers=True)`.
+    """
+    return functools.partial(wrap_batch_env, _env_config(config))
+
+
+def _env_config(config):
+    """The settings of the environment alone, as a locked AttrDict."""
     keys = ('env', 'max_length', 'normalize_ranges')
     env_config = tools.AttrDict(
         {key: config[key] for key in keys if key in config})
     env_config.lock()
-    return functools.partial(create_environment, env_config)
+    return env_config
 
 
 def check_env_id(env_id):

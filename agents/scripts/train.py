@@ -188,11 +188,14 @@ def train(config, env_mode):
             np.random.seed(config.seed)
             tf.set_random_seed(config.seed)
         try:
+            # The standard wrappers act on the stacked arrays of the batch.
             batch_env = utility.define_batch_env(
-                env_modes.environment_constructor(config),
+                env_modes.environment_constructor(
+                    config, batch_wrappers=True),
                 config.num_agents, env_mode, config.seed,
                 timeout=config.worker_timeout,
-                restart=config.restart_workers)
+                restart=config.restart_workers,
+                wrap=env_modes.batch_wrapper(config))
         except Exception as error:
             # The same environment was built in this process already.
             message = batch_env_lib.first_line(error)

@@ -63,7 +63,7 @@ def set_up_logging(level=logging.INFO):
 
 def define_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
-        restart=False):
+        restart=False, wrap=None):
     """Create a batch of environments wrapped into the graph.
 
     Worker processes receive the constructor with cloudpickle and do not
@@ -87,6 +87,8 @@ def define_batch_env(
           from the same constructor and seed, instead of failing the step. In
           the 'slices' mode, this replaces the whole worker of the slice and
           restarts all of its environments.
+      wrap: None, or a function applied to the batch before it enters the
+          graph, such as `env_modes.batch_wrapper(config)`.
 
     Raises:
       ConfigError: When `env_mode` is unknown.
@@ -101,6 +103,12 @@ def define_batch_env(
     with tf.variable_scope('environments'):
         batch_env = env_modes.create_batch_env(
             constructor, num_agents, env_mode, seed, timeout, restart)
+        if wrap is not None:
+            try:
+                batch_env = wrap(batch_env)
+            except BaseException:
+                batch_env.close()
+                raise
         return tools.InGraphBatchEnv(batch_env)
 
 

@@ -28,7 +28,8 @@ _EXPORTS = {
     'SlicedBatchEnv': 'sliced_batch_env',
     'StreamingMean': 'streaming_mean',
 }
-_MODULES = ('gl_backend', 'nested', 'record_episodes', 'wrappers')
+_MODULES = (
+    'batch_wrappers', 'gl_backend', 'nested', 'record_episodes', 'wrappers')
 
 __all__ = sorted(_EXPORTS) + list(_MODULES)
 

@@ -159,7 +159,7 @@ class LimitDuration(BatchWrapper):
             truncated &= ~restarted
             self._steps[restarted] = 0
         done = done | truncated
-        self._ended = done
+        self._ended = done.copy()
         info = dict(info, truncated=truncated)
         return observ, reward, done, info
 

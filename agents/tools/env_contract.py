@@ -11,7 +11,7 @@ case checks the environment's spaces, reset, step, episode ends and close:
             return MyEnv()
 
 `BatchEnvironmentContractMixin` does the same for the batched contract of
-`BatchEnv` with `make_batch_env()`.
+`BatchEnv` (and the batch wrappers) with `make_batch_env()`.
 
 This module must not import TensorFlow: it tests environment-side code.
 """
@@ -162,13 +162,18 @@ class BatchEnvironmentContractMixin:
         self.batch_env.action_space.seed(0)
 
     def test_length_and_indexing(self):
-        """The batch has a length and indexable environments."""
+        """The batch has a length and indexable environments of one kind.
+
+        Their spaces are equal, though not necessarily those of the batch,
+        whose batch wrappers may transform them (`tools.batch_wrappers`).
+        """
         self.assertGreaterEqual(len(self.batch_env), 2)
         envs = [self.batch_env[index] for index in range(
             len(self.batch_env))]
         for env in envs:
             self.assertEqual(
-                env.observation_space, self.batch_env.observation_space)
+                env.observation_space, envs[0].observation_space)
+            self.assertEqual(env.action_space, envs[0].action_space)
 
     def test_reset_returns_stacked_observations(self):
         """Reset of all or some environments stacks their observations."""

@@ -351,3 +351,47 @@ def test_restarted_environment_is_done_and_flagged():
             sess.run(env.reset([1]))
             assert sess.run(env.restarted).tolist() == [False, False]
             assert sess.run(env.done).tolist() == [False, False]
+
+
+@pytest.mark.parametrize('dtype, shape', [
+        (np.float64, (2, 2)), (np.int64, (3,)), (np.int8, ()),
+        (np.bool_, (2,)), (np.uint16, (1, 1, 2))])
+def test_packed_step_keeps_dtypes_and_shapes(dtype, shape):
+    """The packed bytes of a step unpack into every kind of observation."""
+    envs = [mock_environment.MockEnvironment(durations=(d,)) for d in (1, 3)]
+    for env in envs:
+        env.observation_space = gym.spaces.Box(
+                0, 1 if dtype == np.bool_ else 9, shape, dtype)
+    with tf.Graph().as_default():
+        env = _in_process_batch(*envs)
+        simulate = env.simulate(tf.zeros((2, 3)))
+        state = [env.observ, env.reward, env.done, env.truncated,
+                 env.restarted, env.restarts]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(env.reset()).tolist() == np.zeros(
+                    (2,) + shape, dtype).tolist()
+            sess.run(simulate)
+            observ, reward, done, truncated, restarted, restarts = (
+                    sess.run(state))
+    assert observ.dtype == dtype
+    assert observ.tolist() == np.ones((2,) + shape, dtype).tolist()
+    assert reward.tolist() == [1, 1]
+    assert done.tolist() == [True, False]
+    assert truncated.tolist() == [False, False]
+    assert restarted.tolist() == [False, False]
+    assert restarts == 0
+
+
+def test_non_finite_values_of_both_kinds():
+    """NaN and Inf together are named as check_numerics names them."""
+    env = mock_environment.MockEnvironment()
+    env.reset = lambda **kwargs: (np.array([np.nan, np.inf], np.float32), {})
+    with tf.Graph().as_default():
+        reset = _in_process_batch(env).reset()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(tf.errors.InvalidArgumentError) as error:
+                sess.run(reset)
+            assert 'observ : Tensor had Inf and NaN values' in (
+                    error.value.message)
