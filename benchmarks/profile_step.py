@@ -7,8 +7,10 @@ the environments in this process and in ExternalProcess workers:
          the training loop passed before its switches became variables),
          and through Session.make_callable: the overhead floor of a call
   (ii)   InGraphBatchEnv.simulate alone (numpy_function + checks + assigns)
-  (iii)  BatchEnv.step alone, in Python: the wrapped environments, and
-         the same number of gymnasium environments without our wrappers
+  (iii)  the batch's step alone, in Python: the environments under the
+         batch wrappers that training applies, the same environments with
+         the wrappers applied per environment (as before), and the same
+         number of gymnasium environments without our wrappers
   (iv)   the fused tools.simulate op with tools.MockAlgorithm (which records
          its calls through numpy_functions of its own), and with a trivial
          algorithm of plain graph ops (MockAlgorithm(record=False)) through
@@ -25,8 +27,9 @@ rotating their order, so that load from elsewhere on the machine spreads
 over all of them; the table reports the median of the per-call times (the
 median skips the rare episode-boundary steps; the update step is timed on
 its own). The TensorFlow timeline (RunOptions FULL_TRACE, step_stats) of
-a few traced calls attributes the time to kinds of ops, and the session
-thread settings (inter_op / intra_op parallelism) are compared on (iv) and
+a few traced calls attributes the time to kinds of ops and counts the
+nodes each call executes (the count that the work on the step graph cuts;
+`--json` keeps the figures), and the session thread settings (inter_op / intra_op parallelism) are compared on (iv) and
 (v) with the environments in this process. Run from the repository root:
 
     python benchmarks/profile_step.py
@@ -34,6 +37,7 @@ thread settings (inter_op / intra_op parallelism) are compared on (iv) and
 """
 
 import collections
+import json
 import os
 import statistics
 import sys
@@ -63,6 +67,8 @@ flags.DEFINE_integer('rounds', 3, 'Episodes (of 200 steps) per measurement; '
 flags.DEFINE_list('threads', ['default', '1/1', '2/2'],
                   'Session settings inter_op/intra_op to compare.')
 flags.DEFINE_integer('trace_steps', 20, 'Traced calls per measurement.')
+flags.DEFINE_string('json', None, 'Also write the results to this JSON file '
+                    '(e.g. benchmarks/results/profile_step.json).')
 
 # Op types by the kind of work; anything else counts as "other".
 _CATEGORIES = (
@@ -95,20 +101,31 @@ _CATEGORIES = (
 
 
 def make_env(seed):
-    """Pendulum with the wrappers of `utility.create_environment`.
+    """Pendulum as the training batch gets it, before the batch wrappers.
 
     Defined here, so that the fork server sends it by value and worker
-    processes import gymnasium and the wrappers, not TensorFlow.
+    processes import gymnasium, not TensorFlow.
     """
     import gymnasium as gym
-    from agents.tools import wrappers
     env = gym.make(_TASK)
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    return env
+
+
+def make_wrapped_env(seed):
+    """Pendulum with the per-environment wrappers that training used before.
+
+    `env_modes.create_environment` without `batch_wrappers`: the wrappers
+    run once per environment and step instead of once per batch.
+    """
+    from agents.tools import wrappers
+    env = make_env(seed)
     env = wrappers.LimitDuration(env, _MAX_LENGTH)
     env = wrappers.RangeNormalize(env)
     env = wrappers.ClipAction(env)
     env = wrappers.ConvertTo32Bit(env)
     env.reset(seed=seed)
-    env.action_space.seed(seed)
     return env
 
 
@@ -179,6 +196,7 @@ def build(mode, threads):
     """
     import tensorflow.compat.v1 as tf
     from agents import tools
+    from agents.scripts import env_modes
     from agents.scripts import train as train_lib
     from agents.scripts import utility
     config = train_lib.load_named_config('pendulum')
@@ -189,8 +207,10 @@ def build(mode, threads):
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(0)
+        # As training builds it: the standard wrappers act on the batch.
         batch_env = utility.define_batch_env(
-            make_env, _NUM_ENVS, mode == 'processes', 0)
+            make_env, _NUM_ENVS, mode == 'processes', 0,
+            wrap=env_modes.batch_wrapper(config))
         noop = tf.no_op()
         action = tf.zeros((_NUM_ENVS,) + tuple(batch_env.action.shape[1:]),
                           batch_env.action.dtype.base_dtype)
@@ -253,8 +273,11 @@ def build(mode, threads):
         mock.calls.clear()
         mock.transitions.clear()
 
-    # The Python batch under the in-graph one.
+    # The Python batch under the in-graph one, and the same environments
+    # with the wrappers applied per environment, as before.
     python_batch = batch_env._batch_env
+    per_env_batch = tools.BatchEnv(
+        [make_wrapped_env(seed) for seed in range(_NUM_ENVS)], blocking=True)
     measurements = []
     for index, setting in enumerate(threads):
         sess = tf.Session(graph=graph, config=_session_config(setting))
@@ -271,9 +294,13 @@ def build(mode, threads):
                 Measurement('(ii) InGraphBatchEnv.simulate',
                             session_call(sess, env_reset),
                             session_call(sess, env_step)),
-                Measurement('(iii) BatchEnv.step (Python)',
+                Measurement('(iii) batch step in Python, batch wrappers',
                             python_batch.reset,
                             _python_step(python_batch, action.shape),
+                            traceable=False),
+                Measurement('(iii) batch step in Python, per-env wrappers',
+                            per_env_batch.reset,
+                            _python_step(per_env_batch, action.shape),
                             traceable=False),
                 _raw_envs_measurement()]
         measurements += [
@@ -519,7 +546,27 @@ def profile_mode(mode, threads, rounds, trace_steps):
     if mode == 'inprocess' and len(threads) > 1:
         print_threads(measurements, threads)
     print_trace(mode, traced)
+    graph_nodes = len(graph.as_graph_def().node)
+    print_node_counts(mode, traced, graph_nodes)
     sys.stdout.flush()
+    return dict(
+        components={m.name: _median_us(m.times) for m in measurements},
+        update_us=_median_us(train.update_times) - _median_us(train.times),
+        executed_nodes={
+            name: sum(count for count, _ in totals.values())
+            for name, (totals, _, _, _) in traced},
+        graph_nodes=graph_nodes)
+
+
+def print_node_counts(mode, rows, graph_nodes):
+    """Executed nodes per call, the count the step graph work cuts."""
+    print(f'\n### {mode}: executed nodes per call (step stats of traced '
+          f'calls; the graph has {graph_nodes:,} nodes)\n')
+    print('| call | executed nodes |')
+    print('| --- | ---: |')
+    for name, (totals, _, _, _) in rows:
+        nodes = sum(count for count, _ in totals.values())
+        print(f'| {name} | {nodes:,.0f} |')
 
 
 def main(argv):
@@ -532,8 +579,15 @@ def main(argv):
                 f"Unknown mode '{mode}'; expected inprocess or processes.")
     if FLAGS.threads[0] != 'default':
         raise app.UsageError('The first --threads setting must be default.')
+    results = {}
     for mode in FLAGS.modes:
-        profile_mode(mode, FLAGS.threads, FLAGS.rounds, FLAGS.trace_steps)
+        results[mode] = profile_mode(
+            mode, FLAGS.threads, FLAGS.rounds, FLAGS.trace_steps)
+    if FLAGS.json:
+        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
+            json.dump(dict(
+                command=' '.join(sys.argv), date=time.strftime('%Y-%m-%d'),
+                results=results), file_, indent=2)
 
 
 if __name__ == '__main__':
