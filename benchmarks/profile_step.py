@@ -17,7 +17,9 @@ the environments in this process and in ExternalProcess workers:
          Session.make_callable: simulate's own cost
   (v)    the fused op with PPO acting greedily (evaluation: network
          inference) and sampling while training, on steps without update,
-         through Session.make_callable without feeds, as tools.Loop runs it
+         through Session.make_callable without feeds, as tools.Loop runs it;
+         acting greedily also in the calling thread (RunOptions
+         inter_op_thread_pool=-1), as the evaluation phase of training runs
   (vi)   one PPO update: the step that completes the 16 episodes and trains
          (10 epochs of 8 mini-batches) minus a training step without update
 
@@ -248,16 +250,25 @@ def build(mode, threads):
     def feed(values):
         return dict(zip(placeholders, values))
 
-    def callable_calls(sess, fetch, switch_ops, training):
-        # Through a callable made once and without feeds, like tools.Loop.
+    def callable_calls(sess, fetch, switch_ops, training,
+                       caller_thread=False):
+        # Through a callable made once and without feeds, like tools.Loop;
+        # with `caller_thread` as its phases with that option run.
         callable_ = sess.make_callable(fetch, accept_options=True)
+        default = tf.RunOptions(
+            inter_op_thread_pool=-1 if caller_thread else 0)
 
         def prepare():
             sess.run(switch_ops[(training, True)])
-            callable_()
+            callable_(options=default)
             sess.run(switch_ops[(training, False)])
 
         def call(options=None, metadata=None):
+            if options is None:
+                options = default
+            elif caller_thread:
+                options = tf.RunOptions(
+                    trace_level=options.trace_level, inter_op_thread_pool=-1)
             return callable_(options=options, run_metadata=metadata)
 
         return prepare, call
@@ -312,6 +323,9 @@ def build(mode, threads):
                             sess, trivial_fetch, trivial_switches, None)),
             Measurement('(v) simulate + PPO eval' + suffix,
                         *callable_calls(sess, ppo_fetch, switches, False)),
+            Measurement('(v) simulate + PPO eval, caller thread' + suffix,
+                        *callable_calls(
+                            sess, ppo_fetch, switches, False, True)),
             Measurement('(v) simulate + PPO train' + suffix,
                         *callable_calls(sess, ppo_fetch, switches, True),
                         trains=True)]

@@ -144,7 +144,10 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
         report_every=eval_steps,
         log_every=max(1, eval_steps // 2),
         checkpoint_every=10 * eval_steps,
-        feed={graph.is_training: False})
+        feed={graph.is_training: False},
+        # Evaluation never trains, so its small steps run fastest without
+        # handing ops to other threads.
+        caller_thread=True)
     return loop
 
 

@@ -16,7 +16,7 @@ from agents.tools import streaming_mean
 _Phase = collections.namedtuple(
         'Phase',
         'name, writer, op, batch, steps, feed, report_every, log_every, '
-        'checkpoint_every')
+        'checkpoint_every, caller_thread')
 
 _logger = logging.getLogger('agents')
 
@@ -98,7 +98,8 @@ class Loop:
 
     def add_phase(
             self, name, done, score, summary, steps, report_every=None,
-            log_every=None, checkpoint_every=None, feed=None):
+            log_every=None, checkpoint_every=None, feed=None,
+            caller_thread=False):
         """Add a phase to the end of the schedule.
 
         Args:
@@ -119,6 +120,14 @@ class Loop:
                 values on the phase's runs; the loop's own `log`, `report`
                 and `reset` override it. A variable that a phase leaves out
                 keeps its value on that phase's runs.
+            caller_thread: Whether the phase's runs execute their ops in the
+                calling thread rather than TensorFlow's inter-op thread pool
+                (`RunOptions.inter_op_thread_pool = -1`). A small step graph
+                runs faster so, without the hand-offs between threads (and
+                the Python thread state that the environment's
+                `numpy_function` needs in a pool thread); a large update
+                runs slower, without parallel ops. Meant for phases that do
+                not train, like evaluation.
 
         Raises:
             ValueError: When the name is empty or taken, the steps or
@@ -156,7 +165,8 @@ class Loop:
             op = self._define_step(done, score, summary, batch, mean_score)
         self._phases.append(_Phase(
                 name, writer, op, batch, steps, _by_reference(feed or {}),
-                report_every, log_every, checkpoint_every))
+                report_every, log_every, checkpoint_every,
+                bool(caller_thread)))
 
     def run(self, sess, saver, max_step=None):
         """Run the phases in turn, yielding the mean score at each report.
@@ -188,7 +198,8 @@ class Loop:
                     for index in range(len(self._phases))]
         sess.run(self._first_switches)
         callables = [
-            _Callable(sess, phase.op[:3], switches, self._feeds(phase))
+            _Callable(sess, phase.op[:3], switches, self._feeds(phase),
+                      phase.caller_thread)
             for phase, switches in zip(self._phases, self._next_switches)]
         start_time = last_time = time.monotonic()
         last_step = global_step
@@ -356,12 +367,16 @@ _Location = collections.namedtuple('Location', 'epoch, index, phase_step')
 class _Callable:
     """A session call of fixed fetches that feeds only placeholders."""
 
-    def __init__(self, sess, fetches, target, placeholders):
+    def __init__(self, sess, fetches, target, placeholders, caller_thread):
         self._placeholders = placeholders
         # Any feed list, also an empty one, takes the slow path of
         # `Session.run`; only None makes the fast callable.
         self._call = sess.make_callable(
-            (fetches, target), placeholders or None)
+            (fetches, target), placeholders or None,
+            accept_options=caller_thread)
+        self._options = {}
+        if caller_thread:
+            self._options['options'] = tf.RunOptions(inter_op_thread_pool=-1)
 
     def __call__(self, values):
         """Run with the values of the placeholders; return the fetches.
@@ -371,7 +386,8 @@ class _Callable:
                 values, for at least the placeholders.
         """
         fetched, _ = self._call(
-            *[values[tensor.ref()] for tensor in self._placeholders])
+            *[values[tensor.ref()] for tensor in self._placeholders],
+            **self._options)
         return fetched
 
 

@@ -4,6 +4,7 @@ import collections
 import logging
 import math
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -308,6 +309,35 @@ def test_overshooting_phases_and_a_phase_without_its_variable():
             ('train', 4, False, True, 7), ('eval', 6, True, True, 7),
             ('train', 8, True, False, 7), ('train', 10, False, True, 7),
             ('eval', 12, True, True, 7), ('train', 14, True, True, 7)]
+
+
+def test_caller_thread_phase_runs_its_ops_in_the_calling_thread():
+    """A phase with `caller_thread` runs its ops in the thread of `run`;
+    the others in TensorFlow's thread pool."""
+    threads = []
+
+    def step(phase):
+        threads.append((phase.decode(), threading.get_ident()))
+        return np.ones(1, bool), np.zeros(1, np.float32)
+
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        for name, steps in (('train', 3), ('eval', 2)):
+            done, score = tf.numpy_function(
+                    step, [tf.constant(name)], [tf.bool, tf.float32])
+            done.set_shape((1,))
+            score.set_shape((1,))
+            loop.add_phase(
+                    name, done, score, tf.constant(''), steps,
+                    caller_thread=name == 'eval')
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            list(loop.run(sess, None, max_step=10))
+    caller = threading.get_ident()
+    assert [phase for phase, _ in threads] == ['train'] * 3 + ['eval'] * 2 + [
+            'train'] * 3 + ['eval'] * 2
+    assert all((ident == caller) == (phase == 'eval')
+               for phase, ident in threads), threads
 
 
 def test_run_without_phases():

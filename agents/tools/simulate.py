@@ -2,6 +2,7 @@
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import conditionals
 from agents.tools import streaming_mean
 
 
@@ -115,15 +116,23 @@ def simulate(batch_env, algo, log=True, reset=False):
     def _define_summaries():
         # tf.cond(pred, fn, str) builds a summary only where the predicate
         # holds; `str` returns '', the empty summary, that merges to nothing.
-        score_summary = tf.cond(
-                tf.logical_and(log, mean_score.count > 0),
-                lambda: tf.summary.scalar('mean_score', mean_score.clear()),
-                str)
-        length_summary = tf.cond(
-                tf.logical_and(log, mean_length.count > 0),
-                lambda: tf.summary.scalar('mean_length', mean_length.clear()),
-                str)
-        return tf.summary.merge([score_summary, length_summary])
+        # One conditional on `log` keeps steps that do not log from running
+        # anything of the summaries.
+
+        def _summaries():
+            score_summary = tf.cond(
+                    mean_score.count > 0,
+                    lambda: tf.summary.scalar(
+                            'mean_score', mean_score.clear()),
+                    str)
+            length_summary = tf.cond(
+                    mean_length.count > 0,
+                    lambda: tf.summary.scalar(
+                            'mean_length', mean_length.clear()),
+                    str)
+            return tf.summary.merge([score_summary, length_summary])
+
+        return tf.cond(log, _summaries, str)
 
     def _done_indices(done):
         return tf.cast(tf.where(done)[:, 0], tf.int32)
@@ -145,14 +154,16 @@ def simulate(batch_env, algo, log=True, reset=False):
         begin_indices = tf.cond(
                 reset, lambda: tf.range(len(batch_env)),
                 lambda: _done_indices(batch_env.done))
-        begin_episode = tf.cond(
+        # Episodes begin and end on few steps; as function calls, their
+        # branches cost nothing on the other steps (see `function_cond`).
+        begin_episode = conditionals.function_cond(
                 tf.size(begin_indices) > 0,
                 lambda: _define_begin_episode(begin_indices), str)
         step_summary, done, new_score, new_length = _define_step(
                 begin_episode)
         with tf.control_dependencies([step_summary]):
             end_indices = _done_indices(done)
-        end_episode = tf.cond(
+        end_episode = conditionals.function_cond(
                 tf.size(end_indices) > 0,
                 lambda: _define_end_episode(
                         end_indices, new_score, new_length),
