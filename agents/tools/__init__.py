@@ -19,7 +19,6 @@ _EXPORTS = {
     'AttrDict': 'attr_dict',
     'BatchEnv': 'batch_env',
     'count_weights': 'count_weights',
-    'function_cond': 'conditionals',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'InGraphEnv': 'in_graph_env',
     'Loop': 'loop',

@@ -2,7 +2,6 @@
 
 import tensorflow.compat.v1 as tf
 
-from agents.tools import conditionals
 from agents.tools import streaming_mean
 
 
@@ -116,8 +115,8 @@ def simulate(batch_env, algo, log=True, reset=False):
     def _define_summaries():
         # tf.cond(pred, fn, str) builds a summary only where the predicate
         # holds; `str` returns '', the empty summary, that merges to nothing.
-        # One conditional on `log` keeps steps that do not log from running
-        # anything of the summaries.
+        # One conditional on `log` around both: steps that do not log run
+        # the switches of one conditional instead of two.
 
         def _summaries():
             score_summary = tf.cond(
@@ -154,16 +153,14 @@ def simulate(batch_env, algo, log=True, reset=False):
         begin_indices = tf.cond(
                 reset, lambda: tf.range(len(batch_env)),
                 lambda: _done_indices(batch_env.done))
-        # Episodes begin and end on few steps; as function calls, their
-        # branches cost nothing on the other steps (see `function_cond`).
-        begin_episode = conditionals.function_cond(
+        begin_episode = tf.cond(
                 tf.size(begin_indices) > 0,
                 lambda: _define_begin_episode(begin_indices), str)
         step_summary, done, new_score, new_length = _define_step(
                 begin_episode)
         with tf.control_dependencies([step_summary]):
             end_indices = _done_indices(done)
-        end_episode = conditionals.function_cond(
+        end_episode = tf.cond(
                 tf.size(end_indices) > 0,
                 lambda: _define_end_episode(
                         end_indices, new_score, new_length),
