@@ -151,7 +151,7 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
     return loop
 
 
-def train(config, env_mode):
+def train(config, env_mode, on_report=None):
     """Train an agent as the configuration describes.
 
     With `config.logdir`, a new run folder receives `config.yaml` once the
@@ -172,6 +172,9 @@ def train(config, env_mode):
       env_mode: How to step the environments: 'auto', 'inprocess',
           'processes' or 'slices' (see `env_modes.MODES`); True
           stands for 'processes' and False for 'inprocess'.
+      on_report: None, or a function called with the global step and the
+          score at every report, before the score is yielded (the sweep
+          records both).
 
     Raises:
       utility.ConfigError: When the configuration, the environment or the
@@ -251,12 +254,14 @@ def train(config, env_mode):
                 logging.getLogger('agents').info(
                     'Restored checkpoint %s.', restored)
             yield from _run_loop(
-                loop, sess, saver, simulation, config.logdir, total_steps)
+                loop, sess, saver, simulation, config.logdir, total_steps,
+                on_report)
     finally:
         batch_env.close()
 
 
-def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
+def _run_loop(
+        loop, sess, saver, simulation, logdir, total_steps, on_report=None):
     """Run the loop; save a checkpoint at its end and where it stops early.
 
     Args:
@@ -266,6 +271,8 @@ def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
       simulation: AttrDict of the simulation graph's tensors.
       logdir: Run folder, or None to save nothing.
       total_steps: Global step at which training ends.
+      on_report: None, or a function of the global step and the score,
+          called at every report.
 
     Raises:
       utility.TrainingError: When an environment failed or a value was NaN
@@ -276,8 +283,12 @@ def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
     """
     save = functools.partial(
         _save_checkpoint, sess, saver, simulation.step, logdir)
+    scores = loop.run(sess, saver, total_steps)
     try:
-        yield from loop.run(sess, saver, total_steps)
+        for score in scores:
+            if on_report is not None:
+                on_report(int(sess.run(simulation.step)), score)
+            yield score
     except (KeyboardInterrupt, GeneratorExit):
         save(on_failure=True)
         raise
@@ -293,6 +304,8 @@ def _run_loop(loop, sess, saver, simulation, logdir, total_steps):
         message = batch_env_lib.first_line(failure)
         raise utility.TrainingError(
             f'Training stopped: {message}') from failure
+    finally:
+        scores.close()
     save()
 
 

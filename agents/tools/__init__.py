@@ -24,6 +24,7 @@ _EXPORTS = {
     'Loop': 'loop',
     'MockAlgorithm': 'mock_algorithm',
     'MockEnvironment': 'mock_environment',
+    'RayBatchEnv': 'ray_batch_env',
     'simulate': 'simulate',
     'SlicedBatchEnv': 'sliced_batch_env',
     'StreamingMean': 'streaming_mean',

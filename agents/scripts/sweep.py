@@ -1,0 +1,746 @@
+r"""Run a grid of training runs on Ray: every config, seed and setting.
+
+Command line, on one machine (starts a local Ray with its cores):
+
+  python -m agents.scripts.sweep --logdir=~/logdir --configs=cheetah,hopper \
+      --seeds=0,1,2
+
+on a cluster started with `ray start --head` (and `ray start
+--address=HEAD:6379` on the other nodes), whose nodes all see `--logdir`
+on a shared file system:
+
+  python -m agents.scripts.sweep --ray_address=HEAD:6379 --logdir=... \
+      --configs=cheetah,hopper --seeds=0,1,2
+
+Every combination of a config, a seed and a setting is one training run, a
+Ray task holding `--cpus_per_run` CPUs, with its run folder
+`<logdir>/<sweep timestamp>/<config>[-<setting>]-seed<seed>`. `--set=KEY=VALUE`
+overrides a config value in every run; a key given several values makes
+one setting per value (`--set=learning_rate=1e-3 --set=learning_rate=3e-4`
+runs each config and seed twice).
+
+While the runs train, the sweep prints one line per evaluation report of any
+run and one when a run finishes, fails or is restarted; at the end a table
+of the runs (final and best score, steps, wall-clock, status) and, per
+config and setting, the mean and standard deviation over seeds. The same
+goes to `<logdir>/<sweep timestamp>/results.json`.
+
+A run whose Ray worker or node dies is retried by Ray (`--max_retries`)
+and resumes from its last checkpoint in the same run folder. A run that
+fails for its own reasons (a bad setting, NaN) is not retried; its one-line
+error shows in the table. Rerunning the command with `--timestamp` of an
+earlier sweep resumes its unfinished runs and skips the finished ones.
+Ctrl-C (or SIGTERM) stops every run with a checkpoint.
+
+The runs are plain Ray tasks rather than Ray Tune trials: Ray's own task
+retries are exactly "retry when the worker dies, never for the task's own
+exception" (`max_retries`, `retry_exceptions=False`), run folders and
+checkpoints stay those of `train.py`, so a retry or a later sweep resumes
+with the code that resumes a single run, and `ray.cancel` delivers the
+`KeyboardInterrupt` with which training saves a checkpoint.
+
+Exit codes: 0 when every run finished; 1 when a run failed; 2 when the
+flags or configs cannot be used, before anything was written; 130 or 143
+after SIGINT or SIGTERM.
+"""
+
+import contextlib
+import datetime
+import itertools
+import json
+import logging
+import math
+import os
+import re
+import signal
+import socket
+import threading
+import time
+
+from absl import app
+from absl import flags
+import numpy as np
+import ruamel.yaml
+
+from agents.scripts import train as train_lib
+from agents.scripts import utility
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import ray_batch_env
+
+FLAGS = flags.FLAGS
+# Flags that train.py defines too take this module's meaning here.
+flags.DEFINE_string(
+    'logdir', None, 'Base directory; the sweep writes its run folders to '
+    '<logdir>/<timestamp>/.', allow_override=True)
+flags.DEFINE_list(
+    'configs', None, 'Comma-separated config names of '
+    'agents/scripts/configs.py.')
+flags.DEFINE_list('seeds', ['0'], 'Comma-separated integer seeds.')
+flags.DEFINE_multi_string(
+    'set', [], 'KEY=VALUE override of a config value in every run; a key '
+    'given several times makes one setting per value.')
+flags.DEFINE_string(
+    'ray_address', None, 'Address of a Ray cluster to join (or set '
+    'RAY_ADDRESS); without it the sweep starts a local Ray.')
+flags.DEFINE_float('cpus_per_run', 1, 'CPUs Ray reserves for each run.')
+flags.DEFINE_string(
+    'env_mode', 'inprocess', 'How each run steps its environments, as for '
+    'train.py; inprocess keeps a run within its CPUs.', allow_override=True)
+flags.DEFINE_string(
+    'timestamp', None, 'Folder name of the sweep; that of an earlier sweep '
+    'resumes its unfinished runs and skips the finished ones.',
+    allow_override=True)
+flags.DEFINE_integer(
+    'max_retries', 3, 'How often Ray retries a run whose worker or node '
+    'died.')
+
+# The record of a run in its folder, which the run updates at every report.
+RECORD_NAME = 'run.json'
+RESULTS_NAME = 'results.json'
+# Seconds to wait for the runs to save their checkpoints after Ctrl-C.
+_STOP_SECONDS = 600.0
+_POLL_SECONDS = 0.5
+
+
+class Run:
+    """One training run of a sweep: a config, a seed and a setting.
+
+    Attributes:
+      name: Name of the run and its folder.
+      config_name: Name of the config function.
+      seed: Integer seed.
+      setting: Tuple of `(key, text)` pairs of the values this run sets.
+      group: Name of the config and setting, shared by the run's seeds.
+    """
+
+    def __init__(self, config_name, seed, setting, shown_keys):
+        self.config_name = config_name
+        self.seed = seed
+        self.setting = setting
+        shown = [f'{key}={text}' for key, text in setting
+                 if key in shown_keys]
+        self.group = '-'.join([_slug(config_name)] + [
+            _slug(item) for item in shown])
+        self.name = f'{self.group}-seed{seed}'
+
+    def __repr__(self):
+        return f'<Run {self.name}>'
+
+
+def grid(configs, seeds, settings=()):
+    """The runs of every config, setting and seed, in that order.
+
+    Args:
+      configs: Sequence of config names.
+      seeds: Sequence of integer seeds.
+      settings: Sequence of 'KEY=VALUE' strings; a key given several
+          values varies over them, the others hold in every run.
+
+    Raises:
+      utility.ConfigError: When a setting has no '=' or the configs or seeds
+          are empty or repeat.
+
+    Returns:
+      List of `Run`s.
+    """
+    if not configs:
+        raise utility.ConfigError('Pass --configs with at least one config.')
+    if not seeds:
+        raise utility.ConfigError('Pass --seeds with at least one seed.')
+    for name, values in (('config', configs), ('seed', seeds)):
+        repeated = sorted({
+            str(value) for value in values if list(values).count(value) > 1})
+        if repeated:
+            raise utility.ConfigError(
+                f'The {name} {repeated[0]} is listed twice; expected each '
+                'once.')
+    values = {}
+    for item in settings:
+        key, equals, text = item.partition('=')
+        key = key.strip()
+        if not equals or not key:
+            raise utility.ConfigError(
+                f"--set={item} is not KEY=VALUE; expected e.g. "
+                "--set=learning_rate=1e-3.")
+        if text in values.setdefault(key, []):
+            raise utility.ConfigError(
+                f'--set={item} is given twice; expected each value once.')
+        values[key].append(text)
+    shown = {key for key, texts in values.items() if len(texts) > 1}
+    axes = [[(key, text) for text in texts] for key, texts in values.items()]
+    return [
+        Run(config_name, seed, setting, shown)
+        for config_name in configs
+        for setting in itertools.product(*axes)
+        for seed in seeds]
+
+
+def build_config(run, run_dir, cpus_per_run=1):
+    """The configuration of a run, with its seed, setting and folder.
+
+    Args:
+      run: The `Run`.
+      run_dir: Its run folder.
+      cpus_per_run: CPUs of the run; TensorFlow uses as many threads when
+          the config leaves `session_threads` unset.
+
+    Raises:
+      utility.ConfigError: When the config is unknown or a setting names a
+          key the config does not have or a value that cannot be parsed.
+
+    Returns:
+      Locked `tools.AttrDict`.
+    """
+    config = train_lib.load_named_config(run.config_name)
+    with config.unlocked:
+        for key, text in run.setting:
+            if key not in config:
+                raise utility.ConfigError(
+                    f"--set={key}={text}: config '{run.config_name}' has no "
+                    f"key '{key}'.")
+            config[key] = _parse_value(key, text)
+        config.seed = run.seed
+        if config.get('session_threads') is None:
+            config.session_threads = max(1, int(cpus_per_run))
+        config.logdir = run_dir
+    return config
+
+
+def _parse_value(key, text):
+    """A --set value as YAML: numbers, booleans, null, lists, strings."""
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    try:
+        value = yaml.load(text)
+    except ruamel.yaml.YAMLError as error:
+        detail = ' '.join(str(error).split())
+        raise utility.ConfigError(
+            f'--set={key}={text}: not a valid value ({detail}).') from error
+    if isinstance(value, list):
+        value = tuple(value)
+    return value
+
+
+def sweep(
+        logdir, configs, seeds=(0,), settings=(), timestamp=None,
+        cpus_per_run=1, env_mode='inprocess', max_retries=3,
+        ray_address=None, echo=print):
+    """Train every run of the grid on Ray; return the results.
+
+    Ray is joined when running already, else started (`ray.init`) at
+    `ray_address`, `RAY_ADDRESS`, or locally.
+
+    Args:
+      logdir: Base directory of the sweep's folder.
+      configs: Sequence of config names.
+      seeds: Sequence of integer seeds.
+      settings: Sequence of 'KEY=VALUE' overrides (see `grid`).
+      timestamp: Name of the sweep's folder; None uses the current time. An
+          existing sweep is resumed: finished runs are skipped.
+      cpus_per_run: CPUs Ray reserves for each run.
+      env_mode: Env mode of every run (see `train.train`).
+      max_retries: How often Ray retries a run whose worker died.
+      ray_address: Address of a Ray cluster, or None.
+      echo: Function that prints a line of progress.
+
+    Raises:
+      utility.ConfigError: When a flag or config cannot be used; nothing was
+          written then.
+      KeyboardInterrupt: After every run stopped with a checkpoint, and the
+          table and results were written.
+
+    Returns:
+      The results, as written to `results.json`.
+    """
+    ray = _import_ray()
+    if isinstance(cpus_per_run, bool) or not (
+            isinstance(cpus_per_run, (int, float)) and 0 < cpus_per_run
+            < float('inf')):
+        raise utility.ConfigError(
+            f'--cpus_per_run={cpus_per_run!r} must be a positive number.')
+    if isinstance(max_retries, bool) or not isinstance(
+            max_retries, int) or max_retries < 0:
+        raise utility.ConfigError(
+            f'--max_retries={max_retries!r} must be an integer >= 0.')
+    env_mode = utility.check_env_mode(env_mode)
+    runs = grid(configs, seeds, settings)
+    logdir = os.path.expanduser(logdir)
+    timestamp = timestamp or datetime.datetime.now().strftime(
+        '%Y%m%dT%H%M%S')
+    if not re.fullmatch(r'[\w.-]+', timestamp):
+        raise utility.ConfigError(
+            f'--timestamp={timestamp} must be a folder name (letters, '
+            'digits, _ . -).')
+    sweep_dir = os.path.join(logdir, timestamp)
+    train_lib._check_writable(sweep_dir)
+    # Every config builds here first, so that a bad name or setting stops
+    # the sweep before anything is written or started.
+    todo = []
+    records = {}
+    for run in runs:
+        run.run_dir = os.path.join(sweep_dir, run.name)
+        config = build_config(run, run.run_dir, cpus_per_run)
+        record = read_record(run.run_dir)
+        if record and record['status'] == 'finished':
+            echo(f'[{run.name}] finished earlier; skipped.')
+            records[run.name] = record
+        else:
+            todo.append((run, config))
+    _init_ray(ray, ray_address)
+    _check_cpus(ray, cpus_per_run)
+    if todo:
+        echo(f'Sweep {sweep_dir}: {len(todo)} runs to train '
+             f'({len(runs) - len(todo)} finished earlier), '
+             f'{cpus_per_run:g} CPUs each.')
+    interrupted = None
+    try:
+        _train_runs(ray, todo, records, dict(
+            cpus_per_run=cpus_per_run, env_mode=env_mode,
+            max_retries=max_retries), echo)
+    except KeyboardInterrupt as interrupt:
+        interrupted = interrupt
+    results = summarize(timestamp, sweep_dir, runs, records)
+    os.makedirs(sweep_dir, exist_ok=True)
+    utility.write_atomic(
+        os.path.join(sweep_dir, RESULTS_NAME),
+        json.dumps(results, indent=2) + '\n')
+    for line in format_table(results):
+        echo(line)
+    echo(f'Results in {os.path.join(sweep_dir, RESULTS_NAME)}.')
+    if interrupted is not None:
+        echo(f'Resume with the same command and --timestamp={timestamp}.')
+        raise interrupted
+    return results
+
+
+
+def _train_runs(ray, todo, records, options, echo):
+    """Submit the runs, print their progress, and collect their records.
+
+    Args:
+      ray: The `ray` module, initialized.
+      todo: List of `(run, config)` to train.
+      records: Dict from run names to records, filled in.
+      options: Dict of `cpus_per_run`, `env_mode` and `max_retries`.
+      echo: Function that prints a line.
+
+    Raises:
+      KeyboardInterrupt: On Ctrl-C, once every run stopped.
+    """
+    if not todo:
+        return
+    progress = ray.remote(num_cpus=0)(_Progress).remote()
+    # A fresh worker process per run: TensorFlow's process-wide settings
+    # and memory stay with the run.
+    task = ray.remote(max_calls=1)(_train_run).options(
+        num_cpus=options['cpus_per_run'], max_retries=options['max_retries'],
+        retry_exceptions=False)
+    pending = {}
+    for run, config in todo:
+        ref = task.remote(
+            config, options['env_mode'], new_record(run), progress)
+        pending[ref] = run
+    try:
+        with _interruptible():
+            _wait(ray, pending, records, progress, echo)
+    except KeyboardInterrupt:
+        echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
+             '(interrupt again to stop them without).')
+        for ref in pending:
+            ray.cancel(ref)
+        try:
+            with _interruptible():
+                _wait(ray, pending, records, progress, echo,
+                      deadline=time.monotonic() + _STOP_SECONDS)
+        except KeyboardInterrupt:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+        for run in pending.values():
+            records[run.name] = read_record(run.run_dir) or new_record(run)
+        raise
+    finally:
+        _drain(ray, progress, echo)
+        ray.kill(progress)
+
+
+def _wait(ray, pending, records, progress, echo, deadline=None):
+    """Wait for the pending runs, printing their progress meanwhile.
+
+    Args:
+      ray: The `ray` module.
+      pending: Dict from task references to runs; emptied as they end.
+      records: Dict from run names to records, filled in.
+      progress: Handle of the `_Progress` actor.
+      echo: Function that prints a line.
+      deadline: None, or the `time.monotonic()` at which to stop waiting.
+    """
+    while pending:
+        if deadline is not None and time.monotonic() > deadline:
+            return
+        ready, _ = ray.wait(
+            list(pending), num_returns=1, timeout=_POLL_SECONDS)
+        _drain(ray, progress, echo)
+        for ref in ready:
+            run = pending.pop(ref)
+            try:
+                record = ray.get(ref)
+            except ray.exceptions.TaskCancelledError:
+                record = read_record(run.run_dir) or new_record(run)
+                if record['status'] == 'running':
+                    record['status'] = 'interrupted'
+            except ray.exceptions.RayError as error:
+                # The worker or node died more often than Ray retries.
+                record = read_record(run.run_dir) or new_record(run)
+                record.update(status='failed', error=(
+                    f'{type(error).__name__}: '
+                    f'{batch_env_lib.first_line(error)}'))
+                echo(f'[{run.name}] failed: {record["error"]}')
+            records[run.name] = record
+
+
+def _drain(ray, progress, echo):
+    """Print the lines that the runs reported since the last call."""
+    for line in ray.get(progress.take.remote()):
+        echo(line)
+
+
+class _Progress:
+    """Collects the progress lines of the runs for the sweep to print."""
+
+    def __init__(self):
+        self._lines = []
+
+    def put(self, line):
+        """Add a line."""
+        self._lines.append(line)
+
+    def take(self):
+        """Return the lines added since the last call."""
+        lines, self._lines = self._lines, []
+        return lines
+
+
+def new_record(run):
+    """The record of a run that has not started yet.
+
+    Args:
+      run: The `Run`.
+
+    Returns:
+      Dict of the run's name, config, seed, setting, status, reports,
+      steps, wall-clock seconds, attempts and error.
+    """
+    return dict(
+        run=run.name, group=run.group, config=run.config_name, seed=run.seed,
+        setting=dict(run.setting), status='pending', reports=[], steps=0,
+        wall_clock=0.0, attempts=[], error=None)
+
+
+def read_record(run_dir):
+    """The record of a run folder, or None when it has none.
+
+    Args:
+      run_dir: Run folder.
+
+    Returns:
+      Dict, see `new_record`; None when the file is missing or damaged.
+    """
+    path = os.path.join(run_dir, RECORD_NAME)
+    try:
+        with open(path, encoding='utf-8') as file_:
+            record = json.load(file_)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _train_run(config, env_mode, record, progress):
+    """Train one run in a Ray worker; resume its folder if it has one.
+
+    Runs its own errors into its record instead of raising them, so that
+    Ray retries a run only when its worker dies.
+
+    Args:
+      config: The run's configuration; the run folder's `config.yaml`
+          takes its place when it exists.
+      env_mode: Env mode of the run.
+      record: The record of a new run (see `new_record`); the run folder's
+          record takes its place when it exists.
+      progress: Handle of the sweep's `_Progress` actor.
+
+    Returns:
+      The run's final record.
+    """
+    import tensorflow as tf
+    run_dir = config.logdir
+    name = record['run']
+    os.makedirs(run_dir, exist_ok=True)
+    record = read_record(run_dir) or record
+    _log_to_file(os.path.join(run_dir, 'train.log'))
+    checkpoints = utility.list_checkpoints(run_dir)
+    resumed = int(checkpoints[0].rsplit('-', 1)[1]) if checkpoints else 0
+    import ray
+    record['attempts'].append(dict(
+        pid=os.getpid(), host=socket.gethostname(),
+        node=ray.get_runtime_context().get_node_id(), resumed_from=resumed))
+    record.update(status='running', error=None)
+    wall_clock = record['wall_clock']
+    start = time.monotonic()
+
+    def save():
+        record['wall_clock'] = wall_clock + time.monotonic() - start
+        utility.write_atomic(
+            os.path.join(run_dir, RECORD_NAME),
+            json.dumps(record, indent=1) + '\n')
+
+    def on_report(step, score):
+        score = None if math.isnan(score) else float(score)
+        # A retried run reports again the steps after its checkpoint.
+        record['reports'] = [
+            report for report in record['reports'] if report[0] < step]
+        record['reports'].append([step, score])
+        record['steps'] = step
+        save()
+        progress.put.remote(f'[{name}] step {step:,}: score {_score(score)}')
+
+    save()
+    if len(record['attempts']) > 1:
+        progress.put.remote(
+            f'[{name}] attempt {len(record["attempts"])} resumes from step '
+            f'{resumed:,}.')
+    try:
+        if os.path.exists(os.path.join(run_dir, 'config.yaml')):
+            config = utility.load_config(run_dir)
+            with config.unlocked:
+                config.logdir = run_dir
+        if config.get('seed') is not None:
+            # Process-wide, as in train.py; each run has its own worker.
+            tf.config.experimental.enable_op_determinism()
+        for _ in train_lib.train(config, env_mode, on_report=on_report):
+            pass
+    except KeyboardInterrupt:
+        record['status'] = 'interrupted'
+        save()
+        progress.put.remote(
+            f'[{name}] stopped at step {record["steps"]:,} with a '
+            'checkpoint.')
+        return record
+    except Exception as error:
+        message = batch_env_lib.first_line(error)
+        if not isinstance(error, (utility.ConfigError,
+                                  utility.TrainingError)):
+            message = f'{type(error).__name__}: {message}'
+        record.update(status='failed', error=message)
+        save()
+        progress.put.remote(f'[{name}] failed: {message}')
+        return record
+    record['status'] = 'finished'
+    save()
+    final, best = _final_and_best(record)
+    progress.put.remote(
+        f'[{name}] finished at step {record["steps"]:,} in '
+        f'{record["wall_clock"]:.0f} s: final score {_score(final)}, best '
+        f'{_score(best)}.')
+    return record
+
+
+def _log_to_file(path):
+    """Send the 'agents' log lines of this worker to a file."""
+    logger = logging.getLogger('agents')
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.FileHandler(path, encoding='utf-8')
+    handler.setFormatter(logging.Formatter(
+        '%(asctime)s %(levelname)s %(message)s', '%Y-%m-%d %H:%M:%S'))
+    logger.addHandler(handler)
+
+
+def _final_and_best(record):
+    scores = [score for _, score in record['reports'] if score is not None]
+    final = record['reports'][-1][1] if record['reports'] else None
+    return final, (max(scores) if scores else None)
+
+
+def summarize(timestamp, sweep_dir, runs, records):
+    """The results of a sweep: one row per run and per config and setting.
+
+    Args:
+      timestamp: Name of the sweep.
+      sweep_dir: Folder of the sweep.
+      runs: The `Run`s in grid order.
+      records: Dict from run names to their records.
+
+    Returns:
+      Dict with the sweep, its folder, `runs` (name, config, seed, setting,
+      status, final and best score, steps, wall-clock seconds, attempts,
+      error) and `groups` (config, setting, runs, finished runs, mean and
+      standard deviation of the final and best scores of the finished runs).
+    """
+    rows = []
+    for run in runs:
+        record = records.get(run.name) or new_record(run)
+        final, best = _final_and_best(record)
+        rows.append(dict(
+            run=run.name, group=run.group, config=run.config_name,
+            seed=run.seed, setting=dict(run.setting),
+            status=record['status'], final_score=final, best_score=best,
+            steps=record['steps'], wall_clock=round(record['wall_clock'], 1),
+            attempts=len(record['attempts']), error=record['error']))
+    groups = []
+    for group, members in itertools.groupby(rows, lambda row: row['group']):
+        members = list(members)
+        finished = [row for row in members if row['status'] == 'finished']
+        entry = dict(
+            group=group, config=members[0]['config'],
+            setting=members[0]['setting'], runs=len(members),
+            finished=len(finished))
+        for key in ('final_score', 'best_score'):
+            scores = [row[key] for row in finished if row[key] is not None]
+            mean = float(np.mean(scores)) if scores else None
+            std = float(np.std(scores)) if scores else None
+            entry[key.replace('score', 'mean')] = mean
+            entry[key.replace('score', 'std')] = std
+        groups.append(entry)
+    return dict(
+        sweep=timestamp, sweep_dir=sweep_dir, runs=rows, groups=groups)
+
+
+def format_table(results):
+    """Lines of text of the results: the runs, then the configs.
+
+    Args:
+      results: Dict from `summarize`.
+
+    Returns:
+      List of lines.
+    """
+    run_rows = [(
+        row['run'], row['status'], _score(row['final_score']),
+        _score(row['best_score']), f'{row["steps"]:,}',
+        f'{row["wall_clock"]:.0f} s') for row in results['runs']]
+    lines = _columns(
+        ('run', 'status', 'final', 'best', 'steps', 'wall-clock'), run_rows,
+        right=(2, 3, 4, 5))
+    for row in results['runs']:
+        if row['error']:
+            lines.append(f'  {row["run"]}: {row["error"]}')
+    group_rows = [(
+        row['group'], f'{row["finished"]}/{row["runs"]}',
+        _score(row['final_mean']), _score(row['final_std']),
+        _score(row['best_mean']), _score(row['best_std']))
+        for row in results['groups']]
+    lines.append('')
+    lines += _columns(
+        ('config', 'finished', 'final mean', 'final std', 'best mean',
+         'best std'), group_rows, right=(1, 2, 3, 4, 5))
+    return lines
+
+
+def _columns(header, rows, right=()):
+    """Align rows of text under a header."""
+    widths = [max(len(str(cell)) for cell in column)
+              for column in zip(header, *rows)]
+    lines = []
+    for row in (header,) + tuple(rows):
+        cells = [
+            cell.rjust(width) if index in right else cell.ljust(width)
+            for index, (cell, width) in enumerate(zip(row, widths))]
+        lines.append('  '.join(cells).rstrip())
+    return lines
+
+
+def _score(score):
+    return '-' if score is None else f'{score:.1f}'
+
+
+def _slug(text):
+    """Text as a folder name: unusual characters become underscores."""
+    return re.sub(r'[^\w.=+-]', '_', str(text))
+
+
+def _import_ray():
+    """Import Ray; without it, a ConfigError naming the extra."""
+    try:
+        return ray_batch_env.import_ray()
+    except ImportError as error:
+        raise utility.ConfigError(str(error)) from error
+
+
+def _init_ray(ray, address):
+    """Join or start Ray quietly, unless this process did already."""
+    if ray.is_initialized():
+        return
+    ray.init(
+        address=address, include_dashboard=False, log_to_driver=False,
+        logging_level='ERROR')
+
+
+def _check_cpus(ray, cpus_per_run):
+    """Refuse runs that need more CPUs than any node of the cluster has."""
+    most = max((
+        node['Resources'].get('CPU', 0) for node in ray.nodes()
+        if node.get('Alive')), default=0)
+    if cpus_per_run > most:
+        raise utility.ConfigError(
+            f'--cpus_per_run={cpus_per_run:g} exceeds the CPUs of every '
+            f'node of the Ray cluster (at most {most:g}).')
+
+
+def _parse_seeds(texts):
+    seeds = []
+    for text in texts:
+        try:
+            seeds.append(int(text))
+        except ValueError:
+            raise utility.ConfigError(
+                f"--seeds: '{text}' is not an integer; expected e.g. "
+                '--seeds=0,1,2.') from None
+    return seeds
+
+
+def main(argv):
+    """Parse the flags and run the sweep."""
+    del argv
+    utility.set_up_logging()
+    try:
+        for name in ('config', 'seed', 'env_processes'):
+            if name in FLAGS and FLAGS[name].present:
+                raise utility.ConfigError(
+                    f'--{name} is a flag of train.py; the sweep takes '
+                    '--configs, --seeds and --env_mode.')
+        if not FLAGS.logdir:
+            raise utility.ConfigError('Pass --logdir.')
+        results = sweep(
+            FLAGS.logdir, FLAGS.configs or (), _parse_seeds(FLAGS.seeds),
+            FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run, FLAGS.env_mode,
+            FLAGS.max_retries, FLAGS.ray_address, echo=_echo)
+    except utility.ConfigError as error:
+        train_lib._exit(f'Error: {error}', 2)
+    except KeyboardInterrupt as interrupt:
+        signum = getattr(interrupt, 'signum', signal.SIGINT)
+        train_lib._exit(
+            f'Interrupted by {signal.Signals(signum).name}.', 128 + signum)
+    failed = [row['run'] for row in results['runs']
+              if row['status'] != 'finished']
+    if failed:
+        train_lib._exit(
+            f'Error: {len(failed)} of {len(results["runs"])} runs did not '
+            f'finish: {", ".join(failed)}.', 1)
+
+
+def _echo(line):
+    print(line, flush=True)
+
+
+def _interruptible():
+    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile.
+
+    Only the main thread can set signal handlers; elsewhere, such as in
+    tests that run a sweep in a thread, nothing changes.
+    """
+    if threading.current_thread() is threading.main_thread():
+        return train_lib._signals_interrupt()
+    return contextlib.nullcontext()
+
+
+if __name__ == '__main__':
+    app.run(main)

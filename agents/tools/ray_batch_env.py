@@ -1,0 +1,325 @@
+"""A batch of environments stepped in slices by Ray actors.
+
+`RayBatchEnv` is `SlicedBatchEnv` with Ray actors in place of worker
+processes: the batch is split into contiguous slices, and each slice lives
+in one actor, which Ray may place on any node of its cluster. A batch step
+sends one request per actor, all before waiting on any. The semantics are
+those of `SlicedBatchEnv`: errors name the environment's index in the
+batch, every healthy actor advances once per step, and with `restart` the
+actor of a failed environment is replaced by a new one built from the same
+constructors.
+
+Ray is an optional dependency (`pip install -e '.[ray]'`): it is imported
+when a batch is created, so that this package works without it. This
+module must not import TensorFlow: actors import it.
+"""
+
+import os
+
+from agents.tools import external_process
+from agents.tools import sliced_batch_env
+
+# Seconds the actor of a slice may take to close its environments before it
+# is killed.
+_CLOSE_SECONDS = 5.0
+
+
+def import_ray():
+    """Import Ray, or say which extra installs it.
+
+    Raises:
+        ImportError: One line naming the `ray` extra when Ray is missing.
+
+    Returns:
+        The `ray` module.
+    """
+    try:
+        import ray  # pylint: disable=import-outside-toplevel
+    except ImportError as error:
+        raise ImportError(
+            "Ray is not installed; install the 'ray' extra: "
+            "pip install -e '.[ray]'") from error
+    return ray
+
+
+class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
+    """A batch of environments stepped by Ray actors, a slice each.
+
+    The batch keeps the contract of `BatchEnv` and `SlicedBatchEnv` (see
+    there): stacked observations, float32 rewards, `done` flags and the
+    info arrays `terminated`, `truncated` and `restarted`; errors naming
+    the index of the environment; `restart` replacing the actor of a
+    failed environment. An actor that dies, or whose node dies, raises an
+    `ExternalProcessError` naming the environments of its slice, and one
+    that does not answer within `timeout` seconds is killed and raises a
+    `TimeoutError`.
+
+    Ray must be running (`ray.init()`), or it is started here as
+    `ray.init()` does: joining the cluster of `RAY_ADDRESS`, else a local
+    one. Actors belong to this process and end with it.
+    """
+
+    def __init__(
+            self, constructors, num_actors=None, restart=False, timeout=None,
+            actor_options=None):
+        """Start the actors, each building the environments of its slice.
+
+        Args:
+            constructors: Sequence of callables without arguments, one per
+                environment, that return environments with equal spaces;
+                sent to the actors with cloudpickle.
+            num_actors: Number of actors; None means one per CPU of the Ray
+                cluster that is free now, at least one. At most one per
+                environment.
+            restart: Whether to replace an actor whose environment failed,
+                instead of raising the error.
+            timeout: Seconds an actor may take to answer before it counts
+                as failed; None means 600. Building the environments gets at
+                least 60 seconds.
+            actor_options: Dict of Ray actor options, such as `num_cpus` or
+                `scheduling_strategy`; by default each actor takes one CPU
+                and Ray spreads the actors over the nodes ('SPREAD').
+
+        Raises:
+            ImportError: When Ray is not installed.
+            TypeError: When a constructor is an environment instance or not
+                callable.
+            ValueError: When there are no constructors, `num_actors` is not
+                a positive integer, or the spaces of the environments differ.
+            Exception: The error of a constructor, naming the index of its
+                environment.
+        """
+        ray = import_ray()
+        if not ray.is_initialized():
+            ray.init(include_dashboard=False, logging_level='ERROR')
+        options = dict(num_cpus=1, scheduling_strategy='SPREAD')
+        options.update(actor_options or {})
+        self._actor_options = options
+        self._actor_class = ray.remote(_SliceActor)
+        if num_actors is None:
+            free = ray.available_resources().get('CPU', 0)
+            num_actors = max(1, int(free / max(options['num_cpus'], 1e-3)))
+        super().__init__(
+            constructors, num_workers=num_actors, restart=restart,
+            timeout=timeout)
+
+    def _start(self, worker):
+        """Start the actor of slice `worker`; it builds in turn."""
+        start, stop = self._bounds[worker]
+        return _ActorWorker(
+            self._actor_class.options(**self._actor_options),
+            self._payloads[worker], start, stop, self._timeout)
+
+
+class _ActorWorker:
+    """The actor of one slice, with the interface of an `ExternalProcess`.
+
+    `step` and `reset` may return promises; errors raised in the actor come
+    back with its traceback in their message, as from a worker process.
+    """
+
+    def __init__(self, actor_class, payload, start, stop, timeout):
+        ray = import_ray()
+        if timeout is None:
+            timeout = external_process._DEFAULT_TIMEOUT
+        self._timeout = float(timeout)
+        self._name = f'slice of environments {start} to {stop - 1}'
+        self._pid = None
+        self._node = None
+        self._failure = None
+        self._closed = False
+        self._actor = actor_class.remote(payload, start, stop)
+        self._ready = self._actor.start.remote()
+        self._handshake = None
+        self._ray = ray
+
+    @property
+    def pid(self):
+        """Process id of the actor on its node."""
+        self._ensure_ready()
+        return self._pid
+
+    @property
+    def node_id(self):
+        """Ray node id of the node the actor runs on."""
+        self._ensure_ready()
+        return self._node
+
+    @property
+    def observation_space(self):
+        """Observation space of the slice's environments."""
+        return self._ensure_ready()['observation_space']
+
+    @property
+    def action_space(self):
+        """Action space of the slice's environments."""
+        return self._ensure_ready()['action_space']
+
+    def step(self, request, blocking=True):
+        """Step the slice; return its `StepBatch` or a promise of it."""
+        return self._request(self._send('step', request), blocking)
+
+    def reset(self, *, seed=None, options=None, blocking=True):
+        """Reset the slice; return observations and info, or a promise."""
+        return self._request(
+            self._send('reset', seed=seed, options=options), blocking)
+
+    def call(self, name, *args, **kwargs):
+        """Call a method of the slice in the actor and return its value."""
+        return self._receive(self._send('call', name, args, kwargs))
+
+    def close(self):
+        """Close the slice's environments and end the actor; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._failure is None:
+            try:
+                self._ray.get(
+                    self._actor.close.remote(), timeout=_CLOSE_SECONDS)
+            except Exception:
+                pass  # Killed below either way.
+        try:
+            self._ray.kill(self._actor)
+        except Exception:
+            pass  # Ray is shut down already, which ended the actor.
+
+    def __repr__(self):
+        if self._pid is None:
+            return f'<Ray actor of the {self._name}>'
+        return (f'<Ray actor pid={self._pid} node={self._node[:8]} '
+                f'env={self._name}>')
+
+    def _describe(self):
+        return f'Ray actor of the {self._name}' + (
+            f' (pid {self._pid} on node {self._node[:8]})'
+            if self._pid is not None else '')
+
+    def _ensure_ready(self):
+        if self._handshake is None:
+            startup = max(self._timeout, external_process._MIN_STARTUP_SECONDS)
+            handshake = self._wait(self._ready, startup, starting=True)
+            self._pid = handshake.pop('pid')
+            self._node = handshake.pop('node')
+            self._handshake = handshake
+        return self._handshake
+
+    def _send(self, method, *args, **kwargs):
+        self._ensure_ready()
+        if self._failure:
+            raise self._failure
+        if self._closed:
+            raise RuntimeError(f'{self._describe()} is closed.')
+        return getattr(self._actor, method).remote(*args, **kwargs)
+
+    def _request(self, ref, blocking):
+        if blocking:
+            return self._receive(ref)
+        return lambda: self._receive(ref)
+
+    def _receive(self, ref):
+        if self._failure:
+            raise self._failure
+        return self._wait(ref, self._timeout)
+
+    def _wait(self, ref, seconds, starting=False):
+        """The value of an actor call; a failure raises a clear error."""
+        ray = self._ray
+        try:
+            ok, value = ray.get(ref, timeout=seconds)
+        except ray.exceptions.GetTimeoutError:
+            what = 'did not start' if starting else 'did not answer'
+            hint = (' (the Ray cluster may have no free resources for it)'
+                    if starting else '')
+            self._fail(TimeoutError(
+                f'{self._describe()} {what} within {seconds:g} seconds'
+                f'{hint}; it was killed.'))
+        except ray.exceptions.RayActorError as error:
+            self._fail(external_process.ExternalProcessError(
+                f'{self._describe()} died ({_death_cause(error)}); create a '
+                'new environment to continue.'))
+        except ray.exceptions.RayTaskError as error:
+            # A failure of the actor's own code outside the environments.
+            cause = error.cause if error.cause is not None else error
+            raise external_process.worker_error(
+                self._describe(), *external_process.error_details(cause)
+            ) from None
+        if not ok:
+            error = external_process.worker_error(self._describe(), *value)
+            if starting:
+                self._fail(error)
+            raise error
+        return value
+
+    def _fail(self, error):
+        self._failure = error
+        self.close()
+        raise error
+
+
+def _death_cause(error):
+    """One line on why Ray says an actor died."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith('The actor is dead because'):
+            return line.rstrip('.')
+    return lines[0].rstrip('.') if lines else type(error).__name__
+
+
+class _SliceActor:
+    """The environments of one slice of the batch, inside a Ray actor.
+
+    Every method returns a tuple of whether it succeeded and its value, or
+    the details of its error (see `external_process.error_details`), so
+    that errors keep their type name and traceback in the caller.
+    """
+
+    def __init__(self, payload, start, stop):
+        self._constructor = sliced_batch_env._SliceConstructor(
+            payload, start, stop)
+        self._slice = None
+
+    def start(self):
+        """Build the environments of the slice.
+
+        Returns:
+            Tuple of success and a dict of the process id, node id and the
+            spaces of the slice.
+        """
+        try:
+            self._slice = self._constructor()
+        except Exception as error:
+            return False, external_process.error_details(error)
+        import ray  # pylint: disable=import-outside-toplevel
+        return True, dict(
+            pid=os.getpid(), node=ray.get_runtime_context().get_node_id(),
+            observation_space=self._slice.observation_space,
+            action_space=self._slice.action_space)
+
+    def step(self, request):
+        """Step the slice; see `sliced_batch_env._Slice.step`."""
+        return self._run(self._slice.step, request)
+
+    def reset(self, seed=None, options=None):
+        """Reset the slice; see `sliced_batch_env._Slice.reset`."""
+        return self._run(self._slice.reset, seed=seed, options=options)
+
+    def call(self, name, args, kwargs):
+        """Call a public method of the slice, such as `member_attribute`."""
+        if name.startswith('_'):
+            error = AttributeError(f'Cannot call the private method {name}.')
+            return False, external_process.error_details(error)
+        return self._run(getattr(self._slice, name), *args, **kwargs)
+
+    def close(self):
+        """Close the environments of the slice."""
+        if self._slice is None:
+            return True, None
+        return self._run(self._slice.close)
+
+    @staticmethod
+    def _run(function, *args, **kwargs):
+        try:
+            return True, function(*args, **kwargs)
+        except Exception as error:
+            return False, external_process.error_details(error)
