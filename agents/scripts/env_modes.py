@@ -70,6 +70,22 @@ def _build_slices(constructors, timeout, restart):
     return tools.SlicedBatchEnv(constructors, restart=restart, timeout=timeout)
 
 
+def _build_ray(constructors, timeout, restart):
+    """Ray actors, one per free CPU of the cluster, a slice each."""
+    from agents.tools import ray_batch_env
+    return ray_batch_env.RayBatchEnv(
+        constructors, restart=restart, timeout=timeout)
+
+
+def _check_ray():
+    """Raise a ConfigError naming the extra when Ray is not installed."""
+    from agents.tools import ray_batch_env
+    try:
+        ray_batch_env.import_ray()
+    except ImportError as error:
+        raise ConfigError(f'--env_mode=ray: {error}') from None
+
+
 MODES = {
     'inprocess': EnvMode(
         _build_inprocess, 'every environment in this process'),
@@ -78,6 +94,10 @@ MODES = {
     'slices': EnvMode(
         _build_slices, 'one worker per CPU core, stepping a slice of the '
         'batch each'),
+    'ray': EnvMode(
+        _build_ray, 'Ray actors on the nodes of a Ray cluster (RAY_ADDRESS, '
+        'else a local one), one per free CPU, stepping a slice each',
+        _check_ray),
 }
 # The modes that 'auto' times against each other.
 AUTO_CANDIDATES = ('inprocess', 'slices')

@@ -62,6 +62,8 @@ from absl import flags
 import numpy as np
 import ruamel.yaml
 
+from agents.scripts import config_io
+from agents.scripts import env_modes
 from agents.scripts import train as train_lib
 from agents.scripts import utility
 from agents.tools import batch_env as batch_env_lib
@@ -261,7 +263,7 @@ def sweep(
             max_retries, int) or max_retries < 0:
         raise utility.ConfigError(
             f'--max_retries={max_retries!r} must be an integer >= 0.')
-    env_mode = utility.check_env_mode(env_mode)
+    env_mode = env_modes.check_env_mode(env_mode)
     runs = grid(configs, seeds, settings)
     logdir = os.path.expanduser(logdir)
     timestamp = timestamp or datetime.datetime.now().strftime(
@@ -300,7 +302,7 @@ def sweep(
         interrupted = interrupt
     results = summarize(timestamp, sweep_dir, runs, records)
     os.makedirs(sweep_dir, exist_ok=True)
-    utility.write_atomic(
+    config_io.write_atomic(
         os.path.join(sweep_dir, RESULTS_NAME),
         json.dumps(results, indent=2) + '\n')
     for line in format_table(results):
@@ -488,7 +490,7 @@ def _train_run(config, env_mode, record, progress):
 
     def save():
         record['wall_clock'] = wall_clock + time.monotonic() - start
-        utility.write_atomic(
+        config_io.write_atomic(
             os.path.join(run_dir, RECORD_NAME),
             json.dumps(record, indent=1) + '\n')
 
@@ -509,7 +511,7 @@ def _train_run(config, env_mode, record, progress):
             f'{resumed:,}.')
     try:
         if os.path.exists(os.path.join(run_dir, 'config.yaml')):
-            config = utility.load_config(run_dir)
+            config = config_io.load_config(run_dir)
             with config.unlocked:
                 config.logdir = run_dir
         if config.get('seed') is not None:
