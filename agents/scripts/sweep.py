@@ -54,6 +54,7 @@ import os
 import re
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -62,6 +63,7 @@ from absl import flags
 import numpy as np
 import ruamel.yaml
 
+from agents import tools
 from agents.scripts import config_io
 from agents.scripts import env_modes
 from agents.scripts import train as train_lib
@@ -193,7 +195,7 @@ def build_config(run, run_dir, cpus_per_run=1):
     Returns:
       Locked `tools.AttrDict`.
     """
-    config = train_lib.load_named_config(run.config_name)
+    config = _load_config(run.config_name)
     with config.unlocked:
         for key, text in run.setting:
             if key not in config:
@@ -205,6 +207,16 @@ def build_config(run, run_dir, cpus_per_run=1):
         if config.get('session_threads') is None:
             config.session_threads = max(1, int(cpus_per_run))
         config.logdir = run_dir
+    return config
+
+
+def _load_config(name):
+    """The locked config of a name of configs.py or 'module:function'."""
+    if ':' not in name:
+        return train_lib.load_named_config(name)
+    function = config_io.import_callable(name)
+    config = tools.AttrDict(function())
+    config.lock()
     return config
 
 
@@ -745,4 +757,7 @@ def _interruptible():
 
 
 if __name__ == '__main__':
+    # Config modules may import this module by name: they get this one,
+    # instead of a second copy that would define the flags again.
+    sys.modules.setdefault('agents.scripts.sweep', sys.modules[__name__])
     app.run(main)

@@ -1,0 +1,399 @@
+"""Tests for sweeps on Ray and the `ray` env mode of training.
+
+One local Ray of 2 CPUs serves the module; the command-line tests join it
+with --ray_address. The runs are tiny Pendulum configs of this module,
+named 'agents.scripts.sweep_test:<function>'; their environments stand in
+for faults: one SIGKILLs its worker once, one holds its step while a file
+exists, so that tests act at a known step instead of sleeping. Outside CI
+the tests skip when Ray is not installed; in CI (CI=true) Ray must be
+there.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import psutil
+import pytest
+
+from agents.scripts import configs
+from agents.scripts import sweep as sweep_lib
+from agents.scripts import train as train_lib
+from agents.scripts import utility
+from agents.tools import ray_batch_env_test
+
+# Folder of the marker files that the environments of this module use;
+# set before Ray starts, so that its workers inherit it.
+_DIR_VARIABLE = 'AGENTS_SWEEP_TEST_DIR'
+_KILL_STEP = 250
+_HOLD_STEP = 250
+_SECONDS = 120
+
+
+def _tiny(**overrides):
+    """Pendulum of 10-step episodes and tiny networks on one environment.
+
+    An epoch is 20 global steps (one training and one evaluation episode),
+    each a report; checkpoints come every 10 epochs, at step 200.
+    """
+    config = configs.pendulum()
+    config.update(
+        num_agents=1, update_every=1, eval_episodes=1, max_length=10,
+        steps=150, policy_layers=(8,), value_layers=(8,), update_epochs=1,
+        batch_size=1, chunk_length=10, learning_rate_decay=None)
+    config.update(overrides)
+    return config
+
+
+def killed_once():
+    """Tiny runs of 300 steps; the first worker dies at step 250."""
+    return _tiny(env=pendulum_killed_once)
+
+
+def broken():
+    """A run whose config is invalid: training refuses it in the worker."""
+    return _tiny(worker_timeout=-1)
+
+
+def held():
+    """Runs of 2,000 steps that hold at step 250 while 'hold' exists."""
+    return _tiny(env=pendulum_held, steps=1000)
+
+
+def pendulum_seeded():
+    """Tiny runs of 3 environments for the env-mode comparison."""
+    return _tiny(
+        num_agents=3, update_every=3, eval_episodes=3, steps=90, seed=4)
+
+
+class _AtStep(gym.Wrapper):
+    """Calls a function with the process id at a given step."""
+
+    def __init__(self, env, step, function):
+        super().__init__(env)
+        self._count = 0
+        self._step = step
+        self._function = function
+
+    def step(self, action):
+        self._count += 1
+        if self._count == self._step:
+            self._function()
+        return self.env.step(action)
+
+
+def _marker(name):
+    return os.path.join(os.environ[_DIR_VARIABLE], name)
+
+
+def _kill_once():
+    if not os.path.exists(_marker('killed')):
+        with open(_marker('killed'), 'w', encoding='utf-8') as file_:
+            file_.write(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _hold():
+    if not os.path.exists(_marker('hold')):
+        return
+    with open(_marker(f'held-{os.getpid()}'), 'w', encoding='utf-8'):
+        pass
+    deadline = time.monotonic() + _SECONDS
+    while os.path.exists(_marker('hold')) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def pendulum_killed_once():
+    """Pendulum whose process SIGKILLs itself at its 250th step, once."""
+    return _AtStep(gym.make('Pendulum-v1'), _KILL_STEP, _kill_once)
+
+
+def pendulum_held():
+    """Pendulum that waits at its 250th step while the 'hold' file exists."""
+    return _AtStep(gym.make('Pendulum-v1'), _HOLD_STEP, _hold)
+
+
+@pytest.fixture(scope='module', name='ray_address')
+def _ray_fixture(tmp_path_factory):
+    """A local Ray of 2 CPUs; yields its address."""
+    ray = ray_batch_env_test.import_ray_for_tests()
+    marker_dir = tmp_path_factory.mktemp('markers')
+    previous = os.environ.get(_DIR_VARIABLE)
+    os.environ[_DIR_VARIABLE] = str(marker_dir)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level='ERROR')
+    children = psutil.Process().children(recursive=True)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+        if previous is None:
+            del os.environ[_DIR_VARIABLE]
+        else:
+            os.environ[_DIR_VARIABLE] = previous
+        # Ray's processes end with it: nothing of the module is left.
+        _, alive = psutil.wait_procs(children, timeout=30)
+        assert not alive
+
+
+def _name(function):
+    return f'{__name__}:{function.__name__}'
+
+
+@pytest.fixture(scope='module', name='swept')
+def _swept_fixture(ray_address, tmp_path_factory):
+    """A sweep of a run killed once and of a broken run, in parallel."""
+    del ray_address
+    logdir = tmp_path_factory.mktemp('sweep')
+    lines = []
+    results = sweep_lib.sweep(
+        str(logdir), [_name(killed_once), _name(broken)], [0],
+        timestamp='first', max_retries=1, echo=lines.append)
+    return logdir, results, lines
+
+
+def _runs(results):
+    return {row['run']: row for row in results['runs']}
+
+
+def test_killed_worker_is_retried_and_resumes_from_its_checkpoint(swept):
+    """The retry resumes the run folder at step 200 and finishes at 300."""
+    logdir, results, lines = swept
+    name = 'agents.scripts.sweep_test_killed_once-seed0'
+    row = _runs(results)[name]
+    assert row['status'] == 'finished'
+    assert row['steps'] == 300
+    assert row['attempts'] == 2
+    record = sweep_lib.read_record(os.path.join(logdir, 'first', name))
+    first, second = record['attempts']
+    assert first['resumed_from'] == 0
+    assert second['resumed_from'] == 200
+    assert first['pid'] != second['pid']
+    # The global step continues past the checkpoint: one report per epoch.
+    assert [step for step, _ in record['reports']] == list(
+        range(20, 301, 20))
+    assert f'[{name}] attempt 2 resumes from step 200.' in lines
+    log = open(os.path.join(logdir, 'first', name, 'train.log'),
+               encoding='utf-8').read()
+    assert f'Restored checkpoint {logdir}/first/{name}/model.ckpt-200.' in log
+    assert row['final_score'] == record['reports'][-1][1]
+    assert row['best_score'] == max(score for _, score in record['reports'])
+
+
+def test_own_error_fails_the_run_once_with_its_line(swept):
+    """A run that fails for its own reasons is not retried."""
+    logdir, results, lines = swept
+    name = 'agents.scripts.sweep_test_broken-seed0'
+    row = _runs(results)[name]
+    error = (
+        'Config worker_timeout=-1 must be a positive number of seconds or '
+        'None.')
+    assert row['status'] == 'failed'
+    assert row['attempts'] == 1
+    assert row['error'] == error
+    assert f'[{name}] failed: {error}' in lines
+    assert f'  {name}: {error}' in lines
+    table = lines[lines.index(next(
+        line for line in lines if line.startswith('run '))):]
+    assert table[1].split()[:2] == [
+        'agents.scripts.sweep_test_killed_once-seed0', 'finished']
+    assert table[2].split()[:5] == [name, 'failed', '-', '-', '0']
+    with open(os.path.join(logdir, 'first', 'results.json'),
+              encoding='utf-8') as file_:
+        assert json.load(file_) == results
+
+
+def test_rerun_with_the_timestamp_skips_finished_runs(swept):
+    """Rerunning the sweep skips what finished; the failed run runs again."""
+    logdir, _, _ = swept
+    lines = []
+    results = sweep_lib.sweep(
+        str(logdir), [_name(killed_once), _name(broken)], [0],
+        timestamp='first', max_retries=1, echo=lines.append)
+    runs = _runs(results)
+    assert lines[0] == (
+        '[agents.scripts.sweep_test_killed_once-seed0] finished earlier; '
+        'skipped.')
+    assert runs['agents.scripts.sweep_test_killed_once-seed0'][
+        'attempts'] == 2
+    assert runs['agents.scripts.sweep_test_broken-seed0']['attempts'] == 2
+    assert runs['agents.scripts.sweep_test_broken-seed0']['status'] == (
+        'failed')
+
+
+def _sweep_command(ray_address, logdir, *flags):
+    return [
+        sys.executable, '-m', 'agents.scripts.sweep',
+        f'--ray_address={ray_address}', f'--logdir={logdir}',
+        f'--configs={_name(held)}', '--seeds=0,1', *flags]
+
+
+def _wait_for(condition, what):
+    deadline = time.monotonic() + _SECONDS
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f'Gave up waiting for {what}.')
+        time.sleep(0.05)
+
+
+def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
+        ray_address, tmp_path):
+    """Ctrl-C saves every run; the sweep with --timestamp finishes them."""
+    marker_dir = os.environ[_DIR_VARIABLE]
+    hold = os.path.join(marker_dir, 'hold')
+    open(hold, 'w', encoding='utf-8').close()
+    output = tmp_path / 'output.txt'
+    with open(output, 'w', encoding='utf-8') as file_:
+        process = subprocess.Popen(
+            _sweep_command(ray_address, tmp_path, '--timestamp=sweep'),
+            stdout=file_, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(lambda: len([
+            name for name in os.listdir(marker_dir)
+            if name.startswith('held-')]) == 2, 'both runs to hold')
+        process.send_signal(signal.SIGINT)
+        _wait_for(lambda: 'Interrupted; stopping 2 runs' in output.read_text(
+            encoding='utf-8'), 'the sweep to stop its runs')
+    finally:
+        os.remove(hold)
+        code = process.wait(_SECONDS)
+    text = output.read_text(encoding='utf-8')
+    assert code == 130, text
+    assert text.rstrip().endswith(
+        'Resume with the same command and --timestamp=sweep.\n'
+        'Interrupted by SIGINT.'), text
+    steps = {}
+    for seed in (0, 1):
+        name = f'agents.scripts.sweep_test_held-seed{seed}'
+        run_dir = tmp_path / 'sweep' / name
+        record = sweep_lib.read_record(run_dir)
+        assert record['status'] == 'interrupted'
+        steps[seed] = record['steps']
+        assert f'[{name}] stopped at step ' in text
+        # The checkpoint of the interruption, past the held step.
+        checkpoint = utility.list_checkpoints(str(run_dir))[0]
+        step = int(checkpoint.rsplit('-', 1)[1])
+        assert _HOLD_STEP <= step < 2000
+        steps[seed] = step
+    results = json.loads((tmp_path / 'sweep' / 'results.json').read_text(
+        encoding='utf-8'))
+    assert [row['status'] for row in results['runs']] == ['interrupted'] * 2
+
+    # The same sweep again, from Python to spare a second start-up.
+    table = []
+    results = sweep_lib.sweep(
+        str(tmp_path), [_name(held)], [0, 1], timestamp='sweep',
+        echo=table.append)
+    assert results == json.loads(
+        (tmp_path / 'sweep' / 'results.json').read_text(encoding='utf-8'))
+    for seed, row in enumerate(results['runs']):
+        assert row['status'] == 'finished'
+        assert row['steps'] == 2000
+        assert row['attempts'] == 2
+        record = sweep_lib.read_record(tmp_path / 'sweep' / row['run'])
+        assert record['attempts'][1]['resumed_from'] == steps[seed]
+        assert [step for step, _ in record['reports']] == list(
+            range(20, 2001, 20))
+    header = table.index(next(line for line in table if line.startswith(
+        'run ')))
+    assert table[header].split() == [
+        'run', 'status', 'final', 'best', 'steps', 'wall-clock']
+    assert table[header + 1].split()[:2] == [
+        'agents.scripts.sweep_test_held-seed0', 'finished']
+    assert table[header + 5].split()[:2] == [
+        'agents.scripts.sweep_test_held', '2/2']
+    assert table[-1] == f'Results in {tmp_path}/sweep/results.json.'
+
+
+def test_ray_env_mode_trains_as_in_process(ray_address):
+    """A seeded run with environments in Ray actors scores as in process."""
+    del ray_address
+    config = pendulum_seeded()
+    scores = {
+        mode: list(train_lib.train(config, mode))
+        for mode in ('inprocess', 'ray')}
+    assert len(scores['ray']) == 3
+    assert not np.isnan(scores['ray']).any()
+    assert scores['ray'] == scores['inprocess']
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(configs=['nope']), "Unknown config 'nope'; valid configs: "),
+    (dict(configs=['pendulum', 'pendulum']),
+     'The config pendulum is listed twice; expected each once.'),
+    (dict(seeds=[]), 'Pass --seeds with at least one seed.'),
+    (dict(settings=['discount']),
+     '--set=discount is not KEY=VALUE; expected e.g. '
+     '--set=learning_rate=1e-3.'),
+    (dict(settings=['no_such_key=1']),
+     "--set=no_such_key=1: config 'pendulum' has no key 'no_such_key'."),
+    (dict(cpus_per_run=0), '--cpus_per_run=0 must be a positive number.'),
+    (dict(cpus_per_run=64),
+     '--cpus_per_run=64 exceeds the CPUs of every node of the Ray cluster '
+     '(at most 2).'),
+    (dict(env_mode='nope'), "Unknown env mode 'nope'; expected one of "),
+])
+def test_bad_input_raises_one_line_and_writes_nothing(
+        ray_address, tmp_path, kwargs, message):
+    """Bad flags fail before any run starts or any file is written."""
+    del ray_address
+    arguments = dict(configs=['pendulum'], seeds=[0])
+    arguments.update(kwargs)
+    with pytest.raises(utility.ConfigError) as info:
+        sweep_lib.sweep(str(tmp_path / 'logdir'), **arguments)
+    assert str(info.value).startswith(message)
+    assert '\n' not in str(info.value)
+    assert not (tmp_path / 'logdir').exists()
+
+
+def test_grid_names_runs_after_the_varied_settings():
+    """A key given several values varies; the others hold for all runs."""
+    runs = sweep_lib.grid(
+        ['pendulum', 'my.module:tiny'], [0, 1],
+        ['learning_rate=1e-3', 'discount=0.9', 'learning_rate=3e-4'])
+    assert [run.name for run in runs] == [
+        'pendulum-learning_rate=1e-3-seed0',
+        'pendulum-learning_rate=1e-3-seed1',
+        'pendulum-learning_rate=3e-4-seed0',
+        'pendulum-learning_rate=3e-4-seed1',
+        'my.module_tiny-learning_rate=1e-3-seed0',
+        'my.module_tiny-learning_rate=1e-3-seed1',
+        'my.module_tiny-learning_rate=3e-4-seed0',
+        'my.module_tiny-learning_rate=3e-4-seed1',
+    ]
+    assert runs[2].setting == (
+        ('learning_rate', '3e-4'), ('discount', '0.9'))
+
+
+def test_summary_gives_mean_and_deviation_over_seeds():
+    """The per-config row averages the finished runs over seeds."""
+    runs = sweep_lib.grid(['a'], [0, 1, 2])
+    records = {}
+    for run, reports, status in zip(runs, (
+            [[20, 1.0], [40, 3.0]], [[20, 5.0], [40, 2.0]], [[20, 9.0]]),
+            ('finished', 'finished', 'failed')):
+        records[run.name] = dict(
+            sweep_lib.new_record(run), reports=reports, status=status,
+            steps=reports[-1][0], wall_clock=12.34)
+    results = sweep_lib.summarize('T', '/logdir/T', runs, records)
+    assert [(row['final_score'], row['best_score'], row['steps'],
+             row['wall_clock']) for row in results['runs']] == [
+                 (3.0, 3.0, 40, 12.3), (2.0, 5.0, 40, 12.3),
+                 (9.0, 9.0, 20, 12.3)]
+    assert results['groups'] == [dict(
+        group='a', config='a', setting={}, runs=3, finished=2,
+        final_mean=2.5, final_std=0.5, best_mean=4.0, best_std=1.0)]
+    assert sweep_lib.format_table(results) == [
+        'run      status    final  best  steps  wall-clock',
+        'a-seed0  finished    3.0   3.0     40        12 s',
+        'a-seed1  finished    2.0   5.0     40        12 s',
+        'a-seed2  failed      9.0   9.0     20        12 s',
+        '',
+        'config  finished  final mean  final std  best mean  best std',
+        'a            2/3         2.5        0.5        4.0       1.0',
+    ]
