@@ -178,8 +178,7 @@ def test_killed_worker_is_retried_and_resumes_from_its_checkpoint(swept):
     assert [step for step, _ in record['reports']] == list(
         range(20, 301, 20))
     assert f'[{name}] attempt 2 resumes from step 200.' in lines
-    log = open(os.path.join(logdir, 'first', name, 'train.log'),
-               encoding='utf-8').read()
+    log = (logdir / 'first' / name / 'train.log').read_text(encoding='utf-8')
     assert f'Restored checkpoint {logdir}/first/{name}/model.ckpt-200.' in log
     assert row['final_score'] == record['reports'][-1][1]
     assert row['best_score'] == max(score for _, score in record['reports'])
@@ -246,22 +245,23 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
     """Ctrl-C saves every run; the sweep with --timestamp finishes them."""
     marker_dir = os.environ[_DIR_VARIABLE]
     hold = os.path.join(marker_dir, 'hold')
-    open(hold, 'w', encoding='utf-8').close()
+    with open(hold, 'w', encoding='utf-8'):
+        pass
     output = tmp_path / 'output.txt'
-    with open(output, 'w', encoding='utf-8') as file_:
-        process = subprocess.Popen(
+    with open(output, 'w', encoding='utf-8') as file_, subprocess.Popen(
             _sweep_command(ray_address, tmp_path, '--timestamp=sweep'),
-            stdout=file_, stderr=subprocess.STDOUT)
-    try:
-        _wait_for(lambda: len([
-            name for name in os.listdir(marker_dir)
-            if name.startswith('held-')]) == 2, 'both runs to hold')
-        process.send_signal(signal.SIGINT)
-        _wait_for(lambda: 'Interrupted; stopping 2 runs' in output.read_text(
-            encoding='utf-8'), 'the sweep to stop its runs')
-    finally:
-        os.remove(hold)
-        code = process.wait(_SECONDS)
+            stdout=file_, stderr=subprocess.STDOUT) as process:
+        try:
+            _wait_for(lambda: len([
+                name for name in os.listdir(marker_dir)
+                if name.startswith('held-')]) == 2, 'both runs to hold')
+            process.send_signal(signal.SIGINT)
+            _wait_for(lambda: 'Interrupted; stopping 2 runs' in (
+                output.read_text(encoding='utf-8')),
+                'the sweep to stop its runs')
+        finally:
+            os.remove(hold)
+            code = process.wait(_SECONDS)
     text = output.read_text(encoding='utf-8')
     assert code == 130, text
     assert text.rstrip().endswith(
