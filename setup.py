@@ -23,6 +23,8 @@ setuptools.setup(
     ],
     extras_require={
         'test': ['pytest', 'pylint', 'psutil'],
+        # Sweeps on Ray (agents/scripts/sweep.py) and --env_mode=ray.
+        'ray': ['ray>=2.9'],
         # Peer comparison in benchmarks/peers.py. Exact pins keep the peer's
         # numbers comparable between runs; our machines provide a CPU-only
         # wheel of torch 2.13.0, other versions would pull in CUDA.

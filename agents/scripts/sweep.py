@@ -491,7 +491,7 @@ def _train_run(config, env_mode, record, progress):
     record = read_record(run_dir) or record
     _log_to_file(os.path.join(run_dir, 'train.log'))
     checkpoints = utility.list_checkpoints(run_dir)
-    resumed = int(checkpoints[0].rsplit('-', 1)[1]) if checkpoints else 0
+    resumed = _checkpoint_step(checkpoints[0]) if checkpoints else 0
     import ray
     record['attempts'].append(dict(
         pid=os.getpid(), host=socket.gethostname(),
@@ -532,11 +532,16 @@ def _train_run(config, env_mode, record, progress):
         for _ in train_lib.train(config, env_mode, on_report=on_report):
             pass
     except KeyboardInterrupt:
+        # Training saved a checkpoint of its last step before it stopped.
+        checkpoints = utility.list_checkpoints(run_dir)
+        if checkpoints:
+            record['steps'] = max(
+                record['steps'], _checkpoint_step(checkpoints[0]))
         record['status'] = 'interrupted'
         save()
         progress.put.remote(
-            f'[{name}] stopped at step {record["steps"]:,} with a '
-            'checkpoint.')
+            f'[{name}] stopped with a checkpoint at step '
+            f'{record["steps"]:,}.')
         return record
     except Exception as error:
         message = batch_env_lib.first_line(error)
@@ -555,6 +560,11 @@ def _train_run(config, env_mode, record, progress):
         f'{record["wall_clock"]:.0f} s: final score {_score(final)}, best '
         f'{_score(best)}.')
     return record
+
+
+def _checkpoint_step(path):
+    """The global step in the name of a checkpoint, 'model.ckpt-<step>'."""
+    return int(path.rsplit('-', 1)[1])
 
 
 def _log_to_file(path):

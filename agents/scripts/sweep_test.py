@@ -273,13 +273,13 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         run_dir = tmp_path / 'sweep' / name
         record = sweep_lib.read_record(run_dir)
         assert record['status'] == 'interrupted'
-        steps[seed] = record['steps']
-        assert f'[{name}] stopped at step ' in text
         # The checkpoint of the interruption, past the held step.
         checkpoint = utility.list_checkpoints(str(run_dir))[0]
-        step = int(checkpoint.rsplit('-', 1)[1])
-        assert _HOLD_STEP <= step < 2000
-        steps[seed] = step
+        steps[seed] = int(checkpoint.rsplit('-', 1)[1])
+        assert _HOLD_STEP <= steps[seed] < 2000
+        assert record['steps'] == steps[seed]
+        assert (f'[{name}] stopped with a checkpoint at step '
+                f'{steps[seed]:,}.') in text
     results = json.loads((tmp_path / 'sweep' / 'results.json').read_text(
         encoding='utf-8'))
     assert [row['status'] for row in results['runs']] == ['interrupted'] * 2
