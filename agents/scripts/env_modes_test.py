@@ -208,3 +208,14 @@ def test_env_modes_and_config_io_do_not_import_tensorflow():
         [sys.executable, '-c', _IMPORTS_TENSORFLOW], capture_output=True,
         text=True, check=True)
     assert result.stdout.strip() == '[]'
+
+
+def test_ray_mode_without_ray_names_the_extra(monkeypatch):
+    """--env_mode=ray fails in one line saying what to install."""
+    monkeypatch.setitem(sys.modules, 'ray', None)
+    assert 'ray: Ray actors on the nodes' in env_modes.flag_help()
+    with pytest.raises(env_modes.ConfigError) as error:
+        env_modes.check_env_mode('ray')
+    assert str(error.value) == (
+        "--env_mode=ray: Ray is not installed; install the 'ray' extra: "
+        "pip install -e '.[ray]'")
