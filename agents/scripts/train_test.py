@@ -116,7 +116,7 @@ def _main(*args):
      'with --env_mode=auto; pass one of them.'),
     (('--env_mode=fast',),
      "Error: Unknown env mode 'fast'; expected one of auto, inprocess, "
-     'processes, slices.'),
+     'processes, slices, ray.'),
 ])
 def test_bad_env_mode_flags_exit_2_in_one_line(tmp_path, capsys, flags,
                                                message):
