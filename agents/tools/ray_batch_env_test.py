@@ -74,11 +74,16 @@ def _cluster_fixture():
     node = cluster.add_node(num_cpus=2, resources={'second_node': 2})
     ray.init(address=cluster.address, log_to_driver=False,
              logging_level='ERROR')
+    children = psutil.Process().children(recursive=True)
     try:
         yield node.node_id
     finally:
         ray.shutdown()
         cluster.shutdown()
+        # The nodes' processes end with the cluster. (Ray's Python daemons
+        # take seconds to exit on a loaded machine.)
+        _, alive = psutil.wait_procs(children, timeout=120)
+        assert not alive
 
 
 def _trace(batch_env, steps):
