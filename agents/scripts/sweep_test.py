@@ -136,10 +136,8 @@ def _ray_fixture(tmp_path_factory):
             del os.environ[_DIR_VARIABLE]
         else:
             os.environ[_DIR_VARIABLE] = previous
-        # Ray's processes end with it: nothing of the module is left. (Its
-        # Python daemons take seconds to exit on a loaded machine.)
-        _, alive = psutil.wait_procs(children, timeout=120)
-        assert not alive
+        # Ray's processes end with it: nothing of the module is left.
+        ray_batch_env_test.assert_processes_end(children)
 
 
 def _name(function):

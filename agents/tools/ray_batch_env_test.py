@@ -36,6 +36,35 @@ def import_ray_for_tests():
         'ray', reason="Ray is not installed (pip install -e '.[ray]').")
 
 
+# Ray's own Python daemons of a head node, which can take minutes to handle
+# their SIGTERM on a loaded machine.
+_RAY_DAEMONS = ('ray/dashboard/dashboard.py', 'ray/autoscaler/',
+                'ray/_private/log_monitor.py')
+
+
+def assert_processes_end(processes):
+    """Assert that the processes of a Ray this test started have ended.
+
+    Ray's head daemons that are still shutting down after a minute are
+    killed; any other process left, such as an actor or a worker, fails.
+
+    Args:
+        processes: `psutil.Process`es, taken once Ray had started.
+    """
+    _, alive = psutil.wait_procs(processes, timeout=60)
+    left = []
+    for process in alive:
+        try:
+            command = ' '.join(process.cmdline())
+            if any(daemon in command for daemon in _RAY_DAEMONS):
+                process.kill()
+            else:
+                left.append(command)
+        except psutil.NoSuchProcess:
+            pass
+    assert not left
+
+
 class _InfoEnvironment(MockEnvironment):
     """MockEnvironment failing on the action 0.5 and hanging on 0.25."""
 
@@ -80,10 +109,7 @@ def _cluster_fixture():
     finally:
         ray.shutdown()
         cluster.shutdown()
-        # The nodes' processes end with the cluster. (Ray's Python daemons
-        # take seconds to exit on a loaded machine.)
-        _, alive = psutil.wait_procs(children, timeout=120)
-        assert not alive
+        assert_processes_end(children)
 
 
 def _trace(batch_env, steps):
