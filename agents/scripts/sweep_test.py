@@ -32,7 +32,7 @@ from agents.tools import ray_batch_env_test
 _DIR_VARIABLE = 'AGENTS_SWEEP_TEST_DIR'
 _KILL_STEP = 250
 _HOLD_STEP = 250
-_SECONDS = 120
+_SECONDS = 600  # Deadlines for what tests wait on; only failures reach them.
 
 
 def _tiny(**overrides):
