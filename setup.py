@@ -25,6 +25,13 @@ setuptools.setup(
         'test': ['pytest', 'pylint', 'psutil'],
         # Sweeps on Ray (agents/scripts/sweep.py) and --env_mode=ray.
         'ray': ['ray>=2.9'],
+        # EnvPool's C++ thread pool as --env_mode=envpool. EnvPool ships
+        # wheels for Linux and Python >= 3.11 only; elsewhere the extra
+        # installs nothing and the mode says so.
+        'envpool': [
+            'envpool>=1.2.5; python_version >= "3.11" and '
+            'platform_system == "Linux"',
+        ],
         # Peer comparison in benchmarks/peers.py. Exact pins keep the peer's
         # numbers comparable between runs; our machines provide a CPU-only
         # wheel of torch 2.13.0, other versions would pull in CUDA.

@@ -86,6 +86,53 @@ def _check_ray():
         raise ConfigError(f'--env_mode=ray: {error}') from None
 
 
+def _build_envpool(constructors, timeout, restart):
+    """EnvPool's C++ thread pool, from the configured gymnasium id."""
+    del timeout, restart  # EnvPool's environments neither hang nor restart.
+    task, seed = _envpool_task(constructors[0])
+    if task is None:
+        raise ConfigError(
+            '--env_mode=envpool builds the environments from the gymnasium '
+            'id of the config, whose standard wrappers the batch applies; '
+            'expected the constructors of environment_constructor(config, '
+            'batch_wrappers=True) with a config that names its env by id.')
+    try:
+        # pylint: disable-next=not-callable
+        return tools.EnvPoolBatchEnv(task, len(constructors), seed)
+    except ValueError as error:
+        raise ConfigError(f'--env_mode=envpool: {error}') from None
+
+
+def _check_envpool():
+    """Raise a ConfigError naming the extra when EnvPool is not installed."""
+    from agents.tools import envpool_batch_env
+    try:
+        envpool_batch_env.import_envpool()
+    except ImportError as error:
+        raise ConfigError(f'--env_mode=envpool: {error}') from None
+
+
+def _envpool_task(constructor):
+    """The gymnasium id and seed that EnvPool can build, or (None, None).
+
+    Args:
+      constructor: `EnvironmentConstructor` with batch wrappers, maybe bound
+          to a seed by `functools.partial`.
+
+    Returns:
+      Tuple of the id and the seed (or None).
+    """
+    seed = None
+    if isinstance(constructor, functools.partial) and len(
+            constructor.args) == 1 and not constructor.keywords:
+        constructor, seed = constructor.func, constructor.args[0]
+    if not isinstance(constructor, EnvironmentConstructor) or (
+            not constructor.batch_wrappers or
+            not isinstance(constructor.config.env, str)):
+        return None, None
+    return constructor.config.env, seed
+
+
 MODES = {
     'inprocess': EnvMode(
         _build_inprocess, 'every environment in this process'),
@@ -98,9 +145,15 @@ MODES = {
         _build_ray, 'Ray actors on the nodes of a Ray cluster (RAY_ADDRESS, '
         'else a local one), one per free CPU, stepping a slice each',
         _check_ray),
+    'envpool': EnvMode(
+        _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
+        'it has (extra envpool; Linux, Python >= 3.11)', _check_envpool),
 }
-# The modes that 'auto' times against each other.
+# The modes that 'auto' times against each other; 'envpool' joins them
+# where EnvPool is installed and has the task.
 AUTO_CANDIDATES = ('inprocess', 'slices')
+# Modes with worker processes, which 'auto' uses only with several cores.
+_WORKER_MODES = ('processes', 'slices', 'ray')
 
 # Seconds of random steps that each candidate of the 'auto' mode takes per
 # round, and the rounds, which alternate between the candidates.
@@ -109,6 +162,8 @@ _AUTO_ROUNDS = 3
 # How much faster than in-process stepping a mode with worker processes must
 # step to be chosen: its workers cost CPU and memory, and in training the
 # graph's work competes with them for the cores, which the bursts leave out.
+# EnvPool's threads step only while the graph waits for them, so it needs
+# no margin.
 _WORKER_MARGIN = 1.25
 
 
@@ -123,7 +178,8 @@ def flag_help():
         f'{name}: {mode.description}' for name, mode in MODES.items())
     return (
         'How to step the environments: auto (the default) times '
-        f"{' and '.join(AUTO_CANDIDATES)} briefly and keeps the faster; "
+        f"{' and '.join(AUTO_CANDIDATES)} (and envpool, where installed "
+        'and it has the task) briefly and keeps the fastest; '
         f'{modes}.')
 
 
@@ -241,26 +297,30 @@ def choose_env_mode(
     elsewhere on the machine affects all alike; a candidate's rate is that of
     its best burst, and `pick_env_mode` chooses by the rates. All candidates
     are closed before this returns. With one
-    environment or one CPU core, in-process stepping wins without measuring:
-    a worker process can only add a round trip.
+    environment or one CPU core, in-process stepping wins over worker
+    processes without measuring: a worker process can only add a round trip.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
-      candidates: Names of `MODES` to compare.
+      candidates: Names of `MODES` to compare; by default those of
+          `auto_candidates(constructor)`.
       timeout: Seconds to wait for an answer of a worker process, or None.
 
     Returns:
       Tuple of the fastest mode and a dict from the measured modes to their
       environment steps per second.
     """
+    if candidates is AUTO_CANDIDATES:
+        candidates = auto_candidates(constructor)
     candidates = [check_env_mode(mode) for mode in candidates]
-    if len(candidates) == 1:
-        return candidates[0], {}
     from agents.tools import sliced_batch_env
     if (num_agents == 1 or sliced_batch_env.available_cpus() == 1) and (
             'inprocess' in candidates):
-        return 'inprocess', {}
+        candidates = [
+            mode for mode in candidates if mode not in _WORKER_MODES]
+    if len(candidates) == 1:
+        return candidates[0], {}
     rates = {mode: 0.0 for mode in candidates}
     batch_envs = {}
     try:
@@ -289,11 +349,29 @@ def choose_env_mode(
     return mode, rates
 
 
+def auto_candidates(constructor):
+    """The modes that 'auto' times for the environments of a constructor.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+
+    Returns:
+      `AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has
+      the task of an `EnvironmentConstructor` with batch wrappers.
+    """
+    from agents.tools import envpool_batch_env
+    task, _ = _envpool_task(constructor)
+    if envpool_batch_env.has_task(task):
+        return AUTO_CANDIDATES + ('envpool',)
+    return AUTO_CANDIDATES
+
+
 def pick_env_mode(rates):
     """The mode to use given measured environment steps per second.
 
-    In-process stepping wins unless a mode with worker processes steps at
-    least `_WORKER_MARGIN` (1.25) times as fast; of those, the fastest wins.
+    In-process stepping wins unless another mode steps faster, and a mode
+    with worker processes at least `_WORKER_MARGIN` (1.25) times as fast;
+    of those, the fastest wins.
 
     Args:
       rates: Dict from env modes to their measured steps per second.
@@ -304,9 +382,11 @@ def pick_env_mode(rates):
     fastest = max(rates, key=rates.get)
     if 'inprocess' not in rates or fastest == 'inprocess':
         return fastest
-    if rates[fastest] >= _WORKER_MARGIN * rates['inprocess']:
-        return fastest
-    return 'inprocess'
+    eligible = [
+        mode for mode, rate in rates.items()
+        if mode == 'inprocess' or rate >= rates['inprocess'] * (
+            _WORKER_MARGIN if mode in _WORKER_MODES else 1.0)]
+    return max(eligible, key=rates.get)
 
 
 def _burst_rate(batch_env, actions, seconds):
@@ -406,11 +486,48 @@ def environment_constructor(config, batch_wrappers=False):
           (see `batch_wrapper`).
 
     Returns:
-      Callable taking a seed or None, and optionally a render mode.
+      `EnvironmentConstructor`, a callable taking a seed or None, and
+      optionally a render mode.
     """
-    return functools.partial(
-        create_environment, _env_config(config),
-        batch_wrappers=batch_wrappers)
+    return EnvironmentConstructor(_env_config(config), batch_wrappers)
+
+
+class EnvironmentConstructor:
+    """Builds the configured environment: `create_environment` bound to a
+    config.
+
+    Env modes that build their environments themselves, like 'envpool',
+    read the environment's id from `config`.
+
+    Attributes:
+      config: Locked AttrDict of `env`, `max_length` and `normalize_ranges`.
+      batch_wrappers: Whether the standard wrappers are left to the batch.
+    """
+
+    def __init__(self, config, batch_wrappers=False):
+        """Bind the settings of the environment.
+
+        Args:
+          config: AttrDict with `env` and optionally `max_length` and
+              `normalize_ranges`.
+          batch_wrappers: Whether to leave the standard wrappers to the
+              batch.
+        """
+        self.config = config
+        self.batch_wrappers = batch_wrappers
+
+    def __call__(self, seed=None, render_mode=None):
+        """Build one environment.
+
+        Args:
+          seed: Seed of the environment's random generators, or None.
+          render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+
+        Returns:
+          The environment of `create_environment`.
+        """
+        return create_environment(
+            self.config, seed, render_mode, self.batch_wrappers)
 
 
 def batch_wrapper(config):

@@ -13,6 +13,7 @@ import pytest
 from agents import tools
 from agents.scripts import configs
 from agents.scripts import env_modes
+from agents.tools import envpool_batch_env
 
 
 def test_unknown_env_id_lists_choices():
@@ -148,6 +149,9 @@ def test_choose_env_mode_measures_and_closes_every_candidate(
     (dict(inprocess=100.0, slices=130.0, processes=140.0), 'processes'),
     (dict(inprocess=150.0, slices=140.0), 'inprocess'),
     (dict(slices=10.0, processes=20.0), 'processes'),
+    (dict(inprocess=100.0, slices=124.0, envpool=101.0), 'envpool'),
+    (dict(inprocess=100.0, slices=130.0, envpool=110.0), 'slices'),
+    (dict(inprocess=100.0, envpool=99.0), 'inprocess'),
 ])
 def test_worker_modes_must_be_clearly_faster(rates, mode):
     assert env_modes.pick_env_mode(rates) == mode
@@ -186,6 +190,46 @@ def test_a_mode_is_one_entry_of_the_table(monkeypatch):
         build, 'a test double', check))
     with pytest.raises(env_modes.ConfigError, match='^Mode fake needs'):
         env_modes.check_env_mode('fake')
+
+
+def test_envpool_mode_without_envpool_names_the_extra(monkeypatch):
+    def missing():
+        raise ImportError(
+            "EnvPool is not installed; install it with pip install -e "
+            "'.[envpool]' (EnvPool has wheels for Linux and Python >= 3.11 "
+            "only): No module named 'envpool'")
+
+    monkeypatch.setattr(envpool_batch_env, 'import_envpool', missing)
+    with pytest.raises(env_modes.ConfigError) as error:
+        env_modes.check_env_mode('envpool')
+    assert str(error.value).startswith(
+        "--env_mode=envpool: EnvPool is not installed; install it with pip "
+        "install -e '.[envpool]'")
+
+
+def test_envpool_mode_builds_the_configured_task():
+    """The config's id and the batch's seed reach EnvPool; auto times it."""
+    pytest.importorskip('envpool')
+    config = tools.AttrDict(configs.pendulum())
+    constructor = env_modes.environment_constructor(
+        config, batch_wrappers=True)
+    assert env_modes.auto_candidates(constructor) == (
+        'inprocess', 'slices', 'envpool')
+    assert env_modes.auto_candidates(
+        env_modes.environment_constructor(config)) == ('inprocess', 'slices')
+    observs = []
+    for _ in range(2):
+        batch_env = env_modes.create_batch_env(constructor, 2, 'envpool', 5)
+        assert isinstance(batch_env, tools.EnvPoolBatchEnv)
+        assert batch_env.task == 'Pendulum-v1'
+        batch_env = env_modes.wrap_batch_env(config, batch_env)
+        observs.append(batch_env.reset())
+        batch_env.close()
+    np.testing.assert_array_equal(observs[0], observs[1])
+    with pytest.raises(env_modes.ConfigError) as error:
+        env_modes.create_batch_env(_mock_constructor, 2, 'envpool')
+    assert str(error.value).startswith(
+        '--env_mode=envpool builds the environments from the gymnasium id')
 
 
 def _seeded_constructor(seed):

@@ -10,6 +10,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.scripts import configs
+from agents.scripts import env_modes
 from agents.scripts import networks
 from agents.scripts import train
 from agents.scripts import utility
@@ -116,7 +117,7 @@ def _main(*args):
      'with --env_mode=auto; pass one of them.'),
     (('--env_mode=fast',),
      "Error: Unknown env mode 'fast'; expected one of auto, inprocess, "
-     'processes, slices, ray.'),
+     f"processes, slices, {', '.join(env_modes.mode_names()[4:])}."),
 ])
 def test_bad_env_mode_flags_exit_2_in_one_line(tmp_path, capsys, flags,
                                                message):
@@ -139,3 +140,11 @@ def test_auto_mode_trains_like_the_mode_it_chose(caplog):
     assert len(chosen) == 1
     mode = chosen[0].rsplit(' ', 1)[-1].rstrip('.')
     assert auto == list(train.train(_tiny_config('pendulum', steps=40), mode))
+
+
+def test_envpool_mode_trains_and_repeats_seeded_runs():
+    pytest.importorskip('envpool')
+    first = list(train.train(_tiny_config('pendulum', steps=40), 'envpool'))
+    second = list(train.train(_tiny_config('pendulum', steps=40), 'envpool'))
+    assert len(first) == 1 and np.isfinite(first[0])
+    assert first == second

@@ -19,6 +19,7 @@ _EXPORTS = {
     'AttrDict': 'attr_dict',
     'BatchEnv': 'batch_env',
     'count_weights': 'count_weights',
+    'EnvPoolBatchEnv': 'envpool_batch_env',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'InGraphEnv': 'in_graph_env',
     'Loop': 'loop',
