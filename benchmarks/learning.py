@@ -79,8 +79,7 @@ def run_seed(config_name, steps, seed, env_mode, overrides):
         config.logdir = None
         config.update(overrides)
     config = train_lib._complete_config(config)  # pylint: disable=protected-access
-    train_steps = config.update_every * config.max_length
-    eval_steps = config.eval_episodes * config.max_length
+    train_steps, eval_steps = train_lib.phase_steps(config)
     reports = []
     start = time.monotonic()
     for index, score in enumerate(train_lib.train(config, env_mode)):

@@ -219,15 +219,12 @@ def train(config, env_mode, on_report=None):
                     os.path.join(config.logdir, 'config.yaml')):
                 utility.save_config(config, config.logdir)
             loop = _define_loop(
-                simulation, config.logdir,
-                config.update_every * config.max_length,
-                config.eval_episodes * config.max_length)
+                simulation, config.logdir, *phase_steps(config))
         except BaseException:
             batch_env.close()
             raise
-    total_steps = int(
-        config.steps / config.update_every *
-        (config.update_every + config.eval_episodes))
+    train_steps, eval_steps = phase_steps(config)
+    total_steps = int(config.steps / train_steps * (train_steps + eval_steps))
     session_config = tf.ConfigProto(allow_soft_placement=True)
     session_config.gpu_options.allow_growth = True
     # Grappler optimizes the whole graph, training branch included, once
@@ -353,6 +350,24 @@ def _describe_op_error(error):
     ignore = ('Graph execution error', 'Detected at node', 'File ', 'Node:')
     lines = [line for line in lines if line and not line.startswith(ignore)]
     return lines[0] if lines else type(error).__name__
+
+
+def phase_steps(config):
+    """Environment steps of one training phase and of one evaluation phase.
+
+    A training phase lasts `eval_every` steps, by default those of
+    `update_every` full-length episodes; the evaluation that follows runs
+    `eval_episodes` episodes of `max_length` steps.
+
+    Args:
+      config: Completed configuration (with `max_length`).
+
+    Returns:
+      Tuple of two integers.
+    """
+    train_steps = config.get('eval_every') or (
+        config.update_every * config.max_length)
+    return int(train_steps), int(config.eval_episodes * config.max_length)
 
 
 _REQUIRED_KEYS = (

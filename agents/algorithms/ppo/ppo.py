@@ -27,8 +27,8 @@ class PPO:
     """BatchPPO: collects episodes of all agents and trains in the graph.
 
     Episodes are stored per agent while they run. When an episode ends it moves
-    into the update memory; once `update_every` episodes are there, the
-    networks train for `update_epochs` epochs on mini-batches of chunks, all
+    into the update memory; once `update_every` episodes are there (or, with
+    `update_steps`, once their steps add up to that many), the networks train for `update_epochs` epochs on mini-batches of chunks, all
     inside the session call that stepped the environments.
     """
 
@@ -80,6 +80,8 @@ class PPO:
             ('discount', 0 <= config.discount <= 1, 'in [0, 1]'),
             ('update_every', config.update_every >= 1, '>= 1'),
             ('update_epochs', config.update_epochs >= 1, '>= 1'),
+            ('update_steps', (config.get('update_steps') or 1) >= 1,
+             '>= 1 or None'),
             ('kl_target', config.kl_target > 0, '> 0'),
             ('max_length', config.max_length >= 1, '>= 1'),
         )
@@ -157,6 +159,8 @@ class PPO:
             'memory')
         self._memory_index = tf.Variable(
             0, trainable=False, name='memory_index')
+        self._memory_steps = tf.Variable(
+            0, trainable=False, name='memory_steps')
         self._penalty = tf.Variable(
             float(self._config.kl_init_penalty), trainable=False,
             name='penalty')
@@ -384,20 +388,23 @@ class PPO:
         rows = self._memory_index + use_episodes
         append = self._memory.replace(episodes, length, rows)
         with tf.control_dependencies([append]):
-            increment = self._memory_index.assign_add(
-                tf.shape(use_episodes)[0])
+            increment = tf.group(
+                self._memory_index.assign_add(tf.shape(use_episodes)[0]),
+                self._memory_steps.assign_add(tf.reduce_sum(length)))
         with tf.control_dependencies([increment]):
-            memory_full = self._memory_index >= self._config.update_every
-            return tf.cond(memory_full, self._training, str)
+            should_train = self._memory_index >= self._config.update_every
+            update_steps = self._config.get('update_steps')
+            if update_steps:
+                should_train = tf.logical_or(
+                    should_train, self._memory_steps >= int(update_steps))
+            return tf.cond(should_train, self._training, str)
 
     def _training(self):
         """Train on the memory, adapt the penalty, and clear the memory."""
         with tf.device(self._device):
             with tf.name_scope('training'):
-                assert_full = tf.assert_equal(
-                    self._memory_index, self._config.update_every)
-                with tf.control_dependencies([assert_full]):
-                    data, length = self._memory.data()
+                # Rows past the memory index hold no episode: length zero.
+                data, length = self._memory.data()
                 reward = self._reward_filter.transform(data.reward)
                 reward = reward + data.bootstrap
                 update_summary = self._perform_update_steps(
@@ -409,6 +416,7 @@ class PPO:
                 with tf.control_dependencies([penalty_summary]):
                     clear_memory = tf.group(
                         self._memory.clear(), self._memory_index.assign(0),
+                        self._memory_steps.assign(0),
                         self._num_updates.assign_add(1),
                         self._trained_steps.assign_add(
                             tf.reduce_sum(tf.cast(length, tf.int64))))

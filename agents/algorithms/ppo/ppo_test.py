@@ -139,3 +139,28 @@ def test_value_loss_clipping():
             plain, clipped = sess.run((plain, clipped))
     assert plain == pytest.approx(0.5 * (0 + 9) / 2)
     assert clipped == pytest.approx(0.5 * (0.25 + 9) / 2)
+
+
+@pytest.mark.parametrize('update_steps, updates', [
+    # Episodes of three steps: only the episode count of 10 would train.
+    (None, [0, 0, 0, 0]),
+    # Six steps are two episodes: an update after every second one.
+    (6, [0, 1, 1, 2]),
+])
+def test_update_steps_trigger_training(update_steps, updates):
+    """Training starts once the memory holds `update_steps` steps."""
+    with tf.Graph().as_default():
+        algo, step = _ppo_in_graph(
+            update_every=10, update_steps=update_steps, update_epochs=1,
+            batch_size=2, chunk_length=2)
+        # pylint: disable=protected-access
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            seen = []
+            for _ in range(4):
+                for _ in range(3):
+                    sess.run(step)
+                seen.append(sess.run(algo._num_updates))
+            memory = sess.run((algo._memory_index, algo._memory_steps))
+    assert seen == updates
+    assert memory == ((4, 12) if update_steps is None else (0, 0))
