@@ -26,10 +26,11 @@ _Transition = collections.namedtuple(
 class PPO:
     """BatchPPO: collects episodes of all agents and trains in the graph.
 
-    Episodes are stored per agent while they run. When an episode ends it moves
-    into the update memory; once `update_every` episodes are there (or, with
-    `update_steps`, once their steps add up to that many), the networks train for `update_epochs` epochs on mini-batches of chunks, all
-    inside the session call that stepped the environments.
+    Episodes are stored per agent while they run. When an episode ends it
+    moves into the update memory; once `update_every` episodes are there (or,
+    with `update_steps`, once their steps add up to that many), the networks
+    train for `update_epochs` epochs on mini-batches of chunks, all inside
+    the session call that stepped the environments.
     """
 
     def __init__(self, batch_env, step, is_training, should_log, config):
