@@ -28,10 +28,11 @@ Systems:
 Both sides are measured alike. Every run is a fresh Python process (library
 imports excluded from the times, included in the memory); its wall-clock
 starts before the environments and the model are built and covers training
-and evaluation. Every `update_every * max_length` training steps of our
-config (3,200 on Pendulum) each system evaluates `eval_episodes` (16)
-greedy episodes, ours on its training batch in its own eval phase, SB3 with
-a callback on a separate DummyVecEnv of 16 environments. Steps per second
+and evaluation. After every training phase of our config (`eval_every`
+steps, by default `update_every * max_length`: 3,200 on Pendulum) each
+system evaluates `eval_episodes` greedy episodes, ours on its training
+batch in its own eval phase, SB3 with a callback on a separate DummyVecEnv
+of one environment per episode (at most 16). Steps per second
 count training and evaluation steps. Peak memory is the largest sum over
 the run's process and its descendants of their resident set sizes (RSS,
 sampled every 0.1 s; pages shared between processes count in each) and of
@@ -80,7 +81,7 @@ _ENV_MODES = dict(
 
 TASKS = {
     'Pendulum-v1': dict(config='pendulum', steps=150e3, target=-200.0),
-    'HalfCheetah-v5': dict(config='cheetah', steps=200e3, target=1000.0),
+    'HalfCheetah-v5': dict(config='cheetah', steps=300e3, target=3000.0),
 }
 
 # RL Baselines3 Zoo, hyperparams/ppo.yml, both marked "Tuned" there. Keys
@@ -113,9 +114,9 @@ flags.DEFINE_list('systems', ['ours', 'sb3_same', 'sb3_zoo'],
                   f'Subset of {", ".join(SYSTEMS)}.')
 flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds; each runs every system.')
 flags.DEFINE_float('steps', None, 'Training environment steps per run; '
-                   'default per task (Pendulum 150k, HalfCheetah 200k).')
+                   'default per task (Pendulum 150k, HalfCheetah 300k).')
 flags.DEFINE_float('target', None, 'Evaluation return to reach; default '
-                   'per task (Pendulum -200, HalfCheetah 1000).')
+                   'per task (Pendulum -200, HalfCheetah 3000).')
 flags.DEFINE_string('json', None, 'Also write all results to this file.')
 flags.DEFINE_string('worker_spec', None, 'Internal: run one training.')
 flags.DEFINE_string('worker_out', None, 'Internal: result file of a run.')
@@ -146,10 +147,11 @@ def same_work_settings(config):
     Returns:
         Dict of `n_envs`, `normalize` and PPO keyword arguments.
     """
-    rollout = config.update_every * config.max_length
+    rollout = config.get('update_steps') or (
+        config.update_every * config.max_length)
     if rollout % config.num_agents:
         raise ValueError(
-            f'update_every * max_length = {rollout} steps do not split over '
+            f'The update of {rollout} steps does not split over '
             f'num_agents = {config.num_agents} environments.')
     max_norm = config.get('max_gradient_norm')
     return dict(
@@ -158,6 +160,7 @@ def same_work_settings(config):
         normalize=dict(clip_obs=5.0, clip_reward=10.0),
         n_steps=rollout // config.num_agents,
         batch_size=config.batch_size * config.chunk_length,
+        clip_range_vf=config.get('value_loss_clip'),
         n_epochs=config.update_epochs,
         learning_rate=config.learning_rate,
         gamma=config.discount,
@@ -197,8 +200,9 @@ def make_spec(system, task, seed, steps):
         JSON-serializable dict; its steps are rounded up to whole updates of
         our config.
     """
+    from agents.scripts import train as train_lib
     config = _our_config(task, steps, seed)
-    period = config.update_every * config.max_length
+    period, _ = train_lib.phase_steps(config)
     # Whole updates, so that our last report ends the run as SB3's does.
     steps = math.ceil(steps / period) * period
     spec = dict(
@@ -225,8 +229,7 @@ def _train_ours(spec):
     utility.set_up_logging()
     start = time.monotonic()
     config = _our_config(spec['task'], spec['steps'], spec['seed'])
-    train_steps = config.update_every * config.max_length
-    eval_steps = config.eval_episodes * config.max_length
+    train_steps, eval_steps = train_lib.phase_steps(config)
     reports = []
     for index, score in enumerate(
             train_lib.train(config, spec['env_mode'])):
@@ -270,8 +273,11 @@ def _train_sb3(spec):
     if normalize:
         kwargs = normalize if isinstance(normalize, dict) else {}
         env = vec_env.VecNormalize(env, gamma=settings['gamma'], **kwargs)
+    # As many environments as episodes (up to 16), so that SB3 steps no
+    # more evaluation episodes than it reports, as ours.
     eval_env = env_util.make_vec_env(
-        spec['task'], n_envs=_EVAL_ENVS, seed=spec['seed'] + 10000,
+        spec['task'], n_envs=min(_EVAL_ENVS, spec['eval_episodes']),
+        seed=spec['seed'] + 10000,
         vec_env_cls=vec_env.DummyVecEnv)
     model = PPO('MlpPolicy', env, seed=spec['seed'], device='cpu',
                 policy_kwargs=policy_kwargs, verbose=0, **settings)
