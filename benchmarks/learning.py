@@ -228,16 +228,19 @@ def main(argv):
         print_curve(result, FLAGS.curve_every)
         sys.stdout.flush()
         results.append(result)
-    results.sort(key=lambda result: seeds.index(result['seed']))
-    rows = [summarize(result, FLAGS.target) for result in results]
+        results.sort(key=lambda result: seeds.index(result['seed']))
+        rows = [summarize(result, FLAGS.target) for result in results]
+        if FLAGS.json:
+            # Written after every seed, so that finished seeds survive an
+            # interrupted benchmark.
+            with open(FLAGS.json, 'w', encoding='utf-8') as file_:
+                json.dump(dict(
+                    command=' '.join(sys.argv), started=started,
+                    config=FLAGS.config, steps=FLAGS.steps,
+                    target=FLAGS.target, overrides=overrides, jobs=jobs,
+                    reference=FLAGS.reference, rows=rows, results=results),
+                    file_, indent=1)
     print_table(FLAGS.config, FLAGS.steps, FLAGS.target, rows)
-    if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(dict(
-                command=' '.join(sys.argv), started=started,
-                config=FLAGS.config, steps=FLAGS.steps, target=FLAGS.target,
-                overrides=overrides, jobs=jobs, reference=FLAGS.reference,
-                rows=rows, results=results), file_, indent=1)
     if FLAGS.plot:
         plot_curves(
             results, f'{FLAGS.config}, {len(results)} seeds', FLAGS.target,
