@@ -58,7 +58,7 @@ flags.DEFINE_string('reference', None, 'Published score to cite in the '
                     'plot and JSON, e.g. "RL Zoo 5,819 at 1M".')
 
 
-def run_seed(config_name, steps, seed, env_mode, overrides):
+def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
     """Train one seed and record every evaluation report.
 
     Args:
@@ -67,6 +67,9 @@ def run_seed(config_name, steps, seed, env_mode, overrides):
       seed: Seed of TensorFlow, NumPy and the environments.
       env_mode: How the environments step, as `train_lib.train` takes it.
       overrides: Dict of config values to replace.
+      progress: Optional path of a file that receives every report as a
+          line of JSON as soon as it is made, so that a run cut short
+          leaves its curve behind.
 
     Returns:
       Dict with the seed, the reports and the wall-clock time.
@@ -88,10 +91,14 @@ def run_seed(config_name, steps, seed, env_mode, overrides):
             total_steps=(index + 1) * (train_steps + eval_steps),
             seconds=time.monotonic() - start,
             score=float(score)))
+        if progress:
+            with open(progress, 'a', encoding='utf-8') as file_:
+                file_.write(json.dumps(dict(seed=seed, **reports[-1])) + '\n')
     return dict(seed=seed, reports=reports, seconds=time.monotonic() - start)
 
 
-def run_seeds(config_name, steps, seeds, env_mode, overrides, jobs):
+def run_seeds(
+        config_name, steps, seeds, env_mode, overrides, jobs, progress=None):
     """Train seeds in parallel processes, in the order of `seeds`.
 
     Each seed trains in a fresh process (started by spawning, as TensorFlow
@@ -102,13 +109,15 @@ def run_seeds(config_name, steps, seeds, env_mode, overrides, jobs):
     """
     if jobs <= 1:
         for seed in seeds:
-            yield run_seed(config_name, steps, seed, env_mode, overrides)
+            yield run_seed(
+                config_name, steps, seed, env_mode, overrides, progress)
         return
     context = multiprocessing.get_context('spawn')
     with concurrent.futures.ProcessPoolExecutor(jobs, context) as pool:
         futures = [
             pool.submit(
-                run_seed, config_name, steps, seed, env_mode, overrides)
+                run_seed, config_name, steps, seed, env_mode, overrides,
+                progress)
             for seed in seeds]
         for future in concurrent.futures.as_completed(futures):
             yield future.result()
@@ -223,8 +232,11 @@ def main(argv):
     jobs = min(FLAGS.jobs or os.cpu_count() or 1, len(seeds))
     started = datetime.datetime.now().isoformat(timespec='seconds')
     results = []
+    # Reports of all seeds as they come, beside the JSON of the results.
+    progress = FLAGS.json and FLAGS.json + '.progress'
     for result in run_seeds(
-            FLAGS.config, FLAGS.steps, seeds, env_mode, overrides, jobs):
+            FLAGS.config, FLAGS.steps, seeds, env_mode, overrides, jobs,
+            progress):
         print_curve(result, FLAGS.curve_every)
         sys.stdout.flush()
         results.append(result)
