@@ -21,11 +21,11 @@ cores, so their wall-clock times are those of a loaded machine; compare
 wall-clock figures only between runs made the same way.
 """
 
-import concurrent.futures
 import datetime
 import json
 import multiprocessing
 import os
+import signal
 import statistics
 import sys
 import time
@@ -99,10 +99,12 @@ def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
 
 def run_seeds(
         config_name, steps, seeds, env_mode, overrides, jobs, progress=None):
-    """Train seeds in parallel processes, in the order of `seeds`.
+    """Train seeds in parallel processes.
 
     Each seed trains in a fresh process (started by spawning, as TensorFlow
-    does not survive a fork), so seeds share nothing but the cores.
+    does not survive a fork), so seeds share nothing but the cores. When
+    the benchmark stops early (Ctrl-C, SIGTERM, an error), the seed
+    processes are terminated with it instead of training on unseen.
 
     Yields:
       The result of each seed as `run_seed` returns it, as they finish.
@@ -113,14 +115,26 @@ def run_seeds(
                 config_name, steps, seed, env_mode, overrides, progress)
         return
     context = multiprocessing.get_context('spawn')
-    with concurrent.futures.ProcessPoolExecutor(jobs, context) as pool:
-        futures = [
-            pool.submit(
-                run_seed, config_name, steps, seed, env_mode, overrides,
-                progress)
+    pool = context.Pool(jobs)
+    try:
+        pending = [
+            pool.apply_async(run_seed, (
+                config_name, steps, seed, env_mode, overrides, progress))
             for seed in seeds]
-        for future in concurrent.futures.as_completed(futures):
-            yield future.result()
+        while pending:
+            pending[0].wait(1.0)
+            for result in [item for item in pending if item.ready()]:
+                pending.remove(result)
+                yield result.get()
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _raise_interrupt(signum, unused_frame):
+    """Turn SIGTERM into KeyboardInterrupt, so that cleanup runs."""
+    raise KeyboardInterrupt(f'signal {signum}')
 
 
 def summarize(result, target):
@@ -225,6 +239,7 @@ def main(argv):
     """Run the benchmark as the flags say."""
     del argv
     utility.set_up_logging()
+    signal.signal(signal.SIGTERM, _raise_interrupt)
     overrides = _parse_overrides(FLAGS.set)
     env_mode = utility.env_mode_from_flags(
         FLAGS.env_mode, FLAGS.env_processes)
