@@ -54,6 +54,9 @@ flags.DEFINE_list(
     'set', [], 'Config overrides as KEY=JSON, e.g. learning_rate=3e-4.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
 flags.DEFINE_string('plot', None, 'Draw the learning curve to this PNG.')
+flags.DEFINE_string(
+    'from_progress', None, 'Train nothing: summarize and plot the reports '
+    'of a progress file, e.g. of a benchmark that was cut short.')
 flags.DEFINE_string('reference', None, 'Published score to cite in the '
                     'plot and JSON, e.g. "RL Zoo 5,819 at 1M".')
 
@@ -227,6 +230,21 @@ def plot_curves(results, title, target, path, reference=None):
     plt.close(figure)
 
 
+def load_progress(path):
+    """Results per seed, as `run_seed` returns them, from a progress file.
+
+    The seconds of a seed are those of its last report.
+    """
+    by_seed = {}
+    with open(path, encoding='utf-8') as file_:
+        for line in file_:
+            report = json.loads(line)
+            by_seed.setdefault(report.pop('seed'), []).append(report)
+    return [
+        dict(seed=seed, reports=reports, seconds=reports[-1]['seconds'])
+        for seed, reports in sorted(by_seed.items())]
+
+
 def _parse_overrides(pairs):
     overrides = {}
     for pair in pairs:
@@ -240,6 +258,17 @@ def main(argv):
     del argv
     utility.set_up_logging()
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    if FLAGS.from_progress:
+        results = load_progress(FLAGS.from_progress)
+        steps = min(result['reports'][-1]['train_steps'] for result in results)
+        print_table(FLAGS.config, steps, FLAGS.target, [
+            summarize(result, FLAGS.target) for result in results])
+        if FLAGS.plot:
+            plot_curves(
+                results, f'{FLAGS.config}, {len(results)} seeds, '
+                f'{steps:,.0f} steps', FLAGS.target, FLAGS.plot,
+                FLAGS.reference)
+        return
     overrides = _parse_overrides(FLAGS.set)
     env_mode = utility.env_mode_from_flags(
         FLAGS.env_mode, FLAGS.env_processes)
