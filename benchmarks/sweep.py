@@ -53,6 +53,9 @@ def main(argv):
     del argv
     logdir = FLAGS.logdir or tempfile.mkdtemp(prefix='sweep-benchmark-')
     settings = [f'--set={item}' for item in FLAGS.set]
+    # The machine's load average (1 minute) around each side: on a shared
+    # machine, the other work changes the comparison.
+    load = dict(start=os.getloadavg()[0])
     one_by_one = []
     for seed in FLAGS.seeds:
         seconds, _ = _run([
@@ -64,11 +67,13 @@ def main(argv):
         print(f'one after another: seed {seed} took {seconds:.0f} s',
               flush=True)
     sequential = sum(run['wall_clock'] for run in one_by_one)
+    load['after_one_by_one'] = os.getloadavg()[0]
     seconds, output = _run([
         sys.executable, '-m', 'agents.scripts.sweep',
         f'--logdir={logdir}', '--timestamp=sweep',
         f'--configs={FLAGS.config}', f'--seeds={",".join(FLAGS.seeds)}',
         '--env_mode=inprocess', '--cpus_per_run=1', *settings])
+    load['after_sweep'] = os.getloadavg()[0]
     print(output, flush=True)
     with open(os.path.join(logdir, 'sweep', 'results.json'),
               encoding='utf-8') as file_:
@@ -77,7 +82,8 @@ def main(argv):
         date=datetime.datetime.now().isoformat(timespec='seconds'),
         machine=dict(
             cpus=len(os.sched_getaffinity(0)), processor=platform.processor(),
-            python=platform.python_version()),
+            python=platform.python_version(),
+            load_average=load),
         config=FLAGS.config, seeds=[int(seed) for seed in FLAGS.seeds],
         settings=FLAGS.set, one_by_one=one_by_one,
         one_by_one_wall_clock=round(sequential, 1),
