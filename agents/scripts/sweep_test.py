@@ -125,9 +125,13 @@ def _ray_fixture(tmp_path_factory):
     marker_dir = tmp_path_factory.mktemp('markers')
     previous = os.environ.get(_DIR_VARIABLE)
     os.environ[_DIR_VARIABLE] = str(marker_dir)
+    before = {child.pid for child in psutil.Process().children(
+        recursive=True)}
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level='ERROR')
-    children = psutil.Process().children(recursive=True)
+    # Ray's processes, not those earlier tests left running (a fork server).
+    children = [child for child in psutil.Process().children(recursive=True)
+                if child.pid not in before]
     try:
         yield ray.get_runtime_context().gcs_address
     finally:

@@ -97,13 +97,17 @@ def _cluster_fixture():
     """A two-node Ray cluster; yields the id of the second node."""
     ray = import_ray_for_tests()
     from ray import cluster_utils
+    before = {child.pid for child in psutil.Process().children(
+        recursive=True)}
     cluster = cluster_utils.Cluster(
         initialize_head=True, head_node_args=dict(
             num_cpus=1, include_dashboard=False))
     node = cluster.add_node(num_cpus=2, resources={'second_node': 2})
     ray.init(address=cluster.address, log_to_driver=False,
              logging_level='ERROR')
-    children = psutil.Process().children(recursive=True)
+    # The cluster's processes, not those earlier tests left running.
+    children = [child for child in psutil.Process().children(recursive=True)
+                if child.pid not in before]
     try:
         yield node.node_id
     finally:
