@@ -225,20 +225,7 @@ def train(config, env_mode, on_report=None):
             raise
     train_steps, eval_steps = phase_steps(config)
     total_steps = int(config.steps / train_steps * (train_steps + eval_steps))
-    session_config = tf.ConfigProto(allow_soft_placement=True)
-    session_config.gpu_options.allow_growth = True
-    # Grappler optimizes the whole graph, training branch included, once
-    # per phase on its first run: one pass instead of two halves that cost
-    # (about 0.8 s instead of 1.6 s per phase for pendulum) and steps as
-    # fast afterwards.
-    session_config.graph_options.rewrite_options.meta_optimizer_iterations = (
-        rewriter_config_pb2.RewriterConfig.ONE)
-    if config.session_threads:
-        # Small networks step faster on one thread than on a pool that
-        # hands every op to another thread (see benchmarks/profile_step.py).
-        session_config.inter_op_parallelism_threads = config.session_threads
-        session_config.intra_op_parallelism_threads = config.session_threads
-        session_config.use_per_session_threads = True
+    session_config = make_session_config(config)
     try:
         with tf.Session(graph=graph, config=session_config) as sess:
             try:
@@ -255,6 +242,32 @@ def train(config, env_mode, on_report=None):
                 on_report)
     finally:
         batch_env.close()
+
+
+def make_session_config(config):
+    """The session configuration of training.
+
+    Args:
+      config: Configuration with `session_threads`.
+
+    Returns:
+      `tf.ConfigProto`.
+    """
+    session_config = tf.ConfigProto(allow_soft_placement=True)
+    session_config.gpu_options.allow_growth = True
+    # Grappler optimizes the whole graph, training branch included, once
+    # per phase on its first run: one pass instead of two halves that cost
+    # (about 0.8 s instead of 1.6 s per phase for pendulum) and steps as
+    # fast afterwards.
+    session_config.graph_options.rewrite_options.meta_optimizer_iterations = (
+        rewriter_config_pb2.RewriterConfig.ONE)
+    if config.get('session_threads'):
+        # Small networks step faster on one thread than on a pool that
+        # hands every op to another thread (see benchmarks/profile_step.py).
+        session_config.inter_op_parallelism_threads = config.session_threads
+        session_config.intra_op_parallelism_threads = config.session_threads
+        session_config.use_per_session_threads = True
+    return session_config
 
 
 def _run_loop(
