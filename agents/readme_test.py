@@ -1,12 +1,19 @@
 """Runs the code snippets of README.md, so the documentation stays true."""
 
+import ast
+import importlib.metadata
+import importlib.util
 import os
 import re
+import shlex
 
 import numpy as np
 import psutil
 
-_README = os.path.join(os.path.dirname(__file__), '..', 'README.md')
+_ROOT = os.path.join(os.path.dirname(__file__), '..')
+_README = os.path.join(_ROOT, 'README.md')
+# Commands of the README that the system or the virtual environment brings.
+_SYSTEM_COMMANDS = ('bash', 'pip', 'python', 'python3', 'source', 'sudo')
 
 
 def _snippet(name):
@@ -39,3 +46,63 @@ def test_tools_snippet_runs_full_episodes_in_worker_processes():
     # Pendulum rewards lie in [-16.3, 0] per step.
     assert np.all(scores < 0) and np.all(scores > -16.3 * 200)
     assert not _worker_processes()
+
+
+def _readme_commands():
+    """Every command of the README's shell blocks, as lists of words."""
+    with open(_README, encoding='utf-8') as file_:
+        text = file_.read()
+    commands = []
+    for block in re.findall(r'```sh\n(.*?)```', text, re.DOTALL):
+        block = re.sub(r'\\\n', ' ', block)
+        for line in block.splitlines():
+            line = line.split('#', 1)[0]
+            for command in re.split(r'&&|;', line):
+                # Drop the optional arguments the README shows in brackets.
+                command = re.sub(r'\[[^]]*\]', '', command).strip()
+                if command:
+                    commands.append(shlex.split(command))
+    return commands
+
+
+def _install_requires():
+    """Names of the distributions that `pip install -e .` installs first."""
+    with open(os.path.join(_ROOT, 'setup.py'), encoding='utf-8') as file_:
+        tree = ast.parse(file_.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == 'install_requires':
+            return {
+                re.split(r'[\[<>=!~ ]', requirement.value)[0].lower()
+                for requirement in node.value.elts}
+    raise AssertionError('setup.py has no install_requires.')
+
+
+def _console_scripts():
+    """Dict from console script names to their distributions' names."""
+    scripts = {}
+    for dist in importlib.metadata.distributions():
+        for entry_point in dist.entry_points:
+            if entry_point.group == 'console_scripts':
+                scripts[entry_point.name] = dist.metadata['Name'].lower()
+    return scripts
+
+
+def test_every_readme_command_exists_after_install():
+    """`python -m` modules, scripts, and the console scripts of required
+    distributions, such as `tensorboard`."""
+    commands = _readme_commands()
+    assert ['tensorboard', '--logdir=~/logdir'] in commands
+    requires = _install_requires()
+    scripts = _console_scripts()
+    for words in commands:
+        if words[0] in ('python', 'python3') and words[1] == '-m':
+            if words[2] in ('venv', 'pip', 'pytest', 'pylint'):
+                continue
+            assert importlib.util.find_spec(words[2]), words
+        elif words[0] in ('python', 'python3'):
+            assert os.path.isfile(os.path.join(_ROOT, words[1])), words
+        elif words[0] not in _SYSTEM_COMMANDS:
+            assert words[0] in scripts, f'{words[0]} is not installed.'
+            assert scripts[words[0]] in requires, (
+                f'{words[0]} comes from {scripts[words[0]]}, which setup.py '
+                'does not require.')
