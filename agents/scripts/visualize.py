@@ -37,6 +37,13 @@ import logging
 import os
 import sys
 
+from agents.scripts import quiet_start
+
+if __name__ == '__main__':
+    # Before anything imports TensorFlow.
+    quiet_start.quiet_tensorflow()
+
+# pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 from absl import flags
 import numpy as np
@@ -47,6 +54,7 @@ from agents.scripts import env_modes
 from agents.scripts import utility
 from agents.tools import gl_backend as gl_backend_lib
 from agents.tools import record_episodes
+# pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 FLAGS = flags.FLAGS
 
