@@ -376,7 +376,7 @@ def test_signal_saves_a_checkpoint_and_the_run_resumes(
     script = _Script(
         f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=slices')
     try:
-        script.wait_for(r'INFO Score ')
+        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
         script.record_descendants()
         if signum == signal.SIGINT:
             os.killpg(script.process.pid, signum)
@@ -451,7 +451,7 @@ def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
     try:
         script.wait_for(r'Restored checkpoint')
         script.record_descendants()
-        script.wait_for(r'INFO Score ')
+        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
         os.kill(script.process.pid, signal.SIGKILL)
         code, _ = script.finish()
     finally:
