@@ -134,11 +134,12 @@ def nan_loss_network(config, action_space, observations, length,
 def _tiny_config(**overrides):
     """Pendulum configuration that trains 40 steps per phase in seconds."""
     config = tools.AttrDict(configs.pendulum())
-    config.update(
-        policy_layers=(8,), value_layers=(8,), num_agents=2,
-        update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
-        batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0)
-    config.update(overrides)
+    with config.unlocked:
+        config.update(
+            policy_layers=(8,), value_layers=(8,), num_agents=2,
+            update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
+            batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0)
+        config.update(overrides)
     return config
 
 

@@ -20,12 +20,13 @@ from agents.scripts import utility
 def _tiny_config(name, **overrides):
     """A configuration that trains for a few hundred steps in seconds."""
     config = tools.AttrDict(getattr(configs, name)())
-    config.update(
-        policy_layers=(8,), value_layers=(8,), num_agents=2,
-        update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
-        batch_size=2, chunk_length=10, steps=120, logdir=None, seed=0,
-        update_steps=None, eval_every=None)
-    config.update(overrides)
+    with config.unlocked:
+        config.update(
+            policy_layers=(8,), value_layers=(8,), num_agents=2,
+            update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
+            batch_size=2, chunk_length=10, steps=120, logdir=None, seed=0,
+            update_steps=None, eval_every=None)
+        config.update(overrides)
     return config
 
 

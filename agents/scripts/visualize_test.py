@@ -310,8 +310,7 @@ def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
     """A constructor that does not render RGB arrays fails in one line."""
     run_dir = tmp_path / 'run'
     shutil.copytree(pendulum_run, run_dir)
-    config = tools.AttrDict(utility.load_config(str(run_dir)))
-    config.env = unrendered_pendulum
+    config = utility.load_config(str(run_dir)).copy(env=unrendered_pendulum)
     utility.save_config(config, str(run_dir))
     _assert_fails_without_output(
         tmp_path, run_dir, '^The environment agents.scripts.visualize_test:'

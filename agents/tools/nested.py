@@ -221,8 +221,9 @@ def _rebuild_dict(template, items):
     if isinstance(template, collections.defaultdict):
         return type(template)(template.default_factory, items)
     result = type(template)(items)
-    if isinstance(template, attr_dict.AttrDict) and template.locked:
-        result.lock()
+    if isinstance(template, attr_dict.AttrDict):
+        # Locked where the template is, whatever the constructor decided.
+        result.__dict__['_locked'] = template.locked
     return result
 
 
