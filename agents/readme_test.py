@@ -106,3 +106,13 @@ def test_every_readme_command_exists_after_install():
             assert scripts[words[0]] in requires, (
                 f'{words[0]} comes from {scripts[words[0]]}, which setup.py '
                 'does not require.')
+
+
+def test_2017_snippet_runs_as_the_notes_say():
+    namespace = {'__name__': 'readme_snippet'}
+    exec(compile(_snippet('2017'), 'README.md', 'exec'), namespace)  # pylint: disable=exec-used
+    assert namespace['config'].steps == 1e5
+    assert namespace['config'].locked
+    assert namespace['message'].startswith(
+        "AttrDict has no key 'learning_rat'; available keys: ")
+    assert namespace['done'] is False

@@ -21,6 +21,7 @@ from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts import visualize
 from agents.tools import gl_backend
+from agents.tools import sliced_batch_env
 
 
 def _read_video(path):
@@ -261,7 +262,7 @@ def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
     """Two sequential greedy episodes become two videos and their stats."""
     outdir = tmp_path / 'videos'
     statistics = visualize.visualize(
-        str(pendulum_run), str(outdir), num_episodes=2, seed=3)
+        str(pendulum_run), str(outdir), num_agents=1, num_episodes=2, seed=3)
     # One environment, seeded 3, runs both episodes.
     expected = [pendulum_expected[0], pendulum_expected[2]]
     assert [length for _, length in expected] == [50, 50]
@@ -271,6 +272,21 @@ def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
     assert statistics['seed'] == 3
     assert statistics['checkpoint'] == os.path.abspath(
         utility.list_checkpoints(str(pendulum_run))[0])
+
+
+def test_episodes_use_the_cores_by_default(
+        pendulum_run, pendulum_expected, tmp_path, monkeypatch, caplog):
+    """Without num_agents, one environment per core records in a worker."""
+    monkeypatch.setattr(sliced_batch_env, 'available_cpus', lambda: 2)
+    outdir = tmp_path / 'videos'
+    with caplog.at_level('INFO', logger='agents'):
+        statistics = visualize.visualize(
+            str(pendulum_run), str(outdir), num_episodes=2, seed=3)
+    _check_output(str(outdir), statistics, pendulum_expected[:2],
+                  (512, 512, 3))
+    assert [episode['agent'] for episode in statistics['episodes']] == [0, 1]
+    assert statistics['num_agents'] == 2
+    assert statistics['env_mode'] == 'slices'
 
 
 @pytest.mark.parametrize('mode_flag', ['--env_processes', '--env_mode=slices'])
