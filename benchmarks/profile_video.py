@@ -63,7 +63,9 @@ def _measure_env(task, frames, presets, queue):
     for action in actions:
         env.step(action)
     rows.append(('physics', (time.process_time() - start) / frames, None))
-    env.render()
+    # The first frames compile the renderer's shaders; leave them out.
+    for _ in range(10):
+        env.render()
     viewer = getattr(env.unwrapped, 'mujoco_renderer', None)
     viewer = viewer and viewer._get_viewer('rgb_array')  # pylint: disable=protected-access
     variants = [('render', {})]
