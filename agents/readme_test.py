@@ -65,16 +65,30 @@ def _readme_commands():
     return commands
 
 
-def _install_requires():
-    """Names of the distributions that `pip install -e .` installs first."""
+def _requirements():
+    """Names of the distributions setup.py requires, by extra ('' for none).
+
+    Returns:
+      Dict from '' (what `pip install -e .` installs) and the names of the
+      extras to sets of distribution names.
+    """
     with open(os.path.join(_ROOT, 'setup.py'), encoding='utf-8') as file_:
         tree = ast.parse(file_.read())
+    requirements = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == 'install_requires':
-            return {
-                re.split(r'[\[<>=!~ ]', requirement.value)[0].lower()
-                for requirement in node.value.elts}
-    raise AssertionError('setup.py has no install_requires.')
+        if not isinstance(node, ast.keyword):
+            continue
+        if node.arg == 'install_requires':
+            requirements[''] = _names(node.value.elts)
+        elif node.arg == 'extras_require':
+            for key, value in zip(node.value.keys, node.value.values):
+                requirements[key.value] = _names(value.elts)
+    return requirements
+
+
+def _names(elements):
+    return {re.split(r'[\[<>=!~ ]', element.value)[0].lower()
+            for element in elements}
 
 
 def _console_scripts():
@@ -89,12 +103,18 @@ def _console_scripts():
 
 def test_every_readme_command_exists_after_install():
     """`python -m` modules, scripts, and the console scripts of required
-    distributions, such as `tensorboard`."""
+    distributions, such as `tensorboard`, or of an extra's, such as `ray`."""
     commands = _readme_commands()
     assert ['tensorboard', '--logdir=~/logdir'] in commands
-    requires = _install_requires()
+    requirements = _requirements()
+    # `pip install -e .` alone brings TensorBoard (TensorFlow >= 2.19 not).
+    assert 'tensorboard' in requirements['']
+    requires = set().union(*requirements.values())
     scripts = _console_scripts()
     for words in commands:
+        # Leading environment variables, as in RAY_ADDRESS=... python ...
+        while re.match(r'^[A-Z_]+=', words[0]):
+            words = words[1:]
         if words[0] in ('python', 'python3') and words[1] == '-m':
             if words[2] in ('venv', 'pip', 'pytest', 'pylint'):
                 continue
