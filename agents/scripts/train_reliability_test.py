@@ -117,9 +117,8 @@ def nan_action_network(config, action_space, observations, length,
     """Feed-forward network whose sampled actions are NaN."""
     output = networks.feed_forward_gaussian(
         config, action_space, observations, length, state)
-    output.policy = NaNSampleGaussian(
-        output.policy.mean, output.policy.logstd)
-    return output
+    return output.copy(policy=NaNSampleGaussian(
+        output.policy.mean, output.policy.logstd))
 
 
 def nan_loss_network(config, action_space, observations, length,
@@ -127,8 +126,7 @@ def nan_loss_network(config, action_space, observations, length,
     """Feed-forward network with an extra loss that is NaN."""
     output = networks.feed_forward_gaussian(
         config, action_space, observations, length, state)
-    output.loss = tf.constant(np.nan)
-    return output
+    return output.copy(loss=tf.constant(np.nan))
 
 
 def _tiny_config(**overrides):
