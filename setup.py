@@ -13,6 +13,9 @@ setuptools.setup(
     python_requires='>=3.10',
     install_requires=[
         'tensorflow>=2.16',
+        # TensorFlow >= 2.19 no longer installs it; the README's next
+        # command after training is `tensorboard --logdir`.
+        'tensorboard',
         'gymnasium[classic-control,mujoco]>=1.0',
         'mujoco>=3.0',
         'ruamel.yaml>=0.17',

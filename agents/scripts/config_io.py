@@ -9,11 +9,15 @@ This module does not import TensorFlow, so that environment worker processes
 may import it.
 """
 
+import difflib
 import importlib
+import importlib.util
 import io
 import os
-import tempfile
+import sys
+import uuid
 
+import cloudpickle
 import numpy as np
 import ruamel.yaml
 
@@ -21,6 +25,10 @@ from agents import tools
 
 
 _CALLABLE_TAG = '!callable'
+# The key of config.yaml that records the config function of the run:
+# 'agents.scripts.configs:pendulum', 'package.module:function', or
+# '/absolute/path/to/file.py:function'.
+SOURCE_KEY = 'config_function'
 
 
 class ConfigError(ValueError):
@@ -49,6 +57,8 @@ def save_config(config, logdir=None):
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     yaml.Representer = _ConfigRepresenter
     yaml.default_flow_style = False
+    # Long values such as file paths stay on their key's line.
+    yaml.width = 4096
     buffer = io.StringIO()
     yaml.dump(_to_yaml(dict(config)), buffer)
     path = os.path.join(logdir, 'config.yaml')
@@ -64,12 +74,15 @@ def save_config(config, logdir=None):
 def load_config(logdir):
     """Load the configuration stored in a run folder.
 
+    The callables are imported by their stored paths; those of a config
+    file (see `SOURCE_KEY`) after that file was loaded again.
+
     Args:
       logdir: Run folder containing config.yaml.
 
     Raises:
       ConfigError: When the file is missing, is not valid YAML, or names a
-          callable that cannot be imported.
+          callable or config file that cannot be imported.
 
     Returns:
       Locked `tools.AttrDict` of the configuration.
@@ -88,6 +101,10 @@ def load_config(logdir):
     if not isinstance(values, dict):
         raise ConfigError(
             f'Expected a mapping in {path}, got {type(values).__name__}.')
+    source = values.get(SOURCE_KEY)
+    if isinstance(source, str) and _is_file_source(source):
+        # Its callables are stored under the module name of the file.
+        load_file_module(source.rpartition(':')[0])
     values = {key: _from_yaml(value) for key, value in values.items()}
     config = tools.AttrDict(values)
     config.lock()
@@ -97,13 +114,18 @@ def load_config(logdir):
 def write_atomic(path, content):
     """Write text to a file so that readers see the old or the new content.
 
+    The text goes to a temporary file beside `path`, which is synced and
+    renamed into place. The file gets the permissions of any other file the
+    process creates (0666 less the umask), not the 0600 of `tempfile`.
+
     Args:
       path: Destination file.
       content: Text to write.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    handle, temp_path = tempfile.mkstemp(
-        dir=directory, prefix='.' + os.path.basename(path) + '.')
+    temp_path = os.path.join(
+        directory, f'.{os.path.basename(path)}.{uuid.uuid4().hex}')
+    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(handle, 'w', encoding='utf-8') as file_:
             file_.write(content)
@@ -150,6 +172,211 @@ def import_callable(path):
     return value
 
 
+def import_config_function(spec):
+    """The config function of 'package.module:function' or 'file.py:function'.
+
+    A file is imported as the module named after it (see
+    `load_file_module`).
+
+    Args:
+      spec: 'package.module:function', or a path of a Python file, ending in
+          '.py', and the function's name after a colon.
+
+    Raises:
+      ConfigError: When the module, file or function cannot be imported or
+          is not callable.
+
+    Returns:
+      Tuple of the function and its source to record in config.yaml under
+      `SOURCE_KEY`: the import path, or the file's absolute path and the
+      function's name.
+    """
+    location, colon, name = str(spec).rpartition(':')
+    if not colon or not location or not name.isidentifier():
+        raise ConfigError(
+            f"Config '{spec}' must look like 'package.module:function' or "
+            "'path/to/file.py:function'.")
+    if not _is_file_source(spec):
+        return import_callable(spec), spec
+    module = load_file_module(location)
+    function = getattr(module, name, None)
+    if name.startswith('_') or not callable(function):
+        raise ConfigError(
+            f"Config file {module.__file__} has no public function "
+            f"'{name}'.")
+    return function, f'{module.__file__}:{name}'
+
+
+def load_file_module(path):
+    """Import a Python file as the module named after it, once.
+
+    The module is registered with cloudpickle to travel by value, so that
+    worker processes, which cannot import it by name, receive the
+    environment constructors it defines.
+
+    Args:
+      path: Path of a Python file, e.g. 'my_configs.py'.
+
+    Raises:
+      ConfigError: When the file does not exist, its name is no module
+          name, another module has that name, or importing it fails.
+
+    Returns:
+      The module.
+    """
+    path = os.path.abspath(os.path.expanduser(path))
+    name = os.path.splitext(os.path.basename(path))[0]
+    if not os.path.isfile(path):
+        raise ConfigError(f'Config file {path} does not exist.')
+    if not path.endswith('.py') or not name.isidentifier():
+        raise ConfigError(
+            f"Config file {path} must be a Python file whose name is a "
+            "module name, such as 'my_configs.py'.")
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin != path:
+            raise ConfigError(
+                f"Config file {path} has the name of the module '{name}' of "
+                f'{spec.origin}; rename the file.')
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as error:
+            del sys.modules[name]
+            raise ConfigError(
+                f'Cannot import config file {path}: '
+                f'{type(error).__name__}: {error}') from error
+    elif os.path.abspath(getattr(module, '__file__', None) or '') != path:
+        raise ConfigError(
+            f"Config file {path} has the name of the module '{name}' of "
+            f"{getattr(module, '__file__', None) or 'Python'}; rename the "
+            'file.')
+    if name not in cloudpickle.list_registry_pickle_by_value():
+        cloudpickle.register_pickle_by_value(module)
+    return module
+
+
+def _is_file_source(spec):
+    """Whether a config spec names a file rather than a module."""
+    location = str(spec).rpartition(':')[0]
+    return location.endswith('.py') or os.sep in location
+
+
+def apply_overrides(config, settings):
+    """Set config values from 'KEY=VALUE' strings, checking keys and types.
+
+    A value is parsed as YAML, of which JSON is a part: numbers, true and
+    false, null, strings, lists ('[64, 64]', stored as tuples) and mappings.
+    It must fit the type of the value it replaces: an integer where the
+    config holds an integer (1e5 also counts, being integral), a number
+    where it holds a float, true or false for a boolean, a list for a tuple,
+    an import path 'package.module:name' for a callable. Any value may
+    replace None.
+
+    Args:
+      config: `tools.AttrDict` to edit; unlocked meanwhile.
+      settings: Sequence of 'KEY=VALUE' strings.
+
+    Raises:
+      ConfigError: Naming the setting, the key and the expected type, when
+          a setting is not KEY=VALUE, the key is not in the config, or the
+          value does not fit; the config is left unchanged.
+
+    Returns:
+      Dict of the keys set to their new values.
+    """
+    overrides = {}
+    for setting in settings:
+        key, equals, text = str(setting).partition('=')
+        key = key.strip()
+        if not equals or not key:
+            raise ConfigError(
+                f"--set={setting} is not KEY=VALUE; expected e.g. "
+                '--set=learning_rate=1e-3.')
+        if key not in config:
+            close = difflib.get_close_matches(key, [str(k) for k in config])
+            hint = (f"did you mean '{close[0]}'?" if close else
+                    f"keys: {', '.join(sorted(str(k) for k in config))}.")
+            raise ConfigError(
+                f"--set={setting}: the config has no key '{key}'; {hint}")
+        overrides[key] = _convert_override(setting, key, config[key], text)
+    with config.unlocked:
+        config.update(overrides)
+    return overrides
+
+
+def _convert_override(setting, key, old, text):
+    """The value of an override, converted to the type of the old value."""
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    try:
+        value = yaml.load(text) if text.strip() else None
+    except ruamel.yaml.YAMLError as error:
+        detail = ' '.join(str(error).split())
+        raise ConfigError(
+            f'--set={setting}: not a valid value for {key} ({detail}).'
+        ) from error
+    if isinstance(value, list):
+        value = tuple(value)
+    if old is None:
+        return value
+    expected, convert = _override_type(old)
+    try:
+        return convert(value)
+    except ConfigError as error:
+        raise ConfigError(
+            f'--set={setting}: {key} expects {expected}; {error}') from error
+    except (TypeError, ValueError) as error:
+        raise ConfigError(
+            f'--set={setting}: {key} expects {expected}, got '
+            f'{value!r}.') from error
+
+
+def _override_type(old):
+    """Description and converter of values that may replace `old`."""
+
+    def integer(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or value != int(value):
+            raise TypeError(value)
+        return int(value)
+
+    def number(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(value)
+        return float(value)
+
+    def of_type(kind):
+        def check(value):
+            if not isinstance(value, kind):
+                raise TypeError(value)
+            return value
+        return check
+
+    if isinstance(old, (bool, np.bool_)):
+        return 'true or false (bool)', of_type(bool)
+    if isinstance(old, (int, np.integer)):
+        return 'an integer (int)', integer
+    if isinstance(old, (float, np.floating)):
+        return 'a number (float)', number
+    if isinstance(old, str):
+        return 'a string (str)', of_type(str)
+    if isinstance(old, (tuple, list)):
+        return 'a list such as [64, 64] (tuple)', of_type(tuple)
+    if isinstance(old, dict):
+        return 'a mapping such as {a: 1} (dict)', of_type(dict)
+    if callable(old):
+        def imported(value):
+            if not isinstance(value, str):
+                raise TypeError(value)
+            return import_callable(value)
+        return "an import path 'package.module:name' (callable)", imported
+    kind = type(old).__name__
+    return f'a value of type {kind}', of_type(type(old))
+
+
 def callable_path(value):
     """The import path of a module-level callable, 'module:qualname'."""
     module = getattr(value, '__module__', None)
@@ -178,6 +405,8 @@ def _to_yaml(value):
 
 
 def _from_yaml(value):
+    if isinstance(value, _CallablePath):
+        return import_callable(value)
     if isinstance(value, dict):
         return {key: _from_yaml(item) for key, item in value.items()}
     if isinstance(value, list):
@@ -198,7 +427,8 @@ def _represent_callable(representer, value):
 
 
 def _construct_callable(constructor, node):
-    return import_callable(constructor.construct_scalar(node))
+    # Resolved once the whole file is read; see `read_config`.
+    return _CallablePath(constructor.construct_scalar(node))
 
 
 _ConfigRepresenter.add_representer(_CallablePath, _represent_callable)

@@ -2,6 +2,7 @@
 
 import os
 
+import cloudpickle
 import pytest
 import tensorflow.compat.v1 as tf
 
@@ -69,3 +70,84 @@ def test_save_config_rejects_lambdas(tmp_path):
     with pytest.raises(config_io.ConfigError, match='only module-level'):
         config_io.save_config(config, str(tmp_path))
     assert not (tmp_path / 'config.yaml').exists()
+
+
+@pytest.mark.parametrize('umask', [0o022, 0o027])
+def test_write_atomic_gives_the_permissions_of_the_umask(tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        config_io.write_atomic(str(tmp_path / 'episodes.json'), '{}\n')
+    finally:
+        os.umask(previous)
+    assert (tmp_path / 'episodes.json').stat().st_mode & 0o777 == (
+        0o666 & ~umask)
+    assert os.listdir(tmp_path) == ['episodes.json']
+
+
+def test_overrides_convert_to_the_type_they_replace():
+    config = tools.AttrDict(
+        steps=1e6, num_agents=8, use_gpu=False, seed=None,
+        policy_layers=(64, 64), network=networks.feed_forward_gaussian,
+        env='Pendulum-v1')
+    overrides = config_io.apply_overrides(config, [
+        'steps=1e5', 'num_agents=1e1', 'use_gpu=true', 'seed=3',
+        'policy_layers=[32, 16]', 'env=CartPole-v1',
+        'network=agents.scripts.networks:recurrent_gaussian'])
+    assert overrides == dict(
+        steps=1e5, num_agents=10, use_gpu=True, seed=3,
+        policy_layers=(32, 16), env='CartPole-v1',
+        network=networks.recurrent_gaussian)
+    assert type(config.num_agents) is int  # pylint: disable=unidiomatic-typecheck
+
+
+@pytest.mark.parametrize('setting, message', [
+    ('use_gpu=1', "use_gpu expects true or false (bool), got 1."),
+    ('env=3', 'env expects a string (str), got 3.'),
+    ('network=os:nope', "network expects an import path 'package.module:"
+     "name' (callable); Module 'os' has no public callable 'nope'"),
+    ('steps=[1', 'not a valid value for steps'),
+])
+def test_overrides_of_the_wrong_type_name_key_and_type(setting, message):
+    config = tools.AttrDict(
+        steps=1e6, use_gpu=False, network=networks.feed_forward_gaussian,
+        env='Pendulum-v1')
+    before = dict(config)
+    with pytest.raises(config_io.ConfigError) as error:
+        config_io.apply_overrides(config, ['steps=5', setting])
+    assert str(error.value).startswith(f'--set={setting}: ')
+    assert message in str(error.value)
+    assert '\n' not in str(error.value)
+    assert dict(config) == before
+
+
+def test_config_file_module_loads_once_and_travels_by_value(tmp_path):
+    path = tmp_path / 'config_io_test_file.py'
+    path.write_text('def tiny():\n    return {"steps": 1}\n')
+    function, source = config_io.import_config_function(f'{path}:tiny')
+    assert function() == {'steps': 1}
+    assert source == f'{path}:tiny'
+    again, _ = config_io.import_config_function(f'{path}:tiny')
+    assert again is function
+    assert 'config_io_test_file' in (
+        cloudpickle.list_registry_pickle_by_value())
+    config_io.save_config(
+        {'config_function': source, 'env': function}, str(tmp_path))
+    assert config_io.load_config(str(tmp_path)).env is function
+
+
+@pytest.mark.parametrize('spec, message', [
+    ('missing_file.py:tiny', 'Config file .*missing_file.py does not exist'),
+    ('json.py:tiny', "has the name of the module 'json'"),
+    ('broken.py:tiny', 'Cannot import config file .*broken.py: '
+     'ZeroDivisionError: division by zero'),
+    ('plain.py:_hidden', "has no public function '_hidden'"),
+    ('plain.py', "must look like 'package.module:function'"),
+])
+def test_bad_config_files_name_the_problem(tmp_path, monkeypatch, spec,
+                                            message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / 'json.py').write_text('')
+    (tmp_path / 'broken.py').write_text('1 / 0\n')
+    (tmp_path / 'plain.py').write_text('def _hidden():\n    return {}\n')
+    with pytest.raises(config_io.ConfigError, match=message):
+        config_io.import_config_function(spec)

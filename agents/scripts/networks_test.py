@@ -21,8 +21,7 @@ def _config(**kwargs):
     config = tools.AttrDict(
         policy_layers=(5, 4), value_layers=(6,), init_output_factor=0.1,
         init_std=0.35)
-    config.update(kwargs)
-    return config
+    return config.copy(**kwargs)
 
 
 def _observations(batch=3, time=4, seed=0):

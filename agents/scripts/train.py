@@ -38,6 +38,13 @@ import re
 import signal
 import sys
 
+from agents.scripts import quiet_start
+
+if __name__ == '__main__':
+    # Before anything imports TensorFlow.
+    quiet_start.quiet_tensorflow()
+
+# pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 from absl import flags
 import numpy as np
@@ -46,9 +53,11 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 
 from agents import tools
 from agents.tools import batch_env as batch_env_lib
+from agents.scripts import config_io
 from agents.scripts import configs
 from agents.scripts import env_modes
 from agents.scripts import utility
+# pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 
 FLAGS = flags.FLAGS
@@ -56,8 +65,9 @@ flags.DEFINE_string(
     'logdir', None, 'Base directory of the run folders; without it the run '
     'trains without writing anything.')
 flags.DEFINE_string(
-    'config', None, 'Name of a configuration function in '
-    'agents/scripts/configs.py.')
+    'config', None, 'Configuration function: a name in '
+    'agents/scripts/configs.py, package.module:function, or '
+    'path/to/file.py:function.')
 flags.DEFINE_string(
     'timestamp', None, 'Sub directory prefix; an existing run folder is '
     'resumed from its last checkpoint.')
@@ -65,6 +75,12 @@ flags.DEFINE_string('env_mode', None, env_modes.flag_help())
 flags.DEFINE_boolean(
     'env_processes', None, 'Shorthand for --env_mode=processes; '
     '--noenv_processes for --env_mode=inprocess.')
+flags.DEFINE_multi_string(
+    'set', [], 'KEY=VALUE: replace a value of the config; VALUE is YAML '
+    '(or JSON), e.g. --set=learning_rate=5e-4 --set=policy_layers=[64,64]. '
+    'Recorded in config.yaml; a resumed run refuses changes.',
+    # Scripts that import this one may define their own --set.
+    allow_override=True)
 flags.DEFINE_integer(
     'seed', None, 'Seed of TensorFlow, NumPy and the environments '
     '(overrides the config).')
@@ -97,6 +113,44 @@ def load_named_config(name):
     config = tools.AttrDict(getattr(configs, name)())
     config.lock()
     return config
+
+
+def load_config_spec(spec):
+    """Build the locked configuration of a config function and record it.
+
+    Args:
+      spec: Name of a function in `agents.scripts.configs`,
+          'package.module:function', or 'path/to/file.py:function'.
+
+    Raises:
+      utility.ConfigError: When the function cannot be found or does not
+          return a mapping.
+
+    Returns:
+      Locked `tools.AttrDict` whose `config_function` (see
+      `config_io.SOURCE_KEY`) records where it came from.
+    """
+    if ':' not in spec:
+        config = load_named_config(spec)
+        source = f'{configs.__name__}:{spec}'
+    else:
+        function, source = config_io.import_config_function(spec)
+        values = function()
+        if not isinstance(values, dict):
+            raise utility.ConfigError(
+                f"Config function '{spec}' returned a "
+                f'{type(values).__name__}; expected a dict such as '
+                'dict(configs.default(), **locals()).')
+        config = tools.AttrDict(values)
+    with config.unlocked:
+        config[config_io.SOURCE_KEY] = source
+    config.lock()
+    return config
+
+
+def config_label(spec):
+    """The name of a config spec in run folder names: the function's."""
+    return spec.rpartition(':')[2]
 
 
 class _Interrupted(KeyboardInterrupt):
@@ -449,18 +503,21 @@ def _complete_config(config):
     return config
 
 
-def _prepare_run(logdir, config_name, timestamp):
+def _prepare_run(logdir, config_name, timestamp, settings=()):
     """Decide the run folder and its configuration (resumed or new).
 
     Nothing is written: the run folder is created when training starts.
 
     Args:
       logdir: Base directory of the run folders, or None.
-      config_name: Name of a config function, or None to resume.
+      config_name: Config spec (see `load_config_spec`), or None to resume.
       timestamp: Prefix of the run folder, or None for the current time.
+      settings: 'KEY=VALUE' overrides of config values; a resumed run
+          accepts only those that match its saved configuration.
 
     Raises:
-      utility.ConfigError: When the config is unknown or missing, the saved
+      utility.ConfigError: When the config is unknown or missing, an
+          override is invalid or would change a resumed run, the saved
           configuration cannot be loaded, or `logdir` is not writable.
 
     Returns:
@@ -470,7 +527,9 @@ def _prepare_run(logdir, config_name, timestamp):
     if not logdir:
         if not config_name:
             raise utility.ConfigError('Pass --config (and usually --logdir).')
-        return load_named_config(config_name), None, None
+        config = load_config_spec(config_name)
+        config_io.apply_overrides(config, settings)
+        return config, None, None
     logdir = os.path.expanduser(logdir)
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
@@ -484,6 +543,7 @@ def _prepare_run(logdir, config_name, timestamp):
     if run_dir and os.path.exists(os.path.join(run_dir, 'config.yaml')):
         logging.getLogger('agents').info('Resuming run %s.', run_dir)
         config = utility.load_config(run_dir)
+        _check_resume_overrides(config, settings, run_dir)
         with config.unlocked:
             config.logdir = run_dir
         return config, run_dir, timestamp
@@ -491,12 +551,32 @@ def _prepare_run(logdir, config_name, timestamp):
         raise utility.ConfigError(
             'Pass --config to start a new run (no run folder with timestamp '
             f"'{timestamp}' in {logdir}).")
-    config = load_named_config(config_name)
-    run_dir = os.path.join(logdir, f'{timestamp}-{config_name}')
+    config = load_config_spec(config_name)
+    config_io.apply_overrides(config, settings)
+    run_dir = os.path.join(logdir, f'{timestamp}-{config_label(config_name)}')
     _check_writable(logdir)
     with config.unlocked:
         config.logdir = run_dir
     return config, run_dir, timestamp
+
+
+def _check_resume_overrides(config, settings, run_dir):
+    """Refuse overrides that would change the saved config of a run.
+
+    Raises:
+      utility.ConfigError: Naming the first setting that differs from the
+          saved value.
+    """
+    changed = tools.AttrDict(config)
+    for setting in settings:
+        key, value = next(iter(
+            config_io.apply_overrides(changed, [setting]).items()))
+        if config[key] != value:
+            raise utility.ConfigError(
+                f'--set={setting} would change {key} of the resumed run '
+                f'{run_dir} from {config[key]!r} to {value!r}; a resumed '
+                'run keeps its config.yaml. Start a new run (another '
+                '--timestamp) to change it.')
 
 
 def _check_writable(logdir):
@@ -525,7 +605,7 @@ def main(argv):
         env_mode = env_modes.env_mode_from_flags(
             FLAGS.env_mode, FLAGS.env_processes)
         config, run_dir, timestamp = _prepare_run(
-            FLAGS.logdir, FLAGS.config, FLAGS.timestamp)
+            FLAGS.logdir, FLAGS.config, FLAGS.timestamp, FLAGS.set)
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
@@ -536,10 +616,11 @@ def main(argv):
             tf.compat.v2.config.experimental.enable_op_determinism()
         # Closing the generator also saves when the interruption lands
         # outside of it, between two scores.
+        # Every report logs its own progress line.
         with _signals_interrupt(), contextlib.closing(
                 train(config, env_mode)) as scores:
-            for score in scores:
-                logging.getLogger('agents').info('Score %s.', score)
+            for _ in scores:
+                pass
     except utility.ConfigError as error:
         _exit(f'Error: {error}', 2)
     except utility.TrainingError as error:

@@ -117,9 +117,8 @@ def nan_action_network(config, action_space, observations, length,
     """Feed-forward network whose sampled actions are NaN."""
     output = networks.feed_forward_gaussian(
         config, action_space, observations, length, state)
-    output.policy = NaNSampleGaussian(
-        output.policy.mean, output.policy.logstd)
-    return output
+    return output.copy(policy=NaNSampleGaussian(
+        output.policy.mean, output.policy.logstd))
 
 
 def nan_loss_network(config, action_space, observations, length,
@@ -127,18 +126,18 @@ def nan_loss_network(config, action_space, observations, length,
     """Feed-forward network with an extra loss that is NaN."""
     output = networks.feed_forward_gaussian(
         config, action_space, observations, length, state)
-    output.loss = tf.constant(np.nan)
-    return output
+    return output.copy(loss=tf.constant(np.nan))
 
 
 def _tiny_config(**overrides):
     """Pendulum configuration that trains 40 steps per phase in seconds."""
     config = tools.AttrDict(configs.pendulum())
-    config.update(
-        policy_layers=(8,), value_layers=(8,), num_agents=2,
-        update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
-        batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0)
-    config.update(overrides)
+    with config.unlocked:
+        config.update(
+            policy_layers=(8,), value_layers=(8,), num_agents=2,
+            update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
+            batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0)
+        config.update(overrides)
     return config
 
 
@@ -376,7 +375,7 @@ def test_signal_saves_a_checkpoint_and_the_run_resumes(
     script = _Script(
         f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=slices')
     try:
-        script.wait_for(r'INFO Score ')
+        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
         script.record_descendants()
         if signum == signal.SIGINT:
             os.killpg(script.process.pid, signum)
@@ -451,7 +450,7 @@ def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
     try:
         script.wait_for(r'Restored checkpoint')
         script.record_descendants()
-        script.wait_for(r'INFO Score ')
+        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
         os.kill(script.process.pid, signal.SIGKILL)
         code, _ = script.finish()
     finally:

@@ -1,6 +1,7 @@
 """Smoke tests that train every configuration briefly, and resume a run."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -19,12 +20,13 @@ from agents.scripts import utility
 def _tiny_config(name, **overrides):
     """A configuration that trains for a few hundred steps in seconds."""
     config = tools.AttrDict(getattr(configs, name)())
-    config.update(
-        policy_layers=(8,), value_layers=(8,), num_agents=2,
-        update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
-        batch_size=2, chunk_length=10, steps=120, logdir=None, seed=0,
-        update_steps=None, eval_every=None)
-    config.update(overrides)
+    with config.unlocked:
+        config.update(
+            policy_layers=(8,), value_layers=(8,), num_agents=2,
+            update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
+            batch_size=2, chunk_length=10, steps=120, logdir=None, seed=0,
+            update_steps=None, eval_every=None)
+        config.update(overrides)
     return config
 
 
@@ -79,22 +81,134 @@ def test_summaries_written_for_both_phases(tmp_path):
     assert any('kl_change' in tag for tag in tags['train'])
 
 
-def _run_script(*args):
+def _run_script(*args, timeout=120):
+    """Run the script as a user would, without TF_CPP_MIN_LOG_LEVEL."""
     command = [sys.executable, '-m', 'agents.scripts.train', *args]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    env = dict(os.environ)
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
     return subprocess.run(
-        command, capture_output=True, text=True, env=env, timeout=120,
+        command, capture_output=True, text=True, env=env, timeout=timeout,
         check=False)
 
 
 def test_unknown_config_lists_choices(tmp_path):
+    """One line on stderr: none of TensorFlow's start-up lines either."""
     result = _run_script(f'--logdir={tmp_path}', '--config=pendulm')
     assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert lines[-1] == (
+    assert result.stderr.splitlines() == [
         "Error: Unknown config 'pendulm'; valid configs: "
-        f"{', '.join(train.config_names())}.")
+        f"{', '.join(train.config_names())}."]
     assert os.listdir(tmp_path) == []
+
+
+_CONFIG_FILE = """
+import gymnasium as gym
+
+from agents.scripts import configs
+
+
+def make_env(render_mode=None):
+    return gym.make('Pendulum-v1', render_mode=render_mode)
+
+
+def tiny():
+    return dict(
+        configs.pendulum(), env=make_env, policy_layers=(8,),
+        value_layers=(8,), num_agents=2, update_every=2, eval_episodes=2,
+        max_length=20, update_epochs=2, batch_size=2, chunk_length=10,
+        steps=120)
+"""
+# A progress line of the script's logger, e.g. '12:00:00 INFO Saved ...'.
+_OWN_LINE = re.compile(r'^\d\d:\d\d:\d\d (INFO|WARNING) ')
+
+
+def test_own_config_file_with_overrides_trains_quietly_and_resumes(
+        tmp_path):
+    """A config function of a file, --set, quiet start-up, one line per
+    report, config.yaml with the overrides and its source, the permissions
+    of the umask, and a resume that refuses to change the config."""
+    config_file = tmp_path / 'my_configs.py'
+    config_file.write_text(_CONFIG_FILE)
+    logdir = tmp_path / 'logdir'
+    flags = [
+        f'--logdir={logdir}', '--timestamp=T', '--env_mode=processes',
+        f'--config={config_file}:tiny']
+    result = _run_script(*flags, '--set=learning_rate=5e-4', '--set=steps=40')
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert [line for line in lines if not _OWN_LINE.match(line)] == []
+    # 40 training steps are one training and one evaluation phase: one
+    # report, printed once.
+    reports = [line for line in lines if 'mean score' in line]
+    assert len(reports) == 1 and '(eval)' in reports[0]
+    assert not [line for line in lines if 'Score' in line]
+    run_dir = logdir / 'T-tiny'
+    text = (run_dir / 'config.yaml').read_text()
+    assert 'learning_rate: 0.0005\n' in text
+    assert 'steps: 40\n' in text
+    assert f'config_function: {config_file}:tiny\n' in text
+    assert 'env: !callable my_configs:make_env\n' in text
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (run_dir / 'config.yaml').stat().st_mode & 0o777 == (
+        0o666 & ~umask)
+    result = _run_script(*flags, '--set=learning_rate=1e-3')
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == (
+        f'Error: --set=learning_rate=1e-3 would change learning_rate of the '
+        f'resumed run {run_dir} from 0.0005 to 0.001; a resumed run keeps '
+        'its config.yaml. Start a new run (another --timestamp) to change '
+        'it.')
+    # The same value is no change; the file's functions load again.
+    result = _run_script(*flags, '--set=learning_rate=0.0005')
+    assert result.returncode == 0, result.stderr
+    assert f'Resuming run {run_dir}.' in result.stderr
+    assert 'Restored checkpoint' in result.stderr
+
+
+@pytest.mark.parametrize('setting, message', [
+    ('lerning_rate=1e-3', "--set=lerning_rate=1e-3: the config has no key "
+     "'lerning_rate'; did you mean 'learning_rate'?"),
+    ('learning_rate=fast', "--set=learning_rate=fast: learning_rate expects "
+     "a number (float), got 'fast'."),
+    ('num_agents=2.5', '--set=num_agents=2.5: num_agents expects an integer '
+     '(int), got 2.5.'),
+    ('policy_layers=64', '--set=policy_layers=64: policy_layers expects a '
+     'list such as [64, 64] (tuple), got 64.'),
+    ('learning_rate', '--set=learning_rate is not KEY=VALUE; expected e.g. '
+     '--set=learning_rate=1e-3.'),
+])
+def test_bad_overrides_exit_2_in_one_line(tmp_path, capsys, setting,
+                                          message):
+    code = _main(f'--logdir={tmp_path}', '--config=pendulum',
+                 f'--set={setting}')
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f'Error: {message}']
+    assert os.listdir(tmp_path) == []
+
+
+def test_config_of_a_package_module_is_recorded(tmp_path, monkeypatch):
+    package = tmp_path / 'my_package'
+    package.mkdir()
+    (package / '__init__.py').write_text('')
+    (package / 'my_configs.py').write_text(
+        'from agents.scripts import configs\n\n\n'
+        'def walker_long():\n'
+        '    return dict(configs.walker(), steps=2e7)\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config, run_dir, _ = train._prepare_run(
+        str(tmp_path / 'logdir'), 'my_package.my_configs:walker_long', 'T',
+        ['steps=3e7'])
+    assert run_dir == str(tmp_path / 'logdir' / 'T-walker_long')
+    assert config.config_function == 'my_package.my_configs:walker_long'
+    assert config.steps == 3e7 and config.env == 'Walker2d-v5'
+    with pytest.raises(utility.ConfigError, match=(
+            "^Config function 'my_package.my_configs:walker_long' returned "
+            'a list; expected a dict')):
+        monkeypatch.setattr(
+            'my_package.my_configs.walker_long', lambda: [])
+        train.load_config_spec('my_package.my_configs:walker_long')
 
 
 def _main(*args):

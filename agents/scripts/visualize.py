@@ -4,7 +4,7 @@ Command line:
 
   python -m agents.scripts.visualize --logdir=~/logdir/<timestamp>-pendulum \
       --outdir=/tmp/pendulum-videos [--checkpoint=model.ckpt-100000] \
-      [--num_agents=1] [--num_episodes=1] [--env_mode=auto] [--seed=0]
+      [--num_agents=N] [--num_episodes=1] [--env_mode=auto] [--seed=0]
 
 The script restores the configuration and the latest (or the named) checkpoint
 of a run folder written by `agents.scripts.train`, rebuilds the environment
@@ -23,7 +23,10 @@ they never cross a pipe.
 (one worker each, also `--env_processes`), `slices` (one worker per CPU
 core, stepping a slice of the batch each), or `auto`, the default. Rendering
 and encoding dominate the time of a recorded step, so here `auto` measures
-nothing: it means `slices` for MuJoCo tasks and `inprocess` for the others.
+nothing: it means `slices` for MuJoCo tasks and for several environments,
+and `inprocess` otherwise. Without `--num_agents`, the episodes are spread
+over one environment per CPU core (at most one per episode), so that their
+frames render and encode in parallel.
 
 MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
 unset, falling back to `osmesa`; when neither loads, the script says which
@@ -37,6 +40,13 @@ import logging
 import os
 import sys
 
+from agents.scripts import quiet_start
+
+if __name__ == '__main__':
+    # Before anything imports TensorFlow.
+    quiet_start.quiet_tensorflow()
+
+# pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 from absl import flags
 import numpy as np
@@ -47,6 +57,8 @@ from agents.scripts import env_modes
 from agents.scripts import utility
 from agents.tools import gl_backend as gl_backend_lib
 from agents.tools import record_episodes
+from agents.tools import sliced_batch_env
+# pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 FLAGS = flags.FLAGS
 
@@ -75,14 +87,16 @@ _define_flag(
     'in the run folder (e.g. model.ckpt-100000) or by path; the latest when '
     'unset.')
 _define_flag(
-    flags.DEFINE_integer, 'num_agents', 1, 'Number of environments that run '
-    'episodes in parallel.', lower_bound=1)
+    flags.DEFINE_integer, 'num_agents', None, 'Number of environments that '
+    'run episodes in parallel; by default one per episode, at most one per '
+    'CPU core.', lower_bound=1)
 _define_flag(
     flags.DEFINE_integer, 'num_episodes', 1, 'Number of episodes to record.',
     lower_bound=1)
 _define_flag(
     flags.DEFINE_string, 'env_mode', None, 'Where to step and render the '
-    'environments: auto (the default: slices for MuJoCo, else inprocess), '
+    'environments: auto (the default: slices for MuJoCo or several '
+    'environments, else inprocess), '
     'inprocess, processes (one worker process each) or slices (one worker '
     'per CPU core, stepping a slice of the batch each).')
 _define_flag(
@@ -100,7 +114,7 @@ class VisualizeError(Exception):
 
 
 def visualize(
-        logdir, outdir, checkpoint=None, num_agents=1, num_episodes=1,
+        logdir, outdir, checkpoint=None, num_agents=None, num_episodes=1,
         env_mode='auto', seed=None):
     """Record greedy episodes of a trained policy as videos and statistics.
 
@@ -112,14 +126,16 @@ def visualize(
         outdir: Directory for the videos and `episodes.json`.
         checkpoint: Checkpoint name in the run folder or path; None restores
             the latest.
-        num_agents: Number of environments that run episodes in parallel.
+        num_agents: Number of environments that run episodes in parallel;
+            None uses one per episode, at most one per CPU core.
         num_episodes: Number of episodes to record.
         env_mode: Where to step the environments: 'auto', 'inprocess',
             'processes' or 'slices' (see `env_modes.MODES`), or a
-            boolean for 'processes' or 'inprocess'. MuJoCo environments
-            always step in workers: 'auto' means 'slices' for them, and
-            'inprocess' becomes 'processes'; for other environments 'auto'
-            means 'inprocess'.
+            boolean for 'processes' or 'inprocess'. 'auto' means 'slices',
+            which renders and encodes in one worker per core, for MuJoCo
+            environments and for several environments, and 'inprocess'
+            otherwise. MuJoCo environments always step in workers:
+            'inprocess' becomes 'processes' for them.
         seed: Base seed of the environments (environment i gets seed + i),
             or None to leave them unseeded.
 
@@ -132,7 +148,8 @@ def visualize(
 
     Returns:
         Dict of the statistics also written to `outdir/episodes.json`:
-        `logdir`, `checkpoint`, `env`, `seed`, `mean_return`, and
+        `logdir`, `checkpoint`, `env`, `seed`, `num_agents`, `env_mode`,
+        `mean_return`, and
         `episodes`, a list of dicts with `index`, `agent`, `return`,
         `length`, `frames` (`length + 1`) and `video` (file name in
         `outdir`), in the order the episodes ended.
@@ -141,8 +158,12 @@ def visualize(
         env_mode = env_modes.check_env_mode(env_mode)
     except config_io.ConfigError as error:
         raise VisualizeError(str(error)) from error
-    num_agents = _check_count('num_agents', num_agents)
     num_episodes = _check_count('num_episodes', num_episodes)
+    if num_agents is None:
+        # Rendering and encoding take most of the time; spread the episodes
+        # over the cores.
+        num_agents = min(num_episodes, sliced_batch_env.available_cpus())
+    num_agents = _check_count('num_agents', num_agents)
     logdir = os.path.expanduser(logdir)
     outdir = os.path.expanduser(outdir)
     _check_outdir(outdir)
@@ -158,7 +179,7 @@ def visualize(
             raise VisualizeError(str(error)) from error
     if env_mode == 'auto':
         # Recording costs more than any stepping overhead; measure nothing.
-        env_mode = 'slices' if gl_needed else 'inprocess'
+        env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'
     if gl_needed and env_mode == 'inprocess':
         # MuJoCo's OpenGL cannot render in this process, which holds
         # TensorFlow; see RecordedEnvironment.
@@ -190,6 +211,8 @@ def visualize(
         checkpoint=os.path.abspath(checkpoint),
         env=_describe_env(config.env),
         seed=seed,
+        num_agents=num_agents,
+        env_mode=env_mode,
         mean_return=float(np.mean(returns)),
         episodes=episodes)
     config_io.write_atomic(
@@ -284,8 +307,12 @@ def _define_graph(config, outdir, gl_backend, num_agents, env_mode, seed):
     """
     # The constructor reaches worker processes by reference to modules that
     # do not import TensorFlow; see `record_episodes`.
+    # Workers that render in parallel share the cores: Mesa's software
+    # renderer would otherwise start a thread per core in each.
+    workers = num_agents if env_mode != 'inprocess' else 1
     constructor = record_episodes.RecordedEnvironment(
-        env_modes.environment_constructor(config), outdir, gl_backend)
+        env_modes.environment_constructor(config), outdir, gl_backend,
+        threads=max(1, sliced_batch_env.available_cpus() // workers))
     graph = tf.Graph()
     with graph.as_default():
         try:

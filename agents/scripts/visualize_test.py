@@ -3,6 +3,7 @@
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,10 +18,12 @@ import tensorflow.compat.v1 as tf
 from agents import algorithms
 from agents import tools
 from agents.scripts import configs
+from agents.scripts import env_modes
 from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts import visualize
 from agents.tools import gl_backend
+from agents.tools import sliced_batch_env
 
 
 def _read_video(path):
@@ -112,9 +115,9 @@ def test_counts_must_be_positive_integers(tmp_path, name, value):
 
 def test_unknown_env_mode_is_refused(tmp_path):
     """An unknown env mode fails before anything is written."""
-    with pytest.raises(visualize.VisualizeError, match=(
-            "^Unknown env mode 'fast'; expected one of auto, inprocess, "
-            'processes, slices.$')):
+    with pytest.raises(visualize.VisualizeError, match=re.escape(
+            "Unknown env mode 'fast'; expected one of "
+            f"{', '.join(env_modes.mode_names())}.")):
         visualize.visualize(
             str(tmp_path), str(tmp_path / 'out'), env_mode='fast')
     assert not (tmp_path / 'out').exists()
@@ -261,7 +264,7 @@ def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
     """Two sequential greedy episodes become two videos and their stats."""
     outdir = tmp_path / 'videos'
     statistics = visualize.visualize(
-        str(pendulum_run), str(outdir), num_episodes=2, seed=3)
+        str(pendulum_run), str(outdir), num_agents=1, num_episodes=2, seed=3)
     # One environment, seeded 3, runs both episodes.
     expected = [pendulum_expected[0], pendulum_expected[2]]
     assert [length for _, length in expected] == [50, 50]
@@ -271,6 +274,21 @@ def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
     assert statistics['seed'] == 3
     assert statistics['checkpoint'] == os.path.abspath(
         utility.list_checkpoints(str(pendulum_run))[0])
+
+
+def test_episodes_use_the_cores_by_default(
+        pendulum_run, pendulum_expected, tmp_path, monkeypatch, caplog):
+    """Without num_agents, one environment per core records in a worker."""
+    monkeypatch.setattr(sliced_batch_env, 'available_cpus', lambda: 2)
+    outdir = tmp_path / 'videos'
+    with caplog.at_level('INFO', logger='agents'):
+        statistics = visualize.visualize(
+            str(pendulum_run), str(outdir), num_episodes=2, seed=3)
+    _check_output(str(outdir), statistics, pendulum_expected[:2],
+                  (512, 512, 3))
+    assert [episode['agent'] for episode in statistics['episodes']] == [0, 1]
+    assert statistics['num_agents'] == 2
+    assert statistics['env_mode'] == 'slices'
 
 
 @pytest.mark.parametrize('mode_flag', ['--env_processes', '--env_mode=slices'])
@@ -310,8 +328,7 @@ def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
     """A constructor that does not render RGB arrays fails in one line."""
     run_dir = tmp_path / 'run'
     shutil.copytree(pendulum_run, run_dir)
-    config = tools.AttrDict(utility.load_config(str(run_dir)))
-    config.env = unrendered_pendulum
+    config = utility.load_config(str(run_dir)).copy(env=unrendered_pendulum)
     utility.save_config(config, str(run_dir))
     _assert_fails_without_output(
         tmp_path, run_dir, '^The environment agents.scripts.visualize_test:'

@@ -7,10 +7,14 @@ class AttrDict(dict):
     """Dictionary whose keys can also be read and written as attributes.
 
     Configurations are `AttrDict`s: `config.learning_rate` reads the key
-    `'learning_rate'`. After `lock()`, every edit raises a `RuntimeError`, so
-    that code receiving a configuration cannot change it by accident; edit a
-    locked dictionary inside `with config.unlocked:`. Locking applies to this
-    dictionary only, not to dictionaries nested in its values.
+    `'learning_rate'`, and reading a missing key raises an `AttributeError`
+    that lists the keys (the 2017 class returned None, which let typos
+    pass). As in 2017, a dictionary is locked once constructed with keys:
+    every edit raises a `RuntimeError`, so that code receiving a
+    configuration cannot change it by accident; edit it inside
+    `with config.unlocked:`. An empty `AttrDict()` starts unlocked, to be
+    filled, and `lock()` locks it. Locking applies to this dictionary only,
+    not to dictionaries nested in its values.
 
     Keys that name methods of the class (`copy`, `items`, `lock`, ...) stay
     reachable with item access (`config['items']`) only.
@@ -21,14 +25,16 @@ class AttrDict(dict):
     _locked = False
 
     def __init__(self, *args, **kwargs):
-        """Create an unlocked dictionary, with the arguments of `dict()`.
+        """Create a dictionary, with the arguments of `dict()`.
+
+        It is locked when it has keys, and unlocked when empty.
 
         Args:
             *args: Optional mapping or iterable of key-value pairs.
             **kwargs: Further keys and values.
         """
         super().__init__(*args, **kwargs)
-        self.__dict__['_locked'] = False
+        self.__dict__['_locked'] = bool(self)
 
     @property
     def locked(self):

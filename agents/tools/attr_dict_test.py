@@ -15,19 +15,38 @@ LOCKED_MESSAGE = (
 
 
 def test_construct_like_dict():
-    """Accepts the arguments of dict() and starts unlocked."""
+    """Accepts the arguments of dict()."""
     config = AttrDict({'a': 1}, b=2)
     assert config == {'a': 1, 'b': 2}
     assert list(config) == ['a', 'b']
     assert isinstance(config, dict)
-    assert not config.locked
     assert AttrDict([('x', 3)]) == {'x': 3}
     assert not AttrDict()
 
 
+def test_locked_once_constructed_with_keys_as_in_2017():
+    """Assignment raises until `with config.unlocked:`; empty starts open."""
+    config = AttrDict(a=1)
+    assert config.locked
+    with pytest.raises(RuntimeError) as error:
+        config.a = 2
+    assert str(error.value) == (
+            "Cannot set key 'a' of a locked AttrDict; edit it inside "
+            "'with config.unlocked:'.")
+    with config.unlocked:
+        config.a = 2
+    assert config == {'a': 2} and config.locked
+    empty = AttrDict()
+    assert not empty.locked
+    empty.a = 1
+    empty.lock()
+    assert empty.locked
+
+
 def test_attribute_read_and_write():
     """Attributes read, write and delete keys."""
-    config = AttrDict(a=1)
+    config = AttrDict()
+    config.a = 1
     assert config.a == 1
     config.b = 2
     config['c'] = 3
@@ -158,15 +177,18 @@ def test_copy_keeps_lock_state_and_applies_updates():
     assert config == {'a': 1, 'b': 2}
     with pytest.raises(RuntimeError):
         other.a = 5
-    unlocked = AttrDict(a=1).copy()
+    unlocked = AttrDict()
+    unlocked.a = 1
+    unlocked = unlocked.copy()
     assert not unlocked.locked
     unlocked.a = 2
 
 
 def test_pickle_keeps_items_and_lock_state():
     """Pickling round-trips items and lock state."""
-    config = AttrDict(a=1, nested=AttrDict(b=[2]))
-    config.lock()
+    nested = AttrDict()
+    nested.b = [2]
+    config = AttrDict(a=1, nested=nested)
     restored = pickle.loads(pickle.dumps(config))
     assert restored.__class__ is AttrDict
     assert restored == config
@@ -192,8 +214,8 @@ def test_deepcopy_and_copy():
 def test_deepcopy_of_self_reference():
     """Deep copies of self-referencing dicts work."""
     config = AttrDict(a=1)
-    config.self = config
-    config.lock()
+    with config.unlocked:
+        config.self = config
     deep = copy.deepcopy(config)
     assert deep.self is deep
     assert deep.locked

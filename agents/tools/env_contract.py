@@ -31,6 +31,9 @@ class EnvironmentContractMixin:
     """
 
     max_episode_steps = 1000
+    # An attribute that only `get_wrapper_attr` reaches, such as one of the
+    # innermost environment under wrappers, and its value; None skips it.
+    wrapper_attribute = None
 
     def make_environment(self):
         """Return a new environment to test.
@@ -125,6 +128,28 @@ class EnvironmentContractMixin:
         self.environment.reset()
         self.environment.close()
         self.environment.close()
+
+    def test_wrapper_attributes_reach_the_environment(self):
+        """get/has/set_wrapper_attr answer like gymnasium's."""
+        env = self.environment
+        self.assertTrue(env.has_wrapper_attr('action_space'))
+        self.assertFalse(env.has_wrapper_attr('no_such_attribute'))
+        self.assertEqual(env.get_wrapper_attr('action_space'),
+                         env.action_space)
+        with self.assertRaises(AttributeError):
+            env.get_wrapper_attr('no_such_attribute')
+        self.assertFalse(env.set_wrapper_attr(
+            'contract_marker', 3, force=False))
+        self.assertFalse(env.has_wrapper_attr('contract_marker'))
+        self.assertTrue(env.set_wrapper_attr('contract_marker', 3))
+        self.assertEqual(env.get_wrapper_attr('contract_marker'), 3)
+        if self.wrapper_attribute is None:
+            return
+        name, value = self.wrapper_attribute
+        self.assertTrue(env.has_wrapper_attr(name))
+        self.assertEqual(env.get_wrapper_attr(name), value)
+        self.assertTrue(env.set_wrapper_attr(name, 2 * value))
+        self.assertEqual(env.get_wrapper_attr(name), 2 * value)
 
     def _action(self):
         return self.environment.action_space.sample()

@@ -68,8 +68,10 @@ class ExternalProcess(gym.Env):
     the child's READY message and re-raises errors of the constructor. The
     observation space, action space, metadata, render mode and spec arrive
     with that message and are cached, so reading them costs no round trip.
-    Attributes are read and methods called in the child; assignments to the
-    proxy stay in the parent.
+    Attributes are read and methods called in the child, and so are
+    `get_wrapper_attr`, `has_wrapper_attr` and `set_wrapper_attr`, which
+    reach the attributes of every wrapper of the child's environment; plain
+    assignments to the proxy stay in the parent. `unwrapped` is the proxy.
     """
 
     # Messages between parent and worker.
@@ -87,6 +89,7 @@ class ExternalProcess(gym.Env):
     _STEP_INTEGER = 11
     _STEP_RESULT = 12
     _STEP_BATCH_RESULT = 13
+    _WRAPPER_ACCESS = 14
 
     # Class defaults keep `close` and `__del__` safe when `__init__` failed
     # before setting them.
@@ -231,10 +234,51 @@ class ExternalProcess(gym.Env):
         Returns:
             The value of the attribute, or a function forwarding calls.
         """
+        self._check_public(name)
+        return self._receive(self._send_message(self._ACCESS, name))
+
+    def _check_public(self, name):
+        """Raise AttributeError for names that are never forwarded."""
         if name.startswith('_'):
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute '{name}'")
-        return self._receive(self._send_message(self._ACCESS, name))
+
+    @property
+    def np_random_seed(self):
+        """The seed of the random generator of the environment in the child."""
+        return self._receive(self._send_message(
+            self._ACCESS, 'np_random_seed'))
+
+    def get_wrapper_attr(self, name):
+        """Run `get_wrapper_attr` in the child, which searches every wrapper.
+
+        Args:
+            name: Attribute name; names starting with an underscore raise
+                AttributeError, since they are never forwarded.
+
+        Returns:
+            The value, or for a method a function that calls it in the child.
+        """
+        self._check_public(name)
+        return self._receive(self._send_message(self._WRAPPER_ACCESS, name))
+
+    def has_wrapper_attr(self, name):
+        """Run `has_wrapper_attr` in the child; False for private names."""
+        return not name.startswith('_') and self.call('has_wrapper_attr', name)
+
+    def set_wrapper_attr(self, name, value, *, force=True):
+        """Run `set_wrapper_attr` in the child; see `get_wrapper_attr`.
+
+        Args:
+            name: Attribute name, not starting with an underscore.
+            value: New value, sent with cloudpickle.
+            force: Whether to set the attribute when no wrapper has it.
+
+        Returns:
+            Whether the attribute was set.
+        """
+        self._check_public(name)
+        return self.call('set_wrapper_attr', name, value, force=force)
 
     def call(self, name, *args, **kwargs):
         """Call a method of the environment in the child.
@@ -248,7 +292,12 @@ class ExternalProcess(gym.Env):
             The return value of the method.
         """
         return self._receive(self._send_message(
-            self._CALL, (name, args, kwargs), cloudpickle.dumps))
+            self._CALL, (name, args, kwargs, False), cloudpickle.dumps))
+
+    def _call_wrapped(self, name, *args, **kwargs):
+        """Call a method that `get_wrapper_attr` finds in the child."""
+        return self._receive(self._send_message(
+            self._CALL, (name, args, kwargs, True), cloudpickle.dumps))
 
     def step(self, action, blocking=True):
         """Step the environment in the child.
@@ -409,7 +458,9 @@ class ExternalProcess(gym.Env):
         if message == self._RESULT:
             return payload
         if message == self._CALLABLE:
-            return functools.partial(self.call, payload)
+            name, wrapped = payload
+            call = self._call_wrapped if wrapped else self.call
+            return functools.partial(call, name)
         if message == self._READY:
             self._ready = True
             self._name = payload.pop('name')
@@ -572,20 +623,29 @@ def _handle(env, data):
     if message == cls._RESET:
         seed, options = payload
         result = env.reset(seed=seed, options=options)
-    elif message == cls._ACCESS:
-        result = getattr(env, payload)
+    elif message in (cls._ACCESS, cls._WRAPPER_ACCESS):
+        wrapped = message == cls._WRAPPER_ACCESS
+        result = _lookup(env, payload, wrapped)
         if callable(result) and not isinstance(result, type):
             # Methods stay in the child; the parent forwards calls.
-            return (pickle.dumps((cls._CALLABLE, payload), _PICKLE_PROTOCOL),)
+            return (pickle.dumps(
+                (cls._CALLABLE, (payload, wrapped)), _PICKLE_PROTOCOL),)
     elif message == cls._CALL:
-        name, args, kwargs = payload
-        result = getattr(env, name)(*args, **kwargs)
+        name, args, kwargs, wrapped = payload
+        result = _lookup(env, name, wrapped)(*args, **kwargs)
     else:
         raise KeyError(
             f'Received message {message!r}; expected one of '
-            f'{cls._ACCESS}, {cls._CALL}, {cls._STEP}, {cls._RESET} '
-            f'or {cls._CLOSE}.')
+            f'{cls._ACCESS}, {cls._WRAPPER_ACCESS}, {cls._CALL}, '
+            f'{cls._STEP}, {cls._RESET} or {cls._CLOSE}.')
     return (pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL),)
+
+
+def _lookup(env, name, wrapped):
+    """An attribute of the environment, or with `wrapped` of its wrappers."""
+    if wrapped and hasattr(env, 'get_wrapper_attr'):
+        return env.get_wrapper_attr(name)
+    return getattr(env, name)
 
 
 def _step_reply(result):

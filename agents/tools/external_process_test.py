@@ -460,3 +460,48 @@ class ExternalProcessContractTest(
 
     def make_environment(self):
         return ExternalProcess(lambda: MockEnvironment(durations=(3,)))
+
+
+class ExternalPendulumContractTest(
+        env_contract.EnvironmentContractMixin, unittest.TestCase):
+    """Attributes of the innermost environment under gymnasium's wrappers
+    are reached through the worker, as in process."""
+
+    max_episode_steps = 200
+    wrapper_attribute = ('max_speed', 8.0)
+
+    def make_environment(self):
+        return ExternalProcess(lambda: gym.make('Pendulum-v1'))
+
+
+class _Doubling(MockEnvironment):
+    """A mock environment with a method of its own."""
+
+    def double(self, value):
+        """Twice the value."""
+        return 2 * value
+
+
+def test_get_wrapper_attr_forwards_methods_under_wrappers():
+    env = ExternalProcess(
+        lambda: gym.wrappers.TimeLimit(_Doubling(), 10))
+    try:
+        # TimeLimit itself has no `double`; gymnasium wrappers do not
+        # forward attribute reads, so only get_wrapper_attr reaches it.
+        assert not env.has_wrapper_attr('missing')
+        assert env.get_wrapper_attr('double')(4) == 8
+        with pytest.raises(AttributeError, match="'_private'"):
+            env.get_wrapper_attr('_private')
+        assert env.has_wrapper_attr('_Doubling__x') is False
+    finally:
+        env.close()
+
+
+def test_every_public_member_of_gymnasium_env_is_forwarded():
+    """Members that ExternalProcess would inherit from `gymnasium.Env` run
+    in the parent and miss the child's environment; each is defined anew,
+    except `unwrapped`, which is the proxy itself."""
+    inherited = {
+        name for name in dir(gym.Env)
+        if not name.startswith('_') and name not in vars(ExternalProcess)}
+    assert inherited == {'unwrapped'}

@@ -11,20 +11,30 @@ class MockEnvironment(gym.Env):
     and the reward of that step is `k`, so an episode of duration `d` scores
     `d * (d + 1) / 2` exactly. Durations cycle through `durations`; an episode
     ends with `terminated` set, or with `truncated` set when `truncate` is true.
-    The environment records every action it received and the number of steps
-    of every finished or running episode for tests to inspect.
+    The environment records every action it received, and the number of steps
+    (`steps`) and the duration (`durations`) of every finished or running
+    episode for tests to inspect.
+
+    The arguments of the 2017 class work too: `MockEnvironment(observ_shape,
+    action_shape, min_duration, max_duration)` draws each episode's duration
+    uniformly from `[min_duration, max_duration]` with a generator seeded
+    with 0, or with the seed passed to `reset`.
     """
 
     metadata = {'render_modes': ['rgb_array'], 'render_fps': 30}
 
     def __init__(
-            self, observ_shape=(2,), action_shape=(3,), durations=(5,),
-            truncate=False, discrete=None, render_mode=None):
+            self, observ_shape=(2,), action_shape=(3,), min_duration=None,
+            max_duration=None, *, durations=(5,), truncate=False,
+            discrete=None, render_mode=None):
         """Create a mock environment.
 
         Args:
             observ_shape: Shape of the observations.
             action_shape: Shape of the continuous actions in [-1, 1].
+            min_duration: Shortest random episode length, as in 2017; with
+                `max_duration`, replaces `durations`.
+            max_duration: Longest random episode length, as in 2017.
             durations: Sequence of episode lengths, used one per episode in
                 turn.
             truncate: Whether episodes end by truncation instead of
@@ -34,8 +44,20 @@ class MockEnvironment(gym.Env):
             render_mode: None or 'rgb_array'.
 
         Raises:
-            ValueError: When a duration is not a positive integer.
+            ValueError: When a duration is not a positive integer, or only
+                one of `min_duration` and `max_duration` is given, or the
+                minimum exceeds the maximum.
         """
+        self._random = None
+        if min_duration is not None or max_duration is not None:
+            if min_duration is None or max_duration is None or not (
+                    1 <= min_duration <= max_duration):
+                raise ValueError(
+                        'min_duration and max_duration must be positive '
+                        'integers with min_duration <= max_duration, got '
+                        f'{min_duration!r} and {max_duration!r}')
+            durations = range(int(min_duration), int(max_duration) + 1)
+            self._random = np.random.RandomState(0)
         durations = tuple(durations)
         if not durations or any(int(d) != d or d < 1 for d in durations):
             raise ValueError(
@@ -51,6 +73,7 @@ class MockEnvironment(gym.Env):
             self.action_space = gym.spaces.Box(
                 -1.0, 1.0, action_shape, np.float32)
         self.steps = []
+        self.durations = []
         self.actions = []
         self.seeds = []
         self._episode = -1
@@ -59,9 +82,7 @@ class MockEnvironment(gym.Env):
     @property
     def duration(self):
         """Length of the current episode, or None before the first reset."""
-        if self._episode < 0:
-            return None
-        return self._durations[self._episode % len(self._durations)]
+        return self.durations[-1] if self.durations else None
 
     def reset(self, *, seed=None, options=None):
         """Start a new episode and return its first observation and info."""
@@ -70,6 +91,14 @@ class MockEnvironment(gym.Env):
         self._episode += 1
         self._step = 0
         self.steps.append(0)
+        if self._random is None:
+            duration = self._durations[self._episode % len(self._durations)]
+        else:
+            if seed is not None:
+                self._random.seed(seed)
+            duration = self._durations[
+                    self._random.randint(len(self._durations))]
+        self.durations.append(duration)
         return self._current_observ(), {}
 
     def step(self, action):

@@ -110,3 +110,40 @@ class TruncatingMockEnvironmentContractTest(
 
     def make_environment(self):
         return MockEnvironment(durations=(2,), truncate=True, discrete=3)
+
+
+def test_arguments_of_the_2017_class():
+    """(observ_shape, action_shape, min_duration, max_duration) as in 2017:
+    random durations within the bounds, reproducible by seed."""
+    env = MockEnvironment((2, 3), (4,), 2, 5)
+    assert env.observation_space.shape == (2, 3)
+    assert env.action_space.shape == (4,)
+    for _ in range(20):
+        env.reset()
+        terminated = False
+        while not terminated:
+            _, _, terminated, _, _ = env.step(np.zeros(4, np.float32))
+    assert env.steps == env.durations
+    assert set(env.durations) == {2, 3, 4, 5}
+    again = MockEnvironment((2, 3), (4,), 2, 5)
+    for _ in range(20):
+        again.reset()
+    assert again.durations == env.durations
+    # Pylint infers a lambda for reset through gymnasium; it is ours.
+    env.reset(seed=7)  # pylint: disable=unexpected-keyword-arg
+    again.reset(seed=7)  # pylint: disable=unexpected-keyword-arg
+    assert env.duration == again.duration
+
+
+@pytest.mark.parametrize('bounds', [(3, None), (None, 3), (4, 2), (0, 2)])
+def test_2017_duration_bounds_are_checked(bounds):
+    with pytest.raises(ValueError, match='min_duration and max_duration'):
+        MockEnvironment((2,), (3,), *bounds)
+
+
+class MockEnvironment2017ContractTest(
+        env_contract.EnvironmentContractMixin, unittest.TestCase):
+    """MockEnvironment with the 2017 arguments keeps the contract."""
+
+    def make_environment(self):
+        return MockEnvironment((2,), (3,), 1, 4)

@@ -51,8 +51,8 @@ def map(function, *structures, flatten=False):
 def zip(*structures, flatten=False):
     """Combine the leaves at each position of structures into tuples.
 
-    Like the builtin, every leaf of the result is a tuple, also for a single
-    structure.
+    As in the 2017 framework, a single structure comes back as it is (a copy
+    with the same leaves), not with one-element tuples as its leaves.
 
     Args:
         *structures: Structures of the same nesting.
@@ -64,10 +64,13 @@ def zip(*structures, flatten=False):
 
     Returns:
         A structure like the first one with tuples of leaves as its leaves, or
-        a tuple of those tuples when `flatten` is true.
+        a tuple of those tuples when `flatten` is true; for one structure,
+        its leaves instead of one-element tuples.
     """
     if not structures:
         raise TypeError('zip() needs at least one structure.')
+    if len(structures) == 1:
+        return map(lambda leaf: leaf, structures[0], flatten=flatten)
     return map(lambda *leaves: leaves, *structures, flatten=flatten)
 
 
@@ -90,7 +93,9 @@ def filter(predicate, *structures, flatten=False):
 
     Filtered leaves leave tuples, lists and dicts; containers emptied by the
     filtering are removed too, while containers that were empty to begin with
-    stay. Namedtuples cannot drop fields, so removed fields become None.
+    stay. Namedtuples cannot drop fields, so removed fields become None. A
+    single leaf that the predicate drops gives `()`, as in the 2017
+    framework.
 
     Args:
         predicate: Called with one leaf of each structure at every position.
@@ -113,7 +118,9 @@ def filter(predicate, *structures, flatten=False):
         return tuple(
                 select(leaves) for leaves in _zip_leaves(structures, ())
                 if predicate(*leaves))
-    result, _ = _filter(predicate, select, structures, ())
+    result, keep = _filter(predicate, select, structures, ())
+    if not keep and _kind(structures[0]) == 'leaf':
+        return ()
     return result
 
 
@@ -214,8 +221,9 @@ def _rebuild_dict(template, items):
     if isinstance(template, collections.defaultdict):
         return type(template)(template.default_factory, items)
     result = type(template)(items)
-    if isinstance(template, attr_dict.AttrDict) and template.locked:
-        result.lock()
+    if isinstance(template, attr_dict.AttrDict):
+        # Locked where the template is, whatever the constructor decided.
+        result.__dict__['_locked'] = template.locked
     return result
 
 

@@ -136,9 +136,13 @@ def test_zip():
             (1, 4), (2, 5), (3, 6))
 
 
-def test_zip_single_structure_gives_one_tuples():
-    """Like the builtin, one structure gives one-element tuples."""
-    assert nested.zip([1, (2,)]) == [(1,), ((2,),)]
+def test_zip_single_structure_returns_it_unchanged():
+    """As in 2017, one structure comes back as it is, not as 1-tuples."""
+    structure = {'a': [1, (2,)], 'b': Point(3, 4)}
+    assert nested.zip(structure) == structure
+    assert isinstance(nested.zip(structure)['b'], Point)
+    assert nested.zip(5) == 5
+    assert nested.zip(structure, flatten=True) == (1, 2, 3, 4)
 
 
 def test_zip_needs_a_structure():
@@ -179,7 +183,9 @@ def test_filter_removes_emptied_but_keeps_empty_containers():
     result = nested.filter(lambda x: x == 2, structure)
     assert result == {'b': (), 'c': [2], 'd': {}}
     assert nested.filter(lambda x: False, (1, (2,))) == ()
-    assert nested.filter(lambda x: False, 1) is None
+    # A dropped single leaf gives (), as in 2017.
+    assert nested.filter(lambda x: False, 1) == ()
+    assert nested.filter(lambda x: True, 1) == 1
 
 
 def test_filter_several_structures():

@@ -19,6 +19,10 @@ import imageio_ffmpeg
 import numpy as np
 
 NO_RGB_ARRAY = "Recording needs an environment with render_mode 'rgb_array'"
+# The x264 preset of the videos: half the encoder's CPU time of ffmpeg's
+# default ('medium') for files about 6% larger (HalfCheetah at 480x480; see
+# benchmarks/profile_video.py).
+PRESET = 'veryfast'
 
 
 class RecordEpisodes(gym.Wrapper):
@@ -33,7 +37,8 @@ class RecordEpisodes(gym.Wrapper):
     a reset or by `close` is deleted.
     """
 
-    def __init__(self, env, directory, fps=None):
+    def __init__(
+            self, env, directory, fps=None, preset=PRESET, threads=None):
         """Record the episodes of an environment.
 
         Args:
@@ -42,6 +47,9 @@ class RecordEpisodes(gym.Wrapper):
                 created at the first reset.
             fps: Frames per second of the videos; None uses the
                 environment's `metadata['render_fps']`, or 30 without one.
+            preset: The x264 preset of the encoder, e.g. 'medium' (ffmpeg's
+                default), 'veryfast' or 'ultrafast'.
+            threads: Threads of the encoder; None lets ffmpeg choose.
 
         Raises:
             ValueError: When the environment does not render RGB arrays.
@@ -52,6 +60,9 @@ class RecordEpisodes(gym.Wrapper):
         super().__init__(env)
         self._directory = directory
         self._fps = float(fps or env.metadata.get('render_fps') or 30)
+        self._encoder_options = ['-preset', preset]
+        if threads:
+            self._encoder_options += ['-threads', str(int(threads))]
         self._writer = None
         self._path = None
         self._videos = []
@@ -119,7 +130,8 @@ class RecordEpisodes(gym.Wrapper):
             self._writer = imageio_ffmpeg.write_frames(
                 self._path, (width, height), fps=self._fps, codec='libx264',
                 pix_fmt_out='yuv420p', macro_block_size=16,
-                ffmpeg_log_level='error')
+                ffmpeg_log_level='error',
+                output_params=self._encoder_options)
             self._writer.send(None)
         self._writer.send(frame)
 
@@ -179,7 +191,7 @@ class RecordedEnvironment:
     there before the environment, and with it MuJoCo, is created.
     """
 
-    def __init__(self, constructor, directory, gl_backend=None):
+    def __init__(self, constructor, directory, gl_backend=None, threads=None):
         """Describe the environments to build.
 
         Args:
@@ -188,10 +200,14 @@ class RecordedEnvironment:
                 it is called with `render_mode='rgb_array'`.
             directory: Directory for the videos.
             gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
+            threads: Threads for the software renderer of Mesa
+                (`LP_NUM_THREADS`, unless set) and for the encoder of each
+                environment; None leaves both to choose.
         """
         self._constructor = constructor
         self._directory = directory
         self._gl_backend = gl_backend
+        self._threads = threads
 
     def __call__(self, seed=None):
         """Build one recorded environment.
@@ -210,9 +226,12 @@ class RecordedEnvironment:
         # leaving the process deaf to `kill` and the workers to `close`.
         os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
         os.environ.setdefault('SDL_NO_SIGNAL_HANDLERS', '1')
+        if self._threads:
+            os.environ.setdefault('LP_NUM_THREADS', str(int(self._threads)))
         env = self._constructor(seed, render_mode='rgb_array')
         try:
-            return RecordEpisodes(env, self._directory)
+            return RecordEpisodes(
+                env, self._directory, threads=self._threads)
         except BaseException:
             env.close()
             raise
