@@ -61,9 +61,7 @@ import time
 from absl import app
 from absl import flags
 import numpy as np
-import ruamel.yaml
 
-from agents import tools
 from agents.scripts import config_io
 from agents.scripts import env_modes
 from agents.scripts import train as train_lib
@@ -77,12 +75,14 @@ flags.DEFINE_string(
     'logdir', None, 'Base directory; the sweep writes its run folders to '
     '<logdir>/<timestamp>/.', allow_override=True)
 flags.DEFINE_list(
-    'configs', None, 'Comma-separated config names of '
-    'agents/scripts/configs.py.')
+    'configs', None, 'Comma-separated configs: names of '
+    'agents/scripts/configs.py, package.module:function or '
+    'path/to/file.py:function.')
 flags.DEFINE_list('seeds', ['0'], 'Comma-separated integer seeds.')
 flags.DEFINE_multi_string(
-    'set', [], 'KEY=VALUE override of a config value in every run; a key '
-    'given several times makes one setting per value.')
+    'set', [], 'KEY=VALUE override of a config value in every run, as for '
+    'train.py; a key given several times makes one setting per value.',
+    allow_override=True)
 flags.DEFINE_string(
     'ray_address', None, 'Address of a Ray cluster to join (or set '
     'RAY_ADDRESS); without it the sweep starts a local Ray.')
@@ -195,43 +195,16 @@ def build_config(run, run_dir, cpus_per_run=1):
     Returns:
       Locked `tools.AttrDict`.
     """
-    config = _load_config(run.config_name)
+    config = train_lib.load_config_spec(run.config_name)
+    # Checked against the config's keys and types as train.py's --set.
+    config_io.apply_overrides(
+        config, [f'{key}={text}' for key, text in run.setting])
     with config.unlocked:
-        for key, text in run.setting:
-            if key not in config:
-                raise utility.ConfigError(
-                    f"--set={key}={text}: config '{run.config_name}' has no "
-                    f"key '{key}'.")
-            config[key] = _parse_value(key, text)
         config.seed = run.seed
         if config.get('session_threads') is None:
             config.session_threads = max(1, int(cpus_per_run))
         config.logdir = run_dir
     return config
-
-
-def _load_config(name):
-    """The locked config of a name of configs.py or 'module:function'."""
-    if ':' not in name:
-        return train_lib.load_named_config(name)
-    function = config_io.import_callable(name)
-    config = tools.AttrDict(function())
-    config.lock()
-    return config
-
-
-def _parse_value(key, text):
-    """A --set value as YAML: numbers, booleans, null, lists, strings."""
-    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
-    try:
-        value = yaml.load(text)
-    except ruamel.yaml.YAMLError as error:
-        detail = ' '.join(str(error).split())
-        raise utility.ConfigError(
-            f'--set={key}={text}: not a valid value ({detail}).') from error
-    if isinstance(value, list):
-        value = tuple(value)
-    return value
 
 
 def sweep(

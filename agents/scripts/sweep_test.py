@@ -334,7 +334,9 @@ def test_ray_env_mode_trains_as_in_process(ray_address):
      '--set=discount is not KEY=VALUE; expected e.g. '
      '--set=learning_rate=1e-3.'),
     (dict(settings=['no_such_key=1']),
-     "--set=no_such_key=1: config 'pendulum' has no key 'no_such_key'."),
+     "--set=no_such_key=1: the config has no key 'no_such_key'; "),
+    (dict(settings=['discount=fast']),
+     '--set=discount=fast: discount expects a number'),
     (dict(cpus_per_run=0), '--cpus_per_run=0 must be a positive number.'),
     (dict(cpus_per_run=64),
      '--cpus_per_run=64 exceeds the CPUs of every node of the Ray cluster '
