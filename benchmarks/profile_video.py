@@ -6,6 +6,8 @@ processes hold:
   physics     env.step with random actions (the worker)
   render      env.render of an rgb_array frame, with MuJoCo's default
               visuals and with shadows, reflections or both turned off
+              (`visualize --norender_effects` turns off both), each in a
+              process of its own
   encode      the ffmpeg (libx264) encoder of `tools.record_episodes` at
               several presets: its CPU time, and the file size
   policy      with --logdir, the greedy step of the trained graph without
@@ -46,11 +48,14 @@ flags.DEFINE_integer(
     "run's max_length).")
 
 
-def _measure_env(task, frames, presets, queue):
-    """Physics, render and encoder times in a process without TensorFlow."""
+def _measure_env(task, frames, presets, effects, queue):
+    """Physics, render and encoder times in a process without TensorFlow.
+
+    Each variant of the rendering runs in a process of its own, since the
+    shadow map is made with the renderer's context at the first frame.
+    """
     # pylint: disable=import-outside-toplevel
     import gymnasium as gym
-    import mujoco
     import imageio_ffmpeg
     from agents.tools import gl_backend
     gl_backend.select_gl_backend(required=False)
@@ -59,42 +64,30 @@ def _measure_env(task, frames, presets, queue):
     env.reset(seed=0)
     env.action_space.seed(0)
     actions = [env.action_space.sample() for _ in range(frames)]
+    model = env.unwrapped.model
+    if 'shadows' not in effects:
+        model.vis.quality.shadowsize = 0
+    if 'reflections' not in effects:
+        model.mat_reflectance[:] = 0
     start = time.process_time()
     for action in actions:
         env.step(action)
-    rows.append(('physics', (time.process_time() - start) / frames, None))
+    physics = (time.process_time() - start) / frames
     # The first frames compile the renderer's shaders; leave them out.
     for _ in range(10):
         env.render()
-    viewer = getattr(env.unwrapped, 'mujoco_renderer', None)
-    viewer = viewer and viewer._get_viewer('rgb_array')  # pylint: disable=protected-access
-    variants = [('render', {})]
-    if viewer is not None:
-        flag = mujoco.mjtRndFlag
-        variants += [
-            ('render without shadows', {flag.mjRND_SHADOW: 0}),
-            ('render without reflections', {flag.mjRND_REFLECTION: 0}),
-            ('render without both', {
-                flag.mjRND_SHADOW: 0, flag.mjRND_REFLECTION: 0})]
     images = []
-    for name, settings in variants:
-        if viewer is not None:
-            defaults = {key: viewer.scn.flags[key] for key in settings}
-            for key, value in settings.items():
-                viewer.scn.flags[key] = value
-        start = time.process_time()
-        for action in actions:
-            env.step(action)
-            image = env.render()
-            if name == 'render':
-                images.append(np.ascontiguousarray(image))
-        rows.append((name, (time.process_time() - start) / frames, None))
-        if viewer is not None:
-            for key, value in defaults.items():
-                viewer.scn.flags[key] = value
-    # The physics of the render rows is part of their time; show render only.
-    rows = [(name, seconds - rows[0][1] if name.startswith('render')
-             else seconds, size) for name, seconds, size in rows]
+    start = time.process_time()
+    for action in actions:
+        env.step(action)
+        images.append(np.ascontiguousarray(env.render()))
+    render = (time.process_time() - start) / frames - physics
+    if not presets:
+        queue.put([('physics', physics, None), (
+            f"render, {' and '.join(effects) or 'no shadows or reflections'}",
+            render, None)])
+        env.close()
+        return
     height, width = images[0].shape[:2]
     for preset in presets:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -165,17 +158,27 @@ def _measure_visualize(logdir, episodes, num_agents):
     return seconds, frames
 
 
-def main(argv):
-    """Print the table."""
-    del argv
+def _in_process(*args):
+    """Rows of `_measure_env` run in a fresh process."""
     context = multiprocessing.get_context('spawn')
     queue = context.Queue()
-    process = context.Process(
-        target=_measure_env,
-        args=(FLAGS.task, FLAGS.frames, FLAGS.presets, queue))
+    process = context.Process(target=_measure_env, args=(*args, queue))
     process.start()
     rows = queue.get()
     process.join()
+    return rows
+
+
+def main(argv):
+    """Print the table."""
+    del argv
+    rows = []
+    for effects in (('shadows', 'reflections'), ('reflections',),
+                    ('shadows',), ()):
+        part = _in_process(FLAGS.task, FLAGS.frames, (), effects)
+        rows += part if not rows else part[1:]
+    rows += _in_process(
+        FLAGS.task, FLAGS.frames, FLAGS.presets, ('shadows', 'reflections'))
     physics = rows[0][1]
     print(f'{FLAGS.task}, {FLAGS.frames} frames, {os.cpu_count()} CPUs')
     print('| part | CPU ms per frame | KiB per frame |')

@@ -4,7 +4,8 @@ Command line:
 
   python -m agents.scripts.visualize --logdir=~/logdir/<timestamp>-pendulum \
       --outdir=/tmp/pendulum-videos [--checkpoint=model.ckpt-100000] \
-      [--num_agents=N] [--num_episodes=1] [--env_mode=auto] [--seed=0]
+      [--num_agents=N] [--num_episodes=1] [--env_mode=auto] [--seed=0] \
+      [--norender_effects]
 
 The script restores the configuration and the latest (or the named) checkpoint
 of a run folder written by `agents.scripts.train`, rebuilds the environment
@@ -27,6 +28,10 @@ nothing: it means `slices` for MuJoCo tasks and for several environments,
 and `inprocess` otherwise. Without `--num_agents`, the episodes are spread
 over one environment per CPU core (at most one per episode), so that their
 frames render and encode in parallel.
+
+Most of a MuJoCo frame's time goes to rendering, and with a software
+renderer (Mesa's llvmpipe) most of that to the shadows and reflections:
+`--norender_effects` turns them off for videos several times faster.
 
 MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
 unset, falling back to `osmesa`; when neither loads, the script says which
@@ -103,6 +108,10 @@ _define_flag(
     flags.DEFINE_boolean, 'env_processes', None, 'Shorthand for '
     '--env_mode=processes; --noenv_processes for --env_mode=inprocess.')
 _define_flag(
+    flags.DEFINE_boolean, 'render_effects', True, 'Whether MuJoCo renders '
+    'shadows and reflections; --norender_effects renders several times '
+    'faster with a software renderer.')
+_define_flag(
     flags.DEFINE_integer, 'seed', None, 'Seed of the environments: '
     'environment i gets seed + i. Unseeded when unset.')
 
@@ -115,7 +124,7 @@ class VisualizeError(Exception):
 
 def visualize(
         logdir, outdir, checkpoint=None, num_agents=None, num_episodes=1,
-        env_mode='auto', seed=None):
+        env_mode='auto', seed=None, render_effects=True):
     """Record greedy episodes of a trained policy as videos and statistics.
 
     Nothing is written to `outdir`, which is not even created, unless the run
@@ -138,6 +147,8 @@ def visualize(
             'inprocess' becomes 'processes' for them.
         seed: Base seed of the environments (environment i gets seed + i),
             or None to leave them unseeded.
+        render_effects: Whether MuJoCo renders shadows and reflections,
+            which take most of the time of a software renderer.
 
     Raises:
         ValueError: When `num_agents` or `num_episodes` is not a positive
@@ -149,7 +160,7 @@ def visualize(
     Returns:
         Dict of the statistics also written to `outdir/episodes.json`:
         `logdir`, `checkpoint`, `env`, `seed`, `num_agents`, `env_mode`,
-        `mean_return`, and
+        `render_effects`, `mean_return`, and
         `episodes`, a list of dicts with `index`, `agent`, `return`,
         `length`, `frames` (`length + 1`) and `video` (file name in
         `outdir`), in the order the episodes ended.
@@ -191,7 +202,8 @@ def visualize(
         config.num_agents = num_agents
         config.logdir = logdir
     graph, simulation, saver = _define_graph(
-        config, outdir, gl_backend, num_agents, env_mode, seed)
+        config, outdir, gl_backend, num_agents, env_mode, seed,
+        render_effects)
     try:
         with tf.Session(graph=graph) as sess:
             try:
@@ -213,6 +225,7 @@ def visualize(
         seed=seed,
         num_agents=num_agents,
         env_mode=env_mode,
+        render_effects=bool(render_effects),
         mean_return=float(np.mean(returns)),
         episodes=episodes)
     config_io.write_atomic(
@@ -299,7 +312,9 @@ def _check_outdir(outdir):
             'directory.')
 
 
-def _define_graph(config, outdir, gl_backend, num_agents, env_mode, seed):
+def _define_graph(
+        config, outdir, gl_backend, num_agents, env_mode, seed,
+        render_effects=True):
     """Build the batch of recorded environments and the greedy simulation.
 
     Returns:
@@ -312,7 +327,8 @@ def _define_graph(config, outdir, gl_backend, num_agents, env_mode, seed):
     workers = num_agents if env_mode != 'inprocess' else 1
     constructor = record_episodes.RecordedEnvironment(
         env_modes.environment_constructor(config), outdir, gl_backend,
-        threads=max(1, sliced_batch_env.available_cpus() // workers))
+        threads=max(1, sliced_batch_env.available_cpus() // workers),
+        effects=render_effects)
     graph = tf.Graph()
     with graph.as_default():
         try:
@@ -417,7 +433,7 @@ def main(argv):
             FLAGS.env_mode, FLAGS.env_processes)
         visualize(
             FLAGS.logdir, FLAGS.outdir, FLAGS.checkpoint, FLAGS.num_agents,
-            FLAGS.num_episodes, env_mode, FLAGS.seed)
+            FLAGS.num_episodes, env_mode, FLAGS.seed, FLAGS.render_effects)
     except (VisualizeError, config_io.ConfigError) as error:
         print(f'Error: {error}', file=sys.stderr)
         sys.exit(2)

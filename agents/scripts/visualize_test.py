@@ -283,12 +283,14 @@ def test_episodes_use_the_cores_by_default(
     outdir = tmp_path / 'videos'
     with caplog.at_level('INFO', logger='agents'):
         statistics = visualize.visualize(
-            str(pendulum_run), str(outdir), num_episodes=2, seed=3)
+            str(pendulum_run), str(outdir), num_episodes=2, seed=3,
+            render_effects=False)
     _check_output(str(outdir), statistics, pendulum_expected[:2],
                   (512, 512, 3))
     assert [episode['agent'] for episode in statistics['episodes']] == [0, 1]
     assert statistics['num_agents'] == 2
     assert statistics['env_mode'] == 'slices'
+    assert statistics['render_effects'] is False
 
 
 @pytest.mark.parametrize('mode_flag', ['--env_processes', '--env_mode=slices'])

@@ -191,7 +191,9 @@ class RecordedEnvironment:
     there before the environment, and with it MuJoCo, is created.
     """
 
-    def __init__(self, constructor, directory, gl_backend=None, threads=None):
+    def __init__(
+            self, constructor, directory, gl_backend=None, threads=None,
+            effects=True):
         """Describe the environments to build.
 
         Args:
@@ -203,11 +205,14 @@ class RecordedEnvironment:
             threads: Threads for the software renderer of Mesa
                 (`LP_NUM_THREADS`, unless set) and for the encoder of each
                 environment; None leaves both to choose.
+            effects: Whether MuJoCo renders shadows and reflections; see
+                `disable_effects`.
         """
         self._constructor = constructor
         self._directory = directory
         self._gl_backend = gl_backend
         self._threads = threads
+        self._effects = effects
 
     def __call__(self, seed=None):
         """Build one recorded environment.
@@ -230,11 +235,36 @@ class RecordedEnvironment:
             os.environ.setdefault('LP_NUM_THREADS', str(int(self._threads)))
         env = self._constructor(seed, render_mode='rgb_array')
         try:
+            if not self._effects:
+                disable_effects(env)
             return RecordEpisodes(
                 env, self._directory, threads=self._threads)
         except BaseException:
             env.close()
             raise
+
+
+def disable_effects(env):
+    """Turn off the shadows and reflections of a MuJoCo environment.
+
+    They take most of the time of Mesa's software renderer: on HalfCheetah,
+    about two thirds of a frame for the shadows and a tenth more for the
+    reflections (see benchmarks/profile_video.py). Call before the first
+    frame, which creates the renderer's context with its shadow map.
+
+    Args:
+        env: Environment, wrapped or not; others than MuJoCo's are left
+            alone.
+
+    Returns:
+        Whether the environment renders through MuJoCo.
+    """
+    model = getattr(env.unwrapped, 'model', None)
+    if model is None or not hasattr(model, 'mat_reflectance'):
+        return False
+    model.vis.quality.shadowsize = 0
+    model.mat_reflectance[:] = 0
+    return True
 
 
 def _describe_frame(frame):

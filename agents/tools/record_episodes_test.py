@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import gymnasium as gym
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -128,6 +129,28 @@ def test_encoder_uses_a_fast_preset(tmp_path, monkeypatch):
         env.close()
         assert options.pop() == ['-preset', 'veryfast'] + expected
     assert len(os.listdir(tmp_path)) == 2
+
+
+def test_effects_off_removes_shadows_and_reflections_of_mujoco(tmp_path):
+    """No shadow map and no reflective materials; other envs unchanged."""
+
+    def cheetah(seed, render_mode=None):
+        del seed
+        return gym.make('HalfCheetah-v5', render_mode=render_mode)
+
+    env = record_episodes.RecordedEnvironment(
+        cheetah, str(tmp_path), effects=False)(0)
+    try:
+        model = env.unwrapped.model
+        assert model.vis.quality.shadowsize == 0
+        assert not model.mat_reflectance.any()
+    finally:
+        env.close()
+    default = gym.make('HalfCheetah-v5')
+    assert default.unwrapped.model.vis.quality.shadowsize > 0
+    assert default.unwrapped.model.mat_reflectance.any()
+    default.close()
+    assert not record_episodes.disable_effects(tools.MockEnvironment())
 
 
 _IMPORTS = """
