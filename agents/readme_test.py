@@ -136,3 +136,27 @@ def test_2017_snippet_runs_as_the_notes_say():
     assert namespace['message'].startswith(
         "AttrDict has no key 'learning_rat'; available keys: ")
     assert namespace['done'] is False
+
+
+def test_reliability_section_names_tests_that_exist():
+    """Every test that the Reliability section names is defined."""
+    with open(_README, encoding='utf-8') as file_:
+        text = file_.read()
+    section = text[text.index('## Reliability'):text.index('## Performance')]
+    sources = ''
+    root = os.path.dirname(__file__)
+    for folder, _, names in os.walk(root):
+        for name in names:
+            if name.endswith('_test.py'):
+                path = os.path.join(folder, name)
+                with open(path, encoding='utf-8') as file_:
+                    sources += file_.read()
+    modules = set(re.findall(r'`(\w+_test)[`.]', section))
+    tests = set(re.findall(r'\b(test_\w+)', section))
+    assert modules and tests
+    for module in modules:
+        assert any(
+            name == module + '.py' for _, _, names in os.walk(root)
+            for name in names), module
+    for test in tests:
+        assert f'def {test}(' in sources, test

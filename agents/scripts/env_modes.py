@@ -421,7 +421,8 @@ def create_environment(
       batch_wrappers: Whether to leave the standard wrappers to the batch.
 
     Raises:
-      ConfigError: When the env id is unknown or a space is unsupported.
+      ConfigError: When the env id is unknown, the env constructor returns
+          no environment, or a space is unsupported.
 
     Returns:
       Wrapped gymnasium environment.
@@ -434,6 +435,15 @@ def create_environment(
         env = config.env(render_mode=render_mode)
     else:
         env = config.env()
+    if not all(hasattr(env, name) for name in _ENV_ATTRIBUTES):
+        name = getattr(config.env, '__qualname__', None) or repr(config.env)
+        module = getattr(config.env, '__module__', None)
+        name = f'{module}:{name}' if module else name
+        shown = repr(env)
+        shown = shown if len(shown) <= 60 else shown[:57] + '...'
+        raise ConfigError(
+            f"Config env '{name}' returned {shown}, a "
+            f'{type(env).__name__}; expected a gymnasium environment.')
     check_spaces(env)
     if not batch_wrappers:
         if config.get('max_length'):
@@ -471,6 +481,9 @@ def wrap_batch_env(config, batch_env):
     if isinstance(batch_env.action_space, gym.spaces.Box):
         batch_env = wrappers.ClipAction(batch_env)
     return wrappers.ConvertTo32Bit(batch_env)
+
+
+_ENV_ATTRIBUTES = ('observation_space', 'action_space', 'reset', 'step')
 
 
 def environment_constructor(config, batch_wrappers=False):

@@ -64,6 +64,7 @@ import numpy as np
 
 from agents.scripts import config_io
 from agents.scripts import env_modes
+from agents.scripts import stopping
 from agents.scripts import train as train_lib
 from agents.scripts import utility
 from agents.tools import batch_env as batch_env_lib
@@ -735,8 +736,14 @@ def _interruptible():
     tests that run a sweep in a thread, nothing changes.
     """
     if threading.current_thread() is threading.main_thread():
-        return train_lib._signals_interrupt()
+        return stopping.StopRequest(_describe_interrupt).install()
     return contextlib.nullcontext()
+
+
+def _describe_interrupt(signum, again=False):
+    """The line of a second signal, which ends the sweep at once."""
+    twice = ' twice: stopped at once' if again else ''
+    return f'Interrupted by {signal.Signals(signum).name}{twice}.'
 
 
 if __name__ == '__main__':

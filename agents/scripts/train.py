@@ -25,6 +25,8 @@ environment failed or a value was NaN or infinite; 2 when the flags, the
 configuration or the run folder cannot be used, before anything was written;
 128 + the signal number (130, 143) after SIGINT or SIGTERM, which save a
 checkpoint first. Errors print one line to stderr.
+
+One trainer at a time may use a run folder: a second one exits with code 2.
 """
 
 import contextlib
@@ -56,6 +58,8 @@ from agents.tools import batch_env as batch_env_lib
 from agents.scripts import config_io
 from agents.scripts import configs
 from agents.scripts import env_modes
+from agents.scripts import run_lock
+from agents.scripts import stopping
 from agents.scripts import utility
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
@@ -69,8 +73,8 @@ flags.DEFINE_string(
     'agents/scripts/configs.py, package.module:function, or '
     'path/to/file.py:function.')
 flags.DEFINE_string(
-    'timestamp', None, 'Sub directory prefix; an existing run folder is '
-    'resumed from its last checkpoint.')
+    'timestamp', None, 'Sub directory prefix (letters, digits, ".", "_", '
+    '"+", "-"); an existing run folder is resumed from its last checkpoint.')
 flags.DEFINE_string('env_mode', None, env_modes.flag_help())
 flags.DEFINE_boolean(
     'env_processes', None, 'Shorthand for --env_mode=processes; '
@@ -153,16 +157,12 @@ def config_label(spec):
     return spec.rpartition(':')[2]
 
 
-class _Interrupted(KeyboardInterrupt):
-    """A signal asked the script to save and stop."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _raise_interrupted(signum, unused_frame):
-    raise _Interrupted(signum)
+# Seeds of NumPy's global generator, which the config's seed also sets.
+_MAX_SEED = 2**32 - 1
+# Seconds a step in progress has to end after SIGINT or SIGTERM before the
+# watchdog stops the process without it.
+_STUCK_STEP_GRACE = 2.0
+_TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 
 def _define_loop(graph, logdir, train_steps, eval_steps):
@@ -221,6 +221,14 @@ def train(config, env_mode, on_report=None):
     `restart_workers`; `worker_timeout` bounds the seconds a worker may take
     to answer.
 
+    The run folder is locked while training (see `run_lock`); a second
+    trainer on it fails with a `ConfigError`. Nothing can interrupt an
+    environment stuck in this process: after `worker_timeout` seconds a
+    watchdog thread saves the last completed step, prints the error and
+    ends the process with exit code 1 (see `tools.StepWatchdog`). Under
+    `main`, SIGINT and SIGTERM during a stuck step end it likewise, with 130
+    or 143.
+
     Args:
       config: Configuration object; `config.logdir` may be None.
       env_mode: How to step the environments: 'auto', 'inprocess',
@@ -233,14 +241,38 @@ def train(config, env_mode, on_report=None):
     Raises:
       utility.ConfigError: When the configuration, the environment or the
           run folder cannot be used.
-      utility.TrainingError: When an environment failed or a value was NaN
-          or infinite; its cause is the original error.
+      utility.TrainingError: When an environment failed, a value was NaN
+          or infinite, or a checkpoint or summary could not be written (a
+          full disk); its cause is the original error.
 
     Yields:
       The mean evaluation score at every evaluation report.
     """
     env_mode = env_modes.check_env_mode(env_mode)
     config = _complete_config(config)
+    lock = None
+    if config.logdir:
+        lock = run_lock.RunLock(config.logdir)
+        try:
+            lock.acquire()
+        except run_lock.RunFolderInUse as error:
+            raise utility.ConfigError(str(error)) from None
+        except OSError as error:
+            raise utility.ConfigError(
+                f'Cannot create the run folder {config.logdir}: '
+                f'{error.strerror or error}.') from error
+    try:
+        yield from _train_locked(config, env_mode, lock, on_report)
+    finally:
+        if lock:
+            # A new run that failed before it wrote its configuration leaves
+            # no folder behind.
+            lock.release(remove_created=not os.path.exists(
+                os.path.join(config.logdir, 'config.yaml')))
+
+
+def _train_locked(config, env_mode, lock, on_report):
+    """`train` once the run folder is locked; see there."""
     graph = tf.Graph()
     with graph.as_default():
         if config.seed is not None:
@@ -291,9 +323,25 @@ def train(config, env_mode, on_report=None):
             if restored:
                 logging.getLogger('agents').info(
                     'Restored checkpoint %s.', restored)
-            yield from _run_loop(
-                loop, sess, saver, simulation, config.logdir, total_steps,
-                on_report)
+            saver = utility.RunSaver(saver, config.logdir)
+            abandon = functools.partial(_abandon, functools.partial(
+                _save_checkpoint, sess, saver, simulation.step,
+                config.logdir, on_failure=True), lock)
+            stop = stopping.active()
+            watchdog = tools.StepWatchdog(
+                batch_env, timeout=config.worker_timeout or 600,
+                grace=_STUCK_STEP_GRACE,
+                on_hang=lambda error: abandon(
+                    lambda: 'Error: Training stopped: '
+                    f'{batch_env_lib.first_line(error)}', 1),
+                on_stuck_signal=lambda signum: abandon(
+                    lambda: stop.describe(signum), 128 + signum))
+            with watchdog, (
+                    watchdog.watch_signals() if stop
+                    else contextlib.nullcontext()):
+                yield from _run_loop(
+                    loop, sess, saver, simulation, config.logdir,
+                    total_steps, on_report)
     finally:
         batch_env.close()
 
@@ -339,15 +387,19 @@ def _run_loop(
           called at every report.
 
     Raises:
-      utility.TrainingError: When an environment failed or a value was NaN
-          or infinite.
+      utility.TrainingError: When an environment failed, a value was NaN or
+          infinite, or a checkpoint or summary could not be written.
 
     Yields:
       The scores the loop yields.
     """
     save = functools.partial(
         _save_checkpoint, sess, saver, simulation.step, logdir)
-    scores = loop.run(sess, saver, total_steps)
+    stop = stopping.active()
+    if stop:
+        stop.deferred = True
+    scores = loop.run(
+        sess, saver, total_steps, stop=stop and stop.requested)
     try:
         for score in scores:
             if on_report is not None:
@@ -356,8 +408,17 @@ def _run_loop(
     except (KeyboardInterrupt, GeneratorExit):
         save(on_failure=True)
         raise
+    except OSError as error:
+        # Summaries could not be written, e.g. on a full disk.
+        save(on_failure=True)
+        raise utility.TrainingError(str(error)) from error
     except tf.errors.OpError as error:
         failure = simulation.batch_env.error
+        if stop and stop.requested():
+            # Workers that the signal reached too may have failed the step;
+            # either way it changed no state that checkpoints hold.
+            save(on_failure=True)
+            raise stopping.Interrupted(stop.signum) from None
         if failure is None:
             step = int(sess.run(simulation.step))
             raise utility.TrainingError(
@@ -370,7 +431,27 @@ def _run_loop(
             f'Training stopped: {message}') from failure
     finally:
         scores.close()
+        if stop:
+            stop.deferred = False
+    if stop and stop.requested():
+        save(on_failure=True)
+        raise stopping.Interrupted(stop.signum)
     save()
+
+
+def _abandon(save, lock, message, code):
+    """End the process from the watchdog's thread; see `stopping.abandon`.
+
+    The stuck step changed no state that checkpoints hold, so the checkpoint
+    holds the last completed step.
+
+    Args:
+      save: Saves a checkpoint, logging instead of raising its errors.
+      lock: The `run_lock.RunLock` of the run folder, or None.
+      message: Callable returning the line to print.
+      code: Exit code.
+    """
+    stopping.abandon(save, lock and lock.release, message(), code)
 
 
 def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
@@ -378,22 +459,23 @@ def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
 
     Args:
       sess: Session of the graph.
-      saver: Saver of the checkpoints.
+      saver: `utility.RunSaver` of the checkpoints.
       step: Global step tensor.
       logdir: Run folder, or None to save nothing.
       on_failure: Whether training is stopping for another reason, which an
           error of the saving should not hide; it is logged instead.
+
+    Raises:
+      utility.CheckpointError: When saving failed, unless `on_failure`.
     """
     if not logdir:
         return
     try:
-        path = saver.save(
-            sess, os.path.join(logdir, 'model.ckpt'), int(sess.run(step)))
-    except (OSError, ValueError, tf.errors.OpError) as error:
+        path = saver.save(sess, None, int(sess.run(step)))
+    except utility.CheckpointError as error:
         if not on_failure:
             raise
-        logging.getLogger('agents').warning(
-            'Could not save a checkpoint: %s', batch_env_lib.first_line(error))
+        logging.getLogger('agents').warning('%s', error)
         return
     logging.getLogger('agents').info('Saved checkpoint %s.', path)
 
@@ -499,14 +581,35 @@ def _complete_config(config):
         raise utility.ConfigError(
             f'Config restart_workers={config.restart_workers!r} must be '
             'True or False.')
+    _check_seed(config.seed, 'Config seed')
     config.lock()
     return config
+
+
+def _check_seed(seed, name):
+    """Raise a ConfigError unless the seed is None or fits NumPy's seeds.
+
+    Args:
+      seed: The value.
+      name: How the message names it, e.g. '--seed'.
+
+    Raises:
+      utility.ConfigError: Naming the value and the valid range.
+    """
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or (
+            not 0 <= seed <= _MAX_SEED):
+        raise utility.ConfigError(
+            f'{name}={seed!r} must be an integer from 0 to {_MAX_SEED}.')
 
 
 def _prepare_run(logdir, config_name, timestamp, settings=()):
     """Decide the run folder and its configuration (resumed or new).
 
-    Nothing is written: the run folder is created when training starts.
+    The run folder is `<logdir>/<timestamp>-<config>`; an existing one with
+    a `config.yaml` is resumed. Nothing is written: the run folder is
+    created when training starts.
 
     Args:
       logdir: Base directory of the run folders, or None.
@@ -516,9 +619,11 @@ def _prepare_run(logdir, config_name, timestamp, settings=()):
           accepts only those that match its saved configuration.
 
     Raises:
-      utility.ConfigError: When the config is unknown or missing, an
-          override is invalid or would change a resumed run, the saved
-          configuration cannot be loaded, or `logdir` is not writable.
+      utility.ConfigError: When the config is unknown or missing, the
+          timestamp is invalid, the run folder of the timestamp belongs to
+          another config, an override is invalid or would change a resumed
+          run, the saved configuration cannot be loaded, or `logdir` is not
+          writable.
 
     Returns:
       Tuple of the configuration, the run folder (or None) and the
@@ -531,16 +636,26 @@ def _prepare_run(logdir, config_name, timestamp, settings=()):
         config_io.apply_overrides(config, settings)
         return config, None, None
     logdir = os.path.expanduser(logdir)
+    if timestamp is not None:
+        check_timestamp(timestamp)
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
-    run_dir = None
-    if os.path.isdir(logdir):
-        matches = sorted(
-            name for name in os.listdir(logdir)
-            if name.startswith(timestamp + '-'))
-        if matches and timestamp:
-            run_dir = os.path.join(logdir, matches[-1])
-    if run_dir and os.path.exists(os.path.join(run_dir, 'config.yaml')):
+    runs = _runs_of_timestamp(logdir, timestamp)
+    label = config_name and config_label(config_name)
+    if config_name and runs and label not in runs:
+        name, = runs[:1]
+        raise utility.ConfigError(
+            f"Run folder {os.path.join(logdir, f'{timestamp}-{name}')} of "
+            f"--timestamp={timestamp} has the config '{name}', not "
+            f"'{label}'; pass --config={name} or no --config to "
+            'resume it, or another --timestamp for a new run.')
+    if not config_name and len(runs) > 1:
+        raise utility.ConfigError(
+            f'Several run folders have --timestamp={timestamp} in {logdir}, '
+            f"of the configs {', '.join(runs)}; pass --config to choose.")
+    if runs:
+        run_dir = os.path.join(
+            logdir, f'{timestamp}-{label if label in runs else runs[0]}')
         logging.getLogger('agents').info('Resuming run %s.', run_dir)
         config = utility.load_config(run_dir)
         _check_resume_overrides(config, settings, run_dir)
@@ -579,6 +694,42 @@ def _check_resume_overrides(config, settings, run_dir):
                 '--timestamp) to change it.')
 
 
+def check_timestamp(timestamp):
+    """Raise a one-line ConfigError unless a timestamp can name run folders.
+
+    Args:
+      timestamp: Value of --timestamp.
+
+    Raises:
+      utility.ConfigError: Naming the value and the characters allowed.
+    """
+    if not _TIMESTAMP.match(timestamp):
+        raise utility.ConfigError(
+            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
+            "'.', '_', '+' or '-', starting with a letter or digit; it names "
+            'a folder inside --logdir.')
+
+
+def _runs_of_timestamp(logdir, timestamp):
+    """The config names of the resumable run folders of a timestamp.
+
+    Config names hold no '-', so a folder `<timestamp>-<config>` splits at
+    its last one, and a timestamp never matches the folders of a longer one.
+
+    Returns:
+      Sorted list of config names whose run folder holds a config.yaml.
+    """
+    if not os.path.isdir(logdir):
+        return []
+    names = []
+    for name in os.listdir(logdir):
+        prefix, _, config_name = name.rpartition('-')
+        if prefix == timestamp and os.path.isfile(
+                os.path.join(logdir, name, 'config.yaml')):
+            names.append(config_name)
+    return sorted(names)
+
+
 def _check_writable(logdir):
     """Fail early with one line when the log directory cannot be written.
 
@@ -601,14 +752,27 @@ def main(argv):
     del argv
     utility.set_up_logging()
     run_dir = timestamp = None
+
+    def describe_interrupt(signum, again=False):
+        message = f'Interrupted by {signal.Signals(signum).name}'
+        if again:
+            message += ' twice: stopped without saving'
+        if run_dir and os.path.exists(os.path.join(run_dir, 'config.yaml')):
+            message += (
+                f'; resume with --logdir={FLAGS.logdir} '
+                f'--timestamp={timestamp}')
+        return message + '.'
+
     try:
         env_mode = env_modes.env_mode_from_flags(
             FLAGS.env_mode, FLAGS.env_processes)
+        _check_seed(FLAGS.seed, '--seed')
         config, run_dir, timestamp = _prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp, FLAGS.set)
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
+        _check_seed(config.get('seed'), 'Config seed')
         if config.get('seed') is not None:
             # Process-wide, so set here and never in library code: kernels
             # without a deterministic implementation raise instead of
@@ -616,8 +780,8 @@ def main(argv):
             tf.compat.v2.config.experimental.enable_op_determinism()
         # Closing the generator also saves when the interruption lands
         # outside of it, between two scores.
-        # Every report logs its own progress line.
-        with _signals_interrupt(), contextlib.closing(
+        stop = stopping.StopRequest(describe_interrupt)
+        with stop.install(), contextlib.closing(
                 train(config, env_mode)) as scores:
             for _ in scores:
                 pass
@@ -627,32 +791,7 @@ def main(argv):
         _exit(f'Error: {error}', 1)
     except KeyboardInterrupt as interrupt:
         signum = getattr(interrupt, 'signum', signal.SIGINT)
-        message = f'Interrupted by {signal.Signals(signum).name}'
-        if run_dir and os.path.exists(os.path.join(run_dir, 'config.yaml')):
-            message += (
-                f'; resume with --logdir={FLAGS.logdir} '
-                f'--timestamp={timestamp}')
-        _exit(message + '.', 128 + signum)
-
-
-@contextlib.contextmanager
-def _signals_interrupt():
-    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile.
-
-    The exception reaches `train` in the main thread, which saves a
-    checkpoint and closes the workers; the workers ignore SIGINT and leave
-    their shutdown to this process. A second signal interrupts the saving.
-
-    Yields:
-      Nothing; the previous handlers return after the `with` block.
-    """
-    signums = (signal.SIGINT, signal.SIGTERM)
-    previous = [signal.signal(signum, _raise_interrupted) for signum in signums]
-    try:
-        yield
-    finally:
-        for signum, handler in zip(signums, previous):
-            signal.signal(signum, handler)
+        _exit(describe_interrupt(signum), 128 + signum)
 
 
 def _exit(message, code):
@@ -661,5 +800,21 @@ def _exit(message, code):
     sys.exit(code)
 
 
+def parse_flags(argv):
+    """Parse the command line; a bad flag exits with one line and code 2.
+
+    Args:
+      argv: The command line, program name first.
+
+    Returns:
+      The arguments left after the flags.
+    """
+    try:
+        return FLAGS(argv)
+    except flags.Error as error:
+        _exit(f'Error: {error}', 2)
+        raise  # Unreachable; sys.exit raised.
+
+
 if __name__ == '__main__':
-    app.run(main)
+    app.run(main, flags_parser=parse_flags)

@@ -7,11 +7,13 @@ are real signals.
 """
 
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import cloudpickle
@@ -27,6 +29,7 @@ from agents.scripts import configs
 from agents.scripts import networks
 from agents.scripts import train
 from agents.scripts import utility
+from agents.tools import faulty_environment
 
 
 class FaultyPendulum(gym.Wrapper):
@@ -197,10 +200,16 @@ def _summary_values(directory, tag):
 
 
 class _Script:
-    """The training script in a subprocess of its own process group."""
+    """The training script in a subprocess of its own process group.
 
-    def __init__(self, *args):
+    A thread reads its stderr, so that waiting for a line or for the exit
+    of a script that hangs fails the test instead of hanging it.
+    """
+
+    def __init__(self, *args, fault_file=None):
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+        if fault_file:
+            env[faulty_environment.FAULT_FILE_VARIABLE] = str(fault_file)
         # pylint: disable-next=consider-using-with
         self.process = subprocess.Popen(
             [sys.executable, '-m', 'agents.scripts.train', *args],
@@ -208,18 +217,38 @@ class _Script:
             start_new_session=True)
         self.lines = []
         self.descendants = []
+        self._queue = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.process.stderr:
+            self._queue.put(line.rstrip('\n'))
+        self._queue.put(None)
+
+    def _next_line(self, deadline):
+        """The next line of stderr, or None at its end."""
+        try:
+            line = self._queue.get(timeout=max(0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(
+                'The script printed nothing more in time:\n' +
+                '\n'.join(self.lines)) from None
+        if line is not None:
+            self.lines.append(line)
+        return line
 
     def wait_for(self, pattern, seconds=180):
         """Read stderr lines until one matches; return it."""
         deadline = time.monotonic() + seconds
-        for line in self.process.stderr:
-            self.lines.append(line.rstrip('\n'))
+        while True:
+            line = self._next_line(deadline)
+            if line is None:
+                raise AssertionError(
+                    f'The script ended without {pattern!r}:\n' + '\n'.join(
+                        self.lines))
             if re.search(pattern, line):
                 return line
-            assert time.monotonic() < deadline, f'No {pattern!r} yet.'
-        raise AssertionError(
-            f'The script ended without {pattern!r}:\n' + '\n'.join(
-                self.lines))
 
     def record_descendants(self):
         """Remember every process the script started so far."""
@@ -228,20 +257,33 @@ class _Script:
         return self.descendants
 
     def finish(self, seconds=60):
-        """Wait for the exit; return its code and the time it took."""
+        """Wait for the exit and the end of stderr.
+
+        A script that has not exited after `seconds` fails the test. The
+        pipe ends once workers, which share it, are gone too.
+
+        Returns:
+            The exit code and the seconds until the exit.
+        """
         start = time.monotonic()
-        self.lines += self.process.stderr.read().splitlines()
-        code = self.process.wait(seconds)
-        self.process.stderr.close()
-        return code, time.monotonic() - start
+        try:
+            code = self.process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(
+                f'The script did not exit within {seconds} seconds:\n' +
+                '\n'.join(self.lines)) from None
+        elapsed = time.monotonic() - start
+        while self._next_line(start + 2 * seconds) is not None:
+            pass
+        return code, elapsed
 
     def kill(self):
         """Make sure the script and its process group are gone."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
-        if not self.process.stderr.closed:
-            self.process.stderr.close()
+        self._reader.join(10)
 
 
 def _new_run_folder(logdir, timestamp, **overrides):
@@ -346,7 +388,7 @@ def test_restart_workers_replaces_a_crashed_worker(by_value, monkeypatch,
     assert not _workers()
 
 
-# 2. Signals.
+# 2. Signals: see train_signals_test.py.
 
 
 def _recording(function, results):
@@ -358,59 +400,6 @@ def _recording(function, results):
         return result
 
     return wrapper
-
-
-@pytest.mark.parametrize(
-    'signum', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
-def test_signal_saves_a_checkpoint_and_the_run_resumes(
-        monkeypatch, tmp_path, signum):
-    """A signal saves, closes the workers and exits; the run resumes.
-
-    SIGINT goes to the process group, as Ctrl-C in a terminal sends it, and
-    SIGTERM to the trainer alone. The same timestamp resumes the run.
-    """
-    # Without a seed, so that `main` here leaves op determinism alone.
-    run_dir = _new_run_folder(str(tmp_path), 'T', steps=1e5, seed=None)
-    # Worker processes that step slices of the batch must be gone too.
-    script = _Script(
-        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=slices')
-    try:
-        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
-        script.record_descendants()
-        if signum == signal.SIGINT:
-            os.killpg(script.process.pid, signum)
-        else:
-            script.process.send_signal(signum)
-        code, seconds = script.finish()
-    finally:
-        script.kill()
-    name = signal.Signals(signum).name
-    assert code == 128 + signum and seconds < 15
-    assert script.lines[-1] == (
-        f'Interrupted by {name}; resume with --logdir={tmp_path} '
-        '--timestamp=T.')
-    assert not _wait_until_gone(script.descendants)
-    saved, = [
-        match.group(1) for match in map(
-            re.compile(r'INFO Saved checkpoint (.*)\.$').search, script.lines)
-        if match]
-    assert utility.list_checkpoints(run_dir) == [saved]
-    step = int(saved.rsplit('-', 1)[1])
-    assert step >= 80
-    if signum == signal.SIGINT:
-        return
-    # Resume, here to save the import, and finish within the next training
-    # and evaluation phase.
-    _edit_config(run_dir, steps=(step // 80 + 1) * 40)
-    restored = []
-    monkeypatch.setattr(
-        utility, 'initialize_variables', _recording(
-            utility.initialize_variables, restored))
-    assert _main(
-        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess') == 0
-    assert restored == [saved]
-    assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
-        f'model.ckpt-{(step // 80 + 1) * 80}')
 
 
 # 3. Crash consistency.
@@ -520,10 +509,14 @@ _ENV = 'agents.scripts.train_reliability_test'
      'or None.'),
     ('session_threads: 0\n',
      'Error: Config session_threads=0 must be a positive integer or None.'),
+    ('seed: -1\n',
+     'Error: Config seed=-1 must be an integer from 0 to 4294967295.'),
+    ('env: !callable os:getcwd\n',
+     "Error: Config env 'posix:getcwd' returned '/"),
 ], ids=[
     'env_id', 'observation_space', 'action_space', 'yaml', 'import',
     'python_object', 'algorithm_setting', 'worker_timeout',
-    'session_threads'])
+    'session_threads', 'seed', 'env_not_an_env'])
 def test_invalid_saved_config_exits_2_and_changes_nothing(
         tmp_path, capsys, config_yaml, message):
     """A run folder with a bad config.yaml fails in one line, untouched."""
@@ -572,6 +565,35 @@ def test_unwritable_logdir_exits_2_without_writing(tmp_path, capsys):
         f'Error: --logdir {tmp_path}/file/runs cannot be created: '
         f'{tmp_path}/file is a file, expected a directory.')
     assert os.listdir(tmp_path) == ['file']
+
+
+@pytest.mark.parametrize('seed', ['-1', '4294967296'])
+def test_seed_out_of_range_exits_2_without_writing(tmp_path, capsys, seed):
+    """A seed that NumPy cannot take fails in one line."""
+    code = _main(f'--logdir={tmp_path}', '--config=pendulum', f'--seed={seed}')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1] == (
+        f'Error: --seed={seed} must be an integer from 0 to 4294967295.')
+    assert os.listdir(tmp_path) == []
+
+
+def test_bad_flag_exits_2_in_one_line(capsys):
+    """A flag that does not parse fails with one line and code 2."""
+    result = subprocess.run(
+        [sys.executable, '-m', 'agents.scripts.train', '--seed=abc'],
+        capture_output=True, text=True, check=False, timeout=120,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3'))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: flag --seed=abc: invalid literal for int() with base 10: "
+        "'abc'")
+    with pytest.raises(SystemExit) as exit_:
+        train.parse_flags(['train', '--no_such_flag=1'])
+    train.FLAGS.unparse_flags()
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == (
+        "Error: Unknown command line flag 'no_such_flag'\n")
 
 
 @pytest.mark.parametrize('fault, network, name', [

@@ -6,10 +6,14 @@ modes) lives in `env_modes`, the configuration file in `config_io`; their
 names used by the scripts are re-exported here.
 """
 
+import contextlib
 import logging
 import os
 import re
+import shutil
+import threading
 
+from google.protobuf import text_format
 import tensorflow.compat.v1 as tf
 
 from agents import tools
@@ -30,7 +34,8 @@ from agents.scripts.env_modes import env_mode_from_flags
 from agents.scripts.env_modes import pick_env_mode
 
 __all__ = [
-    'ConfigError', 'TrainingError', 'set_up_logging', 'define_batch_env',
+    'ConfigError', 'TrainingError', 'CheckpointError', 'RunSaver',
+    'set_up_logging', 'define_batch_env',
     'define_simulation_graph', 'define_saver', 'initialize_variables',
     'list_checkpoints', 'save_config', 'load_config', 'write_atomic',
     'import_callable', 'callable_path', 'check_env_id',
@@ -41,6 +46,10 @@ __all__ = [
 
 class TrainingError(RuntimeError):
     """Training stopped: an environment failed or a value was not finite."""
+
+
+class CheckpointError(TrainingError):
+    """A checkpoint could not be saved; what it began to write is gone."""
 
 
 def set_up_logging(level=logging.INFO):
@@ -59,6 +68,40 @@ def set_up_logging(level=logging.INFO):
         logger.addHandler(handler)
         logger.propagate = False
     tf.logging.set_verbosity(tf.logging.ERROR)
+    if not getattr(threading.excepthook, 'quiet_event_writers', False):
+        threading.excepthook = _quiet_event_writers(threading.excepthook)
+    tf_logger = logging.getLogger('tensorflow')
+    if not any(isinstance(item, _EventWriterErrors)
+               for item in tf_logger.filters):
+        tf_logger.addFilter(_EventWriterErrors())
+
+
+class _EventWriterErrors(logging.Filter):
+    """Leaves out TensorFlow's log of a failed event writer thread.
+
+    The writer raises the error again where the loop writes next, which
+    reports it in one line.
+    """
+
+    def filter(self, record):
+        return not str(record.msg).startswith(
+            'EventFileWriter writer thread error')
+
+
+def _quiet_event_writers(excepthook):
+    """A `threading.excepthook` that leaves out TensorFlow's event writers.
+
+    The thread of a summary writer that fails (on a full disk, say) prints
+    its traceback as it ends, and the writer raises the error again in the
+    thread that writes next, where the script reports it in one line.
+    """
+
+    def hook(args):
+        if type(args.thread).__name__ != '_EventLoggerThread':
+            excepthook(args)
+
+    hook.quiet_event_writers = True
+    return hook
 
 
 def define_batch_env(
@@ -149,6 +192,9 @@ def define_simulation_graph(batch_env, algo_cls, config):
 def define_saver(exclude=None, **kwargs):
     """Create a saver for the variables not matching any exclude pattern.
 
+    The saver writes the `checkpoint` index with paths relative to the run
+    folder, so that a copied or moved run folder still names its own files.
+
     Args:
       exclude: Regexes over variable names to leave out, e.g. temporary
           episode state.
@@ -164,15 +210,143 @@ def define_saver(exclude=None, **kwargs):
             continue
         variables.append(variable)
     kwargs.setdefault('max_to_keep', 5)
+    kwargs.setdefault('save_relative_paths', True)
     return tf.train.Saver(variables, **kwargs)
+
+
+class RunSaver:
+    """Saves the checkpoints of a run folder for the loop and the script.
+
+    Wraps a `tf.train.Saver` (other attributes are the saver's). A save of
+    a step that is saved already returns its path. Before saving, it
+    deletes the oldest checkpoints beyond the saver's `max_to_keep`, which
+    may be more than one after a restart. A save that fails, for
+    example on a full disk, removes the files it began to write (TensorFlow
+    leaves temporary files behind), keeps the earlier checkpoints, and
+    raises `CheckpointError` with one line naming the checkpoint and the
+    cause. Saves from several threads (the watchdog's, see
+    `tools.StepWatchdog`) happen one after another.
+    """
+
+    def __init__(self, saver, logdir):
+        """Wrap a saver.
+
+        Args:
+          saver: `tf.train.Saver`, e.g. of `define_saver`.
+          logdir: The run folder.
+        """
+        self._saver = saver
+        self._logdir = logdir
+        self._lock = threading.Lock()
+
+    def save(self, sess, unused_prefix=None, global_step=None):
+        """Save the variables as `<logdir>/model.ckpt-<global_step>`.
+
+        Args:
+          sess: Session of the graph.
+          unused_prefix: Ignored; the prefix is always `model.ckpt` in the
+              run folder (the signature of `tf.train.Saver.save`).
+          global_step: Integer step of the checkpoint.
+
+        Raises:
+          CheckpointError: When saving failed.
+
+        Returns:
+          Path prefix of the checkpoint.
+        """
+        prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
+        with self._lock:
+            if prefix in self._saver.last_checkpoints and os.path.exists(
+                    prefix + '.index'):
+                return prefix
+            self._drop_old_checkpoints()
+            before = set(_listdir(self._logdir))
+            try:
+                # The session's graph is the default in its own thread only.
+                with sess.graph.as_default():
+                    return self._saver.save(
+                        sess, os.path.join(self._logdir, 'model.ckpt'),
+                        int(global_step))
+            except (OSError, tf.errors.OpError) as error:
+                self._remove_partial(before, os.path.basename(prefix))
+                raise CheckpointError(
+                    f'Cannot save checkpoint {prefix}: '
+                    f'{_error_cause(error)}.') from error
+
+    def _drop_old_checkpoints(self):
+        """Make room for one checkpoint within the saver's `max_to_keep`.
+
+        The saver deletes one old checkpoint per save; the checkpoints of
+        earlier runs (see `initialize_variables`) may be more.
+        """
+        keep = self._saver.saver_def.max_to_keep
+        last = self._saver.last_checkpoints
+        excess = len(last) + 1 - keep
+        if not keep or excess <= 0:
+            return
+        for prefix in last[:excess]:
+            directory, name = os.path.split(prefix)
+            for entry in _listdir(directory):
+                if entry.startswith(name + '.'):
+                    with contextlib.suppress(OSError):
+                        os.remove(os.path.join(directory, entry))
+        self._saver.recover_last_checkpoints(last[excess:])
+
+    def _remove_partial(self, before, name):
+        """Remove the files of a failed save, and its temporary files."""
+        for entry in set(_listdir(self._logdir)) - before:
+            if not (entry.startswith(name + '.') or entry.startswith(
+                    name + '_temp') or '.tmp' in entry
+                    or 'tempstate' in entry):
+                continue
+            path = os.path.join(self._logdir, entry)
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path):
+                    shutil.rmtree(path)
+                else:
+                    os.remove(path)
+
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return getattr(self._saver, name)
+
+
+def _listdir(directory):
+    try:
+        return os.listdir(directory)
+    except FileNotFoundError:
+        return []
+
+
+def _error_cause(error):
+    """The cause of an error of writing a file, without the file's path.
+
+    TensorFlow's messages read 'PATH; CAUSE', followed by lines that locate
+    the failed operation.
+    """
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    message = getattr(error, 'message', None) or str(error)
+    # Skip the lines of a failed session run that locate the node.
+    ignore = (
+        'Graph execution error', 'Detected at node', 'File ', 'Node:', '[[')
+    lines = [
+        line.strip() for line in message.splitlines()
+        if line.strip() and not line.strip().startswith(ignore)]
+    first = lines[0] if lines else type(error).__name__
+    return first.rpartition('; ')[2]
 
 
 def initialize_variables(
         sess, saver, logdir=None, checkpoint=None, resume=None):
     """Initialize or restore the variables of a session.
 
-    The latest checkpoint of `logdir` is restored; a truncated or corrupt one
-    falls back to the previous checkpoint with a warning.
+    The newest checkpoint inside `logdir` is restored (see
+    `list_checkpoints`); a truncated or corrupt one falls back to the
+    previous checkpoint with a warning, and so does a damaged or stale
+    `checkpoint` index. The saver then counts the checkpoints already in the
+    folder, so that its `max_to_keep` holds across restarts.
 
     Args:
       sess: Session to initialize variables in.
@@ -194,12 +368,14 @@ def initialize_variables(
     if resume and not (logdir or checkpoint):
         raise ValueError('Need a logdir or checkpoint to resume from.')
     candidates = []
+    if logdir:
+        candidates = list_checkpoints(logdir, warn=not checkpoint)
+        # Oldest first, as the saver deletes them.
+        saver.recover_last_checkpoints(candidates[::-1])
     if checkpoint:
         if logdir and not os.path.isabs(checkpoint):
             checkpoint = os.path.join(logdir, checkpoint)
         candidates = [checkpoint]
-    elif logdir:
-        candidates = list_checkpoints(logdir)
     if candidates and resume is False:
         raise ValueError(
             f'Found checkpoint {candidates[0]} when starting a new run in '
@@ -223,32 +399,67 @@ def initialize_variables(
     raise ValueError('No readable checkpoint: ' + '; '.join(errors))
 
 
-def list_checkpoints(logdir):
-    """Checkpoint paths of a directory, newest first.
+def list_checkpoints(logdir, warn=False):
+    """Checkpoint paths inside a run folder, newest first.
+
+    The folder is scanned for `model.ckpt-<step>` checkpoints whose index
+    file exists, the highest step first. The `checkpoint` index file that
+    TensorFlow keeps adds checkpoints of other names, by their base names
+    within the folder: its paths may be absolute paths of the folder the run
+    was copied or moved from, and the file may be damaged or stale (an older
+    saver's, which omits newer checkpoints).
 
     Args:
-      logdir: Directory holding checkpoints and their 'checkpoint' index.
+      logdir: Directory holding checkpoints.
+      warn: Whether to log a warning when the `checkpoint` index is damaged
+          or names another checkpoint as the latest than the newest found.
 
     Returns:
-      List of checkpoint prefixes whose index file exists.
+      List of checkpoint prefixes inside `logdir` whose index file exists.
     """
-    prefixes = []
-    state = tf.train.get_checkpoint_state(logdir)
-    if state:
-        prefixes = list(state.all_model_checkpoint_paths)[::-1]
-        if state.model_checkpoint_path not in prefixes:
-            prefixes.insert(0, state.model_checkpoint_path)
-    pattern = re.compile(r'^(model\.ckpt-(\d+))\.index$')
     found = []
     for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
-        match = pattern.match(name)
+        match = _CHECKPOINT_INDEX.match(name)
         if match:
             found.append((int(match.group(2)), match.group(1)))
-    for _, name in sorted(found, reverse=True):
-        path = os.path.join(logdir, name)
-        if path not in prefixes:
-            prefixes.append(path)
-    prefixes = [
-        path if os.path.isabs(path) else os.path.join(logdir, path)
-        for path in prefixes]
-    return [path for path in prefixes if os.path.exists(path + '.index')]
+    names = [name for _, name in sorted(found, reverse=True)]
+    indexed, problem = _read_checkpoint_index(logdir)
+    for name in indexed:
+        if name not in names and os.path.exists(
+                os.path.join(logdir, name + '.index')):
+            names.append(name)
+    if warn and problem:
+        logging.getLogger('agents').warning(
+            'The checkpoint index %s is damaged (%s); using the checkpoints '
+            'found in the folder.', os.path.join(logdir, 'checkpoint'),
+            problem)
+    elif warn and indexed and names and indexed[0] != names[0]:
+        logging.getLogger('agents').warning(
+            'The checkpoint index %s names %s as the latest checkpoint, but '
+            '%s is newer; trying the newest first.',
+            os.path.join(logdir, 'checkpoint'), indexed[0], names[0])
+    return [os.path.join(logdir, name) for name in names]
+
+
+_CHECKPOINT_INDEX = re.compile(r'^(model\.ckpt-(\d+))\.index$')
+
+
+def _read_checkpoint_index(logdir):
+    """The base names the `checkpoint` index file lists, latest first.
+
+    Returns:
+      Tuple of the names and, when the file cannot be read, the reason.
+    """
+    if not os.path.exists(os.path.join(logdir, 'checkpoint')):
+        return [], None
+    try:
+        state = tf.train.get_checkpoint_state(logdir)
+    except (ValueError, tf.errors.OpError, text_format.ParseError) as error:
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        return [], lines[0]
+    if state is None or not state.model_checkpoint_path:
+        return [], 'it names no checkpoint'
+    paths = [state.model_checkpoint_path] + [
+        path for path in reversed(state.all_model_checkpoint_paths)
+        if path != state.model_checkpoint_path]
+    return [os.path.basename(path) for path in paths], None

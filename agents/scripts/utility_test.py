@@ -1,5 +1,6 @@
 """Tests of checkpoint discovery and the in-graph batch of environments."""
 
+import logging
 import os
 import signal
 import subprocess
@@ -48,6 +49,87 @@ def test_initialize_variables_falls_back_from_corrupt_checkpoint(tmp_path):
             path = utility.initialize_variables(sess, saver, str(tmp_path))
             assert os.path.basename(path) == 'model.ckpt-1'
             assert sess.run(variable) == 1.0
+
+
+def _save_steps(logdir, steps, max_to_keep=5):
+    """Save checkpoints whose variable holds the step, one saver for all."""
+    with tf.Graph().as_default():
+        variable = tf.Variable(0.0)
+        saver = tf.train.Saver([variable], max_to_keep=max_to_keep)
+        with tf.Session() as sess:
+            for step in steps:
+                sess.run(variable.assign(float(step)))
+                saver.save(sess, os.path.join(logdir, 'model.ckpt'), step)
+
+
+class _Warnings(logging.Handler):
+    """Collects the warnings of the 'agents' logger, which may not propagate."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(name='warnings')
+def fixture_warnings():
+    """The messages of warnings logged meanwhile."""
+    handler = _Warnings()
+    logging.getLogger('agents').addHandler(handler)
+    yield handler.messages
+    logging.getLogger('agents').removeHandler(handler)
+
+
+@pytest.mark.parametrize('index, warning', [
+    (b'\x80\x81\xfe random bytes', 'is damaged'),
+    (b'', 'is damaged'),
+    (b'model_checkpoint_path: "model.ckpt-20"\n'
+     b'all_model_checkpoint_paths: "model.ckpt-10"\n'
+     b'all_model_checkpoint_paths: "model.ckpt-20"\n',
+     'names model.ckpt-20 as the latest checkpoint, but model.ckpt-30 is '
+     'newer; trying the newest first.'),
+], ids=['random_bytes', 'empty', 'stale'])
+def test_damaged_or_stale_checkpoint_index_restores_the_newest(
+        tmp_path, warnings, index, warning):
+    """The folder's newest complete checkpoint wins over its index file."""
+    _save_steps(str(tmp_path), (10, 20, 30))
+    with open(tmp_path / 'checkpoint', 'wb') as file_:
+        file_.write(index)
+    with tf.Graph().as_default():
+        variable = tf.Variable(0.0)
+        saver = tf.train.Saver([variable])
+        with tf.Session() as sess:
+            path = utility.initialize_variables(sess, saver, str(tmp_path))
+            assert path == str(tmp_path / 'model.ckpt-30')
+            assert sess.run(variable) == 30.0
+    assert len(warnings) == 1
+    assert warnings[0].startswith(
+        f'The checkpoint index {tmp_path}/checkpoint ')
+    assert warning in warnings[0]
+
+
+def test_max_to_keep_holds_across_restarts(tmp_path):
+    """Checkpoints of earlier runs count against the saver's max_to_keep.
+
+    Seven restarts left one checkpoint each; the eighth run's first save
+    leaves the five newest.
+    """
+    for step in range(1, 8):
+        _save_steps(str(tmp_path), [step])
+    with tf.Graph().as_default():
+        variable = tf.Variable(0.0)
+        saver = utility.define_saver()
+        with tf.Session() as sess:
+            path = utility.initialize_variables(sess, saver, str(tmp_path))
+            assert path == str(tmp_path / 'model.ckpt-7')
+            utility.RunSaver(saver, str(tmp_path)).save(sess, None, 8)
+            assert sess.run(variable) == 7.0
+    assert [os.path.basename(path) for path in utility.list_checkpoints(
+        str(tmp_path))] == [f'model.ckpt-{step}' for step in (8, 7, 6, 5, 4)]
+    with open(tmp_path / 'checkpoint', encoding='utf-8') as file_:
+        assert file_.readline() == 'model_checkpoint_path: "model.ckpt-8"\n'
 
 
 _SAVE_FOREVER = """

@@ -20,6 +20,7 @@ _EXPORTS = {
     'BatchEnv': 'batch_env',
     'count_weights': 'count_weights',
     'EnvPoolBatchEnv': 'envpool_batch_env',
+    'FaultyEnvironment': 'faulty_environment',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'InGraphEnv': 'in_graph_env',
     'Loop': 'loop',
@@ -28,6 +29,7 @@ _EXPORTS = {
     'RayBatchEnv': 'ray_batch_env',
     'simulate': 'simulate',
     'SlicedBatchEnv': 'sliced_batch_env',
+    'StepWatchdog': 'step_watchdog',
     'StreamingMean': 'streaming_mean',
 }
 _MODULES = (

@@ -2,6 +2,7 @@
 
 import functools
 import logging
+import time
 
 import gymnasium as gym
 import numpy as np
@@ -32,8 +33,9 @@ class BatchEnv:
     episode can be dropped rather than scored.
     """
 
-    # A class default keeps `close` and `__del__` safe when `__init__` fails.
+    # Class defaults keep `close` and `__del__` safe when `__init__` fails.
     _closed = True
+    _busy = None
 
     def __init__(self, envs, blocking, restart=None):
         """Combine environments into a batch.
@@ -129,6 +131,19 @@ class BatchEnv:
         """Number of environments replaced after a failure so far."""
         return self._restarts
 
+    @property
+    def busy(self):
+        """What a step or reset in progress waits for, for watchdogs.
+
+        None between steps and resets. During one, a tuple of the index of
+        the environment that steps or resets in this process, or None while
+        the batch waits for worker processes, and the `time.monotonic()` of
+        when that began. Another thread may read it: a stuck environment in
+        this process cannot be interrupted, but it can be noticed (see
+        `tools.StepWatchdog`).
+        """
+        return self._busy
+
     def step(self, actions):
         """Step every environment of the batch.
 
@@ -201,7 +216,7 @@ class BatchEnv:
                  for index in indices]
         results, errors = self._gather([
             functools.partial(self._envs[index].reset, seed=seed_)
-            for index, seed_ in zip(indices, seeds)])
+            for index, seed_ in zip(indices, seeds)], indices)
         for position, error in sorted(errors.items()):
             index = indices[position]
             env = self._replace(index, error)
@@ -236,29 +251,47 @@ class BatchEnv:
         except Exception:
             pass  # Nothing to report to at garbage collection or exit.
 
-    def _gather(self, requests):
+    def _gather(self, requests, indices=None):
         """Call every environment's request; collect results and errors.
 
         Args:
             requests: One call per environment, such as a partial of its
                 `step`, that accepts `blocking=False` in non-blocking mode.
+            indices: The index of the environment of each request; None when
+                there is one request per environment, in order.
 
         Returns:
             The list of results, None where a request failed, and a dict
             from the positions of failed requests to their errors.
         """
         if not self._blocking:
-            return _in_parallel([
+            return self._in_parallel([
                 functools.partial(request, blocking=False)
                 for request in requests])
         results, errors = [], {}
-        for position, request in enumerate(requests):
-            try:
-                results.append(request())
-            except Exception as error:
-                results.append(None)
-                errors[position] = error
+        try:
+            for position, request in enumerate(requests):
+                # A read of the clock per environment and step: the cost of
+                # noticing a stuck environment.
+                self._busy = (
+                    position if indices is None else indices[position],
+                    time.monotonic())
+                try:
+                    results.append(request())
+                except Exception as error:
+                    results.append(None)
+                    errors[position] = error
+        finally:
+            self._busy = None
         return results, errors
+
+    def _in_parallel(self, requests):
+        """`_in_parallel` of the requests, marking the batch busy meanwhile."""
+        self._busy = (None, time.monotonic())
+        try:
+            return _in_parallel(requests)
+        finally:
+            self._busy = None
 
     def _replace(self, index, error):
         """Replace the failed environment `index`, or raise its error.

@@ -19,6 +19,7 @@ import contextlib
 import functools
 import math
 import multiprocessing
+from multiprocessing import resource_tracker
 import os
 import pickle
 import select
@@ -35,6 +36,8 @@ import numpy as np
 
 from agents.tools import message_frames
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_HAVE_SIGMASK = hasattr(signal, 'pthread_sigmask')
 _DEFAULT_TIMEOUT = 600.0
 _MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
@@ -59,9 +62,11 @@ class ExternalProcess(gym.Env):
     `hasattr` behave as they do in process, and other types arrive as
     `ExternalProcessError`. A worker that dies or does not answer within the
     timeout raises a clear error instead of hanging the parent. The worker
-    ignores SIGINT, so that Ctrl-C in a terminal, which reaches the whole
-    process group, leaves it to the parent to close its workers; and it exits
-    when the parent dies, even while stuck in the environment.
+    ignores SIGINT and SIGTERM, which Ctrl-C in a terminal and job schedulers
+    (Slurm, Kubernetes, `timeout`) send to the whole process group, so that
+    the parent can finish its step, save its state and close its workers; it
+    exits when the parent dies, even while stuck in the environment, and the
+    parent ends it with SIGKILL where it does not exit when asked.
 
     Creating the object starts the child without waiting for it, so a batch
     of workers builds its environments in parallel; the first call waits for
@@ -158,8 +163,6 @@ class ExternalProcess(gym.Env):
         self._action_space = None
         self._attributes = {}
         context = multiprocessing.get_context(start_method)
-        if start_method == 'forkserver':
-            _preload_forkserver(context)
         self._conn, worker_conn = context.Pipe()
         self._channel = message_frames.Channel(self._conn)
         self._poller = _make_poller(self._conn)
@@ -169,7 +172,14 @@ class ExternalProcess(gym.Env):
         self._process = context.Process(
             target=_worker, args=(worker_conn, cloudpickle.dumps(constructor)),
             daemon=True)
-        with contextlib.nullcontext() if main_module else _main_hidden():
+        # With the signals blocked, the child starts ignoring them before it
+        # could receive one; see `_worker`. The resource tracker unblocks
+        # them when it starts, so it starts first.
+        resource_tracker.ensure_running()
+        with _signals_blocked(), (
+                contextlib.nullcontext() if main_module else _main_hidden()):
+            if start_method == 'forkserver':
+                _preload_forkserver(context)
             self._process.start()
         # Only the child may hold its end, so that the parent sees the end of
         # the pipe as soon as the child dies.
@@ -360,7 +370,7 @@ class ExternalProcess(gym.Env):
 
         Safe to call more than once and after the child died: it asks the
         child to close the environment, waits a few seconds for it to exit,
-        then terminates and finally kills it.
+        then kills it (the child ignores SIGTERM).
         """
         self._shutdown(_CLOSE_SECONDS)
 
@@ -498,9 +508,8 @@ class ExternalProcess(gym.Env):
         return self._failure
 
     def _timed_out(self, seconds):
-        self._failure = TimeoutError(
-            f'{self._describe()} did not answer within {seconds:g} '
-            'seconds; it was terminated.')
+        self._failure = timeout_error(
+            self._describe(), seconds, 'it was terminated')
         self._shutdown(0)
         return self._failure
 
@@ -516,9 +525,15 @@ def _worker(conn, constructor):
         conn: This process's end of the pipe.
         constructor: The environment constructor, pickled with cloudpickle.
     """
-    # Ctrl-C reaches the whole process group; the parent decides when its
-    # workers stop, so that it can save its state while they still answer.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C and schedulers signal the whole process group; the parent
+    # decides when its workers stop, so that it can save its state while they
+    # still answer. A handler that does nothing rather than SIG_IGN, so that
+    # programs the environment executes get the default handling back.
+    for signum in _STOP_SIGNALS:
+        signal.signal(signum, _ignore_signal)
+    if _HAVE_SIGMASK:
+        # The parent blocked them while starting this process.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     _exit_with_parent(conn)
     env = None
     channel = message_frames.Channel(conn)
@@ -542,6 +557,32 @@ def _worker(conn, constructor):
             except Exception:
                 pass  # The parent asked to close; it cannot hear us now.
         conn.close()
+
+
+def _ignore_signal(unused_signum, unused_frame):
+    """Signal handler that leaves the decision to stop to the parent."""
+
+
+@contextlib.contextmanager
+def _signals_blocked():
+    """Block SIGINT and SIGTERM in this thread meanwhile.
+
+    Processes started meanwhile inherit the blocked signals, so that a signal
+    to the process group cannot end them before they install their handlers;
+    this thread receives signals that arrived meanwhile once the block ends.
+    `multiprocessing`'s resource tracker starts the same way.
+
+    Yields:
+        Nothing.
+    """
+    if not _HAVE_SIGMASK:
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _exit_with_parent(conn):
@@ -665,6 +706,22 @@ def _exception_message(error):
         (ExternalProcess._EXCEPTION, error_details(error)), _PICKLE_PROTOCOL)
 
 
+def timeout_error(where, seconds, consequence):
+    """The error of an environment that did not answer in time.
+
+    Args:
+        where: Description of the environment, such as 'Environment worker
+            ... (pid 123)'.
+        seconds: The timeout that passed.
+        consequence: What became of it, such as 'it was terminated'.
+
+    Returns:
+        `TimeoutError` with a one-line message.
+    """
+    return TimeoutError(
+        f'{where} did not answer within {seconds:g} seconds; {consequence}.')
+
+
 def error_details(error):
     """Describe an exception so that another process can raise it again.
 
@@ -757,23 +814,25 @@ def _preload_forkserver(context):
     Workers forked from a server that already imported this module, NumPy and
     gymnasium start in milliseconds instead of importing them each. This only
     takes effect before the server started, and keeps modules others asked
-    to preload.
+    to preload. The server starts here, with SIGINT and SIGTERM blocked,
+    which it keeps: a signal to the process group leaves it running, since
+    the workers it forked count on it to report their exit codes.
     """
     from multiprocessing import forkserver
     server = getattr(forkserver, '_forkserver', None)
     modules = getattr(server, '_preload_modules', None)
     if modules is not None and __name__ not in modules:
         context.set_forkserver_preload(list(modules) + [__name__])
+    if server is not None:
+        with _signals_blocked():
+            server.ensure_running()
 
 
 def _reap(process, seconds):
-    """Wait for a process to exit, then terminate, then kill it."""
+    """Wait for a process to exit, then kill it (it ignores SIGTERM)."""
     if process is None:
         return
     process.join(seconds)
-    if process.exitcode is None:
-        process.terminate()
-        process.join(1.0)
     if process.exitcode is None:
         process.kill()
         process.join()

@@ -316,17 +316,54 @@ def test_hanging_worker_times_out_and_is_terminated():
         env.reset()
 
 
-def test_worker_ignores_sigint():
-    """Ctrl-C, which reaches the process group, leaves workers running."""
-    env = ExternalProcess(lambda: MockEnvironment(durations=(5,)))
-    try:
-        env.reset()
-        os.kill(env.pid, signal.SIGINT)
-        time.sleep(0.2)
-        observ, *_ = _bounded(lambda: env.step(np.zeros(3, np.float32)))
-        np.testing.assert_array_equal(observ, [1.0, 1.0])
-    finally:
-        env.close()
+_GROUP_SIGNAL_SCRIPT = """
+import signal
+import sys
+import numpy as np
+from agents.tools.external_process import ExternalProcess
+from agents.tools.mock_environment import MockEnvironment
+received = []
+if __name__ == '__main__':
+    signal.signal(int(sys.argv[2]), lambda signum, _: received.append(signum))
+    env = ExternalProcess(MockEnvironment, start_method=sys.argv[1])
+    env.reset()
+    print('ready', flush=True)
+    sys.stdin.readline()
+    assert received == [int(sys.argv[2])], received
+    observ, *_ = env.step(np.zeros(3, np.float32))
+    other = ExternalProcess(MockEnvironment, start_method=sys.argv[1])
+    other.reset()
+    env.close()
+    other.close()
+    print(observ.tolist(), flush=True)
+"""
+
+
+@pytest.mark.parametrize('start_method', ['forkserver', 'spawn'])
+@pytest.mark.parametrize(
+    'signum', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
+def test_signal_to_the_process_group_leaves_workers_running(
+        start_method, signum):
+    """Ctrl-C and schedulers signal the whole group; workers stay.
+
+    The parent decides when its workers stop: after the signal its worker
+    still steps, and the fork server still starts workers.
+    """
+    with subprocess.Popen(
+            [sys.executable, '-c', _GROUP_SIGNAL_SCRIPT, start_method,
+             str(int(signum))],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            start_new_session=True) as parent:
+        try:
+            assert _bounded(parent.stdout.readline, 30) == 'ready\n'
+            os.killpg(parent.pid, signum)
+            parent.stdin.write('\n')
+            parent.stdin.flush()
+            assert _bounded(parent.stdout.readline, 30) == '[1.0, 1.0]\n'
+            assert parent.wait(30) == 0
+        finally:
+            if parent.poll() is None:
+                os.killpg(parent.pid, signal.SIGKILL)
 
 
 _ORPHAN_SCRIPT = """

@@ -1,6 +1,7 @@
 """Run simulation phases, such as training and evaluation, in a schedule."""
 
 import collections
+import contextlib
 import datetime
 import logging
 import math
@@ -15,8 +16,8 @@ from agents.tools import streaming_mean
 
 _Phase = collections.namedtuple(
         'Phase',
-        'name, writer, op, batch, steps, feed, report_every, log_every, '
-        'checkpoint_every, caller_thread')
+        'name, summary_dir, op, batch, steps, feed, report_every, '
+        'log_every, checkpoint_every, caller_thread')
 
 _logger = logging.getLogger('agents')
 
@@ -73,6 +74,7 @@ class Loop:
             self._report = _switch(report, 'do_report')
             self._reset = _switch(reset, 'force_reset')
         self._phases = []
+        self._writers = {}
         self._first_switches = None
         self._next_switches = []
 
@@ -154,21 +156,20 @@ class Loop:
                     'either scalars or vectors over the batch, got '
                     f'{done.shape} and {score.shape}.')
         batch = 1 if done.shape.ndims == 0 else done.shape.as_list()[0]
-        writer = None
-        if self._logdir:
-            writer = tf.summary.FileWriter(
-                    os.path.join(self._logdir, name), tf.get_default_graph())
+        # The writers start with `run`, so that a loop that never runs (of
+        # a resume that fails, say) writes no event files.
+        summary_dir = os.path.join(self._logdir, name) if self._logdir else None
         with tf.variable_scope('loop_temporary'):
             mean_score = streaming_mean.StreamingMean(
                     (), tf.float32, 'mean_score')
         with tf.name_scope(f'loop_{len(self._phases)}'):
             op = self._define_step(done, score, summary, batch, mean_score)
         self._phases.append(_Phase(
-                name, writer, op, batch, steps, _by_reference(feed or {}),
-                report_every, log_every, checkpoint_every,
-                bool(caller_thread)))
+                name, summary_dir, op, batch, steps,
+                _by_reference(feed or {}), report_every, log_every,
+                checkpoint_every, bool(caller_thread)))
 
-    def run(self, sess, saver, max_step=None):
+    def run(self, sess, saver, max_step=None, stop=None):
         """Run the phases in turn, yielding the mean score at each report.
 
         Each report also logs one progress line to the 'agents' logger.
@@ -177,6 +178,10 @@ class Loop:
             sess: Session to run the phases in.
             saver: Saver for checkpoints, or None to save none.
             max_step: Global step at which to stop; None runs forever.
+            stop: Callable without arguments, asked before every session run;
+                when it returns true, the loop ends there. Signal handlers
+                that only set a flag can stop the loop this way, instead of
+                raising in the middle of TensorFlow's code.
 
         Raises:
             RuntimeError: When no phase was added.
@@ -197,6 +202,9 @@ class Loop:
                     self._define_next_switches(index)
                     for index in range(len(self._phases))]
         sess.run(self._first_switches)
+        for phase in self._phases:
+            if phase.summary_dir is not None:
+                self._writer(phase)
         callables = [
             _Callable(sess, phase.op[:3], switches, self._feeds(phase),
                       phase.caller_thread)
@@ -206,6 +214,8 @@ class Loop:
         previous_turn = None
         try:
             while max_step is None or global_step < max_step:
+                if stop is not None and stop():
+                    break
                 index, epoch, steps_in = self._find_current_phase(global_step)
                 phase = self._phases[index]
                 phase_step = epoch * phase.steps + steps_in
@@ -216,7 +226,7 @@ class Loop:
                     _logger.debug(
                             'Phase %s at phase step %d, global step %d.',
                             phase.name, phase_step, global_step)
-                should_log = phase.writer is not None and _fires(
+                should_log = phase.summary_dir is not None and _fires(
                         phase_step, phase.batch, phase.log_every)
                 should_report = _fires(
                         phase_step, phase.batch, phase.report_every)
@@ -226,8 +236,8 @@ class Loop:
                 values[self._reset.ref()] = first_run
                 summary, mean_score, global_step = callables[index](values)
                 global_step = int(global_step)
-                if summary and phase.writer is not None:
-                    phase.writer.add_summary(summary, global_step)
+                if summary and phase.summary_dir is not None:
+                    self._write(phase, summary, global_step)
                 if _fires(phase_step, phase.batch, phase.checkpoint_every):
                     self._store_checkpoint(sess, saver, global_step)
                 if should_report:
@@ -239,13 +249,44 @@ class Loop:
                             phase.name, global_step, mean_score, max_step,
                             speed, now - start_time)
                     last_time, last_step = now, global_step
-                    if phase.writer is not None:
-                        phase.writer.flush()
+                    if phase.summary_dir is not None:
+                        self._flush(phase)
                     yield float(mean_score)
-        finally:
+        except BaseException:
+            # Without hiding the error by another of the writers.
             for phase in self._phases:
-                if phase.writer is not None:
-                    phase.writer.flush()
+                with contextlib.suppress(OSError):
+                    self._flush(phase)
+            raise
+        for phase in self._phases:
+            self._flush(phase)
+
+    def _writer(self, phase):
+        """The summary writer of a phase, created on first use."""
+        writer = self._writers.get(phase.name)
+        if writer is None:
+            try:
+                writer = tf.summary.FileWriter(
+                        phase.summary_dir, self._step.graph)
+            except (RuntimeError, OSError, tf.errors.OpError) as error:
+                raise _write_error(phase.summary_dir, error) from error
+            self._writers[phase.name] = writer
+        return writer
+
+    def _write(self, phase, summary, global_step):
+        try:
+            self._writer(phase).add_summary(summary, global_step)
+        except (RuntimeError, tf.errors.OpError) as error:
+            raise _write_error(phase.summary_dir, error) from error
+
+    def _flush(self, phase):
+        writer = self._writers.get(phase.name)
+        if writer is None:
+            return
+        try:
+            writer.flush()
+        except (RuntimeError, tf.errors.OpError) as error:
+            raise _write_error(phase.summary_dir, error) from error
 
     def _define_step(self, done, score, summary, batch, mean_score):
         if done.shape.ndims == 0:
@@ -302,7 +343,7 @@ class Loop:
             location = _locate(tf.cast(global_step, tf.int64), phases)
         batch = _lookup([phase.batch for phase in phases], location.index)
         log_every = [
-            phase.log_every if phase.writer is not None else None
+            phase.log_every if phase.summary_dir is not None else None
             for phase in phases]
         values = {
             self._log.ref(): _fires_in_graph(
@@ -389,6 +430,20 @@ class _Callable:
             *[values[tensor.ref()] for tensor in self._placeholders],
             **self._options)
         return fetched
+
+
+def _write_error(directory, error):
+    """One-line `OSError` for an error of a summary writer.
+
+    TensorFlow's writers raise `RuntimeError`s that read 'PATH; CAUSE' and
+    go on with lines about the events they lost.
+    """
+    lines = str(error).strip().splitlines()
+    first = lines[0].strip() if lines else type(error).__name__
+    path, separator, cause = first.rpartition('; ')
+    if not separator:
+        path, cause = directory, first
+    return OSError(f'Cannot write {path}: {cause}.')
 
 
 def _switch(tensor, name):

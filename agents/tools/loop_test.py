@@ -418,3 +418,69 @@ def test_simulation_phases():
     assert scores == pytest.approx([21 / 5, 9 / 2] * 2)
     assert envs[0].steps == [2, 2, 2, 2, 1] * 2
     assert envs[1].steps == [3] * 6
+
+
+def test_stop_ends_the_loop_before_the_next_run():
+    """`stop` is asked before every run; the loop ends where it says so."""
+    runs = []
+    asked = []
+
+    def stop():
+        asked.append(len(runs))
+        return len(runs) == 5
+
+    with tf.Graph().as_default():
+        loop = _define_loop(None, runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            scores = list(loop.run(sess, None, max_step=33, stop=stop))
+            assert sess.run(loop.step) == 9
+    assert asked == [0, 1, 2, 3, 4, 5]
+    assert [(run.phase, run.step) for run in runs] == [
+            ('train', 0), ('train', 2), ('train', 4), ('train', 6),
+            ('eval', 8)]
+    assert scores == [3.5]
+
+
+def test_event_files_appear_with_the_first_run(tmp_path):
+    """A loop that never runs, say of a resume that failed, writes nothing."""
+    runs = []
+    with tf.Graph().as_default():
+        loop = _define_loop(str(tmp_path), runs)
+        assert not os.listdir(tmp_path)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            list(loop.run(sess, None, max_step=2))
+    assert sorted(os.listdir(tmp_path)) == ['eval', 'train']
+
+
+class _FullDiskWriter:
+    """Summary writer whose events meet a full disk, as TensorFlow's do."""
+
+    def __init__(self, logdir, unused_graph=None):
+        self._path = os.path.join(logdir, 'events.out.tfevents.1.host')
+
+    def add_summary(self, unused_summary, unused_step):
+        """Fail the way a writer whose thread met a full disk fails."""
+        raise RuntimeError(
+                f'{self._path}; No space left on device\n\tFailed to flush 3 '
+                f'events to {self._path}')
+
+    def flush(self):
+        """Fail again."""
+        self.add_summary(None, None)
+
+
+def test_summary_write_error_is_one_line(tmp_path, monkeypatch):
+    """A writer's error names the file and the cause, nothing more."""
+    monkeypatch.setattr(loop_module.tf.summary, 'FileWriter', _FullDiskWriter)
+    runs = []
+    with tf.Graph().as_default():
+        loop = _define_loop(str(tmp_path), runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(OSError) as error:
+                list(loop.run(sess, None, max_step=33))
+    path = tmp_path / 'train' / 'events.out.tfevents.1.host'
+    assert str(error.value) == (
+            f'Cannot write {path}: No space left on device.')

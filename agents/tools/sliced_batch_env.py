@@ -196,7 +196,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 part = _Request(part, frozenset(pending))
             requests.append(functools.partial(
                 self._workers[index].step, part, blocking=False))
-        results, errors = batch_env_lib._in_parallel(requests)
+        results, errors = self._in_parallel(requests)
         failures = self._failures(results, errors)
         restarted = np.zeros(len(self._envs), bool)
         for worker, (index, error) in sorted(failures.items()):
@@ -276,7 +276,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             requests.append(functools.partial(
                 self._workers[worker].reset, options=dict(
                     positions=positions, seeds=seeds), blocking=False))
-        results, errors = batch_env_lib._in_parallel(requests)
+        results, errors = self._in_parallel(requests)
         failures = self._failures(
             [result and _as_batch(result) for result in results], errors,
             requested)

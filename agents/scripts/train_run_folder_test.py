@@ -1,0 +1,218 @@
+"""End-to-end tests: the run folder stays the run's own and stays sound.
+
+One trainer at a time, timestamps that name folders inside --logdir,
+checkpoints looked up inside the folder being resumed (also when copied, or
+when its `checkpoint` index is damaged or stale), `max_to_keep` across
+restarts, a full disk, and resumes that fail without writing. Helpers and
+test doubles come from `train_reliability_test`.
+"""
+
+import os
+import shutil
+import signal
+
+import pytest
+import tensorflow.compat.v1 as tf
+from tensorflow.python.lib.io import file_io
+
+from agents.scripts import run_lock
+from agents.scripts import train
+from agents.scripts import utility
+from agents.scripts.train_reliability_test import _Script
+from agents.scripts.train_reliability_test import _edit_config
+from agents.scripts.train_reliability_test import _listing
+from agents.scripts.train_reliability_test import _main
+from agents.scripts.train_reliability_test import _new_run_folder
+from agents.scripts.train_reliability_test import _recording
+from agents.scripts.train_reliability_test import _tiny_config
+from agents.tools import loop_test
+
+
+@pytest.fixture(name='finished_run', scope='module')
+def fixture_finished_run(tmp_path_factory):
+    """A finished run folder of the tiny config: its checkpoint is step 80.
+
+    Tests copy it; the `checkpoint` index names absolute paths, as savers
+    before relative paths wrote it.
+    """
+    run_dir = str(tmp_path_factory.mktemp('finished') / 'T-pendulum')
+    list(train.train(_tiny_config(logdir=run_dir, seed=None), False))
+    tf.train.update_checkpoint_state(
+        run_dir, os.path.join(run_dir, 'model.ckpt-80'))
+    return run_dir
+
+
+def _copy_run(finished_run, logdir):
+    """Copy the finished run into a log directory, as `cp -r` does."""
+    run_dir = os.path.join(logdir, 'T-pendulum')
+    shutil.copytree(finished_run, run_dir)
+    return run_dir
+
+
+def test_second_trainer_on_a_run_folder_exits_2_and_writes_nothing(
+        tmp_path, capsys):
+    """A run folder in use by a trainer refuses a second one in one line.
+
+    The lock ends with the trainer, also when it is killed.
+    """
+    run_dir = _new_run_folder(str(tmp_path), 'T', steps=1e5, seed=None)
+    script = _Script(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    try:
+        script.wait_for(r'INFO Global step \d+ \(eval\)')
+        # Frozen, so that the folder changes only if the second one writes.
+        os.killpg(script.process.pid, signal.SIGSTOP)
+        before = _listing(tmp_path)
+        code = _main(
+            f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert _listing(tmp_path) == before
+    finally:
+        script.kill()
+    assert code == 2
+    assert lines[-1] == (
+        f'Error: Run folder {run_dir} is in use by process '
+        f'{script.process.pid}, another trainer; wait for it to end, or pass '
+        'another --timestamp for a new run.')
+    run_lock.RunLock(run_dir).acquire().release()
+
+
+@pytest.mark.parametrize(
+    'timestamp', ['../escaped', '2024/01', '', '.hidden', 'a:b'])
+def test_invalid_timestamp_exits_2_without_writing(
+        tmp_path, capsys, timestamp):
+    """A timestamp that is no plain folder name fails in one line."""
+    logdir = tmp_path / 'runs'
+    code = _main(
+        f'--logdir={logdir}', '--config=pendulum', f'--timestamp={timestamp}')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1] == (
+        f'Error: --timestamp={timestamp!r} must be 1 to 100 letters, digits, '
+        "'.', '_', '+' or '-', starting with a letter or digit; it names a "
+        'folder inside --logdir.')
+    assert os.listdir(tmp_path) == []
+
+
+def test_timestamp_resumes_only_its_own_run_folder(tmp_path, capsys):
+    """Another config, or a longer timestamp, is not resumed.
+
+    The folder `exp-pendulum` belongs to `--timestamp=exp` and the config
+    pendulum; `a-b-pendulum` to `--timestamp=a-b`, not to `--timestamp=a`.
+    """
+    run_dir = _new_run_folder(str(tmp_path), 'exp')
+    _new_run_folder(str(tmp_path), 'a-b')
+    before = _listing(tmp_path)
+    code = _main(f'--logdir={tmp_path}', '--config=cartpole', '--timestamp=exp')
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"Error: Run folder {run_dir} of --timestamp=exp has the config "
+        "'pendulum', not 'cartpole'; pass --config=pendulum or no --config "
+        'to resume it, or another --timestamp for a new run.')
+    code = _main(f'--logdir={tmp_path}', '--timestamp=a')
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        'Error: Pass --config to start a new run (no run folder with '
+        f"timestamp 'a' in {tmp_path}).")
+    assert _listing(tmp_path) == before
+
+
+def test_copied_run_folder_resumes_from_its_own_checkpoint(
+        finished_run, tmp_path, monkeypatch):
+    """A copy resumes from its own files, not from those its index names.
+
+    Its `checkpoint` index names the original's absolute paths, and the
+    original is still there.
+    """
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    restored = []
+    monkeypatch.setattr(utility, 'initialize_variables', _recording(
+        utility.initialize_variables, restored))
+    code = _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    assert code == 0
+    assert restored == [os.path.join(run_dir, 'model.ckpt-80')]
+
+
+def test_resume_without_a_readable_checkpoint_exits_2_and_writes_nothing(
+        finished_run, tmp_path, capsys):
+    """A resume that cannot restore fails in one line, leaving no trace."""
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    shutil.rmtree(os.path.join(run_dir, 'train'))
+    shutil.rmtree(os.path.join(run_dir, 'eval'))
+    data = os.path.join(run_dir, 'model.ckpt-80.data-00000-of-00001')
+    with open(data, 'r+b') as file_:
+        file_.truncate(os.path.getsize(data) // 2)
+    before = _listing(tmp_path)
+    code = _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1].startswith(
+        f'Error: Cannot resume {run_dir}: No readable checkpoint: '
+        f'{run_dir}/model.ckpt-80: '), lines[-1]
+    assert _listing(tmp_path) == before
+
+
+def _fail_meta_graph_writes(monkeypatch):
+    """Have writes of meta graphs meet a full disk half way.
+
+    TensorFlow writes the meta graph of a checkpoint last, to a temporary
+    file that it renames; on a full disk the write fails and the temporary
+    file stays, as seen on a small tmpfs.
+    """
+    write = file_io.write_string_to_file
+
+    def write_string_to_file(filename, file_content):
+        if '.meta.tmp' not in filename:
+            return write(filename, file_content)
+        write(filename, file_content[:len(file_content) // 2])
+        raise tf.errors.ResourceExhaustedError(
+            None, None, f'{filename}; No space left on device')
+
+    monkeypatch.setattr(file_io, 'write_string_to_file', write_string_to_file)
+
+
+def test_full_disk_stops_in_one_line_and_keeps_earlier_checkpoints(
+        finished_run, tmp_path, capsys, monkeypatch):
+    """A checkpoint that meets a full disk: one line, exit 1, no leftovers.
+
+    The resumed run saves at its end, step 160; the earlier checkpoint
+    stays as it was.
+    """
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    _edit_config(run_dir, steps=80)
+    earlier = {
+        name: content for name, content in _listing(run_dir).items()
+        if name.startswith('model.ckpt-80')}
+    _fail_meta_graph_writes(monkeypatch)
+    code = _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert lines[-1] == (
+        f'Error: Cannot save checkpoint {run_dir}/model.ckpt-160: No space '
+        'left on device.')
+    assert sorted(
+        name for name in os.listdir(run_dir) if name.startswith('model')) == (
+            sorted(earlier))
+    assert not [name for name in os.listdir(run_dir) if 'tmp' in name]
+    listing = _listing(run_dir)
+    assert {name: listing[name] for name in earlier} == earlier
+    assert utility.list_checkpoints(run_dir) == [
+        os.path.join(run_dir, 'model.ckpt-80')]
+
+
+def test_full_disk_for_summaries_stops_in_one_line(
+        finished_run, tmp_path, capsys, monkeypatch):
+    """Summaries that meet a full disk: one line naming the file, exit 1."""
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    _edit_config(run_dir, steps=80)
+    monkeypatch.setattr(tf.summary, 'FileWriter', loop_test._FullDiskWriter)
+    code = _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert lines[-1] == (
+        f'Error: Cannot write {run_dir}/train/events.out.tfevents.1.host: '
+        'No space left on device.')

@@ -1,0 +1,191 @@
+"""End-to-end tests: signals and stuck steps stop training cleanly.
+
+SIGINT and SIGTERM, to the trainer or to its whole process group as
+schedulers send them, in every env mode, also while a step hangs; and
+environments that hang in the trainer's process. The script runs in a
+subprocess of its own process group, so that real signals reach it. Helpers
+and test doubles come from `train_reliability_test`.
+"""
+
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from agents import tools
+from agents.scripts import utility
+from agents.scripts.train_reliability_test import _Script
+from agents.scripts.train_reliability_test import _edit_config
+from agents.scripts.train_reliability_test import _main
+from agents.scripts.train_reliability_test import _new_run_folder
+from agents.scripts.train_reliability_test import _recording
+from agents.scripts.train_reliability_test import _wait_until_gone
+
+
+@pytest.mark.parametrize(
+    'signum', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
+def test_signal_saves_a_checkpoint_and_the_run_resumes(
+        monkeypatch, tmp_path, signum):
+    """A signal saves, closes the workers and exits; the run resumes.
+
+    SIGINT goes to the process group, as Ctrl-C in a terminal sends it, and
+    SIGTERM to the trainer alone. The same timestamp resumes the run.
+    """
+    # Without a seed, so that `main` here leaves op determinism alone.
+    run_dir = _new_run_folder(str(tmp_path), 'T', steps=1e5, seed=None)
+    # Worker processes that step slices of the batch must be gone too.
+    script = _Script(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=slices')
+    try:
+        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
+        script.record_descendants()
+        if signum == signal.SIGINT:
+            os.killpg(script.process.pid, signum)
+        else:
+            script.process.send_signal(signum)
+        code, seconds = script.finish()
+    finally:
+        script.kill()
+    name = signal.Signals(signum).name
+    assert code == 128 + signum and seconds < 15
+    assert script.lines[-1] == (
+        f'Interrupted by {name}; resume with --logdir={tmp_path} '
+        '--timestamp=T.')
+    assert not _wait_until_gone(script.descendants)
+    saved, = [
+        match.group(1) for match in map(
+            re.compile(r'INFO Saved checkpoint (.*)\.$').search, script.lines)
+        if match]
+    assert utility.list_checkpoints(run_dir) == [saved]
+    step = int(saved.rsplit('-', 1)[1])
+    assert step >= 80
+    if signum == signal.SIGINT:
+        return
+    # Resume, here to save the import, and finish within the next training
+    # and evaluation phase.
+    _edit_config(run_dir, steps=(step // 80 + 1) * 40)
+    restored = []
+    monkeypatch.setattr(
+        utility, 'initialize_variables', _recording(
+            utility.initialize_variables, restored))
+    assert _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess') == 0
+    assert restored == [saved]
+    assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
+        f'model.ckpt-{(step // 80 + 1) * 80}')
+
+
+def _wait_for_file(path, seconds=60):
+    """Wait until a file exists; fail after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(path):
+        assert time.monotonic() < deadline, f'No {path} yet.'
+        time.sleep(0.05)
+
+
+def _faulty_run(tmp_path, env_mode, fault, **overrides):
+    """The script on a run folder of `FaultyEnvironment`s, past a report.
+
+    Returns the script, once the fault began in a step, and the run folder.
+    """
+    overrides.setdefault('seed', None)
+    run_dir = _new_run_folder(
+        str(tmp_path), 'T', env=tools.FaultyEnvironment, steps=1e5,
+        **overrides)
+    fault_file = tmp_path / 'fault'
+    script = _Script(
+        f'--logdir={tmp_path}', '--timestamp=T', f'--env_mode={env_mode}',
+        fault_file=fault_file)
+    script.wait_for(r'INFO Global step \d+ \(eval\)')
+    fault_file.write_text(fault)
+    _wait_for_file(str(fault_file) + '.reached')
+    script.record_descendants()
+    return script, run_dir
+
+
+def _last_reported_step(lines):
+    """The global step of the last progress line of the script."""
+    return max(
+        int(match.group(1)) for match in map(
+            re.compile(r'INFO Global step (\d+) ').search, lines) if match)
+
+
+def _saved_checkpoints(lines):
+    """The checkpoints that the script's log says it saved."""
+    return [
+        match.group(1) for match in map(
+            re.compile(r'INFO Saved checkpoint (.*)\.$').search, lines)
+        if match]
+
+
+@pytest.mark.parametrize('env_mode', ['inprocess', 'processes', 'slices'])
+def test_sigterm_to_the_process_group_mid_step_saves_and_exits_143(
+        tmp_path, env_mode):
+    """SIGTERM to the whole group, as schedulers send it, during a step.
+
+    Workers ignore it and finish the step; the trainer saves the step,
+    closes them and exits with 143.
+    """
+    script, run_dir = _faulty_run(tmp_path, env_mode, 'slow')
+    try:
+        os.killpg(script.process.pid, signal.SIGTERM)
+        code, _ = script.finish()
+    finally:
+        script.kill()
+    assert code == 143, '\n'.join(script.lines)
+    assert script.lines[-1] == (
+        f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
+        '--timestamp=T.')
+    saved, = _saved_checkpoints(script.lines)
+    assert utility.list_checkpoints(run_dir)[0] == saved
+    assert int(saved.rsplit('-', 1)[1]) > _last_reported_step(
+        script.lines), '\n'.join(script.lines)
+    assert not _wait_until_gone(script.descendants)
+
+
+def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
+    """An environment stuck in process stops the run after worker_timeout.
+
+    Nothing interrupts the stuck step, so the watchdog saves the last
+    completed step, prints the line of a worker's timeout and exits.
+    """
+    script, run_dir = _faulty_run(
+        tmp_path, 'inprocess', 'hang', worker_timeout=2)
+    try:
+        code, _ = script.finish()
+    finally:
+        script.kill()
+    assert code == 1, '\n'.join(script.lines)
+    assert script.lines[-1] == (
+        'Error: Training stopped: Environment 0 of the batch failed: '
+        'Environment <PendulumEnv<Pendulum-v1>> in this process did not '
+        'answer within 2 seconds; it cannot be interrupted, so the process '
+        'stops.')
+    saved, = _saved_checkpoints(script.lines)
+    assert utility.list_checkpoints(run_dir)[0] == saved
+    assert int(saved.rsplit('-', 1)[1]) >= _last_reported_step(script.lines)
+
+
+@pytest.mark.parametrize('env_mode', ['inprocess', 'slices'])
+def test_signal_during_a_hung_step_saves_and_exits(tmp_path, env_mode):
+    """SIGTERM ends a run whose step hangs, long before worker_timeout.
+
+    The last completed step is saved, no process is left, and the run
+    resumes from it.
+    """
+    script, run_dir = _faulty_run(tmp_path, env_mode, 'hang')
+    try:
+        os.killpg(script.process.pid, signal.SIGTERM)
+        code, _ = script.finish()
+    finally:
+        script.kill()
+    assert code == 143, '\n'.join(script.lines)
+    assert script.lines[-1] == (
+        f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
+        '--timestamp=T.')
+    saved, = _saved_checkpoints(script.lines)
+    assert utility.list_checkpoints(run_dir)[0] == saved
+    assert int(saved.rsplit('-', 1)[1]) >= _last_reported_step(script.lines)
+    assert not _wait_until_gone(script.descendants)

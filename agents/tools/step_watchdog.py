@@ -1,0 +1,159 @@
+"""Notice a batch of environments stuck in a step, and signals meanwhile.
+
+This module must not import TensorFlow: it only watches the batch.
+"""
+
+import contextlib
+import os
+import select
+import signal
+import threading
+import time
+
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import external_process
+
+_MAX_POLL_SECONDS = 1.0
+
+
+class StepWatchdog:
+    """A thread that acts when a batch of environments is stuck in a step.
+
+    A batch stepped inside a TensorFlow operation keeps the main thread in
+    `session.run` for as long as the step lasts, and Python runs signal
+    handlers only in the main thread, between two bytecodes. So while an
+    environment that steps in this process is stuck, neither a timeout nor a
+    SIGTERM handler can act, and nothing can interrupt the environment.
+    (Worker processes time out by themselves: the batch waits for them with
+    a timeout.) The watchdog is a thread that looks at the batch's `busy`
+    record a few times per timeout and calls, at most once:
+
+    - `on_hang(error)` when an environment stepping or resetting in this
+      process has not answered within `timeout` seconds; the `TimeoutError`
+      names its index in the batch, as the errors of worker processes do.
+    - `on_stuck_signal(signum)` when, `grace` seconds after a signal with a
+      Python handler arrived, the batch has been busy for at least `grace`
+      seconds: the handler cannot run before the step ends. Signals reach
+      the watchdog through `signal.set_wakeup_fd`, set by `watch_signals`.
+
+    The callbacks run in the watchdog's thread while the stuck step goes on,
+    so they should end the process. Nothing costs time per step: the batch
+    only records the time when it starts waiting for an environment.
+    Assigning the batch later (`batch_env`) lets the watchdog start first.
+    """
+
+    def __init__(self, batch_env=None, timeout=None, on_hang=None,
+                 on_stuck_signal=None, grace=2.0):
+        """Create the watchdog; `start` starts its thread.
+
+        Args:
+            batch_env: Batch with a `busy` attribute like `tools.BatchEnv`'s
+                (also through `tools.InGraphBatchEnv`), or None for now.
+            timeout: Seconds an environment stepping in this process may take
+                to answer; None never times out.
+            on_hang: Callable taking the `TimeoutError`, or None.
+            on_stuck_signal: Callable taking the signal number, or None.
+            grace: Seconds that a step in progress has to end after a signal
+                before `on_stuck_signal` is called.
+
+        Raises:
+            ValueError: When `timeout` or `grace` is not positive.
+        """
+        for name, value in (('timeout', timeout), ('grace', grace)):
+            if value is not None and value <= 0:
+                raise ValueError(
+                    f'{name} must be a positive number of seconds, got '
+                    f'{value!r}.')
+        self.batch_env = batch_env
+        self._timeout = timeout
+        self._on_hang = on_hang
+        self._on_stuck_signal = on_stuck_signal
+        self._grace = grace
+        self._poll = min(
+            _MAX_POLL_SECONDS, grace / 2, (timeout or float('inf')) / 4)
+        self._read_fd, self._write_fd = os.pipe()
+        for fd in (self._read_fd, self._write_fd):
+            os.set_blocking(fd, False)
+        self._closed = threading.Event()
+        self._thread = threading.Thread(
+            target=self._watch, name='step_watchdog', daemon=True)
+
+    def start(self):
+        """Start the thread; returns the watchdog."""
+        self._thread.start()
+        return self
+
+    def close(self):
+        """Stop the thread and close its pipe; safe to call again."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        if self._thread.is_alive():
+            with contextlib.suppress(OSError):
+                os.write(self._write_fd, b'\0')
+            self._thread.join()
+        os.close(self._read_fd)
+        os.close(self._write_fd)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *unused_exc_info):
+        self.close()
+
+    @contextlib.contextmanager
+    def watch_signals(self):
+        """Have signals with a Python handler wake the watchdog meanwhile.
+
+        Call it in the main thread, with the handlers installed. It replaces
+        the process's wakeup file descriptor for the `with` block.
+
+        Yields:
+            Nothing.
+        """
+        previous = signal.set_wakeup_fd(
+            self._write_fd, warn_on_full_buffer=False)
+        try:
+            yield
+        finally:
+            signal.set_wakeup_fd(previous)
+
+    def _watch(self):
+        signum = signal_time = None
+        while not self._closed.is_set():
+            readable, _, _ = select.select(
+                [self._read_fd], [], [], self._poll)
+            now = time.monotonic()
+            if readable:
+                with contextlib.suppress(BlockingIOError):
+                    for byte in os.read(self._read_fd, 64):
+                        if byte and signum is None:
+                            signum, signal_time = byte, now
+            if self._closed.is_set():
+                return
+            busy = getattr(self.batch_env, 'busy', None)
+            if not busy:
+                continue
+            index, since = busy  # pylint: disable=unpacking-non-sequence
+            if (self._timeout and self._on_hang and index is not None
+                    and now - since >= self._timeout):
+                self._on_hang(self._hang_error(index))
+                return
+            if (signum is not None and self._on_stuck_signal
+                    and now - signal_time >= self._grace
+                    and now - since >= self._grace):
+                self._on_stuck_signal(signum)
+                return
+
+    def _hang_error(self, index):
+        try:
+            env = self.batch_env[index]
+            name = str(env.unwrapped if hasattr(env, 'unwrapped') else env)
+        except Exception:  # pylint: disable=broad-exception-caught
+            name = 'environment'
+        if len(name) > 80:
+            name = name[:77] + '...'
+        error = external_process.timeout_error(
+            f'Environment {name} in this process', self._timeout,
+            'it cannot be interrupted, so the process stops')
+        return batch_env_lib._name_index(error, index)
