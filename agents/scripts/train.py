@@ -58,7 +58,7 @@ from agents.tools import batch_env as batch_env_lib
 from agents.scripts import config_io
 from agents.scripts import configs
 from agents.scripts import env_modes
-from agents.scripts import run_lock
+from agents.scripts import run_folder
 from agents.scripts import stopping
 from agents.scripts import utility
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
@@ -162,7 +162,6 @@ _MAX_SEED = 2**32 - 1
 # Seconds a step in progress has to end after SIGINT or SIGTERM before the
 # watchdog stops the process without it.
 _STUCK_STEP_GRACE = 2.0
-_TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 
 def _define_loop(graph, logdir, train_steps, eval_steps):
@@ -221,7 +220,7 @@ def train(config, env_mode, on_report=None):
     `restart_workers`; `worker_timeout` bounds the seconds a worker may take
     to answer.
 
-    The run folder is locked while training (see `run_lock`); a second
+    The run folder is locked while training (see `run_folder`); a second
     trainer on it fails with a `ConfigError`. Nothing can interrupt an
     environment stuck in this process: after `worker_timeout` seconds a
     watchdog thread saves the last completed step, prints the error and
@@ -252,10 +251,10 @@ def train(config, env_mode, on_report=None):
     config = _complete_config(config)
     lock = None
     if config.logdir:
-        lock = run_lock.RunLock(config.logdir)
+        lock = run_folder.RunLock(config.logdir)
         try:
             lock.acquire()
-        except run_lock.RunFolderInUse as error:
+        except run_folder.RunFolderInUse as error:
             raise utility.ConfigError(str(error)) from None
         except OSError as error:
             raise utility.ConfigError(
@@ -447,7 +446,7 @@ def _abandon(save, lock, message, code):
 
     Args:
       save: Saves a checkpoint, logging instead of raising its errors.
-      lock: The `run_lock.RunLock` of the run folder, or None.
+      lock: The `run_folder.RunLock` of the run folder, or None.
       message: Callable returning the line to print.
       code: Exit code.
     """
@@ -637,10 +636,10 @@ def _prepare_run(logdir, config_name, timestamp, settings=()):
         return config, None, None
     logdir = os.path.expanduser(logdir)
     if timestamp is not None:
-        check_timestamp(timestamp)
+        run_folder.check_timestamp(timestamp)
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
-    runs = _runs_of_timestamp(logdir, timestamp)
+    runs = run_folder.runs_of_timestamp(logdir, timestamp)
     label = config_name and config_label(config_name)
     if config_name and runs and label not in runs:
         name, = runs[:1]
@@ -692,42 +691,6 @@ def _check_resume_overrides(config, settings, run_dir):
                 f'{run_dir} from {config[key]!r} to {value!r}; a resumed '
                 'run keeps its config.yaml. Start a new run (another '
                 '--timestamp) to change it.')
-
-
-def check_timestamp(timestamp):
-    """Raise a one-line ConfigError unless a timestamp can name run folders.
-
-    Args:
-      timestamp: Value of --timestamp.
-
-    Raises:
-      utility.ConfigError: Naming the value and the characters allowed.
-    """
-    if not _TIMESTAMP.match(timestamp):
-        raise utility.ConfigError(
-            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
-            "'.', '_', '+' or '-', starting with a letter or digit; it names "
-            'a folder inside --logdir.')
-
-
-def _runs_of_timestamp(logdir, timestamp):
-    """The config names of the resumable run folders of a timestamp.
-
-    Config names hold no '-', so a folder `<timestamp>-<config>` splits at
-    its last one, and a timestamp never matches the folders of a longer one.
-
-    Returns:
-      Sorted list of config names whose run folder holds a config.yaml.
-    """
-    if not os.path.isdir(logdir):
-        return []
-    names = []
-    for name in os.listdir(logdir):
-        prefix, _, config_name = name.rpartition('-')
-        if prefix == timestamp and os.path.isfile(
-                os.path.join(logdir, name, 'config.yaml')):
-            names.append(config_name)
-    return sorted(names)
 
 
 def _check_writable(logdir):

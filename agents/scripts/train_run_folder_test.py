@@ -15,7 +15,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 from tensorflow.python.lib.io import file_io
 
-from agents.scripts import run_lock
+from agents.scripts import run_folder
 from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts.train_reliability_test import _Script
@@ -74,7 +74,7 @@ def test_second_trainer_on_a_run_folder_exits_2_and_writes_nothing(
         f'Error: Run folder {run_dir} is in use by process '
         f'{script.process.pid}, another trainer; wait for it to end, or pass '
         'another --timestamp for a new run.')
-    run_lock.RunLock(run_dir).acquire().release()
+    run_folder.RunLock(run_dir).acquire().release()
 
 
 @pytest.mark.parametrize(

@@ -15,17 +15,12 @@ This module must not import TensorFlow: worker processes import it.
 
 import atexit
 import builtins
-import contextlib
 import functools
 import math
 import multiprocessing
-from multiprocessing import resource_tracker
-import os
 import pickle
 import select
 import signal
-import sys
-import threading
 import time
 import traceback
 import weakref
@@ -35,14 +30,12 @@ import gymnasium as gym
 import numpy as np
 
 from agents.tools import message_frames
+from agents.tools import worker_process
 
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-_HAVE_SIGMASK = hasattr(signal, 'pthread_sigmask')
 _DEFAULT_TIMEOUT = 600.0
 _MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
-_PARENT_POLL_SECONDS = 0.5
 _PICKLE_PROTOCOL = message_frames.PICKLE_PROTOCOL
 _PICKLE_OPCODE = 0x80
 
@@ -172,15 +165,9 @@ class ExternalProcess(gym.Env):
         self._process = context.Process(
             target=_worker, args=(worker_conn, cloudpickle.dumps(constructor)),
             daemon=True)
-        # With the signals blocked, the child starts ignoring them before it
-        # could receive one; see `_worker`. The resource tracker unblocks
-        # them when it starts, so it starts first.
-        resource_tracker.ensure_running()
-        with _signals_blocked(), (
-                contextlib.nullcontext() if main_module else _main_hidden()):
-            if start_method == 'forkserver':
-                _preload_forkserver(context)
-            self._process.start()
+        worker_process.start(
+            self._process, context, main_module=main_module,
+            preload=__name__)
         # Only the child may hold its end, so that the parent sees the end of
         # the pipe as soon as the child dies.
         worker_conn.close()
@@ -388,7 +375,7 @@ class ExternalProcess(gym.Env):
                     (self._CLOSE, None), _PICKLE_PROTOCOL))
             except (OSError, ValueError):
                 pass  # The child is gone or its pipe broke; reap it below.
-        _reap(self._process, seconds)
+        worker_process.reap(self._process, seconds)
         self._conn.close()
 
     def __del__(self):
@@ -493,7 +480,7 @@ class ExternalProcess(gym.Env):
         return f'Environment worker {self._name} (pid {self._process.pid})'
 
     def _died(self):
-        _reap(self._process, 1.0)
+        worker_process.reap(self._process, 1.0)
         code = self._process.exitcode
         reason = f'exit code {code}'
         if code is not None and code < 0:
@@ -525,16 +512,7 @@ def _worker(conn, constructor):
         conn: This process's end of the pipe.
         constructor: The environment constructor, pickled with cloudpickle.
     """
-    # Ctrl-C and schedulers signal the whole process group; the parent
-    # decides when its workers stop, so that it can save its state while they
-    # still answer. A handler that does nothing rather than SIG_IGN, so that
-    # programs the environment executes get the default handling back.
-    for signum in _STOP_SIGNALS:
-        signal.signal(signum, _ignore_signal)
-    if _HAVE_SIGMASK:
-        # The parent blocked them while starting this process.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
-    _exit_with_parent(conn)
+    worker_process.leave_stopping_to_parent(conn)
     env = None
     channel = message_frames.Channel(conn)
     try:
@@ -557,69 +535,6 @@ def _worker(conn, constructor):
             except Exception:
                 pass  # The parent asked to close; it cannot hear us now.
         conn.close()
-
-
-def _ignore_signal(unused_signum, unused_frame):
-    """Signal handler that leaves the decision to stop to the parent."""
-
-
-@contextlib.contextmanager
-def _signals_blocked():
-    """Block SIGINT and SIGTERM in this thread meanwhile.
-
-    Processes started meanwhile inherit the blocked signals, so that a signal
-    to the process group cannot end them before they install their handlers;
-    this thread receives signals that arrived meanwhile once the block ends.
-    `multiprocessing`'s resource tracker starts the same way.
-
-    Yields:
-        Nothing.
-    """
-    if not _HAVE_SIGMASK:
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def _exit_with_parent(conn):
-    """End this worker process as soon as its parent process is gone.
-
-    A worker waiting for a message learns of the parent's death from the end
-    of the pipe, but one stuck in the environment would outlive it, so a
-    thread watches the pipe for the hang-up too. With the 'fork' start
-    method, later workers inherit the parent's end of the pipe and keep it
-    open, so the thread also watches for the worker's parent process to
-    change. (With 'forkserver', the parent process is the fork server, which
-    every worker keeps alive.)
-
-    Args:
-        conn: This process's end of the pipe to the parent.
-    """
-    parent = os.getppid()
-    poller = None
-    if hasattr(select, 'poll'):
-        poller = select.poll()
-        hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
-        poller.register(conn.fileno(), hang_up)
-
-    def watch():
-        while os.getppid() == parent:
-            if poller is None:
-                time.sleep(_PARENT_POLL_SECONDS)
-                continue
-            events = poller.poll(_PARENT_POLL_SECONDS * 1000)
-            if any(event & select.POLLNVAL for _, event in events):
-                return  # The worker closed the pipe and is exiting.
-            if any(event & hang_up for _, event in events):
-                break
-        # Skip cleanup, which may hang in the same environment.
-        os._exit(1)  # pylint: disable=protected-access
-
-    threading.Thread(target=watch, name='exit_with_parent', daemon=True).start()
 
 
 def _serve(channel, env):
@@ -775,30 +690,6 @@ def _describe_env(env):
     return attributes
 
 
-@contextlib.contextmanager
-def _main_hidden():
-    """Hide the main module from processes started meanwhile.
-
-    multiprocessing tells 'spawn' and 'forkserver' children to import the
-    main module by its `__spec__` name or `__file__` path; without them, the
-    children leave it alone. ('fork' children inherit it either way.)
-
-    Yields:
-        Nothing; the attributes return after the `with` block.
-    """
-    main = sys.modules.get('__main__')
-    saved = {
-        name: getattr(main, name) for name in ('__spec__', '__file__')
-        if getattr(main, name, None) is not None}
-    for name in saved:
-        setattr(main, name, None)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(main, name, value)
-
-
 def _make_poller(conn):
     """Return a function that waits up to a timeout for data on the pipe."""
     if not hasattr(select, 'poll'):
@@ -806,36 +697,6 @@ def _make_poller(conn):
     poller = select.poll()
     poller.register(conn.fileno(), select.POLLIN)
     return lambda seconds: poller.poll(seconds * 1000)
-
-
-def _preload_forkserver(context):
-    """Have the fork server import this module before it forks workers.
-
-    Workers forked from a server that already imported this module, NumPy and
-    gymnasium start in milliseconds instead of importing them each. This only
-    takes effect before the server started, and keeps modules others asked
-    to preload. The server starts here, with SIGINT and SIGTERM blocked,
-    which it keeps: a signal to the process group leaves it running, since
-    the workers it forked count on it to report their exit codes.
-    """
-    from multiprocessing import forkserver
-    server = getattr(forkserver, '_forkserver', None)
-    modules = getattr(server, '_preload_modules', None)
-    if modules is not None and __name__ not in modules:
-        context.set_forkserver_preload(list(modules) + [__name__])
-    if server is not None:
-        with _signals_blocked():
-            server.ensure_running()
-
-
-def _reap(process, seconds):
-    """Wait for a process to exit, then kill it (it ignores SIGTERM)."""
-    if process is None:
-        return
-    process.join(seconds)
-    if process.exitcode is None:
-        process.kill()
-        process.join()
 
 
 def _close_ref(ref):

@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
-from agents.scripts import run_lock
+from agents.scripts import run_folder
 
 _HOLDER_SCRIPT = """
 import sys
-from agents.scripts import run_lock
-lock = run_lock.RunLock(sys.argv[1]).acquire()
+from agents.scripts import run_folder
+lock = run_folder.RunLock(sys.argv[1]).acquire()
 print('locked', flush=True)
 sys.stdin.readline()
 """
@@ -21,17 +21,17 @@ sys.stdin.readline()
 def test_second_lock_fails_naming_the_folder_and_the_holder(tmp_path):
     """The second lock of a folder fails, naming the first one's process."""
     run_dir = str(tmp_path / 'runs' / 'T-pendulum')
-    with run_lock.RunLock(run_dir):
-        with open(os.path.join(run_dir, run_lock.LOCK_NAME), 'rb') as file_:
+    with run_folder.RunLock(run_dir):
+        with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
             content = file_.read()
         assert content == f'{os.getpid()}\n'.encode()
-        with pytest.raises(run_lock.RunFolderInUse) as error:
-            run_lock.RunLock(run_dir).acquire()
+        with pytest.raises(run_folder.RunFolderInUse) as error:
+            run_folder.RunLock(run_dir).acquire()
         assert str(error.value) == (
             f'Run folder {run_dir} is in use by process {os.getpid()}, '
             'another trainer; wait for it to end, or pass another '
             '--timestamp for a new run.')
-        with open(os.path.join(run_dir, run_lock.LOCK_NAME), 'rb') as file_:
+        with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
             assert file_.read() == content
     assert os.listdir(run_dir) == []
 
@@ -44,14 +44,14 @@ def test_killed_holder_leaves_no_lock(tmp_path):
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as holder:
         try:
             assert holder.stdout.readline() == 'locked\n'
-            with pytest.raises(run_lock.RunFolderInUse) as error:
-                run_lock.RunLock(run_dir).acquire()
+            with pytest.raises(run_folder.RunFolderInUse) as error:
+                run_folder.RunLock(run_dir).acquire()
             assert error.value.pid == holder.pid
         finally:
             holder.send_signal(signal.SIGKILL)
     # The killed holder left its lock file, unlocked.
-    assert os.listdir(run_dir) == [run_lock.LOCK_NAME]
-    lock = run_lock.RunLock(run_dir).acquire()
+    assert os.listdir(run_dir) == [run_folder.LOCK_NAME]
+    lock = run_folder.RunLock(run_dir).acquire()
     lock.release()
     assert os.listdir(run_dir) == []
 
@@ -59,7 +59,7 @@ def test_killed_holder_leaves_no_lock(tmp_path):
 def test_release_removes_the_folders_that_acquire_created(tmp_path):
     """A run that wrote nothing can remove the folders made for the lock."""
     (tmp_path / 'runs').mkdir()
-    lock = run_lock.RunLock(str(tmp_path / 'runs' / 'new' / 'T-pendulum'))
+    lock = run_folder.RunLock(str(tmp_path / 'runs' / 'new' / 'T-pendulum'))
     lock.acquire()
     assert lock.held
     lock.release(remove_created=True)

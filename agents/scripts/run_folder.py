@@ -1,4 +1,8 @@
-"""One trainer at a time per run folder.
+"""The run folder: its name, and one trainer at a time in it.
+
+A run folder `<logdir>/<timestamp>-<config>` holds a run: its config.yaml,
+checkpoints and summaries. Its timestamp names a folder inside `--logdir`
+and nothing else.
 
 Two trainers writing one run folder overwrite each other's checkpoints and
 corrupt its event files. A trainer holds an exclusive `fcntl.flock` on the
@@ -11,8 +15,52 @@ process that holds it, for the error of the trainer that finds it taken.
 import contextlib
 import fcntl
 import os
+import re
+
+from agents.scripts import config_io
 
 LOCK_NAME = '.lock'
+_TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
+
+
+def check_timestamp(timestamp):
+    """Raise a one-line ConfigError unless a timestamp can name run folders.
+
+    Args:
+      timestamp: Value of --timestamp.
+
+    Raises:
+      config_io.ConfigError: Naming the value and the characters allowed.
+    """
+    if not _TIMESTAMP.match(timestamp):
+        raise config_io.ConfigError(
+            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
+            "'.', '_', '+' or '-', starting with a letter or digit; it names "
+            'a folder inside --logdir.')
+
+
+def runs_of_timestamp(logdir, timestamp):
+    """The config names of the resumable run folders of a timestamp.
+
+    Config names hold no '-', so a folder `<timestamp>-<config>` splits at
+    its last one, and a timestamp never matches the folders of a longer one.
+
+    Args:
+      logdir: Base directory of the run folders.
+      timestamp: The timestamp.
+
+    Returns:
+      Sorted list of config names whose run folder holds a config.yaml.
+    """
+    if not os.path.isdir(logdir):
+        return []
+    names = []
+    for name in os.listdir(logdir):
+        prefix, _, config_name = name.rpartition('-')
+        if prefix == timestamp and os.path.isfile(
+                os.path.join(logdir, name, 'config.yaml')):
+            names.append(config_name)
+    return sorted(names)
 
 
 class RunFolderInUse(RuntimeError):
