@@ -39,7 +39,10 @@ def save_config(config, logdir=None):
     """Write the configuration to `logdir/config.yaml` atomically.
 
     Callables (algorithm, network, optimizer, ...) are stored as their
-    import paths, so loading never constructs arbitrary Python objects.
+    import paths, so loading never constructs arbitrary Python objects. The
+    file opens with a comment that announces its last line, `# end of
+    config.yaml`, so that a file cut short (cutting `worker_timeout: 600`
+    to `6`, say) is refused instead of read.
 
     Args:
       config: Configuration mapping.
@@ -60,7 +63,9 @@ def save_config(config, logdir=None):
     # Long values such as file paths stay on their key's line.
     yaml.width = 4096
     buffer = io.StringIO()
+    buffer.write(_HEADER + '\n')
     yaml.dump(_to_yaml(dict(config)), buffer)
+    buffer.write(_END + '\n')
     path = os.path.join(logdir, 'config.yaml')
     try:
         os.makedirs(logdir, exist_ok=True)
@@ -81,8 +86,10 @@ def load_config(logdir):
       logdir: Run folder containing config.yaml.
 
     Raises:
-      ConfigError: When the file is missing, is not valid YAML, or names a
-          callable or config file that cannot be imported.
+      ConfigError: When the file is missing, cut short (see `save_config`;
+          files without the opening comment are read as they are), is not
+          valid YAML, or names a callable or config file that cannot be
+          imported.
 
     Returns:
       Locked `tools.AttrDict` of the configuration.
@@ -94,7 +101,17 @@ def load_config(logdir):
     yaml.Constructor = _ConfigConstructor
     try:
         with open(path, encoding='utf-8') as file_:
-            values = yaml.load(file_)
+            text = file_.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f'Cannot read {path}: {error}.') from error
+    lines = [line.strip() for line in text.splitlines()]
+    if lines and lines[0] == _HEADER and _END not in lines:
+        raise ConfigError(
+            f"{path} is incomplete: its last line '{_END}' is missing, so "
+            'it was cut short; restore it, or start a new run with another '
+            '--timestamp.')
+    try:
+        values = yaml.load(text)
     except ruamel.yaml.YAMLError as error:
         detail = ' '.join(str(error).split())
         raise ConfigError(f'Invalid YAML in {path}: {detail}') from error
@@ -109,6 +126,10 @@ def load_config(logdir):
     config = tools.AttrDict(values)
     config.lock()
     return config
+
+
+_HEADER = '# batch-ppo run configuration; it ends with the line below.'
+_END = '# end of config.yaml'
 
 
 def write_atomic(path, content):

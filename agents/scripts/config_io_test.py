@@ -33,6 +33,31 @@ def test_save_config_leaves_no_temporary_files(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ['config.yaml']
 
 
+def test_config_cut_short_is_refused(tmp_path):
+    """A config.yaml that lost its end is refused, not read as it is.
+
+    Cut 3 bytes short, the file before this check read `worker_timeout:
+    600` as `6`; now its closing line is what the cut takes.
+    """
+    config = tools.AttrDict(configs.pendulum())
+    config_io.save_config(config, str(tmp_path))
+    path = tmp_path / 'config.yaml'
+    content = path.read_bytes()
+    lines = content.decode().splitlines()
+    assert lines[0].startswith('# ') and lines[-1] == '# end of config.yaml'
+    assert config_io.load_config(str(tmp_path)) == config
+    path.write_bytes(content[:-3])
+    with pytest.raises(config_io.ConfigError) as error:
+        config_io.load_config(str(tmp_path))
+    assert str(error.value) == (
+        f"{path} is incomplete: its last line '# end of config.yaml' is "
+        'missing, so it was cut short; restore it, or start a new run with '
+        'another --timestamp.')
+    # Files of earlier versions, without the opening comment, still load.
+    path.write_bytes(content.split(b'\n', 1)[1][:-len(lines[-1]) - 1])
+    assert config_io.load_config(str(tmp_path)) == config
+
+
 def test_load_config_rejects_invalid_yaml(tmp_path):
     (tmp_path / 'config.yaml').write_text('env: [unclosed\n')
     with pytest.raises(config_io.ConfigError, match='Invalid YAML in .*'):

@@ -216,3 +216,23 @@ def test_full_disk_for_summaries_stops_in_one_line(
     assert lines[-1] == (
         f'Error: Cannot write {run_dir}/train/events.out.tfevents.1.host: '
         'No space left on device.')
+
+
+def test_config_cut_short_exits_2_without_writing(tmp_path, capsys):
+    """A config.yaml that lost its last bytes stops the resume in one line.
+
+    Without its closing line, `worker_timeout: 600` cut to `6` would pass.
+    """
+    run_dir = _new_run_folder(str(tmp_path), 'T', worker_timeout=600)
+    path = os.path.join(run_dir, 'config.yaml')
+    with open(path, 'r+b') as file_:
+        file_.truncate(os.path.getsize(path) - 3)
+    before = _listing(tmp_path)
+    code = _main(f'--logdir={tmp_path}', '--timestamp=T')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1] == (
+        f"Error: {path} is incomplete: its last line '# end of config.yaml' "
+        'is missing, so it was cut short; restore it, or start a new run '
+        'with another --timestamp.')
+    assert _listing(tmp_path) == before
