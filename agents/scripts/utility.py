@@ -327,15 +327,21 @@ def _error_cause(error):
     """
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
+    return _error_line(error).rpartition('; ')[2]
+
+
+def _error_line(error):
+    """The line of a TensorFlow error that says what went wrong."""
     message = getattr(error, 'message', None) or str(error)
+    # Restores explain that the graph may have changed, then give the cause.
+    message = message.rpartition('Original error:')[2]
     # Skip the lines of a failed session run that locate the node.
     ignore = (
         'Graph execution error', 'Detected at node', 'File ', 'Node:', '[[')
     lines = [
         line.strip() for line in message.splitlines()
         if line.strip() and not line.strip().startswith(ignore)]
-    first = lines[0] if lines else type(error).__name__
-    return first.rpartition('; ')[2]
+    return lines[0] if lines else type(error).__name__
 
 
 def initialize_variables(
@@ -389,7 +395,7 @@ def initialize_variables(
         try:
             saver.restore(sess, path)
         except (tf.errors.OpError, ValueError) as error:
-            message = str(error).strip().splitlines()[0]
+            message = _error_line(error)
             errors.append(f'{path}: {message}')
             logging.getLogger('agents').warning(
                 'Cannot restore checkpoint %s (%s); trying the previous one.',
