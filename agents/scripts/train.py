@@ -164,7 +164,8 @@ _MAX_SEED = 2**32 - 1
 _STUCK_STEP_GRACE = 2.0
 
 
-def _define_loop(graph, logdir, train_steps, eval_steps):
+def _define_loop(
+        graph, logdir, train_steps, eval_steps, caller_thread=True):
     """Alternate a training and an evaluation phase.
 
     Args:
@@ -172,6 +173,8 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
       logdir: Run folder for summaries and checkpoints, or None.
       train_steps: Env steps of each training phase.
       eval_steps: Env steps of each evaluation phase.
+      caller_thread: Whether the training phase runs its ops in the calling
+          thread (config `caller_thread`); evaluation always does.
 
     Returns:
       `tools.Loop`.
@@ -191,15 +194,14 @@ def _define_loop(graph, logdir, train_steps, eval_steps):
         report_every=None,
         log_every=max(1, train_steps // 2),
         checkpoint_every=None,
-        feed={graph.is_training: True})
+        feed={graph.is_training: True},
+        caller_thread=caller_thread)
     loop.add_phase(
         'eval', graph.done, graph.score, summary, eval_steps,
         report_every=eval_steps,
         log_every=max(1, eval_steps // 2),
         checkpoint_every=10 * eval_steps,
         feed={graph.is_training: False},
-        # Evaluation never trains, so its small steps run fastest without
-        # handing ops to other threads.
         caller_thread=True)
     return loop
 
@@ -304,7 +306,8 @@ def _train_locked(config, env_mode, lock, on_report):
                     os.path.join(config.logdir, 'config.yaml')):
                 utility.save_config(config, config.logdir)
             loop = _define_loop(
-                simulation, config.logdir, *phase_steps(config))
+                simulation, config.logdir, *phase_steps(config),
+                caller_thread=config.get('caller_thread', True))
         except BaseException:
             batch_env.close()
             raise
@@ -576,6 +579,7 @@ def _complete_config(config):
         raise utility.ConfigError(
             f'Config session_threads={threads!r} must be a positive integer '
             'or None.')
+    _check_eval_every(config)
     if not isinstance(config.restart_workers, bool):
         raise utility.ConfigError(
             f'Config restart_workers={config.restart_workers!r} must be '
@@ -583,6 +587,28 @@ def _complete_config(config):
     _check_seed(config.seed, 'Config seed')
     config.lock()
     return config
+
+
+def _check_eval_every(config):
+    """Refuse training phases too short to finish a full-length episode.
+
+    Each evaluation phase restarts the training episodes, so a training
+    phase of fewer than `max_length` steps per agent never finishes a
+    full-length episode, and PPO, which trains on finished episodes, stops
+    learning once its episodes grow that long.
+    """
+    eval_every = config.get('eval_every')
+    if eval_every is None:
+        return
+    least = config.num_agents * config.max_length
+    if isinstance(eval_every, bool) or not isinstance(
+            eval_every, (int, float)) or not least <= eval_every < float(
+                'inf'):
+        raise utility.ConfigError(
+            f'Config eval_every={eval_every!r} must be None or a number of '
+            f'steps of at least num_agents * max_length = {least}: every '
+            'evaluation restarts the training episodes, so a shorter '
+            'training phase never finishes a full-length episode.')
 
 
 def _check_seed(seed, name):

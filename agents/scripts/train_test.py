@@ -4,7 +4,9 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
@@ -263,3 +265,57 @@ def test_envpool_mode_trains_and_repeats_seeded_runs():
     second = list(train.train(_tiny_config('pendulum', steps=40), 'envpool'))
     assert len(first) == 1 and np.isfinite(first[0])
     assert first == second
+
+
+class _ThreadRecordingPendulum(gym.Wrapper):
+    """Pendulum that records the thread of every step it takes."""
+
+    threads = []
+
+    def __init__(self, seed=None):
+        del seed
+        super().__init__(gym.make('Pendulum-v1'))
+
+    def step(self, action):
+        self.threads.append(threading.get_ident())
+        return self.env.step(action)
+
+
+@pytest.mark.parametrize('caller_thread', [True, False])
+def test_training_steps_in_the_calling_thread_unless_configured(
+        caller_thread):
+    _ThreadRecordingPendulum.threads = []
+    config = _tiny_config(
+        'pendulum', env=_ThreadRecordingPendulum, steps=40,
+        caller_thread=caller_thread)
+    scores = list(train.train(config, 'inprocess'))
+    # A training phase of 40 env steps, then an evaluation phase of two
+    # 20-step episodes, on two environments.
+    threads = _ThreadRecordingPendulum.threads
+    assert len(threads) == 80
+    main = threading.get_ident()
+    training, evaluation = threads[:40], threads[40:]
+    assert all(thread == main for thread in evaluation)
+    assert all((thread == main) == caller_thread for thread in training)
+    assert len(scores) == 1
+
+
+def test_caller_thread_does_not_change_a_seeded_run():
+    scores = [
+        list(train.train(_tiny_config(
+            'pendulum', steps=120, caller_thread=caller_thread), 'inprocess'))
+        for caller_thread in (True, False)]
+    assert scores[0] == scores[1]
+
+
+@pytest.mark.parametrize('eval_every', [39, 0, True, 'often'])
+def test_training_phase_shorter_than_an_episode_per_agent_is_refused(
+        eval_every):
+    # Two agents of 20-step episodes need training phases of 40 steps.
+    config = _tiny_config('pendulum', eval_every=eval_every)
+    with pytest.raises(utility.ConfigError, match=re.escape(
+            f'Config eval_every={eval_every!r} must be None or a number of '
+            'steps of at least num_agents * max_length = 40: ')):
+        next(train.train(config, 'inprocess'))
+    assert list(train.train(_tiny_config(
+        'pendulum', eval_every=40, steps=40), 'inprocess'))

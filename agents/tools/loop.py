@@ -128,8 +128,8 @@ class Loop:
                 runs faster so, without the hand-offs between threads (and
                 the Python thread state that the environment's
                 `numpy_function` needs in a pool thread); a large update
-                runs slower, without parallel ops. Meant for phases that do
-                not train, like evaluation.
+                may run slower, without parallel ops (intra-op threads
+                remain). The training script runs both of its phases so.
 
         Raises:
             ValueError: When the name is empty or taken, the steps or
