@@ -54,9 +54,11 @@ flags.DEFINE_list(
     'set', [], 'Config overrides as KEY=JSON, e.g. learning_rate=3e-4.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
 flags.DEFINE_string('plot', None, 'Draw the learning curve to this PNG.')
-flags.DEFINE_string(
-    'from_progress', None, 'Train nothing: summarize and plot the reports '
-    'of a progress file, e.g. of a benchmark that was cut short.')
+flags.DEFINE_list(
+    'from_progress', None, 'Train nothing: summarize, plot and write to '
+    '--json the reports of progress files, e.g. of a benchmark that was cut '
+    'short, or of seeds trained by separate commands (a seed found in '
+    'several files keeps the reports of the last).')
 flags.DEFINE_string('reference', None, 'Published score to cite in the '
                     'plot and JSON, e.g. "RL Zoo 5,819 at 1M".')
 
@@ -230,16 +232,20 @@ def plot_curves(results, title, target, path, reference=None):
     plt.close(figure)
 
 
-def load_progress(path):
-    """Results per seed, as `run_seed` returns them, from a progress file.
+def load_progress(paths):
+    """Results per seed, as `run_seed` returns them, from progress files.
 
-    The seconds of a seed are those of its last report.
+    The seconds of a seed are those of its last report. A seed in several
+    files keeps the reports of the last file that has it.
     """
     by_seed = {}
-    with open(path, encoding='utf-8') as file_:
-        for line in file_:
-            report = json.loads(line)
-            by_seed.setdefault(report.pop('seed'), []).append(report)
+    for path in paths:
+        in_file = {}
+        with open(path, encoding='utf-8') as file_:
+            for line in file_:
+                report = json.loads(line)
+                in_file.setdefault(report.pop('seed'), []).append(report)
+        by_seed.update(in_file)
     return [
         dict(seed=seed, reports=reports, seconds=reports[-1]['seconds'])
         for seed, reports in sorted(by_seed.items())]
@@ -261,8 +267,16 @@ def main(argv):
     if FLAGS.from_progress:
         results = load_progress(FLAGS.from_progress)
         steps = min(result['reports'][-1]['train_steps'] for result in results)
-        print_table(FLAGS.config, steps, FLAGS.target, [
-            summarize(result, FLAGS.target) for result in results])
+        rows = [summarize(result, FLAGS.target) for result in results]
+        print_table(FLAGS.config, steps, FLAGS.target, rows)
+        if FLAGS.json:
+            with open(FLAGS.json, 'w', encoding='utf-8') as file_:
+                json.dump(dict(
+                    command=' '.join(sys.argv), config=FLAGS.config,
+                    steps=steps, target=FLAGS.target,
+                    from_progress=FLAGS.from_progress,
+                    reference=FLAGS.reference, rows=rows, results=results),
+                    file_, indent=1)
         if FLAGS.plot:
             plot_curves(
                 results, f'{FLAGS.config}, {len(results)} seeds, '
@@ -278,6 +292,9 @@ def main(argv):
     results = []
     # Reports of all seeds as they come, beside the JSON of the results.
     progress = FLAGS.json and FLAGS.json + '.progress'
+    if progress and os.path.exists(progress):
+        # The reports of an earlier run would mix with this run's.
+        os.remove(progress)
     for result in run_seeds(
             FLAGS.config, FLAGS.steps, seeds, env_mode, overrides, jobs,
             progress):
