@@ -28,8 +28,11 @@ def default():
     worker_timeout = 600  # Seconds a worker may take to answer.
     restart_workers = False  # Replace failed workers and drop their episode.
     session_threads = None  # Threads of TensorFlow's pools; None: per core.
-    # Training runs its ops in the calling thread rather than the inter-op
-    # pool: faster for small networks (benchmarks/caller_thread.py).
+    # Run the ops in the calling thread rather than the inter-op pool:
+    # faster for small networks (benchmarks/caller_thread.py). The Python of
+    # in-process environments then runs in that thread too, where
+    # asynchronous exceptions such as Ray's cancellation land in it
+    # (sweep.py turns it off).
     caller_thread = True
     # Steps per training phase; None: those of update_every full episodes.
     eval_every = None

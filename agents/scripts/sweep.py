@@ -500,6 +500,11 @@ def _train_run(config, env_mode, record, progress):
             config = config_io.load_config(run_dir)
             with config.unlocked:
                 config.logdir = run_dir
+        with config.unlocked:
+            # `ray.cancel` raises KeyboardInterrupt in this thread; the
+            # environments' Python must not run here, or the interrupt
+            # lands inside a step instead of between steps.
+            config.caller_thread = False
         if config.get('seed') is not None:
             # Process-wide, as in train.py; each run has its own worker.
             tf.config.experimental.enable_op_determinism()

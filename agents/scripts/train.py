@@ -173,8 +173,8 @@ def _define_loop(
       logdir: Run folder for summaries and checkpoints, or None.
       train_steps: Env steps of each training phase.
       eval_steps: Env steps of each evaluation phase.
-      caller_thread: Whether the training phase runs its ops in the calling
-          thread (config `caller_thread`); evaluation always does.
+      caller_thread: Whether both phases run their ops in the calling
+          thread rather than the inter-op pool (config `caller_thread`).
 
     Returns:
       `tools.Loop`.
@@ -202,7 +202,7 @@ def _define_loop(
         log_every=max(1, eval_steps // 2),
         checkpoint_every=10 * eval_steps,
         feed={graph.is_training: False},
-        caller_thread=True)
+        caller_thread=caller_thread)
     return loop
 
 
