@@ -193,6 +193,7 @@ def _mujoco():
     together, so an update follows every 1,000 steps of each.
     """
     steps = 1e6  # 1M
+    max_length = 1000
     num_agents = 2
     update_every = 64  # Capacity of the memory, in episodes.
     update_steps = 2000
@@ -227,28 +228,24 @@ def hopper():
     PPO: seed 0 scored 990-998 from 280k to 570k steps (README).
     """
     env = 'Hopper-v5'
-    max_length = 1000
     return dict(_mujoco(), **locals())
 
 
 def walker():
     """Walk forward with a planar biped (MuJoCo)."""
     env = 'Walker2d-v5'
-    max_length = 1000
     return dict(_mujoco(), **locals())
 
 
 def ant():
     """Walk forward with a four-legged robot (MuJoCo)."""
     env = 'Ant-v5'
-    max_length = 1000
     return dict(_mujoco(), **locals())
 
 
 def humanoid():
     """Walk forward with a humanoid (MuJoCo)."""
     env = 'Humanoid-v5'
-    max_length = 1000
     return dict(_mujoco(), **locals())
 
 

@@ -129,6 +129,18 @@ def test_sigterm_to_the_process_group_mid_step_saves_and_exits_143(
     closes them and exits with 143.
     """
     script, run_dir = _faulty_run(tmp_path, env_mode, 'slow')
+    saved_step = _terminate_group_and_check_the_save(script, run_dir, tmp_path)
+    assert saved_step > _last_reported_step(script.lines), '\n'.join(
+        script.lines)
+    assert not _wait_until_gone(script.descendants)
+
+
+def _terminate_group_and_check_the_save(script, run_dir, tmp_path):
+    """SIGTERM the script's process group; check exit, line and checkpoint.
+
+    Returns:
+        The step of the one checkpoint that the interrupted run saved.
+    """
     try:
         os.killpg(script.process.pid, signal.SIGTERM)
         code, _ = script.finish()
@@ -140,9 +152,7 @@ def test_sigterm_to_the_process_group_mid_step_saves_and_exits_143(
         '--timestamp=T.')
     saved, = _saved_checkpoints(script.lines)
     assert utility.list_checkpoints(run_dir)[0] == saved
-    assert int(saved.rsplit('-', 1)[1]) > _last_reported_step(
-        script.lines), '\n'.join(script.lines)
-    assert not _wait_until_gone(script.descendants)
+    return int(saved.rsplit('-', 1)[1])
 
 
 def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
@@ -176,16 +186,6 @@ def test_signal_during_a_hung_step_saves_and_exits(tmp_path, env_mode):
     resumes from it.
     """
     script, run_dir = _faulty_run(tmp_path, env_mode, 'hang')
-    try:
-        os.killpg(script.process.pid, signal.SIGTERM)
-        code, _ = script.finish()
-    finally:
-        script.kill()
-    assert code == 143, '\n'.join(script.lines)
-    assert script.lines[-1] == (
-        f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
-        '--timestamp=T.')
-    saved, = _saved_checkpoints(script.lines)
-    assert utility.list_checkpoints(run_dir)[0] == saved
-    assert int(saved.rsplit('-', 1)[1]) >= _last_reported_step(script.lines)
+    saved_step = _terminate_group_and_check_the_save(script, run_dir, tmp_path)
+    assert saved_step >= _last_reported_step(script.lines)
     assert not _wait_until_gone(script.descendants)
