@@ -67,7 +67,7 @@ def main(argv):
         return
     report = dict(command=' '.join(['python'] + sys.argv),
                   started=time.strftime('%Y-%m-%d %H:%M:%S'), tasks={})
-    print('| task, steps | training phase | wall s (median) | CPU s | '
+    print('| task, steps | ops of both phases | wall s (median) | CPU s | '
           'last score | pool / caller wall |')
     print('| --- | --- | ---: | ---: | ---: | ---: |')
     for task in FLAGS.tasks:
