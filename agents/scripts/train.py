@@ -579,7 +579,7 @@ def _complete_config(config):
         raise utility.ConfigError(
             f'Config session_threads={threads!r} must be a positive integer '
             'or None.')
-    _check_eval_every(config)
+    utility.check_eval_every(config)
     if not isinstance(config.restart_workers, bool):
         raise utility.ConfigError(
             f'Config restart_workers={config.restart_workers!r} must be '
@@ -587,28 +587,6 @@ def _complete_config(config):
     _check_seed(config.seed, 'Config seed')
     config.lock()
     return config
-
-
-def _check_eval_every(config):
-    """Refuse training phases too short to finish a full-length episode.
-
-    Each evaluation phase restarts the training episodes, so a training
-    phase of fewer than `max_length` steps per agent never finishes a
-    full-length episode, and PPO, which trains on finished episodes, stops
-    learning once its episodes grow that long.
-    """
-    eval_every = config.get('eval_every')
-    if eval_every is None:
-        return
-    least = config.num_agents * config.max_length
-    if isinstance(eval_every, bool) or not isinstance(
-            eval_every, (int, float)) or not least <= eval_every < float(
-                'inf'):
-        raise utility.ConfigError(
-            f'Config eval_every={eval_every!r} must be None or a number of '
-            f'steps of at least num_agents * max_length = {least}: every '
-            'evaluation restarts the training episodes, so a shorter '
-            'training phase never finishes a full-length episode.')
 
 
 def _check_seed(seed, name):
