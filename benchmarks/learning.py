@@ -25,6 +25,7 @@ import datetime
 import json
 import multiprocessing
 import os
+import queue
 import signal
 import statistics
 import sys
@@ -107,12 +108,18 @@ def run_seeds(
     """Train seeds in parallel processes.
 
     Each seed trains in a fresh process (started by spawning, as TensorFlow
-    does not survive a fork), so seeds share nothing but the cores. When
-    the benchmark stops early (Ctrl-C, SIGTERM, an error), the seed
-    processes are terminated with it instead of training on unseen.
+    does not survive a fork), so seeds share nothing but the cores. The
+    processes are not daemons, so that a seed may start environment
+    worker processes of its own (`--env_mode=processes`). When the
+    benchmark stops early (Ctrl-C, SIGTERM, an error, a seed that fails or
+    dies), the other seed processes are terminated with it instead of
+    training on unseen.
 
     Yields:
       The result of each seed as `run_seed` returns it, as they finish.
+
+    Raises:
+      RuntimeError: A seed failed; names the seed and the error.
     """
     if jobs <= 1:
         for seed in seeds:
@@ -120,21 +127,56 @@ def run_seeds(
                 config_name, steps, seed, env_mode, overrides, progress)
         return
     context = multiprocessing.get_context('spawn')
-    pool = context.Pool(jobs)
+    answers = context.Queue()
+    waiting = list(seeds)
+    running = {}
     try:
-        pending = [
-            pool.apply_async(run_seed, (
-                config_name, steps, seed, env_mode, overrides, progress))
-            for seed in seeds]
-        while pending:
-            pending[0].wait(1.0)
-            for result in [item for item in pending if item.ready()]:
-                pending.remove(result)
-                yield result.get()
-        pool.close()
+        while waiting or running:
+            while waiting and len(running) < jobs:
+                seed = waiting.pop(0)
+                running[seed] = context.Process(
+                    target=_seed_process, name=f'seed-{seed}', args=(
+                        answers, config_name, steps, seed, env_mode,
+                        overrides, progress))
+                running[seed].start()
+            seed, result, error = _next_answer(answers, running)
+            running.pop(seed).join()
+            if error:
+                raise RuntimeError(f'Seed {seed} failed: {error}')
+            yield result
     finally:
-        pool.terminate()
-        pool.join()
+        for process in running.values():
+            process.terminate()
+        for process in running.values():
+            process.join()
+
+
+def _seed_process(answers, *args):
+    """Body of a seed process: `run_seed(*args)`, answered on a queue."""
+    seed = args[2]
+    # The parent stops the seeds; Ctrl-C in a terminal reaches all of them.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        answers.put((seed, run_seed(*args), None))
+    except Exception as error:  # pylint: disable=broad-except
+        answers.put((seed, None, f'{type(error).__name__}: {error}'))
+
+
+def _next_answer(answers, running):
+    """Wait for the next seed's answer; a seed that died answers too."""
+    while True:
+        try:
+            return answers.get(timeout=1.0)
+        except queue.Empty:
+            pass
+        for seed, process in running.items():
+            if process.exitcode is not None:
+                # It may have answered just before exiting.
+                try:
+                    return answers.get(timeout=1.0)
+                except queue.Empty:
+                    return seed, None, (
+                        f'its process exited with code {process.exitcode}')
 
 
 def _raise_interrupt(signum, unused_frame):
@@ -289,12 +331,21 @@ def main(argv):
     seeds = [int(seed) for seed in FLAGS.seeds]
     jobs = min(FLAGS.jobs or os.cpu_count() or 1, len(seeds))
     started = datetime.datetime.now().isoformat(timespec='seconds')
-    results = []
     # Reports of all seeds as they come, beside the JSON of the results.
     progress = FLAGS.json and FLAGS.json + '.progress'
     if progress and os.path.exists(progress):
         # The reports of an earlier run would mix with this run's.
         os.remove(progress)
+    try:
+        _train_seeds(seeds, env_mode, overrides, jobs, progress, started)
+    except RuntimeError as error:
+        print(f'Error: {error}', file=sys.stderr)
+        sys.exit(1)
+
+
+def _train_seeds(seeds, env_mode, overrides, jobs, progress, started):
+    """Train the seeds, print their curves and the table, write the files."""
+    results = []
     for result in run_seeds(
             FLAGS.config, FLAGS.steps, seeds, env_mode, overrides, jobs,
             progress):
