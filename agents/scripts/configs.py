@@ -47,6 +47,7 @@ def default():
     weight_init = 'glorot'  # Or 'orthogonal'.
     init_output_factor = 0.1
     init_std = 0.35
+    recurrent_value = False  # A GRU in the value too (recurrent_gaussian).
     # Optimization
     update_every = 16  # Episodes per update.
     update_steps = None  # Or train once the episodes hold this many steps.

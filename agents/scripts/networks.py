@@ -128,6 +128,12 @@ def recurrent_gaussian(
     state is the one after the last valid step. The caller carries the state
     from call to call and resets it to zeros at the start of an episode.
 
+    With `config.recurrent_value` (default False, the 2017 network) the
+    value network is recurrent too, the same way over `value_layers`: on a
+    partially observed task a feed-forward value sees too little to tell
+    good states from bad ones. The state is then the pair (policy state,
+    value state).
+
     Args:
         config: Configuration with the fields listed in the module docstring;
             `policy_layers` needs at least one entry.
@@ -135,32 +141,48 @@ def recurrent_gaussian(
         observations: Tensor `[batch, time, ...]`.
         length: Integer tensor `[batch]` of valid lengths, or None for full
             sequences.
-        state: Tensor `[batch, units]`, or None for zeros.
+        state: Tensor `[batch, units]`, or None for zeros; with
+            `recurrent_value` a pair of them.
 
     Returns:
         `tools.AttrDict(policy, value, state)` with the state `[batch,
-        units]` after the last valid step.
+        units]` (or the pair) after the last valid step.
 
     Raises:
-        ValueError: For other action spaces or empty `policy_layers`.
+        ValueError: For other action spaces or empty `policy_layers` (or
+            `value_layers` with `recurrent_value`).
     """
     action_size = _box_size(action_space, 'recurrent_gaussian')
-    if not config.policy_layers:
-        raise ValueError(
-            'recurrent_gaussian needs policy_layers ending in the GRU size, '
-            f'got {config.policy_layers!r}')
+    recurrent_value = bool(config.get('recurrent_value', False))
+    for key in ('policy_layers',) + (('value_layers',) * recurrent_value):
+        if not config[key]:
+            raise ValueError(
+                f'recurrent_gaussian needs {key} ending in the GRU size, '
+                f'got {config[key]!r}')
     activation = _activation(config)
     observations = _flatten_observations(observations)
     init = _weight_init(config)
-    units = int(config.policy_layers[-1])
+    policy_state, value_state = (
+        state if recurrent_value and state is not None else (state, None))
     with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
         hidden = _mlp(
             observations, config.policy_layers[:-1], activation, init)
-        hidden, state = _gru(hidden, length, state, units)
+        hidden, policy_state = _gru(
+            hidden, length, policy_state, int(config.policy_layers[-1]))
         mean, logstd = _gaussian_head(config, hidden, action_size)
     with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
-        value = _value_head(
-            observations, config.value_layers, activation, init)
+        if not recurrent_value:
+            value = _value_head(
+                observations, config.value_layers, activation, init)
+            state = policy_state
+        else:
+            hidden = _mlp(
+                observations, config.value_layers[:-1], activation, init)
+            hidden, value_state = _gru(
+                hidden, length, value_state, int(config.value_layers[-1]))
+            value = _dense(hidden, 1, name='output', init=init)[..., 0]
+            value = tf.check_numerics(value, 'value')
+            state = (policy_state, value_state)
     return tools.AttrDict(
         policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
 

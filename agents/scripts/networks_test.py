@@ -245,6 +245,58 @@ def test_recurrent_inside_cond_after_first_call():
     np.testing.assert_allclose(outside, inside, atol=1e-6)
 
 
+@pytest.mark.parametrize('recurrent_value', [False, True])
+def test_recurrent_value_sees_the_past(recurrent_value):
+    """Only a recurrent value changes with an earlier observation."""
+    observations = _observations(batch=1, time=3)
+    changed = observations.copy()
+    changed[:, 0] += 1.0
+    config = _config(recurrent_value=recurrent_value)
+    with _seeded_graph():
+        network = tf.make_template('network', functools.partial(
+            networks.recurrent_gaussian, config, BOX))
+        values = _evaluate((
+            network(observations, None).value,
+            network(changed, None).value))
+        count = len(tf.trainable_variables('network/value'))
+    # At the first step both see different inputs; later only the GRU can
+    # carry the difference.
+    assert not np.allclose(values[0][:, 0], values[1][:, 0])
+    assert np.allclose(values[0][:, 1:], values[1][:, 1:]) != recurrent_value
+    # Hidden and output layers, or the GRU's three weights and the output.
+    assert count == (5 if recurrent_value else 4)
+
+
+def test_recurrent_value_state_carried_across_calls():
+    """The state is the pair of GRU states; carrying it splits a sequence."""
+    observations = _observations(batch=3, time=6)
+    config = _config(recurrent_value=True, value_layers=(5, 3))
+    with _seeded_graph():
+        network = tf.make_template('network', functools.partial(
+            networks.recurrent_gaussian, config, BOX))
+        whole = network(observations, tf.fill([3], 6))
+        first = network(observations[:, :2], tf.fill([3], 2))
+        second = network(observations[:, 2:], tf.fill([3], 4), first.state)
+        assert [part.shape.as_list() for part in whole.state] == [
+            [3, 4], [3, 3]]
+        whole, first, second = _evaluate((
+            (whole.value, whole.state), (first.value, first.state),
+            (second.value, second.state)))
+    np.testing.assert_allclose(
+        whole[0], np.concatenate([first[0], second[0]], 1), atol=1e-6)
+    for whole_state, second_state in zip(whole[1], second[1]):
+        np.testing.assert_allclose(whole_state, second_state, atol=1e-6)
+
+
+def test_recurrent_value_needs_value_layers():
+    """A recurrent value takes its GRU size from value_layers."""
+    with _seeded_graph():
+        with pytest.raises(ValueError, match=r'needs value_layers .*\(\)'):
+            networks.recurrent_gaussian(
+                _config(recurrent_value=True, value_layers=()), BOX,
+                _observations(), None)
+
+
 @pytest.mark.parametrize('network, space', [
     (networks.feed_forward_gaussian, DISCRETE),
     (networks.feed_forward_gaussian,
