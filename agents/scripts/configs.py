@@ -83,8 +83,12 @@ def pendulum():
     # instead of 77k; benchmarks/learning.py, 6 seeds): a short horizon, a
     # wider initial policy, and 20 epochs under a looser KL target. The
     # learning rate decays to zero at `steps`; without the decay one seed
-    # in three collapsed after 40k steps.
-    discount = 0.9
+    # in three collapsed after 40k steps. Rewards scaled by the return's
+    # standard deviation and a discount of 0.95 rather than 0.9 (a horizon
+    # long enough to plan the swing-up) raised the final score of 3 seeds
+    # at 100k from -176 (median; one seed -552) to -164.
+    discount = 0.95
+    reward_normalization = 'return'
     gae_lambda = 0.95
     learning_rate = 1e-3
     learning_rate_decay = 'linear'
