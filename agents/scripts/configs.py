@@ -107,11 +107,14 @@ def pendulum_partial():
 
     The observation lacks the angular velocity, so the policy must infer it
     from the observations over time: a GRU of 64 units after a hidden
-    layer. Mini-batches hold whole episodes, so the recurrent state is
-    carried from their first step.
+    layer. The value network has a GRU of its own: with a feed-forward
+    value, which cannot tell a fast from a slow pendulum at the same angle,
+    no seed passed -700 in 100k steps. Mini-batches hold whole episodes, so
+    the recurrent state is carried from their first step.
     """
     env = tasks.pendulum_without_velocity
     network = networks.recurrent_gaussian
+    recurrent_value = True
     policy_layers = 64, 64
     chunk_length = 200
     batch_size = 2
