@@ -115,6 +115,7 @@ def pendulum_partial():
     env = tasks.pendulum_without_velocity
     network = networks.recurrent_gaussian
     recurrent_value = True
+    discount = 0.9
     policy_layers = 64, 64
     chunk_length = 200
     batch_size = 2
