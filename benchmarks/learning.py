@@ -60,6 +60,9 @@ flags.DEFINE_list(
     '--json the reports of progress files, e.g. of a benchmark that was cut '
     'short, or of seeds trained by separate commands (a seed found in '
     'several files keeps the reports of the last).')
+flags.DEFINE_list(
+    'compare', None, 'LABEL=JSON of other results to draw in the plot, '
+    'e.g. feed-forward=benchmarks/results/learning-pendulum_partial_ff.json.')
 flags.DEFINE_string('reference', None, 'Published score to cite in the '
                     'plot and JSON, e.g. "RL Zoo 5,819 at 1M".')
 
@@ -243,24 +246,29 @@ def plot_curves(results, title, target, path, reference=None):
     """Draw the mean and min-max band of the returns over seeds.
 
     Seeds are aligned report by report (every seed reports at the same
-    training steps); the curve stops at the shortest seed.
+    training steps); a curve stops at its shortest seed. The results of
+    `--compare` files are drawn beside, each in its own colour.
     """
     # pylint: disable=import-outside-toplevel
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import numpy as np
-    count = min(len(result['reports']) for result in results)
-    steps = np.array([
-        report['train_steps'] for report in results[0]['reports'][:count]])
-    scores = np.array([
-        [report['score'] for report in result['reports'][:count]]
-        for result in results])
+    groups = [(FLAGS.config, results)] + load_compared(FLAGS.compare)
     figure, axes = plt.subplots(figsize=(6, 3.6), dpi=100)
-    axes.fill_between(
-        steps, scores.min(0), scores.max(0), alpha=0.25, linewidth=0,
-        label=f'min-max over {len(results)} seeds')
-    axes.plot(steps, scores.mean(0), linewidth=1.5, label='mean')
+    for index, (label, group) in enumerate(groups):
+        count = min(len(result['reports']) for result in group)
+        steps = np.array([
+            report['train_steps'] for report in group[0]['reports'][:count]])
+        scores = np.array([
+            [report['score'] for report in result['reports'][:count]]
+            for result in group])
+        axes.fill_between(
+            steps, scores.min(0), scores.max(0), alpha=0.25, linewidth=0,
+            color=f'C{index}')
+        axes.plot(
+            steps, scores.mean(0), linewidth=1.5, color=f'C{index}',
+            label=f'{label}: mean, min-max over {len(group)} seeds')
     axes.axhline(target, color='black', linestyle='--', linewidth=1,
                  label=f'target {target:g}')
     axes.set_xlabel('training environment steps')
@@ -272,6 +280,16 @@ def plot_curves(results, title, target, path, reference=None):
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
+
+
+def load_compared(specs):
+    """(label, results) of every `LABEL=JSON` of --compare."""
+    groups = []
+    for spec in specs or ():
+        label, _, path = spec.partition('=')
+        with open(path, encoding='utf-8') as file_:
+            groups.append((label, json.load(file_)['results']))
+    return groups
 
 
 def load_progress(paths):
