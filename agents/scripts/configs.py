@@ -107,9 +107,12 @@ def pendulum_partial():
 
     The observation lacks the angular velocity, so the policy must infer it
     from the observations over time: a GRU of 64 units after a hidden
-    layer. The value network has a GRU of its own: with a feed-forward
-    value, which cannot tell a fast from a slow pendulum at the same angle,
-    no seed passed -700 in 100k steps. Mini-batches hold whole episodes, so
+    layer. The value network has a GRU of its own (a feed-forward value
+    cannot tell a fast from a slow pendulum at the same angle), the
+    rewards are scaled by the return's standard deviation and the discount
+    stays at 0.9: 3 seeds at 100k end at -248, -251 and -223, where the
+    2017 network (feed-forward value, rewards scaled by their own standard
+    deviation) ended at -729 to -872. Mini-batches hold whole episodes, so
     the recurrent state is carried from their first step.
     """
     env = tasks.pendulum_without_velocity
