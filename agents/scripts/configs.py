@@ -263,8 +263,14 @@ def walker():
 
 
 def ant():
-    """Walk forward with a four-legged robot (MuJoCo)."""
-    env = 'Ant-v5'
+    """Walk forward with a four-legged robot (MuJoCo).
+
+    Without the contact forces in the observation, as the tasks of the
+    published scores (see `tasks.ant_without_contact_forces`): with them,
+    seed 0 hovered around 1,000 (standing for the alive bonus) up to 820k
+    steps.
+    """
+    env = tasks.ant_without_contact_forces
     return dict(_mujoco(), **locals())
 
 

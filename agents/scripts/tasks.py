@@ -27,3 +27,22 @@ def pendulum_without_velocity(render_mode=None):
     space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
     return gym.wrappers.TransformObservation(
         env, lambda observ: observ[:2], space)
+
+
+def ant_without_contact_forces(render_mode=None):
+    """Ant-v5 without the external contact forces in its observation.
+
+    Ant-v5 appends the 78 contact forces of its bodies to the 27 positions
+    and velocities by default. The published PPO scores come from tasks
+    without them: Ant-v4 leaves them out by default, and in Ant-v3 under
+    MuJoCo 2 and later they were all zeros.
+
+    Args:
+      render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+
+    Returns:
+      Gymnasium environment with a 27-dimensional observation.
+    """
+    return gym.make(
+        'Ant-v5', include_cfrc_ext_in_observation=False,
+        render_mode=render_mode)
