@@ -34,8 +34,9 @@ def ant_without_contact_forces(render_mode=None):
 
     Ant-v5 appends the 78 contact forces of its bodies to the 27 positions
     and velocities by default. The published PPO scores come from tasks
-    without them: Ant-v4 leaves them out by default, and in Ant-v3 under
-    MuJoCo 2 and later they were all zeros.
+    without them: Ant-v4 leaves them out by default, and Ant-v3 under
+    mujoco-py 2.0 and later observed them as zeros (gymnasium's Ant-v5
+    documentation).
 
     Args:
       render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
