@@ -110,9 +110,11 @@ class GridValues:
 
 
 def gymnasium_episode(values, seed):
-    """Return of one greedy episode in gymnasium's Pendulum-v1."""
+    """Returns of one greedy episode in gymnasium's Pendulum-v1 and in the
+    model, from the state the environment resets to with this seed."""
     env = gym.make('Pendulum-v1')
     env.reset(seed=seed)
+    start = [np.array([part]) for part in env.unwrapped.state]
     total = 0.0
     for step in range(_STEPS):
         angle, velocity = env.unwrapped.state
@@ -120,17 +122,7 @@ def gymnasium_episode(values, seed):
         _, reward, _, _, _ = env.step(torque.astype(np.float32))
         total += float(reward)
     env.close()
-    return total, values.rollout(*[
-        np.array([part]) for part in _start_of(seed)])[0]
-
-
-def _start_of(seed):
-    """The start state that Pendulum-v1 resets to with this seed."""
-    env = gym.make('Pendulum-v1')
-    env.reset(seed=seed)
-    state = tuple(env.unwrapped.state)
-    env.close()
-    return state
+    return total, values.rollout(*start)[0]
 
 
 def main(argv):
