@@ -11,6 +11,8 @@ reached the task's target (-200 on Pendulum-v1). Install the peer first:
     python benchmarks/peers.py --seeds=0 --steps=30000   # a quick look
     python benchmarks/peers.py --tasks=HalfCheetah-v5 \
         --systems=ours,ours_slices,sb3_same,sb3_zoo
+    python benchmarks/peers.py --tasks=HalfCheetah-v5 \
+        --systems=ours,sb3_zoo --until_target   # time to target only
 
 Systems:
 
@@ -118,6 +120,10 @@ flags.DEFINE_float('steps', None, 'Training environment steps per run; '
 flags.DEFINE_float('target', None, 'Evaluation return to reach; default '
                    'per task (Pendulum -200, HalfCheetah 3000).')
 flags.DEFINE_string('json', None, 'Also write all results to this file.')
+flags.DEFINE_bool('until_target', False, 'End each run at its first '
+                  'evaluation at or above the target: the time to target '
+                  'in a fraction of the time; the final return is then '
+                  'that of this evaluation.')
 flags.DEFINE_string('worker_spec', None, 'Internal: run one training.')
 flags.DEFINE_string('worker_out', None, 'Internal: result file of a run.')
 
@@ -187,7 +193,7 @@ def _our_config(task, steps, seed):
     return train_lib._complete_config(config)
 
 
-def make_spec(system, task, seed, steps):
+def make_spec(system, task, seed, steps, stop_at=None):
     """Describe one training run for a worker process.
 
     Args:
@@ -195,6 +201,7 @@ def make_spec(system, task, seed, steps):
         task: Gymnasium id, a key of `TASKS`.
         seed: Integer seed.
         steps: Training environment steps.
+        stop_at: None, or an evaluation return at which the run ends.
 
     Returns:
         JSON-serializable dict; its steps are rounded up to whole updates of
@@ -207,7 +214,7 @@ def make_spec(system, task, seed, steps):
     steps = math.ceil(steps / period) * period
     spec = dict(
         system=system, task=task, seed=seed, steps=steps,
-        eval_every=period,
+        eval_every=period, stop_at=stop_at,
         eval_episodes=config.eval_episodes, max_length=config.max_length)
     if system in _ENV_MODES:
         spec.update(config=TASKS[task]['config'],
@@ -237,6 +244,9 @@ def _train_ours(spec):
             train_steps=(index + 1) * train_steps,
             total_steps=(index + 1) * (train_steps + eval_steps),
             seconds=time.monotonic() - start, score=float(score)))
+        if _reached(reports[-1]['score'], spec.get('stop_at')):
+            # Leaving the loop closes the generator, which ends training.
+            break
     return dict(reports=reports, seconds=time.monotonic() - start,
                 total_steps=reports[-1]['total_steps'] if reports else 0)
 
@@ -293,7 +303,9 @@ def _train_sb3(spec):
             total_steps=num_timesteps + counter['eval_steps'],
             seconds=time.monotonic() - start, score=score))
 
-    callback = _eval_callback(spec['eval_every'], evaluate)
+    callback = _eval_callback(
+        spec['eval_every'], evaluate,
+        lambda: _reached(reports[-1]['score'], spec.get('stop_at')))
     model.learn(total_timesteps=int(spec['steps']), callback=callback)
     env.close()
     eval_env.close()
@@ -301,8 +313,16 @@ def _train_sb3(spec):
                 total_steps=model.num_timesteps + counter['eval_steps'])
 
 
-def _eval_callback(every, evaluate):
-    """SB3 callback calling `evaluate(num_timesteps)` every `every` steps."""
+def _reached(score, stop_at):
+    """Whether a run that stops at a return (or None: never) is done."""
+    return stop_at is not None and score >= stop_at
+
+
+def _eval_callback(every, evaluate, done):
+    """SB3 callback calling `evaluate(num_timesteps)` every `every` steps.
+
+    Training ends after an evaluation for which `done()` is true.
+    """
     from stable_baselines3.common import callbacks
 
     class EvalEvery(callbacks.BaseCallback):
@@ -318,6 +338,7 @@ def _eval_callback(every, evaluate):
             if self.num_timesteps >= self._next:
                 self._next += every
                 evaluate(self.num_timesteps)
+                return not done()
             return True
 
     return EvalEvery()
@@ -583,7 +604,9 @@ def main(argv):
         for index, seed in enumerate(seeds):
             shift = index % len(systems)
             for system in systems[shift:] + systems[:shift]:
-                result = run_measured(make_spec(system, task, seed, steps))
+                result = run_measured(make_spec(
+                    system, task, seed, steps,
+                    target if FLAGS.until_target else None))
                 results[system].append(result)
                 row = summarize(result, target)
                 print(f"{task} seed {seed} {system}: "
