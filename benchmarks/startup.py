@@ -13,8 +13,8 @@ framework's imports, the configuration (which builds one environment), the
 env mode's choice (`auto` builds and times the candidates), the batch of
 environments, the algorithm's graph, the loop, saver and session, the
 variables' initialization, the first training run (Grappler optimizes the
-graph then) and the first evaluation run (a second callable, optimized
-again). Each run of the script is one sample; compare settings side by side
+graph then) and the first evaluation run (the same session callable: the
+phases share it, see `tools.Loop`). Each run of the script is one sample; compare settings side by side
 in alternating runs, not against figures from another time.
 """
 
@@ -116,7 +116,6 @@ def main(argv):
         return result
 
     loop_lib._Callable.__call__ = timed_call
-    first_runs = {}
     # The training phase, one evaluation run, and --steps more.
     total = train_steps + config.num_agents + FLAGS.steps
     try:
@@ -127,14 +126,12 @@ def main(argv):
             start_runs = time.time()
             for _ in loop.run(sess, None, total):
                 pass
-        for callable_, begin, end in calls:
-            if callable_ not in first_runs:
-                first_runs[callable_] = (begin, end)
     finally:
         loop_lib._Callable.__call__ = original_call
         batch_env.close()
-    (train_begin, train_end), (eval_begin, eval_end) = sorted(
-        first_runs.values())[:2]
+    # Each run steps the whole batch; the evaluation follows the training.
+    _, train_begin, train_end = calls[0]
+    _, eval_begin, eval_end = calls[-(-train_steps // config.num_agents)]
     parts.append(('first training run (Grappler, then the step)',
                   train_end - train_begin))
     rss.append(None)
@@ -158,7 +155,7 @@ def main(argv):
         print(f'| {name} | {seconds:.2f} | {value} |')
     print(f'| **to the end of the first training step** | '
           f'**{to_first_step:.2f}** | |')
-    print(f'| first evaluation run (its own Grappler pass) | '
+    print(f'| first evaluation run | '
           f'{results["first_evaluation_run"]:.2f} | |')
     print(f'\nPeak RSS after {len(calls)} runs: '
           f'{results["peak_rss_mib"]:.0f} MiB.')

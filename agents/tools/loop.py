@@ -16,8 +16,8 @@ from agents.tools import streaming_mean
 
 _Phase = collections.namedtuple(
         'Phase',
-        'name, summary_dir, op, batch, steps, feed, report_every, '
-        'log_every, checkpoint_every, caller_thread')
+        'name, summary_dir, tensors, mean_score, batch, steps, feed, '
+        'report_every, log_every, checkpoint_every, caller_thread')
 
 _logger = logging.getLogger('agents')
 
@@ -47,6 +47,12 @@ class Loop:
     feeds, about 0.1 ms per tensor and run, which matters at thousands of
     runs per minute; the loop creates variables for the switches it is not
     given.
+
+    Phases that run the same `done`, `score` and `summary` tensors over the
+    same batch (as training and evaluation of one simulation do) share one
+    session callable, which finds the phase from the global step inside the
+    graph: the session optimizes the graph once (Grappler takes about as
+    long as the first run of a phase) instead of once per phase.
     """
 
     def __init__(self, logdir, step=None, log=None, report=None, reset=None):
@@ -76,6 +82,8 @@ class Loop:
         self._phases = []
         self._writers = {}
         self._first_switches = None
+        # Per phase: the outputs of its runs and the switches after them.
+        self._ops = []
         self._next_switches = []
 
     @property
@@ -162,10 +170,9 @@ class Loop:
         with tf.variable_scope('loop_temporary'):
             mean_score = streaming_mean.StreamingMean(
                     (), tf.float32, 'mean_score')
-        with tf.name_scope(f'loop_{len(self._phases)}'):
-            op = self._define_step(done, score, summary, batch, mean_score)
         self._phases.append(_Phase(
-                name, summary_dir, op, batch, steps,
+                name, summary_dir, (done, score, summary), mean_score, batch,
+                steps,
                 _by_reference(feed or {}), report_every, log_every,
                 checkpoint_every, bool(caller_thread)))
 
@@ -193,22 +200,24 @@ class Loop:
         if not self._phases:
             raise RuntimeError('Add a phase to the loop before running it.')
         global_step = int(sess.run(self._step))
-        # Ops that set the variable switches, built on the first run.
-        if len(self._next_switches) != len(self._phases):
+        # The ops of the runs and the switches, built on the first run.
+        if len(self._ops) != len(self._phases):
             with self._step.graph.as_default():
                 self._first_switches = self._define_switches(
                     self._step, first_run=True)
-                self._next_switches = [
-                    self._define_next_switches(index)
-                    for index in range(len(self._phases))]
+                self._ops, self._next_switches = self._define_runs()
         sess.run(self._first_switches)
         for phase in self._phases:
             if phase.summary_dir is not None:
                 self._writer(phase)
-        callables = [
-            _Callable(sess, phase.op[:3], switches, self._feeds(phase),
-                      phase.caller_thread)
-            for phase, switches in zip(self._phases, self._next_switches)]
+        callables, made = [], {}
+        for phase, op, switches in zip(
+                self._phases, self._ops, self._next_switches):
+            if id(op) not in made:
+                made[id(op)] = _Callable(
+                    sess, op[:3], switches, self._feeds(phase),
+                    phase.caller_thread)
+            callables.append(made[id(op)])
         start_time = last_time = time.monotonic()
         last_step = global_step
         previous_turn = None
@@ -288,15 +297,90 @@ class Loop:
         except (RuntimeError, tf.errors.OpError) as error:
             raise _write_error(phase.summary_dir, error) from error
 
-    def _define_step(self, done, score, summary, batch, mean_score):
+    def _define_runs(self):
+        """The outputs of each phase's runs and the switches after them.
+
+        Returns:
+            Lists over the phases of the outputs (see `_define_step`) and of
+            the ops that set the switches; phases that can share their runs
+            (see `_can_share`) hold the same objects.
+        """
+        phases = self._phases
+        if self._can_share():
+            with tf.name_scope('loop_shared'):
+                index = _locate(
+                    tf.cast(self._step.read_value(), tf.int64), phases).index
+                outputs = self._define_step(
+                    *phases[0].tensors, phases[0].batch,
+                    [phase.mean_score for phase in phases], index)
+                switches = self._define_next_switches(
+                    outputs[3], phases[0].batch)
+            return [outputs] * len(phases), [switches] * len(phases)
+        ops, next_switches = [], []
+        for index, phase in enumerate(phases):
+            with tf.name_scope(f'loop_{index}'):
+                ops.append(self._define_step(
+                    *phase.tensors, phase.batch, [phase.mean_score]))
+                next_switches.append(
+                    self._define_next_switches(ops[-1][3], phase.batch))
+        return ops, next_switches
+
+    def _can_share(self):
+        """Whether all phases can run as one session callable.
+
+        They can when they step the same tensors over the same batch, in the
+        same thread, and feed the same placeholders.
+        """
+        first = self._phases[0]
+
+        def placeholders(phase):
+            return [tensor.ref() for tensor in self._feeds(phase)]
+
+        return all(
+            all(mine is theirs
+                for mine, theirs in zip(phase.tensors, first.tensors))
+            and phase.batch == first.batch
+            and phase.caller_thread == first.caller_thread
+            and placeholders(phase) == placeholders(first)
+            for phase in self._phases[1:])
+
+    def _define_step(
+            self, done, score, summary, batch, mean_scores, index=None):
+        """The outputs of a run: summary, reported score, global step.
+
+        Args:
+            done: Bool tensor of the episodes that ended in the run.
+            score: Float tensor of the episodes' scores.
+            summary: String tensor of the run's summary.
+            batch: Environment steps of a run.
+            mean_scores: The `StreamingMean` of each phase that runs the
+                outputs; one phase's alone where `index` is None.
+            index: None, or int32 tensor of the phase of the run, whose mean
+                receives the scores and reports.
+
+        Returns:
+            Tuple of the summary, the reported mean score (zero on runs
+            without a report), the global step after the run, and the same
+            step once the run has computed everything else.
+        """
         if done.shape.ndims == 0:
             done, score = done[None], score[None]
+        submits = []
         with tf.control_dependencies([done, score, summary]):
-            done_score = tf.gather(score, tf.where(done)[:, 0])
-            submit_score = mean_score.submit(done_score)
-        with tf.control_dependencies([submit_score]):
+            for position, mean_score in enumerate(mean_scores):
+                ended = done if index is None else tf.logical_and(
+                    done, tf.equal(index, position))
+                submits.append(mean_score.submit(
+                    tf.gather(score, tf.where(ended)[:, 0])))
+        if index is None:
+            clear = mean_scores[0].clear
+        else:
+            def clear():
+                return tf.switch_case(
+                    index, [mean_score.clear for mean_score in mean_scores])
+        with tf.control_dependencies(submits):
             # The mean is only read on reports; other runs return zero.
-            reported_score = tf.cond(self._report, mean_score.clear, float)
+            reported_score = tf.cond(self._report, clear, float)
             next_step = self._step.assign_add(
                     tf.cast(batch, self._step.dtype.base_dtype))
         with tf.control_dependencies([reported_score, next_step]):
@@ -312,13 +396,18 @@ class Loop:
         keys = switches + [key for key in phase.feed if key not in switches]
         return [key.deref() for key in keys if not _is_variable(key.deref())]
 
-    def _define_next_switches(self, index):
-        """Set the switches for the run after one of a phase, once it ran."""
-        phase = self._phases[index]
-        with tf.name_scope(f'loop_{index}/next_switches'):
+    def _define_next_switches(self, end_step, batch):
+        """Set the switches for the next run, once a run ended.
+
+        Args:
+            end_step: The global step once a run has computed everything
+                else (the last output of `_define_step`).
+            batch: Environment steps of that run.
+        """
+        with tf.name_scope('next_switches'):
             # Data dependent on the end of the run, see `_define_step`.
-            next_step = tf.cast(phase.op[3], tf.int64)
-            current = _locate(next_step - phase.batch, self._phases)
+            next_step = tf.cast(end_step, tf.int64)
+            current = _locate(next_step - batch, self._phases)
             following = _locate(next_step, self._phases)
             first_run = tf.logical_or(
                 tf.not_equal(current.epoch, following.epoch),

@@ -119,6 +119,69 @@ def test_phases_alternate_with_their_steps(switches):
             ('eval', 32, False, 2)]
 
 
+@pytest.fixture(name='made')
+def _made_callables(monkeypatch):
+    """The session callables that loops make during the test."""
+    made = []
+
+    class Counted(loop_module._Callable):
+        """Records itself on creation."""
+
+        def __init__(self, *args, **kwargs):
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(loop_module, '_Callable', Counted)
+    return made
+
+
+@pytest.mark.parametrize('switches', ['variables', 'placeholders'])
+def test_phases_of_the_same_tensors_share_one_callable(made, switches):
+    """Phases that run the same tensors over the same batch run as one
+    session callable; each phase's mean still holds its own episodes only,
+    also over turns between its reports."""
+    runs = []
+    with tf.Graph().as_default():
+        if switches == 'placeholders':
+            switches = [tf.placeholder(tf.bool, ()) for _ in range(3)]
+            loop = loop_module.Loop(None, None, *switches)
+            phase = tf.placeholder(tf.int32, ())
+        else:
+            loop = loop_module.Loop(None)
+            phase = tf.Variable(0, trainable=False)
+        tensors = _define_phase(loop, 'both', 2, runs, phase)
+        loop.add_phase('train', *tensors, steps=8, report_every=8,
+                       feed={phase: 1})
+        loop.add_phase('eval', *tensors, steps=4, report_every=8,
+                       feed={phase: 2})
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            scores = list(loop.run(sess, None, max_step=36))
+    assert len(made) == 1
+    assert [(run.step, run.reset, run.extra) for run in runs] == [
+            (0, True, 1), (2, False, 1), (4, False, 1), (6, False, 1),
+            (8, True, 2), (10, False, 2),
+            (12, True, 1), (14, False, 1), (16, False, 1), (18, False, 1),
+            (20, True, 2), (22, False, 2),
+            (24, True, 1), (26, False, 1), (28, False, 1), (30, False, 1),
+            (32, True, 2), (34, False, 2)]
+    # Scores are the global step plus the agent's index. Train reports its
+    # turns (steps 0-7, 12-19, 24-31); eval every second turn (8-11 and
+    # 20-23), between which the train turn's episodes stay out of its mean.
+    assert scores == [3.5, 15.5, 15.5, 27.5]
+
+
+def test_phases_of_different_tensors_run_as_callables_of_their_own(made):
+    """Phases of different tensors make a callable each."""
+    runs = []
+    with tf.Graph().as_default():
+        loop = _define_loop(None, runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert list(loop.run(sess, None, max_step=11)) == [3.5, 9.0]
+    assert len(made) == 2
+
+
 def test_run_outside_of_the_graph_context():
     """The loop runs, and builds its switch ops, without its graph being
     the default, as when a caller iterates it elsewhere."""
