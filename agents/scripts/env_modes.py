@@ -299,6 +299,8 @@ def choose_env_mode(
     are closed before this returns. With one
     environment or one CPU core, in-process stepping wins over worker
     processes without measuring: a worker process can only add a round trip.
+    (Training builds the candidates while it builds its graph instead, see
+    `auto_batch_env.AutoBatchEnv`.)
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
@@ -311,6 +313,37 @@ def choose_env_mode(
       Tuple of the fastest mode and a dict from the measured modes to their
       environment steps per second.
     """
+    candidates = usable_candidates(constructor, num_agents, candidates)
+    if len(candidates) == 1:
+        return candidates[0], {}
+    batch_envs = {}
+    try:
+        for mode in candidates:
+            batch_envs[mode] = create_batch_env(
+                constructor, num_agents, mode, timeout=timeout)
+        return time_candidates(batch_envs)
+    finally:
+        for batch_env in batch_envs.values():
+            batch_env.close()
+
+
+def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
+    """The modes worth timing for a batch, checked.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+      num_agents: Number of environments in the batch.
+      candidates: Names of `MODES`; by default those of
+          `auto_candidates(constructor)`.
+
+    Raises:
+      ConfigError: When a candidate is unknown or cannot run here.
+
+    Returns:
+      List of mode names: without the modes of worker processes where the
+      batch has one environment or the machine one core, and in-process
+      stepping is a candidate.
+    """
     if candidates is AUTO_CANDIDATES:
         candidates = auto_candidates(constructor)
     candidates = [check_env_mode(mode) for mode in candidates]
@@ -319,28 +352,34 @@ def choose_env_mode(
             'inprocess' in candidates):
         candidates = [
             mode for mode in candidates if mode not in _WORKER_MODES]
-    if len(candidates) == 1:
-        return candidates[0], {}
-    rates = {mode: 0.0 for mode in candidates}
-    batch_envs = {}
-    try:
-        for mode in candidates:
-            batch_envs[mode] = create_batch_env(
-                constructor, num_agents, mode, timeout=timeout)
-        space = batch_envs[candidates[0]].action_space
-        space.seed(0)
-        actions = [np.stack([space.sample() for _ in range(num_agents)])
-                   for _ in range(16)]
-        for mode in candidates:
-            batch_envs[mode].reset()
-            batch_envs[mode].step(actions[0])
-        for _ in range(_AUTO_ROUNDS):
-            for mode in candidates:
-                rates[mode] = max(rates[mode], _burst_rate(
-                    batch_envs[mode], actions, _AUTO_BURST_SECONDS))
-    finally:
-        for batch_env in batch_envs.values():
-            batch_env.close()
+    return candidates
+
+
+def time_candidates(batch_envs):
+    """Time candidate batches against each other and pick the fastest.
+
+    Args:
+      batch_envs: Dict from mode names to batches of the same environments;
+          they are reset and stepped, and left open.
+
+    Returns:
+      Tuple of the chosen mode (see `pick_env_mode`) and a dict from the
+      modes to their environment steps per second, also logged in one line.
+    """
+    modes = list(batch_envs)
+    rates = {mode: 0.0 for mode in modes}
+    num_agents = len(batch_envs[modes[0]])
+    space = batch_envs[modes[0]].action_space
+    space.seed(0)
+    actions = [np.stack([space.sample() for _ in range(num_agents)])
+               for _ in range(16)]
+    for mode in modes:
+        batch_envs[mode].reset()
+        batch_envs[mode].step(actions[0])
+    for _ in range(_AUTO_ROUNDS):
+        for mode in modes:
+            rates[mode] = max(rates[mode], _burst_rate(
+                batch_envs[mode], actions, _AUTO_BURST_SECONDS))
     mode = pick_env_mode(rates)
     logging.getLogger('agents').info(
         'Env mode auto: %s; using %s.', ', '.join(

@@ -17,6 +17,7 @@ from google.protobuf import text_format
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.scripts import auto_batch_env
 from agents.scripts import env_modes
 from agents.scripts.config_io import ConfigError
 from agents.scripts.config_io import callable_path
@@ -119,10 +120,10 @@ def define_batch_env(
       num_agents: Number of environments in the batch.
       env_mode: How to step the environments: a name of
           `env_modes.mode_names()` or a boolean (see
-          `env_modes.check_env_mode`). 'auto' builds and times the candidates
-          briefly (see `env_modes.choose_env_mode`), closes them, and builds
-          the fastest anew, so that seeded runs match those of the chosen
-          mode.
+          `env_modes.check_env_mode`). 'auto' builds the candidates in the
+          background and, when the batch is first used, times them, closes
+          them, and builds the fastest anew, so that seeded runs match those
+          of the chosen mode (see `auto_batch_env.AutoBatchEnv`).
       seed: Base seed; environment i gets `seed + i`. None leaves them
           unseeded.
       timeout: Seconds to wait for an answer of a worker process before it
@@ -141,12 +142,13 @@ def define_batch_env(
       `tools.InGraphBatchEnv`.
     """
     env_mode = env_modes.check_env_mode(env_mode)
-    if env_mode == 'auto':
-        env_mode, _ = env_modes.choose_env_mode(
-            constructor, num_agents, timeout=timeout)
     with tf.variable_scope('environments'):
-        batch_env = env_modes.create_batch_env(
-            constructor, num_agents, env_mode, seed, timeout, restart)
+        if env_mode == 'auto':
+            batch_env = auto_batch_env.create(
+                constructor, num_agents, seed, timeout, restart)
+        else:
+            batch_env = env_modes.create_batch_env(
+                constructor, num_agents, env_mode, seed, timeout, restart)
         if wrap is not None:
             try:
                 batch_env = wrap(batch_env)

@@ -1,0 +1,184 @@
+"""The batch of the env mode 'auto', whose candidates start in the background.
+
+The mode 'auto' times a batch of every candidate mode and keeps the fastest
+(see `env_modes.choose_env_mode`). The worker processes of a candidate take
+about as long to start as TensorFlow takes to build the training graph (0.7
+and 1.9 s for 16 Pendulums on two cores), and nothing of the graph depends
+on the mode: `AutoBatchEnv` starts them in a thread and chooses when the
+batch is first used, inside the first session run.
+
+This module does not import TensorFlow.
+"""
+
+import logging
+import threading
+
+from agents.scripts import env_modes
+from agents.tools import batch_env as batch_env_lib
+
+
+def create(constructor, num_agents, seed=None, timeout=None, restart=False,
+           candidates=env_modes.AUTO_CANDIDATES):
+    """The batch of environments of the mode 'auto'.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+      num_agents: Number of environments in the batch.
+      seed: Base seed; environment i gets `seed + i`, or None.
+      timeout: Seconds to wait for an answer of a worker process, or None.
+      restart: Whether to replace environments that fail.
+      candidates: Names of `env_modes.MODES` to compare; by default those of
+          `env_modes.auto_candidates(constructor)`.
+
+    Returns:
+      An `AutoBatchEnv`, or the batch of the only candidate worth timing
+      (see `env_modes.usable_candidates`).
+    """
+    modes = env_modes.usable_candidates(constructor, num_agents, candidates)
+    if len(modes) == 1:
+        return env_modes.create_batch_env(
+            constructor, num_agents, modes[0], seed, timeout, restart)
+    return AutoBatchEnv(
+        constructor, num_agents, modes, seed, timeout, restart)
+
+
+class AutoBatchEnv:
+    """A batch of environments in the fastest of some env modes.
+
+    The first candidate (in-process stepping, where it is one) is built at
+    once and gives the spaces; the others are built by a thread meanwhile.
+    The first `reset`, `step` or access to an environment waits for them,
+    times all candidates against each other (`env_modes.time_candidates`,
+    which logs the rates and the choice), closes them, and builds the chosen
+    mode anew with the seeds, so that a seeded run steps as one of that mode
+    does. A candidate that fails to start is left out of the choice, with a
+    warning; an environment that cannot be built at all fails here already,
+    in the first candidate.
+    """
+
+    def __init__(self, constructor, num_agents, modes, seed=None,
+                 timeout=None, restart=False):
+        """Build the first candidate and start building the others.
+
+        Args:
+          constructor: Callable taking a seed (or None) and returning an env.
+          num_agents: Number of environments in the batch.
+          modes: Checked names of at least two `env_modes.MODES`.
+          seed: Base seed; environment i gets `seed + i`, or None.
+          timeout: Seconds to wait for an answer of a worker process, or
+              None.
+          restart: Whether to replace environments that fail.
+        """
+        self._create = lambda mode, seed=None, restart=False: (
+            env_modes.create_batch_env(
+                constructor, num_agents, mode, seed, timeout, restart))
+        self._seed = seed
+        self._restart = restart
+        self._num_agents = num_agents
+        first, *others = sorted(modes, key=lambda mode: mode != 'inprocess')
+        self._first = self._create(first)
+        self._spaces = (
+            self._first.observation_space, self._first.action_space)
+        self._candidates = {first: self._first}
+        self._failed = {}
+        # Guards `_closed` and `_candidates` against the building thread.
+        self._lock = threading.Lock()
+        self._choosing = threading.Lock()
+        self._closed = False
+        self._batch_env = None
+        self.mode = None  # The chosen mode, once chosen.
+        self._thread = threading.Thread(
+            target=self._build, args=(others,), name='env_mode_candidates',
+            daemon=True)
+        self._thread.start()
+
+    def __len__(self):
+        """Number of environments in the batch."""
+        return self._num_agents
+
+    def __getitem__(self, index):
+        """An environment of the chosen mode's batch."""
+        return self._chosen()[index]
+
+    def __getattr__(self, name):
+        """Forward public attributes to the chosen batch, or until it is
+        chosen, to the first candidate (its `busy` and `restarts`, say)."""
+        target = self._batch_env or self._first
+        if name.startswith('_') or target is None:
+            raise AttributeError(
+                f"'{type(self).__name__}' object has no attribute '{name}'")
+        return getattr(target, name)
+
+    @property
+    def observation_space(self):
+        """Observation space of a single environment of the batch."""
+        return self._spaces[0]
+
+    @property
+    def action_space(self):
+        """Action space of a single environment of the batch."""
+        return self._spaces[1]
+
+    def step(self, actions):
+        """Step the chosen mode's batch; see `tools.BatchEnv.step`."""
+        return self._chosen().step(actions)
+
+    def reset(self, indices=None, seed=None):
+        """Reset in the chosen mode's batch; see `tools.BatchEnv.reset`."""
+        return self._chosen().reset(indices, seed=seed)
+
+    def close(self):
+        """Close the candidates, once built, and the chosen batch."""
+        with self._lock:
+            self._closed = True
+        self._thread.join()
+        self._close_candidates()
+        if self._batch_env is not None:
+            self._batch_env.close()
+
+    def _build(self, modes):
+        """Build the candidates of some modes, unless closed meanwhile."""
+        for mode in modes:
+            with self._lock:
+                if self._closed:
+                    return
+            try:
+                batch_env = self._create(mode)
+            except Exception as error:  # pylint: disable=broad-except
+                self._failed[mode] = error
+                continue
+            with self._lock:
+                if self._closed:
+                    batch_env.close()
+                    return
+                self._candidates[mode] = batch_env
+
+    def _chosen(self):
+        """The batch of the chosen mode, which the first call chooses."""
+        if self._batch_env is not None:
+            return self._batch_env
+        with self._choosing:
+            if self._batch_env is None:
+                self._thread.join()
+                for mode, error in self._failed.items():
+                    logging.getLogger('agents').warning(
+                        'Env mode auto: %s did not start, so it is no '
+                        'candidate: %s', mode, batch_env_lib.first_line(error))
+                try:
+                    if len(self._candidates) > 1:
+                        mode, _ = env_modes.time_candidates(self._candidates)
+                    else:
+                        mode = next(iter(self._candidates))
+                finally:
+                    self._close_candidates()
+                self._batch_env = self._create(
+                    mode, self._seed, self._restart)
+                self.mode = mode
+        return self._batch_env
+
+    def _close_candidates(self):
+        """Close the candidates that were built."""
+        candidates, self._candidates = self._candidates, {}
+        self._first = None
+        for batch_env in candidates.values():
+            batch_env.close()

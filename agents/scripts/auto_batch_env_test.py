@@ -1,0 +1,138 @@
+"""Tests of the batch of the env mode 'auto'."""
+
+import logging
+import threading
+
+import numpy as np
+
+from agents import tools
+from agents.scripts import auto_batch_env
+from agents.scripts import env_modes
+
+
+class _Recorder:
+    """Constructor of mock environments that records their seeds."""
+
+    def __init__(self):
+        self.seeds = []
+
+    def __call__(self, seed=None):
+        self.seeds.append(seed)
+        return tools.MockEnvironment(durations=(3,))
+
+
+def _add_mode(monkeypatch, build):
+    """Register an env mode 'test' that builds with `build`."""
+    monkeypatch.setitem(
+        env_modes.MODES, 'test', env_modes.EnvMode(build, 'for tests'))
+
+
+def _choose(mode, chosen):
+    """Stand-in for `env_modes.time_candidates` that picks `mode`."""
+    def time_candidates(batch_envs):
+        chosen.append(sorted(batch_envs))
+        return mode, {name: 1.0 for name in batch_envs}
+    return time_candidates
+
+
+def test_candidates_build_in_the_background_until_the_first_use(
+        monkeypatch):
+    """`create` returns while a candidate still builds; the first reset
+    waits for it, times both, and builds the chosen mode with the seeds."""
+    building, release = threading.Event(), threading.Event()
+    released = []
+
+    def build(constructors, timeout, restart):
+        building.set()
+        # A guard against a hang, should `create` wait for this build.
+        released.append(release.wait(timeout=60))
+        return env_modes.MODES['inprocess'].build(
+            constructors, timeout, restart)
+
+    _add_mode(monkeypatch, build)
+    chosen = []
+    monkeypatch.setattr(env_modes, 'time_candidates', _choose('test', chosen))
+    recorder = _Recorder()
+    batch = auto_batch_env.create(
+        recorder, 3, seed=10, candidates=('inprocess', 'test'))
+    try:
+        assert building.wait(timeout=60)
+        assert batch.mode is None and not chosen
+        assert len(batch) == 3
+        assert batch.observation_space.shape == (2,)
+        release.set()
+        observ = batch.reset()
+        # The candidate, then the chosen batch anew.
+        assert released == [True, True]
+        assert chosen == [['inprocess', 'test']]
+        assert batch.mode == 'test'
+        assert observ.shape == (3, 2)
+        # The candidates unseeded, then the chosen batch with the seeds.
+        assert recorder.seeds == [None] * 6 + [10, 11, 12]
+        _, reward, done, _ = batch.step(np.zeros((3, 3), np.float32))
+        assert reward.shape == done.shape == (3,)
+    finally:
+        release.set()
+        batch.close()
+
+
+def test_a_candidate_that_fails_to_start_is_left_out(monkeypatch, caplog):
+    """A failing candidate costs a warning, not the run."""
+
+    def build(constructors, timeout, restart):
+        del constructors, timeout, restart
+        raise OSError('no workers here')
+
+    _add_mode(monkeypatch, build)
+    chosen = []
+    monkeypatch.setattr(
+        env_modes, 'time_candidates', _choose('inprocess', chosen))
+    batch = auto_batch_env.create(
+        _Recorder(), 2, candidates=('inprocess', 'test'))
+    try:
+        with caplog.at_level(logging.WARNING, logger='agents'):
+            batch.reset()
+    finally:
+        batch.close()
+    assert batch.mode == 'inprocess'
+    assert not chosen  # One candidate left: nothing to time.
+    assert [record.getMessage() for record in caplog.records] == [
+        'Env mode auto: test did not start, so it is no candidate: '
+        'no workers here']
+
+
+def test_close_before_the_first_use_closes_every_candidate(monkeypatch):
+    """Closing an unused batch waits for a candidate that is being built,
+    then closes it and the first candidate."""
+    building, release = threading.Event(), threading.Event()
+    built = []
+
+    def build(constructors, timeout, restart):
+        building.set()
+        release.wait(timeout=60)
+        built.append(env_modes.MODES['inprocess'].build(
+            constructors, timeout, restart))
+        return built[-1]
+
+    _add_mode(monkeypatch, build)
+    recorder = _Recorder()
+    batch = auto_batch_env.create(
+        recorder, 2, candidates=('inprocess', 'test'))
+    assert building.wait(timeout=60)
+    release.set()
+    batch.close()
+    assert batch.mode is None
+    assert len(built) == 1 and built[0]._closed  # pylint: disable=protected-access
+    assert len(recorder.seeds) == 4
+
+
+def test_one_usable_candidate_builds_its_batch_directly():
+    """Without candidates to compare, `create` builds the batch at once."""
+    recorder = _Recorder()
+    batch = auto_batch_env.create(
+        recorder, 2, seed=3, candidates=('inprocess',))
+    try:
+        assert isinstance(batch, tools.BatchEnv)
+        assert recorder.seeds == [3, 4]
+    finally:
+        batch.close()
