@@ -10,10 +10,10 @@ step, then trains on for `--steps` and prints the peak RSS:
 
 Parts: the interpreter and this script's imports, TensorFlow's import, the
 framework's imports, the configuration (which builds one environment), the
-env mode's choice (`auto` builds and times the candidates), the batch of
-environments, the algorithm's graph, the loop, saver and session, the
+batch of environments (with `auto`, the first candidate; the others start
+in the background), the algorithm's graph, the loop, saver and session, the
 variables' initialization, the first training run (Grappler optimizes the
-graph then) and the first evaluation run (the same session callable: the
+graph then; with `auto`, the candidates are timed first) and the first evaluation run (the same session callable: the
 phases share it, see `tools.Loop`). Each run of the script is one sample; compare settings side by side
 in alternating runs, not against figures from another time.
 """
@@ -87,16 +87,14 @@ def main(argv):
     constructor = env_modes.environment_constructor(
         config, batch_wrappers=True)
     env_mode = env_modes.check_env_mode(FLAGS.run_env_mode)
-    if env_mode == 'auto':
-        env_mode, _ = env_modes.choose_env_mode(
-            constructor, config.num_agents)
-    mark(f'env mode choice ({env_mode})')
     graph = tf.Graph()
     with graph.as_default():
         batch_env = utility.define_batch_env(
             constructor, config.num_agents, env_mode, config.seed,
             wrap=env_modes.batch_wrapper(config))
-        mark('batch of environments')
+        mark('batch of environments' + (
+            ' (auto: the candidates start in the background)'
+            if env_mode == 'auto' else ''))
         simulation = utility.define_simulation_graph(
             batch_env, config.algorithm, config)
         mark('algorithm graph')
