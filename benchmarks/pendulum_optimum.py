@@ -16,6 +16,17 @@ trained policy can score (up to the grid's resolution).
 
 An episode of gymnasium's Pendulum-v1 under the same policy checks the
 dynamics against the environment.
+
+With `--runs`, it also scores the optimum on the very evaluation episodes
+of `benchmarks/learning.py --config=pendulum` runs of those seeds: their
+environments (environment i of seed s seeded with s + i) reset once when
+built and once per phase, each phase one full episode per agent, so the
+evaluation episodes of report k begin in the states of their reset 2k + 2,
+whatever the policy does. The optimum's "final" (the mean over the last
+`--last` reports) is then what a trained policy could score there at best:
+
+  python benchmarks/pendulum_optimum.py --runs=0,1,2 --agents=8 \
+      --reports=62
 """
 
 import json
@@ -34,6 +45,12 @@ flags.DEFINE_integer('starts', 4000, 'Random starts to roll out.')
 flags.DEFINE_integer('set_size', 16, 'Episodes of one evaluation report.')
 flags.DEFINE_integer('seed', 0, 'Seed of the starts.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
+flags.DEFINE_list('runs', [], 'Seeds of pendulum runs whose evaluation '
+                  'episodes to score the optimum on.')
+flags.DEFINE_integer('agents', 16, 'Environments of those runs '
+                     '(num_agents; one episode each per phase).')
+flags.DEFINE_integer('reports', 31, 'Evaluation reports of those runs.')
+flags.DEFINE_integer('last', 10, 'Reports that make up their final score.')
 
 # Pendulum-v1's constants (gymnasium/envs/classic_control/pendulum.py).
 _GRAVITY, _DT, _MAX_SPEED, _MAX_TORQUE, _STEPS = 10.0, 0.05, 8.0, 2.0, 200
@@ -125,6 +142,51 @@ def gymnasium_episode(values, seed):
     return total, values.rollout(*start)[0]
 
 
+def evaluation_starts(seed, agents, reports):
+    """Start states of the evaluation episodes of a pendulum run.
+
+    Args:
+      seed: Seed of the run; environment i is seeded with `seed + i`.
+      agents: Environments of the run, each running one episode per phase.
+      reports: Evaluation reports (each after one training phase).
+
+    Returns:
+      Arrays of angles and velocities, shaped [reports, agents].
+    """
+    angles = np.zeros((reports, agents))
+    velocities = np.zeros((reports, agents))
+    for index in range(agents):
+        env = gym.make('Pendulum-v1').unwrapped
+        env.reset(seed=seed + index)  # Reset when built.
+        for report in range(reports):
+            env.reset()  # The training phase.
+            env.reset()  # The evaluation phase.
+            angles[report, index], velocities[report, index] = env.state
+        env.close()
+    return angles, velocities
+
+
+def score_runs(values, seeds, agents, reports, last):
+    """The optimum's return on the evaluation episodes of pendulum runs.
+
+    Returns:
+      Dict from seeds to dicts of the per-report means and their final
+      (the mean of the last `last` reports).
+    """
+    scored = {}
+    for seed in seeds:
+        angles, velocities = evaluation_starts(seed, agents, reports)
+        means = values.rollout(angles.ravel(), velocities.ravel()).reshape(
+            reports, agents).mean(1)
+        scored[seed] = dict(
+            reports=[float(mean) for mean in means],
+            final=float(means[-last:].mean()))
+        print(f'Run seed {seed}: the optimum\'s final (mean of the last '
+              f'{last} of {reports} reports of {agents} episodes) '
+              f'{scored[seed]["final"]:.1f}.')
+    return scored
+
+
 def main(argv):
     """Compute the values, roll them out, print and write the results."""
     del argv
@@ -150,6 +212,12 @@ def main(argv):
           f'90th percentile {np.percentile(sets, 90):.1f}.')
     print(f'Check, one episode: gymnasium {in_gym:.2f}, model '
           f'{in_model:.2f}.')
+    if FLAGS.runs:
+        result['runs'] = dict(
+            agents=FLAGS.agents, reports=FLAGS.reports, last=FLAGS.last,
+            seeds=score_runs(
+                values, [int(seed) for seed in FLAGS.runs], FLAGS.agents,
+                FLAGS.reports, FLAGS.last))
     if FLAGS.json:
         with open(FLAGS.json, 'w', encoding='utf-8') as file_:
             json.dump(result, file_, indent=1)
