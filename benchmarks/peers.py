@@ -31,7 +31,7 @@ Both sides are measured alike. Every run is a fresh Python process (library
 imports excluded from the times, included in the memory); its wall-clock
 starts before the environments and the model are built and covers training
 and evaluation. After every training phase of our config (`eval_every`
-steps, by default `update_every * max_length`: 3,200 on Pendulum) each
+steps, by default `update_every * max_length`: 1,600 on Pendulum) each
 system evaluates `eval_episodes` greedy episodes, ours on its training
 batch in its own eval phase, SB3 with a callback on a separate DummyVecEnv
 of one environment per episode (at most 16). Steps per second
@@ -136,8 +136,8 @@ def same_work_settings(config):
     of `max_length` steps, so `n_steps = update_every * max_length /
     num_agents`); a mini-batch of as many transitions as ours (`batch_size`
     chunks of `chunk_length` steps); the same epochs, so the same number of
-    gradient steps per environment step (on Pendulum 3,200 steps per update,
-    8 mini-batches of 400 transitions, 20 epochs: 160 gradient steps); the
+    gradient steps per environment step (on Pendulum 1,600 steps per update,
+    4 mini-batches of 400 transitions, 20 epochs: 80 gradient steps); the
     same learning rate, gradient clipping, discount and GAE lambda (none is
     lambda 1), also its linear decay to zero over the run; the same hidden
     layers and ReLU activation for policy and
