@@ -103,7 +103,7 @@ class AutoBatchEnv:
     def __getattr__(self, name):
         """Forward public attributes to the chosen batch, or until it is
         chosen, to the first candidate (its `busy` and `restarts`, say)."""
-        target = self._batch_env or self._first
+        target = self._first if self._batch_env is None else self._batch_env
         if name.startswith('_') or target is None:
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute '{name}'")
