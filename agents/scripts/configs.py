@@ -51,6 +51,9 @@ def default():
     # Optimization
     update_every = 16  # Episodes per update.
     update_steps = None  # Or train once the episodes hold this many steps.
+    # Or hand each agent's running segment to the memory every this many
+    # of its steps, bootstrapped, as fixed-length rollouts (SB3's n_steps).
+    rollout_length = None
     update_epochs = 25
     optimizer = tf.train.AdamOptimizer
     learning_rate = 1e-4

@@ -317,3 +317,15 @@ def test_training_phase_shorter_than_an_episode_per_agent_is_refused(
         next(train.train(config, 'inprocess'))
     assert list(train.train(_tiny_config(
         'pendulum', eval_every=40, steps=40), 'inprocess'))
+
+
+def test_training_phase_with_rollouts_needs_one_rollout_per_agent():
+    # Two agents with rollouts of 5 steps need training phases of 10 steps.
+    config = _tiny_config('pendulum', eval_every=9, rollout_length=5)
+    with pytest.raises(utility.ConfigError, match=re.escape(
+            'Config eval_every=9 must be None or a number of steps of at '
+            'least num_agents * min(max_length, rollout_length) = 10: ')):
+        next(train.train(config, 'inprocess'))
+    assert len(list(train.train(_tiny_config(
+        'pendulum', eval_every=10, rollout_length=5, steps=20),
+        'inprocess'))) == 2

@@ -31,6 +31,13 @@ class PPO:
     with `update_steps`, once their steps add up to that many), the networks
     train for `update_epochs` epochs on mini-batches of chunks, all inside
     the session call that stepped the environments.
+
+    With `rollout_length`, an agent also hands over the part of its running
+    episode every `rollout_length` of its steps, as the fixed-length
+    rollouts of OpenAI Baselines and Stable-Baselines3: the segment's return
+    continues with the discounted value of the next observation, and the
+    episode goes on into the next segment. Updates then need not wait for
+    long episodes to end.
     """
 
     def __init__(self, batch_env, step, is_training, should_log, config):
@@ -81,10 +88,13 @@ class PPO:
             ('discount', 0 <= config.discount <= 1, 'in [0, 1]'),
             ('update_every', config.update_every >= 1, '>= 1'),
             ('update_epochs', config.update_epochs >= 1, '>= 1'),
-            ('update_steps', (config.get('update_steps') or 1) >= 1,
+            ('update_steps', _positive_or_none(config.get('update_steps')),
              '>= 1 or None'),
             ('kl_target', config.kl_target > 0, '> 0'),
             ('max_length', config.max_length >= 1, '>= 1'),
+            ('rollout_length',
+             _positive_or_none(config.get('rollout_length')),
+             '>= 1 or None'),
         )
         for name, valid, expected in checks:
             if not valid:
@@ -130,10 +140,22 @@ class PPO:
             observ[0], action[0],
             tools.nested.map(lambda param: param[0, 0], policy_params),
             self._batch_env.reward[0], self._batch_env.reward[0])
+        rollout_length = self._config.get('rollout_length')
+        if rollout_length and output.state is not None:
+            raise ValueError(
+                f'Config rollout_length={rollout_length!r} needs a '
+                f'feed-forward network: a segment of a recurrent policy '
+                f'would train from a zero state it did not start from.')
+        # No row holds more than a rollout's steps.
+        row_length = min(
+            self._config.max_length, rollout_length or float('inf'))
         with tf.variable_scope('ppo_temporary'):
             self._episodes = parts.EpisodeMemory(
-                template, self._num_agents, self._config.max_length,
-                'episodes')
+                template, self._num_agents, row_length, 'episodes')
+            # Each agent's steps since it last handed over a rollout.
+            self._rollout_steps = tf.Variable(
+                tf.zeros([self._num_agents], tf.int32), trainable=False,
+                name='rollout_steps')
             self._last_action = tf.Variable(
                 tf.zeros_like(action), trainable=False, name='last_action')
             # Discounted return of each agent's running episode, whose
@@ -156,8 +178,7 @@ class PPO:
         # The update memory is checkpointed, so a resumed run keeps the
         # episodes it had collected toward the next update.
         self._memory = parts.EpisodeMemory(
-            template, self._config.update_every, self._config.max_length,
-            'memory')
+            template, self._config.update_every, row_length, 'memory')
         self._memory_index = tf.Variable(
             0, trainable=False, name='memory_index')
         self._memory_steps = tf.Variable(
@@ -258,17 +279,19 @@ class PPO:
         return tf.summary.merge(summaries)
 
     def experience(
-            self, agent_indices, observ, action, reward, unused_done,
-            unused_nextob):
+            self, agent_indices, observ, action, reward, done, nextob):
         """Store a batch of transitions in the agents' episode buffers.
+
+        With `rollout_length`, agents whose rollout is complete and whose
+        episode goes on hand their segment to the update memory here.
 
         Args:
           agent_indices: Integer tensor of agent indices.
           observ: Batch of observations before the step.
           action: Batch of actions taken.
           reward: Batch of rewards received.
-          unused_done: Batch of episode-end flags (read from the env).
-          unused_nextob: Batch of observations after the step.
+          done: Batch of episode-end flags (read from the env).
+          nextob: Batch of observations after the step.
 
         Returns:
           Summary tensor.
@@ -279,24 +302,30 @@ class PPO:
             return tf.cond(
                 self._is_training,
                 lambda: self._define_experience(
-                    agent_indices, observ, action, reward, unused_nextob),
+                    agent_indices, observ, action, reward, done, nextob),
                 str)
 
     def _define_experience(
-            self, agent_indices, observ, action, reward, nextob):
+            self, agent_indices, observ, action, reward, done, nextob):
         """Update the normalizers and append the transitions."""
         update_filters = tf.summary.merge([
             self._observ_filter.update(observ, self._should_log),
             self._update_reward_filter(agent_indices, reward)])
+        cut, count_steps = self._count_rollout_steps(agent_indices, done)
         with tf.control_dependencies([update_filters]):
             norm_observ = self._observ_filter.transform(observ)
             # Normalizes the next observation too, so it must see the update.
-            bootstrap = self._bootstrap_value(agent_indices, nextob)
+            bootstrap = self._bootstrap_value(agent_indices, nextob, cut)
         batch = _Transition(
             norm_observ, action,
             utility.nested_gather(self._last_policy, agent_indices),
             reward, bootstrap)
         append = self._episodes.append(batch, agent_indices)
+        rollouts = None
+        if cut is not None:
+            with tf.control_dependencies([append, count_steps]):
+                rollouts = self._end_rollouts(tf.boolean_mask(
+                    agent_indices, cut))
         summary = tf.cond(
             self._should_log,
             lambda: tf.summary.merge([
@@ -312,7 +341,10 @@ class PPO:
         # the same control block, so the summary gets its ordering here, from
         # an identity whose input was built before the block.
         with tf.control_dependencies([append]):
-            return tf.identity(summary)
+            summary = tf.identity(summary)
+        if rollouts is None:
+            return summary
+        return tf.summary.merge([summary, rollouts])
 
     def _update_reward_filter(self, agent_indices, reward):
         """Feed the reward normalizer with rewards or running returns.
@@ -336,18 +368,65 @@ class PPO:
         with tf.control_dependencies([store]):
             return self._reward_filter.update(running, self._should_log)
 
-    def _bootstrap_value(self, agent_indices, nextob):
-        """Discounted value of the next observation where time ran out.
+    def _count_rollout_steps(self, agent_indices, done):
+        """Count the agents' steps and find where a rollout is complete.
+
+        Returns:
+          Tuple of the boolean batch of agents whose rollout ends with this
+          step while their episode goes on (None without `rollout_length`),
+          and the operation that updates the counts. A count starts anew
+          when it reaches `rollout_length`, whether or not the episode ended
+          there, and goes on across episodes, so that updates come every
+          `rollout_length` steps as with a fixed-length rollout.
+        """
+        rollout_length = self._config.get('rollout_length')
+        if not rollout_length:
+            return None, tf.no_op()
+        steps = tf.gather(self._rollout_steps, agent_indices) + 1
+        complete = steps >= int(rollout_length)
+        count = tf.scatter_update(
+            self._rollout_steps, agent_indices,
+            tf.where(complete, tf.zeros_like(steps), steps))
+        return tf.logical_and(complete, tf.logical_not(done)), count
+
+    def _end_rollouts(self, agent_indices):
+        """Hand the running segments of agents to the memory.
+
+        Their episodes go on: the next steps start new segments in the
+        cleared buffer rows. The return of each segment was bootstrapped at
+        its last step.
+
+        Returns:
+          Summary tensor, available once the buffer rows are cleared.
+        """
+        def _define():
+            store = self._define_end_episode(agent_indices)
+            with tf.control_dependencies([store]):
+                clear = self._episodes.clear(agent_indices)
+            with tf.control_dependencies([clear]):
+                return tf.identity(store)
+
+        with tf.name_scope('end_rollouts'):
+            return tf.cond(tf.size(agent_indices) > 0, _define, str)
+
+    def _bootstrap_value(self, agent_indices, nextob, cut=None):
+        """Discounted value of the next observation where the return goes on.
 
         An episode cut by its time limit did not end in the environment, so
         its return continues beyond the last step. With `bootstrap_truncated`
         the last step's return adds the discounted value estimate of the
-        following observation, in normalized reward units.
+        following observation, in normalized reward units. So does the last
+        step of a rollout whose episode goes on (`cut`).
         """
         zeros = tf.zeros(tf.shape(agent_indices), tf.float32)
-        if not self._config.get('bootstrap_truncated', False):
+        bootstrap = None
+        if self._config.get('bootstrap_truncated', False):
+            bootstrap = tf.gather(self._batch_env.truncated, agent_indices)
+        if cut is not None:
+            bootstrap = cut if bootstrap is None else tf.logical_or(
+                bootstrap, cut)
+        if bootstrap is None:
             return zeros
-        truncated = tf.gather(self._batch_env.truncated, agent_indices)
 
         def _value():
             norm_nextob = self._observ_filter.transform(nextob)
@@ -359,9 +438,9 @@ class PPO:
                     norm_nextob[:, None],
                     tf.ones(tf.shape(nextob)[0], tf.int32), state).value
             discounted = self._config.discount * tf.stop_gradient(value[:, 0])
-            return tf.where(truncated, discounted, zeros)
+            return tf.where(bootstrap, discounted, zeros)
 
-        return tf.cond(tf.reduce_any(truncated), _value, lambda: zeros)
+        return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
 
     def end_episode(self, agent_indices):
         """Move finished episodes into the memory and train when it is full.
@@ -596,33 +675,44 @@ class PPO:
         """Raise the KL penalty when the update moved the policy too far.
 
         The penalty grows by 1.5x when the mean KL exceeds 1.3x the target and
-        shrinks by 1.5x below 0.7x the target.
+        shrinks by 1.5x below 0.7x the target. Without `kl_penalty` nothing
+        adapts, and the KL the update caused is measured only for the logs.
         """
         with tf.name_scope('adjust_penalty') as scope:
-            network = self._network(observ, length)
-            old_policy = _policy_from_params(
-                self._discrete, old_policy_params)
-            kl_change = _masked_mean(
-                utility.mask(old_policy.kl(network.policy), length), length)
-            kl_change = tf.identity(kl_change, name='kl_change')
+
+            def _measure():
+                network = self._network(observ, length)
+                old_policy = _policy_from_params(
+                    self._discrete, old_policy_params)
+                kl = utility.mask(old_policy.kl(network.policy), length)
+                kl_change = tf.identity(
+                    _masked_mean(kl, length), name='kl_change')
+                return network, kl, kl_change
+
+            def _summary(network, kl, kl_change, penalty):
+                entropy = utility.mask(network.policy.entropy(), length)
+                with tf.name_scope(scope):
+                    return tf.summary.merge([
+                        tf.summary.scalar('kl_change', kl_change),
+                        tf.summary.scalar('penalty', penalty),
+                        tf.summary.histogram('kl', kl),
+                        tf.summary.histogram('entropy', entropy)])
+
+            if not self._config.get('kl_penalty', True):
+                return tf.cond(
+                    self._should_log,
+                    lambda: _summary(*_measure(), self._penalty), str)
+            network, kl, kl_change = _measure()
             new_penalty = adapted_penalty(
                 self._penalty, kl_change, self._config.kl_target)
             # Keep the penalty in a range where the loss stays well scaled.
             new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
             update = self._penalty.assign(new_penalty)
-
-            def _summary():
-                kl = utility.mask(old_policy.kl(network.policy), length)
-                entropy = utility.mask(network.policy.entropy(), length)
-                with tf.name_scope(scope):
-                    return tf.summary.merge([
-                        tf.summary.scalar('kl_change', kl_change),
-                        tf.summary.scalar('penalty', new_penalty),
-                        tf.summary.histogram('kl', kl),
-                        tf.summary.histogram('entropy', entropy)])
-
             with tf.control_dependencies([update]):
-                return tf.cond(self._should_log, _summary, str)
+                return tf.cond(
+                    self._should_log,
+                    lambda: _summary(network, kl, kl_change, new_penalty),
+                    str)
 
 
 def value_loss_fn(value, target, old_value, length, clip=None):
@@ -665,6 +755,11 @@ def adapted_penalty(penalty, kl, kl_target):
     lowered = tf.cast(kl < 0.7 * kl_target, tf.float32)
     factor = 1.5 ** (raised - lowered)
     return penalty * factor
+
+
+def _positive_or_none(value):
+    """Whether an optional count is None or at least one."""
+    return value is None or value >= 1
 
 
 def _masked_mean(tensor, length):

@@ -164,3 +164,71 @@ def test_update_steps_trigger_training(update_steps, updates):
             memory = sess.run((algo._memory_index, algo._memory_steps))
     assert seen == updates
     assert memory == ((4, 12) if update_steps is None else (0, 0))
+
+
+def test_rollouts_hand_over_segments_of_running_episodes():
+    """Every two steps a segment moves to the memory, episodes or not.
+
+    Episodes of five steps: the counts of steps go on across episodes, so
+    the first episode gives segments of 2, 2 and 1 steps (its end), the
+    second 1 (completing a rollout), 2 and 2 (its end and a rollout's).
+    """
+    with tf.Graph().as_default():
+        algo, step = _ppo_in_graph(durations=(5,), rollout_length=2)
+        # pylint: disable=protected-access
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(10):
+                sess.run(step)
+            data, length = sess.run(algo._memory.data())
+            index, steps, counts = sess.run((
+                algo._memory_index, algo._memory_steps, algo._rollout_steps))
+    assert (index, steps, counts.tolist()) == (6, 10, [0])
+    np.testing.assert_array_equal(length[:6], [2, 2, 1, 1, 2, 2])
+    # Rows hold no more than a rollout; observations count the steps of
+    # the episode (normalized, so compare their order only).
+    assert data.observ.shape[1] == 2
+    # Only segments whose episode goes on bootstrap their last step.
+    bootstrap = data.bootstrap[:6]
+    goes_on = [(0, 1), (1, 1), (3, 0), (4, 1)]
+    for row, time in goes_on:
+        assert bootstrap[row, time] != 0
+    mask = np.zeros_like(bootstrap, bool)
+    for row, time in goes_on:
+        mask[row, time] = True
+    valid = np.arange(2)[None] < length[:6, None]
+    assert not bootstrap[valid & ~mask].any()
+
+
+@pytest.mark.parametrize('update_steps, updates', [(4, [1, 2]), (None, [0, 0])])
+def test_rollouts_trigger_training(update_steps, updates):
+    """Rollouts fill the memory up to `update_steps` mid-episode."""
+    with tf.Graph().as_default():
+        algo, step = _ppo_in_graph(
+            durations=(100,), rollout_length=2, update_steps=update_steps,
+            update_every=10, update_epochs=1, batch_size=2, chunk_length=2)
+        # pylint: disable=protected-access
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            seen = []
+            for _ in range(2):
+                for _ in range(4):
+                    sess.run(step)
+                seen.append(sess.run(algo._num_updates))
+    assert seen == updates
+
+
+def test_rollouts_refuse_recurrent_networks():
+    """A segment of a recurrent policy would start from the wrong state."""
+    # pylint: disable=import-outside-toplevel
+    from agents.scripts import networks
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=(
+                r'Config rollout_length=8 needs a feed-forward network')):
+            _ppo_in_graph(
+                rollout_length=8, network=networks.recurrent_gaussian,
+                policy_layers=(8, 8), value_layers=(8, 8))
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=(
+                r'Config rollout_length=0 must be >= 1 or None')):
+            _ppo_in_graph(rollout_length=0)
