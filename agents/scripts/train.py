@@ -507,7 +507,9 @@ def phase_steps(config):
     """Environment steps of one training phase and of one evaluation phase.
 
     A training phase lasts `eval_every` steps, by default those of
-    `update_every` full-length episodes; the evaluation that follows runs
+    `update_every` full-length episodes, or of one per agent where there are
+    more agents: every evaluation restarts the training episodes, so a
+    shorter phase would end no episode. The evaluation that follows runs
     `eval_episodes` episodes of `max_length` steps.
 
     Args:
@@ -517,7 +519,7 @@ def phase_steps(config):
       Tuple of two integers.
     """
     train_steps = config.get('eval_every') or (
-        config.update_every * config.max_length)
+        max(config.update_every, config.num_agents) * config.max_length)
     return int(train_steps), int(config.eval_episodes * config.max_length)
 
 
