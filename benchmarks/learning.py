@@ -312,10 +312,27 @@ def load_progress(paths):
 
 
 def _parse_overrides(pairs):
-    overrides = {}
+    """Config overrides from the comma-split `--set` flag.
+
+    A piece without `=` continues the value before it, so that
+    `--set=policy_layers=128,128,discount=0.98` sets a list and a number.
+    """
+    settings = []
     for pair in pairs:
-        key, _, value = pair.partition('=')
-        overrides[key] = json.loads(value)
+        if '=' in pair or not settings:
+            settings.append(pair)
+        else:
+            settings[-1] += ',' + pair
+    overrides = {}
+    for setting in settings:
+        key, _, value = setting.partition('=')
+        if ',' in value and not value.lstrip().startswith('['):
+            value = f'[{value}]'
+        try:
+            overrides[key] = json.loads(value)
+        except json.JSONDecodeError as error:
+            raise app.UsageError(
+                f'--set={setting}: the value is not JSON ({error}).')
     return overrides
 
 
