@@ -134,7 +134,7 @@ def same_work_settings(config):
     The mapping: one SB3 environment per agent (`n_envs = num_agents`); a
     rollout of as many steps as our update collects (`update_every` episodes
     of `max_length` steps, so `n_steps = update_every * max_length /
-    num_agents`); a mini-batch of as many transitions as ours (`batch_size`
+    num_agents`; or `update_steps`; or our `rollout_length` where set); a mini-batch of as many transitions as ours (`batch_size`
     chunks of `chunk_length` steps); the same epochs, so the same number of
     gradient steps per environment step (on Pendulum 1,600 steps per update,
     4 mini-batches of 400 transitions, 20 epochs: 80 gradient steps); the
@@ -155,7 +155,7 @@ def same_work_settings(config):
     """
     rollout = config.get('update_steps') or (
         config.update_every * config.max_length)
-    if rollout % config.num_agents:
+    if rollout % config.num_agents and not config.get('rollout_length'):
         raise ValueError(
             f'The update of {rollout} steps does not split over '
             f'num_agents = {config.num_agents} environments.')
@@ -164,7 +164,8 @@ def same_work_settings(config):
         learning_rate_decay=config.get('learning_rate_decay'),
         n_envs=config.num_agents,
         normalize=dict(clip_obs=5.0, clip_reward=10.0),
-        n_steps=rollout // config.num_agents,
+        n_steps=(
+            config.get('rollout_length') or rollout // config.num_agents),
         batch_size=config.batch_size * config.chunk_length,
         clip_range_vf=config.get('value_loss_clip'),
         n_epochs=config.update_epochs,
