@@ -295,7 +295,9 @@ def apply_overrides(config, settings):
     config holds an integer (1e5 also counts, being integral), a number
     where it holds a float, true or false for a boolean, a list for a tuple,
     an import path 'package.module:name' for a callable. Any value may
-    replace None.
+    replace None, and null may replace the value of a key that is None by
+    default (`configs.default()`: an option switched off, such as
+    `rollout_length` or `eval_every`).
 
     Args:
       config: `tools.AttrDict` to edit; unlocked meanwhile.
@@ -341,7 +343,7 @@ def _convert_override(setting, key, old, text):
         ) from error
     if isinstance(value, list):
         value = tuple(value)
-    if old is None:
+    if old is None or (value is None and key in _optional_keys()):
         return value
     expected, convert = _override_type(old)
     try:
@@ -353,6 +355,13 @@ def _convert_override(setting, key, old, text):
         raise ConfigError(
             f'--set={setting}: {key} expects {expected}, got '
             f'{value!r}.') from error
+
+
+def _optional_keys():
+    """Keys that are None by default, where None switches an option off."""
+    # pylint: disable=import-outside-toplevel
+    from agents.scripts import configs
+    return {key for key, value in configs.default().items() if value is None}
 
 
 def _override_type(old):

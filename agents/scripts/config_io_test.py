@@ -125,7 +125,16 @@ def test_overrides_convert_to_the_type_they_replace():
     assert type(config.num_agents) is int  # pylint: disable=unidiomatic-typecheck
 
 
+def test_null_switches_off_options_that_are_off_by_default():
+    config = tools.AttrDict(configs.cheetah())
+    overrides = config_io.apply_overrides(
+        config, ['rollout_length=null', 'eval_every=null'])
+    assert overrides == dict(rollout_length=None, eval_every=None)
+    assert config.rollout_length is None
+
+
 @pytest.mark.parametrize('setting, message', [
+    ('discount=null', 'discount expects a number (float), got None.'),
     ('use_gpu=1', "use_gpu expects true or false (bool), got 1."),
     ('env=3', 'env expects a string (str), got 3.'),
     ('network=os:nope', "network expects an import path 'package.module:"
@@ -135,7 +144,7 @@ def test_overrides_convert_to_the_type_they_replace():
 def test_overrides_of_the_wrong_type_name_key_and_type(setting, message):
     config = tools.AttrDict(
         steps=1e6, use_gpu=False, network=networks.feed_forward_gaussian,
-        env='Pendulum-v1')
+        env='Pendulum-v1', discount=0.99)
     before = dict(config)
     with pytest.raises(config_io.ConfigError) as error:
         config_io.apply_overrides(config, ['steps=5', setting])

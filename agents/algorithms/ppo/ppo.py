@@ -152,6 +152,10 @@ class PPO:
         with tf.variable_scope('ppo_temporary'):
             self._episodes = parts.EpisodeMemory(
                 template, self._num_agents, row_length, 'episodes')
+            # Whether a run asked for summaries since the last update, which
+            # then logs its own: updates seldom fall on the steps that log.
+            self._log_pending = tf.Variable(
+                False, trainable=False, name='log_pending')
             # Each agent's steps since it last handed over a rollout.
             self._rollout_steps = tf.Variable(
                 tf.zeros([self._num_agents], tf.int32), trainable=False,
@@ -311,6 +315,8 @@ class PPO:
         update_filters = tf.summary.merge([
             self._observ_filter.update(observ, self._should_log),
             self._update_reward_filter(agent_indices, reward)])
+        mark_log = self._log_pending.assign(
+            tf.logical_or(self._log_pending, self._should_log))
         cut, count_steps = self._count_rollout_steps(agent_indices, done)
         with tf.control_dependencies([update_filters]):
             norm_observ = self._observ_filter.transform(observ)
@@ -320,7 +326,8 @@ class PPO:
             norm_observ, action,
             utility.nested_gather(self._last_policy, agent_indices),
             reward, bootstrap)
-        append = self._episodes.append(batch, agent_indices)
+        with tf.control_dependencies([mark_log]):
+            append = self._episodes.append(batch, agent_indices)
         rollouts = None
         if cut is not None:
             with tf.control_dependencies([append, count_steps]):
@@ -480,19 +487,24 @@ class PPO:
             return tf.cond(should_train, self._training, str)
 
     def _training(self):
-        """Train on the memory, adapt the penalty, and clear the memory."""
+        """Train on the memory, adapt the penalty, and clear the memory.
+
+        Logs summaries when this run or one since the last update asked for
+        them.
+        """
         with tf.device(self._device):
             with tf.name_scope('training'):
+                log = tf.logical_or(self._should_log, self._log_pending)
                 # Rows past the memory index hold no episode: length zero.
                 data, length = self._memory.data()
                 reward = self._reward_filter.transform(data.reward)
                 reward = reward + data.bootstrap
                 update_summary = self._perform_update_steps(
                     data.observ, data.action, data.policy_params, reward,
-                    length)
+                    length, log)
                 with tf.control_dependencies([update_summary]):
                     penalty_summary = self._adjust_penalty(
-                        data.observ, data.policy_params, length)
+                        data.observ, data.policy_params, length, log)
                 with tf.control_dependencies([penalty_summary]):
                     clear_memory = tf.group(
                         self._memory.clear(), self._memory_index.assign(0),
@@ -502,17 +514,24 @@ class PPO:
                             tf.reduce_sum(tf.cast(length, tf.int64))))
                 with tf.control_dependencies([clear_memory]):
                     weight_summary = tf.cond(
-                        self._should_log,
+                        log,
                         lambda: utility.variable_summaries(
                             tf.trainable_variables(),
                             self._config.get('weight_summaries')),
                         str)
+                with tf.control_dependencies([weight_summary]):
+                    logged = self._log_pending.assign(False)
+                with tf.control_dependencies([logged]):
                     return tf.summary.merge([
                         update_summary, penalty_summary, weight_summary])
 
     def _perform_update_steps(
-            self, observ, action, old_policy_params, reward, length):
-        """Compute advantages once, then run the epochs of mini-batches."""
+            self, observ, action, old_policy_params, reward, length, log):
+        """Compute advantages once, then run the epochs of mini-batches.
+
+        Returns:
+          Summary tensor, empty unless the boolean tensor `log` holds.
+        """
         with tf.name_scope('update') as scope:
             return_ = utility.discounted_return(
                 reward, length, self._config.discount)
@@ -561,7 +580,7 @@ class PPO:
                         for name, values in sorted(statistics.items())])
 
             with tf.control_dependencies([statistics['loss']]):
-                return tf.cond(self._should_log, _summary, str)
+                return tf.cond(log, _summary, str)
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
@@ -671,12 +690,15 @@ class PPO:
                     utility.mask(above_cutoff, length)))
             return policy_loss, statistics
 
-    def _adjust_penalty(self, observ, old_policy_params, length):
+    def _adjust_penalty(self, observ, old_policy_params, length, log):
         """Raise the KL penalty when the update moved the policy too far.
 
         The penalty grows by 1.5x when the mean KL exceeds 1.3x the target and
         shrinks by 1.5x below 0.7x the target. Without `kl_penalty` nothing
         adapts, and the KL the update caused is measured only for the logs.
+
+        Returns:
+          Summary tensor, empty unless the boolean tensor `log` holds.
         """
         with tf.name_scope('adjust_penalty') as scope:
 
@@ -700,8 +722,7 @@ class PPO:
 
             if not self._config.get('kl_penalty', True):
                 return tf.cond(
-                    self._should_log,
-                    lambda: _summary(*_measure(), self._penalty), str)
+                    log, lambda: _summary(*_measure(), self._penalty), str)
             network, kl, kl_change = _measure()
             new_penalty = adapted_penalty(
                 self._penalty, kl_change, self._config.kl_target)
@@ -710,8 +731,7 @@ class PPO:
             update = self._penalty.assign(new_penalty)
             with tf.control_dependencies([update]):
                 return tf.cond(
-                    self._should_log,
-                    lambda: _summary(network, kl, kl_change, new_penalty),
+                    log, lambda: _summary(network, kl, kl_change, new_penalty),
                     str)
 
 

@@ -232,3 +232,31 @@ def test_rollouts_refuse_recurrent_networks():
         with pytest.raises(ValueError, match=(
                 r'Config rollout_length=0 must be >= 1 or None')):
             _ppo_in_graph(rollout_length=0)
+
+
+def test_update_logs_when_a_run_since_the_last_asked():
+    """Updates seldom fall on the steps that log; they log when asked since.
+
+    Only the first step asks for summaries; the update comes four steps
+    later, with its summaries, and the next update has none.
+    """
+    with tf.Graph().as_default():
+        algo, step = _ppo_in_graph(
+            durations=(100,), rollout_length=2, update_steps=4,
+            update_every=10, update_epochs=1, batch_size=2, chunk_length=2)
+        # pylint: disable=protected-access
+        ask = algo._should_log.assign(True)
+        stop = algo._should_log.assign(False)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tags = []
+            for index in range(8):
+                sess.run(ask if index == 0 else stop)
+                summary = sess.run(step)[2]
+                tags.append({
+                    value.tag for value in
+                    tf.Summary.FromString(summary).value} if summary else set())
+    assert 'training/update/loss' not in tags[0]
+    assert 'training/update/loss' in tags[3]
+    assert 'training/adjust_penalty/kl_change' in tags[3]
+    assert not set().union(*tags[4:])
