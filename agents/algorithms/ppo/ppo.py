@@ -13,8 +13,8 @@ import tensorflow.compat.v1 as tf
 
 from agents import parts
 from agents import tools
+from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import utility
-from agents.parts import distributions
 
 
 REWARD_NORMALIZATIONS = ('reward', 'return', None)
@@ -135,7 +135,7 @@ class PPO:
                 tf.zeros_like(observ)[:, None],
                 tf.ones(self._num_agents, tf.int32))
         action = output.policy.mode()[:, 0]
-        policy_params = _policy_params(output.policy)
+        policy_params = losses.policy_params(output.policy)
         template = _Transition(
             observ[0], action[0],
             tools.nested.map(lambda param: param[0, 0], policy_params),
@@ -264,7 +264,7 @@ class PPO:
                 lambda: self._perform_summary(output.policy, action), str)
             remember = [tf.scatter_update(
                 self._last_action, agent_indices, action)]
-            policy_params = _policy_params(output.policy)
+            policy_params = losses.policy_params(output.policy)
             remember += [
                 tf.scatter_update(variable, agent_indices, param[:, 0])
                 for variable, param in zip(
@@ -550,7 +550,7 @@ class PPO:
             else:
                 value_target = return_
             value_target = tf.stop_gradient(value_target)
-            advantage = _normalize_advantage(advantage, length)
+            advantage = losses.normalize_advantage(advantage, length)
             advantage = tf.stop_gradient(advantage)
             old_value = tf.stop_gradient(value)
             sequences = (
@@ -569,9 +569,9 @@ class PPO:
                 with tf.name_scope(scope):
                     return tf.summary.merge([
                         tf.summary.histogram('advantage', advantage),
-                        tf.summary.scalar('mean_return', _masked_mean(
+                        tf.summary.scalar('mean_return', losses.masked_mean(
                             return_, length)),
-                        tf.summary.scalar('mean_value', _masked_mean(
+                        tf.summary.scalar('mean_value', losses.masked_mean(
                             value, length)),
                         tf.summary.scalar(
                             'learning_rate', self._learning_rate()),
@@ -608,9 +608,9 @@ class PPO:
         (observ, action, old_policy_params, value_target, advantage,
          old_value) = sequence
         network = self._network(observ, length)
-        old_policy = _policy_from_params(
+        old_policy = losses.policy_from_params(
             self._discrete, old_policy_params)
-        value_loss = value_loss_fn(
+        value_loss = losses.value_loss_fn(
             network.value, value_target, old_value, length,
             self._config.get('value_loss_clip'))
         policy_loss, statistics = self._policy_loss(
@@ -668,24 +668,24 @@ class PPO:
                 clipped_ratio = tf.clip_by_value(
                     ratio, 1 - config.ppo_clip, 1 + config.ppo_clip)
                 surrogate = tf.minimum(surrogate, clipped_ratio * advantage)
-            surrogate_loss = -_masked_mean(surrogate, length)
+            surrogate_loss = -losses.masked_mean(surrogate, length)
             # A quadratic wall above the cutoff stops the policy from moving
             # far from the data when the penalty has not adapted yet.
             cutoff_threshold = config.kl_target * config.kl_cutoff_factor
             above_cutoff = tf.cast(kl > cutoff_threshold, tf.float32)
             if config.get('kl_penalty', True):
-                kl_penalty = self._penalty * _masked_mean(kl, length)
-                kl_cutoff = config.kl_cutoff_coef * _masked_mean(
+                kl_penalty = self._penalty * losses.masked_mean(kl, length)
+                kl_cutoff = config.kl_cutoff_coef * losses.masked_mean(
                     above_cutoff * (kl - cutoff_threshold) ** 2, length)
             else:
                 kl_penalty = kl_cutoff = tf.constant(0.0)
-            entropy = _masked_mean(policy.entropy(), length)
+            entropy = losses.masked_mean(policy.entropy(), length)
             policy_loss = surrogate_loss + kl_penalty + kl_cutoff
             if config.get('entropy_regularization'):
                 policy_loss -= config.entropy_regularization * entropy
             statistics = dict(
                 surrogate_loss=surrogate_loss, kl_penalty=kl_penalty,
-                kl_cutoff=kl_cutoff, mean_kl=_masked_mean(kl, length),
+                kl_cutoff=kl_cutoff, mean_kl=losses.masked_mean(kl, length),
                 mean_entropy=entropy, cutoff_count=tf.reduce_sum(
                     utility.mask(above_cutoff, length)))
             return policy_loss, statistics
@@ -704,11 +704,11 @@ class PPO:
 
             def _measure():
                 network = self._network(observ, length)
-                old_policy = _policy_from_params(
+                old_policy = losses.policy_from_params(
                     self._discrete, old_policy_params)
                 kl = utility.mask(old_policy.kl(network.policy), length)
                 kl_change = tf.identity(
-                    _masked_mean(kl, length), name='kl_change')
+                    losses.masked_mean(kl, length), name='kl_change')
                 return network, kl, kl_change
 
             def _summary(network, kl, kl_change, penalty):
@@ -724,7 +724,7 @@ class PPO:
                 return tf.cond(
                     log, lambda: _summary(*_measure(), self._penalty), str)
             network, kl, kl_change = _measure()
-            new_penalty = adapted_penalty(
+            new_penalty = losses.adapted_penalty(
                 self._penalty, kl_change, self._config.kl_target)
             # Keep the penalty in a range where the loss stays well scaled.
             new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
@@ -735,78 +735,6 @@ class PPO:
                     str)
 
 
-def value_loss_fn(value, target, old_value, length, clip=None):
-    """Half squared error between predicted values and their targets.
-
-    Args:
-      value: Predicted values [batch, time].
-      target: Value targets [batch, time].
-      old_value: Values predicted when the data was collected.
-      length: Valid lengths [batch].
-      clip: None, or the range around `old_value` beyond which a
-          prediction's error counts no less than at the range's edge, as in
-          OpenAI Baselines' PPO2 (the larger of both errors is used).
-
-    Returns:
-      Scalar loss.
-    """
-    with tf.name_scope('value_loss'):
-        error = (value - target) ** 2
-        if clip:
-            clipped = old_value + tf.clip_by_value(
-                value - old_value, -clip, clip)
-            error = tf.maximum(error, (clipped - target) ** 2)
-        return 0.5 * _masked_mean(utility.mask(error, length), length)
-
-
-def adapted_penalty(penalty, kl, kl_target):
-    """The KL penalty coefficient after one update.
-
-    Args:
-      penalty: Current penalty coefficient tensor.
-      kl: Mean KL divergence the update caused.
-      kl_target: Desired KL divergence per update.
-
-    Returns:
-      The penalty multiplied by 1.5 above 1.3 * kl_target, divided by 1.5
-      below 0.7 * kl_target, unchanged otherwise.
-    """
-    raised = tf.cast(kl > 1.3 * kl_target, tf.float32)
-    lowered = tf.cast(kl < 0.7 * kl_target, tf.float32)
-    factor = 1.5 ** (raised - lowered)
-    return penalty * factor
-
-
 def _positive_or_none(value):
     """Whether an optional count is None or at least one."""
     return value is None or value >= 1
-
-
-def _masked_mean(tensor, length):
-    """Mean over the valid time steps of all sequences."""
-    masked = utility.mask(tensor, length)
-    count = tf.maximum(tf.cast(tf.reduce_sum(length), tensor.dtype), 1.0)
-    return tf.reduce_sum(masked) / count
-
-
-def _normalize_advantage(advantage, length):
-    """Zero mean and unit variance over the valid steps."""
-    mean = _masked_mean(advantage, length)
-    variance = _masked_mean((advantage - mean) ** 2, length)
-    normalized = (advantage - mean) / (tf.sqrt(variance) + 1e-8)
-    return utility.mask(normalized, length)
-
-
-def _policy_params(policy):
-    """The tensors that define a policy distribution, as a tuple."""
-    if isinstance(policy, distributions.Categorical):
-        return (policy.logits,)
-    logstd = tf.broadcast_to(policy.logstd, tf.shape(policy.mean))
-    return (policy.mean, logstd)
-
-
-def _policy_from_params(discrete, params):
-    """Rebuild a policy distribution from `_policy_params` output."""
-    if discrete:
-        return distributions.Categorical(params[0])
-    return distributions.DiagonalGaussian(params[0], params[1])
