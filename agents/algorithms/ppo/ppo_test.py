@@ -29,6 +29,24 @@ def _ppo_in_graph(durations=(3,), **overrides):
         env, algo, log=False)
 
 
+def _count_updates(algo, step, rounds, steps):
+    """Run `rounds` times `steps` steps in a new session.
+
+    Returns:
+      The number of updates after each round, and the memory's episode and
+      step counts at the end.
+    """
+    # pylint: disable=protected-access
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        seen = []
+        for _ in range(rounds):
+            for _ in range(steps):
+                sess.run(step)
+            seen.append(sess.run(algo._num_updates))
+        return seen, sess.run((algo._memory_index, algo._memory_steps))
+
+
 @pytest.mark.parametrize('mode, seen', [
     # The mock's episode of three steps rewards 1, 2, 3.
     ('reward', [1, 2, 3, 1, 2, 3]),
@@ -101,15 +119,7 @@ def test_update_steps_trigger_training(update_steps, updates):
         algo, step = _ppo_in_graph(
             update_every=10, update_steps=update_steps, update_epochs=1,
             batch_size=2, chunk_length=2)
-        # pylint: disable=protected-access
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            seen = []
-            for _ in range(4):
-                for _ in range(3):
-                    sess.run(step)
-                seen.append(sess.run(algo._num_updates))
-            memory = sess.run((algo._memory_index, algo._memory_steps))
+        seen, memory = _count_updates(algo, step, rounds=4, steps=3)
     assert seen == updates
     assert memory == ((4, 12) if update_steps is None else (0, 0))
 
@@ -155,14 +165,7 @@ def test_rollouts_trigger_training(update_steps, updates):
         algo, step = _ppo_in_graph(
             durations=(100,), rollout_length=2, update_steps=update_steps,
             update_every=10, update_epochs=1, batch_size=2, chunk_length=2)
-        # pylint: disable=protected-access
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            seen = []
-            for _ in range(2):
-                for _ in range(4):
-                    sess.run(step)
-                seen.append(sess.run(algo._num_updates))
+        seen, _ = _count_updates(algo, step, rounds=2, steps=4)
     assert seen == updates
 
 
