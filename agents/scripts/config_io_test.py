@@ -21,7 +21,7 @@ def test_config_round_trip_restores_callables_and_tuples(tmp_path):
     loaded = config_io.load_config(str(tmp_path))
     assert loaded.network is networks.feed_forward_gaussian
     assert loaded.optimizer is tf.train.AdamOptimizer
-    assert loaded.policy_layers == (64, 64)
+    assert loaded.policy_layers == (128, 128)
     assert loaded.weight_summaries == config.weight_summaries
     assert loaded.env == 'Pendulum-v1'
     with pytest.raises(RuntimeError):

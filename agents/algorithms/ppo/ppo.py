@@ -579,8 +579,13 @@ class PPO:
                         tf.summary.scalar(name, tf.reduce_mean(values))
                         for name, values in sorted(statistics.items())])
 
+            # The conditional reads the mini-batch results, but its empty
+            # branch, once lowered, finishes as soon as its predicate is
+            # known; the penalty's KL pass that waits for it would then race
+            # the mini-batch steps. A copy of the predicate made in the block
+            # waits for them.
             with tf.control_dependencies([statistics['loss']]):
-                return tf.cond(log, _summary, str)
+                return tf.cond(tf.identity(log), _summary, str)
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
