@@ -211,3 +211,33 @@ def test_update_logs_when_a_run_since_the_last_asked():
     assert 'training/update/loss' in tags[3]
     assert 'training/adjust_penalty/kl_change' in tags[3]
     assert not set().union(*tags[4:])
+
+
+
+def test_caller_thread_and_pool_train_alike():
+    """The update's parts run in their order whoever runs the ops.
+
+    Ops run in the calling thread (training's default) or in the inter-op
+    pool. Ordering left to chance, such as a KL pass racing the mini-batch
+    steps it must follow, gives different weights in the two.
+    """
+    results = []
+    for pool in (-1, 0, 0, 0, 0):
+        with tf.Graph().as_default():
+            tf.set_random_seed(0)
+            algo, step = _ppo_in_graph(
+                update_every=2, update_epochs=3, batch_size=2,
+                chunk_length=3)
+            options = tf.RunOptions(inter_op_thread_pool=pool)
+            # pylint: disable=protected-access
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                for _ in range(30):
+                    sess.run(step, options=options)
+                results.append(sess.run(
+                    [algo._num_updates, algo._penalty] +
+                    tf.trainable_variables()))
+    assert results[0][0] == 5
+    for result in results[1:]:
+        for expected, value in zip(results[0], result):
+            np.testing.assert_array_equal(value, expected)
