@@ -512,13 +512,11 @@ class PPO:
                         self._num_updates.assign_add(1),
                         self._trained_steps.assign_add(
                             tf.reduce_sum(tf.cast(length, tf.int64))))
-                with tf.control_dependencies([clear_memory]):
-                    weight_summary = tf.cond(
-                        log,
-                        lambda: utility.variable_summaries(
-                            tf.trainable_variables(),
-                            self._config.get('weight_summaries')),
-                        str)
+                weight_summary = _summary_after(
+                    [clear_memory], log,
+                    lambda: utility.variable_summaries(
+                        tf.trainable_variables(),
+                        self._config.get('weight_summaries')))
                 with tf.control_dependencies([weight_summary]):
                     logged = self._log_pending.assign(False)
                 with tf.control_dependencies([logged]):
@@ -579,13 +577,9 @@ class PPO:
                         tf.summary.scalar(name, tf.reduce_mean(values))
                         for name, values in sorted(statistics.items())])
 
-            # The conditional reads the mini-batch results, but its empty
-            # branch, once lowered, finishes as soon as its predicate is
-            # known; the penalty's KL pass that waits for it would then race
-            # the mini-batch steps. A copy of the predicate made in the block
-            # waits for them.
-            with tf.control_dependencies([statistics['loss']]):
-                return tf.cond(tf.identity(log), _summary, str)
+            # The penalty's KL pass waits for this summary, so it must not
+            # finish before the mini-batch steps.
+            return _summary_after([statistics['loss']], log, _summary)
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
@@ -726,18 +720,39 @@ class PPO:
                         tf.summary.histogram('entropy', entropy)])
 
             if not self._config.get('kl_penalty', True):
-                return tf.cond(
-                    log, lambda: _summary(*_measure(), self._penalty), str)
+                return _summary_after(
+                    [], log, lambda: _summary(*_measure(), self._penalty))
             network, kl, kl_change = _measure()
             new_penalty = losses.adapted_penalty(
                 self._penalty, kl_change, self._config.kl_target)
             # Keep the penalty in a range where the loss stays well scaled.
             new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
             update = self._penalty.assign(new_penalty)
-            with tf.control_dependencies([update]):
-                return tf.cond(
-                    log, lambda: _summary(network, kl, kl_change, new_penalty),
-                    str)
+            return _summary_after(
+                [update], log,
+                lambda: _summary(network, kl, kl_change, new_penalty))
+
+
+def _summary_after(dependencies, log, summary_fn):
+    """The summary of `summary_fn` where `log` holds, after the dependencies.
+
+    A conditional gets no control inputs of its own when one of its inputs
+    comes from the dependencies already (as the results of a loop do from
+    the loop), and once lowered, its empty branch finishes as soon as its
+    predicate is known, whatever its other inputs. A copy of the predicate
+    made after the dependencies makes both branches wait for them.
+
+    Args:
+      dependencies: Ops or tensors to run first; the enclosing control block
+          applies too.
+      log: Boolean tensor; whether to build the summary.
+      summary_fn: Function returning a summary tensor.
+
+    Returns:
+      Summary tensor, the empty string where `log` does not hold.
+    """
+    with tf.control_dependencies(dependencies):
+        return tf.cond(tf.identity(log), summary_fn, str)
 
 
 def _positive_or_none(value):
