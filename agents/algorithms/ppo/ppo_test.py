@@ -213,7 +213,6 @@ def test_update_logs_when_a_run_since_the_last_asked():
     assert not set().union(*tags[4:])
 
 
-
 def test_caller_thread_and_pool_train_alike():
     """The update's parts run in their order whoever runs the ops.
 
