@@ -8,7 +8,7 @@ setuptools.setup(
     description=(
         'Efficient batched reinforcement learning in TensorFlow: parallel '
         'environment processes driven from one graph op, and BatchPPO.'),
-    license='Apache 2.0',
+    license='Apache-2.0',
     packages=setuptools.find_packages(exclude=['benchmarks', 'benchmarks.*']),
     python_requires='>=3.10',
     install_requires=[
@@ -46,7 +46,6 @@ setuptools.setup(
     },
     classifiers=[
         'Programming Language :: Python :: 3',
-        'License :: OSI Approved :: Apache Software License',
         'Topic :: Scientific/Engineering :: Artificial Intelligence',
     ],
 )
