@@ -1,6 +1,12 @@
-"""Runs the code snippets of README.md, so the documentation stays true."""
+"""Runs the snippets of README.md and docs/, so the documentation stays true.
+
+The python snippets marked `<!-- snippet: NAME -->` run, the commands of the
+`sh` blocks must exist after install, and the links between the pages must
+lead somewhere.
+"""
 
 import ast
+import glob
 import importlib.metadata
 import importlib.util
 import os
@@ -12,17 +18,41 @@ import psutil
 
 _ROOT = os.path.join(os.path.dirname(__file__), '..')
 _README = os.path.join(_ROOT, 'README.md')
-# Commands of the README that the system or the virtual environment brings.
+_DOCS = os.path.join(_ROOT, 'docs')
+# The README is a front door; measurements and long explanations live in docs/.
+_README_MAX_LINES = 300
+# Names of the python snippets, each run by a test of this file.
+_SNIPPETS = ('tools', '2017')
+# Commands of the documents that the system or the virtual environment brings.
 _SYSTEM_COMMANDS = ('bash', 'pip', 'python', 'python3', 'source', 'sudo')
 
 
+def _documents():
+    """Paths of the README and of every page in docs/."""
+    return [_README] + sorted(glob.glob(os.path.join(_DOCS, '*.md')))
+
+
+def _read(path):
+    with open(path, encoding='utf-8') as file_:
+        return file_.read()
+
+
 def _snippet(name):
-    with open(_README, encoding='utf-8') as file_:
-        text = file_.read()
-    match = re.search(
-        rf'<!-- snippet: {name} -->\n```python\n(.*?)```', text, re.DOTALL)
-    assert match, f'README.md has no python snippet named {name!r}.'
-    return match.group(1)
+    """The python snippet `name` of the documents, compiled.
+
+    Returns:
+      Code object whose file name is the document's path relative to the root.
+    """
+    found = []
+    for path in _documents():
+        found += [
+            (path, match) for match in re.findall(
+                rf'<!-- snippet: {name} -->\n```python\n(.*?)```',
+                _read(path), re.DOTALL)]
+    assert len(found) == 1, (
+        f'{len(found)} python snippets named {name!r}; expected one.')
+    path, source = found[0]
+    return compile(source, os.path.relpath(path, _ROOT), 'exec')
 
 
 def _worker_processes():
@@ -38,8 +68,7 @@ def _worker_processes():
 
 def test_tools_snippet_runs_full_episodes_in_worker_processes():
     namespace = {'__name__': 'readme_snippet'}
-    code = compile(_snippet('tools'), 'README.md', 'exec')
-    exec(code, namespace)  # pylint: disable=exec-used
+    exec(_snippet('tools'), namespace)  # pylint: disable=exec-used
     done, scores = namespace['main']()
     np.testing.assert_array_equal(done, [True] * 4)
     assert scores.shape == (4,)
@@ -48,12 +77,10 @@ def test_tools_snippet_runs_full_episodes_in_worker_processes():
     assert not _worker_processes()
 
 
-def _readme_commands():
-    """Every command of the README's shell blocks, as lists of words."""
-    with open(_README, encoding='utf-8') as file_:
-        text = file_.read()
+def _commands(path):
+    """Every command of a document's shell blocks, as lists of words."""
     commands = []
-    for block in re.findall(r'```sh\n(.*?)```', text, re.DOTALL):
+    for block in re.findall(r'```sh\n(.*?)```', _read(path), re.DOTALL):
         block = re.sub(r'\\\n', ' ', block)
         for line in block.splitlines():
             line = line.split('#', 1)[0]
@@ -101,11 +128,15 @@ def _console_scripts():
     return scripts
 
 
-def test_every_readme_command_exists_after_install():
+def test_every_documented_command_exists_after_install():
     """`python -m` modules, scripts, and the console scripts of required
-    distributions, such as `tensorboard`, or of an extra's, such as `ray`."""
-    commands = _readme_commands()
-    assert ['tensorboard', '--logdir=~/logdir'] in commands
+    distributions, such as `tensorboard`, or of an extra's, such as `ray`,
+    in the README and in every page of docs/."""
+    assert ['tensorboard', '--logdir=~/logdir'] in _commands(_README)
+    commands = [
+        words for path in _documents() for words in _commands(path)]
+    # Every page's commands are checked, the benchmarks' among them.
+    assert ['python', 'benchmarks/peers.py'] in commands
     requirements = _requirements()
     # `pip install -e .` alone brings TensorBoard (TensorFlow >= 2.19 not).
     assert 'tensorboard' in requirements['']
@@ -130,7 +161,7 @@ def test_every_readme_command_exists_after_install():
 
 def test_2017_snippet_runs_as_the_notes_say():
     namespace = {'__name__': 'readme_snippet'}
-    exec(compile(_snippet('2017'), 'README.md', 'exec'), namespace)  # pylint: disable=exec-used
+    exec(_snippet('2017'), namespace)  # pylint: disable=exec-used
     assert namespace['config'].steps == 1e5
     assert namespace['config'].locked
     assert namespace['message'].startswith(
@@ -138,11 +169,9 @@ def test_2017_snippet_runs_as_the_notes_say():
     assert namespace['done'] is False
 
 
-def test_reliability_section_names_tests_that_exist():
-    """Every test that the Reliability section names is defined."""
-    with open(_README, encoding='utf-8') as file_:
-        text = file_.read()
-    section = text[text.index('## Reliability'):text.index('## Performance')]
+def test_reliability_page_names_tests_that_exist():
+    """Every test that docs/reliability.md names is defined."""
+    section = _read(os.path.join(_DOCS, 'reliability.md'))
     sources = ''
     root = os.path.dirname(__file__)
     for folder, _, names in os.walk(root):
@@ -160,3 +189,57 @@ def test_reliability_section_names_tests_that_exist():
             for name in names), module
     for test in tests:
         assert f'def {test}(' in sources, test
+
+
+def test_readme_is_a_front_door_of_at_most_300_lines():
+    lines = _read(_README).count('\n')
+    assert lines <= _README_MAX_LINES, (
+        f'README.md has {lines} lines; expected at most {_README_MAX_LINES}: '
+        'move measurements and long explanations to docs/.')
+
+
+def _anchors(text):
+    """GitHub's anchors of the headings of a markdown text."""
+    text = re.sub(r'```.*?```', '', text, flags=re.DOTALL)
+    anchors = set()
+    for heading in re.findall(r'^#+ (.*)$', text, re.MULTILINE):
+        anchor = re.sub(r'[^\w\- ]', '', heading.lower()).replace(' ', '-')
+        anchors.add(anchor)
+    return anchors
+
+
+def _links(text):
+    """Targets of the relative links and images of a markdown text."""
+    text = re.sub(r'```.*?```', '', text, flags=re.DOTALL)
+    return [
+        target for target in re.findall(r'\]\(([^)\s]+)\)', text)
+        if not re.match(r'^[a-z]+:', target)]
+
+
+def test_readme_links_every_docs_page_and_every_link_resolves():
+    """Pages and anchors that the README and docs/ link to exist, and no
+    page of docs/ is left unlinked from the README."""
+    linked = {
+        target.split('#')[0] for target in _links(_read(_README))
+        if re.match(r'docs/[^#]*\.md', target)}
+    pages = {os.path.relpath(path, _ROOT) for path in _documents()[1:]}
+    assert linked == pages, (
+        f'README.md links to {sorted(linked - pages)} (missing) and not to '
+        f'{sorted(pages - linked)}.')
+    for path in _documents():
+        for target in _links(_read(path)):
+            page, _, anchor = target.partition('#')
+            page = os.path.normpath(
+                os.path.join(os.path.dirname(path), page)) if page else path
+            where = f'{os.path.relpath(path, _ROOT)} links to {target}'
+            assert os.path.exists(page), f'{where}, which does not exist.'
+            if anchor:
+                assert anchor in _anchors(_read(page)), (
+                    f'{where}, a heading that does not exist.')
+
+
+def test_every_marked_snippet_is_run_by_a_test():
+    names = [
+        name for path in _documents()
+        for name in re.findall(r'<!-- snippet: (\S+) -->', _read(path))]
+    assert sorted(names) == sorted(_SNIPPETS)
