@@ -461,5 +461,65 @@ def _construct_callable(constructor, node):
     return _CallablePath(constructor.construct_scalar(node))
 
 
+# Files of the 2017 package were written by PyYAML's unsafe dumper: the
+# config as `!!python/object/new:...AttrDict` with its items under
+# `dictitems`, callables as `!!python/name:module.name`, tuples as
+# `!!python/tuple`. Those three tags are read as a mapping, an import path
+# (exactly like `!callable`) and a list; every other Python tag stays an
+# error, so loading a config never constructs arbitrary objects.
+_PYTHON_TAG = 'tag:yaml.org,2002:python/'
+_LEGACY_CONFIG_CLASS = 'AttrDict'
+
+
+def _construct_legacy_callable(constructor, suffix, node):
+    del constructor, node  # The tag carries the name; the value is ''.
+    return _CallablePath(_dotted_to_import_path(suffix))
+
+
+def _construct_legacy_tuple(constructor, node):
+    return constructor.construct_sequence(node, deep=True)
+
+
+def _construct_legacy_object(constructor, suffix, node):
+    if suffix.rpartition('.')[2] != _LEGACY_CONFIG_CLASS or not isinstance(
+            node, ruamel.yaml.nodes.MappingNode):
+        raise ruamel.yaml.constructor.ConstructorError(
+            None, None, f"refusing to construct the Python object "
+            f"'{suffix}' (only a 2017 config's AttrDict is read)",
+            node.start_mark)
+    values = constructor.construct_mapping(node, deep=True)
+    return dict(values.get('dictitems') or {})
+
+
+def _dotted_to_import_path(dotted):
+    """'package.module.name' (2017 files) to 'package.module:name'.
+
+    The longest prefix that imports as a module is the module; names that
+    import nothing keep their last part as the name, so that the error
+    comes from `import_callable` with the path in it.
+    """
+    parts = dotted.split('.')
+    for cut in range(len(parts) - 1, 0, -1):
+        module_name = '.'.join(parts[:cut])
+        try:
+            importlib.import_module(module_name)
+        except ImportError:
+            continue
+        return f"{module_name}:{'.'.join(parts[cut:])}"
+    module_name, _, name = dotted.rpartition('.')
+    return f'{module_name}:{name}'
+
+
+def is_legacy_config(text):
+    """Whether a config.yaml's text was written by the 2017 package."""
+    return text.lstrip().startswith('!!python/object/new:')
+
+
 _ConfigRepresenter.add_representer(_CallablePath, _represent_callable)
 _ConfigConstructor.add_constructor(_CALLABLE_TAG, _construct_callable)
+_ConfigConstructor.add_multi_constructor(
+    _PYTHON_TAG + 'name:', _construct_legacy_callable)
+_ConfigConstructor.add_constructor(
+    _PYTHON_TAG + 'tuple', _construct_legacy_tuple)
+_ConfigConstructor.add_multi_constructor(
+    _PYTHON_TAG + 'object/new:', _construct_legacy_object)

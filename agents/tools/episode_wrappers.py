@@ -12,13 +12,27 @@ import numpy as np
 _RANDOM_START_ATTEMPTS = 10
 
 
-class ForwardingWrapper(gym.Wrapper):
+class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """A `gymnasium.Wrapper` that forwards unknown public attributes.
 
     Attributes the wrapper does not define are read from the wrapped
     environment, as wrappers did in the 2017 framework (gymnasium 1.0 dropped
-    this). The base of every wrapper in `agents.tools.wrappers`.
+    this). The base of every wrapper in `agents.tools.wrappers`. Each
+    wrapper passes its constructor arguments on, so that `env.spec` can
+    recreate the wrapped environment as gymnasium's own wrappers allow (its
+    `check_env` requires it).
     """
+
+    def __init__(self, env, **constructor_args):
+        """Wrap an environment.
+
+        Args:
+            env: The environment to wrap.
+            **constructor_args: The wrapper's other constructor arguments,
+                recorded for `env.spec`.
+        """
+        gym.utils.RecordConstructorArgs.__init__(self, **constructor_args)
+        gym.Wrapper.__init__(self, env)
 
     def __getattr__(self, name):
         # Never for private names: pickling and `gym.Wrapper` probe those,
@@ -100,7 +114,7 @@ class ActionRepeat(ForwardingWrapper):
         if not _is_integer(amount) or amount < 1:
             raise ValueError(
                 f'amount must be a positive integer, got {amount!r}.')
-        super().__init__(env)
+        super().__init__(env, amount=amount)
         self._amount = int(amount)
 
     def step(self, action):
@@ -155,7 +169,7 @@ class RandomStart(ForwardingWrapper):
             raise ValueError(
                 f'noop_action {noop_action!r} is not in the action space '
                 f'{env.action_space}.')
-        super().__init__(env)
+        super().__init__(env, max_steps=max_steps, noop_action=noop_action)
         self._max_steps = int(max_steps)
         self._noop_action = noop_action
         # A copy, so that seeding our samples leaves the environment's space
@@ -219,7 +233,7 @@ class LimitDuration(ForwardingWrapper):
         if not _is_integer(duration) or duration < 1:
             raise ValueError(
                 f'duration must be a positive integer, got {duration!r}.')
-        super().__init__(env)
+        super().__init__(env, duration=duration)
         self._duration = int(duration)
         self._step = None
         self._ended = False

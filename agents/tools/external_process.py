@@ -214,6 +214,15 @@ class ExternalProcess(gym.Env):
         """A copy of the random generator of the environment in the child."""
         return self._receive(self._send_message(self._ACCESS, 'np_random'))
 
+    @property
+    def _np_random(self):
+        """The same copy as `np_random`, under the name gymnasium reads.
+
+        `gymnasium.utils.env_checker` reads `env.unwrapped._np_random` to
+        check seeding; `unwrapped` is the proxy, so the proxy answers it.
+        """
+        return self.np_random
+
     def __getattr__(self, name):
         """Read an attribute of the environment in the child.
 

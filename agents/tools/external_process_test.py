@@ -542,3 +542,17 @@ def test_every_public_member_of_gymnasium_env_is_forwarded():
         name for name in dir(gym.Env)
         if not name.startswith('_') and name not in vars(ExternalProcess)}
     assert inherited == {'unwrapped'}
+
+
+@pytest.mark.parametrize(
+    'env_id', ['Pendulum-v1', 'CartPole-v1', 'HalfCheetah-v5'])
+def test_passes_gymnasium_check_env(env_id):
+    """gymnasium's checker accepts the proxy (it reads `_np_random`)."""
+    # pylint: disable-next=import-outside-toplevel
+    from gymnasium.utils.env_checker import check_env
+    env = ExternalProcess(lambda: gym.make(env_id), main_module=False)
+    try:
+        check_env(env, skip_render_check=True)
+        assert env.unwrapped is env
+    finally:
+        env.close()

@@ -3,6 +3,7 @@
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents.tools import graph_mode
 from agents.tools import in_graph_env
 
 
@@ -30,7 +31,9 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
 
         Raises:
             ValueError: When a space is neither Box nor Discrete.
+            graph_mode.EagerModeError: When TensorFlow executes eagerly.
         """
+        graph_mode.require_graph_mode('InGraphBatchEnv')
         self._batch_env = batch_env
         self._error = None
         batch = (len(batch_env),)

@@ -4,6 +4,8 @@ import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents.tools import graph_mode
+
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
@@ -92,7 +94,9 @@ class InGraphEnv(InGraphEnvBase):
 
         Raises:
             ValueError: When a space is neither Box nor Discrete.
+            graph_mode.EagerModeError: When TensorFlow executes eagerly.
         """
+        graph_mode.require_graph_mode('InGraphEnv')
         self._env = env
         observ_shape, self._observ_dtype = _parse_space(
                 env.observation_space, 'observation')

@@ -41,7 +41,7 @@ class FrameHistory(ForwardingWrapper):
                 'past_indices must be a non-empty sequence of non-negative '
                 f'integers, got {past_indices!r}.')
         space = _require_box(env.observation_space, 'FrameHistory')
-        super().__init__(env)
+        super().__init__(env, past_indices=past_indices, flatten=flatten)
         self._past_indices = tuple(int(index) for index in past_indices)
         self._capacity = max(self._past_indices) + 1
         self._flatten = flatten
@@ -190,7 +190,7 @@ class RangeNormalize(ForwardingWrapper):
             ValueError: When `observ` or `action` is not None or a bool, or
                 is True for a space that is not a (floating point) Box.
         """
-        super().__init__(env)
+        super().__init__(env, observ=observ, action=action)
         self._observ, self._action, observation_space, action_space = (
             range_scales(
                 env.observation_space, env.action_space, observ, action))

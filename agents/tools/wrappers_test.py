@@ -471,3 +471,36 @@ def test_wrappers_import_without_tensorflow():
     root = os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
     subprocess.run([sys.executable, '-c', code], cwd=root, check=True)
+
+
+_CHECKED_WRAPPERS = {
+    'AutoReset': lambda env: wrappers.AutoReset(env),
+    'ActionRepeat': lambda env: wrappers.ActionRepeat(env, 2),
+    'RandomStart': lambda env: wrappers.RandomStart(env, 5),
+    'LimitDuration': lambda env: wrappers.LimitDuration(env, 50),
+    'FrameHistory': lambda env: wrappers.FrameHistory(env, [0, 1], False),
+    'FrameDelta': lambda env: wrappers.FrameDelta(env),
+    'RangeNormalize': lambda env: wrappers.RangeNormalize(env),
+    'ClipAction': lambda env: wrappers.ClipAction(env),
+    'ConvertTo32Bit': lambda env: wrappers.ConvertTo32Bit(env),
+    'CacheSpaces': lambda env: wrappers.CacheSpaces(env),
+}
+
+
+@pytest.mark.parametrize('name', sorted(_CHECKED_WRAPPERS))
+def test_wrapper_passes_gymnasium_check_env(name):
+    """Every single-environment wrapper passes gymnasium's own checker.
+
+    Its last check recreates the environment from `env.spec`, which needs
+    the wrapper's constructor arguments recorded.
+    """
+    # pylint: disable-next=import-outside-toplevel
+    from gymnasium.utils.env_checker import check_env
+    env = _CHECKED_WRAPPERS[name](gym.make('Pendulum-v1'))
+    try:
+        check_env(env, skip_render_check=True)
+        recreated = env.spec.make()
+        assert type(recreated).__name__ == name
+        recreated.close()
+    finally:
+        env.close()
