@@ -56,7 +56,7 @@ def test_immutable_create():
         empty.update(foo=42)
     with pytest.raises(RuntimeError):
         empty.setdefault('foo', 42)
-    assert empty == {}
+    assert not empty
     with empty.unlocked:
         empty.foo = 42
     assert empty == {'foo': 42} and empty.locked
