@@ -44,6 +44,8 @@ setuptools.setup(
             'torch==2.13.0',
             'stable-baselines3==2.9.2',
             'psutil',
+            # Learning curves of benchmarks/learning.py --plot.
+            'matplotlib',
         ],
     },
     classifiers=[

@@ -183,13 +183,17 @@ def summary_cells(summary, digits=1):
     """Text cells of a `seed_summary` under `SUMMARY_HEADER`.
 
     Args:
-      summary: Dict from `seed_summary`.
+      summary: Dict from `seed_summary`, or None where there are no scores
+          (e.g. no run of a config finished).
       digits: Decimals of the scores.
 
     Returns:
       Tuple of strings: seeds, mean, median, IQM and the interval as
-      `[low, high]`.
+      `[low, high]`; `'0'` and dashes for None.
     """
+    if summary is None:
+        return ('0',) + ('-',) * (len(SUMMARY_HEADER) - 1)
+
     def number(value):
         return f'{value:,.{digits}f}'
     return (
@@ -203,7 +207,7 @@ def summary_table(summaries, label='config', digits=1):
 
     Args:
       summaries: Sequence of `(name, summary)` pairs, `summary` from
-          `seed_summary`.
+          `seed_summary` or None.
       label: Header of the name column.
       digits: Decimals of the scores.
 

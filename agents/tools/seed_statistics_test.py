@@ -171,6 +171,9 @@ def test_summary_table_lines():
             '5,105.0] |']
     assert seed_statistics.summary_cells(summary, digits=2) == (
         '10', '-166.01', '-150.35', '-151.17', '[-153.94, -148.30]')
+    assert seed_statistics.summary_cells(None) == ('0', '-', '-', '-', '-')
+    assert seed_statistics.summary_table([('failed', None)])[2] == (
+        '| failed | 0 | - | - | - | - |')
 
 
 def test_curves_csv_round_trip(tmp_path):
