@@ -25,7 +25,9 @@ setuptools.setup(
         'imageio-ffmpeg',
     ],
     extras_require={
-        'test': ['pytest', 'pylint', 'psutil'],
+        # SciPy checks agents/tools/seed_statistics.py against
+        # scipy.stats.bootstrap and trim_mean; the package does not need it.
+        'test': ['pytest', 'pylint', 'psutil', 'scipy'],
         # Sweeps on Ray (agents/scripts/sweep.py) and --env_mode=ray.
         'ray': ['ray>=2.9'],
         # EnvPool's C++ thread pool as --env_mode=envpool. EnvPool ships
@@ -42,6 +44,8 @@ setuptools.setup(
             'torch==2.13.0',
             'stable-baselines3==2.9.2',
             'psutil',
+            # Learning curves of benchmarks/learning.py --plot.
+            'matplotlib',
         ],
     },
     classifiers=[

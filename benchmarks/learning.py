@@ -6,9 +6,15 @@ one table: the final score (the mean evaluation return of the last ten
 reports), the last report, the best report, the wall-clock time, the
 environment steps per second (training and evaluation steps together), and
 the wall-clock time and training steps until the evaluation score first
-reached the target. Writes the reports of every seed as JSON and, with
---plot, a learning curve: the mean and the min-max band of the evaluation
-return over seeds against training environment steps, with the target.
+reached the target; then per config the mean, the median and the
+interquartile mean (IQM) of the final scores with its 95% stratified
+bootstrap confidence interval over seeds (agents/tools/seed_statistics.py).
+Writes the reports of every seed, those statistics and the provenance of the
+run (command line, package versions, commit, host, start time) as JSON,
+every curve as CSV beside it (`config,seed,step,score`, the JSON's name with
+.csv) and, with --plot, a learning curve: the IQM of the evaluation return
+over seeds and its 95% confidence band, step by step, against training
+environment steps, with the target.
 
   python benchmarks/learning.py --config=cheetah --steps=1e6 \
       --seeds=0,1,2 --target=5000 \
@@ -39,8 +45,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 # pylint: disable=wrong-import-position
+from agents.scripts import provenance
 from agents.scripts import train as train_lib
 from agents.scripts import utility
+from agents.tools import seed_statistics
 
 FLAGS = flags.FLAGS
 _LAST_REPORTS = 10
@@ -220,8 +228,17 @@ def print_curve(result, every):
                   f"{report['seconds']:7.1f}")
 
 
-def print_table(config_name, steps, target, rows):
-    """Print the per-seed results and their median as a markdown table."""
+def print_table(config_name, steps, target, rows, compared=()):
+    """Print the per-seed results and the statistics over seeds.
+
+    Args:
+      config_name: Name of the trained config.
+      steps: Training environment steps.
+      target: Evaluation score to reach.
+      rows: One dict per seed from `summarize`.
+      compared: `(label, results)` pairs of --compare, whose final scores
+          get a row of statistics each.
+    """
     print(f'\n{config_name}, {steps:,.0f} training steps, target {target}\n')
     print(f'| seed | final (last {_LAST_REPORTS} mean) | last | best | '
           'wall-clock s | env steps/s | to target s | to target steps |')
@@ -236,25 +253,86 @@ def print_table(config_name, steps, target, rows):
               f"{row['steps_per_second']:,.0f} | "
               f'{target_seconds} | {target_steps} |')
     finals = [row['final'] for row in rows]
-    print(f'\nfinal: median {statistics.median(finals):.1f}, min '
-          f'{min(finals):.1f}, max {max(finals):.1f}; seeds reaching the '
-          f"target: {sum(row['target_steps'] is not None for row in rows)}"
-          f'/{len(rows)}')
+    print(f'\nfinal: min {min(finals):.1f}, max {max(finals):.1f}; seeds '
+          'reaching the target: '
+          f"{sum(row['target_steps'] is not None for row in rows)}"
+          f'/{len(rows)}\n')
+    summaries = [(config_name, final_statistics(rows))] + [
+        (label, final_statistics([
+            summarize(result, target) for result in results]))
+        for label, results in compared]
+    print(f'final (last {_LAST_REPORTS} mean) over seeds:\n')
+    for line in seed_statistics.summary_table(summaries):
+        print(line)
 
 
-def plot_curves(results, title, target, path, reference=None):
-    """Draw the mean and min-max band of the returns over seeds.
+def final_statistics(rows):
+    """Mean, median and IQM with its 95% interval of the final scores.
+
+    Args:
+      rows: One dict per seed from `summarize`.
+
+    Returns:
+      Dict from `seed_statistics.seed_summary`.
+    """
+    return seed_statistics.seed_summary([row['final'] for row in rows])
+
+
+def curve_rows(config_name, results):
+    """Rows `(config, seed, step, score)` of every report of every seed.
+
+    Args:
+      config_name: Name written in the config column.
+      results: One dict per seed, as `run_seed` returns it.
+
+    Returns:
+      List of tuples, the step being training environment steps.
+    """
+    return [
+        (config_name, result['seed'], report['train_steps'], report['score'])
+        for result in results for report in result['reports']]
+
+
+def csv_path(json_path):
+    """Path of the curves CSV beside a results JSON (`.json` -> `.csv`)."""
+    root, extension = os.path.splitext(json_path)
+    return (root if extension == '.json' else json_path) + '.csv'
+
+
+def write_results(path, fields, rows, results, record):
+    """Write the results JSON and the curves CSV beside it.
+
+    Args:
+      path: Destination of the JSON.
+      fields: Dict of the benchmark's settings, written first.
+      rows: One dict per seed from `summarize`.
+      results: One dict per seed, as `run_seed` returns it.
+      record: Provenance dict from `provenance.record`.
+    """
+    curves = csv_path(path)
+    seed_statistics.write_curves_csv(
+        curves, curve_rows(FLAGS.config, results))
+    with open(path, 'w', encoding='utf-8') as file_:
+        json.dump(dict(
+            fields, statistics=final_statistics(rows), curves=curves,
+            provenance=record, rows=rows, results=results), file_, indent=1)
+
+
+def plot_curves(results, title, target, path, reference=None, compared=()):
+    """Draw the IQM of the returns over seeds and its 95% confidence band.
 
     Seeds are aligned report by report (every seed reports at the same
-    training steps); a curve stops at its shortest seed. The results of
-    `--compare` files are drawn beside, each in its own colour.
+    training steps); a curve stops at its shortest seed. The IQM and its
+    stratified bootstrap interval are those of each report's scores over
+    seeds (`seed_statistics.curve_band`). The results of `--compare` files
+    are drawn beside, each in its own colour.
     """
     # pylint: disable=import-outside-toplevel
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
     import numpy as np
-    groups = [(FLAGS.config, results)] + load_compared(FLAGS.compare)
+    groups = [(FLAGS.config, results)] + list(compared)
     figure, axes = plt.subplots(figsize=(6, 3.6), dpi=100)
     for index, (label, group) in enumerate(groups):
         count = min(len(result['reports']) for result in group)
@@ -263,12 +341,12 @@ def plot_curves(results, title, target, path, reference=None):
         scores = np.array([
             [report['score'] for report in result['reports'][:count]]
             for result in group])
+        iqm, low, high = seed_statistics.curve_band(scores)
         axes.fill_between(
-            steps, scores.min(0), scores.max(0), alpha=0.25, linewidth=0,
-            color=f'C{index}')
+            steps, low, high, alpha=0.25, linewidth=0, color=f'C{index}')
         axes.plot(
-            steps, scores.mean(0), linewidth=1.5, color=f'C{index}',
-            label=f'{label}: mean, min-max over {len(group)} seeds')
+            steps, iqm, linewidth=1.5, color=f'C{index}',
+            label=f'{label}: IQM, 95% CI over {len(group)} seeds')
     axes.axhline(target, color='black', linestyle='--', linewidth=1,
                  label=f'target {target:g}')
     axes.set_xlabel('training environment steps')
@@ -341,24 +419,24 @@ def main(argv):
     del argv
     utility.set_up_logging()
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    record = provenance.record()
+    compared = load_compared(FLAGS.compare)
     if FLAGS.from_progress:
         results = load_progress(FLAGS.from_progress)
         steps = min(result['reports'][-1]['train_steps'] for result in results)
         rows = [summarize(result, FLAGS.target) for result in results]
-        print_table(FLAGS.config, steps, FLAGS.target, rows)
+        print_table(FLAGS.config, steps, FLAGS.target, rows, compared)
         if FLAGS.json:
-            with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-                json.dump(dict(
-                    command=' '.join(sys.argv), config=FLAGS.config,
-                    steps=steps, target=FLAGS.target,
-                    from_progress=FLAGS.from_progress,
-                    reference=FLAGS.reference, rows=rows, results=results),
-                    file_, indent=1)
+            write_results(FLAGS.json, dict(
+                command=' '.join(sys.argv), config=FLAGS.config,
+                steps=steps, target=FLAGS.target,
+                from_progress=FLAGS.from_progress,
+                reference=FLAGS.reference), rows, results, record)
         if FLAGS.plot:
             plot_curves(
                 results, f'{FLAGS.config}, {len(results)} seeds, '
                 f'{steps:,.0f} steps', FLAGS.target, FLAGS.plot,
-                FLAGS.reference)
+                FLAGS.reference, compared)
         return
     overrides = _parse_overrides(FLAGS.set)
     env_mode = utility.env_mode_from_flags(
@@ -372,14 +450,16 @@ def main(argv):
         # The reports of an earlier run would mix with this run's.
         os.remove(progress)
     try:
-        _train_seeds(seeds, env_mode, overrides, jobs, progress, started)
+        _train_seeds(seeds, env_mode, overrides, jobs, progress, started,
+                     record, compared)
     except RuntimeError as error:
         print(f'Error: {error}', file=sys.stderr)
         sys.exit(1)
 
 
-def _train_seeds(seeds, env_mode, overrides, jobs, progress, started):
-    """Train the seeds, print their curves and the table, write the files."""
+def _train_seeds(seeds, env_mode, overrides, jobs, progress, started, record,
+                 compared):
+    """Train the seeds, print their curves and the tables, write the files."""
     results = []
     for result in run_seeds(
             FLAGS.config, FLAGS.steps, seeds, env_mode, overrides, jobs,
@@ -392,18 +472,18 @@ def _train_seeds(seeds, env_mode, overrides, jobs, progress, started):
         if FLAGS.json:
             # Written after every seed, so that finished seeds survive an
             # interrupted benchmark.
-            with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-                json.dump(dict(
-                    command=' '.join(sys.argv), started=started,
-                    config=FLAGS.config, steps=FLAGS.steps,
-                    target=FLAGS.target, overrides=overrides, jobs=jobs,
-                    reference=FLAGS.reference, rows=rows, results=results),
-                    file_, indent=1)
-    print_table(FLAGS.config, FLAGS.steps, FLAGS.target, rows)
+            write_results(FLAGS.json, dict(
+                command=' '.join(sys.argv), started=started,
+                config=FLAGS.config, steps=FLAGS.steps,
+                target=FLAGS.target, overrides=overrides, jobs=jobs,
+                reference=FLAGS.reference), rows, results, record)
+    print_table(FLAGS.config, FLAGS.steps, FLAGS.target, rows, compared)
+    if FLAGS.json:
+        print(f'Wrote {FLAGS.json} and {csv_path(FLAGS.json)}.')
     if FLAGS.plot:
         plot_curves(
             results, f'{FLAGS.config}, {len(results)} seeds', FLAGS.target,
-            FLAGS.plot, FLAGS.reference)
+            FLAGS.plot, FLAGS.reference, compared)
         print(f'Wrote {FLAGS.plot}.')
 
 

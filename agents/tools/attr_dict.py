@@ -9,32 +9,32 @@ class AttrDict(dict):
     Configurations are `AttrDict`s: `config.learning_rate` reads the key
     `'learning_rate'`, and reading a missing key raises an `AttributeError`
     that lists the keys (the 2017 class returned None, which let typos
-    pass). As in 2017, a dictionary is locked once constructed with keys:
-    every edit raises a `RuntimeError`, so that code receiving a
-    configuration cannot change it by accident; edit it inside
-    `with config.unlocked:`. An empty `AttrDict()` starts unlocked, to be
-    filled, and `lock()` locks it. Locking applies to this dictionary only,
-    not to dictionaries nested in its values.
+    pass). As in 2017, every dictionary is locked once constructed, an
+    empty `AttrDict()` included: every edit raises a `RuntimeError`, so that
+    code receiving a configuration cannot change it by accident; pass the
+    values at construction or edit inside `with config.unlocked:`. Locking
+    applies to this dictionary only, not to dictionaries nested in its
+    values.
 
     Keys that name methods of the class (`copy`, `items`, `lock`, ...) stay
     reachable with item access (`config['items']`) only.
     """
 
-    # Class default, so that instances created through `__new__` alone, as
-    # unpickling does, behave as unlocked until their state is restored.
+    # Class default, so that instances created through `__new__` alone
+    # (without `__init__`) behave as unlocked until their state is restored.
     _locked = False
 
     def __init__(self, *args, **kwargs):
         """Create a dictionary, with the arguments of `dict()`.
 
-        It is locked when it has keys, and unlocked when empty.
+        It is locked, also when empty, as in 2017.
 
         Args:
             *args: Optional mapping or iterable of key-value pairs.
             **kwargs: Further keys and values.
         """
         super().__init__(*args, **kwargs)
-        self.__dict__['_locked'] = bool(self)
+        self.__dict__['_locked'] = True
 
     @property
     def locked(self):

@@ -24,8 +24,8 @@ def test_construct_like_dict():
     assert not AttrDict()
 
 
-def test_locked_once_constructed_with_keys_as_in_2017():
-    """Assignment raises until `with config.unlocked:`; empty starts open."""
+def test_locked_once_constructed_as_in_2017():
+    """Assignment raises until `with config.unlocked:`."""
     config = AttrDict(a=1)
     assert config.locked
     with pytest.raises(RuntimeError) as error:
@@ -36,23 +36,45 @@ def test_locked_once_constructed_with_keys_as_in_2017():
     with config.unlocked:
         config.a = 2
     assert config == {'a': 2} and config.locked
+
+
+def test_immutable_create():
+    """An empty AttrDict is locked on creation too (2017's test)."""
     empty = AttrDict()
-    assert not empty.locked
-    empty.a = 1
-    empty.lock()
     assert empty.locked
+    with pytest.raises(RuntimeError) as error:
+        empty.foo = 42
+    assert str(error.value) == (
+            "Cannot set key 'foo' of a locked AttrDict; edit it inside "
+            "'with config.unlocked:'.")
+    with pytest.raises(RuntimeError) as error:
+        empty['foo'] = 42
+    assert str(error.value) == (
+            "Cannot set key 'foo' of a locked AttrDict; edit it inside "
+            "'with config.unlocked:'.")
+    with pytest.raises(RuntimeError):
+        empty.update(foo=42)
+    with pytest.raises(RuntimeError):
+        empty.setdefault('foo', 42)
+    assert not empty
+    with empty.unlocked:
+        empty.foo = 42
+    assert empty == {'foo': 42} and empty.locked
+    assert AttrDict({}).locked
+    assert AttrDict([]).locked
 
 
 def test_attribute_read_and_write():
     """Attributes read, write and delete keys."""
     config = AttrDict()
-    config.a = 1
-    assert config.a == 1
-    config.b = 2
-    config['c'] = 3
-    assert config == {'a': 1, 'b': 2, 'c': 3}
-    assert config.c == 3
-    del config.a
+    with config.unlocked:
+        config.a = 1
+        assert config.a == 1
+        config.b = 2
+        config['c'] = 3
+        assert config == {'a': 1, 'b': 2, 'c': 3}
+        assert config.c == 3
+        del config.a
     assert config == {'b': 2, 'c': 3}
 
 
@@ -74,7 +96,7 @@ def test_missing_attribute_names_key_and_lists_available():
 def test_delete_missing_attribute():
     """Deleting a missing key raises AttributeError."""
     config = AttrDict()
-    with pytest.raises(AttributeError) as error:
+    with config.unlocked, pytest.raises(AttributeError) as error:
         del config.a
     assert str(error.value) == "AttrDict has no key 'a' to delete."
 
@@ -87,7 +109,8 @@ def test_member_names_cannot_be_set_as_attributes():
     assert str(error.value) == (
             "Cannot set 'items' as an attribute because it names a member "
             "of AttrDict; use item access ['items'] instead.")
-    config['items'] = 3
+    with config.unlocked:
+        config['items'] = 3
     assert config['items'] == 3
     assert callable(config.items)
 
@@ -157,12 +180,14 @@ def test_unlocked_context_restores_lock_after_exception():
 
 
 def test_unlocked_context_keeps_unlocked_dict_unlocked():
-    """Leaving unlocked does not lock an unlocked dict."""
+    """Leaving a nested unlocked does not lock the outer unlocked scope."""
     config = AttrDict()
     with config.unlocked:
-        config.a = 1
-    assert not config.locked
-    config.b = 2
+        with config.unlocked:
+            config.a = 1
+        assert not config.locked
+        config.b = 2
+    assert config.locked
     assert config == {'a': 1, 'b': 2}
 
 
@@ -177,24 +202,29 @@ def test_copy_keeps_lock_state_and_applies_updates():
     assert config == {'a': 1, 'b': 2}
     with pytest.raises(RuntimeError):
         other.a = 5
-    unlocked = AttrDict()
-    unlocked.a = 1
-    unlocked = unlocked.copy()
+    config = AttrDict()
+    with config.unlocked:
+        config.a = 1
+        unlocked = config.copy()
+    assert config.locked
     assert not unlocked.locked
     unlocked.a = 2
+    assert unlocked == {'a': 2} and config == {'a': 1}
 
 
 def test_pickle_keeps_items_and_lock_state():
     """Pickling round-trips items and lock state."""
-    nested = AttrDict()
-    nested.b = [2]
+    nested = AttrDict(b=[2])
     config = AttrDict(a=1, nested=nested)
-    restored = pickle.loads(pickle.dumps(config))
+    with config.unlocked:
+        restored = pickle.loads(pickle.dumps(config))
     assert restored.__class__ is AttrDict
     assert restored == config
-    assert restored.locked
-    assert not restored.nested.locked
+    assert not restored.locked
+    assert restored.nested.locked
     assert restored.nested.b == [2]
+    assert pickle.loads(pickle.dumps(config)).locked
+    assert pickle.loads(pickle.dumps(AttrDict())).locked
 
 
 def test_deepcopy_and_copy():
