@@ -209,12 +209,14 @@ class InGraphTaskBatch:
             (terminated or at the time limit) and `truncated` (at the limit
             without terminating).
         """
-        state, observ, reward, terminated = self._task.step(state, action)
-        steps = steps + 1
-        at_limit = steps >= self._max_length
-        done = tf.logical_or(terminated, at_limit)
-        truncated = tf.logical_and(at_limit, tf.logical_not(terminated))
-        return state, steps, observ, reward, done, truncated
+        with tf.name_scope('task_transition'):
+            state, observ, reward, terminated = self._task.step(
+                    state, action)
+            steps = steps + 1
+            at_limit = steps >= self._max_length
+            done = tf.logical_or(terminated, at_limit)
+            truncated = tf.logical_and(at_limit, tf.logical_not(terminated))
+            return state, steps, observ, reward, done, truncated
 
     def restart(self, seed, counter, state, steps, begin):
         """Begin new episodes where `begin` is true, as a pure function.
@@ -235,11 +237,13 @@ class InGraphTaskBatch:
             Tuple of the counter, the states and the step counts after the
             resets, and the observations of the states.
         """
-        fresh = self._task.reset(tf.stack([seed, counter]), self._num_envs)
-        state = tf.where(begin, fresh, state)
-        steps = tf.where(begin, tf.zeros_like(steps), steps)
-        counter = counter + tf.cast(tf.reduce_any(begin), tf.int64)
-        return counter, state, steps, self._task.observe(state)
+        with tf.name_scope('task_restart'):
+            fresh = self._task.reset(
+                    tf.stack([seed, counter]), self._num_envs)
+            state = tf.where(begin, fresh, state)
+            steps = tf.where(begin, tf.zeros_like(steps), steps)
+            counter = counter + tf.cast(tf.reduce_any(begin), tf.int64)
+            return counter, state, steps, self._task.observe(state)
 
     def simulate(self, action):
         """Step the batch and store the outcomes in the variables.
