@@ -6,6 +6,15 @@ of tensors that compile with XLA (`Task`); `InGraphTaskBatch` runs a batch of
 one task behind the interface of `tools.InGraphBatchEnv`, so that
 `tools.simulate` and the algorithms use it as they use a batch of Python
 environments. `TASKS` maps gymnasium ids to the task classes.
+
+The tasks compute in float32 where gymnasium computes in float64 (except
+MountainCarContinuous-v0, float32 in both), so values agree to float32
+precision, and a flag can differ where a state lies within float32 rounding
+of a threshold. Initial states follow gymnasium's distributions but come
+from TensorFlow's stateless Philox generator, not NumPy's, so a seed gives
+other numbers than in gymnasium. Only the default arguments of `gym.make`
+are covered (no `g` of Pendulum, no `sutton_barto_reward`, no reset
+options).
 """
 
 from agents.environments.acrobot import Acrobot

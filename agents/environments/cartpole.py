@@ -26,7 +26,9 @@ class CartPole(task.Task):
     The state is `(x, x_dot, theta, theta_dot)`, integrated with the Euler
     method; the reward is 1 on every step, including the one that
     terminates the episode (gymnasium's default, not the Sutton and Barto
-    reward). Action 1 pushes right, 0 left.
+    reward). Action 1 pushes right, 0 left. Stepping a terminated state
+    goes on with the dynamics and a reward of 1, where gymnasium warns and
+    rewards 0; a batch begins a new episode there instead.
     """
 
     env_id = 'CartPole-v1'
