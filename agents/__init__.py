@@ -6,7 +6,7 @@ import only `agents.tools.wrappers`, never pay for importing TensorFlow.
 
 import importlib
 
-_SUBPACKAGES = ('tools', 'parts', 'algorithms', 'scripts')
+_SUBPACKAGES = ('tools', 'environments', 'parts', 'algorithms', 'scripts')
 
 
 def __getattr__(name):

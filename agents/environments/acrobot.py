@@ -1,0 +1,154 @@
+"""Acrobot-v1 as batched TensorFlow operations."""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.environments import task
+
+_DT = 0.2
+_LINK_LENGTH_1 = 1.0
+_LINK_MASS_1 = 1.0
+_LINK_MASS_2 = 1.0
+_LINK_COM_POS_1 = 0.5
+_LINK_COM_POS_2 = 0.5
+_LINK_MOI = 1.0
+_MAX_VEL_1 = 4 * math.pi
+_MAX_VEL_2 = 9 * math.pi
+_GRAVITY = 9.8
+
+
+class Acrobot(task.Task):
+    """Swing a two-link chain up, as gymnasium's `Acrobot-v1`.
+
+    The state is `(theta1, theta2, dtheta1, dtheta2)`. One step integrates
+    the dynamics of the book (Sutton and Barto, gymnasium's default) over
+    0.2 s with one classic Runge-Kutta step, as gymnasium's `rk4` does;
+    then the angles wrap into `[-pi, pi]` and the velocities are clipped.
+    The reward is -1 per step and 0 on the step that reaches the goal
+    height. Actions 0, 1 and 2 apply the torques -1, 0 and 1, without noise.
+    """
+
+    env_id = 'Acrobot-v1'
+    max_episode_steps = 500
+    state_size = 4
+
+    def _define_spaces(self):
+        high = np.array(
+                [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2], np.float32)
+        observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+        return observation_space, gym.spaces.Discrete(3)
+
+    def reset(self, key, batch_size):
+        """Sample every component uniformly from `[-0.1, 0.1)`.
+
+        Args:
+            key: int64 tensor `[2]`, the seed of the stateless random ops.
+            batch_size: Python int.
+
+        Returns:
+            float32 tensor `[batch_size, 4]`.
+        """
+        with tf.name_scope('acrobot_reset'):
+            return task.uniform(key, batch_size, [-0.1] * 4, [0.1] * 4)
+
+    def step(self, state, action):
+        """Apply the torques for one step of 0.2 s.
+
+        Args:
+            state: float32 tensor `[batch, 4]`.
+            action: int32 tensor `[batch]` in `{0, 1, 2}`.
+
+        Returns:
+            Tuple of the next states, observations `[batch, 6]`, rewards and
+            flags telling where the tip rose above the goal height.
+        """
+        with tf.name_scope('acrobot_step'):
+            torque = tf.cast(action, tf.float32) - 1.0
+            half = _DT / 2.0
+            # Gymnasium's rk4 over the one interval [0, dt].
+            k1 = _derivatives(state, torque)
+            k2 = _derivatives(state + half * k1, torque)
+            k3 = _derivatives(state + half * k2, torque)
+            k4 = _derivatives(state + _DT * k3, torque)
+            integrated = state + _DT / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+            theta1, theta2, dtheta1, dtheta2 = tf.unstack(integrated, axis=1)
+            new_state = tf.stack([
+                    _wrap(theta1),
+                    _wrap(theta2),
+                    tf.clip_by_value(dtheta1, -_MAX_VEL_1, _MAX_VEL_1),
+                    tf.clip_by_value(dtheta2, -_MAX_VEL_2, _MAX_VEL_2)],
+                    axis=1)
+            terminated = _height(new_state) > 1.0
+            reward = tf.where(
+                    terminated,
+                    tf.zeros_like(theta1), tf.fill(tf.shape(theta1), -1.0))
+            return new_state, self.observe(new_state), reward, terminated
+
+    def observe(self, state):
+        """Return the cosines and sines of the angles and the velocities.
+
+        Args:
+            state: float32 tensor `[batch, 4]`.
+
+        Returns:
+            float32 tensor `[batch, 6]`: `cos(theta1), sin(theta1),
+            cos(theta2), sin(theta2), dtheta1, dtheta2`.
+        """
+        with tf.name_scope('acrobot_observe'):
+            theta1, theta2, dtheta1, dtheta2 = tf.unstack(state, axis=1)
+            return tf.stack([
+                    tf.cos(theta1), tf.sin(theta1),
+                    tf.cos(theta2), tf.sin(theta2),
+                    dtheta1, dtheta2], axis=1)
+
+
+def _derivatives(state, torque):
+    """Time derivatives of the states under the book's dynamics."""
+    theta1, theta2, dtheta1, dtheta2 = tf.unstack(state, axis=1)
+    m1, m2 = _LINK_MASS_1, _LINK_MASS_2
+    l1 = _LINK_LENGTH_1
+    lc1, lc2 = _LINK_COM_POS_1, _LINK_COM_POS_2
+    inertia1 = inertia2 = _LINK_MOI
+    cos_theta2 = tf.cos(theta2)
+    sin_theta2 = tf.sin(theta2)
+    d1 = (
+            m1 * lc1 ** 2 +
+            m2 * (l1 ** 2 + lc2 ** 2 + 2 * l1 * lc2 * cos_theta2) +
+            inertia1 + inertia2)
+    d2 = m2 * (lc2 ** 2 + l1 * lc2 * cos_theta2) + inertia2
+    phi2 = m2 * lc2 * _GRAVITY * tf.cos(theta1 + theta2 - math.pi / 2.0)
+    phi1 = (
+            -m2 * l1 * lc2 * tf.square(dtheta2) * sin_theta2 -
+            2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin_theta2 +
+            (m1 * lc1 + m2 * l1) * _GRAVITY * tf.cos(theta1 - math.pi / 2) +
+            phi2)
+    ddtheta2 = (
+            torque + d2 / d1 * phi1 -
+            m2 * l1 * lc2 * tf.square(dtheta1) * sin_theta2 - phi2) / (
+            m2 * lc2 ** 2 + inertia2 - tf.square(d2) / d1)
+    ddtheta1 = -(d2 * ddtheta2 + phi1) / d1
+    return tf.stack([dtheta1, dtheta2, ddtheta1, ddtheta2], axis=1)
+
+
+def _wrap(angle):
+    """Wrap angles into `[-pi, pi]` as gymnasium's `wrap` does.
+
+    Gymnasium subtracts or adds 2 pi until the angle lies within the bounds,
+    and leaves an angle on a bound as it is; this subtracts or adds the same
+    number of turns at once (the same arithmetic for the one turn that a
+    step of the integration moves at most in practice).
+    """
+    turn = 2 * math.pi
+    turns_down = tf.math.ceil((angle - math.pi) / turn)
+    turns_up = tf.math.ceil((-math.pi - angle) / turn)
+    angle = tf.where(angle > math.pi, angle - turn * turns_down, angle)
+    return tf.where(angle < -math.pi, angle + turn * turns_up, angle)
+
+
+def _height(state):
+    """Height of the tip above the pivot, in link lengths (goal above 1)."""
+    theta1, theta2 = state[:, 0], state[:, 1]
+    return -tf.cos(theta1) - tf.cos(theta2 + theta1)

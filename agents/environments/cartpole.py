@@ -1,0 +1,108 @@
+"""CartPole-v1 as batched TensorFlow operations."""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.environments import task
+
+_GRAVITY = 9.8
+_MASS_CART = 1.0
+_MASS_POLE = 0.1
+_TOTAL_MASS = _MASS_POLE + _MASS_CART
+_LENGTH = 0.5  # Half the pole's length.
+_POLE_MASS_LENGTH = _MASS_POLE * _LENGTH
+_FORCE = 10.0
+_TAU = 0.02  # Seconds per step.
+_THETA_THRESHOLD = 12 * 2 * math.pi / 360
+_X_THRESHOLD = 2.4
+
+
+class CartPole(task.Task):
+    """Balance a pole on a cart, as gymnasium's `CartPole-v1`.
+
+    The state is `(x, x_dot, theta, theta_dot)`, integrated with the Euler
+    method; the reward is 1 on every step, including the one that
+    terminates the episode (gymnasium's default, not the Sutton and Barto
+    reward). Action 1 pushes right, 0 left. Stepping a terminated state
+    goes on with the dynamics and a reward of 1, where gymnasium warns and
+    rewards 0; a batch begins a new episode there instead.
+    """
+
+    env_id = 'CartPole-v1'
+    max_episode_steps = 500
+    state_size = 4
+
+    def _define_spaces(self):
+        high = np.array([
+                _X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf],
+                np.float32)
+        observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+        return observation_space, gym.spaces.Discrete(2)
+
+    def reset(self, key, batch_size):
+        """Sample every component uniformly from `[-0.05, 0.05)`.
+
+        Args:
+            key: int64 tensor `[2]`, the seed of the stateless random ops.
+            batch_size: Python int.
+
+        Returns:
+            float32 tensor `[batch_size, 4]`.
+        """
+        with tf.name_scope('cartpole_reset'):
+            return task.uniform(key, batch_size, [-0.05] * 4, [0.05] * 4)
+
+    def step(self, state, action):
+        """Push the carts for one step of 0.02 s.
+
+        Args:
+            state: float32 tensor `[batch, 4]`.
+            action: int32 tensor `[batch]`; 1 pushes right, others left.
+
+        Returns:
+            Tuple of the next states, observations `[batch, 4]` (the
+            states), rewards (ones) and flags telling where the cart left
+            the track or the pole fell past 12 degrees.
+        """
+        with tf.name_scope('cartpole_step'):
+            x, x_dot, theta, theta_dot = tf.unstack(state, axis=1)
+            force = tf.where(
+                    tf.equal(action, 1),
+                    tf.fill(tf.shape(x), _FORCE),
+                    tf.fill(tf.shape(x), -_FORCE))
+            cos_theta = tf.cos(theta)
+            sin_theta = tf.sin(theta)
+            temp = (
+                    force + _POLE_MASS_LENGTH * tf.square(theta_dot) *
+                    sin_theta) / _TOTAL_MASS
+            theta_acc = (_GRAVITY * sin_theta - cos_theta * temp) / (
+                    _LENGTH * (4.0 / 3.0 - _MASS_POLE * tf.square(cos_theta) /
+                               _TOTAL_MASS))
+            x_acc = temp - _POLE_MASS_LENGTH * theta_acc * cos_theta / (
+                    _TOTAL_MASS)
+            new_state = tf.stack([
+                    x + _TAU * x_dot,
+                    x_dot + _TAU * x_acc,
+                    theta + _TAU * theta_dot,
+                    theta_dot + _TAU * theta_acc], axis=1)
+            new_x = new_state[:, 0]
+            new_theta = new_state[:, 2]
+            terminated = tf.logical_or(
+                    tf.greater(tf.abs(new_x), _X_THRESHOLD),
+                    tf.greater(tf.abs(new_theta), _THETA_THRESHOLD))
+            reward = tf.ones_like(new_x)
+            return new_state, new_state, reward, terminated
+
+    def observe(self, state):
+        """Return the states themselves.
+
+        Args:
+            state: float32 tensor `[batch, 4]`.
+
+        Returns:
+            float32 tensor `[batch, 4]`.
+        """
+        return tf.identity(state, name='cartpole_observe')

@@ -1,0 +1,363 @@
+"""A batch of in-graph tasks behind the interface of `InGraphBatchEnv`."""
+
+import numbers
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.environments import task as task_lib
+
+
+class InGraphTaskBatch:
+    """Batch of environments of a task written in TensorFlow operations.
+
+    A drop-in for `tools.InGraphBatchEnv` where `tools.simulate` and the
+    algorithms use it: the variables `observ`, `action`, `reward`, `done`
+    and `truncated`, the operations `simulate(action)` and
+    `reset(indices)`, `len()`, the spaces, `restarts` and `error`. Nothing
+    leaves the graph: a step is a few dozen operations, no Python call.
+
+    Episodes end as under gymnasium's `TimeLimit`: `done` where the task
+    terminated or the episode reached `max_length` steps, and `truncated`
+    where it reached the limit without terminating (so algorithms may
+    bootstrap). As in `InGraphBatchEnv`, `observ` after a step that ended an
+    episode holds its last observation; the next `reset` of that
+    environment begins a new episode.
+
+    Checkpoints and resumption: the variable scope `task` holds everything
+    that decides the batch's future, which checkpoints keep: the task
+    states, each episode's step count, the base seed and the counter of
+    resets that keys the stateless random numbers (a reset uses the key
+    `(seed, counter)` and increments the counter), and `done` and `observ`,
+    which the first step after a restore reads (to know which environments
+    begin episodes, and what the agents observe). A restored batch therefore
+    continues its episodes, and draws the same initial states, exactly as
+    the original would have. `action`, `reward` and `truncated` describe
+    only the last step, are rewritten by every step before anything reads
+    them, and live in `task_temporary`, which checkpoints leave out.
+
+    `transition` and `restart` are the same step and reset as pure
+    functions of tensors, for compiled loops of many steps
+    (`tf.function(jit_compile=True)`) that keep these variables as their
+    loop state.
+    """
+
+    def __init__(self, task, num_envs, seed, max_length=None):
+        """Create the variables of the batch.
+
+        Args:
+            task: `Task` instance (or subclass, which is instantiated), such
+                as a value of `agents.environments.TASKS`.
+            num_envs: Number of environments, an int >= 1.
+            seed: Int base seed of the random numbers of resets, or None for
+                one drawn from the operating system (kept in checkpoints).
+            max_length: Steps after which an episode is truncated, an int >=
+                1; None uses the task's limit in gymnasium's registry.
+
+        Raises:
+            ValueError: When an argument is out of range or of a wrong type.
+        """
+        if isinstance(task, type) and issubclass(task, task_lib.Task):
+            task = task()
+        if not isinstance(task, task_lib.Task):
+            raise ValueError(
+                    f'task must be an agents.environments.Task, got {task!r}.')
+        if not _is_int(num_envs) or num_envs < 1:
+            raise ValueError(
+                    f'num_envs must be an int >= 1, got {num_envs!r}.')
+        if seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        if not _is_int(seed) or not -2 ** 63 <= seed < 2 ** 63:
+            raise ValueError(
+                    f'seed must be None or an int64, got {seed!r}.')
+        if max_length is None:
+            max_length = task.max_episode_steps
+        if not _is_int(max_length) or max_length < 1:
+            raise ValueError(
+                    f'max_length must be None or an int >= 1, got '
+                    f'{max_length!r}.')
+        self._task = task
+        self._num_envs = int(num_envs)
+        self._max_length = int(max_length)
+        discrete = isinstance(task.action_space, gym.spaces.Discrete)
+        batch = [self._num_envs]
+        observ_shape = list(task.observation_space.shape)
+        action_shape = [] if discrete else list(task.action_space.shape)
+        action_dtype = np.int32 if discrete else np.float32
+        with tf.variable_scope('task'):
+            self._seed = _variable('seed', np.int64(seed))
+            self._counter = _variable('counter', np.int64(0))
+            self._state = _variable(
+                    'state', np.zeros(batch + [task.state_size], np.float32))
+            self._steps = _variable('steps', np.zeros(batch, np.int32))
+            self._observ = _variable(
+                    'observ', np.zeros(batch + observ_shape, np.float32))
+            # True at first, so that the first simulation step begins every
+            # episode.
+            self._done = _variable('done', np.ones(batch, np.bool_))
+        with tf.variable_scope('task_temporary'):
+            self._action = _variable(
+                    'action', np.zeros(batch + action_shape, action_dtype))
+            self._reward = _variable('reward', np.zeros(batch, np.float32))
+            self._truncated = _variable(
+                    'truncated', np.zeros(batch, np.bool_))
+
+    def __len__(self):
+        """Number of environments in the batch."""
+        return self._num_envs
+
+    def __repr__(self):
+        return (
+                f'InGraphTaskBatch({self._task!r}, num_envs={self._num_envs},'
+                f' max_length={self._max_length})')
+
+    @property
+    def task(self):
+        """The `Task` that the environments run."""
+        return self._task
+
+    @property
+    def max_length(self):
+        """Steps after which an episode is truncated."""
+        return self._max_length
+
+    @property
+    def observation_space(self):
+        """Observation space of each environment, as gymnasium's."""
+        return self._task.observation_space
+
+    @property
+    def action_space(self):
+        """Action space of each environment, as gymnasium's."""
+        return self._task.action_space
+
+    @property
+    def observ(self):
+        """float32 variable of the current observations."""
+        return self._observ
+
+    @property
+    def action(self):
+        """Variable of the last actions (int32 for Discrete spaces)."""
+        return self._action
+
+    @property
+    def reward(self):
+        """float32 variable of the last rewards."""
+        return self._reward
+
+    @property
+    def done(self):
+        """bool variable telling where the last step ended the episode."""
+        return self._done
+
+    @property
+    def truncated(self):
+        """bool variable telling where the last step hit the time limit.
+
+        True where the episode reached `max_length` steps without
+        terminating, so that an algorithm may bootstrap from `observ`.
+        """
+        return self._truncated
+
+    @property
+    def state(self):
+        """float32 variable `[num_envs, state_size]` of the task states."""
+        return self._state
+
+    @property
+    def steps(self):
+        """int32 variable of the steps of each running episode."""
+        return self._steps
+
+    @property
+    def seed(self):
+        """int64 variable of the base seed of the random numbers."""
+        return self._seed
+
+    @property
+    def counter(self):
+        """int64 variable of the resets so far, part of the random key."""
+        return self._counter
+
+    @property
+    def restarts(self):
+        """int64 zero: in-graph environments never fail and restart."""
+        return tf.constant(0, tf.int64, name='restarts')
+
+    @property
+    def error(self):
+        """None: no Python environment can fail a step of the batch."""
+        return None
+
+    def close(self):
+        """Do nothing; the batch holds no resources outside the graph."""
+
+    def transition(self, state, steps, action):
+        """Step states and episode step counts, as a pure function.
+
+        Args:
+            state: float32 tensor `[num_envs, state_size]`.
+            steps: int32 tensor `[num_envs]` of the steps taken so far in
+                each episode.
+            action: Tensor of the actions, as the task takes them.
+
+        Returns:
+            Tuple of tensors: the next states, the next step counts, the
+            observations, float32 rewards, and the bool flags `done`
+            (terminated or at the time limit) and `truncated` (at the limit
+            without terminating).
+        """
+        with tf.name_scope('task_transition'):
+            state, observ, reward, terminated = self._task.step(
+                    state, action)
+            steps = steps + 1
+            at_limit = steps >= self._max_length
+            done = tf.logical_or(terminated, at_limit)
+            truncated = tf.logical_and(at_limit, tf.logical_not(terminated))
+            return state, steps, observ, reward, done, truncated
+
+    def restart(self, seed, counter, state, steps, begin):
+        """Begin new episodes where `begin` is true, as a pure function.
+
+        The initial states are drawn for the whole batch from the key
+        `(seed, counter)`, and the counter increments when any episode
+        begins; so the draws equal those of `reset` called with the indices
+        where `begin` is true.
+
+        Args:
+            seed: int64 scalar tensor, the base seed.
+            counter: int64 scalar tensor, the resets so far.
+            state: float32 tensor `[num_envs, state_size]`.
+            steps: int32 tensor `[num_envs]`.
+            begin: bool tensor `[num_envs]`.
+
+        Returns:
+            Tuple of the counter, the states and the step counts after the
+            resets, and the observations of the states.
+        """
+        with tf.name_scope('task_restart'):
+            fresh = self._task.reset(
+                    tf.stack([seed, counter]), self._num_envs)
+            state = tf.where(begin, fresh, state)
+            steps = tf.where(begin, tf.zeros_like(steps), steps)
+            counter = counter + tf.cast(tf.reduce_any(begin), tf.int64)
+            return counter, state, steps, self._task.observe(state)
+
+    def simulate(self, action):
+        """Step the batch and store the outcomes in the variables.
+
+        Args:
+            action: Tensor of one action per environment, of the action
+                variable's shape; its dtype may differ in width but not in
+                kind (integer or floating point).
+
+        Raises:
+            TypeError: When the action's dtype kind does not match.
+            ValueError: When the action's shape does not match.
+
+        Returns:
+            Operation that steps and assigns. Running it fails when an
+            action is NaN or Inf (`action : Tensor had NaN values`) or a
+            discrete action is outside the action space, or an observation
+            or reward is not finite, and then assigns nothing.
+        """
+        with tf.name_scope('environment_simulate'):
+            action = self._prepare_action(action)
+            state, steps, observ, reward, done, truncated = self.transition(
+                    self._state.read_value(), self._steps.read_value(),
+                    action)
+            observ = tf.debugging.check_numerics(observ, 'observ')
+            reward = tf.debugging.check_numerics(reward, 'reward')
+            # Assign nothing unless every check passed, so that the
+            # variables keep a consistent step.
+            with tf.control_dependencies([observ, reward]):
+                return tf.group(
+                        self._state.assign(state),
+                        self._steps.assign(steps),
+                        self._observ.assign(observ),
+                        self._action.assign(action),
+                        self._reward.assign(reward),
+                        self._done.assign(done),
+                        self._truncated.assign(truncated))
+
+    def reset(self, indices=None):
+        """Begin new episodes in some or all environments.
+
+        Draws initial states for the whole batch from the key `(seed,
+        counter)`, keeps those of the environments reset, and increments the
+        counter.
+
+        Args:
+            indices: 1-D integer tensor of the environments to reset; None
+                resets all.
+
+        Returns:
+            Tensor of the first observations of those environments,
+            available once the variables were updated.
+        """
+        with tf.name_scope('environment_reset'):
+            if indices is None:
+                indices = tf.range(self._num_envs)
+            indices = tf.cast(indices, tf.int32)
+            indices.set_shape([None])
+            counter = self._counter.read_value()
+            fresh = self._task.reset(
+                    tf.stack([self._seed.read_value(), counter]),
+                    self._num_envs)
+            state = tf.gather(fresh, indices)
+            observ = self._task.observe(state)
+            zeros = tf.zeros_like(indices)
+            with tf.control_dependencies([state]):
+                increment = self._counter.assign_add(1)
+            with tf.control_dependencies([
+                    tf.scatter_update(self._state, indices, state),
+                    tf.scatter_update(self._steps, indices, zeros),
+                    tf.scatter_update(self._observ, indices, observ),
+                    tf.scatter_update(
+                            self._reward, indices, tf.cast(zeros, tf.float32)),
+                    tf.scatter_update(
+                            self._done, indices, tf.cast(zeros, tf.bool)),
+                    tf.scatter_update(
+                            self._truncated, indices,
+                            tf.cast(zeros, tf.bool)),
+                    increment]):
+                return tf.identity(observ)
+
+    def _prepare_action(self, action):
+        """Convert and check the actions against the action variable."""
+        action = tf.convert_to_tensor(action)
+        dtype = self._action.dtype.base_dtype
+        if action.dtype != dtype:
+            same_kind = (
+                    (action.dtype.is_integer and dtype.is_integer) or
+                    (action.dtype.is_floating and dtype.is_floating))
+            if not same_kind:
+                raise TypeError(
+                        f'Expected actions of dtype {dtype.name} but got '
+                        f'{action.dtype.name}.')
+            action = tf.cast(action, dtype)
+        if not action.shape.is_compatible_with(self._action.shape):
+            raise ValueError(
+                    f'Expected actions of shape {self._action.shape} but got '
+                    f'{action.shape}.')
+        action.set_shape(self._action.shape)
+        if dtype.is_floating:
+            return tf.debugging.check_numerics(action, 'action')
+        count = self.action_space.n
+        valid = tf.reduce_all(tf.logical_and(action >= 0, action < count))
+        check = tf.debugging.Assert(valid, [
+                f'Expected actions in [0, {count}) of the action space '
+                f'Discrete({count}) but got', action], summarize=16)
+        with tf.control_dependencies([check]):
+            return tf.identity(action)
+
+
+def _variable(name, initial_value):
+    """Create a non-trainable variable of a NumPy value and its dtype."""
+    return tf.Variable(initial_value, trainable=False, name=name)
+
+
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

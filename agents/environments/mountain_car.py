@@ -1,0 +1,88 @@
+"""MountainCar-v0 as batched TensorFlow operations."""
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.environments import task
+
+_MIN_POSITION = -1.2
+_MAX_POSITION = 0.6
+_MAX_SPEED = 0.07
+_GOAL_POSITION = 0.5
+_GOAL_VELOCITY = 0.0
+_FORCE = 0.001
+_GRAVITY = 0.0025
+
+
+class MountainCar(task.Task):
+    """Drive an underpowered car up a hill, as gymnasium's `MountainCar-v0`.
+
+    The state is `(position, velocity)`, which is also the observation.
+    Actions 0, 1 and 2 accelerate left, not at all, and right. The reward is
+    -1 on every step; the episode terminates at the goal position 0.5 with a
+    velocity of at least zero. The left wall at -1.2 stops the car.
+    """
+
+    env_id = 'MountainCar-v0'
+    max_episode_steps = 200
+    state_size = 2
+
+    def _define_spaces(self):
+        low = np.array([_MIN_POSITION, -_MAX_SPEED], np.float32)
+        high = np.array([_MAX_POSITION, _MAX_SPEED], np.float32)
+        observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        return observation_space, gym.spaces.Discrete(3)
+
+    def reset(self, key, batch_size):
+        """Sample positions in `[-0.6, -0.4)` at rest.
+
+        Args:
+            key: int64 tensor `[2]`, the seed of the stateless random ops.
+            batch_size: Python int.
+
+        Returns:
+            float32 tensor `[batch_size, 2]`.
+        """
+        with tf.name_scope('mountain_car_reset'):
+            return task.uniform(key, batch_size, [-0.6, 0.0], [-0.4, 0.0])
+
+    def step(self, state, action):
+        """Accelerate the cars for one step.
+
+        Args:
+            state: float32 tensor `[batch, 2]`.
+            action: int32 tensor `[batch]` in `{0, 1, 2}`.
+
+        Returns:
+            Tuple of the next states, observations `[batch, 2]` (the
+            states), rewards (minus ones) and flags telling which cars
+            reached the goal.
+        """
+        with tf.name_scope('mountain_car_step'):
+            position, velocity = tf.unstack(state, axis=1)
+            push = tf.cast(action - 1, tf.float32) * _FORCE
+            velocity = tf.clip_by_value(
+                    velocity + (push + tf.cos(3 * position) * -_GRAVITY),
+                    -_MAX_SPEED, _MAX_SPEED)
+            position = tf.clip_by_value(
+                    position + velocity, _MIN_POSITION, _MAX_POSITION)
+            at_wall = tf.logical_and(
+                    tf.equal(position, _MIN_POSITION), velocity < 0)
+            velocity = tf.where(at_wall, tf.zeros_like(velocity), velocity)
+            terminated = tf.logical_and(
+                    position >= _GOAL_POSITION, velocity >= _GOAL_VELOCITY)
+            new_state = tf.stack([position, velocity], axis=1)
+            reward = tf.fill(tf.shape(position), -1.0)
+            return new_state, new_state, reward, terminated
+
+    def observe(self, state):
+        """Return the states themselves.
+
+        Args:
+            state: float32 tensor `[batch, 2]`.
+
+        Returns:
+            float32 tensor `[batch, 2]`.
+        """
+        return tf.identity(state, name='mountain_car_observe')

@@ -1,0 +1,98 @@
+"""Pendulum-v1 as batched TensorFlow operations."""
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.environments import task
+
+_MAX_SPEED = 8.0
+_MAX_TORQUE = 2.0
+_DT = 0.05
+_GRAVITY = 10.0
+_MASS = 1.0
+_LENGTH = 1.0
+
+
+class Pendulum(task.Task):
+    """Swing up a pendulum, as gymnasium's `Pendulum-v1` (g = 10).
+
+    The state is `(theta, theta_dot)`. Gymnasium lets the angle grow without
+    bound; this task keeps it within about `[-pi - 0.4, pi + 0.4]` by adding
+    the step's rotation to the angle normalized to `[-pi, pi)`, which the
+    cost computes anyway. Observations and rewards are the same, since both
+    depend on the angle only through its sine, cosine and normalized value,
+    and float32 keeps its precision over long episodes.
+    """
+
+    env_id = 'Pendulum-v1'
+    max_episode_steps = 200
+    state_size = 2
+
+    def _define_spaces(self):
+        high = np.array([1.0, 1.0, _MAX_SPEED], np.float32)
+        observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+        action_space = gym.spaces.Box(
+                -_MAX_TORQUE, _MAX_TORQUE, shape=(1,), dtype=np.float32)
+        return observation_space, action_space
+
+    def reset(self, key, batch_size):
+        """Sample angles in `[-pi, pi)` and velocities in `[-1, 1)`.
+
+        Args:
+            key: int64 tensor `[2]`, the seed of the stateless random ops.
+            batch_size: Python int.
+
+        Returns:
+            float32 tensor `[batch_size, 2]`.
+        """
+        with tf.name_scope('pendulum_reset'):
+            return task.uniform(
+                    key, batch_size, [-math.pi, -1.0], [math.pi, 1.0])
+
+    def step(self, state, action):
+        """Apply the clipped torques for one step of 0.05 s.
+
+        Args:
+            state: float32 tensor `[batch, 2]`.
+            action: float32 tensor `[batch, 1]` of torques.
+
+        Returns:
+            Tuple of the next states, observations `[batch, 3]`, rewards
+            (minus the cost of the state before the step and the torque) and
+            terminated flags (always false).
+        """
+        with tf.name_scope('pendulum_step'):
+            theta, theta_dot = tf.unstack(state, axis=1)
+            torque = tf.clip_by_value(action[:, 0], -_MAX_TORQUE, _MAX_TORQUE)
+            normalized_theta = (
+                    tf.math.floormod(theta + math.pi, 2 * math.pi) - math.pi)
+            cost = (
+                    tf.square(normalized_theta) +
+                    0.1 * tf.square(theta_dot) +
+                    0.001 * tf.square(torque))
+            angular_acceleration = (
+                    3 * _GRAVITY / (2 * _LENGTH) * tf.sin(theta) +
+                    3.0 / (_MASS * _LENGTH ** 2) * torque)
+            new_theta_dot = tf.clip_by_value(
+                    theta_dot + angular_acceleration * _DT,
+                    -_MAX_SPEED, _MAX_SPEED)
+            new_theta = normalized_theta + new_theta_dot * _DT
+            new_state = tf.stack([new_theta, new_theta_dot], axis=1)
+            terminated = tf.zeros_like(cost, tf.bool)
+            return new_state, self.observe(new_state), -cost, terminated
+
+    def observe(self, state):
+        """Return `(cos(theta), sin(theta), theta_dot)` of each state.
+
+        Args:
+            state: float32 tensor `[batch, 2]`.
+
+        Returns:
+            float32 tensor `[batch, 3]`.
+        """
+        with tf.name_scope('pendulum_observe'):
+            theta, theta_dot = tf.unstack(state, axis=1)
+            return tf.stack([tf.cos(theta), tf.sin(theta), theta_dot], axis=1)

@@ -1,0 +1,123 @@
+"""Base class of control tasks written as batched TensorFlow operations."""
+
+import numbers
+
+import tensorflow.compat.v1 as tf
+
+
+class Task:
+    """A control task as pure functions of batched tensors.
+
+    A task holds no state of its own: its state is a float32 tensor
+    `[batch, state_size]` that the caller keeps (in variables, or in the
+    loop variables of a compiled loop), and every method builds operations
+    that compile under `tf.function(jit_compile=True)`. Random numbers come
+    only from stateless operations keyed by the caller's `key`, so the same
+    key gives the same numbers, compiled or not.
+
+    Subclasses set the class attributes `env_id` (the gymnasium id whose
+    dynamics they follow), `max_episode_steps` (its time limit in
+    gymnasium's registry) and `state_size`, build `observation_space` and
+    `action_space` like gymnasium's environment, and implement `reset`,
+    `step` and `observe`. Time limits are not part of a task: a batch counts
+    the steps of each episode (see `InGraphTaskBatch`).
+
+    Actions of a Discrete action space are int32 tensors `[batch]`, those of
+    a Box action space float32 tensors `[batch, *shape]`.
+    """
+
+    env_id = None
+    max_episode_steps = None
+    state_size = None
+
+    def __init__(self):
+        """Create the spaces of the task."""
+        self.observation_space, self.action_space = self._define_spaces()
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self.env_id!r})'
+
+    def _define_spaces(self):
+        """Return the observation and action spaces of gymnasium's env."""
+        raise NotImplementedError
+
+    def reset(self, key, batch_size):
+        """Sample initial states as gymnasium's `reset` does.
+
+        Args:
+            key: int64 tensor `[2]`, the seed of the stateless random ops,
+                such as `(seed, counter)`.
+            batch_size: Python int of the number of states (a static
+                shape, as compiled code needs).
+
+        Returns:
+            float32 tensor `[batch_size, state_size]`.
+        """
+        raise NotImplementedError
+
+    def step(self, state, action):
+        """Advance every state by one step of the dynamics.
+
+        Args:
+            state: float32 tensor `[batch, state_size]`.
+            action: Tensor of one action per state (see the class docstring).
+
+        Returns:
+            Tuple of the next states, their observations, the float32
+            rewards `[batch]` and the bool flags `[batch]` telling which
+            episodes terminated (time limits aside).
+        """
+        raise NotImplementedError
+
+    def observe(self, state):
+        """Return the observations of states.
+
+        Args:
+            state: float32 tensor `[batch, state_size]`.
+
+        Returns:
+            float32 tensor `[batch, *observation_space.shape]`.
+        """
+        raise NotImplementedError
+
+
+def uniform(key, batch_size, low, high):
+    """Sample float32 values uniformly from `[low, high)` per component.
+
+    The numbers come from TensorFlow's stateless Philox generator keyed by
+    `key`, and always from its XLA version: XLA's stateless random ops draw
+    other numbers than TensorFlow's kernels for the same key, and compiled
+    and plain code must agree. Outside a compiled function this is one
+    small compiled call; inside one it is inlined.
+
+    Args:
+        key: int64 tensor `[2]`, the seed of the stateless random op.
+        batch_size: Python int of the rows.
+        low: Sequence of the lower bounds of the components.
+        high: Sequence of the upper bounds, as long as `low`.
+
+    Raises:
+        ValueError: When `batch_size` is not a positive Python int.
+
+    Returns:
+        float32 tensor `[batch_size, len(low)]`.
+    """
+    if (not isinstance(batch_size, numbers.Integral) or
+            isinstance(batch_size, bool) or batch_size < 1):
+        raise ValueError(
+                f'batch_size must be a Python int >= 1, got {batch_size!r}.')
+    return _compiled_uniform(
+            tf.convert_to_tensor(key, tf.int64), int(batch_size),
+            tuple(float(value) for value in low),
+            tuple(float(value) for value in high))
+
+
+def _uniform(key, batch_size, low, high):
+    unit = tf.random.stateless_uniform(
+            [batch_size, len(low)], seed=key, dtype=tf.float32, alg='philox')
+    low = tf.constant(low, tf.float32)
+    high = tf.constant(high, tf.float32)
+    return low + unit * (high - low)
+
+
+_compiled_uniform = tf.function(_uniform, jit_compile=True)

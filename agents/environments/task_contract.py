@@ -1,0 +1,244 @@
+"""Reusable checks that a `Task` follows its gymnasium environment.
+
+Mix `TaskContractMixin` into a `unittest.TestCase` subclass that sets
+`task_class`, the bounds of the reset distribution (from gymnasium's source)
+and the bounds of states to test from:
+
+    class PendulumTest(task_contract.TaskContractMixin, unittest.TestCase):
+
+        task_class = pendulum.Pendulum
+        reset_low = (-math.pi, -1.0)
+        reset_high = (math.pi, 1.0)
+        coverage_low = (-4.0, -8.0)
+        coverage_high = (4.0, 8.0)
+
+The test case checks the spaces, the time limit against gymnasium's
+registry, 1,000 steps against gymnasium's environment from the same states
+and actions, the reset distribution, and that the compiled functions give
+the numbers of the plain ones. The pure functions run eagerly through
+`tf.function`; the time limit runs through `InGraphTaskBatch` in a graph.
+"""
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.environments import in_graph_task
+
+
+class TaskContractMixin:
+    """Checks of a task against the gymnasium environment of its id.
+
+    Subclasses set `task_class`, `reset_low` and `reset_high` (per state
+    component) and `coverage_low` and `coverage_high`, the box of states
+    that the comparison with gymnasium mixes into its trajectories, so that
+    rare branches (goals, walls, clipping) are taken. They may override
+    `coverage_states`, `set_gymnasium_state` and the tolerances.
+    """
+
+    task_class = None
+    reset_low = None
+    reset_high = None
+    coverage_low = None
+    coverage_high = None
+    # Whether random play from the coverage states terminates episodes.
+    terminates = True
+    rtol = 1e-5
+    atol = 1e-5
+    # XLA's sines and cosines may differ from TensorFlow's in the last bits.
+    compiled_rtol = 1e-6
+    compiled_atol = 1e-6
+    num_envs = 4
+    num_steps = 250  # Steps of each environment: 1,000 in all.
+
+    def setUp(self):  # pylint: disable=invalid-name
+        """Create the task and gymnasium's environment without wrappers."""
+        super().setUp()
+        self.task = self.task_class()  # pylint: disable=not-callable
+        self.env = gym.make(self.task_class.env_id).unwrapped
+        self.addCleanup(self.env.close)
+
+    def set_gymnasium_state(self, state):
+        """Set the state of gymnasium's environment to one of the task's.
+
+        Args:
+            state: float32 array `[state_size]`.
+        """
+        self.env.state = np.asarray(state, np.float64)
+
+    def coverage_states(self, rng, count):
+        """Sample states uniformly from the coverage box.
+
+        Args:
+            rng: NumPy random generator.
+            count: Number of states.
+
+        Returns:
+            float32 array `[count, state_size]`.
+        """
+        return rng.uniform(
+                self.coverage_low, self.coverage_high,
+                (count, len(self.coverage_low))).astype(np.float32)
+
+    def random_actions(self, rng, count):
+        """Sample actions; Box actions reach half the range beyond bounds.
+
+        Args:
+            rng: NumPy random generator.
+            count: Number of actions.
+
+        Returns:
+            int32 array `[count]` or float32 array `[count, *shape]`.
+        """
+        space = self.task.action_space
+        if isinstance(space, gym.spaces.Discrete):
+            return rng.integers(space.n, size=count).astype(np.int32)
+        width = space.high - space.low
+        return rng.uniform(
+                space.low - width / 4, space.high + width / 4,
+                (count,) + space.shape).astype(np.float32)
+
+    def test_spaces_match_gymnasium(self):
+        self.assertEqual(
+                self.task.observation_space, self.env.observation_space)
+        self.assertEqual(self.task.action_space, self.env.action_space)
+        self.assertEqual(
+                self.task.observation_space.dtype,
+                self.env.observation_space.dtype)
+        self.assertEqual(
+                self.task.action_space.dtype, self.env.action_space.dtype)
+        self.assertEqual(
+                self.task.observe(self.task.reset(_key(0, 0), 1)).shape[1:],
+                self.env.observation_space.shape)
+
+    def test_steps_match_gymnasium(self):
+        rng = np.random.default_rng(0)
+        step = tf.function(self.task.step)
+        state = self.task.reset(_key(0, 0), self.num_envs).numpy()
+        ours, theirs = [], []
+        for index in range(self.num_steps):
+            replace = rng.uniform(size=self.num_envs) < 0.25
+            state[replace] = self.coverage_states(rng, self.num_envs)[replace]
+            action = self.random_actions(rng, self.num_envs)
+            next_state, observ, reward, terminated = [
+                    value.numpy() for value in step(state, action)]
+            for row in range(self.num_envs):
+                self.set_gymnasium_state(state[row])
+                act = action[row]
+                act = int(act) if act.ndim == 0 else act
+                observ_, reward_, terminated_, truncated_, _ = (
+                        self.env.step(act))
+                self.assertFalse(truncated_)
+                ours.append((observ[row], reward[row], terminated[row]))
+                theirs.append((observ_, reward_, terminated_))
+            fresh = self.task.reset(_key(1, index), self.num_envs).numpy()
+            state = np.where(terminated[:, None], fresh, next_state)
+        for part, name in enumerate(['observ', 'reward', 'terminated']):
+            value = np.array([item[part] for item in ours])
+            expected = np.array([item[part] for item in theirs])
+            if name == 'terminated':
+                np.testing.assert_array_equal(value, expected)
+            else:
+                self.assertEqual(value.dtype, np.float32)
+                np.testing.assert_allclose(
+                        value, expected, rtol=self.rtol, atol=self.atol,
+                        err_msg=name)
+        terminations = sum(item[2] for item in ours)
+        if self.terminates:
+            self.assertGreater(terminations, 0)
+        else:
+            self.assertEqual(terminations, 0)
+
+    def test_time_limit_of_registry(self):
+        limit = gym.spec(self.task_class.env_id).max_episode_steps
+        self.assertEqual(self.task.max_episode_steps, limit)
+        with tf.Graph().as_default():
+            batch = in_graph_task.InGraphTaskBatch(self.task, 2, seed=0)
+            self.assertEqual(batch.max_length, limit)
+            reset = batch.reset()
+            skip = batch.steps.assign([limit - 2] * 2)
+            step = batch.simulate(tf.zeros_like(batch.action))
+            flags = [batch.steps, batch.done, batch.truncated]
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(reset)
+                sess.run(skip)
+                sess.run(step)
+                steps, done, truncated = sess.run(flags)
+                self.assertEqual(steps.tolist(), [limit - 1] * 2)
+                self.assertEqual(done.tolist(), [False, False])
+                self.assertEqual(truncated.tolist(), [False, False])
+                sess.run(step)
+                steps, done, truncated = sess.run(flags)
+                self.assertEqual(steps.tolist(), [limit] * 2)
+                self.assertEqual(done.tolist(), [True, True])
+                self.assertEqual(truncated.tolist(), [True, True])
+
+    def test_reset_distribution(self):
+        low = np.array(self.reset_low, np.float32)
+        high = np.array(self.reset_high, np.float32)
+        states = self.task.reset(_key(3, 7), 100_000).numpy()
+        self.assertEqual(states.dtype, np.float32)
+        self.assertEqual(states.shape, (100_000, self.task.state_size))
+        self.assertTrue((states >= low).all())
+        self.assertTrue((states <= high).all())
+        width = high - low
+        # Within five standard errors of a uniform's mean and variance.
+        _assert_close(
+                states.mean(0), (low + high) / 2,
+                5 * width / np.sqrt(12 * 100_000) + 1e-7)
+        _assert_close(
+                states.var(0), width ** 2 / 12,
+                5 * width ** 2 * np.sqrt(1 / 180 / 100_000) + 1e-12)
+        # Gymnasium's resets fall inside the same bounds and span them.
+        samples = []
+        for seed in range(300):
+            self.env.reset(seed=seed)
+            samples.append(np.asarray(self.env.state, np.float64))
+        samples = np.array(samples)
+        self.assertTrue((samples >= low - 1e-6).all())
+        self.assertTrue((samples <= high + 1e-6).all())
+        _assert_close(samples.min(0), low, 0.05 * width + 1e-7)
+        _assert_close(samples.max(0), high, 0.05 * width + 1e-7)
+
+    def test_reset_is_keyed(self):
+        first = self.task.reset(_key(3, 7), 64).numpy()
+        np.testing.assert_array_equal(
+                first, self.task.reset(_key(3, 7), 64).numpy())
+        random = np.array(self.reset_low) < np.array(self.reset_high)
+        for other in (_key(4, 7), _key(3, 8)):
+            different = self.task.reset(other, 64).numpy() != first
+            self.assertTrue(different[:, random].all())
+
+    def test_compiled_functions_match_plain_ones(self):
+        rng = np.random.default_rng(1)
+        state = self.coverage_states(rng, 256)
+        action = self.random_actions(rng, 256)
+        plain = [
+                tf.function(self.task.step)(state, action),
+                [tf.function(self.task.observe)(state)],
+                [tf.function(self.task.reset)(_key(5, 2), 256)]]
+        compiled = [
+                tf.function(self.task.step, jit_compile=True)(state, action),
+                [tf.function(self.task.observe, jit_compile=True)(state)],
+                [tf.function(self.task.reset, jit_compile=True)(
+                        _key(5, 2), 256)]]
+        for plain_values, compiled_values in zip(plain, compiled):
+            for value, expected in zip(compiled_values, plain_values):
+                if value.dtype == tf.bool:
+                    np.testing.assert_array_equal(value, expected)
+                else:
+                    np.testing.assert_allclose(
+                            value, expected, rtol=self.compiled_rtol,
+                            atol=self.compiled_atol)
+
+
+def _key(seed, counter):
+    return tf.constant([seed, counter], tf.int64)
+
+
+def _assert_close(value, expected, tolerance):
+    """Assert `|value - expected| <= tolerance` elementwise."""
+    error = np.abs(np.asarray(value, np.float64) - expected)
+    assert (error <= tolerance).all(), (
+            f'{value} differs from {expected} by more than {tolerance}')
