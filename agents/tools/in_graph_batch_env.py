@@ -5,6 +5,7 @@ import tensorflow.compat.v1 as tf
 
 from agents.tools import graph_mode
 from agents.tools import in_graph_env
+from agents.tools import temporary_scope
 
 
 class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
@@ -47,7 +48,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                 ('observ', self._observ_dtype.as_numpy_dtype, observ_shape),
                 ('reward', np.float32), ('restarts', np.int64),
                 ('flags', np.bool_, (3,))])
-        with tf.variable_scope('env_temporary'):
+        with temporary_scope.temporary_scope('env'):
             self._observ = in_graph_env._define_variable(
                     'observ', batch + observ_shape, self._observ_dtype)
             self._action = in_graph_env._define_variable(

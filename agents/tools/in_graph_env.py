@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.tools import graph_mode
+from agents.tools import temporary_scope
 
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
@@ -102,7 +103,7 @@ class InGraphEnv(InGraphEnvBase):
                 env.observation_space, 'observation')
         action_shape, action_dtype = _parse_space(env.action_space, 'action')
         self._discrete = isinstance(env.action_space, gym.spaces.Discrete)
-        with tf.variable_scope('env_temporary'):
+        with temporary_scope.temporary_scope('env'):
             self._observ = _define_variable(
                     'observ', observ_shape, self._observ_dtype)
             self._action = _define_variable(

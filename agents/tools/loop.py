@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.tools import streaming_mean
+from agents.tools import temporary_scope
 
 _Phase = collections.namedtuple(
         'Phase',
@@ -75,7 +76,8 @@ class Loop:
         if step is None:
             step = tf.train.get_or_create_global_step()
         self._step = step
-        with tf.variable_scope('loop_temporary'):
+        with temporary_scope.temporary_scope('loop') as scope:
+            self._scope = scope
             self._log = _switch(log, 'should_log')
             self._report = _switch(report, 'do_report')
             self._reset = _switch(reset, 'force_reset')
@@ -167,7 +169,7 @@ class Loop:
         # The writers start with `run`, so that a loop that never runs (of
         # a resume that fails, say) writes no event files.
         summary_dir = os.path.join(self._logdir, name) if self._logdir else None
-        with tf.variable_scope('loop_temporary'):
+        with temporary_scope.reenter(self._scope):
             mean_score = streaming_mean.StreamingMean(
                     (), tf.float32, 'mean_score')
         self._phases.append(_Phase(
