@@ -1,4 +1,4 @@
-"""Installs batch-ppo: efficient batched reinforcement learning in TensorFlow."""
+"""Installs batch-ppo: efficient batched RL in TensorFlow."""
 
 import setuptools
 
@@ -46,6 +46,18 @@ setuptools.setup(
             'psutil',
             # Learning curves of benchmarks/learning.py --plot.
             'matplotlib',
+        ],
+        # The compiled peer of benchmarks/peers.py (rejax_same,
+        # rejax_default): rejax's PPO on gymnax in JAX. rejax 0.1.3 needs a
+        # gymnax before 1.0 (whose `step` returns five values); exact pins
+        # for comparable numbers. Install it in a virtual environment of
+        # its own (see benchmarks/peers_rejax.py) so that TensorFlow and
+        # JAX never share one.
+        'bench-jax': [
+            'rejax==0.1.3',
+            'gymnax==0.0.9',
+            'jax==0.10.2',
+            'absl-py',
         ],
     },
     classifiers=[

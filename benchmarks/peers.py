@@ -1,4 +1,4 @@
-r"""Peer benchmark: our BatchPPO against Stable-Baselines3 PPO, end to end.
+r"""Peer benchmark: our BatchPPO against Stable-Baselines3 and rejax PPO.
 
 Trains each system on the same task and step budget, seed by seed in one
 run, and prints per system a table of the environment steps per second end
@@ -26,6 +26,18 @@ Systems:
   sb3_same        SB3 PPO doing the same work as `ours`: settings derived
                   from our config by `same_work_settings` (see there)
   sb3_zoo         SB3 PPO with the tuned RL-Zoo hyperparameters (`ZOO`)
+  rejax_same      rejax PPO (JAX, the whole run one compiled call) doing
+                  the same work as `ours`, see benchmarks/peers_rejax.py
+  rejax_default   rejax PPO with its own Pendulum settings
+
+The rejax systems run in the interpreter `--jax_python` names, a virtual
+environment with the `bench-jax` extra and without TensorFlow:
+
+    python3 -m venv /work/venv-jax    # setup.py's bench-jax extra:
+    /work/venv-jax/bin/pip install 'rejax==0.1.3' 'gymnax==0.0.9' \
+        'jax==0.10.2' absl-py
+    python benchmarks/peers.py --systems=ours,rejax_same \
+        --jax_python=/work/venv-jax/bin/python
 
 Both sides are measured alike. Every run is a fresh Python process (library
 imports excluded from the times, included in the memory); its wall-clock
@@ -69,13 +81,15 @@ from absl import flags
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 
-# Library imports (TensorFlow, torch) happen inside the functions that need
-# them, so that an SB3 run never loads TensorFlow and our runs never load
-# torch: each process's memory is its own system's.
+# Library imports (TensorFlow, torch, JAX) happen inside the functions that
+# need them, so that an SB3 run never loads TensorFlow and our runs never
+# load torch: each process's memory is its own system's. peers_rejax imports
+# neither TensorFlow nor agents at module level.
+from benchmarks import peers_rejax  # pylint: disable=wrong-import-position
 
 SYSTEMS = (
     'ours', 'ours_inprocess', 'ours_slices', 'ours_processes', 'sb3_same',
-    'sb3_zoo')
+    'sb3_zoo', 'rejax_same', 'rejax_default')
 # The environment mode of each of our systems, see `env_modes.MODES`.
 _ENV_MODES = dict(
     ours='auto', ours_inprocess='inprocess', ours_slices='slices',
@@ -124,6 +138,8 @@ flags.DEFINE_bool('until_target', False, 'End each run at its first '
                   'evaluation at or above the target: the time to target '
                   'in a fraction of the time; the final return is then '
                   'that of this evaluation.')
+flags.DEFINE_string('jax_python', sys.executable, 'Python interpreter of '
+                    'the rejax systems: one with the bench-jax extra.')
 flags.DEFINE_string('worker_spec', None, 'Internal: run one training.')
 flags.DEFINE_string('worker_out', None, 'Internal: result file of a run.')
 
@@ -134,8 +150,9 @@ def same_work_settings(config):
     The mapping: one SB3 environment per agent (`n_envs = num_agents`); a
     rollout of as many steps as our update collects (`update_every` episodes
     of `max_length` steps, so `n_steps = update_every * max_length /
-    num_agents`; or `update_steps`; or our `rollout_length` where set); a mini-batch of as many transitions as ours (`batch_size`
-    chunks of `chunk_length` steps); the same epochs, so the same number of
+    num_agents`; or `update_steps`; or our `rollout_length` where set); a
+    mini-batch of as many transitions as ours (`batch_size` chunks of
+    `chunk_length` steps); the same epochs, so the same number of
     gradient steps per environment step (on Pendulum 1,600 steps per update,
     4 mini-batches of 400 transitions, 20 epochs: 80 gradient steps); the
     same learning rate, gradient clipping, discount and GAE lambda (none is
@@ -224,6 +241,17 @@ def make_spec(system, task, seed, steps, stop_at=None):
         spec.update(sb3=same_work_settings(config))
     elif system == 'sb3_zoo':
         spec.update(sb3=ZOO[task])
+    elif system in ('rejax_same', 'rejax_default'):
+        peers_rejax.check_task(task)
+        settings = (peers_rejax.same_work_settings(config)
+                    if system == 'rejax_same'
+                    else peers_rejax.default_settings(task))
+        # rejax trains whole updates between evaluations: the first
+        # multiple of its update at or after ours.
+        update = peers_rejax.iteration_steps(settings)
+        eval_every = math.ceil(period / update) * update
+        spec.update(rejax=settings, eval_every=eval_every,
+                    steps=math.ceil(steps / eval_every) * eval_every)
     else:
         raise ValueError(f"Unknown system '{system}'; expected one of "
                          f"{', '.join(SYSTEMS)}.")
@@ -258,14 +286,23 @@ def _train_sb3(spec):
     Args:
         spec: Dict from `make_spec`.
 
+    Raises:
+        ImportError: Naming the extra, when SB3 or torch is missing.
+
     Returns:
         Dict of the reports (training steps, all steps so far, seconds,
         mean evaluation return), the seconds and the total steps.
     """
-    import torch
-    from stable_baselines3 import PPO
-    from stable_baselines3.common import env_util
-    from stable_baselines3.common import vec_env
+    try:
+        import torch
+        from stable_baselines3 import PPO
+        from stable_baselines3.common import callbacks
+        from stable_baselines3.common import env_util
+        from stable_baselines3.common import vec_env
+    except ImportError as error:
+        raise ImportError(
+            f"{error}; install the bench extra: pip install -e '.[bench]'"
+        ) from error
     torch.set_num_threads(1)
     start = time.monotonic()
     settings = dict(spec['sb3'])
@@ -305,7 +342,7 @@ def _train_sb3(spec):
             seconds=time.monotonic() - start, score=score))
 
     callback = _eval_callback(
-        spec['eval_every'], evaluate,
+        callbacks.BaseCallback, spec['eval_every'], evaluate,
         lambda: _reached(reports[-1]['score'], spec.get('stop_at')))
     model.learn(total_timesteps=int(spec['steps']), callback=callback)
     env.close()
@@ -319,14 +356,14 @@ def _reached(score, stop_at):
     return stop_at is not None and score >= stop_at
 
 
-def _eval_callback(every, evaluate, done):
+def _eval_callback(base_callback, every, evaluate, done):
     """SB3 callback calling `evaluate(num_timesteps)` every `every` steps.
 
-    Training ends after an evaluation for which `done()` is true.
+    Training ends after an evaluation for which `done()` is true; the
+    callback derives from SB3's `base_callback` class.
     """
-    from stable_baselines3.common import callbacks
 
-    class EvalEvery(callbacks.BaseCallback):
+    class EvalEvery(base_callback):
         """Evaluates whenever the training steps pass a multiple."""
 
         def __init__(self):
@@ -378,17 +415,20 @@ def run_worker(spec_path, out_path):
         spec = json.load(file_)
     if spec['system'].startswith('ours'):
         result = _train_ours(spec)
+    elif spec['system'].startswith('rejax'):
+        result = peers_rejax.train(spec)
     else:
         result = _train_sb3(spec)
     with open(out_path, 'w', encoding='utf-8') as file_:
         json.dump(result, file_)
 
 
-def run_measured(spec):
+def run_measured(spec, python=None):
     """Run one training in a child process and measure it from outside.
 
     Args:
         spec: Dict from `make_spec`.
+        python: Interpreter of the child; None: this one.
 
     Raises:
         RuntimeError: With the child's output when it fails.
@@ -406,7 +446,7 @@ def run_measured(spec):
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')
         env['PYTHONPATH'] = os.pathsep.join(
             filter(None, [_ROOT, env.get('PYTHONPATH')]))
-        command = [sys.executable, os.path.abspath(__file__),
+        command = [python or sys.executable, os.path.abspath(__file__),
                    f'--worker_spec={spec_path}', f'--worker_out={out_path}']
         with open(log_path, 'w', encoding='utf-8') as log, \
                 subprocess.Popen(command, stdout=log,
@@ -423,6 +463,15 @@ def run_measured(spec):
             result = json.load(file_)
     result.update(measured)
     return result
+
+
+def _check_jax_python(python):
+    """Exit with one line unless `python` can import rejax and gymnax."""
+    try:
+        subprocess.run([python, '-c', 'import rejax, gymnax'], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except (OSError, subprocess.CalledProcessError):
+        sys.exit(peers_rejax.import_error_message(python))
 
 
 def _watch(psutil, process):
@@ -506,7 +555,9 @@ def summarize(result, target):
                  default=float('nan')),
         target_seconds=reached['seconds'] if reached else None,
         target_steps=reached['train_steps'] if reached else None,
-        total_steps=result['total_steps'])
+        total_steps=result['total_steps'],
+        # Compiled peers only; ours builds its graph within `seconds`.
+        compile_seconds=result.get('compile_seconds'))
 
 
 def _median(values):
@@ -525,14 +576,19 @@ def print_table(task, system, seeds, rows, steps, target):
     """Print one system's runs and their medians as a markdown table."""
     print(f'\n### {task}, {system}: {steps:,.0f} training steps, '
           f'target {target:g}\n')
-    print('| seed | env steps/s | wall-clock s | CPU s | peak RSS MiB | '
-          'peak PSS MiB | final return | best return | to target s | '
-          'to target steps |')
-    print('| ---: ' * 10 + '|')
-    keys = ('steps_per_second', 'seconds', 'cpu_seconds', 'rss_mib',
-            'pss_mib', 'final', 'best', 'target_seconds', 'target_steps')
-    formats = (',.0f', '.0f', '.0f', ',.0f', ',.0f', '.1f', '.1f', '.0f',
-               ',.0f')
+    titles = ['env steps/s', 'wall-clock s', 'CPU s', 'peak RSS MiB',
+              'peak PSS MiB', 'final return', 'best return', 'to target s',
+              'to target steps']
+    keys = ['steps_per_second', 'seconds', 'cpu_seconds', 'rss_mib',
+            'pss_mib', 'final', 'best', 'target_seconds', 'target_steps']
+    formats = [',.0f', '.0f', '.0f', ',.0f', ',.0f', '.1f', '.1f', '.0f',
+               ',.0f']
+    if any(row.get('compile_seconds') is not None for row in rows):
+        titles.insert(2, 'of it compile s')
+        keys.insert(2, 'compile_seconds')
+        formats.insert(2, '.1f')
+    print(f"| seed | {' | '.join(titles)} |")
+    print('| ---: ' * (len(titles) + 1) + '|')
     lines = [(str(seed), [row[key] for key in keys])
              for seed, row in zip(seeds, rows)]
     lines.append(('median', [_median([row[key] for row in rows])
@@ -543,13 +599,15 @@ def print_table(task, system, seeds, rows, steps, target):
 
 
 def print_ratios(task, rows_by_system):
-    """Print ours/SB3 ratios of the medians for both comparisons."""
+    """Print ours/peer ratios of the medians for each comparison."""
     pairs = [
         ('same work', 'ours', 'sb3_same'),
         ('same work, in process', 'ours_inprocess', 'sb3_same'),
         ('same work, slices', 'ours_slices', 'sb3_same'),
         ('same work, worker processes', 'ours_processes', 'sb3_same'),
-        ('each at its best settings', 'ours', 'sb3_zoo')]
+        ('each at its best settings', 'ours', 'sb3_zoo'),
+        ('same work, compiled peer', 'ours', 'rejax_same'),
+        ('compiled peer at its settings', 'ours', 'rejax_default')]
     lines = []
     for label, ours, theirs in pairs:
         if ours not in rows_by_system or theirs not in rows_by_system:
@@ -595,19 +653,26 @@ def main(argv):
                 f"Unknown task '{task}'; expected {', '.join(TASKS)}.")
     seeds = [int(seed) for seed in FLAGS.seeds]
     systems = list(FLAGS.systems)
+    if any(system.startswith('rejax') for system in systems):
+        _check_jax_python(FLAGS.jax_python)
     everything = {}
     for task in FLAGS.tasks:
         steps = FLAGS.steps or TASKS[task]['steps']
         target = (FLAGS.target if FLAGS.target is not None
                   else TASKS[task]['target'])
         results = {system: [] for system in systems}
-        steps = make_spec(systems[0], task, seeds[0], steps)['steps']
+        steps = make_spec('ours', task, seeds[0], steps)['steps']
+        # Compiled peers round up to whole evaluation periods of theirs.
+        system_steps = {system: make_spec(system, task, seeds[0], steps)[
+            'steps'] for system in systems}
         for index, seed in enumerate(seeds):
             shift = index % len(systems)
             for system in systems[shift:] + systems[:shift]:
-                result = run_measured(make_spec(
-                    system, task, seed, steps,
-                    target if FLAGS.until_target else None))
+                result = run_measured(
+                    make_spec(system, task, seed, steps,
+                              target if FLAGS.until_target else None),
+                    FLAGS.jax_python if system.startswith('rejax')
+                    else None)
                 results[system].append(result)
                 row = summarize(result, target)
                 print(f"{task} seed {seed} {system}: "
@@ -619,8 +684,8 @@ def main(argv):
             system: [summarize(result, target) for result in runs]
             for system, runs in results.items()}
         for system in systems:
-            print_table(task, system, seeds, rows_by_system[system], steps,
-                        target)
+            print_table(task, system, seeds, rows_by_system[system],
+                        system_steps[system], target)
         print_ratios(task, rows_by_system)
         sys.stdout.flush()
         everything[task] = dict(results=results, rows=rows_by_system)
