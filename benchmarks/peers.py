@@ -58,6 +58,14 @@ so that load from elsewhere on the machine spreads over all of them; medians
 over seeds damp it further. SB3 runs on the CPU with one torch thread,
 the fastest setting for these small networks on two cores.
 
+rejax compiles its whole run into one XLA call, evaluations included: its
+wall-clock includes that compilation (also reported alone, "compile s"),
+as ours includes building its graph, and a host callback times each of its
+evaluations (ours: greedy episodes, `eval_episodes` of them) when it
+finishes; its evaluation period is the first multiple of its update at or
+after ours (1,600 steps with `rejax_same` on Pendulum, 10,000 with
+`rejax_default`). See benchmarks/peers_rejax.py.
+
 Algorithmic differences remain in the same-work comparison: ours uses the
 KL-penalty objective of the paper (SB3 clips the ratio at 0.2), normalizes
 rewards by their own scale (SB3's VecNormalize by the scale of the
