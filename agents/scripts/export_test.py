@@ -267,7 +267,9 @@ def test_greedy_matches_ppo(tmp_path, name, overrides, num_agents, steps):
 def test_loads_without_agents_in_eager_mode(pendulum_run, tmp_path):
     _, outdir, _ = pendulum_run
     observ = _raw_observations(gym.make('Pendulum-v1').observation_space, 5)
-    expected = tf.saved_model.load(outdir).action(observ).numpy()
+    # Keep the loaded model: its functions need its variables alive.
+    loaded = tf.saved_model.load(outdir)
+    expected = loaded.action(observ).numpy()
     np.save(tmp_path / 'observ.npy', observ)
     code = (
         'import importlib.util, sys\n'
@@ -287,16 +289,17 @@ def test_loads_without_agents_in_eager_mode(pendulum_run, tmp_path):
         np.array(json.loads(result.stdout), np.float32), expected)
 
 
-def test_saved_model_cli_serves(pendulum_run):
+def test_saved_model_cli_serves(pendulum_run, tmp_path):
     _, outdir, _ = pendulum_run
-    observ = [[1.0, 0.0, 0.5], [0.0, 1.0, -3.0]]
-    expected = tf.saved_model.load(outdir).action(
-        np.array(observ, np.float32)).numpy()
+    observ = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, -3.0]], np.float32)
+    loaded = tf.saved_model.load(outdir)
+    expected = loaded.action(observ).numpy()
+    np.save(tmp_path / 'observ.npy', observ)
     cli = os.path.join(os.path.dirname(sys.executable), 'saved_model_cli')
     result = subprocess.run(
         [cli, 'run', '--dir', outdir, '--tag_set', 'serve',
          '--signature_def', 'serving_default',
-         '--input_exprs', f'observ=np.array({observ}, np.float32)'],
+         '--inputs', f"observ={tmp_path / 'observ.npy'}"],
         capture_output=True, text=True, check=False, env=_ENV, timeout=300)
     assert result.returncode == 0, result.stderr
     served = re.search(r'Result for output key action:\n(.*)',
@@ -317,7 +320,10 @@ def test_seeded_episodes_match_visualize(pendulum_run, tmp_path):
     policy = tf.saved_model.load(outdir)
     for agent in range(10):
         env = gym.make('Pendulum-v1')
-        observ, _ = env.reset(seed=100 + agent)
+        # Visualize seeds environment i with seed + i when it builds it;
+        # the episode begins at the simulation's first reset after that.
+        env.reset(seed=100 + agent)
+        observ, _ = env.reset()
         total, done = 0.0, False
         while not done:
             action = policy.action(observ[None])[0].numpy()
@@ -467,7 +473,8 @@ def test_onnx_matches_saved_model(pendulum_run, tmp_path):
         providers=['CPUExecutionProvider'])
     observ = _raw_observations(gym.make('Pendulum-v1').observation_space, 1000)
     action, = session.run(['action'], {'observ': observ})
-    expected = tf.saved_model.load(outdir).action(observ).numpy()
+    loaded = tf.saved_model.load(outdir)
+    expected = loaded.action(observ).numpy()
     np.testing.assert_allclose(action, expected, atol=1e-5)
 
 

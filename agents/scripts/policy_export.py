@@ -112,6 +112,11 @@ def export_run(
     os.makedirs(parent, exist_ok=True)
     temporary = tempfile.mkdtemp(
         prefix='.' + os.path.basename(outdir) + '-', dir=parent)
+    # mkdtemp creates the folder for its owner alone; the export gets the
+    # permissions of a folder made by os.makedirs.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o777 & ~umask)
     try:
         if export_format == 'onnx':
             _save_onnx(module, temporary)
@@ -285,7 +290,8 @@ class PolicyModule(tf.Module):
         if self._stochastic:
             self._check_distribution(output.policy)
         self._define_functions()
-        self.metadata = dict(
+        # A JSON string: a module would wrap a dict attribute for tracking.
+        self._metadata = json.dumps(dict(
             env=_describe_env(config.env),
             max_length=config.get('max_length'),
             config_function=config.get(config_io.SOURCE_KEY),
@@ -298,22 +304,36 @@ class PolicyModule(tf.Module):
             action_dtype=self._action_dtype().name,
             state_size=sum(self._state_sizes or []) or None,
             weights=int(sum(np.prod(variable.shape)
-                            for variable in self.weights)))
+                            for variable in self.weights))))
+
+    @property
+    def metadata(self):
+        """Dict describing the policy: env, layout, number of weights."""
+        return json.loads(self._metadata)
 
     @property
     def recurrent(self):
         """Whether the policy carries a state from step to step."""
         return self._state_sizes is not None
 
-    def signatures(self):
-        """The signatures to save: name -> concrete function."""
-        observ = tf.TensorSpec((None,) + self._observ_shape, tf.float32,
-                               name='observ')
-        inputs = [observ]
-        result = {}
+    def serving_inputs(self):
+        """TensorSpecs of the inputs of `serving_default`, in order."""
+        inputs = [tf.TensorSpec(
+            (None,) + self._observ_shape, tf.float32, name='observ')]
         if self.recurrent:
             inputs.append(tf.TensorSpec(
                 [None, sum(self._state_sizes)], tf.float32, name='state'))
+        return inputs
+
+    def serving_function(self):
+        """The `tf.function` of `serving_default`, returning a dict."""
+        return self._serve
+
+    def signatures(self):
+        """The signatures to save: name -> concrete function."""
+        inputs = self.serving_inputs()
+        result = {}
+        if self.recurrent:
             result['initial_state'] = (
                 self._serve_initial_state.get_concrete_function(
                     tf.TensorSpec([], tf.int32, name='batch_size')))
@@ -626,15 +646,12 @@ def _save_onnx(module, folder):
     """
     import onnxruntime  # pylint: disable=import-outside-toplevel
     import tf2onnx  # pylint: disable=import-outside-toplevel
-    serving = module.signatures()['serving_default']
-    specs = [
-        tf.TensorSpec(tensor.shape, tensor.dtype, name=name)
-        for name, tensor in serving.structured_input_signature[1].items()]
+    specs = module.serving_inputs()
     path = os.path.join(folder, ONNX_FILE)
     try:
         tf2onnx.convert.from_function(
-            tf.function(serving), input_signature=specs, opset=_ONNX_OPSET,
-            output_path=path)
+            module.serving_function(), input_signature=specs,
+            opset=_ONNX_OPSET, output_path=path)
     except Exception as error:  # pylint: disable=broad-except
         raise ExportError(
             f'tf2onnx cannot convert the policy: {_first_line(error)}'
@@ -646,7 +663,7 @@ def _save_onnx(module, folder):
     for spec in specs:
         shape = [4] + spec.shape.as_list()[1:]
         inputs[spec.name] = rng.normal(size=shape).astype(np.float32)
-    expected = serving(**inputs)
+    expected = module.serving_function()(*inputs.values())
     names = [output.name for output in session.get_outputs()]
     computed = dict(zip(names, session.run(names, inputs)))
     for name, value in expected.items():
@@ -670,5 +687,8 @@ def _describe_callable(value):
 
 
 def _first_line(error):
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    """The first line of an error that says more than where it happened."""
+    lines = [line.strip() for line in str(error).splitlines()]
+    lines = [line for line in lines if line and line != 'in user code:'
+             and not line.startswith('File "')]
     return lines[0] if lines else type(error).__name__
