@@ -293,6 +293,8 @@ class PolicyModule(tf.Module):
         # A JSON string: a module would wrap a dict attribute for tracking.
         self._metadata = json.dumps(dict(
             env=_describe_env(config.env),
+            # Whether `env` is the import path of a constructor, not an id.
+            env_constructor=not isinstance(config.env, str),
             max_length=config.get('max_length'),
             config_function=config.get(config_io.SOURCE_KEY),
             network=_describe_callable(config.network),
