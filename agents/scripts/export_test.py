@@ -48,6 +48,9 @@ class _Probe(gym.Env):
         self.action = np.array(action)
         return self.observ, 0.0, False, False, {}
 
+    def render(self):
+        return None
+
 
 class _Spaces:
     """A batch of environments for the graph that is never stepped."""
@@ -123,8 +126,8 @@ class _Reference:
                     value = 99 * rng.uniform(0.2, 3, value.shape) ** 2
                 else:
                     value = value + 0.3 * rng.normal(size=value.shape)
-                variable.load(np.asarray(value).astype(
-                    variable.dtype.base_dtype.as_numpy_dtype), self._session)
+                self._session.run(variable.assign(np.asarray(value).astype(
+                    variable.dtype.base_dtype.as_numpy_dtype)))
             tf.compat.v1.train.Saver(self._saved).save(
                 self._session, checkpoint)
 
@@ -174,8 +177,8 @@ def _synthetic_run(logdir, name, **overrides):
     return str(logdir)
 
 
-@pytest.fixture(scope='module')
-def pendulum_run(tmp_path_factory):
+@pytest.fixture(scope='module', name='pendulum_run')
+def fixture_pendulum_run(tmp_path_factory):
     """A tiny trained pendulum run and its CLI export, with the timing."""
     base = tmp_path_factory.mktemp('runs')
     result = _run(

@@ -573,7 +573,8 @@ def _env_spaces(config):
             f'Cannot build the environment {_describe_env(config.env)}: '
             f'{_first_line(error)}') from error
     try:
-        observation_space, action_space = env.observation_space, env.action_space
+        observation_space = env.observation_space
+        action_space = env.action_space
     finally:
         env.close()
     if not isinstance(observation_space, gym.spaces.Box):
