@@ -242,14 +242,21 @@ def test_greedy_matches_ppo(tmp_path, name, overrides, num_agents, steps):
         reference.observation_space, num_agents * steps).reshape(
             (steps, num_agents) + reference.observation_space.shape)
     state = policy.initial_state(num_agents) if steps > 1 else None
+    session = _onnx_session(logdir, str(tmp_path / 'onnx'))
+    onnx_state = None if state is None else np.zeros(state.shape, np.float32)
     reference.begin_episode()
     for step in range(steps):
         expected = reference.greedy(observ[step])
         if state is None:
             action = policy.action(observ[step]).numpy()
+            onnx_action, = session.run(['action'], {'observ': observ[step]})
         else:
             action, state = policy.action(observ[step], state)
             action = action.numpy()
+            onnx_action, onnx_state = session.run(
+                ['action', 'next_state'],
+                {'observ': observ[step], 'state': onnx_state})
+        np.testing.assert_allclose(onnx_action, expected, atol=1e-5)
         if name == 'cartpole':
             assert action.dtype == np.int64
             np.testing.assert_array_equal(action, expected)
@@ -265,6 +272,18 @@ def test_greedy_matches_ppo(tmp_path, name, overrides, num_agents, steps):
         served = policy.signatures['serving_default'](
             observ=observ[0], state=policy.initial_state(num_agents))
         assert sorted(served) == ['action', 'state']
+
+
+def _onnx_session(logdir, outdir):
+    """Export to ONNX and open it with onnxruntime."""
+    onnxruntime = pytest.importorskip('onnxruntime')
+    pytest.importorskip('tf2onnx')
+    metadata = policy_export.export_run(logdir, outdir, export_format='onnx')
+    assert metadata['format'] == 'onnx'
+    assert sorted(os.listdir(outdir)) == ['model.onnx', 'policy.json']
+    return onnxruntime.InferenceSession(
+        os.path.join(outdir, 'model.onnx'),
+        providers=['CPUExecutionProvider'])
 
 
 def test_loads_without_agents_in_eager_mode(pendulum_run, tmp_path):
@@ -312,14 +331,19 @@ def test_saved_model_cli_serves(pendulum_run, tmp_path):
     np.testing.assert_allclose(values, expected.ravel(), rtol=1e-6)
 
 
-def test_seeded_episodes_match_visualize(pendulum_run, tmp_path):
-    logdir, outdir, _ = pendulum_run
+@pytest.fixture(scope='module', name='visualized')
+def fixture_visualized(pendulum_run, tmp_path_factory):
+    """Returns of 10 greedy episodes that `visualize` records, by seed."""
     statistics = visualize.visualize(
-        logdir, str(tmp_path / 'videos'), num_agents=10, num_episodes=10,
-        env_mode='inprocess', seed=100)
-    expected = {episode['agent']: episode['return']
-                for episode in statistics['episodes']}
-    assert sorted(expected) == list(range(10))
+        pendulum_run[0], str(tmp_path_factory.mktemp('videos')),
+        num_agents=10, num_episodes=10, env_mode='inprocess', seed=100)
+    return {100 + episode['agent']: episode['return']
+            for episode in statistics['episodes']}
+
+
+def test_seeded_episodes_match_visualize(pendulum_run, visualized):
+    outdir = pendulum_run[1]
+    assert sorted(visualized) == list(range(100, 110))
     policy = tf.saved_model.load(outdir)
     for agent in range(10):
         env = gym.make('Pendulum-v1')
@@ -333,7 +357,7 @@ def test_seeded_episodes_match_visualize(pendulum_run, tmp_path):
             observ, reward, terminated, truncated, _ = env.step(action)
             total += reward
             done = terminated or truncated
-        assert total == pytest.approx(expected[agent], abs=1e-3)
+        assert total == pytest.approx(visualized[100 + agent], abs=1e-3)
 
 
 def test_stochastic_samples_repeat_by_seed(pendulum_run, tmp_path):
@@ -464,21 +488,13 @@ def test_onnx_without_the_extra(pendulum_run, tmp_path, capsys, monkeypatch):
 
 
 def test_onnx_matches_saved_model(pendulum_run, tmp_path):
-    onnxruntime = pytest.importorskip('onnxruntime')
-    pytest.importorskip('tf2onnx')
     logdir, outdir, _ = pendulum_run
-    onnx_dir = str(tmp_path / 'onnx')
-    metadata = policy_export.export_run(logdir, onnx_dir, export_format='onnx')
-    assert metadata['format'] == 'onnx'
-    assert sorted(os.listdir(onnx_dir)) == ['model.onnx', 'policy.json']
-    session = onnxruntime.InferenceSession(
-        os.path.join(onnx_dir, 'model.onnx'),
-        providers=['CPUExecutionProvider'])
+    session = _onnx_session(logdir, str(tmp_path / 'onnx'))
     observ = _raw_observations(gym.make('Pendulum-v1').observation_space, 1000)
     action, = session.run(['action'], {'observ': observ})
     loaded = tf.saved_model.load(outdir)
-    expected = loaded.action(observ).numpy()
-    np.testing.assert_allclose(action, expected, atol=1e-5)
+    np.testing.assert_allclose(
+        action, loaded.action(observ).numpy(), atol=1e-5)
 
 
 def test_docs_snippet_runs_an_episode(pendulum_run):
@@ -495,25 +511,19 @@ def test_docs_snippet_runs_an_episode(pendulum_run):
     assert -16.3 * 200 <= namespace['total'] <= 0
 
 
-def test_visualize_renders_an_exported_policy(pendulum_run, tmp_path):
-    logdir, outdir, _ = pendulum_run
-    expected = visualize.visualize(
-        logdir, str(tmp_path / 'run-videos'), num_agents=2, num_episodes=2,
-        env_mode='inprocess', seed=5)
+def test_visualize_renders_an_exported_policy(
+        pendulum_run, visualized, tmp_path):
     videos = str(tmp_path / 'videos')
-    result = _run(
-        '-m', 'agents.scripts.visualize', f'--policy={outdir}',
-        f'--outdir={videos}', '--num_episodes=2', '--seed=5')
-    assert result.returncode == 0, result.stderr
+    statistics = visualize.visualize_policy(
+        pendulum_run[1], videos, num_episodes=2, seed=100)
     assert sorted(os.listdir(videos)) == [
         'episode-000.mp4', 'episode-001.mp4', 'episodes.json']
     with open(os.path.join(videos, 'episodes.json'), encoding='utf-8') as file_:
-        statistics = json.load(file_)
-    assert statistics['policy'] == outdir
+        assert json.load(file_) == statistics
+    assert statistics['policy'] == pendulum_run[1]
     assert statistics['env'] == 'Pendulum-v1'
-    returns = {episode['agent']: episode['return']
-               for episode in expected['episodes']}
     for index, episode in enumerate(statistics['episodes']):
         assert (episode['index'], episode['length'], episode['frames']) == (
             index, 200, 201)
-        assert episode['return'] == pytest.approx(returns[index], abs=1e-3)
+        assert episode['return'] == pytest.approx(
+            visualized[100 + index], abs=1e-3)

@@ -377,7 +377,7 @@ class PolicyModule(tf.Module):
         def initial_state(batch_size):
             return tf.zeros(
                 [batch_size, sum(self._state_sizes)], tf.float32,
-                name='state')
+                name='initial_state')
 
         def serve_recurrent(observ, state):
             action, state = recurrent_action(observ, state)
@@ -420,7 +420,7 @@ class PolicyModule(tf.Module):
         action = self._to_env_action(action[:, 0])
         if state is None:
             return action, None
-        state = tf.concat(tf.nest.flatten(output.state), -1, name='state')
+        state = tf.concat(tf.nest.flatten(output.state), -1, name='next_state')
         return action, state
 
     def _network(self, observ, state, creating=False):
@@ -454,11 +454,11 @@ class PolicyModule(tf.Module):
     def _to_env_action(self, action):
         """Clip and map a network action into the environment's space."""
         if self._discrete:
-            return tf.cast(action, tf.int64, name='action')
+            return tf.cast(action, tf.int64, name='env_action')
         dtype, low, high, center, half_range = self._action_map
         action = tf.cast(action, dtype)
         action = tf.minimum(tf.maximum(action, low), high)
-        return tf.identity(action * half_range + center, name='action')
+        return tf.identity(action * half_range + center, name='env_action')
 
     def _action_dtype(self):
         if self._discrete:
@@ -650,11 +650,22 @@ def _save_onnx(module, folder):
     import onnxruntime  # pylint: disable=import-outside-toplevel
     import tf2onnx  # pylint: disable=import-outside-toplevel
     specs = module.serving_inputs()
+    serving = module.serving_function()
+
+    def rename_state(*inputs):
+        # ONNX names values uniquely: the state that the model returns
+        # becomes `next_state`, beside the input `state`.
+        outputs = dict(serving(*inputs))
+        if 'state' in outputs:
+            outputs['next_state'] = outputs.pop('state')
+        return outputs
+
+    function = tf.function(rename_state, autograph=False)
     path = os.path.join(folder, ONNX_FILE)
     try:
         tf2onnx.convert.from_function(
-            module.serving_function(), input_signature=specs,
-            opset=_ONNX_OPSET, output_path=path)
+            function, input_signature=specs, opset=_ONNX_OPSET,
+            output_path=path)
     except Exception as error:  # pylint: disable=broad-except
         raise ExportError(
             f'tf2onnx cannot convert the policy: {_first_line(error)}'
@@ -666,11 +677,16 @@ def _save_onnx(module, folder):
     for spec in specs:
         shape = [4] + spec.shape.as_list()[1:]
         inputs[spec.name] = rng.normal(size=shape).astype(np.float32)
-    expected = module.serving_function()(*inputs.values())
+    expected = function(*inputs.values())
     names = [output.name for output in session.get_outputs()]
     computed = dict(zip(names, session.run(names, inputs)))
     for name, value in expected.items():
-        if not np.allclose(computed[name], value.numpy(), atol=1e-5):
+        value = value.numpy()
+        same = computed[name].shape == value.shape and (
+            # Samples of ONNX's random ops differ from TensorFlow's.
+            module.metadata['stochastic'] and name == 'action' or
+            np.allclose(computed[name], value, atol=1e-5))
+        if not same:
             raise ExportError(
                 f'onnxruntime computes other {name} values than TensorFlow '
                 'for the converted policy.')
