@@ -30,6 +30,11 @@ recurrent policies) and returns `action` (and `state`); recurrent exports
 add `initial_state` (`batch_size` -> `state`); stochastic exports add
 `seeded`, which takes `seed` too. The export writes `policy.json` with the
 environment and the signature layout beside the model, in `assets.extra`.
+
+With `export_format='onnx'` the folder holds `model.onnx`, the
+`serving_default` signature converted by tf2onnx (inputs `observ` and
+`state`, outputs `action` and `next_state`: ONNX names every value once),
+and `policy.json`.
 """
 
 import functools
@@ -93,6 +98,7 @@ def export_run(
     Returns:
         Dict of the metadata written to `policy.json`.
     """
+    start = time.perf_counter()
     if export_format not in FORMATS:
         raise ExportError(
             f"--format={export_format} is not supported; expected one of "
@@ -104,14 +110,17 @@ def export_run(
     _check_outdir(outdir, overwrite)
     config = _load_run_config(logdir)
     checkpoint = find_checkpoint(logdir, checkpoint)
-    start = time.perf_counter()
     module = build_policy(config, checkpoint, stochastic)
     metadata = dict(module.metadata, checkpoint=os.path.abspath(checkpoint),
                     format=export_format)
     parent = os.path.dirname(outdir)
-    os.makedirs(parent, exist_ok=True)
-    temporary = tempfile.mkdtemp(
-        prefix='.' + os.path.basename(outdir) + '-', dir=parent)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        temporary = tempfile.mkdtemp(
+            prefix='.' + os.path.basename(outdir) + '-', dir=parent)
+    except OSError as error:
+        raise ExportError(
+            f'Cannot write --outdir {outdir}: {_first_line(error)}') from error
     # mkdtemp creates the folder for its owner alone; the export gets the
     # permissions of a folder made by os.makedirs.
     umask = os.umask(0)
