@@ -88,6 +88,8 @@ class _Reference:
         v1 = tf.compat.v1
         self._graph = tf.Graph()
         with self._graph.as_default():
+            # Fixed initial weights, so the tests see the same policies.
+            v1.set_random_seed(0)
             batch_env = tools.InGraphBatchEnv(_Spaces(self._env, num_agents))
             step = v1.train.get_or_create_global_step()
             algo = config.algorithm(
@@ -124,6 +126,9 @@ class _Reference:
                     value = np.int64(100)
                 elif name.startswith('normalize_observ/var_sum'):
                     value = 99 * rng.uniform(0.2, 3, value.shape) ** 2
+                elif name.endswith('/bias:0'):
+                    # Small, so that no output is dominated by its bias.
+                    value = value + 0.01 * rng.normal(size=value.shape)
                 else:
                     value = value + 0.3 * rng.normal(size=value.shape)
                 self._session.run(variable.assign(np.asarray(value).astype(
@@ -527,3 +532,14 @@ def test_visualize_renders_an_exported_policy(
             index, 200, 201)
         assert episode['return'] == pytest.approx(
             visualized[100 + index], abs=1e-3)
+
+
+def test_visualize_policy_needs_an_export(pendulum_run, tmp_path):
+    logdir = pendulum_run[0]
+    with pytest.raises(visualize.VisualizeError) as error:
+        visualize.visualize_policy(logdir, str(tmp_path / 'videos'))
+    assert str(error.value) == (
+        f'--policy {logdir} holds no saved_model.pb and '
+        'assets.extra/policy.json; expected a folder written by '
+        'agents.scripts.export.')
+    assert not os.listdir(tmp_path)
