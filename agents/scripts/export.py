@@ -38,10 +38,12 @@ def _define_flag(define, name, default, help_string):
     """Define a flag unless another module of the process defined it.
 
     The test suite imports the other scripts too, which define --logdir,
-    --outdir and --checkpoint; a process shares the first definition.
+    --outdir and --checkpoint; a process shares the first definition. The
+    flags allow an override, so that a script imported later, which defines
+    them unguarded, replaces them instead of failing.
     """
     if name not in FLAGS:
-        define(name, default, help_string)
+        define(name, default, help_string, allow_override=True)
 
 
 _define_flag(
