@@ -1,5 +1,6 @@
 """Tests of exporting trained policies as SavedModels (and ONNX)."""
 
+import glob
 import json
 import os
 import re
@@ -506,12 +507,16 @@ def test_onnx_matches_saved_model(pendulum_run, tmp_path):
 
 
 def test_docs_snippet_runs_an_episode(pendulum_run):
-    path = os.path.join(_ROOT, 'docs', 'export.md')
-    with open(path, encoding='utf-8') as file_:
-        text = file_.read()
-    snippet = re.search(
-        r'<!-- snippet: export -->\n```python\n(.*?)```', text,
-        re.DOTALL).group(1)
+    # The snippet named export, in the README or a page of docs/.
+    found = []
+    for path in [os.path.join(_ROOT, 'README.md')] + sorted(
+            glob.glob(os.path.join(_ROOT, 'docs', '*.md'))):
+        with open(path, encoding='utf-8') as file_:
+            found += [(path, snippet) for snippet in re.findall(
+                r'<!-- snippet: export -->\n```python\n(.*?)```',
+                file_.read(), re.DOTALL)]
+    assert len(found) == 1, found
+    path, snippet = found[0]
     assert len(snippet.strip().splitlines()) <= 12
     snippet = snippet.replace('/tmp/pendulum-policy', pendulum_run[1])
     namespace = {}
