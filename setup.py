@@ -37,6 +37,9 @@ setuptools.setup(
             'envpool>=1.2.5; python_version >= "3.11" and '
             'platform_system == "Linux"',
         ],
+        # --format=onnx of agents/scripts/export.py: the converter and the
+        # runtime that checks the converted model.
+        'export': ['tf2onnx>=1.17', 'onnxruntime>=1.17'],
         # Peer comparison in benchmarks/peers.py. Exact pins keep the peer's
         # numbers comparable between runs; our machines provide a CPU-only
         # wheel of torch 2.13.0, other versions would pull in CUDA.

@@ -6,6 +6,8 @@ Command line:
       --outdir=/tmp/pendulum-videos [--checkpoint=model.ckpt-100000] \
       [--num_agents=N] [--num_episodes=1] [--env_mode=auto] [--seed=0] \
       [--norender_effects]
+  python -m agents.scripts.visualize --policy=/tmp/pendulum-policy \
+      --outdir=/tmp/pendulum-videos [--num_episodes=1] [--seed=0]
 
 The script restores the configuration and the latest (or the named) checkpoint
 of a run folder written by `agents.scripts.train`, rebuilds the environment
@@ -33,6 +35,10 @@ Most of a MuJoCo frame's time goes to rendering, and with a software
 renderer (Mesa's llvmpipe) most of that to the shadows and reflections:
 `--norender_effects` turns them off for videos several times faster.
 
+`--policy` renders a policy exported by `agents.scripts.export` instead,
+without the run folder: its `policy.json` names the environment, and one
+environment runs the episodes one after the other (`visualize_policy`).
+
 MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
 unset, falling back to `osmesa`; when neither loads, the script says which
 system packages to install. They always render in worker processes, as with
@@ -40,6 +46,7 @@ system packages to install. They always render in worker processes, as with
 loaded TensorFlow.
 """
 
+import functools
 import json
 import logging
 import os
@@ -55,8 +62,10 @@ if __name__ == '__main__':
 from absl import app
 from absl import flags
 import numpy as np
+import tensorflow as tf2
 import tensorflow.compat.v1 as tf
 
+from agents import tools
 from agents.scripts import config_io
 from agents.scripts import env_modes
 from agents.scripts import utility
@@ -115,7 +124,13 @@ _define_flag(
     flags.DEFINE_integer, 'seed', None, 'Seed of the environments: '
     'environment i gets seed + i. Unseeded when unset.')
 
+_define_flag(
+    flags.DEFINE_string, 'policy', None, 'Folder of a policy exported by '
+    'agents.scripts.export, to render instead of a run folder (--logdir).')
+
 STATISTICS_FILE = 'episodes.json'
+# Where agents.scripts.export describes an exported policy.
+POLICY_METADATA = os.path.join('assets.extra', 'policy.json')
 
 
 class VisualizeError(Exception):
@@ -420,15 +435,155 @@ def _describe_env(env):
         return repr(env)
 
 
+def visualize_policy(
+        policy, outdir, num_episodes=1, seed=None, render_effects=True):
+    """Record greedy episodes of a policy exported by `agents.scripts.export`.
+
+    One environment, built from the export's `policy.json` with the
+    episode limit of training, runs the episodes one after the other: in
+    this process, or for MuJoCo in a worker process, where it renders.
+    Episode i is seeded as `visualize` seeds environment i: the environment
+    resets with `seed + i`, then the episode begins at the next reset.
+
+    Args:
+        policy: Folder of the exported SavedModel.
+        outdir: Directory for the videos and `episodes.json`.
+        num_episodes: Number of episodes to record.
+        seed: Base seed of the episodes, or None to leave them unseeded.
+        render_effects: Whether MuJoCo renders shadows and reflections.
+
+    Raises:
+        ValueError: When `num_episodes` is not a positive integer.
+        VisualizeError: When the folder holds no exported SavedModel, the
+            environment cannot be built, or MuJoCo cannot render.
+
+    Returns:
+        Dict of the statistics also written to `outdir/episodes.json`, as
+        `visualize` returns them, with `policy` in place of `logdir`.
+    """
+    num_episodes = _check_count('num_episodes', num_episodes)
+    policy = os.path.abspath(os.path.expanduser(policy))
+    outdir = os.path.expanduser(outdir)
+    _check_outdir(outdir)
+    metadata = _load_policy_metadata(policy)
+    env = metadata['env']
+    try:
+        if metadata.get('env_constructor'):
+            env = config_io.import_callable(env)
+        else:
+            env_modes.check_env_id(env)
+    except config_io.ConfigError as error:
+        raise VisualizeError(str(error)) from error
+    env_config = tools.AttrDict(
+        env=env, max_length=metadata.get('max_length'),
+        normalize_ranges=False)
+    gl_needed = gl_backend_lib.needs_gl(env)
+    gl_backend = None
+    if gl_needed is not False:
+        try:
+            gl_backend = gl_backend_lib.select_gl_backend(
+                required=bool(gl_needed))
+        except gl_backend_lib.GLBackendError as error:
+            raise VisualizeError(str(error)) from error
+    model = tf2.saved_model.load(policy)
+    constructor = functools.partial(record_episodes.RecordedEnvironment(
+        env_modes.environment_constructor(env_config), outdir, gl_backend,
+        threads=sliced_batch_env.available_cpus(),
+        effects=render_effects), None)
+    if gl_needed:
+        # MuJoCo's OpenGL cannot render in a process holding TensorFlow.
+        environment = tools.wrappers.ExternalProcess(
+            constructor, main_module=False)
+    else:
+        environment = constructor()
+    try:
+        os.makedirs(outdir, exist_ok=True)
+        episodes = [
+            _policy_episode(model, environment, outdir, index, seed,
+                            max(3, len(str(num_episodes - 1))))
+            for index in range(num_episodes)]
+    finally:
+        environment.close()
+        _remove_recordings(outdir)
+    statistics = dict(
+        policy=policy, checkpoint=metadata.get('checkpoint'),
+        env=metadata['env'], seed=seed, num_agents=1,
+        env_mode='processes' if gl_needed else 'inprocess',
+        render_effects=bool(render_effects),
+        mean_return=float(np.mean([episode['return']
+                                   for episode in episodes])),
+        episodes=episodes)
+    config_io.write_atomic(
+        os.path.join(outdir, STATISTICS_FILE),
+        json.dumps(statistics, indent=2) + '\n')
+    logging.getLogger('agents').info(
+        'Mean return %.3f over %d episodes; statistics in %s.',
+        statistics['mean_return'], len(episodes),
+        os.path.join(outdir, STATISTICS_FILE))
+    return statistics
+
+
+def _load_policy_metadata(policy):
+    """The `policy.json` of an exported SavedModel, or a VisualizeError."""
+    path = os.path.join(policy, POLICY_METADATA)
+    if not os.path.isdir(policy):
+        raise VisualizeError(f'--policy {policy} is not a directory.')
+    if not os.path.exists(path) or not os.path.exists(
+            os.path.join(policy, 'saved_model.pb')):
+        raise VisualizeError(
+            f'--policy {policy} holds no saved_model.pb and '
+            f'{POLICY_METADATA}; expected a folder written by '
+            'agents.scripts.export.')
+    with open(path, encoding='utf-8') as file_:
+        return json.load(file_)
+
+
+def _policy_episode(model, environment, outdir, index, seed, width):
+    """Run and record one episode of an exported policy."""
+    if seed is not None:
+        environment.reset(seed=int(seed) + index)
+    observ, _ = environment.reset()
+    state = model.initial_state(1) if hasattr(model, 'initial_state') \
+        else None
+    total, length, done = 0.0, 0, False
+    while not done:
+        observ = np.asarray(observ, np.float32)[None]
+        if state is None:
+            action = model.action(observ)
+        else:
+            action, state = model.action(observ, state)
+        observ, reward, terminated, truncated, _ = environment.step(
+            action.numpy()[0])
+        total += float(reward)
+        length += 1
+        done = terminated or truncated
+    video = f'episode-{index:0{width}d}.mp4'
+    os.replace(environment.videos[-1], os.path.join(outdir, video))
+    logging.getLogger('agents').info(
+        'Episode %d: return %.3f, length %d, video %s.', index, total,
+        length, os.path.join(outdir, video))
+    return {'index': index, 'agent': 0, 'return': total, 'length': length,
+            'frames': length + 1, 'video': video}
+
+
 def main(argv):
     """Parse flags and record the videos."""
     if len(argv) > 1:
         raise app.UsageError(
             f"Unexpected arguments: {' '.join(argv[1:])}.")
-    if not FLAGS.logdir or not FLAGS.outdir:
-        raise app.UsageError('Pass the run folder --logdir and --outdir.')
+    if FLAGS.policy and FLAGS.logdir:
+        raise app.UsageError('Pass either --logdir or --policy, not both.')
+    if not (FLAGS.logdir or FLAGS.policy) or not FLAGS.outdir:
+        raise app.UsageError(
+            'Pass the run folder --logdir (or an exported --policy) and '
+            '--outdir.')
     utility.set_up_logging()
     try:
+        if FLAGS.policy:
+            visualize_policy(
+                FLAGS.policy, FLAGS.outdir, FLAGS.num_episodes, FLAGS.seed,
+                FLAGS.render_effects)
+            return
         env_mode = env_modes.env_mode_from_flags(
             FLAGS.env_mode, FLAGS.env_processes)
         visualize(

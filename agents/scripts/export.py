@@ -1,0 +1,94 @@
+r"""Export the policy of a training run as a TensorFlow 2 SavedModel.
+
+Command line:
+
+  python -m agents.scripts.export --logdir=~/logdir/<timestamp>-pendulum \
+      --outdir=/tmp/pendulum-policy [--checkpoint=model.ckpt-100000] \
+      [--stochastic] [--format=saved_model|onnx] [--overwrite]
+
+The model maps raw observations of the environment to its actions, with the
+observation normalisation, the action range mapping and clipping inside, and
+loads with TensorFlow alone: `tf.saved_model.load(DIR).action(observ)`. See
+`agents.scripts.policy_export` for its functions and signatures, and
+docs/export.md for an episode in a plain gymnasium loop.
+"""
+
+import logging
+import os
+import sys
+
+from agents.scripts import quiet_start
+
+if __name__ == '__main__':
+    # Before anything imports TensorFlow.
+    quiet_start.quiet_tensorflow()
+
+# pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
+from absl import app
+from absl import flags
+from absl import logging as absl_logging
+
+from agents.scripts import policy_export
+# pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
+
+FLAGS = flags.FLAGS
+
+
+def _define_flag(define, name, default, help_string):
+    """Define a flag unless another module of the process defined it.
+
+    The test suite imports the other scripts too, which define --logdir,
+    --outdir and --checkpoint; a process shares the first definition. The
+    flags allow an override, so that a script imported later, which defines
+    them unguarded, replaces them instead of failing.
+    """
+    if name not in FLAGS:
+        define(name, default, help_string, allow_override=True)
+
+
+_define_flag(
+    flags.DEFINE_string, 'logdir', None, 'Run folder written by '
+    'agents.scripts.train, holding config.yaml and checkpoints.')
+_define_flag(
+    flags.DEFINE_string, 'outdir', None, 'Folder to write the model to; it '
+    'must be missing or empty unless --overwrite.')
+_define_flag(
+    flags.DEFINE_string, 'checkpoint', None, 'Checkpoint to export, by name '
+    'in the run folder (e.g. model.ckpt-100000) or by path; the latest when '
+    'unset.')
+_define_flag(
+    flags.DEFINE_boolean, 'stochastic', False, 'Sample actions from the '
+    'policy (with an optional seed input) instead of taking its mode.')
+flags.DEFINE_enum(
+    'format', 'saved_model', list(policy_export.FORMATS), 'saved_model, or '
+    "onnx (model.onnx through tf2onnx; pip install -e '.[export]').")
+_define_flag(
+    flags.DEFINE_boolean, 'overwrite', False, 'Replace a non-empty --outdir.')
+
+
+def main(argv):
+    """Parse flags and export the policy."""
+    if len(argv) > 1:
+        raise app.UsageError(
+            f"Unexpected arguments: {' '.join(argv[1:])}.")
+    if not FLAGS.logdir or not FLAGS.outdir:
+        raise app.UsageError('Pass the run folder --logdir and --outdir.')
+    # TensorFlow's notes on saving concern no user of the script.
+    absl_logging.set_verbosity(absl_logging.WARNING)
+    logging.getLogger('tensorflow').setLevel(logging.WARNING)
+    try:
+        metadata = policy_export.export_run(
+            FLAGS.logdir, FLAGS.outdir, FLAGS.checkpoint, FLAGS.stochastic,
+            FLAGS.format, FLAGS.overwrite)
+    except policy_export.ExportError as error:
+        print(f'Error: {error}', file=sys.stderr)
+        sys.exit(2)
+    print(
+        f"Exported {metadata['format']} of {metadata['checkpoint']} "
+        f"({metadata['weights']} weights) to "
+        f"{os.path.abspath(os.path.expanduser(FLAGS.outdir))} in "
+        f"{metadata['seconds']:.1f} s.")
+
+
+if __name__ == '__main__':
+    app.run(main)
