@@ -33,11 +33,11 @@ Systems:
 The rejax systems run in the interpreter `--jax_python` names, a virtual
 environment with the `bench-jax` extra and without TensorFlow:
 
-    python3 -m venv /work/venv-jax    # setup.py's bench-jax extra:
-    /work/venv-jax/bin/pip install 'rejax==0.1.3' 'gymnax==0.0.9' \
+    python3 -m venv ~/venv-jax    # setup.py's bench-jax extra:
+    ~/venv-jax/bin/pip install 'rejax==0.1.3' 'gymnax==0.0.9' \
         'jax==0.10.2' absl-py
     python benchmarks/peers.py --systems=ours,rejax_same \
-        --jax_python=/work/venv-jax/bin/python
+        --jax_python=~/venv-jax/bin/python
 
 Both sides are measured alike. Every run is a fresh Python process (library
 imports excluded from the times, included in the memory); its wall-clock

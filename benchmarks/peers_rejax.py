@@ -6,11 +6,11 @@ compiles the whole training run into one XLA call. It runs in a virtual
 environment of its own, so that TensorFlow stays untouched and the worker's
 memory and CPU time are JAX's alone:
 
-    python3 -m venv /work/venv-jax    # setup.py's bench-jax extra:
-    /work/venv-jax/bin/pip install 'rejax==0.1.3' 'gymnax==0.0.9' \
+    python3 -m venv ~/venv-jax    # setup.py's bench-jax extra:
+    ~/venv-jax/bin/pip install 'rejax==0.1.3' 'gymnax==0.0.9' \
         'jax==0.10.2' absl-py
     python benchmarks/peers.py --systems=ours,rejax_same \
-        --jax_python=/work/venv-jax/bin/python
+        --jax_python=~/venv-jax/bin/python
 
 This module never imports TensorFlow or `agents`; peers.py imports it in
 both interpreters. Systems:
