@@ -51,8 +51,8 @@ _CAPACITY_STEPS = 5000
 
 def _config(task, num_envs):
     """The task's config with `num_envs` agents and no update while timed."""
-    from agents.scripts import train as train_lib
-    config = train_lib.load_named_config(task)
+    from agents.scripts import config_spec
+    config = config_spec.load_named_config(task)
     with config.unlocked:
         config.num_agents = num_envs
         config.seed = 0

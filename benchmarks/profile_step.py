@@ -199,9 +199,9 @@ def build(mode, threads):
     import tensorflow.compat.v1 as tf
     from agents import tools
     from agents.scripts import env_modes
-    from agents.scripts import train as train_lib
+    from agents.scripts import config_spec
     from agents.scripts import utility
-    config = train_lib.load_named_config('pendulum')
+    config = config_spec.load_named_config('pendulum')
     with config.unlocked:
         config.num_agents = _NUM_ENVS
         config.max_length = _MAX_LENGTH

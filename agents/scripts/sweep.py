@@ -63,9 +63,11 @@ from absl import flags
 import numpy as np
 
 from agents.scripts import config_io
+from agents.scripts import config_spec
 from agents.scripts import env_modes
+from agents.scripts import run_folder
 from agents.scripts import stopping
-from agents.scripts import train as train_lib
+from agents.scripts import trainer
 from agents.scripts import utility
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import ray_batch_env
@@ -196,7 +198,7 @@ def build_config(run, run_dir, cpus_per_run=1):
     Returns:
       Locked `tools.AttrDict`.
     """
-    config = train_lib.load_config_spec(run.config_name)
+    config = config_spec.load_config_spec(run.config_name)
     # Checked against the config's keys and types as train.py's --set.
     config_io.apply_overrides(
         config, [f'{key}={text}' for key, text in run.setting])
@@ -259,7 +261,7 @@ def sweep(
             f'--timestamp={timestamp} must be a folder name (letters, '
             'digits, _ . -).')
     sweep_dir = os.path.join(logdir, timestamp)
-    train_lib._check_writable(sweep_dir)
+    run_folder.check_writable(sweep_dir)
     # Every config builds here first, so that a bad name or setting stops
     # the sweep before anything is written or started.
     todo = []
@@ -508,7 +510,7 @@ def _train_run(config, env_mode, record, progress):
         if config.get('seed') is not None:
             # Process-wide, as in train.py; each run has its own worker.
             tf.config.experimental.enable_op_determinism()
-        for _ in train_lib.train(config, env_mode, on_report=on_report):
+        for _ in trainer.train(config, env_mode, on_report=on_report):
             pass
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
@@ -717,15 +719,15 @@ def main(argv):
             FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run, FLAGS.env_mode,
             FLAGS.max_retries, FLAGS.ray_address, echo=_echo)
     except utility.ConfigError as error:
-        train_lib._exit(f'Error: {error}', 2)
+        stopping.exit_with(f'Error: {error}', 2)
     except KeyboardInterrupt as interrupt:
         signum = getattr(interrupt, 'signum', signal.SIGINT)
-        train_lib._exit(
+        stopping.exit_with(
             f'Interrupted by {signal.Signals(signum).name}.', 128 + signum)
     failed = [row['run'] for row in results['runs']
               if row['status'] != 'finished']
     if failed:
-        train_lib._exit(
+        stopping.exit_with(
             f'Error: {len(failed)} of {len(results["runs"])} runs did not '
             f'finish: {", ".join(failed)}.', 1)
 

@@ -12,10 +12,13 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.scripts import config_spec
 from agents.scripts import configs
 from agents.scripts import env_modes
 from agents.scripts import networks
+from agents.scripts import run_folder
 from agents.scripts import train
+from agents.scripts import trainer
 from agents.scripts import utility
 
 
@@ -199,7 +202,7 @@ def test_config_of_a_package_module_is_recorded(tmp_path, monkeypatch):
         'def walker_long():\n'
         '    return dict(configs.walker(), steps=2e7)\n')
     monkeypatch.syspath_prepend(str(tmp_path))
-    config, run_dir, _ = train._prepare_run(
+    config, run_dir, _ = run_folder.prepare_run(
         str(tmp_path / 'logdir'), 'my_package.my_configs:walker_long', 'T',
         ['steps=3e7'])
     assert run_dir == str(tmp_path / 'logdir' / 'T-walker_long')
@@ -210,7 +213,7 @@ def test_config_of_a_package_module_is_recorded(tmp_path, monkeypatch):
             'a list; expected a dict')):
         monkeypatch.setattr(
             'my_package.my_configs.walker_long', lambda: [])
-        train.load_config_spec('my_package.my_configs:walker_long')
+        config_spec.load_config_spec('my_package.my_configs:walker_long')
 
 
 def _main(*args):
@@ -339,4 +342,5 @@ def test_training_phase_with_rollouts_needs_one_rollout_per_agent():
     (dict(update_every=1, eval_every=100, eval_episodes=3), (100, 60)),
 ])
 def test_phase_steps(overrides, expected):
-    assert train.phase_steps(_tiny_config('pendulum', **overrides)) == expected
+    assert trainer.phase_steps(
+        _tiny_config('pendulum', **overrides)) == expected

@@ -42,7 +42,6 @@ __all__ = [
     'import_callable', 'callable_path', 'check_env_id',
     'check_env_mode', 'check_spaces', 'choose_env_mode', 'create_batch_env',
     'create_environment', 'env_mode_from_flags', 'pick_env_mode',
-    'check_eval_every',
 ]
 
 
@@ -472,38 +471,3 @@ def _read_checkpoint_index(logdir):
         path for path in reversed(state.all_model_checkpoint_paths)
         if path != state.model_checkpoint_path]
     return [os.path.basename(path) for path in paths], None
-
-
-def check_eval_every(config):
-    """Refuse training phases too short to hand any data to PPO.
-
-    Raises `ConfigError` naming the value and the least number of steps.
-
-    Each evaluation phase restarts the training episodes, so a training
-    phase of fewer than `max_length` steps per agent never finishes a
-    full-length episode, and PPO, which trains on finished episodes, stops
-    learning once its episodes grow that long. With `rollout_length`, PPO
-    trains on segments of that many steps, and a phase needs one of them
-    per agent.
-    """
-    eval_every = config.get('eval_every')
-    if eval_every is None:
-        return
-    rollout_length = config.get('rollout_length')
-    if rollout_length:
-        per_agent = min(config.max_length, rollout_length)
-        least_name = 'num_agents * min(max_length, rollout_length)'
-        unit = 'rollout'
-    else:
-        per_agent = config.max_length
-        least_name = 'num_agents * max_length'
-        unit = 'full-length episode'
-    least = config.num_agents * per_agent
-    if isinstance(eval_every, bool) or not isinstance(
-            eval_every, (int, float)) or not least <= eval_every < float(
-                'inf'):
-        raise ConfigError(
-            f'Config eval_every={eval_every!r} must be None or a number of '
-            f'steps of at least {least_name} = {least}: every '
-            'evaluation restarts the training episodes, so a shorter '
-            f'training phase never finishes a {unit}.')
