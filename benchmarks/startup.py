@@ -77,22 +77,21 @@ def main(argv):
     mark('absl and flags')
     import tensorflow.compat.v1 as tf
     mark('import tensorflow')
-    from agents.scripts import env_modes
+    from agents import tools
     from agents.scripts import config_spec
+    from agents.scripts import env_modes
     from agents.scripts import trainer
     from agents.scripts import utility
     mark('import agents (scripts, configs, networks, PPO)')
     config = config_spec.complete_config(
         config_spec.load_named_config(FLAGS.run_config))
     mark('configuration (builds one environment)')
-    constructor = env_modes.environment_constructor(
-        config, batch_wrappers=True)
     env_mode = env_modes.check_env_mode(FLAGS.run_env_mode)
     graph = tf.Graph()
     with graph.as_default():
-        batch_env = utility.define_batch_env(
-            constructor, config.num_agents, env_mode, config.seed,
-            wrap=env_modes.batch_wrapper(config))
+        with tf.variable_scope('environments'):
+            batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
+                config, config.seed, env_mode))
         mark('batch of environments' + (
             ' (auto: the candidates start in the background)'
             if env_mode == 'auto' else ''))

@@ -14,7 +14,7 @@ import numpy as np
 from agents import tools
 from agents.scripts import config_io
 from agents.scripts import configs
-from agents.scripts import env_modes
+from agents.scripts import env_construction
 from agents.scripts.config_io import ConfigError
 
 # Seeds of NumPy's global generator, which the config's seed also sets.
@@ -121,7 +121,7 @@ def complete_config(config):
         config.setdefault('worker_timeout', None)
         config.setdefault('restart_workers', False)
         config.setdefault('session_threads', None)
-        env = env_modes.create_environment(config)
+        env = env_construction.create_environment(config)
         try:
             if not config.get('max_length'):
                 spec = env.spec

@@ -150,14 +150,9 @@ def _train_locked(config, env_mode, lock, on_report):
             np.random.seed(config.seed)
             tf.set_random_seed(config.seed)
         try:
-            # The standard wrappers act on the stacked arrays of the batch.
-            batch_env = utility.define_batch_env(
-                env_modes.environment_constructor(
-                    config, batch_wrappers=True),
-                config.num_agents, env_mode, config.seed,
-                timeout=config.worker_timeout,
-                restart=config.restart_workers,
-                wrap=env_modes.batch_wrapper(config))
+            with tf.variable_scope('environments'):
+                batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
+                    config, config.seed, env_mode))
         except Exception as error:
             # The same environment was built in this process already.
             message = batch_env_lib.first_line(error)

@@ -17,7 +17,6 @@ from google.protobuf import text_format
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.scripts import auto_batch_env
 from agents.scripts import env_modes
 from agents.scripts.config_io import ConfigError
 from agents.scripts.config_io import callable_path
@@ -25,14 +24,12 @@ from agents.scripts.config_io import import_callable
 from agents.scripts.config_io import load_config
 from agents.scripts.config_io import save_config
 from agents.scripts.config_io import write_atomic
-from agents.scripts.env_modes import check_env_id
+from agents.scripts.env_construction import check_env_id
+from agents.scripts.env_construction import check_spaces
+from agents.scripts.env_construction import create_environment
 from agents.scripts.env_modes import check_env_mode
-from agents.scripts.env_modes import check_spaces
-from agents.scripts.env_modes import choose_env_mode
 from agents.scripts.env_modes import create_batch_env
-from agents.scripts.env_modes import create_environment
 from agents.scripts.env_modes import env_mode_from_flags
-from agents.scripts.env_modes import pick_env_mode
 
 __all__ = [
     'ConfigError', 'TrainingError', 'CheckpointError', 'RunSaver',
@@ -40,8 +37,8 @@ __all__ = [
     'define_simulation_graph', 'define_saver', 'initialize_variables',
     'list_checkpoints', 'save_config', 'load_config', 'write_atomic',
     'import_callable', 'callable_path', 'check_env_id',
-    'check_env_mode', 'check_spaces', 'choose_env_mode', 'create_batch_env',
-    'create_environment', 'env_mode_from_flags', 'pick_env_mode',
+    'check_env_mode', 'check_spaces', 'create_batch_env',
+    'create_environment', 'env_mode_from_flags',
 ]
 
 
@@ -107,12 +104,12 @@ def _quiet_event_writers(excepthook):
 
 def define_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
-        restart=False, wrap=None):
+        restart=False):
     """Create a batch of environments wrapped into the graph.
 
     Worker processes receive the constructor with cloudpickle and do not
-    import the main module; `env_modes.create_environment` reaches them by
-    reference without importing TensorFlow.
+    import the main module; `env_construction.create_environment` reaches
+    them by reference without importing TensorFlow.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
@@ -131,8 +128,6 @@ def define_batch_env(
           from the same constructor and seed, instead of failing the step. In
           the 'slices' mode, this replaces the whole worker of the slice and
           restarts all of its environments.
-      wrap: None, or a function applied to the batch before it enters the
-          graph, such as `env_modes.batch_wrapper(config)`.
 
     Raises:
       ConfigError: When `env_mode` is unknown.
@@ -142,19 +137,8 @@ def define_batch_env(
     """
     env_mode = env_modes.check_env_mode(env_mode)
     with tf.variable_scope('environments'):
-        if env_mode == 'auto':
-            batch_env = auto_batch_env.create(
-                constructor, num_agents, seed, timeout, restart)
-        else:
-            batch_env = env_modes.create_batch_env(
-                constructor, num_agents, env_mode, seed, timeout, restart)
-        if wrap is not None:
-            try:
-                batch_env = wrap(batch_env)
-            except BaseException:
-                batch_env.close()
-                raise
-        return tools.InGraphBatchEnv(batch_env)
+        return tools.InGraphBatchEnv(env_modes.create_batch_env(
+            constructor, num_agents, env_mode, seed, timeout, restart))
 
 
 def define_simulation_graph(batch_env, algo_cls, config):

@@ -58,6 +58,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.scripts import config_io
+from agents.scripts import env_construction
 from agents.scripts import env_modes
 from agents.scripts import utility
 from agents.tools import gl_backend as gl_backend_lib
@@ -265,7 +266,7 @@ def _load_run_config(logdir):
                 f"The config.yaml of {logdir} has no '{key}'.")
     if isinstance(config.env, str):
         try:
-            env_modes.check_env_id(config.env)
+            env_construction.check_env_id(config.env)
         except config_io.ConfigError as error:
             raise VisualizeError(str(error)) from error
     return config
@@ -326,7 +327,7 @@ def _define_graph(
     # renderer would otherwise start a thread per core in each.
     workers = num_agents if env_mode != 'inprocess' else 1
     constructor = record_episodes.RecordedEnvironment(
-        env_modes.environment_constructor(config), outdir, gl_backend,
+        env_construction.environment_constructor(config), outdir, gl_backend,
         threads=max(1, sliced_batch_env.available_cpus() // workers),
         effects=render_effects)
     graph = tf.Graph()

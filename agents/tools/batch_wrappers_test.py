@@ -23,7 +23,7 @@ class _BoundedEnvironment(MockEnvironment):
 
 
 def _per_env(env, max_length):
-    """The wrappers of `env_modes.create_environment`, per environment."""
+    """The wrappers of `env_construction.create_environment`, per environment."""
     env = wrappers.LimitDuration(env, max_length)
     env = wrappers.RangeNormalize(env)
     env = wrappers.ClipAction(env)
