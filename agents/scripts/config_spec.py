@@ -94,7 +94,7 @@ _REQUIRED_KEYS = (
 
 
 def complete_config(config):
-    """Fill in defaults and values derived from the environment.
+    """Fill in the defaults and the values derived from the environment.
 
     Builds one environment in this process, so that an unknown env id or an
     unsupported space fails before any worker starts or file is written.
@@ -116,14 +116,14 @@ def complete_config(config):
             f"Config has no {', '.join(repr(key) for key in missing)}; "
             f"expected the keys {', '.join(_REQUIRED_KEYS)}.")
     with config.unlocked:
+        # What the config leaves out takes the value of `configs.default()`,
+        # the one place of the defaults that training and PPO read.
+        for key, value in configs.default().items():
+            config.setdefault(key, value)
         config.setdefault('logdir', None)
-        config.setdefault('seed', None)
-        config.setdefault('worker_timeout', None)
-        config.setdefault('restart_workers', False)
-        config.setdefault('session_threads', None)
         env = env_construction.create_environment(config)
         try:
-            if not config.get('max_length'):
+            if not config.max_length:
                 spec = env.spec
                 config.max_length = spec.max_episode_steps if spec else None
         finally:
@@ -188,10 +188,10 @@ def check_eval_every(config):
     trains on segments of that many steps, and a phase needs one of them
     per agent.
     """
-    eval_every = config.get('eval_every')
+    eval_every = config.eval_every
     if eval_every is None:
         return
-    rollout_length = config.get('rollout_length')
+    rollout_length = config.rollout_length
     if rollout_length:
         per_agent = min(config.max_length, rollout_length)
         least_name = 'num_agents * min(max_length, rollout_length)'

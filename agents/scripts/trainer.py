@@ -171,7 +171,7 @@ def _train_locked(config, env_mode, lock, on_report):
                 utility.save_config(config, config.logdir)
             loop = define_loop(
                 simulation, config.logdir, *phase_steps(config),
-                caller_thread=config.get('caller_thread', True))
+                caller_thread=config.caller_thread)
         except BaseException:
             batch_env.close()
             raise
@@ -229,7 +229,7 @@ def make_session_config(config):
     # fast afterwards.
     session_config.graph_options.rewrite_options.meta_optimizer_iterations = (
         rewriter_config_pb2.RewriterConfig.ONE)
-    if config.get('session_threads'):
+    if config.session_threads:
         # Small networks step faster on one thread than on a pool that
         # hands every op to another thread (see benchmarks/profile_step.py).
         session_config.inter_op_parallelism_threads = config.session_threads
@@ -382,6 +382,6 @@ def phase_steps(config):
     Returns:
       Tuple of two integers.
     """
-    train_steps = config.get('eval_every') or (
+    train_steps = config.eval_every or (
         max(config.update_every, config.num_agents) * config.max_length)
     return int(train_steps), int(config.eval_episodes * config.max_length)
