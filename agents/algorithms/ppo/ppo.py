@@ -736,11 +736,9 @@ class PPO:
 def _summary_after(dependencies, log, summary_fn):
     """The summary of `summary_fn` where `log` holds, after the dependencies.
 
-    A conditional gets no control inputs of its own when one of its inputs
-    comes from the dependencies already (as the results of a loop do from
-    the loop), and once lowered, its empty branch finishes as soon as its
-    predicate is known, whatever its other inputs. A copy of the predicate
-    made after the dependencies makes both branches wait for them.
+    The conditional's predicate is a copy of `log` made after the
+    dependencies, so that both branches wait for them (see
+    `tools.identity_after`).
 
     Args:
       dependencies: Ops or tensors to run first; the enclosing control block
@@ -752,7 +750,8 @@ def _summary_after(dependencies, log, summary_fn):
       Summary tensor, the empty string where `log` does not hold.
     """
     with tf.control_dependencies(dependencies):
-        return tf.cond(tf.identity(log), summary_fn, str)
+        return tf.cond(
+            tools.identity_after(dependencies, log), summary_fn, str)
 
 
 def _positive_or_none(value):
