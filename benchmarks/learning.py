@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 # pylint: disable=wrong-import-position
 from agents.scripts import config_spec
+from agents.scripts import env_modes
 # Defines the flags --config, --env_mode and --env_processes.
 from agents.scripts import train  # pylint: disable=unused-import
 from agents.scripts import trainer
@@ -364,7 +365,7 @@ def main(argv):
                 FLAGS.reference)
         return
     overrides = _parse_overrides(FLAGS.set)
-    env_mode = utility.env_mode_from_flags(
+    env_mode = env_modes.env_mode_from_flags(
         FLAGS.env_mode, FLAGS.env_processes)
     seeds = [int(seed) for seed in FLAGS.seeds]
     jobs = min(FLAGS.jobs or os.cpu_count() or 1, len(seeds))

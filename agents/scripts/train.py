@@ -44,6 +44,7 @@ from absl import app
 from absl import flags
 import tensorflow.compat.v1 as tf
 
+from agents.scripts import config_io
 from agents.scripts import config_spec
 from agents.scripts import env_modes
 from agents.scripts import run_folder
@@ -122,7 +123,7 @@ def main(argv):
                 trainer.train(config, env_mode)) as scores:
             for _ in scores:
                 pass
-    except utility.ConfigError as error:
+    except config_io.ConfigError as error:
         stopping.exit_with(f'Error: {error}', 2)
     except utility.TrainingError as error:
         stopping.exit_with(f'Error: {error}', 1)

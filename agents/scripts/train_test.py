@@ -12,6 +12,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.scripts import config_io
 from agents.scripts import config_spec
 from agents.scripts import configs
 from agents.scripts import env_modes
@@ -208,7 +209,7 @@ def test_config_of_a_package_module_is_recorded(tmp_path, monkeypatch):
     assert run_dir == str(tmp_path / 'logdir' / 'T-walker_long')
     assert config.config_function == 'my_package.my_configs:walker_long'
     assert config.steps == 3e7 and config.env == 'Walker2d-v5'
-    with pytest.raises(utility.ConfigError, match=(
+    with pytest.raises(config_io.ConfigError, match=(
             "^Config function 'my_package.my_configs:walker_long' returned "
             'a list; expected a dict')):
         monkeypatch.setattr(
@@ -248,7 +249,7 @@ def test_bad_env_mode_flags_exit_2_in_one_line(tmp_path, capsys, flags,
 
 
 def test_train_refuses_unknown_env_modes():
-    with pytest.raises(utility.ConfigError, match="Unknown env mode 'fast'"):
+    with pytest.raises(config_io.ConfigError, match="Unknown env mode 'fast'"):
         next(train.train(_tiny_config('pendulum'), 'fast'))
 
 
@@ -314,7 +315,7 @@ def test_training_phase_shorter_than_an_episode_per_agent_is_refused(
         eval_every):
     # Two agents of 20-step episodes need training phases of 40 steps.
     config = _tiny_config('pendulum', eval_every=eval_every)
-    with pytest.raises(utility.ConfigError, match=re.escape(
+    with pytest.raises(config_io.ConfigError, match=re.escape(
             f'Config eval_every={eval_every!r} must be None or a number of '
             'steps of at least num_agents * max_length = 40: ')):
         next(train.train(config, 'inprocess'))
@@ -325,7 +326,7 @@ def test_training_phase_shorter_than_an_episode_per_agent_is_refused(
 def test_training_phase_with_rollouts_needs_one_rollout_per_agent():
     # Two agents with rollouts of 5 steps need training phases of 10 steps.
     config = _tiny_config('pendulum', eval_every=9, rollout_length=5)
-    with pytest.raises(utility.ConfigError, match=re.escape(
+    with pytest.raises(config_io.ConfigError, match=re.escape(
             'Config eval_every=9 must be None or a number of steps of at '
             'least num_agents * min(max_length, rollout_length) = 10: ')):
         next(train.train(config, 'inprocess'))

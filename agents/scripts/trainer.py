@@ -21,6 +21,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 
 from agents import tools
 from agents.tools import batch_env as batch_env_lib
+from agents.scripts import config_io
 from agents.scripts import config_spec
 from agents.scripts import env_modes
 from agents.scripts import run_folder
@@ -109,7 +110,7 @@ def train(config, env_mode, on_report=None):
           records both).
 
     Raises:
-      utility.ConfigError: When the configuration, the environment or the
+      config_io.ConfigError: When the configuration, the environment or the
           run folder cannot be used.
       utility.TrainingError: When an environment failed, a value was NaN
           or infinite, or a checkpoint or summary could not be written (a
@@ -126,9 +127,9 @@ def train(config, env_mode, on_report=None):
         try:
             lock.acquire()
         except run_folder.RunFolderInUse as error:
-            raise utility.ConfigError(str(error)) from None
+            raise config_io.ConfigError(str(error)) from None
         except OSError as error:
-            raise utility.ConfigError(
+            raise config_io.ConfigError(
                 f'Cannot create the run folder {config.logdir}: '
                 f'{error.strerror or error}.') from error
     try:
@@ -164,7 +165,7 @@ def _train_locked(config, env_mode, lock, on_report):
                     batch_env, config.algorithm, config)
             except ValueError as error:
                 # The algorithm and network reject their settings this way.
-                raise utility.ConfigError(str(error)) from error
+                raise config_io.ConfigError(str(error)) from error
             saver = utility.define_saver(exclude=(r'.*_temporary.*',))
             if config.logdir and not os.path.exists(
                     os.path.join(config.logdir, 'config.yaml')):
@@ -184,7 +185,7 @@ def _train_locked(config, env_mode, lock, on_report):
                 restored = utility.initialize_variables(
                     sess, saver, config.logdir)
             except ValueError as error:
-                raise utility.ConfigError(
+                raise config_io.ConfigError(
                     f'Cannot resume {config.logdir}: {error}') from error
             if restored:
                 logging.getLogger('agents').info(

@@ -1,9 +1,9 @@
 """Building blocks of the training and visualization scripts.
 
 The in-graph batch of environments, the simulation graph, the saver and
-checkpoints live here. How the environments are built and stepped (the env
-modes) lives in `env_modes`, the configuration file in `config_io`; their
-names used by the scripts are re-exported here.
+checkpoints live here. How the environments are built and stepped lives in
+`env_construction` and `env_modes`, the configuration file in `config_io`,
+whose `save_config` and `load_config` are re-exported here as in 2017.
 """
 
 import contextlib
@@ -18,27 +18,13 @@ import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.scripts import env_modes
-from agents.scripts.config_io import ConfigError
-from agents.scripts.config_io import callable_path
-from agents.scripts.config_io import import_callable
 from agents.scripts.config_io import load_config
 from agents.scripts.config_io import save_config
-from agents.scripts.config_io import write_atomic
-from agents.scripts.env_construction import check_env_id
-from agents.scripts.env_construction import check_spaces
-from agents.scripts.env_construction import create_environment
-from agents.scripts.env_modes import check_env_mode
-from agents.scripts.env_modes import create_batch_env
-from agents.scripts.env_modes import env_mode_from_flags
 
 __all__ = [
-    'ConfigError', 'TrainingError', 'CheckpointError', 'RunSaver',
-    'set_up_logging', 'define_batch_env',
-    'define_simulation_graph', 'define_saver', 'initialize_variables',
-    'list_checkpoints', 'save_config', 'load_config', 'write_atomic',
-    'import_callable', 'callable_path', 'check_env_id',
-    'check_env_mode', 'check_spaces', 'create_batch_env',
-    'create_environment', 'env_mode_from_flags',
+    'TrainingError', 'CheckpointError', 'RunSaver', 'set_up_logging',
+    'define_batch_env', 'define_simulation_graph', 'define_saver',
+    'initialize_variables', 'list_checkpoints', 'save_config', 'load_config',
 ]
 
 
@@ -130,7 +116,7 @@ def define_batch_env(
           restarts all of its environments.
 
     Raises:
-      ConfigError: When `env_mode` is unknown.
+      config_io.ConfigError: When `env_mode` is unknown.
 
     Returns:
       `tools.InGraphBatchEnv`.
