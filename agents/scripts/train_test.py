@@ -19,7 +19,6 @@ from agents.scripts import env_modes
 from agents.scripts import networks
 from agents.scripts import run_folder
 from agents.scripts import train
-from agents.scripts import trainer
 from agents.scripts import utility
 
 
@@ -333,15 +332,3 @@ def test_training_phase_with_rollouts_needs_one_rollout_per_agent():
     assert len(list(train.train(_tiny_config(
         'pendulum', eval_every=10, rollout_length=5, steps=20),
         'inprocess'))) == 2
-
-
-@pytest.mark.parametrize('overrides, expected', [
-    # Four episodes of 20 steps per training phase, two for evaluation.
-    (dict(update_every=4), (80, 40)),
-    # One update's episode would leave the second agent's unfinished.
-    (dict(update_every=1), (40, 40)),
-    (dict(update_every=1, eval_every=100, eval_episodes=3), (100, 60)),
-])
-def test_phase_steps(overrides, expected):
-    assert trainer.phase_steps(
-        _tiny_config('pendulum', **overrides)) == expected
