@@ -8,7 +8,9 @@ and 1.9 s for 16 Pendulums on two cores), and nothing of the graph depends
 on the mode: `AutoBatchEnv` starts them in a thread and chooses when the
 batch is first used, inside the first session run.
 
-This module does not import TensorFlow.
+It builds the batches of the candidates with the function it is given
+(`env_modes.create_batch_env`, which calls it for 'auto'), and does not
+import TensorFlow.
 """
 
 import logging
@@ -17,7 +19,6 @@ import time
 
 import numpy as np
 
-from agents.scripts import env_modes
 from agents.tools import batch_env as batch_env_lib
 
 # The modes that 'auto' times against each other; 'envpool' joins them
@@ -38,11 +39,14 @@ _AUTO_ROUNDS = 3
 _WORKER_MARGIN = 1.25
 
 
-def create(constructor, num_agents, seed=None, timeout=None, restart=False,
-           candidates=AUTO_CANDIDATES):
+def create(build, constructor, num_agents, seed=None, timeout=None,
+           restart=False, candidates=AUTO_CANDIDATES):
     """The batch of environments of the mode 'auto'.
 
     Args:
+      build: Function `(constructor, num_agents, mode, seed, timeout,
+          restart) -> batch env` that builds the batch of a mode, e.g.
+          `env_modes.create_batch_env`.
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
       seed: Base seed; environment i gets `seed + i`, or None.
@@ -57,10 +61,9 @@ def create(constructor, num_agents, seed=None, timeout=None, restart=False,
     """
     modes = usable_candidates(constructor, num_agents, candidates)
     if len(modes) == 1:
-        return env_modes.create_batch_env(
-            constructor, num_agents, modes[0], seed, timeout, restart)
+        return build(constructor, num_agents, modes[0], seed, timeout, restart)
     return AutoBatchEnv(
-        constructor, num_agents, modes, seed, timeout, restart)
+        build, constructor, num_agents, modes, seed, timeout, restart)
 
 
 class AutoBatchEnv:
@@ -77,11 +80,13 @@ class AutoBatchEnv:
     in the first candidate.
     """
 
-    def __init__(self, constructor, num_agents, modes, seed=None,
+    def __init__(self, build, constructor, num_agents, modes, seed=None,
                  timeout=None, restart=False):
         """Build the first candidate and start building the others.
 
         Args:
+          build: Function `(constructor, num_agents, mode, seed, timeout,
+              restart) -> batch env`, see `create`.
           constructor: Callable taking a seed (or None) and returning an env.
           num_agents: Number of environments in the batch.
           modes: Checked names of at least two `env_modes.MODES`.
@@ -90,9 +95,8 @@ class AutoBatchEnv:
               None.
           restart: Whether to replace environments that fail.
         """
-        self._create = lambda mode, seed=None, restart=False: (
-            env_modes.create_batch_env(
-                constructor, num_agents, mode, seed, timeout, restart))
+        self._create = lambda mode, seed=None, restart=False: build(
+            constructor, num_agents, mode, seed, timeout, restart)
         self._seed = seed
         self._restart = restart
         self._num_agents = num_agents

@@ -59,7 +59,8 @@ def test_candidates_build_in_the_background_until_the_first_use(
         auto_batch_env, 'time_candidates', _choose('test', chosen))
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        recorder, 3, seed=10, candidates=('inprocess', 'test'))
+        env_modes.create_batch_env, recorder, 3, seed=10,
+        candidates=('inprocess', 'test'))
     try:
         assert building.wait(timeout=60)
         assert batch.mode is None and not chosen
@@ -93,7 +94,8 @@ def test_a_candidate_that_fails_to_start_is_left_out(monkeypatch, caplog):
     monkeypatch.setattr(
         auto_batch_env, 'time_candidates', _choose('inprocess', chosen))
     batch = auto_batch_env.create(
-        _Recorder(), 2, candidates=('inprocess', 'test'))
+        env_modes.create_batch_env, _Recorder(), 2,
+        candidates=('inprocess', 'test'))
     try:
         with caplog.at_level(logging.WARNING, logger='agents'):
             batch.reset()
@@ -122,7 +124,8 @@ def test_close_before_the_first_use_closes_every_candidate(monkeypatch):
     _add_mode(monkeypatch, build)
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        recorder, 2, candidates=('inprocess', 'test'))
+        env_modes.create_batch_env, recorder, 2,
+        candidates=('inprocess', 'test'))
     assert building.wait(timeout=60)
     release.set()
     batch.close()
@@ -135,7 +138,8 @@ def test_one_usable_candidate_builds_its_batch_directly():
     """Without candidates to compare, `create` builds the batch at once."""
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        recorder, 2, seed=3, candidates=('inprocess',))
+        env_modes.create_batch_env, recorder, 2, seed=3,
+        candidates=('inprocess',))
     try:
         assert isinstance(batch, tools.BatchEnv)
         assert recorder.seeds == [3, 4]
@@ -207,7 +211,8 @@ def test_one_environment_or_one_candidate_measures_nothing():
         'inprocess']
     assert auto_batch_env.usable_candidates(
         _mock_constructor, 4, ('slices',)) == ['slices']
-    batch_env = auto_batch_env.create(_mock_constructor, 1)
+    batch_env = auto_batch_env.create(
+        env_modes.create_batch_env, _mock_constructor, 1)
     try:
         assert isinstance(batch_env, tools.BatchEnv)
     finally:

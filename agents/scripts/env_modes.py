@@ -18,6 +18,7 @@ unpickle the constructors of their environments.
 import collections
 
 from agents import tools
+from agents.scripts import auto_batch_env
 from agents.scripts import env_construction
 from agents.scripts.config_io import ConfigError
 
@@ -131,7 +132,6 @@ def mode_names():
 
 def flag_help():
     """Help text of an --env_mode flag, listing every mode."""
-    from agents.scripts import auto_batch_env
     modes = '; '.join(
         f'{name}: {mode.description}' for name, mode in MODES.items())
     return (
@@ -217,9 +217,8 @@ def create_batch_env(
       for 'auto', ...
     """
     if env_mode == 'auto':
-        from agents.scripts import auto_batch_env
         return auto_batch_env.create(
-            constructor, num_agents, seed, timeout, restart)
+            create_batch_env, constructor, num_agents, seed, timeout, restart)
     constructors = [
         SeededConstructor(
             constructor, None if seed is None else seed + index)
