@@ -180,9 +180,17 @@ def _make_env(task, unused_seed=None):
 
 def _auto_choice(task, size):
     """The mode that `define_batch_env(..., 'auto')` picks for the task."""
-    from agents.scripts import utility
-    mode, _ = utility.choose_env_mode(
-        functools.partial(_make_env, task), size)
+    from agents.scripts import auto_batch_env
+    from agents.scripts import env_modes
+    batch_env = env_modes.create_batch_env(
+        functools.partial(_make_env, task), size, 'auto')
+    try:
+        # The first reset times the candidates and chooses.
+        batch_env.reset()
+        mode = (batch_env.mode if isinstance(
+            batch_env, auto_batch_env.AutoBatchEnv) else 'inprocess')
+    finally:
+        batch_env.close()
     return {'inprocess': 'inprocess', 'slices': 'slices',
             'processes': 'process'}[mode]
 

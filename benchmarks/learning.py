@@ -45,8 +45,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 # pylint: disable=wrong-import-position
+from agents.scripts import config_spec
+from agents.scripts import env_modes
 from agents.scripts import provenance
-from agents.scripts import train as train_lib
+# Defines the flags --config, --env_mode and --env_processes.
+from agents.scripts import train  # pylint: disable=unused-import
+from agents.scripts import trainer
 from agents.scripts import utility
 from agents.tools import seed_statistics
 
@@ -82,7 +86,7 @@ def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
       config_name: Name of a function in agents/scripts/configs.py.
       steps: Training environment steps.
       seed: Seed of TensorFlow, NumPy and the environments.
-      env_mode: How the environments step, as `train_lib.train` takes it.
+      env_mode: How the environments step, as `trainer.train` takes it.
       overrides: Dict of config values to replace.
       progress: Optional path of a file that receives every report as a
           line of JSON as soon as it is made, so that a run cut short
@@ -92,17 +96,17 @@ def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
       Dict with the seed, the reports and the wall-clock time.
     """
     utility.set_up_logging()
-    config = train_lib.load_named_config(config_name)
+    config = config_spec.load_named_config(config_name)
     with config.unlocked:
         config.steps = steps
         config.seed = seed
         config.logdir = None
         config.update(overrides)
-    config = train_lib._complete_config(config)  # pylint: disable=protected-access
-    train_steps, eval_steps = train_lib.phase_steps(config)
+    config = config_spec.complete_config(config)
+    train_steps, eval_steps = trainer.phase_steps(config)
     reports = []
     start = time.monotonic()
-    for index, score in enumerate(train_lib.train(config, env_mode)):
+    for index, score in enumerate(trainer.train(config, env_mode)):
         reports.append(dict(
             train_steps=(index + 1) * train_steps,
             total_steps=(index + 1) * (train_steps + eval_steps),
@@ -439,7 +443,7 @@ def main(argv):
                 FLAGS.reference, compared)
         return
     overrides = _parse_overrides(FLAGS.set)
-    env_mode = utility.env_mode_from_flags(
+    env_mode = env_modes.env_mode_from_flags(
         FLAGS.env_mode, FLAGS.env_processes)
     seeds = [int(seed) for seed in FLAGS.seeds]
     jobs = min(FLAGS.jobs or os.cpu_count() or 1, len(seeds))

@@ -51,8 +51,8 @@ _CAPACITY_STEPS = 5000
 
 def _config(task, num_envs):
     """The task's config with `num_envs` agents and no update while timed."""
-    from agents.scripts import train as train_lib
-    config = train_lib.load_named_config(task)
+    from agents.scripts import config_spec
+    config = config_spec.load_named_config(task)
     with config.unlocked:
         config.num_agents = num_envs
         config.seed = 0
@@ -66,6 +66,7 @@ def _config(task, num_envs):
 def _build(task, groups, inter_threads, training):
     """A callable of one fused step of every group, in one session.run."""
     import tensorflow.compat.v1 as tf
+    from agents import tools
     from agents.scripts import env_modes
     from agents.scripts import utility
     graph = tf.Graph()
@@ -75,11 +76,10 @@ def _build(task, groups, inter_threads, training):
         for index in range(groups):
             config = _config(task, FLAGS.num_envs // groups)
             with tf.variable_scope(f'group_{index}'):
-                batch_env = utility.define_batch_env(
-                    env_modes.environment_constructor(
-                        config, batch_wrappers=True),
-                    config.num_agents, 'inprocess', 100 * index,
-                    wrap=env_modes.batch_wrapper(config))
+                with tf.variable_scope('environments'):
+                    batch_env = tools.InGraphBatchEnv(
+                        env_modes.make_batch_env(
+                            config, 100 * index, 'inprocess'))
                 sims.append(utility.define_simulation_graph(
                     batch_env, config.algorithm, config))
         init = tf.global_variables_initializer()

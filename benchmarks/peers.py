@@ -210,13 +210,13 @@ def same_work_settings(config):
 
 def _our_config(task, steps, seed):
     """Our completed config of a task for a run."""
-    from agents.scripts import train as train_lib
-    config = train_lib.load_named_config(TASKS[task]['config'])
+    from agents.scripts import config_spec
+    config = config_spec.load_named_config(TASKS[task]['config'])
     with config.unlocked:
         config.steps = steps
         config.seed = seed
         config.logdir = None
-    return train_lib._complete_config(config)
+    return config_spec.complete_config(config)
 
 
 def make_spec(system, task, seed, steps, stop_at=None):
@@ -233,9 +233,9 @@ def make_spec(system, task, seed, steps, stop_at=None):
         JSON-serializable dict; its steps are rounded up to whole updates of
         our config.
     """
-    from agents.scripts import train as train_lib
+    from agents.scripts import trainer
     config = _our_config(task, steps, seed)
-    period, _ = train_lib.phase_steps(config)
+    period, _ = trainer.phase_steps(config)
     # Whole updates, so that our last report ends the run as SB3's does.
     steps = math.ceil(steps / period) * period
     spec = dict(
@@ -268,15 +268,15 @@ def make_spec(system, task, seed, steps, stop_at=None):
 
 def _train_ours(spec):
     """Train our PPO as the spec says; see `_train_sb3` for the result."""
-    from agents.scripts import train as train_lib
+    from agents.scripts import trainer
     from agents.scripts import utility
     utility.set_up_logging()
     start = time.monotonic()
     config = _our_config(spec['task'], spec['steps'], spec['seed'])
-    train_steps, eval_steps = train_lib.phase_steps(config)
+    train_steps, eval_steps = trainer.phase_steps(config)
     reports = []
     for index, score in enumerate(
-            train_lib.train(config, spec['env_mode'])):
+            trainer.train(config, spec['env_mode'])):
         reports.append(dict(
             train_steps=(index + 1) * train_steps,
             total_steps=(index + 1) * (train_steps + eval_steps),

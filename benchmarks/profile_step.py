@@ -118,7 +118,7 @@ def make_env(seed):
 def make_wrapped_env(seed):
     """Pendulum with the per-environment wrappers that training used before.
 
-    `env_modes.create_environment` without `batch_wrappers`: the wrappers
+    `env_construction.create_environment` without `batch_wrappers`: the wrappers
     run once per environment and step instead of once per batch.
     """
     from agents.tools import wrappers
@@ -198,10 +198,11 @@ def build(mode, threads):
     """
     import tensorflow.compat.v1 as tf
     from agents import tools
+    from agents.scripts import config_spec
+    from agents.scripts import env_construction
     from agents.scripts import env_modes
-    from agents.scripts import train as train_lib
     from agents.scripts import utility
-    config = train_lib.load_named_config('pendulum')
+    config = config_spec.load_named_config('pendulum')
     with config.unlocked:
         config.num_agents = _NUM_ENVS
         config.max_length = _MAX_LENGTH
@@ -210,9 +211,11 @@ def build(mode, threads):
     with graph.as_default():
         tf.set_random_seed(0)
         # As training builds it: the standard wrappers act on the batch.
-        batch_env = utility.define_batch_env(
-            make_env, _NUM_ENVS, mode == 'processes', 0,
-            wrap=env_modes.batch_wrapper(config))
+        with tf.variable_scope('environments'):
+            batch_env = tools.InGraphBatchEnv(env_construction.wrap_batch_env(
+                config, env_modes.create_batch_env(
+                    make_env, _NUM_ENVS,
+                    'processes' if mode == 'processes' else 'inprocess', 0)))
         noop = tf.no_op()
         action = tf.zeros((_NUM_ENVS,) + tuple(batch_env.action.shape[1:]),
                           batch_env.action.dtype.base_dtype)

@@ -116,12 +116,12 @@ def _measure_policy(logdir, frames):
     # pylint: disable=import-outside-toplevel
     import tensorflow.compat.v1 as tf
     from agents.scripts import config_io
-    from agents.scripts import env_modes
+    from agents.scripts import env_construction
     from agents.scripts import utility
     config = config_io.load_config(logdir)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
-            env_modes.environment_constructor(config), 1, 'inprocess', 0)
+            env_construction.environment_constructor(config), 1, 'inprocess', 0)
         simulation = utility.define_simulation_graph(
             batch_env, config.algorithm, config)
         saver = utility.define_saver(exclude=(r'.*_temporary.*',))

@@ -77,21 +77,21 @@ def main(argv):
     mark('absl and flags')
     import tensorflow.compat.v1 as tf
     mark('import tensorflow')
+    from agents import tools
+    from agents.scripts import config_spec
     from agents.scripts import env_modes
-    from agents.scripts import train as train_lib
+    from agents.scripts import trainer
     from agents.scripts import utility
     mark('import agents (scripts, configs, networks, PPO)')
-    config = train_lib._complete_config(
-        train_lib.load_named_config(FLAGS.run_config))
+    config = config_spec.complete_config(
+        config_spec.load_named_config(FLAGS.run_config))
     mark('configuration (builds one environment)')
-    constructor = env_modes.environment_constructor(
-        config, batch_wrappers=True)
     env_mode = env_modes.check_env_mode(FLAGS.run_env_mode)
     graph = tf.Graph()
     with graph.as_default():
-        batch_env = utility.define_batch_env(
-            constructor, config.num_agents, env_mode, config.seed,
-            wrap=env_modes.batch_wrapper(config))
+        with tf.variable_scope('environments'):
+            batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
+                config, config.seed, env_mode))
         mark('batch of environments' + (
             ' (auto: the candidates start in the background)'
             if env_mode == 'auto' else ''))
@@ -99,9 +99,9 @@ def main(argv):
             batch_env, config.algorithm, config)
         mark('algorithm graph')
         saver = utility.define_saver(exclude=(r'.*_temporary.*',))
-        train_steps, _ = train_lib.phase_steps(config)
-        loop = train_lib._define_loop(
-            simulation, None, *train_lib.phase_steps(config))
+        train_steps, _ = trainer.phase_steps(config)
+        loop = trainer.define_loop(
+            simulation, None, *trainer.phase_steps(config))
         mark('saver and loop')
     from agents.tools import loop as loop_lib
     calls = []
@@ -117,7 +117,7 @@ def main(argv):
     # The training phase, one evaluation run, and --steps more.
     total = train_steps + config.num_agents + FLAGS.steps
     try:
-        with tf.Session(graph=graph, config=train_lib.make_session_config(
+        with tf.Session(graph=graph, config=trainer.make_session_config(
                 config)) as sess:
             utility.initialize_variables(sess, saver, None)
             mark('session and variables')

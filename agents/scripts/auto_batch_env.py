@@ -1,45 +1,69 @@
-"""The batch of the env mode 'auto', whose candidates start in the background.
+"""The env mode 'auto': time candidate modes, keep the fastest.
 
-The mode 'auto' times a batch of every candidate mode and keeps the fastest
-(see `env_modes.choose_env_mode`). The worker processes of a candidate take
+The mode 'auto' times a batch of every candidate mode (`AUTO_CANDIDATES`,
+see `usable_candidates`) in short bursts and keeps the fastest
+(`pick_env_mode`). The worker processes of a candidate take
 about as long to start as TensorFlow takes to build the training graph (0.7
 and 1.9 s for 16 Pendulums on two cores), and nothing of the graph depends
 on the mode: `AutoBatchEnv` starts them in a thread and chooses when the
 batch is first used, inside the first session run.
 
-This module does not import TensorFlow.
+It builds the batches of the candidates with the function it is given
+(`env_modes.create_batch_env`, which calls it for 'auto'), and does not
+import TensorFlow.
 """
 
 import logging
 import threading
+import time
 
-from agents.scripts import env_modes
+import numpy as np
+
 from agents.tools import batch_env as batch_env_lib
 
+# The modes that 'auto' times against each other; 'envpool' joins them
+# where EnvPool is installed and has the task.
+AUTO_CANDIDATES = ('inprocess', 'slices')
+# Modes with worker processes, which 'auto' uses only with several cores.
+_WORKER_MODES = ('processes', 'slices', 'ray')
 
-def create(constructor, num_agents, seed=None, timeout=None, restart=False,
-           candidates=env_modes.AUTO_CANDIDATES):
+# Seconds of random steps that each candidate of the 'auto' mode takes per
+# round, and the rounds, which alternate between the candidates.
+_AUTO_BURST_SECONDS = 0.05
+_AUTO_ROUNDS = 3
+# How much faster than in-process stepping a mode with worker processes must
+# step to be chosen: its workers cost CPU and memory, and in training the
+# graph's work competes with them for the cores, which the bursts leave out.
+# EnvPool's threads step only while the graph waits for them, so it needs
+# no margin.
+_WORKER_MARGIN = 1.25
+
+
+def create(build, constructor, num_agents, seed=None, timeout=None,
+           restart=False, candidates=AUTO_CANDIDATES):
     """The batch of environments of the mode 'auto'.
 
     Args:
+      build: Function `(constructor, num_agents, mode, seed, timeout,
+          restart) -> batch env` that builds the batch of a mode, e.g.
+          `env_modes.create_batch_env`.
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
       seed: Base seed; environment i gets `seed + i`, or None.
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
       candidates: Names of `env_modes.MODES` to compare; by default those of
-          `env_modes.auto_candidates(constructor)`.
+          `auto_candidates(constructor)`.
 
     Returns:
       An `AutoBatchEnv`, or the batch of the only candidate worth timing
-      (see `env_modes.usable_candidates`).
+      (see `usable_candidates`).
     """
-    modes = env_modes.usable_candidates(constructor, num_agents, candidates)
+    modes = usable_candidates(constructor, num_agents, candidates)
     if len(modes) == 1:
-        return env_modes.create_batch_env(
-            constructor, num_agents, modes[0], seed, timeout, restart)
+        return build(constructor, num_agents, modes[0], seed, timeout, restart)
     return AutoBatchEnv(
-        constructor, num_agents, modes, seed, timeout, restart)
+        build, constructor, num_agents, modes, seed, timeout, restart)
 
 
 class AutoBatchEnv:
@@ -48,7 +72,7 @@ class AutoBatchEnv:
     The first candidate (in-process stepping, where it is one) is built at
     once and gives the spaces; the others are built by a thread meanwhile.
     The first `reset`, `step` or access to an environment waits for them,
-    times all candidates against each other (`env_modes.time_candidates`,
+    times all candidates against each other (`time_candidates`,
     which logs the rates and the choice), closes them, and builds the chosen
     mode anew with the seeds, so that a seeded run steps as one of that mode
     does. A candidate that fails to start is left out of the choice, with a
@@ -56,11 +80,13 @@ class AutoBatchEnv:
     in the first candidate.
     """
 
-    def __init__(self, constructor, num_agents, modes, seed=None,
+    def __init__(self, build, constructor, num_agents, modes, seed=None,
                  timeout=None, restart=False):
         """Build the first candidate and start building the others.
 
         Args:
+          build: Function `(constructor, num_agents, mode, seed, timeout,
+              restart) -> batch env`, see `create`.
           constructor: Callable taking a seed (or None) and returning an env.
           num_agents: Number of environments in the batch.
           modes: Checked names of at least two `env_modes.MODES`.
@@ -69,9 +95,8 @@ class AutoBatchEnv:
               None.
           restart: Whether to replace environments that fail.
         """
-        self._create = lambda mode, seed=None, restart=False: (
-            env_modes.create_batch_env(
-                constructor, num_agents, mode, seed, timeout, restart))
+        self._create = lambda mode, seed=None, restart=False: build(
+            constructor, num_agents, mode, seed, timeout, restart)
         self._seed = seed
         self._restart = restart
         self._num_agents = num_agents
@@ -166,7 +191,7 @@ class AutoBatchEnv:
                         'candidate: %s', mode, batch_env_lib.first_line(error))
                 try:
                     if len(self._candidates) > 1:
-                        mode, _ = env_modes.time_candidates(self._candidates)
+                        mode, _ = time_candidates(self._candidates)
                     else:
                         mode = next(iter(self._candidates))
                 finally:
@@ -182,3 +207,115 @@ class AutoBatchEnv:
         self._first = None
         for batch_env in candidates.values():
             batch_env.close()
+
+
+def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
+    """The modes worth timing for a batch, checked.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+      num_agents: Number of environments in the batch.
+      candidates: Names of `env_modes.MODES`; by default those of
+          `auto_candidates(constructor)`.
+
+    Returns:
+      List of mode names: without the modes of worker processes where the
+      batch has one environment or the machine one core, and in-process
+      stepping is a candidate.
+    """
+    if candidates is AUTO_CANDIDATES:
+        candidates = auto_candidates(constructor)
+    candidates = list(candidates)
+    from agents.tools import sliced_batch_env
+    if (num_agents == 1 or sliced_batch_env.available_cpus() == 1) and (
+            'inprocess' in candidates):
+        candidates = [
+            mode for mode in candidates if mode not in _WORKER_MODES]
+    return candidates
+
+
+def time_candidates(batch_envs):
+    """Time candidate batches against each other and pick the fastest.
+
+    Args:
+      batch_envs: Dict from mode names to batches of the same environments;
+          they are reset and stepped, and left open.
+
+    Returns:
+      Tuple of the chosen mode (see `pick_env_mode`) and a dict from the
+      modes to their environment steps per second, also logged in one line.
+    """
+    modes = list(batch_envs)
+    rates = {mode: 0.0 for mode in modes}
+    num_agents = len(batch_envs[modes[0]])
+    space = batch_envs[modes[0]].action_space
+    space.seed(0)
+    actions = [np.stack([space.sample() for _ in range(num_agents)])
+               for _ in range(16)]
+    for mode in modes:
+        batch_envs[mode].reset()
+        batch_envs[mode].step(actions[0])
+    for _ in range(_AUTO_ROUNDS):
+        for mode in modes:
+            rates[mode] = max(rates[mode], _burst_rate(
+                batch_envs[mode], actions, _AUTO_BURST_SECONDS))
+    mode = pick_env_mode(rates)
+    logging.getLogger('agents').info(
+        'Env mode auto: %s; using %s.', ', '.join(
+            f'{name} {rate:,.0f} steps/s' for name, rate in rates.items()),
+        mode)
+    return mode, rates
+
+
+def auto_candidates(constructor):
+    """The modes that 'auto' times for the environments of a constructor.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+
+    Returns:
+      `AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has
+      the `env_id` of the constructor (see
+      `env_construction.EnvironmentConstructor`).
+    """
+    from agents.tools import envpool_batch_env
+    if envpool_batch_env.has_task(getattr(constructor, 'env_id', None)):
+        return AUTO_CANDIDATES + ('envpool',)
+    return AUTO_CANDIDATES
+
+
+def pick_env_mode(rates):
+    """The mode to use given measured environment steps per second.
+
+    In-process stepping wins unless another mode steps faster, and a mode
+    with worker processes at least `_WORKER_MARGIN` (1.25) times as fast;
+    of those, the fastest wins.
+
+    Args:
+      rates: Dict from env modes to their measured steps per second.
+
+    Returns:
+      The chosen mode.
+    """
+    fastest = max(rates, key=rates.get)
+    if 'inprocess' not in rates or fastest == 'inprocess':
+        return fastest
+    eligible = [
+        mode for mode, rate in rates.items()
+        if mode == 'inprocess' or rate >= rates['inprocess'] * (
+            _WORKER_MARGIN if mode in _WORKER_MODES else 1.0)]
+    return max(eligible, key=rates.get)
+
+
+def _burst_rate(batch_env, actions, seconds):
+    """Environment steps per second of stepping a batch for some seconds."""
+    steps = 0
+    start = time.perf_counter()
+    while True:
+        _, _, done, _ = batch_env.step(actions[steps % len(actions)])
+        if done.any():
+            batch_env.reset(np.flatnonzero(done))
+        steps += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds and steps >= 2:
+            return steps * len(batch_env) / elapsed

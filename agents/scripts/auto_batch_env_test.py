@@ -1,9 +1,13 @@
 """Tests of the batch of the env mode 'auto'."""
 
 import logging
+import sys
 import threading
 
+import cloudpickle
 import numpy as np
+import psutil
+import pytest
 
 from agents import tools
 from agents.scripts import auto_batch_env
@@ -28,7 +32,7 @@ def _add_mode(monkeypatch, build):
 
 
 def _choose(mode, chosen):
-    """Stand-in for `env_modes.time_candidates` that picks `mode`."""
+    """Stand-in for `auto_batch_env.time_candidates` that picks `mode`."""
     def time_candidates(batch_envs):
         chosen.append(sorted(batch_envs))
         return mode, {name: 1.0 for name in batch_envs}
@@ -51,10 +55,12 @@ def test_candidates_build_in_the_background_until_the_first_use(
 
     _add_mode(monkeypatch, build)
     chosen = []
-    monkeypatch.setattr(env_modes, 'time_candidates', _choose('test', chosen))
+    monkeypatch.setattr(
+        auto_batch_env, 'time_candidates', _choose('test', chosen))
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        recorder, 3, seed=10, candidates=('inprocess', 'test'))
+        env_modes.create_batch_env, recorder, 3, seed=10,
+        candidates=('inprocess', 'test'))
     try:
         assert building.wait(timeout=60)
         assert batch.mode is None and not chosen
@@ -86,9 +92,10 @@ def test_a_candidate_that_fails_to_start_is_left_out(monkeypatch, caplog):
     _add_mode(monkeypatch, build)
     chosen = []
     monkeypatch.setattr(
-        env_modes, 'time_candidates', _choose('inprocess', chosen))
+        auto_batch_env, 'time_candidates', _choose('inprocess', chosen))
     batch = auto_batch_env.create(
-        _Recorder(), 2, candidates=('inprocess', 'test'))
+        env_modes.create_batch_env, _Recorder(), 2,
+        candidates=('inprocess', 'test'))
     try:
         with caplog.at_level(logging.WARNING, logger='agents'):
             batch.reset()
@@ -117,7 +124,8 @@ def test_close_before_the_first_use_closes_every_candidate(monkeypatch):
     _add_mode(monkeypatch, build)
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        recorder, 2, candidates=('inprocess', 'test'))
+        env_modes.create_batch_env, recorder, 2,
+        candidates=('inprocess', 'test'))
     assert building.wait(timeout=60)
     release.set()
     batch.close()
@@ -130,9 +138,82 @@ def test_one_usable_candidate_builds_its_batch_directly():
     """Without candidates to compare, `create` builds the batch at once."""
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        recorder, 2, seed=3, candidates=('inprocess',))
+        env_modes.create_batch_env, recorder, 2, seed=3,
+        candidates=('inprocess',))
     try:
         assert isinstance(batch, tools.BatchEnv)
         assert recorder.seeds == [3, 4]
     finally:
         batch.close()
+
+
+@pytest.fixture(name='by_value')
+def fixture_by_value():
+    """Send this module's functions to workers by value, not by import.
+
+    Workers then need not import this module and with it TensorFlow.
+    """
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield
+    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _children():
+    """Child processes of this process, once the fork server runs."""
+    # The first worker starts the fork server, which then stays.
+    tools.wrappers.ExternalProcess(
+        tools.MockEnvironment, main_module=False).close()
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def _mock_constructor(seed):
+    del seed
+    return tools.MockEnvironment(durations=(3,))
+
+
+def test_time_candidates_measures_every_candidate(caplog, by_value):
+    del by_value
+    before = _children()
+    batch_envs = {
+        mode: env_modes.create_batch_env(_mock_constructor, 4, mode)
+        for mode in ('inprocess', 'processes', 'slices')}
+    try:
+        with caplog.at_level('INFO', logger='agents'):
+            mode, rates = auto_batch_env.time_candidates(batch_envs)
+    finally:
+        for batch_env in batch_envs.values():
+            batch_env.close()
+    assert _children() <= before
+    assert sorted(rates) == ['inprocess', 'processes', 'slices']
+    assert all(rate > 0 for rate in rates.values())
+    assert mode == auto_batch_env.pick_env_mode(rates)
+    lines = [record.getMessage() for record in caplog.records]
+    assert len(lines) == 1 and lines[0].startswith('Env mode auto: ')
+    assert lines[0].endswith(f'; using {mode}.')
+
+
+@pytest.mark.parametrize('rates, mode', [
+    (dict(inprocess=100.0, slices=124.0), 'inprocess'),
+    (dict(inprocess=100.0, slices=125.0), 'slices'),
+    (dict(inprocess=100.0, slices=130.0, processes=140.0), 'processes'),
+    (dict(inprocess=150.0, slices=140.0), 'inprocess'),
+    (dict(slices=10.0, processes=20.0), 'processes'),
+    (dict(inprocess=100.0, slices=124.0, envpool=101.0), 'envpool'),
+    (dict(inprocess=100.0, slices=130.0, envpool=110.0), 'slices'),
+    (dict(inprocess=100.0, envpool=99.0), 'inprocess'),
+])
+def test_worker_modes_must_be_clearly_faster(rates, mode):
+    assert auto_batch_env.pick_env_mode(rates) == mode
+
+
+def test_one_environment_or_one_candidate_measures_nothing():
+    assert auto_batch_env.usable_candidates(_mock_constructor, 1) == [
+        'inprocess']
+    assert auto_batch_env.usable_candidates(
+        _mock_constructor, 4, ('slices',)) == ['slices']
+    batch_env = auto_batch_env.create(
+        env_modes.create_batch_env, _mock_constructor, 1)
+    try:
+        assert isinstance(batch_env, tools.BatchEnv)
+    finally:
+        batch_env.close()

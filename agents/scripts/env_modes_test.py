@@ -1,45 +1,20 @@
-"""Tests of environment construction and the env modes."""
+"""Tests of the env modes."""
 
 import os
 import subprocess
 import sys
 
 import cloudpickle
-import gymnasium as gym
 import numpy as np
 import psutil
 import pytest
 
 from agents import tools
+from agents.scripts import auto_batch_env
 from agents.scripts import configs
+from agents.scripts import env_construction
 from agents.scripts import env_modes
 from agents.tools import envpool_batch_env
-
-
-def test_unknown_env_id_lists_choices():
-    with pytest.raises(env_modes.ConfigError) as error:
-        env_modes.check_env_id('Pendulum-v0')
-    message = str(error.value)
-    assert message.startswith("Unknown env id 'Pendulum-v0'; valid ids: ")
-    assert 'Pendulum-v1' in message and '\n' not in message
-
-
-def test_unsupported_observation_space():
-    env = gym.make('Blackjack-v1')
-    with pytest.raises(env_modes.ConfigError, match='Unsupported observation'):
-        env_modes.check_spaces(env)
-
-
-def test_create_environment_normalizes_and_seeds():
-    config = tools.AttrDict(configs.pendulum())
-    first = env_modes.create_environment(config, seed=3)
-    second = env_modes.create_environment(config, seed=3)
-    assert np.all(first.action_space.high == np.inf)
-    assert first.observation_space.dtype == np.float32
-    action = np.array([0.5], np.float32)
-    observ_one = first.step(action)[0]
-    observ_two = second.step(action)[0]
-    np.testing.assert_array_equal(observ_one, observ_two)
 
 
 @pytest.fixture(name='by_value')
@@ -123,44 +98,6 @@ def test_create_batch_env_modes(env_mode, kind, workers, by_value):
     finally:
         batch_env.close()
     assert _children() <= before
-    with pytest.raises(env_modes.ConfigError, match="other than 'auto'"):
-        env_modes.create_batch_env(_mock_constructor, 3, 'auto')
-
-
-def test_choose_env_mode_measures_and_closes_every_candidate(
-        caplog, by_value):
-    del by_value
-    before = _children()
-    with caplog.at_level('INFO', logger='agents'):
-        mode, rates = env_modes.choose_env_mode(
-            _mock_constructor, 4, ('inprocess', 'processes', 'slices'))
-    assert _children() <= before
-    assert sorted(rates) == ['inprocess', 'processes', 'slices']
-    assert all(rate > 0 for rate in rates.values())
-    assert mode == env_modes.pick_env_mode(rates)
-    lines = [record.getMessage() for record in caplog.records]
-    assert len(lines) == 1 and lines[0].startswith('Env mode auto: ')
-    assert lines[0].endswith(f'; using {mode}.')
-
-
-@pytest.mark.parametrize('rates, mode', [
-    (dict(inprocess=100.0, slices=124.0), 'inprocess'),
-    (dict(inprocess=100.0, slices=125.0), 'slices'),
-    (dict(inprocess=100.0, slices=130.0, processes=140.0), 'processes'),
-    (dict(inprocess=150.0, slices=140.0), 'inprocess'),
-    (dict(slices=10.0, processes=20.0), 'processes'),
-    (dict(inprocess=100.0, slices=124.0, envpool=101.0), 'envpool'),
-    (dict(inprocess=100.0, slices=130.0, envpool=110.0), 'slices'),
-    (dict(inprocess=100.0, envpool=99.0), 'inprocess'),
-])
-def test_worker_modes_must_be_clearly_faster(rates, mode):
-    assert env_modes.pick_env_mode(rates) == mode
-
-
-def test_choose_env_mode_of_one_environment_measures_nothing():
-    assert env_modes.choose_env_mode(_mock_constructor, 1) == ('inprocess', {})
-    assert env_modes.choose_env_mode(
-        _mock_constructor, 4, ('slices',)) == ('slices', {})
 
 
 def test_a_mode_is_one_entry_of_the_table(monkeypatch):
@@ -211,18 +148,19 @@ def test_envpool_mode_builds_the_configured_task():
     """The config's id and the batch's seed reach EnvPool; auto times it."""
     pytest.importorskip('envpool')
     config = tools.AttrDict(configs.pendulum())
-    constructor = env_modes.environment_constructor(
+    constructor = env_construction.environment_constructor(
         config, batch_wrappers=True)
-    assert env_modes.auto_candidates(constructor) == (
+    assert auto_batch_env.auto_candidates(constructor) == (
         'inprocess', 'slices', 'envpool')
-    assert env_modes.auto_candidates(
-        env_modes.environment_constructor(config)) == ('inprocess', 'slices')
+    assert auto_batch_env.auto_candidates(
+        env_construction.environment_constructor(config)) == (
+            'inprocess', 'slices')
     observs = []
     for _ in range(2):
         batch_env = env_modes.create_batch_env(constructor, 2, 'envpool', 5)
         assert isinstance(batch_env, tools.EnvPoolBatchEnv)
         assert batch_env.task == 'Pendulum-v1'
-        batch_env = env_modes.wrap_batch_env(config, batch_env)
+        batch_env = env_construction.wrap_batch_env(config, batch_env)
         observs.append(batch_env.reset())
         batch_env.close()
     np.testing.assert_array_equal(observs[0], observs[1])
@@ -240,13 +178,15 @@ def _seeded_constructor(seed):
 
 _IMPORTS_TENSORFLOW = """
 import sys
+import agents.scripts.auto_batch_env
 import agents.scripts.config_io
+import agents.scripts.env_construction
 import agents.scripts.env_modes
 print(sorted(name for name in sys.modules if name.startswith('tensorflow')))
 """
 
 
-def test_env_modes_and_config_io_do_not_import_tensorflow():
+def test_env_building_and_config_io_do_not_import_tensorflow():
     """Worker processes import them when unpickling their constructors."""
     result = subprocess.run(
         [sys.executable, '-c', _IMPORTS_TENSORFLOW], capture_output=True,

@@ -71,9 +71,9 @@ class _Spaces:
 class _Reference:
     """PPO's own greedy actions of a checkpoint, through the env wrappers.
 
-    Raw observations pass the training wrappers (RangeNormalize, ClipAction,
-    ConvertTo32Bit, as `env_modes.create_environment` stacks them) around a
-    probe environment, the algorithm's `perform` of a TF1 graph computes the
+    Raw observations pass the training wrappers (RangeNormalize,
+    ClipAction, ConvertTo32Bit, as `env_construction.create_environment`
+    stacks them) around a probe environment, the algorithm's `perform` of a TF1 graph computes the
     mode, and the wrappers map it to the probe's action.
     """
 

@@ -1,4 +1,4 @@
-"""The run folder: its name, and one trainer at a time in it.
+"""The run folder: which one a run uses, its name, and one trainer in it.
 
 A run folder `<logdir>/<timestamp>-<config>` holds a run: its config.yaml,
 checkpoints and summaries. Its timestamp names a folder inside `--logdir`
@@ -13,11 +13,15 @@ process that holds it, for the error of the trainer that finds it taken.
 """
 
 import contextlib
+import datetime
 import fcntl
+import logging
 import os
 import re
 
+from agents import tools
 from agents.scripts import config_io
+from agents.scripts import config_spec
 
 LOCK_NAME = '.lock'
 _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
@@ -163,6 +167,115 @@ class RunLock:
 
     def __exit__(self, *unused_exc_info):
         self.release()
+
+
+def prepare_run(logdir, config_name, timestamp, settings=()):
+    """Decide the run folder and its configuration (resumed or new).
+
+    The run folder is `<logdir>/<timestamp>-<config>`; an existing one with
+    a `config.yaml` is resumed. Nothing is written: the run folder is
+    created when training starts.
+
+    Args:
+      logdir: Base directory of the run folders, or None.
+      config_name: Config spec (see `config_spec.load_config_spec`), or
+          None to resume.
+      timestamp: Prefix of the run folder, or None for the current time.
+      settings: 'KEY=VALUE' overrides of config values; a resumed run
+          accepts only those that match its saved configuration.
+
+    Raises:
+      config_io.ConfigError: When the config is unknown or missing, the
+          timestamp is invalid, the run folder of the timestamp belongs to
+          another config, an override is invalid or would change a resumed
+          run, the saved configuration cannot be loaded, or `logdir` is not
+          writable.
+
+    Returns:
+      Tuple of the configuration, the run folder (or None) and the
+      timestamp.
+    """
+    if not logdir:
+        if not config_name:
+            raise config_io.ConfigError('Pass --config (and usually --logdir).')
+        config = config_spec.load_config_spec(config_name)
+        config_io.apply_overrides(config, settings)
+        return config, None, None
+    logdir = os.path.expanduser(logdir)
+    if timestamp is not None:
+        check_timestamp(timestamp)
+    timestamp = timestamp or datetime.datetime.now().strftime(
+        '%Y%m%dT%H%M%S')
+    runs = runs_of_timestamp(logdir, timestamp)
+    label = config_name and config_spec.config_label(config_name)
+    if config_name and runs and label not in runs:
+        name, = runs[:1]
+        raise config_io.ConfigError(
+            f"Run folder {os.path.join(logdir, f'{timestamp}-{name}')} of "
+            f"--timestamp={timestamp} has the config '{name}', not "
+            f"'{label}'; pass --config={name} or no --config to "
+            'resume it, or another --timestamp for a new run.')
+    if not config_name and len(runs) > 1:
+        raise config_io.ConfigError(
+            f'Several run folders have --timestamp={timestamp} in {logdir}, '
+            f"of the configs {', '.join(runs)}; pass --config to choose.")
+    if runs:
+        run_dir = os.path.join(
+            logdir, f'{timestamp}-{label if label in runs else runs[0]}')
+        logging.getLogger('agents').info('Resuming run %s.', run_dir)
+        config = config_io.load_config(run_dir)
+        check_resume_overrides(config, settings, run_dir)
+        with config.unlocked:
+            config.logdir = run_dir
+        return config, run_dir, timestamp
+    if not config_name:
+        raise config_io.ConfigError(
+            'Pass --config to start a new run (no run folder with timestamp '
+            f"'{timestamp}' in {logdir}).")
+    config = config_spec.load_config_spec(config_name)
+    config_io.apply_overrides(config, settings)
+    run_dir = os.path.join(
+        logdir, f'{timestamp}-{config_spec.config_label(config_name)}')
+    check_writable(logdir)
+    with config.unlocked:
+        config.logdir = run_dir
+    return config, run_dir, timestamp
+
+
+def check_resume_overrides(config, settings, run_dir):
+    """Refuse overrides that would change the saved config of a run.
+
+    Raises:
+      config_io.ConfigError: Naming the first setting that differs from the
+          saved value.
+    """
+    changed = tools.AttrDict(config)
+    for setting in settings:
+        key, value = next(iter(
+            config_io.apply_overrides(changed, [setting]).items()))
+        if config[key] != value:
+            raise config_io.ConfigError(
+                f'--set={setting} would change {key} of the resumed run '
+                f'{run_dir} from {config[key]!r} to {value!r}; a resumed '
+                'run keeps its config.yaml. Start a new run (another '
+                '--timestamp) to change it.')
+
+
+def check_writable(logdir):
+    """Fail early with one line when the log directory cannot be written.
+
+    Creates nothing: checks the deepest part of the path that exists.
+    """
+    existing = os.path.abspath(logdir)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise config_io.ConfigError(
+            f'--logdir {logdir} cannot be created: {existing} is a file, '
+            'expected a directory.')
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise config_io.ConfigError(
+            f'--logdir {logdir} is not writable: {existing} denies writing.')
 
 
 def _make_dirs(directory):

@@ -113,6 +113,17 @@ def abandon(save, release, message, code):
     exit_now(message, code)
 
 
+def exit_with(message, code):
+    """Print one line to stderr and exit with the code (`SystemExit`).
+
+    Args:
+      message: The line to print.
+      code: Exit code.
+    """
+    print(message, file=sys.stderr)
+    sys.exit(code)
+
+
 def exit_now(message, code):
     """Print one line to stderr and end the process without cleaning up."""
     print(message, file=sys.stderr, flush=True)

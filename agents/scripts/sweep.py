@@ -63,9 +63,11 @@ from absl import flags
 import numpy as np
 
 from agents.scripts import config_io
+from agents.scripts import config_spec
 from agents.scripts import env_modes
+from agents.scripts import run_folder
 from agents.scripts import stopping
-from agents.scripts import train as train_lib
+from agents.scripts import trainer
 from agents.scripts import utility
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import ray_batch_env
@@ -142,21 +144,21 @@ def grid(configs, seeds, settings=()):
           values varies over them, the others hold in every run.
 
     Raises:
-      utility.ConfigError: When a setting has no '=' or the configs or seeds
+      config_io.ConfigError: When a setting has no '=' or the configs or seeds
           are empty or repeat.
 
     Returns:
       List of `Run`s.
     """
     if not configs:
-        raise utility.ConfigError('Pass --configs with at least one config.')
+        raise config_io.ConfigError('Pass --configs with at least one config.')
     if not seeds:
-        raise utility.ConfigError('Pass --seeds with at least one seed.')
+        raise config_io.ConfigError('Pass --seeds with at least one seed.')
     for name, values in (('config', configs), ('seed', seeds)):
         repeated = sorted({
             str(value) for value in values if list(values).count(value) > 1})
         if repeated:
-            raise utility.ConfigError(
+            raise config_io.ConfigError(
                 f'The {name} {repeated[0]} is listed twice; expected each '
                 'once.')
     values = {}
@@ -164,11 +166,11 @@ def grid(configs, seeds, settings=()):
         key, equals, text = item.partition('=')
         key = key.strip()
         if not equals or not key:
-            raise utility.ConfigError(
+            raise config_io.ConfigError(
                 f"--set={item} is not KEY=VALUE; expected e.g. "
                 "--set=learning_rate=1e-3.")
         if text in values.setdefault(key, []):
-            raise utility.ConfigError(
+            raise config_io.ConfigError(
                 f'--set={item} is given twice; expected each value once.')
         values[key].append(text)
     shown = {key for key, texts in values.items() if len(texts) > 1}
@@ -190,13 +192,13 @@ def build_config(run, run_dir, cpus_per_run=1):
           the config leaves `session_threads` unset.
 
     Raises:
-      utility.ConfigError: When the config is unknown or a setting names a
+      config_io.ConfigError: When the config is unknown or a setting names a
           key the config does not have or a value that cannot be parsed.
 
     Returns:
       Locked `tools.AttrDict`.
     """
-    config = train_lib.load_config_spec(run.config_name)
+    config = config_spec.load_config_spec(run.config_name)
     # Checked against the config's keys and types as train.py's --set.
     config_io.apply_overrides(
         config, [f'{key}={text}' for key, text in run.setting])
@@ -231,7 +233,7 @@ def sweep(
       echo: Function that prints a line of progress.
 
     Raises:
-      utility.ConfigError: When a flag or config cannot be used; nothing was
+      config_io.ConfigError: When a flag or config cannot be used; nothing was
           written then.
       KeyboardInterrupt: After every run stopped with a checkpoint, and the
           table and results were written.
@@ -243,11 +245,11 @@ def sweep(
     if isinstance(cpus_per_run, bool) or not (
             isinstance(cpus_per_run, (int, float)) and 0 < cpus_per_run
             < float('inf')):
-        raise utility.ConfigError(
+        raise config_io.ConfigError(
             f'--cpus_per_run={cpus_per_run!r} must be a positive number.')
     if isinstance(max_retries, bool) or not isinstance(
             max_retries, int) or max_retries < 0:
-        raise utility.ConfigError(
+        raise config_io.ConfigError(
             f'--max_retries={max_retries!r} must be an integer >= 0.')
     env_mode = env_modes.check_env_mode(env_mode)
     runs = grid(configs, seeds, settings)
@@ -255,11 +257,11 @@ def sweep(
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
     if not re.fullmatch(r'[\w.-]+', timestamp):
-        raise utility.ConfigError(
+        raise config_io.ConfigError(
             f'--timestamp={timestamp} must be a folder name (letters, '
             'digits, _ . -).')
     sweep_dir = os.path.join(logdir, timestamp)
-    train_lib._check_writable(sweep_dir)
+    run_folder.check_writable(sweep_dir)
     # Every config builds here first, so that a bad name or setting stops
     # the sweep before anything is written or started.
     todo = []
@@ -508,7 +510,7 @@ def _train_run(config, env_mode, record, progress):
         if config.get('seed') is not None:
             # Process-wide, as in train.py; each run has its own worker.
             tf.config.experimental.enable_op_determinism()
-        for _ in train_lib.train(config, env_mode, on_report=on_report):
+        for _ in trainer.train(config, env_mode, on_report=on_report):
             pass
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
@@ -524,7 +526,7 @@ def _train_run(config, env_mode, record, progress):
         return record
     except Exception as error:
         message = batch_env_lib.first_line(error)
-        if not isinstance(error, (utility.ConfigError,
+        if not isinstance(error, (config_io.ConfigError,
                                   utility.TrainingError)):
             message = f'{type(error).__name__}: {message}'
         record.update(status='failed', error=message)
@@ -665,7 +667,7 @@ def _import_ray():
     try:
         return ray_batch_env.import_ray()
     except ImportError as error:
-        raise utility.ConfigError(str(error)) from error
+        raise config_io.ConfigError(str(error)) from error
 
 
 def _init_ray(ray, address):
@@ -683,7 +685,7 @@ def _check_cpus(ray, cpus_per_run):
         node['Resources'].get('CPU', 0) for node in ray.nodes()
         if node.get('Alive')), default=0)
     if cpus_per_run > most:
-        raise utility.ConfigError(
+        raise config_io.ConfigError(
             f'--cpus_per_run={cpus_per_run:g} exceeds the CPUs of every '
             f'node of the Ray cluster (at most {most:g}).')
 
@@ -694,7 +696,7 @@ def _parse_seeds(texts):
         try:
             seeds.append(int(text))
         except ValueError:
-            raise utility.ConfigError(
+            raise config_io.ConfigError(
                 f"--seeds: '{text}' is not an integer; expected e.g. "
                 '--seeds=0,1,2.') from None
     return seeds
@@ -707,25 +709,25 @@ def main(argv):
     try:
         for name in ('config', 'seed', 'env_processes'):
             if name in FLAGS and FLAGS[name].present:
-                raise utility.ConfigError(
+                raise config_io.ConfigError(
                     f'--{name} is a flag of train.py; the sweep takes '
                     '--configs, --seeds and --env_mode.')
         if not FLAGS.logdir:
-            raise utility.ConfigError('Pass --logdir.')
+            raise config_io.ConfigError('Pass --logdir.')
         results = sweep(
             FLAGS.logdir, FLAGS.configs or (), _parse_seeds(FLAGS.seeds),
             FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run, FLAGS.env_mode,
             FLAGS.max_retries, FLAGS.ray_address, echo=_echo)
-    except utility.ConfigError as error:
-        train_lib._exit(f'Error: {error}', 2)
+    except config_io.ConfigError as error:
+        stopping.exit_with(f'Error: {error}', 2)
     except KeyboardInterrupt as interrupt:
         signum = getattr(interrupt, 'signum', signal.SIGINT)
-        train_lib._exit(
+        stopping.exit_with(
             f'Interrupted by {signal.Signals(signum).name}.', 128 + signum)
     failed = [row['run'] for row in results['runs']
               if row['status'] != 'finished']
     if failed:
-        train_lib._exit(
+        stopping.exit_with(
             f'Error: {len(failed)} of {len(results["runs"])} runs did not '
             f'finish: {", ".join(failed)}.', 1)
 

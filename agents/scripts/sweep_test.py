@@ -21,6 +21,7 @@ import numpy as np
 import psutil
 import pytest
 
+from agents.scripts import config_io
 from agents.scripts import configs
 from agents.scripts import sweep as sweep_lib
 from agents.scripts import train as train_lib
@@ -349,7 +350,7 @@ def test_bad_input_raises_one_line_and_writes_nothing(
     del ray_address
     arguments = dict(configs=['pendulum'], seeds=[0])
     arguments.update(kwargs)
-    with pytest.raises(utility.ConfigError) as info:
+    with pytest.raises(config_io.ConfigError) as info:
         sweep_lib.sweep(str(tmp_path / 'logdir'), **arguments)
     assert str(info.value).startswith(message)
     assert '\n' not in str(info.value)

@@ -208,7 +208,7 @@ def test_full_disk_for_summaries_stops_in_one_line(
     """Summaries that meet a full disk: one line naming the file, exit 1."""
     run_dir = _copy_run(finished_run, str(tmp_path))
     _edit_config(run_dir, steps=80)
-    monkeypatch.setattr(tf.summary, 'FileWriter', loop_test._FullDiskWriter)
+    monkeypatch.setattr(tf.summary, 'FileWriter', loop_test.FullDiskWriter)
     code = _main(
         f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
     lines = capsys.readouterr().err.strip().splitlines()

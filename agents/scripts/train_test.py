@@ -12,9 +12,12 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.scripts import config_io
+from agents.scripts import config_spec
 from agents.scripts import configs
 from agents.scripts import env_modes
 from agents.scripts import networks
+from agents.scripts import run_folder
 from agents.scripts import train
 from agents.scripts import utility
 
@@ -199,18 +202,18 @@ def test_config_of_a_package_module_is_recorded(tmp_path, monkeypatch):
         'def walker_long():\n'
         '    return dict(configs.walker(), steps=2e7)\n')
     monkeypatch.syspath_prepend(str(tmp_path))
-    config, run_dir, _ = train._prepare_run(
+    config, run_dir, _ = run_folder.prepare_run(
         str(tmp_path / 'logdir'), 'my_package.my_configs:walker_long', 'T',
         ['steps=3e7'])
     assert run_dir == str(tmp_path / 'logdir' / 'T-walker_long')
     assert config.config_function == 'my_package.my_configs:walker_long'
     assert config.steps == 3e7 and config.env == 'Walker2d-v5'
-    with pytest.raises(utility.ConfigError, match=(
+    with pytest.raises(config_io.ConfigError, match=(
             "^Config function 'my_package.my_configs:walker_long' returned "
             'a list; expected a dict')):
         monkeypatch.setattr(
             'my_package.my_configs.walker_long', lambda: [])
-        train.load_config_spec('my_package.my_configs:walker_long')
+        config_spec.load_config_spec('my_package.my_configs:walker_long')
 
 
 def _main(*args):
@@ -245,7 +248,7 @@ def test_bad_env_mode_flags_exit_2_in_one_line(tmp_path, capsys, flags,
 
 
 def test_train_refuses_unknown_env_modes():
-    with pytest.raises(utility.ConfigError, match="Unknown env mode 'fast'"):
+    with pytest.raises(config_io.ConfigError, match="Unknown env mode 'fast'"):
         next(train.train(_tiny_config('pendulum'), 'fast'))
 
 
@@ -311,7 +314,7 @@ def test_training_phase_shorter_than_an_episode_per_agent_is_refused(
         eval_every):
     # Two agents of 20-step episodes need training phases of 40 steps.
     config = _tiny_config('pendulum', eval_every=eval_every)
-    with pytest.raises(utility.ConfigError, match=re.escape(
+    with pytest.raises(config_io.ConfigError, match=re.escape(
             f'Config eval_every={eval_every!r} must be None or a number of '
             'steps of at least num_agents * max_length = 40: ')):
         next(train.train(config, 'inprocess'))
@@ -322,21 +325,10 @@ def test_training_phase_shorter_than_an_episode_per_agent_is_refused(
 def test_training_phase_with_rollouts_needs_one_rollout_per_agent():
     # Two agents with rollouts of 5 steps need training phases of 10 steps.
     config = _tiny_config('pendulum', eval_every=9, rollout_length=5)
-    with pytest.raises(utility.ConfigError, match=re.escape(
+    with pytest.raises(config_io.ConfigError, match=re.escape(
             'Config eval_every=9 must be None or a number of steps of at '
             'least num_agents * min(max_length, rollout_length) = 10: ')):
         next(train.train(config, 'inprocess'))
     assert len(list(train.train(_tiny_config(
         'pendulum', eval_every=10, rollout_length=5, steps=20),
         'inprocess'))) == 2
-
-
-@pytest.mark.parametrize('overrides, expected', [
-    # Four episodes of 20 steps per training phase, two for evaluation.
-    (dict(update_every=4), (80, 40)),
-    # One update's episode would leave the second agent's unfinished.
-    (dict(update_every=1), (40, 40)),
-    (dict(update_every=1, eval_every=100, eval_episodes=3), (100, 60)),
-])
-def test_phase_steps(overrides, expected):
-    assert train.phase_steps(_tiny_config('pendulum', **overrides)) == expected

@@ -1,9 +1,9 @@
 """Building blocks of the training and visualization scripts.
 
 The in-graph batch of environments, the simulation graph, the saver and
-checkpoints live here. How the environments are built and stepped (the env
-modes) lives in `env_modes`, the configuration file in `config_io`; their
-names used by the scripts are re-exported here.
+checkpoints live here. How the environments are built and stepped lives in
+`env_construction` and `env_modes`, the configuration file in `config_io`,
+whose `save_config` and `load_config` are re-exported here as in 2017.
 """
 
 import contextlib
@@ -17,32 +17,14 @@ from google.protobuf import text_format
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.scripts import auto_batch_env
 from agents.scripts import env_modes
-from agents.scripts.config_io import ConfigError
-from agents.scripts.config_io import callable_path
-from agents.scripts.config_io import import_callable
 from agents.scripts.config_io import load_config
 from agents.scripts.config_io import save_config
-from agents.scripts.config_io import write_atomic
-from agents.scripts.env_modes import check_env_id
-from agents.scripts.env_modes import check_env_mode
-from agents.scripts.env_modes import check_spaces
-from agents.scripts.env_modes import choose_env_mode
-from agents.scripts.env_modes import create_batch_env
-from agents.scripts.env_modes import create_environment
-from agents.scripts.env_modes import env_mode_from_flags
-from agents.scripts.env_modes import pick_env_mode
 
 __all__ = [
-    'ConfigError', 'TrainingError', 'CheckpointError', 'RunSaver',
-    'set_up_logging', 'define_batch_env',
-    'define_simulation_graph', 'define_saver', 'initialize_variables',
-    'list_checkpoints', 'save_config', 'load_config', 'write_atomic',
-    'import_callable', 'callable_path', 'check_env_id',
-    'check_env_mode', 'check_spaces', 'choose_env_mode', 'create_batch_env',
-    'create_environment', 'env_mode_from_flags', 'pick_env_mode',
-    'check_eval_every',
+    'TrainingError', 'CheckpointError', 'RunSaver', 'set_up_logging',
+    'define_batch_env', 'define_simulation_graph', 'define_saver',
+    'initialize_variables', 'list_checkpoints', 'save_config', 'load_config',
 ]
 
 
@@ -108,12 +90,12 @@ def _quiet_event_writers(excepthook):
 
 def define_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
-        restart=False, wrap=None):
+        restart=False):
     """Create a batch of environments wrapped into the graph.
 
     Worker processes receive the constructor with cloudpickle and do not
-    import the main module; `env_modes.create_environment` reaches them by
-    reference without importing TensorFlow.
+    import the main module; `env_construction.create_environment` reaches
+    them by reference without importing TensorFlow.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
@@ -132,30 +114,17 @@ def define_batch_env(
           from the same constructor and seed, instead of failing the step. In
           the 'slices' mode, this replaces the whole worker of the slice and
           restarts all of its environments.
-      wrap: None, or a function applied to the batch before it enters the
-          graph, such as `env_modes.batch_wrapper(config)`.
 
     Raises:
-      ConfigError: When `env_mode` is unknown.
+      config_io.ConfigError: When `env_mode` is unknown.
 
     Returns:
       `tools.InGraphBatchEnv`.
     """
     env_mode = env_modes.check_env_mode(env_mode)
     with tf.variable_scope('environments'):
-        if env_mode == 'auto':
-            batch_env = auto_batch_env.create(
-                constructor, num_agents, seed, timeout, restart)
-        else:
-            batch_env = env_modes.create_batch_env(
-                constructor, num_agents, env_mode, seed, timeout, restart)
-        if wrap is not None:
-            try:
-                batch_env = wrap(batch_env)
-            except BaseException:
-                batch_env.close()
-                raise
-        return tools.InGraphBatchEnv(batch_env)
+        return tools.InGraphBatchEnv(env_modes.create_batch_env(
+            constructor, num_agents, env_mode, seed, timeout, restart))
 
 
 def define_simulation_graph(batch_env, algo_cls, config):
@@ -472,38 +441,3 @@ def _read_checkpoint_index(logdir):
         path for path in reversed(state.all_model_checkpoint_paths)
         if path != state.model_checkpoint_path]
     return [os.path.basename(path) for path in paths], None
-
-
-def check_eval_every(config):
-    """Refuse training phases too short to hand any data to PPO.
-
-    Raises `ConfigError` naming the value and the least number of steps.
-
-    Each evaluation phase restarts the training episodes, so a training
-    phase of fewer than `max_length` steps per agent never finishes a
-    full-length episode, and PPO, which trains on finished episodes, stops
-    learning once its episodes grow that long. With `rollout_length`, PPO
-    trains on segments of that many steps, and a phase needs one of them
-    per agent.
-    """
-    eval_every = config.get('eval_every')
-    if eval_every is None:
-        return
-    rollout_length = config.get('rollout_length')
-    if rollout_length:
-        per_agent = min(config.max_length, rollout_length)
-        least_name = 'num_agents * min(max_length, rollout_length)'
-        unit = 'rollout'
-    else:
-        per_agent = config.max_length
-        least_name = 'num_agents * max_length'
-        unit = 'full-length episode'
-    least = config.num_agents * per_agent
-    if isinstance(eval_every, bool) or not isinstance(
-            eval_every, (int, float)) or not least <= eval_every < float(
-                'inf'):
-        raise ConfigError(
-            f'Config eval_every={eval_every!r} must be None or a number of '
-            f'steps of at least {least_name} = {least}: every '
-            'evaluation restarts the training episodes, so a shorter '
-            f'training phase never finishes a {unit}.')

@@ -13,7 +13,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.scripts import env_modes
+from agents.scripts import auto_batch_env
 from agents.scripts import utility
 
 
@@ -209,14 +209,14 @@ def test_auto_mode_keeps_only_the_workers_of_its_choice(
     del by_value
     before = _children()
     chosen = []
-    time_candidates = env_modes.time_candidates
+    time_candidates = auto_batch_env.time_candidates
 
     def timed(batch_envs):
         mode, rates = time_candidates(batch_envs)
         chosen.append(mode)
         return mode, rates
 
-    monkeypatch.setattr(env_modes, 'time_candidates', timed)
+    monkeypatch.setattr(auto_batch_env, 'time_candidates', timed)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(_mock_constructor, 4, 'auto')
         try:

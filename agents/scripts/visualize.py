@@ -67,6 +67,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.scripts import config_io
+from agents.scripts import env_construction
 from agents.scripts import env_modes
 from agents.scripts import utility
 from agents.tools import gl_backend as gl_backend_lib
@@ -280,7 +281,7 @@ def _load_run_config(logdir):
                 f"The config.yaml of {logdir} has no '{key}'.")
     if isinstance(config.env, str):
         try:
-            env_modes.check_env_id(config.env)
+            env_construction.check_env_id(config.env)
         except config_io.ConfigError as error:
             raise VisualizeError(str(error)) from error
     return config
@@ -341,7 +342,7 @@ def _define_graph(
     # renderer would otherwise start a thread per core in each.
     workers = num_agents if env_mode != 'inprocess' else 1
     constructor = record_episodes.RecordedEnvironment(
-        env_modes.environment_constructor(config), outdir, gl_backend,
+        env_construction.environment_constructor(config), outdir, gl_backend,
         threads=max(1, sliced_batch_env.available_cpus() // workers),
         effects=render_effects)
     graph = tf.Graph()
@@ -471,7 +472,7 @@ def visualize_policy(
         if metadata.get('env_constructor'):
             env = config_io.import_callable(env)
         else:
-            env_modes.check_env_id(env)
+            env_construction.check_env_id(env)
     except config_io.ConfigError as error:
         raise VisualizeError(str(error)) from error
     env_config = tools.AttrDict(
@@ -486,10 +487,11 @@ def visualize_policy(
         except gl_backend_lib.GLBackendError as error:
             raise VisualizeError(str(error)) from error
     model = tf2.saved_model.load(policy)
+    env_constructor = env_construction.environment_constructor(env_config)
     constructor = functools.partial(record_episodes.RecordedEnvironment(
-        env_modes.environment_constructor(env_config), outdir, gl_backend,
-        threads=sliced_batch_env.available_cpus(),
-        effects=render_effects), None)
+        env_constructor, outdir, gl_backend,
+        threads=sliced_batch_env.available_cpus(), effects=render_effects),
+        None)
     if gl_needed:
         # MuJoCo's OpenGL cannot render in a process holding TensorFlow.
         environment = tools.wrappers.ExternalProcess(

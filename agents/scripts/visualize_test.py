@@ -18,6 +18,7 @@ import tensorflow.compat.v1 as tf
 from agents import algorithms
 from agents import tools
 from agents.scripts import configs
+from agents.scripts import env_construction
 from agents.scripts import env_modes
 from agents.scripts import train
 from agents.scripts import utility
@@ -191,7 +192,7 @@ def _greedy_episodes(run_dir, num_agents, seed, num_episodes):
     graph = tf.Graph()
     with graph.as_default():
         batch_env = utility.define_batch_env(
-            functools.partial(utility.create_environment, config),
+            functools.partial(env_construction.create_environment, config),
             num_agents, False, seed)
         simulation = utility.define_simulation_graph(
             batch_env, config.algorithm, config)

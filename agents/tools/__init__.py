@@ -21,6 +21,7 @@ _EXPORTS = {
     'count_weights': 'count_weights',
     'EnvPoolBatchEnv': 'envpool_batch_env',
     'FaultyEnvironment': 'faulty_environment',
+    'identity_after': 'control_flow',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'InGraphEnv': 'in_graph_env',
     'Loop': 'loop',

@@ -175,7 +175,7 @@ class BatchEnv:
         restarted = np.zeros(len(self._envs), bool)
         for index, error in sorted(errors.items()):
             env = self._replace(index, error)
-            observ, _ = _blame(index, env.reset, ' after a restart')
+            observ, _ = blame(index, env.reset, ' after a restart')
             results[index] = (observ, 0.0, False, False, {})
             restarted[index] = True
         self._fresh.difference_update(np.flatnonzero(~restarted).tolist())
@@ -220,7 +220,7 @@ class BatchEnv:
         for position, error in sorted(errors.items()):
             index = indices[position]
             env = self._replace(index, error)
-            results[position] = _blame(index, functools.partial(
+            results[position] = blame(index, functools.partial(
                 env.reset, seed=seeds[position]), ' after a restart')
         if not results:
             return np.zeros((0,) + self._observ_shape, self._observ_dtype)
@@ -309,9 +309,9 @@ class BatchEnv:
             The new environment, already in the batch.
         """
         if self._restart is None:
-            raise _name_index(error, index)
+            raise name_index(error, index)
         if index in self._fresh:
-            raise _name_index(error, index, ' after a restart')
+            raise name_index(error, index, ' after a restart')
         _logger.warning(
             'Environment %d of the batch failed; replacing it: %s', index,
             first_line(error))
@@ -320,7 +320,7 @@ class BatchEnv:
         except Exception:
             pass  # It failed already; closing reaps what is left of it.
         self._fresh.add(index)
-        self._envs[index] = env = _blame(
+        self._envs[index] = env = blame(
             index, functools.partial(self._restart, index),
             ' to restart')
         self._restarts += 1
@@ -328,7 +328,7 @@ class BatchEnv:
                 ('observation', lambda: env.observation_space,
                  self._observation_space),
                 ('action', lambda: env.action_space, self._action_space)):
-            space = _blame(index, space, ' after a restart')
+            space = blame(index, space, ' after a restart')
             if space != expected:
                 raise ValueError(
                     f'Environment {index} of the batch was replaced by one '
@@ -462,16 +462,25 @@ def _in_parallel(requests):
     return results, errors
 
 
-def _blame(index, function, when=''):
-    """Call a function of environment `index`; name the index in its error."""
+def blame(index, function, when=''):
+    """Call a function of environment `index`; name the index in its error.
+
+    Args:
+        index: Index of the environment in the batch.
+        function: Callable without arguments.
+        when: Text after the index in the message, see `name_index`.
+
+    Returns:
+        What the function returns.
+    """
     try:
         return function()
     except Exception as error:
-        _name_index(error, index, when)
+        name_index(error, index, when)
         raise
 
 
-def _name_index(error, index, when=''):
+def name_index(error, index, when=''):
     """Prefix the message of an environment's error with its batch index.
 
     The exception keeps its type and traceback, so that callers can still

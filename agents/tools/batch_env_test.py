@@ -1,5 +1,8 @@
 """Tests for the batch of environments."""
 
+# These tests reach private names of the module they test.
+# pylint: disable=protected-access
+
 import gc
 import os
 import signal

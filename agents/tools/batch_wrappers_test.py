@@ -1,5 +1,8 @@
 """Tests for the batch wrappers: the per-environment wrappers' results."""
 
+# These tests reach private names of the module they test.
+# pylint: disable=protected-access
+
 import unittest
 
 import gymnasium as gym
@@ -23,7 +26,7 @@ class _BoundedEnvironment(MockEnvironment):
 
 
 def _per_env(env, max_length):
-    """The wrappers of `env_modes.create_environment`, per environment."""
+    """The wrappers of `env_construction.create_environment`, per env."""
     env = wrappers.LimitDuration(env, max_length)
     env = wrappers.RangeNormalize(env)
     env = wrappers.ClipAction(env)

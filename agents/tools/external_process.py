@@ -33,7 +33,7 @@ from agents.tools import message_frames
 from agents.tools import worker_process
 
 _DEFAULT_TIMEOUT = 600.0
-_MIN_STARTUP_SECONDS = 60.0
+MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
 _PICKLE_PROTOCOL = message_frames.PICKLE_PROTOCOL
@@ -42,6 +42,26 @@ _PICKLE_OPCODE = 0x80
 
 class ExternalProcessError(RuntimeError):
     """Error of a worker process that died or raised a non-builtin error."""
+
+
+class _Message:
+    """The messages between parent and worker: integer constants."""
+
+    ACCESS = 1
+    CALL = 2
+    RESULT = 3
+    EXCEPTION = 4
+    CLOSE = 5
+    READY = 6
+    STEP = 7
+    RESET = 8
+    CALLABLE = 9
+    # Binary frames of the hot path; see the module docstring.
+    STEP_ARRAY = 10
+    STEP_INTEGER = 11
+    STEP_RESULT = 12
+    STEP_BATCH_RESULT = 13
+    WRAPPER_ACCESS = 14
 
 
 class ExternalProcess(gym.Env):
@@ -71,23 +91,6 @@ class ExternalProcess(gym.Env):
     reach the attributes of every wrapper of the child's environment; plain
     assignments to the proxy stay in the parent. `unwrapped` is the proxy.
     """
-
-    # Messages between parent and worker.
-    _ACCESS = 1
-    _CALL = 2
-    _RESULT = 3
-    _EXCEPTION = 4
-    _CLOSE = 5
-    _READY = 6
-    _STEP = 7
-    _RESET = 8
-    _CALLABLE = 9
-    # Binary frames of the hot path; see the module docstring.
-    _STEP_ARRAY = 10
-    _STEP_INTEGER = 11
-    _STEP_RESULT = 12
-    _STEP_BATCH_RESULT = 13
-    _WRAPPER_ACCESS = 14
 
     # Class defaults keep `close` and `__del__` safe when `__init__` failed
     # before setting them.
@@ -212,7 +215,7 @@ class ExternalProcess(gym.Env):
     @property
     def np_random(self):
         """A copy of the random generator of the environment in the child."""
-        return self._receive(self._send_message(self._ACCESS, 'np_random'))
+        return self._receive(self._send_message(_Message.ACCESS, 'np_random'))
 
     @property
     def _np_random(self):
@@ -241,7 +244,7 @@ class ExternalProcess(gym.Env):
             The value of the attribute, or a function forwarding calls.
         """
         self._check_public(name)
-        return self._receive(self._send_message(self._ACCESS, name))
+        return self._receive(self._send_message(_Message.ACCESS, name))
 
     def _check_public(self, name):
         """Raise AttributeError for names that are never forwarded."""
@@ -253,7 +256,7 @@ class ExternalProcess(gym.Env):
     def np_random_seed(self):
         """The seed of the random generator of the environment in the child."""
         return self._receive(self._send_message(
-            self._ACCESS, 'np_random_seed'))
+            _Message.ACCESS, 'np_random_seed'))
 
     def get_wrapper_attr(self, name):
         """Run `get_wrapper_attr` in the child, which searches every wrapper.
@@ -266,7 +269,7 @@ class ExternalProcess(gym.Env):
             The value, or for a method a function that calls it in the child.
         """
         self._check_public(name)
-        return self._receive(self._send_message(self._WRAPPER_ACCESS, name))
+        return self._receive(self._send_message(_Message.WRAPPER_ACCESS, name))
 
     def has_wrapper_attr(self, name):
         """Run `has_wrapper_attr` in the child; False for private names."""
@@ -298,12 +301,12 @@ class ExternalProcess(gym.Env):
             The return value of the method.
         """
         return self._receive(self._send_message(
-            self._CALL, (name, args, kwargs, False), cloudpickle.dumps))
+            _Message.CALL, (name, args, kwargs, False), cloudpickle.dumps))
 
     def _call_wrapped(self, name, *args, **kwargs):
         """Call a method that `get_wrapper_attr` finds in the child."""
         return self._receive(self._send_message(
-            self._CALL, (name, args, kwargs, True), cloudpickle.dumps))
+            _Message.CALL, (name, args, kwargs, True), cloudpickle.dumps))
 
     def step(self, action, blocking=True):
         """Step the environment in the child.
@@ -324,13 +327,13 @@ class ExternalProcess(gym.Env):
             if parts:
                 parts = (_STEP_ARRAY_PREFIX, *parts)
         elif type(action) in _INTEGER_TYPES:
-            parts = message_frames.pack_integer(self._STEP_INTEGER, action)
+            parts = message_frames.pack_integer(_Message.STEP_INTEGER, action)
             if parts:
                 parts = (parts,)
         if parts:
             ticket = self._send_frame(*parts)
         else:
-            ticket = self._send_message(self._STEP, action)
+            ticket = self._send_message(_Message.STEP, action)
         if blocking:
             return self._receive(ticket)
         return functools.partial(self._receive, ticket)
@@ -348,7 +351,7 @@ class ExternalProcess(gym.Env):
             The tuple of observation and info, or a callable that waits for
             and returns it.
         """
-        ticket = self._send_message(self._RESET, (seed, options))
+        ticket = self._send_message(_Message.RESET, (seed, options))
         if blocking:
             return self._receive(ticket)
         return functools.partial(self._receive, ticket)
@@ -381,7 +384,7 @@ class ExternalProcess(gym.Env):
         if seconds:
             try:
                 self._channel.send(pickle.dumps(
-                    (self._CLOSE, None), _PICKLE_PROTOCOL))
+                    (_Message.CLOSE, None), _PICKLE_PROTOCOL))
             except (OSError, ValueError):
                 pass  # The child is gone or its pipe broke; reap it below.
         worker_process.reap(self._process, seconds)
@@ -440,7 +443,7 @@ class ExternalProcess(gym.Env):
                 'requests; call each promise once, in order.')
         timeout = self._timeout
         if not self._ready:
-            timeout = max(timeout, _MIN_STARTUP_SECONDS)
+            timeout = max(timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
         while not (self._channel.buffered() or self._poller(_POLL_SECONDS)):
@@ -456,25 +459,25 @@ class ExternalProcess(gym.Env):
             raise self._died() from None
         if ticket is not None:
             self._received += 1
-        if data[0] == self._STEP_RESULT:
+        if data[0] == _Message.STEP_RESULT:
             return message_frames.unpack_step(data)
-        if data[0] == self._STEP_BATCH_RESULT:
+        if data[0] == _Message.STEP_BATCH_RESULT:
             return message_frames.unpack_step_batch(data)
         message, payload = pickle.loads(data)
-        if message == self._RESULT:
+        if message == _Message.RESULT:
             return payload
-        if message == self._CALLABLE:
+        if message == _Message.CALLABLE:
             name, wrapped = payload
             call = self._call_wrapped if wrapped else self.call
             return functools.partial(call, name)
-        if message == self._READY:
+        if message == _Message.READY:
             self._ready = True
             self._name = payload.pop('name')
             self._observation_space = payload.pop('observation_space')
             self._action_space = payload.pop('action_space')
             self._attributes = payload
             return None
-        if message == self._EXCEPTION:
+        if message == _Message.EXCEPTION:
             if not self._ready:
                 # The constructor failed and the child is exiting.
                 self._failure = worker_error(self._describe(), *payload)
@@ -483,7 +486,8 @@ class ExternalProcess(gym.Env):
             raise worker_error(self._describe(), *payload)
         raise KeyError(
             f'Received message {message!r} from {self._describe()}; expected '
-            f'one of {self._RESULT}, {self._READY} or {self._EXCEPTION}.')
+            f'one of {_Message.RESULT}, {_Message.READY} or '
+            f'{_Message.EXCEPTION}.')
 
     def _describe(self):
         return f'Environment worker {self._name} (pid {self._process.pid})'
@@ -510,7 +514,7 @@ class ExternalProcess(gym.Env):
         return self._failure
 
 
-_STEP_ARRAY_PREFIX = bytes((ExternalProcess._STEP_ARRAY,))
+_STEP_ARRAY_PREFIX = bytes((_Message.STEP_ARRAY,))
 _INTEGER_TYPES = frozenset((int, np.int64, np.int32))
 
 
@@ -529,7 +533,7 @@ def _worker(conn, constructor):
             env = cloudpickle.loads(constructor)()
             # Cloudpickle, for spaces of classes the constructor defined.
             channel.send(cloudpickle.dumps(
-                (ExternalProcess._READY, _describe_env(env)),
+                (_Message.READY, _describe_env(env)),
                 _PICKLE_PROTOCOL))
         except Exception as error:
             channel.send(_exception_message(error))
@@ -548,9 +552,8 @@ def _worker(conn, constructor):
 
 def _serve(channel, env):
     """Answer messages until the parent asks to close or goes away."""
-    cls = ExternalProcess
     recv_bytes, send_bytes = channel.receive, channel.send
-    step_array, step_integer = cls._STEP_ARRAY, cls._STEP_INTEGER
+    step_array, step_integer = _Message.STEP_ARRAY, _Message.STEP_INTEGER
     while True:
         # Pipe errors end the loop; errors of the environment are answers.
         data = recv_bytes()
@@ -575,35 +578,34 @@ def _serve(channel, env):
 
 def _handle(env, data):
     """Parts of the answer to a pickled message; None to close."""
-    cls = ExternalProcess
     if data[0] != _PICKLE_OPCODE:
         raise KeyError(
-            f'Received frame {data[0]!r}; expected {cls._STEP_ARRAY}, '
-            f'{cls._STEP_INTEGER} or a pickled message.')
+            f'Received frame {data[0]!r}; expected {_Message.STEP_ARRAY}, '
+            f'{_Message.STEP_INTEGER} or a pickled message.')
     message, payload = pickle.loads(data)
-    if message == cls._STEP:
+    if message == _Message.STEP:
         return _step_reply(env.step(payload))
-    if message == cls._CLOSE:
+    if message == _Message.CLOSE:
         return None
-    if message == cls._RESET:
+    if message == _Message.RESET:
         seed, options = payload
         result = env.reset(seed=seed, options=options)
-    elif message in (cls._ACCESS, cls._WRAPPER_ACCESS):
-        wrapped = message == cls._WRAPPER_ACCESS
+    elif message in (_Message.ACCESS, _Message.WRAPPER_ACCESS):
+        wrapped = message == _Message.WRAPPER_ACCESS
         result = _lookup(env, payload, wrapped)
         if callable(result) and not isinstance(result, type):
             # Methods stay in the child; the parent forwards calls.
             return (pickle.dumps(
-                (cls._CALLABLE, (payload, wrapped)), _PICKLE_PROTOCOL),)
-    elif message == cls._CALL:
+                (_Message.CALLABLE, (payload, wrapped)), _PICKLE_PROTOCOL),)
+    elif message == _Message.CALL:
         name, args, kwargs, wrapped = payload
         result = _lookup(env, name, wrapped)(*args, **kwargs)
     else:
         raise KeyError(
             f'Received message {message!r}; expected one of '
-            f'{cls._ACCESS}, {cls._WRAPPER_ACCESS}, {cls._CALL}, '
-            f'{cls._STEP}, {cls._RESET} or {cls._CLOSE}.')
-    return (pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL),)
+            f'{_Message.ACCESS}, {_Message.WRAPPER_ACCESS}, {_Message.CALL}, '
+            f'{_Message.STEP}, {_Message.RESET} or {_Message.CLOSE}.')
+    return (pickle.dumps((_Message.RESULT, result), _PICKLE_PROTOCOL),)
 
 
 def _lookup(env, name, wrapped):
@@ -615,19 +617,19 @@ def _lookup(env, name, wrapped):
 
 def _step_reply(result):
     """Parts of the answer to a step: a frame, or else a pickle."""
-    cls = ExternalProcess
     if type(result) is message_frames.StepBatch:  # pylint: disable=C0123
-        parts = message_frames.pack_step_batch(cls._STEP_BATCH_RESULT, result)
+        parts = message_frames.pack_step_batch(
+            _Message.STEP_BATCH_RESULT, result)
     else:
-        parts = message_frames.pack_step(cls._STEP_RESULT, result)
+        parts = message_frames.pack_step(_Message.STEP_RESULT, result)
     if parts is None:
-        return (pickle.dumps((cls._RESULT, result), _PICKLE_PROTOCOL),)
+        return (pickle.dumps((_Message.RESULT, result), _PICKLE_PROTOCOL),)
     return parts
 
 
 def _exception_message(error):
     return pickle.dumps(
-        (ExternalProcess._EXCEPTION, error_details(error)), _PICKLE_PROTOCOL)
+        (_Message.EXCEPTION, error_details(error)), _PICKLE_PROTOCOL)
 
 
 def timeout_error(where, seconds, consequence):

@@ -1,5 +1,8 @@
 """Tests for the environment worker process."""
 
+# These tests reach private names of the module they test.
+# pylint: disable=protected-access
+
 import atexit
 import gc
 import os

@@ -1,5 +1,8 @@
 """Tests for InGraphBatchEnv on real BatchEnv batches of mock environments."""
 
+# These tests reach private names of the module they test.
+# pylint: disable=protected-access
+
 import functools
 
 import gymnasium as gym

@@ -1,5 +1,8 @@
 """Tests for InGraphEnv on single mock environments."""
 
+# These tests reach private names of the module they test.
+# pylint: disable=protected-access
+
 import gymnasium as gym
 import numpy as np
 import pytest

@@ -1,5 +1,8 @@
 """Tests for the phase schedule, intervals and resumption of Loop."""
 
+# These tests reach private names of the module they test.
+# pylint: disable=protected-access
+
 import collections
 import logging
 import math
@@ -517,7 +520,7 @@ def test_event_files_appear_with_the_first_run(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ['eval', 'train']
 
 
-class _FullDiskWriter:
+class FullDiskWriter:
     """Summary writer whose events meet a full disk, as TensorFlow's do."""
 
     def __init__(self, logdir, unused_graph=None):
@@ -536,7 +539,7 @@ class _FullDiskWriter:
 
 def test_summary_write_error_is_one_line(tmp_path, monkeypatch):
     """A writer's error names the file and the cause, nothing more."""
-    monkeypatch.setattr(loop_module.tf.summary, 'FileWriter', _FullDiskWriter)
+    monkeypatch.setattr(loop_module.tf.summary, 'FileWriter', FullDiskWriter)
     runs = []
     with tf.Graph().as_default():
         loop = _define_loop(str(tmp_path), runs)

@@ -197,7 +197,7 @@ class _ActorWorker:
 
     def _ensure_ready(self):
         if self._handshake is None:
-            startup = max(self._timeout, external_process._MIN_STARTUP_SECONDS)
+            startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
             handshake = self._wait(self._ready, startup, starting=True)
             self._pid = handshake.pop('pid')
             self._node = handshake.pop('node')

@@ -2,6 +2,7 @@
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import control_flow
 from agents.tools import streaming_mean
 
 
@@ -63,7 +64,7 @@ def simulate(batch_env, algo, log=True, reset=False):
         resets = [observ, reset_score, reset_length]
         with tf.control_dependencies(resets):
             summary = algo.begin_episode(agent_indices)
-        return _identity_after(resets, summary)
+        return control_flow.identity_after(resets, summary)
 
     def _define_step(begin_episode):
         agent_indices = tf.range(len(batch_env))
@@ -73,7 +74,7 @@ def simulate(batch_env, algo, log=True, reset=False):
         # The algorithm is called in a block of its own, so that its ops and
         # conditionals, whose inputs come from outside the block, get the
         # control inputs and may read the environment's variables; see
-        # `_identity_after`.
+        # `control_flow.identity_after`.
         with tf.control_dependencies([begin_episode]):
             action, perform_summary = algo.perform(agent_indices, observ)
         with tf.control_dependencies([observ, perform_summary]):
@@ -110,7 +111,7 @@ def simulate(batch_env, algo, log=True, reset=False):
                 mean_length.submit(episode_length)]
         with tf.control_dependencies(submits):
             summary = algo.end_episode(agent_indices)
-        return _identity_after(submits, summary)
+        return control_flow.identity_after(submits, summary)
 
     def _define_summaries():
         # tf.cond(pred, fn, str) builds a summary only where the predicate
@@ -170,29 +171,6 @@ def simulate(batch_env, algo, log=True, reset=False):
         summary = tf.summary.merge(
                 [begin_episode, step_summary, end_episode, summaries])
         return (
-                _identity_after([summary], done),
-                _identity_after([summary], new_score),
+                control_flow.identity_after([summary], done),
+                control_flow.identity_after([summary], new_score),
                 summary)
-
-
-def _identity_after(dependencies, tensor):
-    """Return a copy of a tensor that is available after the dependencies.
-
-    Ops created inside a `tf.control_dependencies` block get no control
-    inputs of their own when one of their inputs was created inside the same
-    block, because that input already carries them. A conditional breaks this
-    assumption: its output need not depend on every input, so a `tf.cond`
-    built inside the block (for example by an algorithm) may finish before
-    the block's dependencies ran. Copying a tensor created outside the block
-    gives the copy the control inputs for sure.
-
-    Args:
-        dependencies: Tensors or operations to run first.
-        tensor: Tensor, or string for a constant summary, created before.
-
-    Returns:
-        Tensor with the value of `tensor`.
-    """
-    tensor = tf.convert_to_tensor(tensor)
-    with tf.control_dependencies(dependencies):
-        return tf.identity(tensor)

@@ -292,6 +292,19 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 rows[order] = row
         return self._stack(rows)
 
+    def locate(self, index):
+        """The worker that steps environment `index`, and its position there.
+
+        Args:
+            index: Index of the environment in the batch.
+
+        Returns:
+            Tuple of the `ExternalProcess` of the slice and the position of
+            the environment in the slice.
+        """
+        worker = self._worker_of[index]
+        return self._workers[worker], index - self._bounds[worker][0]
+
     def close(self):
         """Close every worker and its environments; safe to call again.
 
@@ -357,7 +370,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 error = external_process.worker_error(
                     f'environment {index} of {self._workers[worker]!r}',
                     *result.errors[member])
-                failures[worker] = index, batch_env_lib._name_index(
+                failures[worker] = index, batch_env_lib.name_index(
                     error, index)
         if failures and not self._restart_workers:
             _, error = min(failures.values(), key=lambda item: item[0])
@@ -398,7 +411,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 ('observation', lambda: new.observation_space,
                  self._observation_space),
                 ('action', lambda: new.action_space, self._action_space)):
-            space = batch_env_lib._blame(index, space, ' to restart')
+            space = batch_env_lib.blame(index, space, ' to restart')
             if space != expected:
                 raise ValueError(
                     f'Environment {index} of the batch was replaced by one '
@@ -425,13 +438,13 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         seeds = [None] * (stop - start)
         for _, position, seed in requested or ():
             seeds[position] = seed
-        observ, info = batch_env_lib._blame(index, functools.partial(
+        observ, info = batch_env_lib.blame(index, functools.partial(
             self._workers[worker].reset, options=dict(
                 positions=tuple(range(stop - start)), seeds=tuple(seeds))),
             ' after a restart')
         if info['errors']:
             member = min(info['errors'])
-            raise batch_env_lib._name_index(external_process.worker_error(
+            raise batch_env_lib.name_index(external_process.worker_error(
                 f'environment {start + member} of '
                 f'{self._workers[worker]!r}', *info['errors'][member]),
                 start + member, ' after a restart')
@@ -458,7 +471,7 @@ def _as_batch(result):
 def _name_envs(error, start, stop):
     """Prefix a worker's error with the range of its environments."""
     if stop - start == 1:
-        return batch_env_lib._name_index(error, start)
+        return batch_env_lib.name_index(error, start)
     prefix = f'Environments {start} to {stop - 1} of the batch failed: '
     args = error.args
     if not args or not isinstance(args[0], str):
@@ -499,7 +512,7 @@ class _Slice:
                 self._envs.append(constructor())
             except Exception as error:
                 self.close()
-                raise batch_env_lib._name_index(
+                raise batch_env_lib.name_index(
                     error, start + position) from None
         first = self._envs[0]
         for position, env in enumerate(self._envs[1:], 1):
@@ -634,7 +647,7 @@ class _Member:
     @property
     def worker(self):
         """The `ExternalProcess` of the slice of this environment."""
-        return self._batch_env._workers[self._batch_env._worker_of[self._index]]
+        return self._batch_env.locate(self._index)[0]
 
     @property
     def pid(self):
@@ -677,8 +690,7 @@ class _Member:
         return value
 
     def _position(self):
-        worker = self._batch_env._worker_of[self._index]
-        return self._index - self._batch_env._bounds[worker][0]
+        return self._batch_env.locate(self._index)[1]
 
     def __repr__(self):
         return (f'<environment {self._index} of a SlicedBatchEnv in '

@@ -156,4 +156,4 @@ class StepWatchdog:
         error = external_process.timeout_error(
             f'Environment {name} in this process', self._timeout,
             'it cannot be interrupted, so the process stops')
-        return batch_env_lib._name_index(error, index)
+        return batch_env_lib.name_index(error, index)

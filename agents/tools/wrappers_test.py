@@ -1,5 +1,8 @@
 """Tests for the environment wrappers."""
 
+# These tests reach private names of the module they test.
+# pylint: disable=protected-access
+
 import os
 import subprocess
 import sys

@@ -75,7 +75,7 @@ class PPO:
         # the rewards themselves (2017) or the discounted returns.
         self._reward_filter = parts.StreamingNormalize(
             batch_env.reward[0], center=False,
-            scale=bool(config.get('reward_normalization', 'reward')),
+            scale=bool(config.reward_normalization),
             clip=10, name='normalize_reward')
         self._network = tf.make_template(
             'network', functools.partial(config.network, config, space))
@@ -88,12 +88,12 @@ class PPO:
             ('discount', 0 <= config.discount <= 1, 'in [0, 1]'),
             ('update_every', config.update_every >= 1, '>= 1'),
             ('update_epochs', config.update_epochs >= 1, '>= 1'),
-            ('update_steps', _positive_or_none(config.get('update_steps')),
+            ('update_steps', _positive_or_none(config.update_steps),
              '>= 1 or None'),
             ('kl_target', config.kl_target > 0, '> 0'),
             ('max_length', config.max_length >= 1, '>= 1'),
             ('rollout_length',
-             _positive_or_none(config.get('rollout_length')),
+             _positive_or_none(config.rollout_length),
              '>= 1 or None'),
         )
         for name, valid, expected in checks:
@@ -102,27 +102,27 @@ class PPO:
                     f'Config {name}={getattr(config, name)!r} must be '
                     f'{expected}.')
         choices = (
-            ('reward_normalization', REWARD_NORMALIZATIONS, 'reward'),
-            ('learning_rate_decay', (None, 'linear'), None))
-        for name, valid, default in choices:
-            value = config.get(name, default)
+            ('reward_normalization', REWARD_NORMALIZATIONS),
+            ('learning_rate_decay', (None, 'linear')))
+        for name, valid in choices:
+            value = config[name]
             if value not in valid:
                 raise ValueError(
                     f'Config {name}={value!r} must be one of {valid}.')
-        if not config.get('kl_penalty', True) and not config.get('ppo_clip'):
+        if not config.kl_penalty and not config.ppo_clip:
             raise ValueError(
                 'Config kl_penalty=False needs ppo_clip, the policy '
                 'objective would have no trust region otherwise.')
-        gae_lambda = config.get('gae_lambda')
+        gae_lambda = config.gae_lambda
         if gae_lambda is not None and not 0 <= gae_lambda <= 1:
             raise ValueError(
                 f'Config gae_lambda={gae_lambda!r} must be in [0, 1] or None.')
 
     @staticmethod
     def _choose_device(config):
-        if config.get('use_gpu') and utility.available_gpus():
+        if config.use_gpu and utility.available_gpus():
             return '/gpu:0'
-        if config.get('use_gpu'):
+        if config.use_gpu:
             tf.logging.warning('use_gpu is set but no GPU is visible; using '
                                'the CPU.')
         return '/cpu:0'
@@ -140,7 +140,7 @@ class PPO:
             observ[0], action[0],
             tools.nested.map(lambda param: param[0, 0], policy_params),
             self._batch_env.reward[0], self._batch_env.reward[0])
-        rollout_length = self._config.get('rollout_length')
+        rollout_length = self._config.rollout_length
         if rollout_length and output.state is not None:
             raise ValueError(
                 f'Config rollout_length={rollout_length!r} needs a '
@@ -206,7 +206,7 @@ class PPO:
           Scalar float tensor; called by the optimizer where it applies
           gradients, so it reads the current progress.
         """
-        decay = self._config.get('learning_rate_decay')
+        decay = self._config.learning_rate_decay
         learning_rate = float(self._config.learning_rate)
         if not decay:
             return tf.constant(learning_rate)
@@ -364,7 +364,7 @@ class PPO:
         Returns:
           Summary tensor of the update.
         """
-        mode = self._config.get('reward_normalization', 'reward')
+        mode = self._config.reward_normalization
         if mode != 'return':
             return self._reward_filter.update(reward, self._should_log)
         running = (
@@ -386,7 +386,7 @@ class PPO:
           there, and goes on across episodes, so that updates come every
           `rollout_length` steps as with a fixed-length rollout.
         """
-        rollout_length = self._config.get('rollout_length')
+        rollout_length = self._config.rollout_length
         if not rollout_length:
             return None, tf.no_op()
         steps = tf.gather(self._rollout_steps, agent_indices) + 1
@@ -427,7 +427,7 @@ class PPO:
         """
         zeros = tf.zeros(tf.shape(agent_indices), tf.float32)
         bootstrap = None
-        if self._config.get('bootstrap_truncated', False):
+        if self._config.bootstrap_truncated:
             bootstrap = tf.gather(self._batch_env.truncated, agent_indices)
         if cut is not None:
             bootstrap = cut if bootstrap is None else tf.logical_or(
@@ -480,7 +480,7 @@ class PPO:
                 self._memory_steps.assign_add(tf.reduce_sum(length)))
         with tf.control_dependencies([increment]):
             should_train = self._memory_index >= self._config.update_every
-            update_steps = self._config.get('update_steps')
+            update_steps = self._config.update_steps
             if update_steps:
                 should_train = tf.logical_or(
                     should_train, self._memory_steps >= int(update_steps))
@@ -516,7 +516,7 @@ class PPO:
                     [clear_memory], log,
                     lambda: utility.variable_summaries(
                         tf.trainable_variables(),
-                        self._config.get('weight_summaries')))
+                        self._config.weight_summaries))
                 with tf.control_dependencies([weight_summary]):
                     logged = self._log_pending.assign(False)
                 with tf.control_dependencies([logged]):
@@ -534,7 +534,7 @@ class PPO:
             return_ = utility.discounted_return(
                 reward, length, self._config.discount)
             value = self._network(observ, length).value
-            gae_lambda = self._config.get('gae_lambda')
+            gae_lambda = self._config.gae_lambda
             if gae_lambda:
                 advantage = utility.lambda_advantage(
                     reward, value, length, self._config.discount, gae_lambda)
@@ -587,7 +587,7 @@ class PPO:
             'loss', 'value_loss', 'policy_loss', 'surrogate_loss',
             'kl_penalty', 'kl_cutoff', 'cutoff_count', 'mean_kl',
             'mean_entropy', 'gradient_norm']
-        groups = self._config.get('weight_summaries') or {}
+        groups = self._config.weight_summaries or {}
         names += [f'gradient_norm_{group}' for group in sorted(groups)]
         return names
 
@@ -611,7 +611,7 @@ class PPO:
             self._discrete, old_policy_params)
         value_loss = losses.value_loss_fn(
             network.value, value_target, old_value, length,
-            self._config.get('value_loss_clip'))
+            self._config.value_loss_clip)
         policy_loss, statistics = self._policy_loss(
             old_policy, network.policy, action, advantage, length)
         extra_loss = network.get('loss', 0.0)
@@ -622,7 +622,7 @@ class PPO:
         grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
         gradients, variables = zip(*grad_vars)
         gradient_norm = tf.linalg.global_norm(gradients)
-        max_norm = self._config.get('max_gradient_norm')
+        max_norm = self._config.max_gradient_norm
         if max_norm:
             gradients, _ = tf.clip_by_global_norm(
                 gradients, max_norm, use_norm=gradient_norm)
@@ -634,7 +634,7 @@ class PPO:
             loss=loss, value_loss=value_loss, policy_loss=policy_loss,
             gradient_norm=gradient_norm)
         norms = utility.gradient_norms(
-            grad_vars, self._config.get('weight_summaries'))
+            grad_vars, self._config.weight_summaries)
         statistics.update({
             f'gradient_norm_{group}': norm for group, norm in norms.items()})
         with tf.control_dependencies([optimize]):
@@ -663,7 +663,7 @@ class PPO:
             log_ratio = utility.mask(tf.minimum(log_ratio, 20.0), length)
             ratio = tf.exp(log_ratio)
             surrogate = ratio * advantage
-            if config.get('ppo_clip'):
+            if config.ppo_clip:
                 clipped_ratio = tf.clip_by_value(
                     ratio, 1 - config.ppo_clip, 1 + config.ppo_clip)
                 surrogate = tf.minimum(surrogate, clipped_ratio * advantage)
@@ -672,7 +672,7 @@ class PPO:
             # far from the data when the penalty has not adapted yet.
             cutoff_threshold = config.kl_target * config.kl_cutoff_factor
             above_cutoff = tf.cast(kl > cutoff_threshold, tf.float32)
-            if config.get('kl_penalty', True):
+            if config.kl_penalty:
                 kl_penalty = self._penalty * losses.masked_mean(kl, length)
                 kl_cutoff = config.kl_cutoff_coef * losses.masked_mean(
                     above_cutoff * (kl - cutoff_threshold) ** 2, length)
@@ -680,7 +680,7 @@ class PPO:
                 kl_penalty = kl_cutoff = tf.constant(0.0)
             entropy = losses.masked_mean(policy.entropy(), length)
             policy_loss = surrogate_loss + kl_penalty + kl_cutoff
-            if config.get('entropy_regularization'):
+            if config.entropy_regularization:
                 policy_loss -= config.entropy_regularization * entropy
             statistics = dict(
                 surrogate_loss=surrogate_loss, kl_penalty=kl_penalty,
@@ -719,7 +719,7 @@ class PPO:
                         tf.summary.histogram('kl', kl),
                         tf.summary.histogram('entropy', entropy)])
 
-            if not self._config.get('kl_penalty', True):
+            if not self._config.kl_penalty:
                 return _summary_after(
                     [], log, lambda: _summary(*_measure(), self._penalty))
             network, kl, kl_change = _measure()
@@ -736,11 +736,9 @@ class PPO:
 def _summary_after(dependencies, log, summary_fn):
     """The summary of `summary_fn` where `log` holds, after the dependencies.
 
-    A conditional gets no control inputs of its own when one of its inputs
-    comes from the dependencies already (as the results of a loop do from
-    the loop), and once lowered, its empty branch finishes as soon as its
-    predicate is known, whatever its other inputs. A copy of the predicate
-    made after the dependencies makes both branches wait for them.
+    The conditional's predicate is a copy of `log` made after the
+    dependencies, so that both branches wait for them (see
+    `tools.identity_after`).
 
     Args:
       dependencies: Ops or tensors to run first; the enclosing control block
@@ -752,7 +750,8 @@ def _summary_after(dependencies, log, summary_fn):
       Summary tensor, the empty string where `log` does not hold.
     """
     with tf.control_dependencies(dependencies):
-        return tf.cond(tf.identity(log), summary_fn, str)
+        return tf.cond(
+            tools.identity_after(dependencies, log), summary_fn, str)
 
 
 def _positive_or_none(value):
