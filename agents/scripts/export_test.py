@@ -73,8 +73,9 @@ class _Reference:
 
     Raw observations pass the training wrappers (RangeNormalize,
     ClipAction, ConvertTo32Bit, as `env_construction.create_environment`
-    stacks them) around a probe environment, the algorithm's `perform` of a TF1 graph computes the
-    mode, and the wrappers map it to the probe's action.
+    stacks them) around a probe environment, the algorithm's `perform` of
+    a TF1 graph computes the mode, and the wrappers map it to the probe's
+    action.
     """
 
     def __init__(self, config, num_agents):
