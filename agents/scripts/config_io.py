@@ -35,6 +35,14 @@ class ConfigError(ValueError):
     """A configuration file or value that cannot be used."""
 
 
+class ConfigNotFoundError(ConfigError, OSError):
+    """A run folder has no config.yaml.
+
+    Also an `OSError` (`IOError`), as the 2017 package raised: its training
+    scripts start a new run inside `except IOError:` around `load_config`.
+    """
+
+
 def save_config(config, logdir=None):
     """Write the configuration to `logdir/config.yaml` atomically.
 
@@ -53,10 +61,16 @@ def save_config(config, logdir=None):
           written, or when the file cannot be written.
 
     Returns:
-      The configuration.
+      The configuration, with `logdir` set to `logdir` as in 2017 (2017
+      training scripts read `config.logdir` next).
     """
     if not logdir:
         return config
+    if isinstance(config, tools.AttrDict):
+        with config.unlocked:
+            config.logdir = logdir
+    else:
+        config['logdir'] = logdir
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     yaml.Representer = _ConfigRepresenter
     yaml.default_flow_style = False
@@ -86,7 +100,9 @@ def load_config(logdir):
       logdir: Run folder containing config.yaml.
 
     Raises:
-      ConfigError: When the file is missing, cut short (see `save_config`;
+      ConfigNotFoundError: When the folder has no config.yaml; an `OSError`
+          too, as in 2017.
+      ConfigError: When the file is cut short (see `save_config`;
           files without the opening comment are read as they are), is not
           valid YAML, or names a callable or config file that cannot be
           imported.
@@ -96,7 +112,7 @@ def load_config(logdir):
     """
     path = os.path.join(logdir, 'config.yaml')
     if not os.path.exists(path):
-        raise ConfigError(f'No config.yaml in run folder {logdir}.')
+        raise ConfigNotFoundError(f'No config.yaml in run folder {logdir}.')
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     yaml.Constructor = _ConfigConstructor
     try:

@@ -93,6 +93,28 @@ _REQUIRED_KEYS = (
     'eval_episodes')
 
 
+def with_defaults(config):
+    """A copy of the config with the keys it leaves out from the defaults.
+
+    `configs.default()` is the one place of the defaults that training and
+    PPO read; a config that lacks one of its keys (a 2017 config, say, from
+    before the key existed) takes its value. Keys that `default()` does not
+    define stay missing, so reading one still raises.
+
+    Args:
+      config: Configuration mapping.
+
+    Returns:
+      Locked `tools.AttrDict`.
+    """
+    config = tools.AttrDict(config)
+    with config.unlocked:
+        for key, value in configs.default().items():
+            config.setdefault(key, value)
+    config.lock()
+    return config
+
+
 def complete_config(config):
     """Fill in the defaults and the values derived from the environment.
 
@@ -109,17 +131,13 @@ def complete_config(config):
     Returns:
       Locked copy of the configuration.
     """
-    config = tools.AttrDict(config)
     missing = [key for key in _REQUIRED_KEYS if key not in config]
     if missing:
         raise ConfigError(
             f"Config has no {', '.join(repr(key) for key in missing)}; "
             f"expected the keys {', '.join(_REQUIRED_KEYS)}.")
+    config = with_defaults(config)
     with config.unlocked:
-        # What the config leaves out takes the value of `configs.default()`,
-        # the one place of the defaults that training and PPO read.
-        for key, value in configs.default().items():
-            config.setdefault(key, value)
         config.setdefault('logdir', None)
         env = env_construction.create_environment(config)
         try:

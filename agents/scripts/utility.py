@@ -7,6 +7,7 @@ whose `save_config` and `load_config` are re-exported here as in 2017.
 """
 
 import contextlib
+import inspect
 import logging
 import os
 import re
@@ -17,6 +18,8 @@ from google.protobuf import text_format
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.scripts import config_io
+from agents.scripts import config_spec
 from agents.scripts import env_modes
 from agents.scripts.config_io import load_config
 from agents.scripts.config_io import save_config
@@ -89,16 +92,22 @@ def _quiet_event_writers(excepthook):
 
 
 def define_batch_env(
-        constructor, num_agents, env_mode, seed=None, timeout=None,
-        restart=False):
+        constructor, num_agents, env_mode=None, seed=None, timeout=None,
+        restart=False, *, env_processes=None):
     """Create a batch of environments wrapped into the graph.
 
     Worker processes receive the constructor with cloudpickle and do not
     import the main module; `env_construction.create_environment` reaches
     them by reference without importing TensorFlow.
 
+    The 2017 call `define_batch_env(constructor, num_agents, env_processes)`
+    works as it did: a constructor without arguments is called without
+    the seed, and `env_processes` (positional or by keyword) is a boolean
+    env mode.
+
     Args:
-      constructor: Callable taking a seed (or None) and returning an env.
+      constructor: Callable taking a seed (or None) and returning an env,
+          or a callable without arguments (the 2017 form).
       num_agents: Number of environments in the batch.
       env_mode: How to step the environments: a name of
           `env_modes.mode_names()` or a boolean (see
@@ -114,17 +123,54 @@ def define_batch_env(
           from the same constructor and seed, instead of failing the step. In
           the 'slices' mode, this replaces the whole worker of the slice and
           restarts all of its environments.
+      env_processes: The 2017 name of a boolean `env_mode`.
 
     Raises:
-      config_io.ConfigError: When `env_mode` is unknown.
+      config_io.ConfigError: When `env_mode` is unknown, or both `env_mode`
+          and `env_processes` are given.
 
     Returns:
       `tools.InGraphBatchEnv`.
     """
-    env_mode = env_modes.check_env_mode(env_mode)
+    if env_processes is not None:
+        if env_mode is not None:
+            raise config_io.ConfigError(
+                f'define_batch_env got env_mode={env_mode!r} and '
+                f'env_processes={env_processes!r}; pass one of them.')
+        env_mode = env_processes
+    env_mode = env_modes.check_env_mode(
+        'inprocess' if env_mode is None else env_mode)
+    if not _takes_argument(constructor):
+        constructor = _WithoutSeed(constructor)
     with tf.variable_scope('environments'):
         return tools.InGraphBatchEnv(env_modes.create_batch_env(
             constructor, num_agents, env_mode, seed, timeout, restart))
+
+
+def _takes_argument(function):
+    """Whether a callable accepts one positional argument."""
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError:
+        return False
+    except ValueError:
+        # Some builtins have no signature; assume today's form.
+        return True
+    return True
+
+
+class _WithoutSeed:
+    """A 2017 constructor without arguments, called with a seed it ignores.
+
+    A class rather than a closure, so that worker processes receive it
+    with cloudpickle like any other constructor.
+    """
+
+    def __init__(self, constructor):
+        self._constructor = constructor
+
+    def __call__(self, unused_seed):
+        return self._constructor()
 
 
 def define_simulation_graph(batch_env, algo_cls, config):
@@ -133,13 +179,17 @@ def define_simulation_graph(batch_env, algo_cls, config):
     Args:
       batch_env: In-graph batch environment.
       algo_cls: Constructor of the algorithm.
-      config: Configuration object for the algorithm.
+      config: Configuration object for the algorithm; keys of
+          `configs.default()` that it lacks take their default.
 
     Returns:
       AttrDict of the graph's interface: step; the bool variables
       is_training, should_log, do_report, force_reset; algo, done, score,
       summary.
     """
+    # A config written for an older version of the package (a 2017 one,
+    # say) takes today's defaults for the keys it does not have.
+    config = config_spec.with_defaults(config)
     step = tf.train.get_or_create_global_step()
     # Variables rather than placeholders: `tools.Loop` sets them inside the
     # graph, which spares every session run its feeds.

@@ -29,6 +29,7 @@ import cloudpickle
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import env_registry
 from agents.tools import message_frames
 from agents.tools import worker_process
 
@@ -166,7 +167,11 @@ class ExternalProcess(gym.Env):
         # parent exit without closing it. (The environment therefore cannot
         # start multiprocessing children of its own.)
         self._process = context.Process(
-            target=_worker, args=(worker_conn, cloudpickle.dumps(constructor)),
+            target=_worker, args=(
+                worker_conn,
+                # With the gymnasium ids this process registered, which the
+                # fresh interpreter of the worker would not know.
+                cloudpickle.dumps(env_registry.WithRegistry(constructor))),
             daemon=True)
         worker_process.start(
             self._process, context, main_module=main_module,
