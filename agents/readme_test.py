@@ -22,7 +22,7 @@ _DOCS = os.path.join(_ROOT, 'docs')
 # The README is a front door; measurements and long explanations live in docs/.
 _README_MAX_LINES = 300
 # Names of the python snippets, each run by a test of this file.
-_SNIPPETS = ('tools', '2017', 'export')
+_SNIPPETS = ('tools', '2017', 'export', 'train-2017')
 # Commands of the documents that the system or the virtual environment brings.
 _SYSTEM_COMMANDS = ('bash', 'pip', 'python', 'python3', 'source', 'sudo')
 

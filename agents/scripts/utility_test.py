@@ -228,3 +228,100 @@ def test_auto_mode_keeps_only_the_workers_of_its_choice(
         finally:
             batch_env.close()
     assert _children() <= before
+
+
+# The 2017 call forms, which research code written for that package uses.
+
+
+def test_load_config_of_a_new_run_raises_an_ioerror(tmp_path):
+    """2017 training scripts start a new run inside `except IOError:`."""
+    with pytest.raises(IOError, match='No config.yaml in run folder'):
+        utility.load_config(str(tmp_path / 'new-run'))
+
+
+def test_save_config_sets_the_logdir(tmp_path):
+    """2017 scripts read `config.logdir` right after saving."""
+    config = tools.AttrDict(env='Pendulum-v1', steps=10)
+    returned = utility.save_config(config, str(tmp_path))
+    assert returned is config
+    assert config.logdir == str(tmp_path)
+    assert utility.load_config(str(tmp_path)).logdir == str(tmp_path)
+    with pytest.raises(RuntimeError):
+        config.steps = 20
+
+
+def _mock_environment():
+    return tools.MockEnvironment(
+        observ_shape=(2,), action_shape=(1,), min_duration=3,
+        max_duration=3)
+
+
+def _without_arguments():
+    """A 2017 constructor: no seed argument."""
+    return _mock_environment()
+
+
+@pytest.mark.parametrize('call', ['positional', 'keyword'])
+def test_define_batch_env_takes_the_2017_arguments(call):
+    """A constructor without arguments, and `env_processes`.
+
+    Was `TypeError: <lambda>() takes 0 positional arguments but 1 was given`
+    and `unexpected keyword argument 'env_processes'`.
+    """
+    with tf.Graph().as_default():
+        if call == 'positional':
+            batch_env = utility.define_batch_env(
+                _without_arguments, 2, False)
+        else:
+            batch_env = utility.define_batch_env(
+                _without_arguments, 2, env_processes=True)
+        try:
+            assert len(batch_env) == 2
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                observ = sess.run(batch_env.reset())
+            assert observ.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+        finally:
+            batch_env.close()
+
+
+def test_define_batch_env_refuses_both_mode_arguments():
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=(
+                r"^define_batch_env got env_mode='inprocess' and "
+                r'env_processes=True; pass one of them\.$')):
+            utility.define_batch_env(
+                _mock_environment, 1, 'inprocess', env_processes=True)
+
+
+def test_a_config_with_only_the_2017_keys_builds_ppo():
+    """Once `AttrDict has no key 'chunk_length'` in PPO."""
+    # pylint: disable-next=import-outside-toplevel
+    from agents import algorithms
+    # pylint: disable-next=import-outside-toplevel
+    from agents.scripts import networks
+    config = tools.AttrDict(
+        algorithm=algorithms.PPO, num_agents=2, eval_episodes=2,
+        use_gpu=False, network=networks.feed_forward_gaussian,
+        weight_summaries=dict(all=r'.*'), policy_layers=(8,),
+        value_layers=(8,), init_output_factor=0.1, init_std=0.35,
+        update_every=2, update_epochs=2, optimizer=tf.train.AdamOptimizer,
+        learning_rate=1e-4, discount=0.995, kl_target=1e-2,
+        kl_cutoff_factor=2, kl_cutoff_coef=1000, kl_init_penalty=1,
+        env='Pendulum-v1', max_length=5, steps=100)
+    with tf.Graph().as_default():
+        batch_env = utility.define_batch_env(
+            _without_arguments, 2, False)
+        try:
+            graph = utility.define_simulation_graph(
+                batch_env, config.algorithm, config)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                done = sess.run(graph.done)
+            assert done.tolist() == [False, False]
+        finally:
+            batch_env.close()
+    # The filled copy is PPO's: the researcher's own config is left as it
+    # was.
+    with pytest.raises(AttributeError):
+        config.chunk_length  # pylint: disable=pointless-statement

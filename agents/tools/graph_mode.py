@@ -1,30 +1,42 @@
-"""A clear error for graph code that is called in eager mode."""
+"""A clear error for graph code built in a mode it does not support."""
 
 import tensorflow.compat.v1 as tf
 
 
-class EagerModeError(RuntimeError):
-    """Graph-building code was called while TensorFlow executes eagerly."""
+class GraphModeError(RuntimeError):
+    """Graph-building code was called in eager mode or under TF1 behaviour."""
 
 
 def require_graph_mode(what):
-    """Raise a clear error when TensorFlow executes eagerly.
+    """Raise a clear error unless TensorFlow builds graphs with TF2 semantics.
 
-    The framework builds TF1 graphs: variables, `tf.cond` side effects and
-    `tf.summary` ops that mean nothing eagerly. TensorFlow 2 starts in eager
-    mode, so a script written for the 2017 package that does not switch it
-    off would otherwise fail deep inside TensorFlow (with a message about
-    `tf.contrib.summary`).
+    The framework builds TF1-style graphs (sessions, `tf.cond` side
+    effects, `tf.summary` ops) over resource variables and TF2 control flow.
+    TensorFlow 2 starts in eager mode, so a script written for the 2017
+    package that does not switch eager execution off would otherwise fail
+    deep inside TensorFlow (with a message about `tf.contrib.summary`);
+    `tf.compat.v1.disable_v2_behavior()` also brings back reference
+    variables and TF1 control flow, under which assignments inside
+    conditionals fail with a type error about `float32_ref`.
 
     Args:
         what: Name of the caller, for the message.
 
     Raises:
-        EagerModeError: When eager execution is on outside any graph.
+        GraphModeError: When eager execution is on outside any graph, or
+            resource variables or TF2 control flow are switched off.
     """
     if tf.executing_eagerly():
-        raise EagerModeError(
+        raise GraphModeError(
             f'{what} builds TensorFlow graph ops and needs graph mode, but '
             'TensorFlow is executing eagerly; call '
             'tf.compat.v1.disable_eager_execution() at the start of the '
             'script, or build inside `with tf.Graph().as_default():`.')
+    if not (tf.resource_variables_enabled() and
+            tf.control_flow_v2_enabled()):
+        raise GraphModeError(
+            f'{what} needs resource variables and TF2 control flow, which '
+            'tf.compat.v1.disable_v2_behavior() switched off; call '
+            'tf.compat.v1.disable_eager_execution() alone instead, or '
+            'tf.compat.v1.enable_resource_variables() and '
+            'tf.compat.v1.enable_control_flow_v2() after it.')

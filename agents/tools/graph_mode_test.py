@@ -42,5 +42,32 @@ def test_eager_scripts_get_one_clear_error():
         'at the start of the script, or build inside `with '
         'tf.Graph().as_default():`.')
     assert lines == [
-        'EagerModeError InGraphBatchEnv ' + advice,
-        'EagerModeError InGraphEnv ' + advice]
+        'GraphModeError InGraphBatchEnv ' + advice,
+        'GraphModeError InGraphEnv ' + advice]
+
+
+def test_tf1_behaviour_gets_one_clear_error():
+    """`disable_v2_behavior()` brings back reference variables.
+
+    Our graphs then failed later with a type error about `float32_ref`.
+    """
+    script = textwrap.dedent('''
+        import gymnasium
+        import tensorflow.compat.v1 as tf
+        from agents import tools
+        tf.disable_v2_behavior()
+        batch = tools.BatchEnv([gymnasium.make('Pendulum-v1')], True)
+        try:
+            tools.InGraphBatchEnv(batch)
+        except RuntimeError as error:
+            print(type(error).__name__, error)
+    ''')
+    result = subprocess.run(
+        [sys.executable, '-c', script], capture_output=True, text=True,
+        timeout=300, check=True)
+    assert result.stdout.strip() == (
+        'GraphModeError InGraphBatchEnv needs resource variables and TF2 '
+        'control flow, which tf.compat.v1.disable_v2_behavior() switched '
+        'off; call tf.compat.v1.disable_eager_execution() alone instead, or '
+        'tf.compat.v1.enable_resource_variables() and '
+        'tf.compat.v1.enable_control_flow_v2() after it.')

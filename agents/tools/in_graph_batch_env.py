@@ -32,7 +32,8 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
 
         Raises:
             ValueError: When a space is neither Box nor Discrete.
-            graph_mode.EagerModeError: When TensorFlow executes eagerly.
+            graph_mode.GraphModeError: When TensorFlow executes eagerly or
+                without TF2 variables and control flow.
         """
         graph_mode.require_graph_mode('InGraphBatchEnv')
         self._batch_env = batch_env

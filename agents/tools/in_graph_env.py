@@ -95,7 +95,8 @@ class InGraphEnv(InGraphEnvBase):
 
         Raises:
             ValueError: When a space is neither Box nor Discrete.
-            graph_mode.EagerModeError: When TensorFlow executes eagerly.
+            graph_mode.GraphModeError: When TensorFlow executes eagerly or
+                without TF2 variables and control flow.
         """
         graph_mode.require_graph_mode('InGraphEnv')
         self._env = env
