@@ -55,6 +55,8 @@ def test_resume_continues_global_step(tmp_path):
     list(train.train(config, 'inprocess'))
     first = utility.list_checkpoints(str(tmp_path))
     assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
+    # What produced the run is written once, beside config.yaml.
+    recorded = (tmp_path / 'provenance.yaml').read_text()
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
     scores = list(train.train(config, 'inprocess'))
     # Only the second training and evaluation phases are left to run.
@@ -66,7 +68,8 @@ def test_resume_continues_global_step(tmp_path):
         'model.ckpt-160.data-00000-of-00001',
         'model.ckpt-160.index', 'model.ckpt-160.meta',
         'model.ckpt-80.data-00000-of-00001', 'model.ckpt-80.index',
-        'model.ckpt-80.meta', 'train']
+        'model.ckpt-80.meta', 'provenance.yaml', 'train']
+    assert (tmp_path / 'provenance.yaml').read_text() == recorded
 
 
 def test_summaries_written_for_both_phases(tmp_path):
