@@ -246,7 +246,8 @@ def env_seeds(seed, count, purpose='train'):
     31-bit seeds (EnvPool takes signed 32-bit ones). Seeds of different
     runs, and the training and evaluation seeds of one run, come from
     independent sequences, so they do not overlap as `seed + i` did (the
-    runs of seeds 0 and 1 shared all but one environment seed), short of a chance collision of 31-bit numbers.
+    runs of seeds 0 and 1 shared all but one environment seed), short of a
+    chance collision of 31-bit numbers.
 
     Args:
       seed: The run's seed, or None.
