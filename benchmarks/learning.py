@@ -63,8 +63,10 @@ flags.DEFINE_integer(
     'jobs', None, 'Seeds trained at once; default: the number of cores.')
 # --config, --env_mode and --env_processes come from agents.scripts.train.
 flags.DEFINE_integer('curve_every', 5, 'Print every n-th report.')
+# Replaces the --set of agents.scripts.train, which this script imports.
 flags.DEFINE_list(
-    'set', [], 'Config overrides as KEY=JSON, e.g. learning_rate=3e-4.')
+    'set', [], 'Config overrides as KEY=JSON, e.g. learning_rate=3e-4.',
+    allow_override=True)
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
 flags.DEFINE_string('plot', None, 'Draw the learning curve to this PNG.')
 flags.DEFINE_list(

@@ -193,37 +193,31 @@ def check_seed(seed, name):
 
 
 
-
 def check_eval_every(config):
-    """Refuse training phases too short to hand any data to PPO.
+    """Refuse an evaluation schedule that cannot run.
 
-    Raises `ConfigError` naming the value and the least number of steps.
-
-    Each evaluation phase restarts the training episodes, so a training
-    phase of fewer than `max_length` steps per agent never finishes a
-    full-length episode, and PPO, which trains on finished episodes, stops
-    learning once its episodes grow that long. With `rollout_length`, PPO
-    trains on segments of that many steps, and a phase needs one of them
-    per agent.
+    Raises `ConfigError` naming the key and what it expects when
+    `eval_episodes` is not a positive integer, `eval_every` is not None or
+    a positive number of steps up to the run's `steps`, or
+    `eval_stochastic` is not a bool.
     """
+    episodes = config.eval_episodes
+    if isinstance(episodes, bool) or not isinstance(
+            episodes, (int, np.integer)) or episodes < 1:
+        raise ConfigError(
+            f'Config eval_episodes={episodes!r} must be a positive integer: '
+            'the number of evaluation environments, one episode each.')
     eval_every = config.eval_every
-    if eval_every is None:
-        return
-    rollout_length = config.rollout_length
-    if rollout_length:
-        per_agent = min(config.max_length, rollout_length)
-        least_name = 'num_agents * min(max_length, rollout_length)'
-        unit = 'rollout'
-    else:
-        per_agent = config.max_length
-        least_name = 'num_agents * max_length'
-        unit = 'full-length episode'
-    least = config.num_agents * per_agent
-    if isinstance(eval_every, bool) or not isinstance(
-            eval_every, (int, float)) or not least <= eval_every < float(
-                'inf'):
+    steps = config.steps
+    if eval_every is not None and (
+            isinstance(eval_every, bool)
+            or not isinstance(eval_every, (int, float, np.number))
+            or not 1 <= eval_every <= steps):
         raise ConfigError(
             f'Config eval_every={eval_every!r} must be None or a number of '
-            f'steps of at least {least_name} = {least}: every '
-            'evaluation restarts the training episodes, so a shorter '
-            f'training phase never finishes a {unit}.')
+            f'training steps from 1 to steps={steps:g}: the run evaluates '
+            'after every eval_every steps and at its end.')
+    if not isinstance(config.eval_stochastic, bool):
+        raise ConfigError(
+            f'Config eval_stochastic={config.eval_stochastic!r} must be True '
+            '(sample actions) or False (the greedy mode).')

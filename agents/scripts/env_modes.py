@@ -17,6 +17,8 @@ unpickle the constructors of their environments.
 
 import collections
 
+import numpy as np
+
 from agents import tools
 from agents.scripts import auto_batch_env
 from agents.scripts import env_construction
@@ -207,7 +209,10 @@ def create_batch_env(
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
       env_mode: A checked name of `mode_names()` (see `check_env_mode`).
-      seed: Base seed; environment i gets `seed + i`, or None.
+      seed: None; a base seed, environment i getting `seed + i` (the 2017
+          scheme of `utility.define_batch_env`); or a sequence of one seed
+          per environment (see `env_seeds`). EnvPool seeds its
+          environments from the first seed onwards by itself.
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
 
@@ -219,32 +224,78 @@ def create_batch_env(
     if env_mode == 'auto':
         return auto_batch_env.create(
             create_batch_env, constructor, num_agents, seed, timeout, restart)
+    if seed is None or isinstance(seed, (int, np.integer)):
+        seeds = [None if seed is None else seed + index
+                 for index in range(num_agents)]
+    else:
+        seeds = [int(value) for value in seed]
+        if len(seeds) != num_agents:
+            raise ValueError(
+                f'Got {len(seeds)} seeds for {num_agents} environments; '
+                'expected one seed per environment.')
     constructors = [
-        SeededConstructor(
-            constructor, None if seed is None else seed + index)
-        for index in range(num_agents)]
+        SeededConstructor(constructor, value) for value in seeds]
     return MODES[env_mode].build(constructors, timeout, restart)
 
 
-def make_batch_env(config, seed, env_mode):
+def env_seeds(seed, count, purpose='train'):
+    """The seeds of a run's environments, derived from the run's seed.
+
+    NumPy's `SeedSequence(seed)` spawns one child sequence for the training
+    and one for the evaluation environments; each child gives `count`
+    31-bit seeds (EnvPool takes signed 32-bit ones). Seeds of different
+    runs, and the training and evaluation seeds of one run, come from
+    independent sequences, so they do not overlap as `seed + i` did (the
+    runs of seeds 0 and 1 shared all but one environment seed), short of a
+    chance collision of 31-bit numbers.
+
+    Args:
+      seed: The run's seed, or None.
+      count: Number of environments.
+      purpose: 'train' or 'eval', which environments.
+
+    Raises:
+      ValueError: When the purpose is neither.
+
+    Returns:
+      List of `count` Python ints, or None when `seed` is None.
+    """
+    purposes = ('train', 'eval')
+    if purpose not in purposes:
+        raise ValueError(
+            f"Environment seeds for {purpose!r}; expected 'train' or 'eval'.")
+    if seed is None:
+        return None
+    child = np.random.SeedSequence(int(seed)).spawn(len(purposes))[
+        purposes.index(purpose)]
+    return [
+        int(value >> 1) for value in child.generate_state(count, np.uint32)]
+
+
+def make_batch_env(config, seed, env_mode, evaluation=False):
     """The batch of the configured environments, with the standard wrappers.
 
     The environments come without the standard wrappers, which the batch
     applies to its stacked arrays (see `env_construction.wrap_batch_env`).
+    The training batch has `num_agents` environments, the evaluation batch
+    `eval_episodes`; their seeds come from the run's seed (`env_seeds`).
 
     Args:
       config: Completed configuration (see `config_spec.complete_config`)
           with `env`, `max_length`, `normalize_ranges`, `num_agents`,
-          `worker_timeout` and `restart_workers`.
-      seed: Base seed; environment i gets `seed + i`, or None.
+          `eval_episodes`, `worker_timeout` and `restart_workers`.
+      seed: The run's seed, or None.
       env_mode: A checked name of `mode_names()` (see `check_env_mode`).
+      evaluation: Whether to build the evaluation batch.
 
     Returns:
       The wrapped batch env, outside the graph.
     """
+    count = config.eval_episodes if evaluation else config.num_agents
+    seeds = env_seeds(seed, count, 'eval' if evaluation else 'train')
     batch_env = create_batch_env(
         env_construction.environment_constructor(config, batch_wrappers=True),
-        config.num_agents, env_mode, seed, config.worker_timeout,
+        count, env_mode, seeds, config.worker_timeout,
         config.restart_workers)
     try:
         return env_construction.wrap_batch_env(config, batch_env)

@@ -1,6 +1,7 @@
 """Tests of the env modes."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -203,3 +204,33 @@ def test_ray_mode_without_ray_names_the_extra(monkeypatch):
     assert str(error.value) == (
         "--env_mode=ray: Ray is not installed; install the 'ray' extra: "
         "pip install -e '.[ray]'")
+
+
+def test_env_seeds_of_runs_are_disjoint_and_repeat():
+    seeds = [
+        env_modes.env_seeds(seed, 16, purpose)
+        for seed in range(10) for purpose in ('train', 'eval')]
+    flat = [value for run in seeds for value in run]
+    # No seed shared between the runs 0 to 9, training or evaluation.
+    assert len(set(flat)) == len(flat) == 320
+    assert all(0 <= value < 2**31 for value in flat)
+    assert env_modes.env_seeds(3, 4) == env_modes.env_seeds(3, 4)
+    assert env_modes.env_seeds(3, 4, 'eval') != env_modes.env_seeds(3, 4)
+    assert env_modes.env_seeds(None, 4) is None
+    with pytest.raises(ValueError, match=re.escape(
+            "Environment seeds for 'test'; expected 'train' or 'eval'.")):
+        env_modes.env_seeds(0, 2, 'test')
+
+
+def test_create_batch_env_takes_a_seed_per_environment():
+    batch_env = env_modes.create_batch_env(
+        _seeded_constructor, 3, 'inprocess', seed=[7, 3, 5])
+    try:
+        assert [batch_env[index].seed for index in range(3)] == [7, 3, 5]
+    finally:
+        batch_env.close()
+    with pytest.raises(ValueError, match=re.escape(
+            'Got 2 seeds for 3 environments; expected one seed per '
+            'environment.')):
+        env_modes.create_batch_env(
+            _seeded_constructor, 3, 'inprocess', seed=[1, 2])

@@ -194,7 +194,8 @@ def fixture_pendulum_run(tmp_path_factory):
     result = _run(
         '-m', 'agents.scripts.train', '--config=pendulum',
         f'--logdir={base}', '--timestamp=run', '--env_mode=inprocess',
-        '--set=steps=1000', '--set=update_every=2', '--set=update_epochs=1',
+        '--set=steps=1000', '--set=eval_every=1000',
+        '--set=update_every=2', '--set=update_epochs=1',
         '--set=policy_layers=[16,16]', '--set=value_layers=[16,16]')
     assert result.returncode == 0, result.stderr
     logdir = str(base / 'run-pendulum')

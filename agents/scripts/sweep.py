@@ -22,8 +22,11 @@ runs each config and seed twice).
 While the runs train, the sweep prints one line per evaluation report of any
 run and one when a run finishes, fails or is restarted; at the end a table
 of the runs (final and best score, steps, wall-clock, status) and, per
-config and setting, the mean and standard deviation over seeds. The same
-goes to `<logdir>/<sweep timestamp>/results.json`.
+config and setting, the mean, the median and the interquartile mean with
+its 95% stratified bootstrap confidence interval of the final scores over
+seeds. The same goes to `<logdir>/<sweep timestamp>/results.json`, and
+every evaluation report of every run to `curves.csv` beside it
+(`config,seed,step,score`).
 
 A run whose Ray worker or node dies is retried by Ray (`--max_retries`)
 and resumes from its last checkpoint in the same run folder. A run that
@@ -60,7 +63,6 @@ import time
 
 from absl import app
 from absl import flags
-import numpy as np
 
 from agents.scripts import config_io
 from agents.scripts import config_spec
@@ -71,6 +73,7 @@ from agents.scripts import trainer
 from agents.scripts import utility
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import ray_batch_env
+from agents.tools import seed_statistics
 
 FLAGS = flags.FLAGS
 # Flags that train.py defines too take this module's meaning here.
@@ -104,6 +107,8 @@ flags.DEFINE_integer(
 # The record of a run in its folder, which the run updates at every report.
 RECORD_NAME = 'run.json'
 RESULTS_NAME = 'results.json'
+# Every evaluation report of every run: config, seed, step, score.
+CURVES_NAME = 'curves.csv'
 # Seconds to wait for the runs to save their checkpoints after Ctrl-C.
 _STOP_SECONDS = 600.0
 _POLL_SECONDS = 0.5
@@ -290,6 +295,9 @@ def sweep(
         interrupted = interrupt
     results = summarize(timestamp, sweep_dir, runs, records)
     os.makedirs(sweep_dir, exist_ok=True)
+    results['curves'] = os.path.join(sweep_dir, CURVES_NAME)
+    seed_statistics.write_curves_csv(
+        results['curves'], curve_rows(runs, records))
     config_io.write_atomic(
         os.path.join(sweep_dir, RESULTS_NAME),
         json.dumps(results, indent=2) + '\n')
@@ -577,8 +585,9 @@ def summarize(timestamp, sweep_dir, runs, records):
     Returns:
       Dict with the sweep, its folder, `runs` (name, config, seed, setting,
       status, final and best score, steps, wall-clock seconds, attempts,
-      error) and `groups` (config, setting, runs, finished runs, mean and
-      standard deviation of the final and best scores of the finished runs).
+      error) and `groups` (config, setting, runs, finished runs, and
+      the `seed_statistics.seed_summary` of the final scores of the
+      finished runs as `final`, None when none finished).
     """
     rows = []
     for run in runs:
@@ -594,23 +603,44 @@ def summarize(timestamp, sweep_dir, runs, records):
     for group, members in itertools.groupby(rows, lambda row: row['group']):
         members = list(members)
         finished = [row for row in members if row['status'] == 'finished']
-        entry = dict(
+        scores = [
+            row['final_score'] for row in finished
+            if row['final_score'] is not None]
+        groups.append(dict(
             group=group, config=members[0]['config'],
             setting=members[0]['setting'], runs=len(members),
-            finished=len(finished))
-        for key in ('final_score', 'best_score'):
-            scores = [row[key] for row in finished if row[key] is not None]
-            mean = float(np.mean(scores)) if scores else None
-            std = float(np.std(scores)) if scores else None
-            entry[key.replace('score', 'mean')] = mean
-            entry[key.replace('score', 'std')] = std
-        groups.append(entry)
+            finished=len(finished),
+            final=seed_statistics.seed_summary(scores) if scores else None))
     return dict(
         sweep=timestamp, sweep_dir=sweep_dir, runs=rows, groups=groups)
 
 
+def curve_rows(runs, records):
+    """Rows `(config, seed, step, score)` of every report of every run.
+
+    Args:
+      runs: The `Run`s in grid order.
+      records: Dict from run names to their records.
+
+    Returns:
+      List of tuples; the config column names the config and setting (the
+      run's group), reports without a score are left out.
+    """
+    return [
+        (run.group, run.seed, step, score)
+        for run in runs
+        for step, score in (records.get(run.name) or new_record(run))[
+            'reports']
+        if score is not None]
+
+
 def format_table(results):
     """Lines of text of the results: the runs, then the configs.
+
+    The runs show their final (last) and best score; the configs the mean,
+    median and interquartile mean with its 95% bootstrap interval of the
+    final scores of their finished runs over seeds
+    (`seed_statistics.seed_summary`).
 
     Args:
       results: Dict from `summarize`.
@@ -628,15 +658,13 @@ def format_table(results):
     for row in results['runs']:
         if row['error']:
             lines.append(f'  {row["run"]}: {row["error"]}')
-    group_rows = [(
-        row['group'], f'{row["finished"]}/{row["runs"]}',
-        _score(row['final_mean']), _score(row['final_std']),
-        _score(row['best_mean']), _score(row['best_std']))
+    group_rows = [
+        (row['group'], f'{row["finished"]}/{row["runs"]}') +
+        seed_statistics.summary_cells(row['final'])
         for row in results['groups']]
+    header = ('config', 'finished') + seed_statistics.SUMMARY_HEADER
     lines.append('')
-    lines += _columns(
-        ('config', 'finished', 'final mean', 'final std', 'best mean',
-         'best std'), group_rows, right=(1, 2, 3, 4, 5))
+    lines += _columns(header, group_rows, right=range(1, len(header)))
     return lines
 
 

@@ -27,32 +27,37 @@ from agents.scripts import sweep as sweep_lib
 from agents.scripts import train as train_lib
 from agents.scripts import utility
 from agents.tools import ray_batch_env_test
+from agents.tools import seed_statistics
 
 # Folder of the marker files that the environments of this module use;
 # set before Ray starts, so that its workers inherit it.
 _DIR_VARIABLE = 'AGENTS_SWEEP_TEST_DIR'
-_KILL_STEP = 250
-_HOLD_STEP = 250
+# Steps of one environment: the training environment gets there first, at
+# global step 244 (each epoch steps it and then the evaluation environment
+# 10 times).
+_KILL_STEP = 125
+_HOLD_STEP = 125
 _SECONDS = 600  # Deadlines for what tests wait on; only failures reach them.
 
 
 def _tiny(**overrides):
     """Pendulum of 10-step episodes and tiny networks on one environment.
 
-    An epoch is 20 global steps (one training and one evaluation episode),
-    each a report; checkpoints come every 10 epochs, at step 200.
+    An epoch is 20 global steps (10 training steps and one evaluation
+    episode), each a report; checkpoints come every 10 epochs, at step 200.
     """
     config = configs.pendulum()
     config.update(
         num_agents=1, update_every=1, eval_episodes=1, max_length=10,
         steps=150, policy_layers=(8,), value_layers=(8,), update_epochs=1,
-        batch_size=1, chunk_length=10, learning_rate_decay=None)
+        batch_size=1, chunk_length=10, learning_rate_decay=None,
+        eval_every=None)
     config.update(overrides)
     return config
 
 
 def killed_once():
-    """Tiny runs of 300 steps; the first worker dies at step 250."""
+    """Tiny runs of 300 steps; the first worker dies at global step 244."""
     return _tiny(env=pendulum_killed_once)
 
 
@@ -62,7 +67,7 @@ def broken():
 
 
 def held():
-    """Runs of 2,000 steps that hold at step 250 while 'hold' exists."""
+    """Runs of 2,000 steps that hold at global step 244 while 'hold' exists."""
     return _tiny(env=pendulum_held, steps=1000)
 
 
@@ -110,12 +115,12 @@ def _hold():
 
 
 def pendulum_killed_once():
-    """Pendulum whose process SIGKILLs itself at its 250th step, once."""
+    """Pendulum whose process SIGKILLs itself at its 125th step, once."""
     return _AtStep(gym.make('Pendulum-v1'), _KILL_STEP, _kill_once)
 
 
 def pendulum_held():
-    """Pendulum that waits at its 250th step while the 'hold' file exists."""
+    """Pendulum that waits at its 125th step while the 'hold' file exists."""
     return _AtStep(gym.make('Pendulum-v1'), _HOLD_STEP, _hold)
 
 
@@ -186,6 +191,13 @@ def test_killed_worker_is_retried_and_resumes_from_its_checkpoint(swept):
     assert f'Restored checkpoint {logdir}/first/{name}/model.ckpt-200.' in log
     assert row['final_score'] == record['reports'][-1][1]
     assert row['best_score'] == max(score for _, score in record['reports'])
+    # Every report of the run, in the curves beside the results.
+    assert results['curves'] == str(logdir / 'first' / 'curves.csv')
+    assert [
+        (seed, step, score) for config, seed, step, score
+        in seed_statistics.read_curves_csv(results['curves'])
+        if config == 'agents.scripts.sweep_test_killed_once'] == [
+            (0, step, score) for step, score in record['reports']]
 
 
 def test_own_error_fails_the_run_once_with_its_line(swept):
@@ -376,30 +388,45 @@ def test_grid_names_runs_after_the_varied_settings():
         ('learning_rate', '3e-4'), ('discount', '0.9'))
 
 
-def test_summary_gives_mean_and_deviation_over_seeds():
-    """The per-config row averages the finished runs over seeds."""
-    runs = sweep_lib.grid(['a'], [0, 1, 2])
+def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
+    """The per-config row summarizes the finished runs over seeds; the
+    curves of every run go to CSV."""
+    runs = sweep_lib.grid(['a', 'b'], [0, 1, 2])
     records = {}
     for run, reports, status in zip(runs, (
-            [[20, 1.0], [40, 3.0]], [[20, 5.0], [40, 2.0]], [[20, 9.0]]),
-            ('finished', 'finished', 'failed')):
+            [[20, 1.0], [40, 3.0]], [[20, 5.0], [40, 2.0]], [[20, 9.0]],
+            [[20, None]], [], []),
+            ('finished', 'finished', 'failed', 'failed', 'pending',
+             'pending')):
         records[run.name] = dict(
             sweep_lib.new_record(run), reports=reports, status=status,
-            steps=reports[-1][0], wall_clock=12.34)
+            steps=reports[-1][0] if reports else 0, wall_clock=12.34)
     results = sweep_lib.summarize('T', '/logdir/T', runs, records)
     assert [(row['final_score'], row['best_score'], row['steps'],
-             row['wall_clock']) for row in results['runs']] == [
+             row['wall_clock']) for row in results['runs']][:3] == [
                  (3.0, 3.0, 40, 12.3), (2.0, 5.0, 40, 12.3),
                  (9.0, 9.0, 20, 12.3)]
-    assert results['groups'] == [dict(
-        group='a', config='a', setting={}, runs=3, finished=2,
-        final_mean=2.5, final_std=0.5, best_mean=4.0, best_std=1.0)]
-    assert sweep_lib.format_table(results) == [
+    # Two seeds: every resample's mean is 2, 2.5 or 3.
+    assert results['groups'] == [
+        dict(group='a', config='a', setting={}, runs=3, finished=2,
+             final=dict(seeds=2, mean=2.5, median=2.5, iqm=2.5, iqm_low=2.0,
+                        iqm_high=3.0, confidence=0.95)),
+        dict(group='b', config='b', setting={}, runs=3, finished=0,
+             final=None)]
+    assert sweep_lib.format_table(results)[:4] + sweep_lib.format_table(
+        results)[7:] == [
         'run      status    final  best  steps  wall-clock',
         'a-seed0  finished    3.0   3.0     40        12 s',
         'a-seed1  finished    2.0   5.0     40        12 s',
         'a-seed2  failed      9.0   9.0     20        12 s',
         '',
-        'config  finished  final mean  final std  best mean  best std',
-        'a            2/3         2.5        0.5        4.0       1.0',
+        'config  finished  seeds  mean  median  IQM  IQM 95% CI',
+        'a            2/3      2   2.5     2.5  2.5  [2.0, 3.0]',
+        'b            0/3      0     -       -    -           -',
     ]
+    path = tmp_path / 'curves.csv'
+    seed_statistics.write_curves_csv(path, sweep_lib.curve_rows(
+        runs, records))
+    assert seed_statistics.read_curves_csv(path) == [
+        ('a', 0, 20, 1.0), ('a', 0, 40, 3.0), ('a', 1, 20, 5.0),
+        ('a', 1, 40, 2.0), ('a', 2, 20, 9.0)]

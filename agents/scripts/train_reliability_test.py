@@ -143,7 +143,8 @@ def _tiny_config(**overrides):
         config.update(
             policy_layers=(8,), value_layers=(8,), num_agents=2,
             update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
-            batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0)
+            batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0,
+            eval_every=None)
         config.update(overrides)
     return config
 

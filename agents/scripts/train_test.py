@@ -55,6 +55,8 @@ def test_resume_continues_global_step(tmp_path):
     list(train.train(config, 'inprocess'))
     first = utility.list_checkpoints(str(tmp_path))
     assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
+    # What produced the run is written once, beside config.yaml.
+    recorded = (tmp_path / 'provenance.yaml').read_text()
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
     scores = list(train.train(config, 'inprocess'))
     # Only the second training and evaluation phases are left to run.
@@ -66,7 +68,8 @@ def test_resume_continues_global_step(tmp_path):
         'model.ckpt-160.data-00000-of-00001',
         'model.ckpt-160.index', 'model.ckpt-160.meta',
         'model.ckpt-80.data-00000-of-00001', 'model.ckpt-80.index',
-        'model.ckpt-80.meta', 'train']
+        'model.ckpt-80.meta', 'provenance.yaml', 'train']
+    assert (tmp_path / 'provenance.yaml').read_text() == recorded
 
 
 def test_summaries_written_for_both_phases(tmp_path):
@@ -309,26 +312,81 @@ def test_caller_thread_does_not_change_a_seeded_run():
     assert scores[0] == scores[1]
 
 
-@pytest.mark.parametrize('eval_every', [39, 0, True, 'often'])
-def test_training_phase_shorter_than_an_episode_per_agent_is_refused(
-        eval_every):
-    # Two agents of 20-step episodes need training phases of 40 steps.
-    config = _tiny_config('pendulum', eval_every=eval_every)
-    with pytest.raises(config_io.ConfigError, match=re.escape(
-            f'Config eval_every={eval_every!r} must be None or a number of '
-            'steps of at least num_agents * max_length = 40: ')):
-        next(train.train(config, 'inprocess'))
-    assert list(train.train(_tiny_config(
-        'pendulum', eval_every=40, steps=40), 'inprocess'))
+def test_seeded_runs_repeat_and_seeds_differ():
+    def scores(seed):
+        return list(train.train(
+            _tiny_config('pendulum', steps=80, seed=seed), 'inprocess'))
+    first = scores(3)
+    assert scores(3) == first
+    assert scores(4) != first
 
 
-def test_training_phase_with_rollouts_needs_one_rollout_per_agent():
-    # Two agents with rollouts of 5 steps need training phases of 10 steps.
-    config = _tiny_config('pendulum', eval_every=9, rollout_length=5)
-    with pytest.raises(config_io.ConfigError, match=re.escape(
-            'Config eval_every=9 must be None or a number of steps of at '
-            'least num_agents * min(max_length, rollout_length) = 10: ')):
-        next(train.train(config, 'inprocess'))
+def test_training_phases_need_not_hold_whole_episodes():
+    # Two agents of 20-step episodes, phases of 10 steps: evaluation has
+    # environments of its own, so the training episodes go on.
     assert len(list(train.train(_tiny_config(
-        'pendulum', eval_every=10, rollout_length=5, steps=20),
-        'inprocess'))) == 2
+        'pendulum', eval_every=10, steps=40), 'inprocess'))) == 4
+    assert len(list(train.train(_tiny_config(
+        'pendulum', eval_every=9, rollout_length=5, steps=20),
+        'inprocess'))) == 3
+
+
+_BAD_EVALUATION = [
+    (dict(eval_every=121),
+     'Config eval_every=121 must be None or a number of training steps '
+     'from 1 to steps=120: the run evaluates after every eval_every steps '
+     'and at its end.'),
+    (dict(eval_every=0),
+     'Config eval_every=0 must be None or a number of training steps from 1 '
+     'to steps=120: the run evaluates after every eval_every steps and at '
+     'its end.'),
+    (dict(eval_every='often'),
+     "Config eval_every='often' must be None or a number of training steps "
+     'from 1 to steps=120: the run evaluates after every eval_every steps '
+     'and at its end.'),
+    (dict(eval_episodes=0),
+     'Config eval_episodes=0 must be a positive integer: the number of '
+     'evaluation environments, one episode each.'),
+    (dict(eval_episodes=-2),
+     'Config eval_episodes=-2 must be a positive integer: the number of '
+     'evaluation environments, one episode each.'),
+    (dict(eval_episodes=True),
+     'Config eval_episodes=True must be a positive integer: the number of '
+     'evaluation environments, one episode each.'),
+    (dict(eval_stochastic='yes'),
+     "Config eval_stochastic='yes' must be True (sample actions) or False "
+     '(the greedy mode).'),
+    (dict(eval_stochastic=None),
+     'Config eval_stochastic=None must be True (sample actions) or False '
+     '(the greedy mode).'),
+]
+
+
+@pytest.mark.parametrize('overrides, message', _BAD_EVALUATION)
+def test_bad_evaluation_settings_are_refused(overrides, message, tmp_path):
+    config = _tiny_config('pendulum', logdir=str(tmp_path / 'run'))
+    with config.unlocked:
+        config.update(overrides)
+    with pytest.raises(config_io.ConfigError) as error:
+        next(train.train(config, 'inprocess'))
+    assert str(error.value) == message
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize('setting, message', [
+    ('eval_episodes=0', _BAD_EVALUATION[3][1].replace('120', '')),
+    ('eval_stochastic=maybe', None),
+    ('eval_every=1e9', None),
+])
+def test_bad_evaluation_flags_exit_2_with_one_line(
+        setting, message, tmp_path):
+    result = _run_script(
+        f'--logdir={tmp_path}', '--config=cartpole', f'--set={setting}')
+    assert result.returncode == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith('Error: ')
+    key = setting.partition('=')[0]
+    assert key in lines[0]
+    if message:
+        assert lines[0] == f'Error: {message}'
+    assert os.listdir(tmp_path) == []

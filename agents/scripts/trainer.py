@@ -11,6 +11,7 @@ calls it.
 import contextlib
 import functools
 import logging
+import math
 import os
 import random
 import re
@@ -24,6 +25,7 @@ from agents.tools import batch_env as batch_env_lib
 from agents.scripts import config_io
 from agents.scripts import config_spec
 from agents.scripts import env_modes
+from agents.scripts import provenance
 from agents.scripts import run_folder
 from agents.scripts import stopping
 from agents.scripts import utility
@@ -38,8 +40,13 @@ def define_loop(
         graph, logdir, train_steps, eval_steps, caller_thread=True):
     """Alternate a training and an evaluation phase.
 
+    The evaluation phase runs the evaluation tensors of the graph
+    (`eval_done`, `eval_score`, `eval_summary`) and reports the mean score of
+    its episodes once, at its end.
+
     Args:
-      graph: AttrDict of the simulation graph's tensors.
+      graph: AttrDict of the simulation graph's tensors (see
+          `define_simulation`).
       logdir: Run folder for summaries and checkpoints, or None.
       train_steps: Env steps of each training phase.
       eval_steps: Env steps of each evaluation phase.
@@ -67,13 +74,118 @@ def define_loop(
         feed={graph.is_training: True},
         caller_thread=caller_thread)
     loop.add_phase(
-        'eval', graph.done, graph.score, summary, eval_steps,
+        'eval', graph.eval_done, graph.eval_score, graph.eval_summary,
+        eval_steps,
         report_every=eval_steps,
-        log_every=max(1, eval_steps // 2),
+        log_every=eval_steps,
         checkpoint_every=10 * eval_steps,
-        feed={graph.is_training: False},
+        feed=graph.eval_feed,
         caller_thread=caller_thread)
     return loop
+
+
+def define_simulation(batch_env, eval_batch_env, config):
+    """The training and the evaluation simulation of a run.
+
+    Training steps `batch_env` with the algorithm; its episodes go on
+    across phases. Evaluation steps `eval_batch_env` with the algorithm's
+    `evaluation_view(eval_batch_env, config.eval_stochastic)`: the same
+    weights and normalizers, per-agent state of its own. Every evaluation
+    phase begins all its episodes anew and scores the first episode of
+    each environment (those that follow within the phase go unscored).
+
+    An algorithm without `evaluation_view` (as those written for the 2017
+    package) evaluates on the training batch as in 2017, with
+    `is_training` false, and every phase then begins the episodes anew;
+    `eval_batch_env` must be None then.
+
+    Args:
+      batch_env: In-graph batch of the training environments.
+      eval_batch_env: In-graph batch of the evaluation environments, or
+          None for an algorithm without `evaluation_view`.
+      config: Completed configuration.
+
+    Returns:
+      AttrDict of step; the bool variables is_training, should_log,
+      do_report, force_reset; algo, batch_env, done, score, summary of
+      training; eval_batch_env, eval_done, eval_score, eval_summary and
+      eval_feed (the feed of the evaluation phase).
+    """
+    step = tf.train.get_or_create_global_step()
+    # Variables rather than placeholders: `tools.Loop` sets them inside the
+    # graph, which spares every session run its feeds.
+    with tf.variable_scope('simulation_temporary'):
+        is_training, should_log, do_report, force_reset = [
+            tf.Variable(False, trainable=False, name=name)
+            for name in ('is_training', 'should_log', 'do_report',
+                         'force_reset')]
+    algo = config.algorithm(batch_env, step, is_training, should_log, config)
+    separate = eval_batch_env is not None
+    # Training episodes go on across phases when evaluation has its own
+    # environments; the first step begins them, as every `done` starts true.
+    done, score, summary = tools.simulate(  # pylint: disable=not-callable
+        batch_env, algo, should_log, False if separate else force_reset)
+    if separate:
+        with tf.variable_scope('evaluation'):
+            view = algo.evaluation_view(
+                eval_batch_env, config.eval_stochastic)
+            eval_done, eval_score, _ = tools.simulate(  # pylint: disable=not-callable
+                eval_batch_env, view, False, force_reset)
+            eval_done, eval_score, eval_summary = _first_episodes(
+                eval_done, eval_score, force_reset, should_log)
+        eval_feed = {}
+    else:
+        eval_done, eval_score, eval_summary = done, score, summary
+        eval_feed = {is_training: False}
+    num_weights = tools.count_weights()  # pylint: disable=not-callable
+    logging.getLogger('agents').info(
+        'Graph contains %d trainable variables.', num_weights)
+    return tools.AttrDict(
+        step=step, is_training=is_training, should_log=should_log,
+        do_report=do_report, force_reset=force_reset, algo=algo,
+        batch_env=batch_env, done=done, score=score, summary=summary,
+        eval_batch_env=eval_batch_env, eval_done=eval_done,
+        eval_score=eval_score, eval_summary=eval_summary,
+        eval_feed=eval_feed)
+
+
+def _first_episodes(done, score, reset, log):
+    """Keep the first episode of every environment in an evaluation phase.
+
+    Args:
+      done: Bool tensor of the episodes that ended in the step.
+      score: Float tensor of their scores.
+      reset: Bool variable, true on the first step of a phase.
+      log: Bool tensor; whether the step writes summaries.
+
+    Returns:
+      Tuple of the bool tensor of the first episodes that ended in the step,
+      the scores, and a summary of the mean score of the first episodes
+      that ended since the last logged step.
+    """
+    with tf.variable_scope('evaluation_temporary'):
+        ended = tf.Variable(
+            lambda: tf.zeros(done.shape, tf.bool), trainable=False,
+            name='ended')
+        mean_score = tools.StreamingMean((), tf.float32, 'mean_score')
+    with tf.name_scope('first_episodes'):
+        # Environments whose first episode of the phase ended before.
+        before = tf.logical_and(
+            ended.read_value(), tf.logical_not(tf.convert_to_tensor(reset)))
+        first = tf.logical_and(done, tf.logical_not(before))
+        store = ended.assign(tf.logical_or(before, done))
+        submit = mean_score.submit(tf.boolean_mask(score, first))
+        # tf.cond(pred, fn, str): the empty summary where nothing is logged.
+        summary = tf.cond(
+            tools.identity_after([store, submit], log),
+            lambda: tf.cond(
+                mean_score.count > 0,
+                lambda: tf.summary.scalar('mean_score', mean_score.clear()),
+                str),
+            str)
+        return (
+            tools.identity_after([summary], first),
+            tools.identity_after([summary], score), summary)
 
 
 def train(config, env_mode, on_report=None):
@@ -150,34 +262,46 @@ def _train_locked(config, env_mode, lock, on_report):
             random.seed(config.seed)
             np.random.seed(config.seed)
             tf.set_random_seed(config.seed)
+        separate = hasattr(config.algorithm, 'evaluation_view')
+        batch_env = eval_batch_env = None
         try:
             with tf.variable_scope('environments'):
                 batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
                     config, config.seed, env_mode))
+            if separate:
+                with tf.variable_scope('eval_environments'):
+                    eval_batch_env = tools.InGraphBatchEnv(
+                        env_modes.make_batch_env(
+                            config, config.seed, env_mode, evaluation=True))
         except Exception as error:
+            if batch_env is not None:
+                batch_env.close()
             # The same environment was built in this process already.
             message = batch_env_lib.first_line(error)
             raise utility.TrainingError(
                 f'Cannot start the environments: {message}') from error
+        batches = _Batches(batch_env, eval_batch_env)
         try:
             try:
-                simulation = utility.define_simulation_graph(
-                    batch_env, config.algorithm, config)
+                simulation = define_simulation(
+                    batch_env, eval_batch_env, config)
             except ValueError as error:
                 # The algorithm and network reject their settings this way.
                 raise config_io.ConfigError(str(error)) from error
             saver = utility.define_saver(exclude=(r'.*_temporary.*',))
             if config.logdir and not os.path.exists(
                     os.path.join(config.logdir, 'config.yaml')):
+                # What produced the run, beside the configuration it keeps;
+                # a resumed run keeps both of its first start.
+                provenance.write(config.logdir, provenance.record())
                 utility.save_config(config, config.logdir)
             loop = define_loop(
                 simulation, config.logdir, *phase_steps(config),
                 caller_thread=config.caller_thread)
         except BaseException:
-            batch_env.close()
+            batches.close()
             raise
-    train_steps, eval_steps = phase_steps(config)
-    total_steps = int(config.steps / train_steps * (train_steps + eval_steps))
+    total_steps = schedule_steps(config)
     session_config = make_session_config(config)
     try:
         with tf.Session(graph=graph, config=session_config) as sess:
@@ -196,7 +320,7 @@ def _train_locked(config, env_mode, lock, on_report):
                 config.logdir, on_failure=True), lock)
             stop = stopping.active()
             watchdog = tools.StepWatchdog(
-                batch_env, timeout=config.worker_timeout or 600,
+                batches, timeout=config.worker_timeout or 600,
                 grace=_STUCK_STEP_GRACE,
                 on_hang=lambda error: abandon(
                     lambda: 'Error: Training stopped: '
@@ -210,7 +334,7 @@ def _train_locked(config, env_mode, lock, on_report):
                     loop, sess, saver, simulation, config.logdir,
                     total_steps, on_report)
     finally:
-        batch_env.close()
+        batches.close()
 
 
 def make_session_config(config):
@@ -281,6 +405,8 @@ def _run_loop(
         raise utility.TrainingError(str(error)) from error
     except tf.errors.OpError as error:
         failure = simulation.batch_env.error
+        if failure is None and simulation.eval_batch_env is not None:
+            failure = simulation.eval_batch_env.error
         if stop and stop.requested():
             # Workers that the signal reached too may have failed the step;
             # either way it changed no state that checkpoints hold.
@@ -371,11 +497,14 @@ def _describe_op_error(error):
 def phase_steps(config):
     """Environment steps of one training phase and of one evaluation phase.
 
-    A training phase lasts `eval_every` steps, by default those of
-    `update_every` full-length episodes, or of one per agent where there are
-    more agents: every evaluation restarts the training episodes, so a
-    shorter phase would end no episode. The evaluation that follows runs
-    `eval_episodes` episodes of `max_length` steps.
+    Evaluation has environments of its own, so training phases need not
+    hold whole episodes. The run's `steps` are split into equal training
+    phases of at most `eval_every` steps each (by default those of
+    `update_every` full-length episodes, or of one per agent where there
+    are more agents, but no more than `steps`), a whole number of batch
+    steps each; so the run ends with an evaluation whatever `steps` is, and
+    trains at most one batch step per phase more than `steps`. An
+    evaluation runs `eval_episodes` environments for `max_length` steps.
 
     Args:
       config: Completed configuration (with `max_length`).
@@ -383,6 +512,63 @@ def phase_steps(config):
     Returns:
       Tuple of two integers.
     """
-    train_steps = config.eval_every or (
-        max(config.update_every, config.num_agents) * config.max_length)
-    return int(train_steps), int(config.eval_episodes * config.max_length)
+    steps = max(1, int(math.ceil(config.steps)))
+    every = config.eval_every or min(
+        steps, max(config.update_every, config.num_agents) *
+        config.max_length)
+    phases = int(math.ceil(steps / every))
+    batches = int(math.ceil(steps / phases / config.num_agents))
+    train_steps = batches * config.num_agents
+    return train_steps, int(config.eval_episodes * config.max_length)
+
+
+def schedule_steps(config):
+    """The global step at which a run ends: after its last evaluation.
+
+    The global step counts the steps of training and evaluation phases.
+
+    Args:
+      config: Completed configuration.
+
+    Returns:
+      Integer.
+    """
+    train_steps, eval_steps = phase_steps(config)
+    steps = max(1, int(math.ceil(config.steps)))
+    phases = int(math.ceil(steps / train_steps))
+    return phases * (train_steps + eval_steps)
+
+
+class _Batches:
+    """The training and the evaluation batch, for the watchdog and closing.
+
+    `busy` is that of whichever batch steps, and `batch[index]` the
+    environment of the batch that was busy last.
+    """
+
+    def __init__(self, batch_env, eval_batch_env):
+        self._batches = [
+            batch for batch in (batch_env, eval_batch_env)
+            if batch is not None]
+        self._last = self._batches[0]
+
+    @property
+    def busy(self):
+        """The `busy` record of the batch that steps, or None."""
+        for batch in self._batches:
+            busy = getattr(batch, 'busy', None)
+            if busy:
+                self._last = batch
+                return busy
+        return None
+
+    def __getitem__(self, index):
+        return self._last[index]
+
+    def close(self):
+        """Close both batches, the second even when the first fails to."""
+        try:
+            self._batches[0].close()
+        finally:
+            for batch in self._batches[1:]:
+                batch.close()

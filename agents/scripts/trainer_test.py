@@ -1,21 +1,143 @@
-"""Tests of the trainer's schedule; `train_test` trains end to end."""
+"""Tests of the trainer's schedule and evaluation; `train_test` trains end
+to end."""
 
+import functools
+
+import numpy as np
 import pytest
+import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.scripts import config_spec
+from agents.scripts import configs
+from agents.scripts import networks
+from agents.scripts import train
 from agents.scripts import trainer
 
 
-@pytest.mark.parametrize('overrides, expected', [
-    # Four episodes of 20 steps per training phase, two for evaluation.
-    (dict(update_every=4), (80, 40)),
-    # One update's episode would leave the second agent's unfinished.
-    (dict(update_every=1), (40, 40)),
-    (dict(update_every=1, eval_every=100, eval_episodes=3), (100, 60)),
+@pytest.mark.parametrize('overrides, expected, total', [
+    # Two episodes of 20 steps per training phase by default, two for
+    # evaluation; 120 steps are three phases.
+    (dict(update_every=2), (40, 40), 240),
+    # The default phase is no longer than the run.
+    (dict(update_every=4, steps=40), (40, 40), 80),
+    (dict(update_every=1, eval_every=60, eval_episodes=3), (60, 60), 240),
+    # Equal phases of at most eval_every steps, whole batch steps each: the
+    # run ends with an evaluation whatever its steps.
+    (dict(eval_every=100), (60, 40), 200),
+    (dict(eval_every=50, steps=25), (26, 40), 66),
+    (dict(steps=2000, eval_every=2000, num_agents=8), (2000, 40), 2040),
+    (dict(steps=2500, eval_every=2000, num_agents=8), (1256, 40), 2592),
 ])
-def test_phase_steps(overrides, expected):
+def test_phase_steps(overrides, expected, total):
     config = tools.AttrDict(
-        num_agents=2, max_length=20, eval_episodes=2, eval_every=None)
+        num_agents=2, max_length=20, eval_episodes=2, eval_every=None,
+        update_every=2, steps=120)
     with config.unlocked:
         config.update(overrides)
     assert trainer.phase_steps(config) == expected
+    assert trainer.schedule_steps(config) == total
+
+
+def _config(**overrides):
+    """A tiny PPO config on mock environments."""
+    config = tools.AttrDict(configs.default())
+    with config.unlocked:
+        config.update(
+            env=functools.partial(tools.MockEnvironment, durations=(2, 3)),
+            policy_layers=(4,), value_layers=(4,), num_agents=2,
+            update_every=2, eval_episodes=3, max_length=5, update_epochs=1,
+            batch_size=2, chunk_length=5, steps=20, logdir=None, seed=0,
+            normalize_ranges=False)
+        config.update(overrides)
+    return config_spec.complete_config(config)
+
+
+def _batch(envs, scope):
+    with tf.variable_scope(scope):
+        return tools.InGraphBatchEnv(tools.BatchEnv(envs, blocking=True))
+
+
+@pytest.mark.parametrize('network', [
+    networks.feed_forward_gaussian, networks.recurrent_gaussian])
+def test_evaluation_leaves_training_state_and_normalizer_alone(network):
+    """An evaluation phase reads the weights and normalizer, changes none of
+    the training agents' state, and scores the first episode of each
+    evaluation environment."""
+    config = _config(network=network)
+    train_envs = [tools.MockEnvironment(durations=(4,)) for _ in range(2)]
+    eval_envs = [tools.MockEnvironment(durations=(2, 3)) for _ in range(3)]
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        graph = trainer.define_simulation(
+            _batch(train_envs, 'environments'),
+            _batch(eval_envs, 'eval_environments'), config)
+        watched = [
+            variable for variable in tf.global_variables()
+            if not variable.name.startswith(
+                ('eval_environments/', 'evaluation/'))]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(graph.is_training.assign(True))
+            for _ in range(6):
+                sess.run(graph.summary)
+            before = sess.run(watched)
+            assert [env.steps for env in train_envs] == [[4, 2]] * 2
+            dones, scores = [], []
+            for index in range(5):
+                sess.run(graph.force_reset.assign(index == 0))
+                done, score = sess.run([graph.eval_done, graph.eval_score])
+                dones.append(done.tolist())
+                scores.append(score[done].tolist())
+            after = sess.run(watched)
+            sess.run(graph.summary)
+    # Every evaluation environment ran an episode of 2 steps (score 3) and
+    # one of 3 (score 6); only the first counts.
+    assert dones == [[False] * 3, [True] * 3] + [[False] * 3] * 3
+    assert scores == [[], [3.0] * 3, [], [], []]
+    assert [env.steps for env in eval_envs] == [[2, 3]] * 3
+    names = [variable.name for variable in watched]
+    assert any('normalize_observ' in name for name in names)
+    for name, old, new in zip(names, before, after):
+        np.testing.assert_array_equal(old, new, err_msg=name)
+    # The training episodes went on where they were.
+    assert [env.steps for env in train_envs] == [[4, 3]] * 2
+
+
+@pytest.mark.parametrize('stochastic', [False, True])
+def test_evaluation_acts_greedily_unless_stochastic(stochastic):
+    config = _config(eval_stochastic=stochastic)
+    eval_envs = [tools.MockEnvironment(durations=(5,)) for _ in range(3)]
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        graph = trainer.define_simulation(
+            _batch([tools.MockEnvironment() for _ in range(2)],
+                   'environments'),
+            _batch(eval_envs, 'eval_environments'), config)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for index in range(3):
+                sess.run(graph.force_reset.assign(index == 0))
+                sess.run(graph.eval_done)
+    actions = np.array([env.actions for env in eval_envs])
+    # The environments see the same observations: the mode is the same
+    # action for all, samples differ.
+    same = [np.array_equal(actions[0], other) for other in actions[1:]]
+    assert same == ([False, False] if stochastic else [True, True])
+
+
+def test_runs_score_first_evaluation_episodes_exactly():
+    """The evaluation of a 2-phase run on mock environments scores 6 twice:
+    each phase begins anew and keeps the first of its episodes."""
+    config = _config()
+    assert list(train.train(config, 'inprocess')) == [6.0, 6.0]
+
+
+@pytest.mark.parametrize('steps', [2000, 3000])
+def test_a_short_cartpole_run_ends_with_an_evaluation(steps):
+    config = tools.AttrDict(configs.cartpole())
+    with config.unlocked:
+        config.update(steps=steps, seed=0, logdir=None)
+    scores = list(train.train(config, 'inprocess'))
+    assert len(scores) == steps // 2000 + (steps % 2000 > 0)
+    assert all(np.isfinite(scores))

@@ -160,6 +160,7 @@ def _tiny_config(name, run_dir, max_length, steps):
         config.num_agents = 2
         config.max_length = max_length
         config.steps = steps
+        config.eval_every = None
         config.update_every = 2
         config.eval_episodes = 1
         config.update_epochs = 1

@@ -13,6 +13,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import parts
 from agents import tools
+from agents.algorithms.ppo import evaluation_view
 from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import utility
 
@@ -213,6 +214,29 @@ class PPO:
         progress = tf.cast(self._trained_steps, tf.float32) / float(
             self._config.steps)
         return learning_rate * tf.maximum(0.0, 1.0 - progress)
+
+    def evaluation_view(self, batch_env, stochastic=False):
+        """The policy acting on a batch of evaluation environments.
+
+        The view shares the networks' weights and the observation
+        normalizer, which it reads without updating, and keeps its own
+        per-agent state (the recurrent state) for the evaluation batch, so
+        that evaluation episodes leave the training agents' state, episode
+        buffers and memory as they were. It collects nothing and never
+        trains.
+
+        Args:
+          batch_env: In-graph batch of the evaluation environments, with
+              the observation and action spaces of the training batch.
+          stochastic: Whether to sample actions; by default the view acts
+              greedily with the policy's mode.
+
+        Returns:
+          `evaluation_view.EvaluationView` with the interface that `tools.simulate` calls.
+        """
+        return evaluation_view.EvaluationView(
+            batch_env, self._network, self._observ_filter, self._device,
+            stochastic)
 
     def begin_episode(self, agent_indices):
         """Reset the recurrent state and episode buffers of some agents.

@@ -1,0 +1,107 @@
+"""The policy of PPO acting on evaluation environments of their own."""
+
+import tensorflow.compat.v1 as tf
+
+from agents import tools
+from agents.algorithms.ppo import utility
+
+
+class EvaluationView:
+    """The actions of a policy on evaluation environments.
+
+    Built by `PPO.evaluation_view`, which see.
+    Its methods form the algorithm interface that `tools.simulate` calls;
+    all but `perform` only reset the recurrent state, and every summary is
+    empty.
+    """
+
+    def __init__(self, batch_env, network, observ_filter, device, stochastic):
+        """Create the per-agent state of the evaluation batch.
+
+        Args:
+          batch_env: In-graph batch of the evaluation environments.
+          network: The policy's network template, shared with training.
+          observ_filter: The `parts.StreamingNormalize` of observations,
+              only read here.
+          device: Device of the network's ops.
+          stochastic: Whether to sample actions instead of the mode.
+        """
+        self._network = network
+        self._observ_filter = observ_filter
+        self._device = device
+        self._stochastic = bool(stochastic)
+        size = len(batch_env)
+        with tf.device(device):
+            output = network(
+                tf.zeros_like(batch_env.observ)[:, None],
+                tf.ones(size, tf.int32))
+        self._last_state = None
+        if output.state is not None:
+            with tf.variable_scope('ppo_evaluation_temporary'):
+                self._last_state = tools.nested.map(
+                    lambda state: tf.Variable(
+                        tf.zeros_like(state), trainable=False),
+                    output.state)
+
+    def begin_episode(self, agent_indices):
+        """Reset the recurrent state of some agents.
+
+        Args:
+          agent_indices: Integer tensor of agent indices.
+
+        Returns:
+          Empty summary tensor, after the reset.
+        """
+        with tf.name_scope('evaluation_begin_episode/'):
+            if self._last_state is None:
+                return tf.constant('')
+            reset_state = utility.reinit_nested_vars(
+                self._last_state, agent_indices)
+            with tf.control_dependencies([reset_state]):
+                return tf.constant('')
+
+    def perform(self, agent_indices, observ):
+        """The actions of the policy, the mode unless `stochastic`.
+
+        Args:
+          agent_indices: Integer tensor of agent indices.
+          observ: Tensor of a batch of observations for those agents.
+
+        Returns:
+          Tuple of the action batch and an empty summary tensor.
+        """
+        with tf.name_scope('evaluation_perform/'):
+            observ = self._observ_filter.transform(observ)
+            state = None
+            if self._last_state is not None:
+                state = utility.nested_gather(self._last_state, agent_indices)
+            with tf.device(self._device):
+                output = self._network(
+                    observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
+                    state)
+            if self._stochastic:
+                action = output.policy.sample()[:, 0]
+            else:
+                action = output.policy.mode()[:, 0]
+            if self._last_state is None:
+                return action, tf.constant('')
+            remember = utility.assign_nested_vars(
+                self._last_state, output.state, agent_indices)
+            with tf.control_dependencies([remember]):
+                return tf.identity(action), tf.constant('')
+
+    def experience(self, *unused_transition):
+        """Collect nothing.
+
+        Returns:
+          Empty summary tensor.
+        """
+        return tf.constant('')
+
+    def end_episode(self, unused_agent_indices):
+        """Train on nothing.
+
+        Returns:
+          Empty summary tensor.
+        """
+        return tf.constant('')
