@@ -8,6 +8,7 @@ test doubles come from `train_reliability_test`.
 """
 
 import errno
+import logging
 import os
 import shutil
 import signal
@@ -202,6 +203,50 @@ def test_full_disk_stops_in_one_line_and_keeps_earlier_checkpoints(
     assert not [name for name in os.listdir(run_dir) if 'tmp' in name]
     listing = _listing(run_dir)
     assert {name: listing[name] for name in earlier} == earlier
+    assert utility.list_checkpoints(run_dir) == [
+        os.path.join(run_dir, 'model.ckpt-80')]
+
+
+class _Messages(logging.Handler):
+    """Collects the messages of the 'agents' logger, which may not propagate."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_failed_first_checkpoint_leaves_no_index_and_resumes_from_step_0(
+        tmp_path, capsys, monkeypatch):
+    """A first save that met a full disk leaves no `checkpoint` index.
+
+    TensorFlow had written the index naming it before it failed; the
+    resume then says that it starts over.
+    """
+    run_dir = _new_run_folder(str(tmp_path), 'T', seed=None)
+    with monkeypatch.context() as patch:
+        _fail_meta_graph_writes(patch)
+        code = _main(
+            f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert lines[-1] == (
+        f'Error: Cannot save checkpoint {run_dir}/model.ckpt-80: No space '
+        'left on device.')
+    assert sorted(os.listdir(run_dir)) == ['config.yaml', 'eval', 'train']
+    handler = _Messages()
+    logging.getLogger('agents').addHandler(handler)
+    try:
+        code = _main(
+            f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    finally:
+        logging.getLogger('agents').removeHandler(handler)
+    assert code == 0
+    assert (
+        f'No checkpoint in {run_dir} yet; training starts at step 0.'
+        in handler.messages)
     assert utility.list_checkpoints(run_dir) == [
         os.path.join(run_dir, 'model.ckpt-80')]
 
