@@ -210,8 +210,8 @@ class _Script:
     of a script that hangs fails the test instead of hanging it.
     """
 
-    def __init__(self, *args, fault_file=None):
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    def __init__(self, *args, fault_file=None, environ=None):
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', **environ or {})
         if fault_file:
             env[faulty_environment.FAULT_FILE_VARIABLE] = str(fault_file)
         # pylint: disable-next=consider-using-with
