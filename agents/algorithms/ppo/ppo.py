@@ -718,4 +718,3 @@ def _summary_after(dependencies, log, summary_fn):
     with tf.control_dependencies(dependencies):
         return tf.cond(
             tools.identity_after(dependencies, log), summary_fn, str)
-
