@@ -19,6 +19,9 @@ def default():
     # General
     algorithm = algorithms.PPO
     num_agents = 16
+    # Most agents a run may have: a typo such as 1000000 would build that
+    # many environments for minutes; raise it where the machine holds more.
+    max_agents = 1024
     eval_episodes = 16  # Evaluation environments, one episode each.
     eval_stochastic = False  # Sample evaluation actions; False: the mode.
     use_gpu = False

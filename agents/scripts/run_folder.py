@@ -142,18 +142,27 @@ class RunLock:
     def release(self, remove_created=False):
         """Remove the lock file and release the lock; safe to call again.
 
+        Never raises: the release happens on the way out of a run, whose
+        own error it must not hide.
+
         Args:
             remove_created: Whether to remove the folders that `acquire`
                 created, where they are empty.
         """
         if not self.held:
             return
-        # Removed while still locked, so that no other process locks it in
-        # between; see the check in `acquire`.
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self._path)
-        os.close(self._fd)
-        self._fd = None
+        fd, self._fd = self._fd, None
+        try:
+            # Removed while still locked, so that no other process locks it
+            # in between; see the check in `acquire`. A folder that became
+            # read-only (a remount, a full quota) keeps the file, which is
+            # free once closed: an error here would replace the one that
+            # ended the run.
+            with contextlib.suppress(OSError):
+                os.remove(self._path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(fd)
         if remove_created:
             for directory in reversed(self._created):
                 try:

@@ -1,5 +1,6 @@
 """Tests for the lock of a run folder."""
 
+import errno
 import os
 import signal
 import subprocess
@@ -66,3 +67,28 @@ def test_release_removes_the_folders_that_acquire_created(tmp_path):
     assert not lock.held
     assert os.listdir(tmp_path) == ['runs']
     assert os.listdir(tmp_path / 'runs') == []
+
+
+def test_release_in_a_read_only_folder_raises_nothing_and_frees_it(
+        tmp_path, monkeypatch):
+    """A folder that became read-only keeps its lock file, which is free.
+
+    Tests run as root here, which writes regardless of permissions, so
+    removal fails as on a read-only mount: with EROFS, mocked.
+    """
+    run_dir = str(tmp_path / 'T-pendulum')
+    lock = run_folder.RunLock(run_dir).acquire()
+    remove = os.remove
+
+    def read_only_remove(path, *args, **kwargs):
+        if str(path).startswith(run_dir):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return remove(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, 'remove', read_only_remove)
+    lock.release()
+    assert not lock.held
+    assert os.listdir(run_dir) == [run_folder.LOCK_NAME]
+    monkeypatch.setattr(os, 'remove', remove)
+    run_folder.RunLock(run_dir).acquire().release()
+    assert os.listdir(run_dir) == []

@@ -16,7 +16,9 @@ from the watchdog's thread.
 """
 
 import contextlib
+import multiprocessing.util
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -125,6 +127,27 @@ def exit_with(message, code):
 
 
 def exit_now(message, code):
-    """Print one line to stderr and end the process without cleaning up."""
+    """Print one line to stderr and end the process without cleaning up.
+
+    Only the temporary folder of multiprocessing is removed first (see
+    `remove_multiprocessing_temp_dir`).
+
+    Args:
+      message: The line to print.
+      code: Exit code.
+    """
     print(message, file=sys.stderr, flush=True)
+    remove_multiprocessing_temp_dir()
     os._exit(code)  # pylint: disable=protected-access
+
+
+def remove_multiprocessing_temp_dir():
+    """Remove the `pymp-*` folder of multiprocessing in the temporary folder.
+
+    It holds the socket of the forkserver that starts worker processes;
+    multiprocessing removes it at a normal exit, which `os._exit` skips.
+    Without one, this creates and removes an empty folder. Errors are
+    ignored: the process is on its way out.
+    """
+    with contextlib.suppress(OSError):
+        shutil.rmtree(multiprocessing.util.get_temp_dir(), ignore_errors=True)

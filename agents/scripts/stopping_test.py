@@ -10,9 +10,13 @@ import pytest
 from agents.scripts import stopping
 
 _SECOND_SIGNAL_SCRIPT = """
+import multiprocessing.util
 import os
 import signal
 from agents.scripts import stopping
+# The folder that a forkserver's socket makes.
+assert os.path.basename(multiprocessing.util.get_temp_dir()).startswith(
+    'pymp-')
 stop = stopping.StopRequest(
     lambda signum, again=False: f'Stopped by {signum}, again {again}.')
 with stop.install():
@@ -51,11 +55,16 @@ def test_signal_in_the_loop_only_requests_a_stop():
     assert stop.signum == signal.SIGTERM
 
 
-def test_second_signal_exits_at_once():
-    """A second signal ends the process with its line, without saving."""
+def test_second_signal_exits_at_once(tmp_path):
+    """A second signal ends the process with its line, without saving.
+
+    Multiprocessing's temporary folder `pymp-*` goes too.
+    """
     result = subprocess.run(
         [sys.executable, '-c', _SECOND_SIGNAL_SCRIPT], capture_output=True,
-        text=True, check=False, timeout=60)
+        text=True, check=False, timeout=60,
+        env=dict(os.environ, TMPDIR=str(tmp_path)))
     assert result.returncode == 128 + signal.SIGTERM
     assert result.stdout == ''
     assert result.stderr == f'Stopped by {int(signal.SIGTERM)}, again True.\n'
+    assert os.listdir(tmp_path) == []

@@ -211,8 +211,8 @@ class _Script:
     of a script that hangs fails the test instead of hanging it.
     """
 
-    def __init__(self, *args, fault_file=None):
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3')
+    def __init__(self, *args, fault_file=None, environ=None):
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='3', **environ or {})
         if fault_file:
             env[faulty_environment.FAULT_FILE_VARIABLE] = str(fault_file)
         # pylint: disable-next=consider-using-with
@@ -520,10 +520,34 @@ _ENV = 'agents.scripts.train_reliability_test'
      'Error: Config seed=-1 must be an integer from 0 to 4294967295.'),
     ('env: !callable os:getcwd\n',
      "Error: Config env 'posix:getcwd' returned '/"),
+    # The probes of issue 24: before, tracebacks, exit 0 after restoring
+    # and writing, or a minute of building environments.
+    ('steps: .nan\n', 'Error: Config steps=nan must be a finite number of '
+     'environment steps from 1 to 1e12.'),
+    ('steps: 1.0e+300\n', 'Error: Config steps=1e+300 must be a finite '
+     'number of environment steps from 1 to 1e12.'),
+    ('steps: -5\n', 'Error: Config steps=-5 must be a finite number of '
+     'environment steps from 1 to 1e12.'),
+    ('steps: 0\n', 'Error: Config steps=0 must be a finite number of '
+     'environment steps from 1 to 1e12.'),
+    ('max_length: -1\n',
+     'Error: Config max_length=-1 must be an integer >= 1 or None.'),
+    ('num_agents: 0\n', 'Error: Config num_agents=0 must be an integer from '
+     '1 to max_agents=1024.'),
+    ('num_agents: -3\n', 'Error: Config num_agents=-3 must be an integer '
+     'from 1 to max_agents=1024.'),
+    ('num_agents: 1000000\n', 'Error: Config num_agents=1000000 must be an '
+     'integer from 1 to max_agents=1024: it would build 1000000 '
+     'environments; raise max_agents where the machine holds that many.'),
+    ('update_every: 0\n',
+     'Error: Config update_every=0 must be an integer >= 1.'),
 ], ids=[
     'env_id', 'observation_space', 'action_space', 'yaml', 'import',
     'python_object', 'algorithm_setting', 'worker_timeout',
-    'session_threads', 'seed', 'env_not_an_env'])
+    'session_threads', 'seed', 'env_not_an_env', 'steps_nan',
+    'steps_1e300', 'steps_negative', 'steps_zero', 'max_length_negative',
+    'num_agents_zero', 'num_agents_negative', 'num_agents_million',
+    'update_every_zero'])
 def test_invalid_saved_config_exits_2_and_changes_nothing(
         tmp_path, capsys, config_yaml, message):
     """A run folder with a bad config.yaml fails in one line, untouched."""
@@ -542,6 +566,39 @@ def test_invalid_saved_config_exits_2_and_changes_nothing(
     assert lines[-1].startswith(message), lines[-1]
     assert _listing(tmp_path) == before
     assert not marker.exists()
+
+
+@pytest.mark.parametrize('setting, message', [
+    ('steps=.nan', 'steps=nan must be a finite number of environment steps '
+     'from 1 to 1e12.'),
+    ('steps=1e300', 'steps=1e+300 must be a finite number of environment '
+     'steps from 1 to 1e12.'),
+    ('steps=-5', 'steps=-5.0 must be a finite number of environment steps '
+     'from 1 to 1e12.'),
+    ('steps=0', 'steps=0.0 must be a finite number of environment steps '
+     'from 1 to 1e12.'),
+    ('max_length=-1', 'max_length=-1 must be an integer >= 1 or None.'),
+    ('num_agents=0',
+     'num_agents=0 must be an integer from 1 to max_agents=1024.'),
+    ('num_agents=-3',
+     'num_agents=-3 must be an integer from 1 to max_agents=1024.'),
+    ('num_agents=1000000', 'num_agents=1000000 must be an integer from 1 to '
+     'max_agents=1024: it would build 1000000 environments; raise '
+     'max_agents where the machine holds that many.'),
+], ids=[
+    'steps_nan', 'steps_1e300', 'steps_negative', 'steps_zero',
+    'max_length_negative', 'num_agents_zero', 'num_agents_negative',
+    'num_agents_million'])
+def test_invalid_setting_of_a_new_run_exits_2_without_writing(
+        tmp_path, capsys, setting, message):
+    """A --set value out of range fails in one line; no folder is made."""
+    code = _main(
+        f'--logdir={tmp_path}', '--config=pendulum', '--timestamp=T',
+        f'--set={setting}', '--env_mode=inprocess')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1] == 'Error: Config ' + message
+    assert os.listdir(tmp_path) == []
 
 
 def test_config_without_a_required_key_exits_2(tmp_path, capsys):

@@ -7,6 +7,8 @@ restarts, a full disk, and resumes that fail without writing. Helpers and
 test doubles come from `train_reliability_test`.
 """
 
+import errno
+import logging
 import os
 import shutil
 import signal
@@ -154,12 +156,15 @@ def test_resume_without_a_readable_checkpoint_exits_2_and_writes_nothing(
     assert _listing(tmp_path) == before
 
 
-def _fail_meta_graph_writes(monkeypatch):
+def _fail_meta_graph_writes(
+        monkeypatch, error=tf.errors.ResourceExhaustedError,
+        cause='No space left on device'):
     """Have writes of meta graphs meet a full disk half way.
 
     TensorFlow writes the meta graph of a checkpoint last, to a temporary
-    file that it renames; on a full disk the write fails and the temporary
-    file stays, as seen on a small tmpfs.
+    file that it renames, after it updated the `checkpoint` index; on a full
+    disk the write fails and the temporary file stays, as seen on a small
+    tmpfs.
     """
     write = file_io.write_string_to_file
 
@@ -167,8 +172,7 @@ def _fail_meta_graph_writes(monkeypatch):
         if '.meta.tmp' not in filename:
             return write(filename, file_content)
         write(filename, file_content[:len(file_content) // 2])
-        raise tf.errors.ResourceExhaustedError(
-            None, None, f'{filename}; No space left on device')
+        raise error(None, None, f'{filename}; {cause}')
 
     monkeypatch.setattr(file_io, 'write_string_to_file', write_string_to_file)
 
@@ -201,6 +205,84 @@ def test_full_disk_stops_in_one_line_and_keeps_earlier_checkpoints(
     assert {name: listing[name] for name in earlier} == earlier
     assert utility.list_checkpoints(run_dir) == [
         os.path.join(run_dir, 'model.ckpt-80')]
+
+
+class _Messages(logging.Handler):
+    """Collects the messages of the 'agents' logger, which may not propagate."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_failed_first_checkpoint_leaves_no_index_and_resumes_from_step_0(
+        tmp_path, capsys, monkeypatch):
+    """A first save that met a full disk leaves no `checkpoint` index.
+
+    TensorFlow had written the index naming it before it failed; the
+    resume then says that it starts over.
+    """
+    run_dir = _new_run_folder(str(tmp_path), 'T', seed=None)
+    with monkeypatch.context() as patch:
+        _fail_meta_graph_writes(patch)
+        code = _main(
+            f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert lines[-1] == (
+        f'Error: Cannot save checkpoint {run_dir}/model.ckpt-80: No space '
+        'left on device.')
+    assert sorted(os.listdir(run_dir)) == ['config.yaml', 'eval', 'train']
+    handler = _Messages()
+    logging.getLogger('agents').addHandler(handler)
+    try:
+        code = _main(
+            f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    finally:
+        logging.getLogger('agents').removeHandler(handler)
+    assert code == 0
+    assert (
+        f'No checkpoint in {run_dir} yet; training starts at step 0.'
+        in handler.messages)
+    assert utility.list_checkpoints(run_dir) == [
+        os.path.join(run_dir, 'model.ckpt-80')]
+
+
+def test_read_only_run_folder_ends_with_the_checkpoint_error(
+        finished_run, tmp_path, capsys, monkeypatch):
+    """A run folder that became read-only: the save's line, exit 1.
+
+    Releasing the run lock fails too, on `.lock`, and must not replace the
+    error that ended the run. Tests run as root here, which writes
+    regardless of permissions, so the read-only mount is mocked: the
+    meta graph write and every removal in the folder fail with EROFS.
+    """
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    _edit_config(run_dir, steps=80)
+    _fail_meta_graph_writes(
+        monkeypatch, tf.errors.FailedPreconditionError,
+        os.strerror(errno.EROFS))
+    remove = os.remove
+
+    def read_only_remove(path, *args, **kwargs):
+        if str(path).startswith(run_dir):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return remove(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, 'remove', read_only_remove)
+    code = _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert lines[-1] == (
+        f'Error: Cannot save checkpoint {run_dir}/model.ckpt-160: Read-only '
+        'file system.')
+    assert run_folder.LOCK_NAME in os.listdir(run_dir)
+    monkeypatch.setattr(os, 'remove', remove)
+    run_folder.RunLock(run_dir).acquire().release()
 
 
 def test_full_disk_for_summaries_stops_in_one_line(

@@ -85,7 +85,7 @@ def _wait_for_file(path, seconds=60):
         time.sleep(0.05)
 
 
-def _faulty_run(tmp_path, env_mode, fault, **overrides):
+def _faulty_run(tmp_path, env_mode, fault, environ=None, **overrides):
     """The script on a run folder of `FaultyEnvironment`s, past a report.
 
     Returns the script, once the fault began in a step, and the run folder.
@@ -97,7 +97,7 @@ def _faulty_run(tmp_path, env_mode, fault, **overrides):
     fault_file = tmp_path / 'fault'
     script = _Script(
         f'--logdir={tmp_path}', '--timestamp=T', f'--env_mode={env_mode}',
-        fault_file=fault_file)
+        fault_file=fault_file, environ=environ)
     script.wait_for(r'INFO Global step \d+ \(eval\)')
     fault_file.write_text(fault)
     _wait_for_file(str(fault_file) + '.reached')
@@ -159,10 +159,14 @@ def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
     """An environment stuck in process stops the run after worker_timeout.
 
     Nothing interrupts the stuck step, so the watchdog saves the last
-    completed step, prints the line of a worker's timeout and exits.
+    completed step, prints the line of a worker's timeout and exits,
+    leaving no multiprocessing folder `pymp-*` in the temporary folder.
     """
+    temp_dir = tmp_path / 'tmp'
+    temp_dir.mkdir()
     script, run_dir = _faulty_run(
-        tmp_path, 'inprocess', 'hang', worker_timeout=2)
+        tmp_path, 'inprocess', 'hang', environ=dict(TMPDIR=str(temp_dir)),
+        worker_timeout=2)
     try:
         code, _ = script.finish()
     finally:
@@ -176,16 +180,23 @@ def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
     saved, = _saved_checkpoints(script.lines)
     assert utility.list_checkpoints(run_dir)[0] == saved
     assert int(saved.rsplit('-', 1)[1]) >= _last_reported_step(script.lines)
+    assert not _wait_until_gone(script.descendants)
+    assert os.listdir(temp_dir) == []
 
 
 @pytest.mark.parametrize('env_mode', ['inprocess', 'slices'])
 def test_signal_during_a_hung_step_saves_and_exits(tmp_path, env_mode):
     """SIGTERM ends a run whose step hangs, long before worker_timeout.
 
-    The last completed step is saved, no process is left, and the run
-    resumes from it.
+    The last completed step is saved, no process is left, nor a
+    multiprocessing folder `pymp-*` in the temporary folder (the forkserver
+    of the slices has its socket there), and the run resumes from it.
     """
-    script, run_dir = _faulty_run(tmp_path, env_mode, 'hang')
+    temp_dir = tmp_path / 'tmp'
+    temp_dir.mkdir()
+    script, run_dir = _faulty_run(
+        tmp_path, env_mode, 'hang', environ=dict(TMPDIR=str(temp_dir)))
     saved_step = _terminate_group_and_check_the_save(script, run_dir, tmp_path)
     assert saved_step >= _last_reported_step(script.lines)
     assert not _wait_until_gone(script.descendants)
+    assert os.listdir(temp_dir) == []

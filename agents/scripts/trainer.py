@@ -289,8 +289,9 @@ def _train_locked(config, env_mode, lock, on_report):
                 # The algorithm and network reject their settings this way.
                 raise config_io.ConfigError(str(error)) from error
             saver = utility.define_saver(exclude=(r'.*_temporary.*',))
-            if config.logdir and not os.path.exists(
-                    os.path.join(config.logdir, 'config.yaml')):
+            resumed = bool(config.logdir) and os.path.exists(
+                os.path.join(config.logdir, 'config.yaml'))
+            if config.logdir and not resumed:
                 # What produced the run, beside the configuration it keeps;
                 # a resumed run keeps both of its first start.
                 provenance.write(config.logdir, provenance.record())
@@ -314,6 +315,10 @@ def _train_locked(config, env_mode, lock, on_report):
             if restored:
                 logging.getLogger('agents').info(
                     'Restored checkpoint %s.', restored)
+            elif resumed:
+                logging.getLogger('agents').info(
+                    'No checkpoint in %s yet; training starts at step 0.',
+                    config.logdir)
             saver = utility.RunSaver(saver, config.logdir)
             abandon = functools.partial(_abandon, functools.partial(
                 _save_checkpoint, sess, saver, simulation.step,

@@ -291,6 +291,7 @@ class RunSaver:
                         int(global_step))
             except (OSError, tf.errors.OpError) as error:
                 self._remove_partial(before, os.path.basename(prefix))
+                self._forget(prefix)
                 raise CheckpointError(
                     f'Cannot save checkpoint {prefix}: '
                     f'{_error_cause(error)}.') from error
@@ -313,6 +314,31 @@ class RunSaver:
                     with contextlib.suppress(OSError):
                         os.remove(os.path.join(directory, entry))
         self._saver.recover_last_checkpoints(last[excess:])
+
+    def _forget(self, prefix):
+        """Leave no record of a failed save in the saver or the index file.
+
+        TensorFlow updates the `checkpoint` index before it writes the meta
+        graph, so a save that fails there (a full disk) leaves the index
+        naming a checkpoint whose files are gone. The index is written anew
+        with the checkpoints that remain, or removed where none remains or
+        it cannot be written: `list_checkpoints` finds them in the folder.
+        """
+        remaining = [
+            path for path in self._saver.last_checkpoints
+            if path != prefix and os.path.exists(path + '.index')]
+        self._saver.recover_last_checkpoints(remaining)
+        index = os.path.join(self._logdir, 'checkpoint')
+        if remaining:
+            try:
+                tf.train.update_checkpoint_state(
+                    self._logdir, os.path.basename(remaining[-1]),
+                    [os.path.basename(path) for path in remaining])
+                return
+            except (OSError, tf.errors.OpError):
+                pass
+        with contextlib.suppress(OSError):
+            os.remove(index)
 
     def _remove_partial(self, before, name):
         """Remove the files of a failed save, and its temporary files."""
@@ -456,16 +482,24 @@ def list_checkpoints(logdir, warn=False):
         if name not in names and os.path.exists(
                 os.path.join(logdir, name + '.index')):
             names.append(name)
+    index = os.path.join(logdir, 'checkpoint')
+    logger = logging.getLogger('agents')
     if warn and problem:
-        logging.getLogger('agents').warning(
+        logger.warning(
             'The checkpoint index %s is damaged (%s); using the checkpoints '
-            'found in the folder.', os.path.join(logdir, 'checkpoint'),
-            problem)
-    elif warn and indexed and names and indexed[0] != names[0]:
-        logging.getLogger('agents').warning(
+            'found in the folder.', index, problem)
+    elif warn and indexed and indexed[0] not in names:
+        newest = (
+            f'trying {names[0]}, the newest found' if names
+            else 'no other checkpoint is in the folder')
+        logger.warning(
             'The checkpoint index %s names %s as the latest checkpoint, but '
-            '%s is newer; trying the newest first.',
-            os.path.join(logdir, 'checkpoint'), indexed[0], names[0])
+            '%s.index is missing; %s.', index, indexed[0], indexed[0], newest)
+    elif warn and indexed and indexed[0] != names[0]:
+        logger.warning(
+            'The checkpoint index %s names %s as the latest checkpoint, but '
+            '%s is newer; trying the newest first.', index, indexed[0],
+            names[0])
     return [os.path.join(logdir, name) for name in names]
 
 

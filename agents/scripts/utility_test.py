@@ -11,6 +11,7 @@ import cloudpickle
 import psutil
 import pytest
 import tensorflow.compat.v1 as tf
+from tensorflow.python.lib.io import file_io
 
 from agents import tools
 from agents.scripts import auto_batch_env
@@ -110,6 +111,82 @@ def test_damaged_or_stale_checkpoint_index_restores_the_newest(
     assert warning in warnings[0]
 
 
+def test_stale_index_naming_a_deleted_checkpoint_says_so(
+        tmp_path, warnings):
+    """With the newest `.index` deleted, the index names a missing one."""
+    _save_steps(str(tmp_path), (32000, 64000, 96000))
+    os.remove(tmp_path / 'model.ckpt-96000.index')
+    assert utility.list_checkpoints(str(tmp_path), warn=True) == [
+        str(tmp_path / 'model.ckpt-64000'),
+        str(tmp_path / 'model.ckpt-32000')]
+    assert warnings == [
+        f'The checkpoint index {tmp_path}/checkpoint names model.ckpt-96000 '
+        'as the latest checkpoint, but model.ckpt-96000.index is missing; '
+        'trying model.ckpt-64000, the newest found.']
+    for name in os.listdir(tmp_path):
+        if name.startswith('model.ckpt-'):
+            os.remove(tmp_path / name)
+    warnings.clear()
+    assert not utility.list_checkpoints(str(tmp_path), warn=True)
+    assert warnings == [
+        f'The checkpoint index {tmp_path}/checkpoint names model.ckpt-96000 '
+        'as the latest checkpoint, but model.ckpt-96000.index is missing; '
+        'no other checkpoint is in the folder.']
+
+
+def _fail_meta_graph_writes(monkeypatch):
+    """A full disk for the meta graph, which TensorFlow writes last.
+
+    It writes the `checkpoint` index before, naming the new checkpoint.
+    """
+    write = file_io.write_string_to_file
+
+    def write_string_to_file(filename, file_content):
+        if '.meta.tmp' not in filename:
+            return write(filename, file_content)
+        raise tf.errors.ResourceExhaustedError(
+            None, None, f'{filename}; No space left on device')
+
+    monkeypatch.setattr(file_io, 'write_string_to_file', write_string_to_file)
+
+
+@pytest.mark.parametrize('earlier', [(), (10,)], ids=['first', 'second'])
+def test_failed_save_leaves_no_index_entry_naming_it(
+        tmp_path, monkeypatch, warnings, earlier):
+    """A save that failed after TensorFlow updated the index is forgotten.
+
+    The index names the earlier checkpoints only, or is gone where none
+    was saved before, so that the next resume sees what the folder holds.
+    """
+    _save_steps(str(tmp_path), earlier)
+    with tf.Graph().as_default():
+        tf.Variable(0.0)
+        saver = utility.define_saver()
+        with tf.Session() as sess:
+            utility.initialize_variables(sess, saver, str(tmp_path))
+            run_saver = utility.RunSaver(saver, str(tmp_path))
+            with monkeypatch.context() as patch:
+                _fail_meta_graph_writes(patch)
+                with pytest.raises(utility.CheckpointError) as error:
+                    run_saver.save(sess, None, 20)
+            assert str(error.value) == (
+                f'Cannot save checkpoint {tmp_path}/model.ckpt-20: No space '
+                'left on device.')
+            assert saver.last_checkpoints == [
+                str(tmp_path / f'model.ckpt-{step}') for step in earlier]
+    assert not [name for name in os.listdir(tmp_path) if '-20' in name]
+    if earlier:
+        with open(tmp_path / 'checkpoint', encoding='utf-8') as file_:
+            assert file_.read() == (
+                'model_checkpoint_path: "model.ckpt-10"\n'
+                'all_model_checkpoint_paths: "model.ckpt-10"\n')
+    else:
+        assert not os.path.exists(tmp_path / 'checkpoint')
+    assert utility.list_checkpoints(str(tmp_path), warn=True) == [
+        str(tmp_path / f'model.ckpt-{step}') for step in earlier]
+    assert not warnings
+
+
 def test_max_to_keep_holds_across_restarts(tmp_path):
     """Checkpoints of earlier runs count against the saver's max_to_keep.
 
@@ -135,6 +212,7 @@ def test_max_to_keep_holds_across_restarts(tmp_path):
 _SAVE_FOREVER = """
 import sys
 import tensorflow.compat.v1 as tf
+from tensorflow.python.lib.io import file_io
 with tf.Graph().as_default():
     weights = tf.Variable(tf.zeros([4, 1 << 20]), name='weights')
     value = tf.placeholder(tf.float32, ())

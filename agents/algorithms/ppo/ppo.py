@@ -18,6 +18,7 @@ from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import utility
 
 
+# The values of `reward_normalization`.
 REWARD_NORMALIZATIONS = ('reward', 'return', None)
 
 _Transition = collections.namedtuple(
@@ -50,11 +51,13 @@ class PPO:
           is_training: Boolean tensor; collect data and train when true, act
               greedily otherwise.
           should_log: Boolean tensor; whether to compute summaries.
-          config: Object with the hyper-parameters (see `configs.default`).
+          config: Object with the hyper-parameters (see `configs.default`),
+              whose values `agents.scripts.config_spec.check_config` checks
+              (training checks them before it builds anything).
 
         Raises:
-          ValueError: When the action space is neither Box nor Discrete, or a
-              hyper-parameter is out of range.
+          ValueError: When the action space is neither Box nor Discrete, or
+              `rollout_length` comes with a recurrent network.
         """
         self._batch_env = batch_env
         self._step = step
@@ -62,7 +65,6 @@ class PPO:
         self._should_log = should_log
         self._config = config
         self._num_agents = len(batch_env)
-        self._validate_config(config)
         space = batch_env.action_space
         if not isinstance(space, (gym.spaces.Box, gym.spaces.Discrete)):
             raise ValueError(
@@ -82,42 +84,6 @@ class PPO:
             'network', functools.partial(config.network, config, space))
         self._define_variables()
         self._optimizer = config.optimizer(self._learning_rate)
-
-    @staticmethod
-    def _validate_config(config):
-        checks = (
-            ('discount', 0 <= config.discount <= 1, 'in [0, 1]'),
-            ('update_every', config.update_every >= 1, '>= 1'),
-            ('update_epochs', config.update_epochs >= 1, '>= 1'),
-            ('update_steps', _positive_or_none(config.update_steps),
-             '>= 1 or None'),
-            ('kl_target', config.kl_target > 0, '> 0'),
-            ('max_length', config.max_length >= 1, '>= 1'),
-            ('rollout_length',
-             _positive_or_none(config.rollout_length),
-             '>= 1 or None'),
-        )
-        for name, valid, expected in checks:
-            if not valid:
-                raise ValueError(
-                    f'Config {name}={getattr(config, name)!r} must be '
-                    f'{expected}.')
-        choices = (
-            ('reward_normalization', REWARD_NORMALIZATIONS),
-            ('learning_rate_decay', (None, 'linear')))
-        for name, valid in choices:
-            value = config[name]
-            if value not in valid:
-                raise ValueError(
-                    f'Config {name}={value!r} must be one of {valid}.')
-        if not config.kl_penalty and not config.ppo_clip:
-            raise ValueError(
-                'Config kl_penalty=False needs ppo_clip, the policy '
-                'objective would have no trust region otherwise.')
-        gae_lambda = config.gae_lambda
-        if gae_lambda is not None and not 0 <= gae_lambda <= 1:
-            raise ValueError(
-                f'Config gae_lambda={gae_lambda!r} must be in [0, 1] or None.')
 
     @staticmethod
     def _choose_device(config):
@@ -777,8 +743,3 @@ def _summary_after(dependencies, log, summary_fn):
     with tf.control_dependencies(dependencies):
         return tf.cond(
             tools.identity_after(dependencies, log), summary_fn, str)
-
-
-def _positive_or_none(value):
-    """Whether an optional count is None or at least one."""
-    return value is None or value >= 1
