@@ -40,7 +40,7 @@ _WORKER_MARGIN = 1.25
 
 
 def create(build, constructor, num_agents, seed=None, timeout=None,
-           restart=False, candidates=AUTO_CANDIDATES):
+           restart=False, candidates=AUTO_CANDIDATES, leader=None):
     """The batch of environments of the mode 'auto'.
 
     Args:
@@ -54,6 +54,10 @@ def create(build, constructor, num_agents, seed=None, timeout=None,
       restart: Whether to replace environments that fail.
       candidates: Names of `env_modes.MODES` to compare; by default those of
           `auto_candidates(constructor)`.
+      leader: None, or a batch of the same environments whose `choose`
+          gives the mode (an `AutoBatchEnv`, also wrapped): the batch then
+          takes that mode instead of timing its own candidates, so that a
+          run's evaluation batch steps as its training batch does.
 
     Returns:
       An `AutoBatchEnv`, or the batch of the only candidate worth timing
@@ -62,8 +66,12 @@ def create(build, constructor, num_agents, seed=None, timeout=None,
     modes = usable_candidates(constructor, num_agents, candidates)
     if len(modes) == 1:
         return build(constructor, num_agents, modes[0], seed, timeout, restart)
+    if leader is not None and not hasattr(leader, 'choose'):
+        # The leader had a single candidate too.
+        leader = None
     return AutoBatchEnv(
-        build, constructor, num_agents, modes, seed, timeout, restart)
+        build, constructor, num_agents, modes, seed, timeout, restart,
+        leader)
 
 
 class AutoBatchEnv:
@@ -81,7 +89,7 @@ class AutoBatchEnv:
     """
 
     def __init__(self, build, constructor, num_agents, modes, seed=None,
-                 timeout=None, restart=False):
+                 timeout=None, restart=False, leader=None):
         """Build the first candidate and start building the others.
 
         Args:
@@ -94,7 +102,13 @@ class AutoBatchEnv:
           timeout: Seconds to wait for an answer of a worker process, or
               None.
           restart: Whether to replace environments that fail.
+          leader: None, or a batch whose `choose` gives the mode to take
+              instead of timing the candidates (see `create`).
         """
+        self._leader = leader
+        if leader is not None:
+            # Only the first candidate, for the spaces until the choice.
+            modes = modes[:1] if 'inprocess' not in modes else ['inprocess']
         self._create = lambda mode, seed=None, restart=False: build(
             constructor, num_agents, mode, seed, timeout, restart)
         self._seed = seed
@@ -190,7 +204,9 @@ class AutoBatchEnv:
                         'Env mode auto: %s did not start, so it is no '
                         'candidate: %s', mode, batch_env_lib.first_line(error))
                 try:
-                    if len(self._candidates) > 1:
+                    if self._leader is not None:
+                        mode = self._leader.choose()
+                    elif len(self._candidates) > 1:
                         mode, _ = time_candidates(self._candidates)
                     else:
                         mode = next(iter(self._candidates))
@@ -200,6 +216,11 @@ class AutoBatchEnv:
                     mode, self._seed, self._restart)
                 self.mode = mode
         return self._batch_env
+
+    def choose(self):
+        """Choose the mode now, unless chosen already, and return it."""
+        self._chosen()
+        return self.mode
 
     def _close_candidates(self):
         """Close the candidates that were built."""

@@ -202,7 +202,7 @@ def env_mode_from_flags(env_mode, env_processes):
 
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
-        restart=False):
+        restart=False, leader=None):
     """Create the batch of environments of a mode, outside the graph.
 
     Args:
@@ -223,7 +223,8 @@ def create_batch_env(
     """
     if env_mode == 'auto':
         return auto_batch_env.create(
-            create_batch_env, constructor, num_agents, seed, timeout, restart)
+            create_batch_env, constructor, num_agents, seed, timeout, restart,
+            leader=leader)
     if seed is None or isinstance(seed, (int, np.integer)):
         seeds = [None if seed is None else seed + index
                  for index in range(num_agents)]
@@ -272,7 +273,7 @@ def env_seeds(seed, count, purpose='train'):
         int(value >> 1) for value in child.generate_state(count, np.uint32)]
 
 
-def make_batch_env(config, seed, env_mode, evaluation=False):
+def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     """The batch of the configured environments, with the standard wrappers.
 
     The environments come without the standard wrappers, which the batch
@@ -287,6 +288,8 @@ def make_batch_env(config, seed, env_mode, evaluation=False):
       seed: The run's seed, or None.
       env_mode: A checked name of `mode_names()` (see `check_env_mode`).
       evaluation: Whether to build the evaluation batch.
+      leader: With env mode 'auto', the run's training batch, whose choice
+          of mode the evaluation batch takes (see `auto_batch_env.create`).
 
     Returns:
       The wrapped batch env, outside the graph.
@@ -296,7 +299,7 @@ def make_batch_env(config, seed, env_mode, evaluation=False):
     batch_env = create_batch_env(
         env_construction.environment_constructor(config, batch_wrappers=True),
         count, env_mode, seeds, config.worker_timeout,
-        config.restart_workers)
+        config.restart_workers, leader)
     try:
         return env_construction.wrap_batch_env(config, batch_env)
     except BaseException:

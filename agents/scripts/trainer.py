@@ -272,7 +272,8 @@ def _train_locked(config, env_mode, lock, on_report):
                 with tf.variable_scope('eval_environments'):
                     eval_batch_env = tools.InGraphBatchEnv(
                         env_modes.make_batch_env(
-                            config, config.seed, env_mode, evaluation=True))
+                            config, config.seed, env_mode, evaluation=True,
+                            leader=batch_env))
         except Exception as error:
             if batch_env is not None:
                 batch_env.close()
