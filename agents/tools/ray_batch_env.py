@@ -16,6 +16,7 @@ module must not import TensorFlow: actors import it.
 
 import os
 
+from agents.tools import env_slice
 from agents.tools import external_process
 from agents.tools import sliced_batch_env
 
@@ -275,7 +276,7 @@ class _SliceActor:
     """
 
     def __init__(self, payload, start, stop):
-        self._constructor = sliced_batch_env._SliceConstructor(
+        self._constructor = env_slice.SliceConstructor(
             payload, start, stop)
         self._slice = None
 
@@ -297,11 +298,11 @@ class _SliceActor:
             action_space=self._slice.action_space)
 
     def step(self, request):
-        """Step the slice; see `sliced_batch_env._Slice.step`."""
+        """Step the slice; see `env_slice.Slice.step`."""
         return self._run(self._slice.step, request)
 
     def reset(self, seed=None, options=None):
-        """Reset the slice; see `sliced_batch_env._Slice.reset`."""
+        """Reset the slice; see `env_slice.Slice.reset`."""
         return self._run(self._slice.reset, seed=seed, options=options)
 
     def call(self, name, args, kwargs):
