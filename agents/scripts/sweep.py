@@ -101,13 +101,6 @@ flags.DEFINE_integer(
     'died.')
 
 RESULTS_NAME = 'results.json'
-# Names the sweep's tests and users reach through this module.
-Run = sweep_grid.Run
-grid = sweep_grid.grid
-new_record = sweep_records.new_record
-read_record = sweep_records.read_record
-summarize = sweep_records.summarize
-format_table = sweep_records.format_table
 # Seconds to wait for the runs to save their checkpoints after Ctrl-C.
 _STOP_SECONDS = 600.0
 _POLL_SECONDS = 0.5

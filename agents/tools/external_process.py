@@ -38,11 +38,8 @@ _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
 _PICKLE_PROTOCOL = external_worker.PICKLE_PROTOCOL
 _Message = external_worker.Message
-# Public names of the worker errors, where their users import them.
+# Where wrappers and the tests import the error type from.
 ExternalProcessError = worker_errors.ExternalProcessError
-timeout_error = worker_errors.timeout_error
-error_details = worker_errors.error_details
-worker_error = worker_errors.worker_error
 
 
 
@@ -465,10 +462,11 @@ class ExternalProcess(gym.Env):
         if message == _Message.EXCEPTION:
             if not self._ready:
                 # The constructor failed and the child is exiting.
-                self._failure = worker_error(self._describe(), *payload)
+                self._failure = worker_errors.worker_error(
+                    self._describe(), *payload)
                 self.close()
                 raise self._failure
-            raise worker_error(self._describe(), *payload)
+            raise worker_errors.worker_error(self._describe(), *payload)
         raise KeyError(
             f'Received message {message!r} from {self._describe()}; expected '
             f'one of {_Message.RESULT}, {_Message.READY} or '
@@ -486,14 +484,14 @@ class ExternalProcess(gym.Env):
                 reason += f', killed by {signal.Signals(-code).name}'
             except ValueError:
                 reason += f', killed by signal {-code}'
-        self._failure = ExternalProcessError(
+        self._failure = worker_errors.ExternalProcessError(
             f'{self._describe()} died ({reason}); create a new '
             'environment to continue.')
         self._shutdown(0)
         return self._failure
 
     def _timed_out(self, seconds):
-        self._failure = timeout_error(
+        self._failure = worker_errors.timeout_error(
             self._describe(), seconds, 'it was terminated')
         self._shutdown(0)
         return self._failure

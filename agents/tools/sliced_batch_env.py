@@ -23,6 +23,7 @@ import numpy as np
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_slice
 from agents.tools import external_process
+from agents.tools import worker_errors
 from agents.tools import message_frames
 
 _logger = logging.getLogger('agents')
@@ -364,7 +365,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 index = start + member
                 if requested:
                     index = start + requested[worker][member][1]
-                error = external_process.worker_error(
+                error = worker_errors.worker_error(
                     f'environment {index} of {self._workers[worker]!r}',
                     *result.errors[member])
                 failures[worker] = index, batch_env_lib.name_index(
@@ -441,7 +442,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             ' after a restart')
         if info['errors']:
             member = min(info['errors'])
-            raise batch_env_lib.name_index(external_process.worker_error(
+            raise batch_env_lib.name_index(worker_errors.worker_error(
                 f'environment {start + member} of '
                 f'{self._workers[worker]!r}', *info['errors'][member]),
                 start + member, ' after a restart')
