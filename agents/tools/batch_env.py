@@ -7,6 +7,8 @@ import time
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import forwarding
+
 _NUMERIC_KINDS = 'biuf'
 
 _logger = logging.getLogger('agents')
@@ -98,22 +100,8 @@ class BatchEnv:
         return self._envs[index]
 
     def __getattr__(self, name):
-        """Forward public attributes to the first environment.
-
-        Args:
-            name: Attribute name; names starting with an underscore are not
-                forwarded.
-
-        Raises:
-            AttributeError: When the name is private or the environment has
-                no such attribute.
-
-        Returns:
-            The attribute of the first environment.
-        """
-        if name.startswith('_'):
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
+        """Forward public attributes to the first environment."""
+        forwarding.check_public(self, name)
         return getattr(self._envs[0], name)
 
     @property

@@ -20,6 +20,7 @@ This module must not import TensorFlow: worker processes import it.
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import forwarding
 from agents.tools import space_wrappers
 from agents.tools.episode_wrappers import _is_integer
 
@@ -47,22 +48,8 @@ class BatchWrapper:
         return self._batch_env[index]
 
     def __getattr__(self, name):
-        """Forward public attributes to the wrapped batch.
-
-        Args:
-            name: Attribute name; names starting with an underscore are not
-                forwarded.
-
-        Raises:
-            AttributeError: When the name is private or the batch has no
-                such attribute.
-
-        Returns:
-            The attribute of the wrapped batch.
-        """
-        if name.startswith('_'):
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
+        """Forward public attributes to the wrapped batch."""
+        forwarding.check_public(self, name)
         return getattr(self._batch_env, name)
 
     @property

@@ -9,6 +9,8 @@ import numbers
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import forwarding
+
 _RANDOM_START_ATTEMPTS = 10
 
 
@@ -35,11 +37,11 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
 
     def __getattr__(self, name):
-        # Never for private names: pickling and `gym.Wrapper` probe those,
-        # and `env` itself is missing until `__init__` ran.
-        if name.startswith('_') or name == 'env':
+        forwarding.check_public(self, name)
+        if name == 'env':
+            # Missing until `__init__` ran.
             raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
+                f"'{type(self).__name__}' object has no attribute 'env'")
         return getattr(self.env, name)
 
 

@@ -28,6 +28,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.tools import external_worker
+from agents.tools import forwarding
 from agents.tools import message_frames
 from agents.tools import worker_errors
 from agents.tools import worker_process
@@ -209,30 +210,13 @@ class ExternalProcess(gym.Env):
         return self.np_random
 
     def __getattr__(self, name):
-        """Read an attribute of the environment in the child.
+        """Read a public attribute of the environment in the child.
 
         Methods and other callables come back as functions that call them in
         the child.
-
-        Args:
-            name: Attribute name; names starting with an underscore are never
-                forwarded.
-
-        Raises:
-            AttributeError: When the name is private or the environment has
-                no such attribute.
-
-        Returns:
-            The value of the attribute, or a function forwarding calls.
         """
-        self._check_public(name)
+        forwarding.check_public(self, name)
         return self._receive(self._send_message(_Message.ACCESS, name))
-
-    def _check_public(self, name):
-        """Raise AttributeError for names that are never forwarded."""
-        if name.startswith('_'):
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def np_random_seed(self):
@@ -250,7 +234,7 @@ class ExternalProcess(gym.Env):
         Returns:
             The value, or for a method a function that calls it in the child.
         """
-        self._check_public(name)
+        forwarding.check_public(self, name)
         return self._receive(self._send_message(_Message.WRAPPER_ACCESS, name))
 
     def has_wrapper_attr(self, name):
@@ -268,7 +252,7 @@ class ExternalProcess(gym.Env):
         Returns:
             Whether the attribute was set.
         """
-        self._check_public(name)
+        forwarding.check_public(self, name)
         return self.call('set_wrapper_attr', name, value, force=force)
 
     def call(self, name, *args, **kwargs):

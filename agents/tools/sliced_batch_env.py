@@ -23,6 +23,7 @@ import numpy as np
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_slice
 from agents.tools import external_process
+from agents.tools import forwarding
 from agents.tools import worker_errors
 from agents.tools import message_frames
 
@@ -513,22 +514,11 @@ class _Member:
         return self.worker.action_space
 
     def __getattr__(self, name):
-        """Read an attribute of the environment in its worker.
+        """Read a public attribute of the environment in its worker.
 
-        Args:
-            name: Attribute name; names starting with an underscore are never
-                forwarded.
-
-        Raises:
-            AttributeError: When the name is private or the environment has
-                no such attribute.
-
-        Returns:
-            The value of the attribute, or a function forwarding calls.
+        Methods come back as functions that call them in the worker.
         """
-        if name.startswith('_'):
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
+        forwarding.check_public(self, name)
         worker = self.worker
         position = self._position()
         is_method, value = worker.call('member_attribute', position, name)
