@@ -20,9 +20,9 @@ This module must not import TensorFlow: worker processes import it.
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import episode_wrappers
 from agents.tools import forwarding
 from agents.tools import space_wrappers
-from agents.tools.episode_wrappers import _is_integer
 
 
 class BatchWrapper:
@@ -106,11 +106,9 @@ class LimitDuration(BatchWrapper):
         Raises:
             ValueError: When `duration` is not a positive integer.
         """
-        if not _is_integer(duration) or duration < 1:
-            raise ValueError(
-                f'duration must be a positive integer, got {duration!r}.')
+        checked = episode_wrappers.check_duration(duration)
         super().__init__(batch_env)
-        self._duration = int(duration)
+        self._duration = checked
         self._steps = np.zeros(len(batch_env), np.int64)
         self._started = np.zeros(len(batch_env), bool)
         self._ended = np.zeros(len(batch_env), bool)
