@@ -1,5 +1,7 @@
 """Fixtures that tests across the package share."""
 
+import os
+
 import cloudpickle
 import pytest
 
@@ -14,3 +16,16 @@ def fixture_by_value(request):
     cloudpickle.register_pickle_by_value(request.module)
     yield
     cloudpickle.unregister_pickle_by_value(request.module)
+
+
+@pytest.fixture(name='restore_mujoco_gl')
+def fixture_restore_mujoco_gl(monkeypatch):
+    """Restore MUJOCO_GL, or its absence, after a test that may set it."""
+    original = os.environ.get('MUJOCO_GL')
+    # Setting first makes monkeypatch restore the variable's absence too.
+    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
+    if original is None:
+        monkeypatch.delenv('MUJOCO_GL')
+    else:
+        monkeypatch.setenv('MUJOCO_GL', original)
+    return monkeypatch
