@@ -224,14 +224,7 @@ class BatchEnv:
         if self._closed:
             return
         self._closed = True
-        error = None
-        for env in self._envs:
-            try:
-                env.close()
-            except Exception as exception:
-                error = error or exception
-        if error is not None:
-            raise error
+        close_all(self._envs)
 
     def __del__(self):
         try:
@@ -466,6 +459,25 @@ def blame(index, function, when=''):
     except Exception as error:
         name_index(error, index, when)
         raise
+
+
+def close_all(envs):
+    """Close every environment, then raise the first error of one.
+
+    Args:
+        envs: Environments, or anything else with a `close()` method.
+
+    Raises:
+        Exception: The first error of a `close()`, after all were called.
+    """
+    error = None
+    for env in envs:
+        try:
+            env.close()
+        except Exception as exception:
+            error = error or exception
+    if error is not None:
+        raise error
 
 
 def name_index(error, index, when=''):

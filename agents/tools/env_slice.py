@@ -163,11 +163,4 @@ class Slice:
 
     def close(self):
         """Close the environments of the slice."""
-        error = None
-        for env in self._envs:
-            try:
-                env.close()
-            except Exception as exception:
-                error = error or exception
-        if error is not None:
-            raise error
+        batch_env_lib.close_all(self._envs)

@@ -317,14 +317,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         self._close_workers()
 
     def _close_workers(self):
-        error = None
-        for worker in self._workers:
-            try:
-                worker.close()
-            except Exception as exception:
-                error = error or exception
-        if error is not None:
-            raise error
+        batch_env_lib.close_all(self._workers)
 
     def _start(self, worker):
         """Start the worker process of slice `worker`; it builds in turn."""
