@@ -3,6 +3,8 @@
 This module must not import TensorFlow: worker processes import it.
 """
 
+import numpy as np
+
 from agents.tools import external_process
 from agents.tools import mock_environment
 
@@ -31,3 +33,27 @@ def mock_constructor(seed):
     """
     del seed
     return mock_environment.MockEnvironment(durations=(3,))
+
+
+def step_trace(batch_env, steps, info_keys=('terminated', 'truncated')):
+    """Step with zero actions, resetting finished envs; record everything.
+
+    Args:
+      batch_env: Batch whose actions are float vectors of three values.
+      steps: Number of batch steps.
+      info_keys: Keys of the info dict whose flags each step records.
+
+    Returns:
+      List of one tuple per step: the first observation component, rewards,
+      done flags and the flags of `info_keys`, as lists.
+    """
+    trace = []
+    batch_env.reset()
+    for _ in range(steps):
+        observ, reward, done, info = batch_env.step(
+            np.zeros((len(batch_env), 3), np.float32))
+        trace.append((observ[:, 0].tolist(), reward.tolist(), done.tolist(),
+                      *(info[key].tolist() for key in info_keys)))
+        if done.any():
+            batch_env.reset(np.flatnonzero(done))
+    return trace
