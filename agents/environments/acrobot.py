@@ -34,25 +34,16 @@ class Acrobot(task.Task):
     env_id = 'Acrobot-v1'
     max_episode_steps = 500
     state_size = 4
+    name = 'acrobot'
+    # Sample every component uniformly from `[-0.1, 0.1)`.
+    reset_low = [-0.1] * 4
+    reset_high = [0.1] * 4
 
     def _define_spaces(self):
         high = np.array(
                 [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2], np.float32)
         observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
         return observation_space, gym.spaces.Discrete(3)
-
-    def reset(self, key, batch_size):
-        """Sample every component uniformly from `[-0.1, 0.1)`.
-
-        Args:
-            key: int64 tensor `[2]`, the seed of the stateless random ops.
-            batch_size: Python int.
-
-        Returns:
-            float32 tensor `[batch_size, 4]`.
-        """
-        with tf.name_scope('acrobot_reset'):
-            return task.uniform(key, batch_size, [-0.1] * 4, [0.1] * 4)
 
     def step(self, state, action):
         """Apply the torques for one step of 0.2 s.

@@ -34,6 +34,10 @@ class CartPole(task.Task):
     env_id = 'CartPole-v1'
     max_episode_steps = 500
     state_size = 4
+    name = 'cartpole'
+    # Sample every component uniformly from `[-0.05, 0.05)`.
+    reset_low = [-0.05] * 4
+    reset_high = [0.05] * 4
 
     def _define_spaces(self):
         high = np.array([
@@ -41,19 +45,6 @@ class CartPole(task.Task):
                 np.float32)
         observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
         return observation_space, gym.spaces.Discrete(2)
-
-    def reset(self, key, batch_size):
-        """Sample every component uniformly from `[-0.05, 0.05)`.
-
-        Args:
-            key: int64 tensor `[2]`, the seed of the stateless random ops.
-            batch_size: Python int.
-
-        Returns:
-            float32 tensor `[batch_size, 4]`.
-        """
-        with tf.name_scope('cartpole_reset'):
-            return task.uniform(key, batch_size, [-0.05] * 4, [0.05] * 4)
 
     def step(self, state, action):
         """Push the carts for one step of 0.02 s.
@@ -95,14 +86,3 @@ class CartPole(task.Task):
                     tf.greater(tf.abs(new_theta), _THETA_THRESHOLD))
             reward = tf.ones_like(new_x)
             return new_state, new_state, reward, terminated
-
-    def observe(self, state):
-        """Return the states themselves.
-
-        Args:
-            state: float32 tensor `[batch, 4]`.
-
-        Returns:
-            float32 tensor `[batch, 4]`.
-        """
-        return tf.identity(state, name='cartpole_observe')

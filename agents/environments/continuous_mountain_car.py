@@ -4,7 +4,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import mountain_car
 
 _MIN_ACTION = -1.0
 _MAX_ACTION = 1.0
@@ -17,7 +17,7 @@ _POWER = 0.0015
 _GRAVITY = 0.0025
 
 
-class ContinuousMountainCar(task.Task):
+class ContinuousMountainCar(mountain_car.MountainCar):
     """Drive a car up a hill with a continuous force.
 
     As gymnasium's `MountainCarContinuous-v0`: the state is `(position,
@@ -30,28 +30,14 @@ class ContinuousMountainCar(task.Task):
 
     env_id = 'MountainCarContinuous-v0'
     max_episode_steps = 999
-    state_size = 2
+    name = 'continuous_mountain_car'
+    # The state, observation and initial states are those of `MountainCar`.
 
     def _define_spaces(self):
-        low = np.array([_MIN_POSITION, -_MAX_SPEED], np.float32)
-        high = np.array([_MAX_POSITION, _MAX_SPEED], np.float32)
-        observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        observation_space, _ = super()._define_spaces()
         action_space = gym.spaces.Box(
                 _MIN_ACTION, _MAX_ACTION, shape=(1,), dtype=np.float32)
         return observation_space, action_space
-
-    def reset(self, key, batch_size):
-        """Sample positions in `[-0.6, -0.4)` at rest.
-
-        Args:
-            key: int64 tensor `[2]`, the seed of the stateless random ops.
-            batch_size: Python int.
-
-        Returns:
-            float32 tensor `[batch_size, 2]`.
-        """
-        with tf.name_scope('continuous_mountain_car_reset'):
-            return task.uniform(key, batch_size, [-0.6, 0.0], [-0.4, 0.0])
 
     def step(self, state, action):
         """Accelerate the cars for one step.
@@ -85,14 +71,3 @@ class ContinuousMountainCar(task.Task):
             reward = goal_reward - 0.1 * tf.square(action[:, 0])
             new_state = tf.stack([position, velocity], axis=1)
             return new_state, new_state, reward, terminated
-
-    def observe(self, state):
-        """Return the states themselves.
-
-        Args:
-            state: float32 tensor `[batch, 2]`.
-
-        Returns:
-            float32 tensor `[batch, 2]`.
-        """
-        return tf.identity(state, name='continuous_mountain_car_observe')

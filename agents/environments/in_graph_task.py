@@ -7,9 +7,10 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import task as task_lib
+from agents.tools import in_graph_env
 
 
-class InGraphTaskBatch:
+class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     """Batch of environments of a task written in TensorFlow operations.
 
     A drop-in for `tools.InGraphBatchEnv` where `tools.simulate` and the
@@ -113,6 +114,11 @@ class InGraphTaskBatch:
                 f' max_length={self._max_length})')
 
     @property
+    def _wrapped(self):
+        # Spaces and public attributes the batch lacks come from the task.
+        return self._task
+
+    @property
     def task(self):
         """The `Task` that the environments run."""
         return self._task
@@ -121,45 +127,6 @@ class InGraphTaskBatch:
     def max_length(self):
         """Steps after which an episode is truncated."""
         return self._max_length
-
-    @property
-    def observation_space(self):
-        """Observation space of each environment, as gymnasium's."""
-        return self._task.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of each environment, as gymnasium's."""
-        return self._task.action_space
-
-    @property
-    def observ(self):
-        """float32 variable of the current observations."""
-        return self._observ
-
-    @property
-    def action(self):
-        """Variable of the last actions (int32 for Discrete spaces)."""
-        return self._action
-
-    @property
-    def reward(self):
-        """float32 variable of the last rewards."""
-        return self._reward
-
-    @property
-    def done(self):
-        """bool variable telling where the last step ended the episode."""
-        return self._done
-
-    @property
-    def truncated(self):
-        """bool variable telling where the last step hit the time limit.
-
-        True where the episode reached `max_length` steps without
-        terminating, so that an algorithm may bootstrap from `observ`.
-        """
-        return self._truncated
 
     @property
     def state(self):

@@ -27,25 +27,16 @@ class MountainCar(task.Task):
     env_id = 'MountainCar-v0'
     max_episode_steps = 200
     state_size = 2
+    name = 'mountain_car'
+    # Sample positions in `[-0.6, -0.4)` at rest.
+    reset_low = [-0.6, 0.0]
+    reset_high = [-0.4, 0.0]
 
     def _define_spaces(self):
         low = np.array([_MIN_POSITION, -_MAX_SPEED], np.float32)
         high = np.array([_MAX_POSITION, _MAX_SPEED], np.float32)
         observation_space = gym.spaces.Box(low, high, dtype=np.float32)
         return observation_space, gym.spaces.Discrete(3)
-
-    def reset(self, key, batch_size):
-        """Sample positions in `[-0.6, -0.4)` at rest.
-
-        Args:
-            key: int64 tensor `[2]`, the seed of the stateless random ops.
-            batch_size: Python int.
-
-        Returns:
-            float32 tensor `[batch_size, 2]`.
-        """
-        with tf.name_scope('mountain_car_reset'):
-            return task.uniform(key, batch_size, [-0.6, 0.0], [-0.4, 0.0])
 
     def step(self, state, action):
         """Accelerate the cars for one step.
@@ -75,14 +66,3 @@ class MountainCar(task.Task):
             new_state = tf.stack([position, velocity], axis=1)
             reward = tf.fill(tf.shape(position), -1.0)
             return new_state, new_state, reward, terminated
-
-    def observe(self, state):
-        """Return the states themselves.
-
-        Args:
-            state: float32 tensor `[batch, 2]`.
-
-        Returns:
-            float32 tensor `[batch, 2]`.
-        """
-        return tf.identity(state, name='mountain_car_observe')

@@ -30,6 +30,10 @@ class Pendulum(task.Task):
     env_id = 'Pendulum-v1'
     max_episode_steps = 200
     state_size = 2
+    name = 'pendulum'
+    # Sample angles in `[-pi, pi)` and velocities in `[-1, 1)`.
+    reset_low = [-math.pi, -1.0]
+    reset_high = [math.pi, 1.0]
 
     def _define_spaces(self):
         high = np.array([1.0, 1.0, _MAX_SPEED], np.float32)
@@ -37,20 +41,6 @@ class Pendulum(task.Task):
         action_space = gym.spaces.Box(
                 -_MAX_TORQUE, _MAX_TORQUE, shape=(1,), dtype=np.float32)
         return observation_space, action_space
-
-    def reset(self, key, batch_size):
-        """Sample angles in `[-pi, pi)` and velocities in `[-1, 1)`.
-
-        Args:
-            key: int64 tensor `[2]`, the seed of the stateless random ops.
-            batch_size: Python int.
-
-        Returns:
-            float32 tensor `[batch_size, 2]`.
-        """
-        with tf.name_scope('pendulum_reset'):
-            return task.uniform(
-                    key, batch_size, [-math.pi, -1.0], [math.pi, 1.0])
 
     def step(self, state, action):
         """Apply the clipped torques for one step of 0.05 s.

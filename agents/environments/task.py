@@ -17,10 +17,13 @@ class Task:
 
     Subclasses set the class attributes `env_id` (the gymnasium id whose
     dynamics they follow), `max_episode_steps` (its time limit in
-    gymnasium's registry) and `state_size`, build `observation_space` and
-    `action_space` like gymnasium's environment, and implement `reset`,
-    `step` and `observe`. Time limits are not part of a task: a batch counts
-    the steps of each episode (see `InGraphTaskBatch`).
+    gymnasium's registry), `state_size`, `name` and the bounds of the
+    initial states `reset_low` and `reset_high`, build `observation_space`
+    and `action_space` like gymnasium's environment, and implement `step`;
+    `reset` samples uniform states in `[reset_low, reset_high)` and
+    `observe` returns the states unless a task overrides them. Time limits
+    are not part of a task: a batch counts the steps of each episode (see
+    `InGraphTaskBatch`).
 
     Actions of a Discrete action space are int32 tensors `[batch]`, those of
     a Box action space float32 tensors `[batch, *shape]`.
@@ -29,6 +32,11 @@ class Task:
     env_id = None
     max_episode_steps = None
     state_size = None
+    # Prefix of the names of the task's operations.
+    name = None
+    # Bounds of the uniform initial states, one per state component.
+    reset_low = None
+    reset_high = None
 
     def __init__(self):
         """Create the spaces of the task."""
@@ -44,6 +52,10 @@ class Task:
     def reset(self, key, batch_size):
         """Sample initial states as gymnasium's `reset` does.
 
+        Every component is uniform in `[reset_low, reset_high)`, the class
+        attributes of the task; a task that samples otherwise overrides
+        this method.
+
         Args:
             key: int64 tensor `[2]`, the seed of the stateless random ops,
                 such as `(seed, counter)`.
@@ -53,7 +65,10 @@ class Task:
         Returns:
             float32 tensor `[batch_size, state_size]`.
         """
-        raise NotImplementedError
+        if self.reset_low is None:
+            raise NotImplementedError
+        with tf.name_scope(f'{self.name}_reset'):
+            return uniform(key, batch_size, self.reset_low, self.reset_high)
 
     def step(self, state, action):
         """Advance every state by one step of the dynamics.
@@ -70,7 +85,7 @@ class Task:
         raise NotImplementedError
 
     def observe(self, state):
-        """Return the observations of states.
+        """Return the observations of states: by default, the states.
 
         Args:
             state: float32 tensor `[batch, state_size]`.
@@ -78,7 +93,7 @@ class Task:
         Returns:
             float32 tensor `[batch, *observation_space.shape]`.
         """
-        raise NotImplementedError
+        return tf.identity(state, name=f'{self.name}_observe')
 
 
 def uniform(key, batch_size, low, high):

@@ -1,17 +1,17 @@
 """Tests of the batch of the env mode 'auto'."""
 
 import logging
-import sys
 import threading
 
-import cloudpickle
 import numpy as np
-import psutil
 import pytest
 
 from agents import tools
 from agents.scripts import auto_batch_env
 from agents.scripts import env_modes
+from agents.tools import worker_testing
+
+_mock_constructor = worker_testing.mock_constructor
 
 
 class _Recorder:
@@ -147,33 +147,9 @@ def test_one_usable_candidate_builds_its_batch_directly():
         batch.close()
 
 
-@pytest.fixture(name='by_value')
-def fixture_by_value():
-    """Send this module's functions to workers by value, not by import.
-
-    Workers then need not import this module and with it TensorFlow.
-    """
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-
-
-def _children():
-    """Child processes of this process, once the fork server runs."""
-    # The first worker starts the fork server, which then stays.
-    tools.wrappers.ExternalProcess(
-        tools.MockEnvironment, main_module=False).close()
-    return {child.pid for child in psutil.Process().children(recursive=True)}
-
-
-def _mock_constructor(seed):
-    del seed
-    return tools.MockEnvironment(durations=(3,))
-
-
 def test_time_candidates_measures_every_candidate(caplog, by_value):
     del by_value
-    before = _children()
+    before = worker_testing.child_pids()
     batch_envs = {
         mode: env_modes.create_batch_env(_mock_constructor, 4, mode)
         for mode in ('inprocess', 'processes', 'slices')}
@@ -183,7 +159,7 @@ def test_time_candidates_measures_every_candidate(caplog, by_value):
     finally:
         for batch_env in batch_envs.values():
             batch_env.close()
-    assert _children() <= before
+    assert worker_testing.child_pids() <= before
     assert sorted(rates) == ['inprocess', 'processes', 'slices']
     assert all(rate > 0 for rate in rates.values())
     assert mode == auto_batch_env.pick_env_mode(rates)

@@ -15,13 +15,13 @@ import importlib.util
 import io
 import os
 import sys
-import uuid
 
 import cloudpickle
 import numpy as np
 import ruamel.yaml
 
 from agents import tools
+from agents.tools import atomic_file
 
 
 _CALLABLE_TAG = '!callable'
@@ -146,33 +146,8 @@ def load_config(logdir):
 
 _HEADER = '# batch-ppo run configuration; it ends with the line below.'
 _END = '# end of config.yaml'
-
-
-def write_atomic(path, content):
-    """Write text to a file so that readers see the old or the new content.
-
-    The text goes to a temporary file beside `path`, which is synced and
-    renamed into place. The file gets the permissions of any other file the
-    process creates (0666 less the umask), not the 0600 of `tempfile`.
-
-    Args:
-      path: Destination file.
-      content: Text to write.
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    temp_path = os.path.join(
-        directory, f'.{os.path.basename(path)}.{uuid.uuid4().hex}')
-    handle = os.open(temp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(handle, 'w', encoding='utf-8') as file_:
-            file_.write(content)
-            file_.flush()
-            os.fsync(file_.fileno())
-        os.replace(temp_path, path)
-    except BaseException:
-        if os.path.exists(temp_path):
-            os.remove(temp_path)
-        raise
+# Where the scripts have written files atomically since before tools had it.
+write_atomic = atomic_file.write_atomic
 
 
 def import_callable(path):

@@ -42,6 +42,8 @@ def create_environment(
     Returns:
       Wrapped gymnasium environment.
     """
+    # Before MuJoCo compiles its first model, which may warn.
+    tools.mujoco_warnings.install(config.env)
     if isinstance(config.env, str):
         check_env_id(config.env)
         kwargs = {'render_mode': render_mode} if render_mode else {}
@@ -50,6 +52,8 @@ def create_environment(
         env = config.env(render_mode=render_mode)
     else:
         env = config.env()
+    # A constructor may have imported MuJoCo just now.
+    tools.mujoco_warnings.install()
     if not all(hasattr(env, name) for name in _ENV_ATTRIBUTES):
         name = getattr(config.env, '__qualname__', None) or repr(config.env)
         module = getattr(config.env, '__module__', None)

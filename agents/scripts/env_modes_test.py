@@ -5,9 +5,7 @@ import re
 import subprocess
 import sys
 
-import cloudpickle
 import numpy as np
-import psutil
 import pytest
 
 from agents import tools
@@ -16,30 +14,9 @@ from agents.scripts import configs
 from agents.scripts import env_construction
 from agents.scripts import env_modes
 from agents.tools import envpool_batch_env
+from agents.tools import worker_testing
 
-
-@pytest.fixture(name='by_value')
-def fixture_by_value():
-    """Send this module's functions to workers by value, not by import.
-
-    Workers then need not import this module and with it TensorFlow.
-    """
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-
-
-def _children():
-    """Child processes of this process, once the fork server runs."""
-    # The first worker starts the fork server, which then stays.
-    tools.wrappers.ExternalProcess(
-        tools.MockEnvironment, main_module=False).close()
-    return {child.pid for child in psutil.Process().children(recursive=True)}
-
-
-def _mock_constructor(seed):
-    del seed
-    return tools.MockEnvironment(durations=(3,))
+_mock_constructor = worker_testing.mock_constructor
 
 
 @pytest.mark.parametrize('value, mode', [
@@ -88,17 +65,17 @@ def test_env_mode_flags_that_disagree_raise_one_line():
      min(3, len(os.sched_getaffinity(0))))])
 def test_create_batch_env_modes(env_mode, kind, workers, by_value):
     del by_value
-    before = _children()
+    before = worker_testing.child_pids()
     batch_env = env_modes.create_batch_env(_mock_constructor, 3, env_mode)
     try:
         assert isinstance(batch_env, kind)
-        assert len(_children() - before) == workers
+        assert len(worker_testing.child_pids() - before) == workers
         batch_env.reset()
         observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
         assert observ[:, 0].tolist() == [1, 1, 1]
     finally:
         batch_env.close()
-    assert _children() <= before
+    assert worker_testing.child_pids() <= before
 
 
 def test_a_mode_is_one_entry_of_the_table(monkeypatch):

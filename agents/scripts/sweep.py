@@ -49,7 +49,6 @@ after SIGINT or SIGTERM.
 
 import contextlib
 import datetime
-import itertools
 import json
 import logging
 import math
@@ -65,10 +64,11 @@ from absl import app
 from absl import flags
 
 from agents.scripts import config_io
-from agents.scripts import config_spec
 from agents.scripts import env_modes
 from agents.scripts import run_folder
 from agents.scripts import stopping
+from agents.scripts import sweep_grid
+from agents.scripts import sweep_records
 from agents.scripts import trainer
 from agents.scripts import utility
 from agents.tools import batch_env as batch_env_lib
@@ -104,8 +104,6 @@ flags.DEFINE_integer(
     'max_retries', 3, 'How often Ray retries a run whose worker or node '
     'died.')
 
-# The record of a run in its folder, which the run updates at every report.
-RECORD_NAME = 'run.json'
 RESULTS_NAME = 'results.json'
 # Every evaluation report of every run: config, seed, step, score.
 CURVES_NAME = 'curves.csv'
@@ -114,105 +112,6 @@ _STOP_SECONDS = 600.0
 _POLL_SECONDS = 0.5
 
 
-class Run:
-    """One training run of a sweep: a config, a seed and a setting.
-
-    Attributes:
-      name: Name of the run and its folder.
-      config_name: Name of the config function.
-      seed: Integer seed.
-      setting: Tuple of `(key, text)` pairs of the values this run sets.
-      group: Name of the config and setting, shared by the run's seeds.
-    """
-
-    def __init__(self, config_name, seed, setting, shown_keys):
-        self.config_name = config_name
-        self.seed = seed
-        self.setting = setting
-        shown = [f'{key}={text}' for key, text in setting
-                 if key in shown_keys]
-        self.group = '-'.join([_slug(config_name)] + [
-            _slug(item) for item in shown])
-        self.name = f'{self.group}-seed{seed}'
-
-    def __repr__(self):
-        return f'<Run {self.name}>'
-
-
-def grid(configs, seeds, settings=()):
-    """The runs of every config, setting and seed, in that order.
-
-    Args:
-      configs: Sequence of config names.
-      seeds: Sequence of integer seeds.
-      settings: Sequence of 'KEY=VALUE' strings; a key given several
-          values varies over them, the others hold in every run.
-
-    Raises:
-      config_io.ConfigError: When a setting has no '=' or the configs or seeds
-          are empty or repeat.
-
-    Returns:
-      List of `Run`s.
-    """
-    if not configs:
-        raise config_io.ConfigError('Pass --configs with at least one config.')
-    if not seeds:
-        raise config_io.ConfigError('Pass --seeds with at least one seed.')
-    for name, values in (('config', configs), ('seed', seeds)):
-        repeated = sorted({
-            str(value) for value in values if list(values).count(value) > 1})
-        if repeated:
-            raise config_io.ConfigError(
-                f'The {name} {repeated[0]} is listed twice; expected each '
-                'once.')
-    values = {}
-    for item in settings:
-        key, equals, text = item.partition('=')
-        key = key.strip()
-        if not equals or not key:
-            raise config_io.ConfigError(
-                f"--set={item} is not KEY=VALUE; expected e.g. "
-                "--set=learning_rate=1e-3.")
-        if text in values.setdefault(key, []):
-            raise config_io.ConfigError(
-                f'--set={item} is given twice; expected each value once.')
-        values[key].append(text)
-    shown = {key for key, texts in values.items() if len(texts) > 1}
-    axes = [[(key, text) for text in texts] for key, texts in values.items()]
-    return [
-        Run(config_name, seed, setting, shown)
-        for config_name in configs
-        for setting in itertools.product(*axes)
-        for seed in seeds]
-
-
-def build_config(run, run_dir, cpus_per_run=1):
-    """The configuration of a run, with its seed, setting and folder.
-
-    Args:
-      run: The `Run`.
-      run_dir: Its run folder.
-      cpus_per_run: CPUs of the run; TensorFlow uses as many threads when
-          the config leaves `session_threads` unset.
-
-    Raises:
-      config_io.ConfigError: When the config is unknown or a setting names a
-          key the config does not have or a value that cannot be parsed.
-
-    Returns:
-      Locked `tools.AttrDict`.
-    """
-    config = config_spec.load_config_spec(run.config_name)
-    # Checked against the config's keys and types as train.py's --set.
-    config_io.apply_overrides(
-        config, [f'{key}={text}' for key, text in run.setting])
-    with config.unlocked:
-        config.seed = run.seed
-        if config.get('session_threads') is None:
-            config.session_threads = max(1, int(cpus_per_run))
-        config.logdir = run_dir
-    return config
 
 
 def sweep(
@@ -257,7 +156,7 @@ def sweep(
         raise config_io.ConfigError(
             f'--max_retries={max_retries!r} must be an integer >= 0.')
     env_mode = env_modes.check_env_mode(env_mode)
-    runs = grid(configs, seeds, settings)
+    runs = sweep_grid.grid(configs, seeds, settings)
     logdir = os.path.expanduser(logdir)
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
@@ -273,8 +172,8 @@ def sweep(
     records = {}
     for run in runs:
         run.run_dir = os.path.join(sweep_dir, run.name)
-        config = build_config(run, run.run_dir, cpus_per_run)
-        record = read_record(run.run_dir)
+        config = sweep_grid.build_config(run, run.run_dir, cpus_per_run)
+        record = sweep_records.read_record(run.run_dir)
         if record and record['status'] == 'finished':
             echo(f'[{run.name}] finished earlier; skipped.')
             records[run.name] = record
@@ -293,15 +192,15 @@ def sweep(
             max_retries=max_retries), echo)
     except KeyboardInterrupt as interrupt:
         interrupted = interrupt
-    results = summarize(timestamp, sweep_dir, runs, records)
+    results = sweep_records.summarize(timestamp, sweep_dir, runs, records)
     os.makedirs(sweep_dir, exist_ok=True)
     results['curves'] = os.path.join(sweep_dir, CURVES_NAME)
     seed_statistics.write_curves_csv(
-        results['curves'], curve_rows(runs, records))
+        results['curves'], sweep_records.curve_rows(runs, records))
     config_io.write_atomic(
         os.path.join(sweep_dir, RESULTS_NAME),
         json.dumps(results, indent=2) + '\n')
-    for line in format_table(results):
+    for line in sweep_records.format_table(results):
         echo(line)
     echo(f'Results in {os.path.join(sweep_dir, RESULTS_NAME)}.')
     if interrupted is not None:
@@ -335,7 +234,8 @@ def _train_runs(ray, todo, records, options, echo):
     pending = {}
     for run, config in todo:
         ref = task.remote(
-            config, options['env_mode'], new_record(run), progress)
+            config, options['env_mode'], sweep_records.new_record(run),
+            progress)
         pending[ref] = run
     try:
         with _interruptible():
@@ -353,7 +253,7 @@ def _train_runs(ray, todo, records, options, echo):
             for ref in pending:
                 ray.cancel(ref, force=True)
         for run in pending.values():
-            records[run.name] = read_record(run.run_dir) or new_record(run)
+            records[run.name] = _stored_record(run)
         raise
     finally:
         _drain(ray, progress, echo)
@@ -382,12 +282,12 @@ def _wait(ray, pending, records, progress, echo, deadline=None):
             try:
                 record = ray.get(ref)
             except ray.exceptions.TaskCancelledError:
-                record = read_record(run.run_dir) or new_record(run)
+                record = _stored_record(run)
                 if record['status'] == 'running':
                     record['status'] = 'interrupted'
             except ray.exceptions.RayError as error:
                 # The worker or node died more often than Ray retries.
-                record = read_record(run.run_dir) or new_record(run)
+                record = _stored_record(run)
                 record.update(status='failed', error=(
                     f'{type(error).__name__}: '
                     f'{batch_env_lib.first_line(error)}'))
@@ -417,38 +317,6 @@ class _Progress:
         return lines
 
 
-def new_record(run):
-    """The record of a run that has not started yet.
-
-    Args:
-      run: The `Run`.
-
-    Returns:
-      Dict of the run's name, config, seed, setting, status, reports,
-      steps, wall-clock seconds, attempts and error.
-    """
-    return dict(
-        run=run.name, group=run.group, config=run.config_name, seed=run.seed,
-        setting=dict(run.setting), status='pending', reports=[], steps=0,
-        wall_clock=0.0, attempts=[], error=None)
-
-
-def read_record(run_dir):
-    """The record of a run folder, or None when it has none.
-
-    Args:
-      run_dir: Run folder.
-
-    Returns:
-      Dict, see `new_record`; None when the file is missing or damaged.
-    """
-    path = os.path.join(run_dir, RECORD_NAME)
-    try:
-        with open(path, encoding='utf-8') as file_:
-            record = json.load(file_)
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def _train_run(config, env_mode, record, progress):
@@ -472,7 +340,7 @@ def _train_run(config, env_mode, record, progress):
     run_dir = config.logdir
     name = record['run']
     os.makedirs(run_dir, exist_ok=True)
-    record = read_record(run_dir) or record
+    record = sweep_records.read_record(run_dir) or record
     _log_to_file(os.path.join(run_dir, 'train.log'))
     checkpoints = utility.list_checkpoints(run_dir)
     resumed = _checkpoint_step(checkpoints[0]) if checkpoints else 0
@@ -487,7 +355,7 @@ def _train_run(config, env_mode, record, progress):
     def save():
         record['wall_clock'] = wall_clock + time.monotonic() - start
         config_io.write_atomic(
-            os.path.join(run_dir, RECORD_NAME),
+            os.path.join(run_dir, sweep_records.RECORD_NAME),
             json.dumps(record, indent=1) + '\n')
 
     def on_report(step, score):
@@ -498,7 +366,9 @@ def _train_run(config, env_mode, record, progress):
         record['reports'].append([step, score])
         record['steps'] = step
         save()
-        progress.put.remote(f'[{name}] step {step:,}: score {_score(score)}')
+        progress.put.remote(
+            f'[{name}] step {step:,}: score '
+            f'{sweep_records.format_score(score)}')
 
     save()
     if len(record['attempts']) > 1:
@@ -543,11 +413,12 @@ def _train_run(config, env_mode, record, progress):
         return record
     record['status'] = 'finished'
     save()
-    final, best = _final_and_best(record)
+    final, best = sweep_records.final_and_best(record)
     progress.put.remote(
         f'[{name}] finished at step {record["steps"]:,} in '
-        f'{record["wall_clock"]:.0f} s: final score {_score(final)}, best '
-        f'{_score(best)}.')
+        f'{record["wall_clock"]:.0f} s: final score '
+        f'{sweep_records.format_score(final)}, best '
+        f'{sweep_records.format_score(best)}.')
     return record
 
 
@@ -567,127 +438,12 @@ def _log_to_file(path):
     logger.addHandler(handler)
 
 
-def _final_and_best(record):
-    scores = [score for _, score in record['reports'] if score is not None]
-    final = record['reports'][-1][1] if record['reports'] else None
-    return final, (max(scores) if scores else None)
 
 
-def summarize(timestamp, sweep_dir, runs, records):
-    """The results of a sweep: one row per run and per config and setting.
-
-    Args:
-      timestamp: Name of the sweep.
-      sweep_dir: Folder of the sweep.
-      runs: The `Run`s in grid order.
-      records: Dict from run names to their records.
-
-    Returns:
-      Dict with the sweep, its folder, `runs` (name, config, seed, setting,
-      status, final and best score, steps, wall-clock seconds, attempts,
-      error) and `groups` (config, setting, runs, finished runs, and
-      the `seed_statistics.seed_summary` of the final scores of the
-      finished runs as `final`, None when none finished).
-    """
-    rows = []
-    for run in runs:
-        record = records.get(run.name) or new_record(run)
-        final, best = _final_and_best(record)
-        rows.append(dict(
-            run=run.name, group=run.group, config=run.config_name,
-            seed=run.seed, setting=dict(run.setting),
-            status=record['status'], final_score=final, best_score=best,
-            steps=record['steps'], wall_clock=round(record['wall_clock'], 1),
-            attempts=len(record['attempts']), error=record['error']))
-    groups = []
-    for group, members in itertools.groupby(rows, lambda row: row['group']):
-        members = list(members)
-        finished = [row for row in members if row['status'] == 'finished']
-        scores = [
-            row['final_score'] for row in finished
-            if row['final_score'] is not None]
-        groups.append(dict(
-            group=group, config=members[0]['config'],
-            setting=members[0]['setting'], runs=len(members),
-            finished=len(finished),
-            final=seed_statistics.seed_summary(scores) if scores else None))
-    return dict(
-        sweep=timestamp, sweep_dir=sweep_dir, runs=rows, groups=groups)
-
-
-def curve_rows(runs, records):
-    """Rows `(config, seed, step, score)` of every report of every run.
-
-    Args:
-      runs: The `Run`s in grid order.
-      records: Dict from run names to their records.
-
-    Returns:
-      List of tuples; the config column names the config and setting (the
-      run's group), reports without a score are left out.
-    """
-    return [
-        (run.group, run.seed, step, score)
-        for run in runs
-        for step, score in (records.get(run.name) or new_record(run))[
-            'reports']
-        if score is not None]
-
-
-def format_table(results):
-    """Lines of text of the results: the runs, then the configs.
-
-    The runs show their final (last) and best score; the configs the mean,
-    median and interquartile mean with its 95% bootstrap interval of the
-    final scores of their finished runs over seeds
-    (`seed_statistics.seed_summary`).
-
-    Args:
-      results: Dict from `summarize`.
-
-    Returns:
-      List of lines.
-    """
-    run_rows = [(
-        row['run'], row['status'], _score(row['final_score']),
-        _score(row['best_score']), f'{row["steps"]:,}',
-        f'{row["wall_clock"]:.0f} s') for row in results['runs']]
-    lines = _columns(
-        ('run', 'status', 'final', 'best', 'steps', 'wall-clock'), run_rows,
-        right=(2, 3, 4, 5))
-    for row in results['runs']:
-        if row['error']:
-            lines.append(f'  {row["run"]}: {row["error"]}')
-    group_rows = [
-        (row['group'], f'{row["finished"]}/{row["runs"]}') +
-        seed_statistics.summary_cells(row['final'])
-        for row in results['groups']]
-    header = ('config', 'finished') + seed_statistics.SUMMARY_HEADER
-    lines.append('')
-    lines += _columns(header, group_rows, right=range(1, len(header)))
-    return lines
-
-
-def _columns(header, rows, right=()):
-    """Align rows of text under a header."""
-    widths = [max(len(str(cell)) for cell in column)
-              for column in zip(header, *rows)]
-    lines = []
-    for row in (header,) + tuple(rows):
-        cells = [
-            cell.rjust(width) if index in right else cell.ljust(width)
-            for index, (cell, width) in enumerate(zip(row, widths))]
-        lines.append('  '.join(cells).rstrip())
-    return lines
-
-
-def _score(score):
-    return '-' if score is None else f'{score:.1f}'
-
-
-def _slug(text):
-    """Text as a folder name: unusual characters become underscores."""
-    return re.sub(r'[^\w.=+-]', '_', str(text))
+def _stored_record(run):
+    """The record in the run's folder, or that of a run not started."""
+    return sweep_records.read_record(run.run_dir) or sweep_records.new_record(
+        run)
 
 
 def _import_ray():

@@ -24,6 +24,8 @@ import pytest
 from agents.scripts import config_io
 from agents.scripts import configs
 from agents.scripts import sweep as sweep_lib
+from agents.scripts import sweep_grid
+from agents.scripts import sweep_records
 from agents.scripts import train as train_lib
 from agents.scripts import utility
 from agents.tools import ray_batch_env_test
@@ -178,7 +180,7 @@ def test_killed_worker_is_retried_and_resumes_from_its_checkpoint(swept):
     assert row['status'] == 'finished'
     assert row['steps'] == 300
     assert row['attempts'] == 2
-    record = sweep_lib.read_record(os.path.join(logdir, 'first', name))
+    record = sweep_records.read_record(os.path.join(logdir, 'first', name))
     first, second = record['attempts']
     assert first['resumed_from'] == 0
     assert second['resumed_from'] == 200
@@ -287,7 +289,7 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
     for seed in (0, 1):
         name = f'agents.scripts.sweep_test_held-seed{seed}'
         run_dir = tmp_path / 'sweep' / name
-        record = sweep_lib.read_record(run_dir)
+        record = sweep_records.read_record(run_dir)
         assert record['status'] == 'interrupted'
         # The checkpoint of the interruption, past the held step.
         checkpoint = utility.list_checkpoints(str(run_dir))[0]
@@ -311,7 +313,7 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         assert row['status'] == 'finished'
         assert row['steps'] == 2000
         assert row['attempts'] == 2
-        record = sweep_lib.read_record(tmp_path / 'sweep' / row['run'])
+        record = sweep_records.read_record(tmp_path / 'sweep' / row['run'])
         assert record['attempts'][1]['resumed_from'] == steps[seed]
         assert [step for step, _ in record['reports']] == list(
             range(20, 2001, 20))
@@ -371,7 +373,7 @@ def test_bad_input_raises_one_line_and_writes_nothing(
 
 def test_grid_names_runs_after_the_varied_settings():
     """A key given several values varies; the others hold for all runs."""
-    runs = sweep_lib.grid(
+    runs = sweep_grid.grid(
         ['pendulum', 'my.module:tiny'], [0, 1],
         ['learning_rate=1e-3', 'discount=0.9', 'learning_rate=3e-4'])
     assert [run.name for run in runs] == [
@@ -391,7 +393,7 @@ def test_grid_names_runs_after_the_varied_settings():
 def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
     """The per-config row summarizes the finished runs over seeds; the
     curves of every run go to CSV."""
-    runs = sweep_lib.grid(['a', 'b'], [0, 1, 2])
+    runs = sweep_grid.grid(['a', 'b'], [0, 1, 2])
     records = {}
     for run, reports, status in zip(runs, (
             [[20, 1.0], [40, 3.0]], [[20, 5.0], [40, 2.0]], [[20, 9.0]],
@@ -399,9 +401,9 @@ def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
             ('finished', 'finished', 'failed', 'failed', 'pending',
              'pending')):
         records[run.name] = dict(
-            sweep_lib.new_record(run), reports=reports, status=status,
+            sweep_records.new_record(run), reports=reports, status=status,
             steps=reports[-1][0] if reports else 0, wall_clock=12.34)
-    results = sweep_lib.summarize('T', '/logdir/T', runs, records)
+    results = sweep_records.summarize('T', '/logdir/T', runs, records)
     assert [(row['final_score'], row['best_score'], row['steps'],
              row['wall_clock']) for row in results['runs']][:3] == [
                  (3.0, 3.0, 40, 12.3), (2.0, 5.0, 40, 12.3),
@@ -413,7 +415,7 @@ def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
                         iqm_high=3.0, confidence=0.95)),
         dict(group='b', config='b', setting={}, runs=3, finished=0,
              final=None)]
-    assert sweep_lib.format_table(results)[:4] + sweep_lib.format_table(
+    assert sweep_records.format_table(results)[:4] + sweep_records.format_table(
         results)[7:] == [
         'run      status    final  best  steps  wall-clock',
         'a-seed0  finished    3.0   3.0     40        12 s',
@@ -425,7 +427,7 @@ def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
         'b            0/3      0     -       -    -           -',
     ]
     path = tmp_path / 'curves.csv'
-    seed_statistics.write_curves_csv(path, sweep_lib.curve_rows(
+    seed_statistics.write_curves_csv(path, sweep_records.curve_rows(
         runs, records))
     assert seed_statistics.read_curves_csv(path) == [
         ('a', 0, 20, 1.0), ('a', 0, 40, 3.0), ('a', 1, 20, 5.0),

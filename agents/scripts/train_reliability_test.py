@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 
-import cloudpickle
 import gymnasium as gym
 import numpy as np
 import psutil
@@ -148,17 +147,6 @@ def _tiny_config(**overrides):
         config.update(overrides)
     return config
 
-
-@pytest.fixture(name='by_value')
-def fixture_by_value():
-    """Send this module's classes to workers by value, not by import.
-
-    Workers then receive the class attributes the test set, and need not
-    import this module and with it TensorFlow.
-    """
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
 def _running(process):

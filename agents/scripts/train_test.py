@@ -20,6 +20,7 @@ from agents.scripts import networks
 from agents.scripts import run_folder
 from agents.scripts import train
 from agents.scripts import utility
+from agents.scripts.train_reliability_test import _main
 
 
 def _tiny_config(name, **overrides):
@@ -217,18 +218,6 @@ def test_config_of_a_package_module_is_recorded(tmp_path, monkeypatch):
         monkeypatch.setattr(
             'my_package.my_configs.walker_long', lambda: [])
         config_spec.load_config_spec('my_package.my_configs:walker_long')
-
-
-def _main(*args):
-    """Run the script's main in this process; return its exit code."""
-    train.FLAGS(['train', *args])
-    try:
-        train.main([])
-    except SystemExit as exit_:
-        return exit_.code
-    finally:
-        train.FLAGS.unparse_flags()
-    return 0
 
 
 @pytest.mark.parametrize('flags, message', [

@@ -7,8 +7,6 @@ import subprocess
 import sys
 import time
 
-import cloudpickle
-import psutil
 import pytest
 import tensorflow.compat.v1 as tf
 from tensorflow.python.lib.io import file_io
@@ -16,6 +14,9 @@ from tensorflow.python.lib.io import file_io
 from agents import tools
 from agents.scripts import auto_batch_env
 from agents.scripts import utility
+from agents.tools import worker_testing
+
+_mock_constructor = worker_testing.mock_constructor
 
 
 def test_list_checkpoints_newest_first_and_skips_missing(tmp_path):
@@ -257,35 +258,11 @@ def test_checkpoint_of_a_killed_save_is_skipped(tmp_path):
             assert (sess.run(weights) == restored).all()
 
 
-@pytest.fixture(name='by_value')
-def fixture_by_value():
-    """Send this module's functions to workers by value, not by import.
-
-    Workers then need not import this module and with it TensorFlow.
-    """
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    yield
-    cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
-
-
-def _children():
-    """Child processes of this process, once the fork server runs."""
-    # The first worker starts the fork server, which then stays.
-    tools.wrappers.ExternalProcess(
-        tools.MockEnvironment, main_module=False).close()
-    return {child.pid for child in psutil.Process().children(recursive=True)}
-
-
-def _mock_constructor(seed):
-    del seed
-    return tools.MockEnvironment(durations=(3,))
-
-
 def test_auto_mode_keeps_only_the_workers_of_its_choice(
         monkeypatch, by_value):
     """The first use of the batch chooses; the other candidates are closed."""
     del by_value
-    before = _children()
+    before = worker_testing.child_pids()
     chosen = []
     time_candidates = auto_batch_env.time_candidates
 
@@ -299,13 +276,13 @@ def test_auto_mode_keeps_only_the_workers_of_its_choice(
         batch_env = utility.define_batch_env(_mock_constructor, 4, 'auto')
         try:
             assert batch_env[0] is not None  # Its first use chooses.
-            workers = len(_children() - before)
+            workers = len(worker_testing.child_pids() - before)
             cpus = len(os.sched_getaffinity(0))
             expected = {'inprocess': 0, 'slices': min(4, cpus)}
             assert workers == expected[chosen[0] if cpus > 1 else 'inprocess']
         finally:
             batch_env.close()
-    assert _children() <= before
+    assert worker_testing.child_pids() <= before
 
 
 # The 2017 call forms, which research code written for that package uses.

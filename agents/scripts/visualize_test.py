@@ -339,19 +339,6 @@ def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
         'unrendered_pendulum does not render RGB arrays; .*$')
 
 
-@pytest.fixture(name='restore_mujoco_gl')
-def fixture_restore_mujoco_gl(monkeypatch):
-    """Restore MUJOCO_GL, or its absence, after a test that may set it."""
-    original = os.environ.get('MUJOCO_GL')
-    # Setting first makes monkeypatch restore the variable's absence too.
-    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
-    if original is None:
-        monkeypatch.delenv('MUJOCO_GL')
-    else:
-        monkeypatch.setenv('MUJOCO_GL', original)
-    return monkeypatch
-
-
 def test_cheetah_command_line(tmp_path, restore_mujoco_gl):
     """MuJoCo renders off-screen into a video of length + 1 frames.
 

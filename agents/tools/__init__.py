@@ -34,7 +34,8 @@ _EXPORTS = {
     'StreamingMean': 'streaming_mean',
 }
 _MODULES = (
-    'batch_wrappers', 'gl_backend', 'nested', 'record_episodes', 'wrappers')
+    'batch_wrappers', 'gl_backend', 'mujoco_warnings', 'nested',
+    'record_episodes', 'wrappers')
 
 __all__ = sorted(_EXPORTS) + list(_MODULES)
 

@@ -7,6 +7,8 @@ import time
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import forwarding
+
 _NUMERIC_KINDS = 'biuf'
 
 _logger = logging.getLogger('agents')
@@ -98,22 +100,8 @@ class BatchEnv:
         return self._envs[index]
 
     def __getattr__(self, name):
-        """Forward public attributes to the first environment.
-
-        Args:
-            name: Attribute name; names starting with an underscore are not
-                forwarded.
-
-        Raises:
-            AttributeError: When the name is private or the environment has
-                no such attribute.
-
-        Returns:
-            The attribute of the first environment.
-        """
-        if name.startswith('_'):
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
+        """Forward public attributes to the first environment."""
+        forwarding.check_public(self, name)
         return getattr(self._envs[0], name)
 
     @property
@@ -236,14 +224,7 @@ class BatchEnv:
         if self._closed:
             return
         self._closed = True
-        error = None
-        for env in self._envs:
-            try:
-                env.close()
-            except Exception as exception:
-                error = error or exception
-        if error is not None:
-            raise error
+        close_all(self._envs)
 
     def __del__(self):
         try:
@@ -478,6 +459,25 @@ def blame(index, function, when=''):
     except Exception as error:
         name_index(error, index, when)
         raise
+
+
+def close_all(envs):
+    """Close every environment, then raise the first error of one.
+
+    Args:
+        envs: Environments, or anything else with a `close()` method.
+
+    Raises:
+        Exception: The first error of a `close()`, after all were called.
+    """
+    error = None
+    for env in envs:
+        try:
+            env.close()
+        except Exception as exception:
+            error = error or exception
+    if error is not None:
+        raise error
 
 
 def name_index(error, index, when=''):

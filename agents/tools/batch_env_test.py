@@ -18,6 +18,7 @@ from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
 from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
+from agents.tools import worker_testing
 
 _DURATIONS = (2, 3, 1)
 
@@ -52,18 +53,7 @@ def _children():
     return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
-def _trace(batch_env, steps):
-    """Step with zero actions, resetting finished envs; record everything."""
-    trace = []
-    batch_env.reset()
-    for _ in range(steps):
-        observ, reward, done, info = batch_env.step(
-            np.zeros((len(batch_env), 3), np.float32))
-        trace.append((observ[:, 0].tolist(), reward.tolist(), done.tolist(),
-                      info['terminated'].tolist(), info['truncated'].tolist()))
-        if done.any():
-            batch_env.reset(np.flatnonzero(done))
-    return trace
+_trace = worker_testing.step_trace
 
 
 _EXPECTED_TRACE = [

@@ -20,8 +20,9 @@ This module must not import TensorFlow: worker processes import it.
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import episode_wrappers
+from agents.tools import forwarding
 from agents.tools import space_wrappers
-from agents.tools.episode_wrappers import _is_integer
 
 
 class BatchWrapper:
@@ -47,22 +48,8 @@ class BatchWrapper:
         return self._batch_env[index]
 
     def __getattr__(self, name):
-        """Forward public attributes to the wrapped batch.
-
-        Args:
-            name: Attribute name; names starting with an underscore are not
-                forwarded.
-
-        Raises:
-            AttributeError: When the name is private or the batch has no
-                such attribute.
-
-        Returns:
-            The attribute of the wrapped batch.
-        """
-        if name.startswith('_'):
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
+        """Forward public attributes to the wrapped batch."""
+        forwarding.check_public(self, name)
         return getattr(self._batch_env, name)
 
     @property
@@ -119,11 +106,9 @@ class LimitDuration(BatchWrapper):
         Raises:
             ValueError: When `duration` is not a positive integer.
         """
-        if not _is_integer(duration) or duration < 1:
-            raise ValueError(
-                f'duration must be a positive integer, got {duration!r}.')
+        checked = episode_wrappers.check_duration(duration)
         super().__init__(batch_env)
-        self._duration = int(duration)
+        self._duration = checked
         self._steps = np.zeros(len(batch_env), np.int64)
         self._started = np.zeros(len(batch_env), bool)
         self._ended = np.zeros(len(batch_env), bool)

@@ -60,11 +60,32 @@ def test_same_results_as_the_per_environment_wrappers(make):
     """Spaces, observations, rewards and flags match value for value."""
     per_env = BatchEnv([_per_env(make(), 5) for _ in range(3)], True)
     batched = _batch(BatchEnv([make() for _ in range(3)], True), 5)
+    expected = _assert_same_results(per_env, batched)
+    assert any(step.any() for step in expected[4::5])  # Some truncated.
+
+
+@pytest.mark.parametrize('name, args, bound', [
+    ('LimitDuration', (5,), 1), ('RangeNormalize', (), 1),
+    ('ClipAction', (), 3), ('ConvertTo32Bit', (), 1)])
+def test_each_wrapper_gives_its_per_environment_twin_s_results(
+        name, args, bound):
+    """Each batch wrapper alone matches the per-environment one."""
+    per_env = BatchEnv([
+        getattr(wrappers, name)(_BoundedEnvironment(durations=(3, 7)), *args)
+        for _ in range(3)], True)
+    batched = getattr(batch_wrappers, name)(BatchEnv([
+        _BoundedEnvironment(durations=(3, 7)) for _ in range(3)], True),
+        *args)
+    _assert_same_results(per_env, batched, bound)
+
+
+def _assert_same_results(per_env, batched, bound=3):
+    """Step both with the same actions; return the per-env trace."""
     assert batched.observation_space == per_env.observation_space
     assert batched.action_space == per_env.action_space
     shape = (3,) + per_env.action_space.shape
-    # Beyond the bounds too, where clipping applies.
-    actions = np.random.default_rng(0).uniform(-3, 3, (12,) + shape)
+    # Beyond the bounds too where `bound` is 3, where clipping applies.
+    actions = np.random.default_rng(0).uniform(-bound, bound, (12,) + shape)
     actions = actions.astype(np.float32)
     expected = _trace(per_env, actions)
     result = _trace(batched, actions)
@@ -72,7 +93,7 @@ def test_same_results_as_the_per_environment_wrappers(make):
     for value, want in zip(result, expected):
         assert value.dtype == want.dtype
         np.testing.assert_array_equal(value, want)
-    assert any(step.any() for step in expected[4::5])  # Some truncated.
+    return expected
 
 
 def test_limit_duration_truncates_and_refuses_ended_episodes():

@@ -9,6 +9,8 @@ import numbers
 import gymnasium as gym
 import numpy as np
 
+from agents.tools import forwarding
+
 _RANDOM_START_ATTEMPTS = 10
 
 
@@ -35,11 +37,11 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
 
     def __getattr__(self, name):
-        # Never for private names: pickling and `gym.Wrapper` probe those,
-        # and `env` itself is missing until `__init__` ran.
-        if name.startswith('_') or name == 'env':
+        forwarding.check_public(self, name)
+        if name == 'env':
+            # Missing until `__init__` ran.
             raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
+                f"'{type(self).__name__}' object has no attribute 'env'")
         return getattr(self.env, name)
 
 
@@ -230,11 +232,9 @@ class LimitDuration(ForwardingWrapper):
         Raises:
             ValueError: When `duration` is not a positive integer.
         """
-        if not _is_integer(duration) or duration < 1:
-            raise ValueError(
-                f'duration must be a positive integer, got {duration!r}.')
+        checked = check_duration(duration)
         super().__init__(env, duration=duration)
-        self._duration = int(duration)
+        self._duration = checked
         self._step = None
         self._ended = False
 
@@ -278,6 +278,24 @@ class LimitDuration(ForwardingWrapper):
         self._step = 0
         self._ended = False
         return self.env.reset(seed=seed, options=options)
+
+
+def check_duration(duration):
+    """The step limit of `LimitDuration`, per environment or per batch.
+
+    Args:
+        duration: Positive number of steps per episode.
+
+    Raises:
+        ValueError: When `duration` is not a positive integer.
+
+    Returns:
+        The duration as an int.
+    """
+    if not _is_integer(duration) or duration < 1:
+        raise ValueError(
+            f'duration must be a positive integer, got {duration!r}.')
+    return int(duration)
 
 
 def _is_integer(value):

@@ -14,7 +14,6 @@ This module must not import TensorFlow: worker processes import it.
 """
 
 import atexit
-import builtins
 import functools
 import math
 import multiprocessing
@@ -22,7 +21,6 @@ import pickle
 import select
 import signal
 import time
-import traceback
 import weakref
 
 import cloudpickle
@@ -30,39 +28,23 @@ import gymnasium as gym
 import numpy as np
 
 from agents.tools import env_registry
+from agents.tools import external_worker
+from agents.tools import forwarding
 from agents.tools import message_frames
+from agents.tools import worker_errors
 from agents.tools import worker_process
 
 _DEFAULT_TIMEOUT = 600.0
 MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
-_PICKLE_PROTOCOL = message_frames.PICKLE_PROTOCOL
-_PICKLE_OPCODE = 0x80
+_PICKLE_PROTOCOL = external_worker.PICKLE_PROTOCOL
+_Message = external_worker.Message
+# Where wrappers and the tests import the error type from.
+ExternalProcessError = worker_errors.ExternalProcessError
 
 
-class ExternalProcessError(RuntimeError):
-    """Error of a worker process that died or raised a non-builtin error."""
 
-
-class _Message:
-    """The messages between parent and worker: integer constants."""
-
-    ACCESS = 1
-    CALL = 2
-    RESULT = 3
-    EXCEPTION = 4
-    CLOSE = 5
-    READY = 6
-    STEP = 7
-    RESET = 8
-    CALLABLE = 9
-    # Binary frames of the hot path; see the module docstring.
-    STEP_ARRAY = 10
-    STEP_INTEGER = 11
-    STEP_RESULT = 12
-    STEP_BATCH_RESULT = 13
-    WRAPPER_ACCESS = 14
 
 
 class ExternalProcess(gym.Env):
@@ -167,7 +149,7 @@ class ExternalProcess(gym.Env):
         # parent exit without closing it. (The environment therefore cannot
         # start multiprocessing children of its own.)
         self._process = context.Process(
-            target=_worker, args=(
+            target=external_worker.serve_environment, args=(
                 worker_conn,
                 # With the gymnasium ids this process registered, which the
                 # fresh interpreter of the worker would not know.
@@ -232,30 +214,13 @@ class ExternalProcess(gym.Env):
         return self.np_random
 
     def __getattr__(self, name):
-        """Read an attribute of the environment in the child.
+        """Read a public attribute of the environment in the child.
 
         Methods and other callables come back as functions that call them in
         the child.
-
-        Args:
-            name: Attribute name; names starting with an underscore are never
-                forwarded.
-
-        Raises:
-            AttributeError: When the name is private or the environment has
-                no such attribute.
-
-        Returns:
-            The value of the attribute, or a function forwarding calls.
         """
-        self._check_public(name)
+        forwarding.check_public(self, name)
         return self._receive(self._send_message(_Message.ACCESS, name))
-
-    def _check_public(self, name):
-        """Raise AttributeError for names that are never forwarded."""
-        if name.startswith('_'):
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @property
     def np_random_seed(self):
@@ -273,7 +238,7 @@ class ExternalProcess(gym.Env):
         Returns:
             The value, or for a method a function that calls it in the child.
         """
-        self._check_public(name)
+        forwarding.check_public(self, name)
         return self._receive(self._send_message(_Message.WRAPPER_ACCESS, name))
 
     def has_wrapper_attr(self, name):
@@ -291,7 +256,7 @@ class ExternalProcess(gym.Env):
         Returns:
             Whether the attribute was set.
         """
-        self._check_public(name)
+        forwarding.check_public(self, name)
         return self.call('set_wrapper_attr', name, value, force=force)
 
     def call(self, name, *args, **kwargs):
@@ -485,10 +450,11 @@ class ExternalProcess(gym.Env):
         if message == _Message.EXCEPTION:
             if not self._ready:
                 # The constructor failed and the child is exiting.
-                self._failure = worker_error(self._describe(), *payload)
+                self._failure = worker_errors.worker_error(
+                    self._describe(), *payload)
                 self.close()
                 raise self._failure
-            raise worker_error(self._describe(), *payload)
+            raise worker_errors.worker_error(self._describe(), *payload)
         raise KeyError(
             f'Received message {message!r} from {self._describe()}; expected '
             f'one of {_Message.RESULT}, {_Message.READY} or '
@@ -506,14 +472,14 @@ class ExternalProcess(gym.Env):
                 reason += f', killed by {signal.Signals(-code).name}'
             except ValueError:
                 reason += f', killed by signal {-code}'
-        self._failure = ExternalProcessError(
+        self._failure = worker_errors.ExternalProcessError(
             f'{self._describe()} died ({reason}); create a new '
             'environment to continue.')
         self._shutdown(0)
         return self._failure
 
     def _timed_out(self, seconds):
-        self._failure = timeout_error(
+        self._failure = worker_errors.timeout_error(
             self._describe(), seconds, 'it was terminated')
         self._shutdown(0)
         return self._failure
@@ -521,189 +487,6 @@ class ExternalProcess(gym.Env):
 
 _STEP_ARRAY_PREFIX = bytes((_Message.STEP_ARRAY,))
 _INTEGER_TYPES = frozenset((int, np.int64, np.int32))
-
-
-def _worker(conn, constructor):
-    """Build the environment and serve the parent's messages.
-
-    Args:
-        conn: This process's end of the pipe.
-        constructor: The environment constructor, pickled with cloudpickle.
-    """
-    worker_process.leave_stopping_to_parent(conn)
-    env = None
-    channel = message_frames.Channel(conn)
-    try:
-        try:
-            env = cloudpickle.loads(constructor)()
-            # Cloudpickle, for spaces of classes the constructor defined.
-            channel.send(cloudpickle.dumps(
-                (_Message.READY, _describe_env(env)),
-                _PICKLE_PROTOCOL))
-        except Exception as error:
-            channel.send(_exception_message(error))
-            return
-        _serve(channel, env)
-    except (EOFError, OSError):
-        pass  # The parent went away; nobody to answer.
-    finally:
-        if env is not None:
-            try:
-                env.close()
-            except Exception:
-                pass  # The parent asked to close; it cannot hear us now.
-        conn.close()
-
-
-def _serve(channel, env):
-    """Answer messages until the parent asks to close or goes away."""
-    recv_bytes, send_bytes = channel.receive, channel.send
-    step_array, step_integer = _Message.STEP_ARRAY, _Message.STEP_INTEGER
-    while True:
-        # Pipe errors end the loop; errors of the environment are answers.
-        data = recv_bytes()
-        kind = data[0]
-        try:
-            if kind == step_array:
-                action, _ = message_frames.unpack_array(data, 1)
-                reply = _step_reply(env.step(action))
-            elif kind == step_integer:
-                reply = _step_reply(env.step(
-                    message_frames.unpack_integer(data)))
-            else:
-                reply = _handle(env, data)
-        except Exception as error:
-            # Keep serving: a failed attribute read or step must not take the
-            # environment down with it.
-            reply = (_exception_message(error),)
-        if reply is None:
-            return
-        send_bytes(*reply)
-
-
-def _handle(env, data):
-    """Parts of the answer to a pickled message; None to close."""
-    if data[0] != _PICKLE_OPCODE:
-        raise KeyError(
-            f'Received frame {data[0]!r}; expected {_Message.STEP_ARRAY}, '
-            f'{_Message.STEP_INTEGER} or a pickled message.')
-    message, payload = pickle.loads(data)
-    if message == _Message.STEP:
-        return _step_reply(env.step(payload))
-    if message == _Message.CLOSE:
-        return None
-    if message == _Message.RESET:
-        seed, options = payload
-        result = env.reset(seed=seed, options=options)
-    elif message in (_Message.ACCESS, _Message.WRAPPER_ACCESS):
-        wrapped = message == _Message.WRAPPER_ACCESS
-        result = _lookup(env, payload, wrapped)
-        if callable(result) and not isinstance(result, type):
-            # Methods stay in the child; the parent forwards calls.
-            return (pickle.dumps(
-                (_Message.CALLABLE, (payload, wrapped)), _PICKLE_PROTOCOL),)
-    elif message == _Message.CALL:
-        name, args, kwargs, wrapped = payload
-        result = _lookup(env, name, wrapped)(*args, **kwargs)
-    else:
-        raise KeyError(
-            f'Received message {message!r}; expected one of '
-            f'{_Message.ACCESS}, {_Message.WRAPPER_ACCESS}, {_Message.CALL}, '
-            f'{_Message.STEP}, {_Message.RESET} or {_Message.CLOSE}.')
-    return (pickle.dumps((_Message.RESULT, result), _PICKLE_PROTOCOL),)
-
-
-def _lookup(env, name, wrapped):
-    """An attribute of the environment, or with `wrapped` of its wrappers."""
-    if wrapped and hasattr(env, 'get_wrapper_attr'):
-        return env.get_wrapper_attr(name)
-    return getattr(env, name)
-
-
-def _step_reply(result):
-    """Parts of the answer to a step: a frame, or else a pickle."""
-    if type(result) is message_frames.StepBatch:  # pylint: disable=C0123
-        parts = message_frames.pack_step_batch(
-            _Message.STEP_BATCH_RESULT, result)
-    else:
-        parts = message_frames.pack_step(_Message.STEP_RESULT, result)
-    if parts is None:
-        return (pickle.dumps((_Message.RESULT, result), _PICKLE_PROTOCOL),)
-    return parts
-
-
-def _exception_message(error):
-    return pickle.dumps(
-        (_Message.EXCEPTION, error_details(error)), _PICKLE_PROTOCOL)
-
-
-def timeout_error(where, seconds, consequence):
-    """The error of an environment that did not answer in time.
-
-    Args:
-        where: Description of the environment, such as 'Environment worker
-            ... (pid 123)'.
-        seconds: The timeout that passed.
-        consequence: What became of it, such as 'it was terminated'.
-
-    Returns:
-        `TimeoutError` with a one-line message.
-    """
-    return TimeoutError(
-        f'{where} did not answer within {seconds:g} seconds; {consequence}.')
-
-
-def error_details(error):
-    """Describe an exception so that another process can raise it again.
-
-    Args:
-        error: The exception.
-
-    Returns:
-        Tuple of the module and qualified name of its type and its formatted
-        traceback, the arguments of `worker_error`.
-    """
-    stacktrace = ''.join(traceback.format_exception(error))
-    cls = type(error)
-    return cls.__module__, cls.__qualname__, stacktrace
-
-
-def worker_error(where, module, name, stacktrace):
-    """Build the parent's exception for an error raised in a worker.
-
-    Args:
-        where: Description of the worker that opens the message.
-        module: Module of the type of the error, from `error_details`.
-        name: Qualified name of the type of the error.
-        stacktrace: The formatted traceback of the error.
-
-    Returns:
-        An exception of the same type for built-in types that take a
-        message, else an `ExternalProcessError`, whose message holds the
-        traceback.
-    """
-    message = f'{name} in {where}:\n{stacktrace}'
-    cls = getattr(builtins, name, None) if module == 'builtins' else None
-    if isinstance(cls, type) and issubclass(cls, Exception):
-        try:
-            return cls(message)
-        except Exception:
-            pass  # Needs other arguments; fall back to our own type.
-    return ExternalProcessError(message)
-
-
-def _describe_env(env):
-    """Attributes the parent caches at the handshake."""
-    attributes = dict(name=str(env))
-    for name in ('observation_space', 'action_space', 'metadata',
-                 'render_mode', 'spec'):
-        value = getattr(env, name, None)
-        try:
-            cloudpickle.dumps(value, _PICKLE_PROTOCOL)
-        except Exception:
-            value = None  # Readable later through attribute access.
-        attributes[name] = value
-    return attributes
 
 
 def _make_poller(conn):

@@ -8,19 +8,6 @@ from agents import tools
 from agents.tools import gl_backend
 
 
-@pytest.fixture(name='restore_mujoco_gl')
-def fixture_restore_mujoco_gl(monkeypatch):
-    """Restore MUJOCO_GL, or its absence, after a test that may set it."""
-    original = os.environ.get('MUJOCO_GL')
-    # Setting first makes monkeypatch restore the variable's absence too.
-    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
-    if original is None:
-        monkeypatch.delenv('MUJOCO_GL')
-    else:
-        monkeypatch.setenv('MUJOCO_GL', original)
-    return monkeypatch
-
-
 @pytest.fixture(name='unset_mujoco_gl')
 def fixture_unset_mujoco_gl(restore_mujoco_gl):
     """Unset MUJOCO_GL for a test and restore it after."""

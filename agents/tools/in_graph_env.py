@@ -4,6 +4,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents.tools import forwarding
 from agents.tools import graph_mode
 from agents.tools import temporary_scope
 
@@ -25,10 +26,7 @@ class InGraphEnvBase:
         raise NotImplementedError
 
     def __getattr__(self, name):
-        # Private names are never forwarded, which also keeps lookups during
-        # construction or unpickling from recursing into a missing attribute.
-        if name.startswith('_'):
-            raise AttributeError(name)
+        forwarding.check_public(self, name)
         return getattr(self._wrapped, name)
 
     @property

@@ -12,7 +12,9 @@ import time
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents.tools import session_callable
 from agents.tools import streaming_mean
+from agents.tools import summary_errors
 from agents.tools import temporary_scope
 
 _Phase = collections.namedtuple(
@@ -21,6 +23,8 @@ _Phase = collections.namedtuple(
         'report_every, log_every, checkpoint_every, caller_thread')
 
 _logger = logging.getLogger('agents')
+_Callable = session_callable.SessionCallable
+_write_error = summary_errors.write_error
 
 
 class Loop:
@@ -494,47 +498,6 @@ class Loop:
 
 
 _Location = collections.namedtuple('Location', 'epoch, index, phase_step')
-
-
-class _Callable:
-    """A session call of fixed fetches that feeds only placeholders."""
-
-    def __init__(self, sess, fetches, target, placeholders, caller_thread):
-        self._placeholders = placeholders
-        # Any feed list, also an empty one, takes the slow path of
-        # `Session.run`; only None makes the fast callable.
-        self._call = sess.make_callable(
-            (fetches, target), placeholders or None,
-            accept_options=caller_thread)
-        self._options = {}
-        if caller_thread:
-            self._options['options'] = tf.RunOptions(inter_op_thread_pool=-1)
-
-    def __call__(self, values):
-        """Run with the values of the placeholders; return the fetches.
-
-        Args:
-            values: Dict from references of tensors (`tensor.ref()`) to
-                values, for at least the placeholders.
-        """
-        fetched, _ = self._call(
-            *[values[tensor.ref()] for tensor in self._placeholders],
-            **self._options)
-        return fetched
-
-
-def _write_error(directory, error):
-    """One-line `OSError` for an error of a summary writer.
-
-    TensorFlow's writers raise `RuntimeError`s that read 'PATH; CAUSE' and
-    go on with lines about the events they lost.
-    """
-    lines = str(error).strip().splitlines()
-    first = lines[0].strip() if lines else type(error).__name__
-    path, separator, cause = first.rpartition('; ')
-    if not separator:
-        path, cause = directory, first
-    return OSError(f'Cannot write {path}: {cause}.')
 
 
 def _switch(tensor, name):

@@ -16,7 +16,9 @@ module must not import TensorFlow: actors import it.
 
 import os
 
+from agents.tools import env_slice
 from agents.tools import external_process
+from agents.tools import worker_errors
 from agents.tools import sliced_batch_env
 
 # Seconds the actor of a slice may take to close its environments before it
@@ -235,17 +237,17 @@ class _ActorWorker:
                 f'{self._describe()} {what} within {seconds:g} seconds'
                 f'{hint}; it was killed.'))
         except ray.exceptions.RayActorError as error:
-            self._fail(external_process.ExternalProcessError(
+            self._fail(worker_errors.ExternalProcessError(
                 f'{self._describe()} died ({_death_cause(error)}); create a '
                 'new environment to continue.'))
         except ray.exceptions.RayTaskError as error:
             # A failure of the actor's own code outside the environments.
             cause = error.cause if error.cause is not None else error
-            raise external_process.worker_error(
-                self._describe(), *external_process.error_details(cause)
+            raise worker_errors.worker_error(
+                self._describe(), *worker_errors.error_details(cause)
             ) from None
         if not ok:
-            error = external_process.worker_error(self._describe(), *value)
+            error = worker_errors.worker_error(self._describe(), *value)
             if starting:
                 self._fail(error)
             raise error
@@ -270,12 +272,12 @@ class _SliceActor:
     """The environments of one slice of the batch, inside a Ray actor.
 
     Every method returns a tuple of whether it succeeded and its value, or
-    the details of its error (see `external_process.error_details`), so
+    the details of its error (see `worker_errors.error_details`), so
     that errors keep their type name and traceback in the caller.
     """
 
     def __init__(self, payload, start, stop):
-        self._constructor = sliced_batch_env._SliceConstructor(
+        self._constructor = env_slice.SliceConstructor(
             payload, start, stop)
         self._slice = None
 
@@ -289,7 +291,7 @@ class _SliceActor:
         try:
             self._slice = self._constructor()
         except Exception as error:
-            return False, external_process.error_details(error)
+            return False, worker_errors.error_details(error)
         import ray  # pylint: disable=import-outside-toplevel
         return True, dict(
             pid=os.getpid(), node=ray.get_runtime_context().get_node_id(),
@@ -297,18 +299,18 @@ class _SliceActor:
             action_space=self._slice.action_space)
 
     def step(self, request):
-        """Step the slice; see `sliced_batch_env._Slice.step`."""
+        """Step the slice; see `env_slice.Slice.step`."""
         return self._run(self._slice.step, request)
 
     def reset(self, seed=None, options=None):
-        """Reset the slice; see `sliced_batch_env._Slice.reset`."""
+        """Reset the slice; see `env_slice.Slice.reset`."""
         return self._run(self._slice.reset, seed=seed, options=options)
 
     def call(self, name, args, kwargs):
         """Call a public method of the slice, such as `member_attribute`."""
         if name.startswith('_'):
             error = AttributeError(f'Cannot call the private method {name}.')
-            return False, external_process.error_details(error)
+            return False, worker_errors.error_details(error)
         return self._run(getattr(self._slice, name), *args, **kwargs)
 
     def close(self):
@@ -322,4 +324,4 @@ class _SliceActor:
         try:
             return True, function(*args, **kwargs)
         except Exception as error:
-            return False, external_process.error_details(error)
+            return False, worker_errors.error_details(error)

@@ -7,6 +7,7 @@ node's processes. Outside CI the tests skip when Ray is not installed; in
 CI (CI=true) Ray must be there.
 """
 
+import functools
 import os
 import signal
 import sys
@@ -22,6 +23,7 @@ from agents.tools import ray_batch_env
 from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
 from agents.tools.ray_batch_env import RayBatchEnv
+from agents.tools import worker_testing
 
 _DURATIONS = (2, 3, 1)
 _SECOND_NODE = dict(num_cpus=1, resources={'second_node': 1})
@@ -130,18 +132,8 @@ def _cluster_fixture():
         assert_processes_end(children)
 
 
-def _trace(batch_env, steps):
-    """Step with zero actions, resetting finished envs; record everything."""
-    trace = []
-    batch_env.reset()
-    for _ in range(steps):
-        observ, reward, done, info = batch_env.step(
-            np.zeros((len(batch_env), 3), np.float32))
-        trace.append((observ[:, 0].tolist(), reward.tolist(), done.tolist(),
-                      info['restarted'].tolist()))
-        if done.any():
-            batch_env.reset(np.flatnonzero(done))
-    return trace
+_trace = functools.partial(
+    worker_testing.step_trace, info_keys=('restarted',))
 
 
 def _gone(pids):

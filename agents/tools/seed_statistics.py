@@ -25,11 +25,12 @@ This module needs NumPy only: no TensorFlow, no SciPy.
 """
 
 import csv
+import io
 import math
-import os
-import uuid
 
 import numpy as np
+
+from agents.tools import atomic_file
 
 CONFIDENCE = 0.95
 RESAMPLES = 10000
@@ -244,21 +245,12 @@ def write_curves_csv(path, rows):
             raise ValueError(
                 f'Curve row {tuple(row)!r} has {len(row)} values; expected '
                 f"{len(CSV_HEADER)}: {', '.join(CSV_HEADER)}.")
-    directory = os.path.dirname(os.path.abspath(path))
-    temp_path = os.path.join(
-        directory, f'.{os.path.basename(path)}.{uuid.uuid4().hex}')
-    try:
-        with open(temp_path, 'w', encoding='utf-8', newline='') as file_:
-            writer = csv.writer(file_, lineterminator='\n')
-            writer.writerow(CSV_HEADER)
-            for config, seed, step, score in rows:
-                writer.writerow(
-                    (config, int(seed), int(step), repr(float(score))))
-        os.replace(temp_path, path)
-    except BaseException:
-        if os.path.exists(temp_path):
-            os.remove(temp_path)
-        raise
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator='\n')
+    writer.writerow(CSV_HEADER)
+    for config, seed, step, score in rows:
+        writer.writerow((config, int(seed), int(step), repr(float(score))))
+    atomic_file.write_atomic(path, text.getvalue())
 
 
 def read_curves_csv(path):

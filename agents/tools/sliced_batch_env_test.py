@@ -17,6 +17,7 @@ from agents.tools import env_contract
 from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
 from agents.tools.sliced_batch_env import SlicedBatchEnv
+from agents.tools import worker_testing
 
 _DURATIONS = (2, 3, 1)
 
@@ -50,18 +51,7 @@ def _batch_env_fixture():
     batch_env.close()
 
 
-def _trace(batch_env, steps):
-    """Step with zero actions, resetting finished envs; record everything."""
-    trace = []
-    batch_env.reset()
-    for _ in range(steps):
-        observ, reward, done, info = batch_env.step(
-            np.zeros((len(batch_env), 3), np.float32))
-        trace.append((observ[:, 0].tolist(), reward.tolist(), done.tolist(),
-                      info['terminated'].tolist(), info['truncated'].tolist()))
-        if done.any():
-            batch_env.reset(np.flatnonzero(done))
-    return trace
+_trace = worker_testing.step_trace
 
 
 def test_step_values_match_the_in_process_batch(batch_env):

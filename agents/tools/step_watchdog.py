@@ -11,7 +11,7 @@ import threading
 import time
 
 from agents.tools import batch_env as batch_env_lib
-from agents.tools import external_process
+from agents.tools import worker_errors
 
 _MAX_POLL_SECONDS = 1.0
 
@@ -153,7 +153,7 @@ class StepWatchdog:
             name = 'environment'
         if len(name) > 80:
             name = name[:77] + '...'
-        error = external_process.timeout_error(
+        error = worker_errors.timeout_error(
             f'Environment {name} in this process', self._timeout,
             'it cannot be interrupted, so the process stops')
         return batch_env_lib.name_index(error, index)

@@ -1,0 +1,283 @@
+"""The training phase of PPO: update epochs on the collected episodes."""
+
+import tensorflow.compat.v1 as tf
+
+from agents import parts
+from agents import tools
+from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import utility
+
+
+class UpdateMixin:
+    """PPO's update: advantages, mini-batch epochs and the KL penalty.
+
+    `PPO` inherits these methods; they read the networks, memory and
+    settings that its constructor creates.
+    """
+
+    def _training(self):
+        """Train on the memory, adapt the penalty, and clear the memory.
+
+        Logs summaries when this run or one since the last update asked for
+        them.
+        """
+        with tf.device(self._device):
+            with tf.name_scope('training'):
+                log = tf.logical_or(self._should_log, self._log_pending)
+                # Rows past the memory index hold no episode: length zero.
+                data, length = self._memory.data()
+                reward = self._reward_filter.transform(data.reward)
+                reward = reward + data.bootstrap
+                update_summary = self._perform_update_steps(
+                    data.observ, data.action, data.policy_params, reward,
+                    length, log)
+                with tf.control_dependencies([update_summary]):
+                    penalty_summary = self._adjust_penalty(
+                        data.observ, data.policy_params, length, log)
+                with tf.control_dependencies([penalty_summary]):
+                    clear_memory = tf.group(
+                        self._memory.clear(), self._memory_index.assign(0),
+                        self._memory_steps.assign(0),
+                        self._num_updates.assign_add(1),
+                        self._trained_steps.assign_add(
+                            tf.reduce_sum(tf.cast(length, tf.int64))))
+                weight_summary = _summary_after(
+                    [clear_memory], log,
+                    lambda: utility.variable_summaries(
+                        tf.trainable_variables(),
+                        self._config.weight_summaries))
+                with tf.control_dependencies([weight_summary]):
+                    logged = self._log_pending.assign(False)
+                with tf.control_dependencies([logged]):
+                    return tf.summary.merge([
+                        update_summary, penalty_summary, weight_summary])
+
+    def _perform_update_steps(
+            self, observ, action, old_policy_params, reward, length, log):
+        """Compute advantages once, then run the epochs of mini-batches.
+
+        Returns:
+          Summary tensor, empty unless the boolean tensor `log` holds.
+        """
+        with tf.name_scope('update') as scope:
+            return_ = utility.discounted_return(
+                reward, length, self._config.discount)
+            value = self._network(observ, length).value
+            gae_lambda = self._config.gae_lambda
+            if gae_lambda:
+                advantage = utility.lambda_advantage(
+                    reward, value, length, self._config.discount, gae_lambda)
+            else:
+                advantage = return_ - value
+            # Value targets come from whole episodes, before they are cut
+            # into chunks: the lambda-return with GAE, else the Monte-Carlo
+            # return.
+            if gae_lambda:
+                value_target = utility.mask(advantage + value, length)
+            else:
+                value_target = return_
+            value_target = tf.stop_gradient(value_target)
+            advantage = losses.normalize_advantage(advantage, length)
+            advantage = tf.stop_gradient(advantage)
+            old_value = tf.stop_gradient(value)
+            sequences = (
+                observ, action, old_policy_params, value_target, advantage,
+                old_value)
+            template = {name: 0.0 for name in self._update_statistics()}
+            statistics = parts.iterate_sequences(
+                self._update_step, template, sequences, length,
+                self._config.chunk_length, self._config.batch_size,
+                self._config.update_epochs, padding_value=1)
+
+            def _summary():
+                # Summaries cost more than the mini-batches' math, so the
+                # steps return scalars and their means are logged once. A
+                # branch starts without name scope; the tags keep it.
+                with tf.name_scope(scope):
+                    return tf.summary.merge([
+                        tf.summary.histogram('advantage', advantage),
+                        tf.summary.scalar('mean_return', losses.masked_mean(
+                            return_, length)),
+                        tf.summary.scalar('mean_value', losses.masked_mean(
+                            value, length)),
+                        tf.summary.scalar(
+                            'learning_rate', self._learning_rate()),
+                    ] + [
+                        tf.summary.scalar(name, tf.reduce_mean(values))
+                        for name, values in sorted(statistics.items())])
+
+            # The penalty's KL pass waits for this summary, so it must not
+            # finish before the mini-batch steps.
+            return _summary_after([statistics['loss']], log, _summary)
+
+    def _update_statistics(self):
+        """Names of the scalars that every mini-batch step returns."""
+        names = [
+            'loss', 'value_loss', 'policy_loss', 'surrogate_loss',
+            'kl_penalty', 'kl_cutoff', 'cutoff_count', 'mean_kl',
+            'mean_entropy', 'gradient_norm']
+        groups = self._config.weight_summaries or {}
+        names += [f'gradient_norm_{group}' for group in sorted(groups)]
+        return names
+
+    def _update_step(self, sequence, length):
+        """One gradient step on a mini-batch of (chunks of) episodes.
+
+        Args:
+          sequence: Tuple of observ, action, old policy params, value
+              target, advantage and the value before the update, each
+              [batch, time, ...].
+          length: Integer tensor [batch] of valid lengths.
+
+        Returns:
+          Dict of scalar statistics, see `_update_statistics`, available
+          once the gradient step is applied.
+        """
+        (observ, action, old_policy_params, value_target, advantage,
+         old_value) = sequence
+        network = self._network(observ, length)
+        old_policy = losses.policy_from_params(
+            self._discrete, old_policy_params)
+        value_loss = losses.value_loss_fn(
+            network.value, value_target, old_value, length,
+            self._config.value_loss_clip)
+        policy_loss, statistics = self._policy_loss(
+            old_policy, network.policy, action, advantage, length)
+        extra_loss = network.get('loss', 0.0)
+        # Fail the update before a non-finite loss reaches the weights.
+        loss = tf.debugging.check_numerics(
+            policy_loss + value_loss + tf.reduce_mean(extra_loss), 'loss')
+        grad_vars = self._optimizer.compute_gradients(loss)
+        grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
+        gradients, variables = zip(*grad_vars)
+        gradient_norm = tf.linalg.global_norm(gradients)
+        max_norm = self._config.max_gradient_norm
+        if max_norm:
+            gradients, _ = tf.clip_by_global_norm(
+                gradients, max_norm, use_norm=gradient_norm)
+        # The gradients need not wait for the check of the loss.
+        with tf.control_dependencies([loss]):
+            optimize = self._optimizer.apply_gradients(
+                zip(gradients, variables))
+        statistics.update(
+            loss=loss, value_loss=value_loss, policy_loss=policy_loss,
+            gradient_norm=gradient_norm)
+        norms = utility.gradient_norms(
+            grad_vars, self._config.weight_summaries)
+        statistics.update({
+            f'gradient_norm_{group}': norm for group, norm in norms.items()})
+        with tf.control_dependencies([optimize]):
+            return {
+                name: tf.identity(tf.cast(statistics[name], tf.float32))
+                for name in self._update_statistics()}
+
+    def _policy_loss(self, old_policy, policy, action, advantage, length):
+        """Surrogate objective with an adaptive KL penalty and a cutoff.
+
+        Args:
+          old_policy: Distribution that collected the data.
+          policy: Distribution of the current network.
+          action: Actions taken, [batch, time, ...].
+          advantage: Normalized advantages, [batch, time].
+          length: Valid lengths, [batch].
+
+        Returns:
+          Tuple of the scalar loss and a dict of scalar statistics.
+        """
+        config = self._config
+        with tf.name_scope('policy_loss'):
+            kl = utility.mask(old_policy.kl(policy), length)
+            log_ratio = policy.log_prob(action) - old_policy.log_prob(action)
+            # Padded steps hold arbitrary values; keep exp() finite there.
+            log_ratio = utility.mask(tf.minimum(log_ratio, 20.0), length)
+            ratio = tf.exp(log_ratio)
+            surrogate = ratio * advantage
+            if config.ppo_clip:
+                clipped_ratio = tf.clip_by_value(
+                    ratio, 1 - config.ppo_clip, 1 + config.ppo_clip)
+                surrogate = tf.minimum(surrogate, clipped_ratio * advantage)
+            surrogate_loss = -losses.masked_mean(surrogate, length)
+            # A quadratic wall above the cutoff stops the policy from moving
+            # far from the data when the penalty has not adapted yet.
+            cutoff_threshold = config.kl_target * config.kl_cutoff_factor
+            above_cutoff = tf.cast(kl > cutoff_threshold, tf.float32)
+            if config.kl_penalty:
+                kl_penalty = self._penalty * losses.masked_mean(kl, length)
+                kl_cutoff = config.kl_cutoff_coef * losses.masked_mean(
+                    above_cutoff * (kl - cutoff_threshold) ** 2, length)
+            else:
+                kl_penalty = kl_cutoff = tf.constant(0.0)
+            entropy = losses.masked_mean(policy.entropy(), length)
+            policy_loss = surrogate_loss + kl_penalty + kl_cutoff
+            if config.entropy_regularization:
+                policy_loss -= config.entropy_regularization * entropy
+            statistics = dict(
+                surrogate_loss=surrogate_loss, kl_penalty=kl_penalty,
+                kl_cutoff=kl_cutoff, mean_kl=losses.masked_mean(kl, length),
+                mean_entropy=entropy, cutoff_count=tf.reduce_sum(
+                    utility.mask(above_cutoff, length)))
+            return policy_loss, statistics
+
+    def _adjust_penalty(self, observ, old_policy_params, length, log):
+        """Raise the KL penalty when the update moved the policy too far.
+
+        The penalty grows by 1.5x when the mean KL exceeds 1.3x the target and
+        shrinks by 1.5x below 0.7x the target. Without `kl_penalty` nothing
+        adapts, and the KL the update caused is measured only for the logs.
+
+        Returns:
+          Summary tensor, empty unless the boolean tensor `log` holds.
+        """
+        with tf.name_scope('adjust_penalty') as scope:
+
+            def _measure():
+                network = self._network(observ, length)
+                old_policy = losses.policy_from_params(
+                    self._discrete, old_policy_params)
+                kl = utility.mask(old_policy.kl(network.policy), length)
+                kl_change = tf.identity(
+                    losses.masked_mean(kl, length), name='kl_change')
+                return network, kl, kl_change
+
+            def _summary(network, kl, kl_change, penalty):
+                entropy = utility.mask(network.policy.entropy(), length)
+                with tf.name_scope(scope):
+                    return tf.summary.merge([
+                        tf.summary.scalar('kl_change', kl_change),
+                        tf.summary.scalar('penalty', penalty),
+                        tf.summary.histogram('kl', kl),
+                        tf.summary.histogram('entropy', entropy)])
+
+            if not self._config.kl_penalty:
+                return _summary_after(
+                    [], log, lambda: _summary(*_measure(), self._penalty))
+            network, kl, kl_change = _measure()
+            new_penalty = losses.adapted_penalty(
+                self._penalty, kl_change, self._config.kl_target)
+            # Keep the penalty in a range where the loss stays well scaled.
+            new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
+            update = self._penalty.assign(new_penalty)
+            return _summary_after(
+                [update], log,
+                lambda: _summary(network, kl, kl_change, new_penalty))
+
+
+def _summary_after(dependencies, log, summary_fn):
+    """The summary of `summary_fn` where `log` holds, after the dependencies.
+
+    The conditional's predicate is a copy of `log` made after the
+    dependencies, so that both branches wait for them (see
+    `tools.identity_after`).
+
+    Args:
+      dependencies: Ops or tensors to run first; the enclosing control block
+          applies too.
+      log: Boolean tensor; whether to build the summary.
+      summary_fn: Function returning a summary tensor.
+
+    Returns:
+      Summary tensor, the empty string where `log` does not hold.
+    """
+    with tf.control_dependencies(dependencies):
+        return tf.cond(
+            tools.identity_after(dependencies, log), summary_fn, str)

@@ -1,0 +1,31 @@
+"""Fixtures that tests across the package share."""
+
+import os
+
+import cloudpickle
+import pytest
+
+
+@pytest.fixture(name='by_value')
+def fixture_by_value(request):
+    """Send the test module's functions to workers by value, not by import.
+
+    Workers then receive what the test set on them, and need not import the
+    test module and with it TensorFlow.
+    """
+    cloudpickle.register_pickle_by_value(request.module)
+    yield
+    cloudpickle.unregister_pickle_by_value(request.module)
+
+
+@pytest.fixture(name='restore_mujoco_gl')
+def fixture_restore_mujoco_gl(monkeypatch):
+    """Restore MUJOCO_GL, or its absence, after a test that may set it."""
+    original = os.environ.get('MUJOCO_GL')
+    # Setting first makes monkeypatch restore the variable's absence too.
+    monkeypatch.setenv('MUJOCO_GL', 'placeholder')
+    if original is None:
+        monkeypatch.delenv('MUJOCO_GL')
+    else:
+        monkeypatch.setenv('MUJOCO_GL', original)
+    return monkeypatch

@@ -1,0 +1,52 @@
+"""Tests of MuJoCo's warnings once per process."""
+
+import subprocess
+import sys
+
+from agents.tools import mujoco_warnings
+
+# Builds HalfCheetah three times, as a batch builds its environments, and
+# prints what reached the log.
+_BUILD_THREE = """
+import logging
+from agents.scripts import env_construction
+from agents.tools import attr_dict
+logging.basicConfig(format='%(levelname)s %(message)s')
+config = attr_dict.AttrDict(env='HalfCheetah-v5', max_length=10)
+for _ in range(3):
+    env_construction.create_environment(config, batch_wrappers=True).close()
+"""
+
+
+def test_settotalmass_warning_is_one_line_per_process(tmp_path):
+    result = subprocess.run(
+        [sys.executable, '-c', _BUILD_THREE], cwd=tmp_path,
+        capture_output=True, text=True, check=True)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines == [
+        'WARNING MuJoCo warning (shown once per process): compiler '
+        "attribute 'settotalmass' is deprecated and will be removed in a "
+        'future release: scale the masses and densities in the model, or '
+        'call mj_setTotalmass and mj_setConst on the compiled model']
+    assert result.stdout == ''
+    # MuJoCo's own handler would have appended it here.
+    assert not (tmp_path / 'MUJOCO_LOG.TXT').exists()
+
+
+def test_other_environments_do_not_import_mujoco():
+    script = (
+        'import sys\n'
+        'from agents.tools import mujoco_warnings\n'
+        "print(mujoco_warnings.install('CartPole-v1'), "
+        "'mujoco' in sys.modules)\n")
+    result = subprocess.run(
+        [sys.executable, '-c', script], capture_output=True, text=True,
+        check=True)
+    assert result.stdout == 'False False\n'
+
+
+def test_unknown_ids_and_constructors_are_not_mujoco():
+    # pylint: disable=protected-access
+    assert not mujoco_warnings._uses_mujoco('NoSuchEnv-v0')
+    assert not mujoco_warnings._uses_mujoco(object)
+    assert mujoco_warnings._uses_mujoco('Walker2d-v5')
