@@ -27,8 +27,8 @@ they never cross a pipe.
 core, stepping a slice of the batch each), or `auto`, the default. A policy
 trained on an in-graph task (`--env_mode=graph` or `auto` in training)
 records on gymnasium's environment of the same dynamics, and `graph` here
-means `auto`. Rendering and encoding dominate the time of a recorded step, so here `auto` measures
-nothing: it means `slices` for MuJoCo tasks and for several environments,
+means `auto`. Rendering and encoding dominate the time of a recorded step,
+so here `auto` measures nothing: it means `slices` for MuJoCo tasks and for several environments,
 and `inprocess` otherwise. Without `--num_agents`, the episodes are spread
 over one environment per CPU core (at most one per episode), so that their
 frames render and encode in parallel.
