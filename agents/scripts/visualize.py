@@ -22,16 +22,16 @@ began the episode, then one after every step. Frames are rendered and encoded
 inside the process that steps the environment, so with worker processes
 they never cross a pipe.
 
-`--env_mode` picks where the environments step: `inprocess`, `processes`
-(one worker each, also `--env_processes`), `slices` (one worker per CPU
-core, stepping a slice of the batch each), or `auto`, the default. A policy
-trained on an in-graph task (`--env_mode=graph` or `auto` in training)
-records on gymnasium's environment of the same dynamics, and `graph` here
-means `auto`. Rendering and encoding dominate the time of a recorded step,
-so here `auto` measures nothing: it means `slices` for MuJoCo tasks and for several environments,
-and `inprocess` otherwise. Without `--num_agents`, the episodes are spread
-over one environment per CPU core (at most one per episode), so that their
-frames render and encode in parallel.
+`--env_mode` picks where the environments step: `inprocess`, `processes` (one
+worker each, also `--env_processes`), `slices` (one worker per CPU core,
+stepping a slice of the batch each), or `auto`, the default. A policy trained
+on an in-graph task (`--env_mode=graph` or `auto` in training) records on
+gymnasium's environment of the same dynamics, and `graph` here means `auto`.
+Rendering and encoding dominate the time of a recorded step, so here `auto`
+measures nothing: it means `slices` for MuJoCo tasks and for several
+environments, and `inprocess` otherwise. Without `--num_agents`, the episodes
+are spread over one environment per CPU core (at most one per episode), so
+that their frames render and encode in parallel.
 
 Most of a MuJoCo frame's time goes to rendering, and with a software
 renderer (Mesa's llvmpipe) most of that to the shadows and reflections:
