@@ -614,11 +614,15 @@ def print_ratios(task, rows_by_system):
     pairs = [
         ('same work', 'ours', 'sb3_same'),
         ('same work, in process', 'ours_inprocess', 'sb3_same'),
+        ('same work, in-graph task', 'ours_graph', 'sb3_same'),
         ('same work, slices', 'ours_slices', 'sb3_same'),
         ('same work, worker processes', 'ours_processes', 'sb3_same'),
         ('each at its best settings', 'ours', 'sb3_zoo'),
         ('same work, compiled peer', 'ours', 'rejax_same'),
-        ('compiled peer at its settings', 'ours', 'rejax_default')]
+        ('compiled peer at its settings', 'ours', 'rejax_default'),
+        ('same work, compiled peer, in-graph task', 'ours_graph',
+         'rejax_same'),
+        ('in-graph task against gymnasium', 'ours_graph', 'ours_inprocess')]
     lines = []
     for label, ours, theirs in pairs:
         if ours not in rows_by_system or theirs not in rows_by_system:
