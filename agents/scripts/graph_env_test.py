@@ -141,3 +141,12 @@ def test_auto_logs_that_it_picked_the_graph_mode(caplog):
         assert env_modes.resolve_env_mode(_config(), 'auto') == 'graph'
     assert [record.getMessage() for record in caplog.records] == [
         'Env mode auto: Pendulum-v1 has an in-graph task; using graph.']
+
+
+def test_graph_is_a_mode_and_its_help_lists_the_tasks():
+    assert env_modes.check_env_mode('graph') == 'graph'
+    assert env_modes.mode_names()[-1] == 'graph'
+    assert (
+        f"graph: the task as TensorFlow operations in the graph where it has "
+        f"an in-graph version ({', '.join(environments.TASKS)})."
+        in env_modes.flag_help())
