@@ -216,13 +216,18 @@ def max_length(config, task):
     return limit
 
 
-def define_task_batch(config, seed):
+def define_task_batch(config, seed, evaluation=False):
     """The in-graph batch of the config's task, with its standard wrappers.
 
     Args:
       config: Completed configuration with `env`, `num_agents`,
-          `max_length` and `normalize_ranges`.
-      seed: Base seed of the task's random resets, or None for a random one.
+          `max_length` and `normalize_ranges` (and `eval_episodes` for an
+          evaluation batch).
+      seed: The run's seed, or None for a random one. The training batch's
+          resets are keyed by it; an evaluation batch's by a seed derived
+          from it (see `task_seed`).
+      evaluation: Whether to build a batch of `eval_episodes` environments
+          for evaluation, with the derived seed.
 
     Raises:
       ConfigError: When the env has no in-graph task.
@@ -234,8 +239,27 @@ def define_task_batch(config, seed):
     check_task(config)
     task = StandardTask(
         task_of(config), config.get('normalize_ranges', True))
+    count = config.eval_episodes if evaluation else config.num_agents
     return environments.InGraphTaskBatch(
-        task, config.num_agents, seed, max_length(config, task))
+        task, count, task_seed(seed, evaluation), max_length(config, task))
+
+
+def task_seed(seed, evaluation=False):
+    """The seed of a training or evaluation batch of a run's task.
+
+    Args:
+      seed: The run's seed, or None.
+      evaluation: Whether the batch evaluates.
+
+    Returns:
+      None for None; the run's seed for training; for evaluation a 32-bit
+      seed that NumPy's `SeedSequence(seed)` spawns (the second child), so
+      that evaluation episodes draw other initial states than training.
+    """
+    if seed is None or not evaluation:
+        return seed
+    child = np.random.SeedSequence(int(seed)).spawn(2)[1]
+    return int(child.generate_state(1, np.uint32)[0])
 
 
 def checkpoint_env_kind(logdir):

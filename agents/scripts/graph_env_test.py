@@ -150,3 +150,20 @@ def test_graph_is_a_mode_and_its_help_lists_the_tasks():
         f"graph: the task as TensorFlow operations in the graph where it has "
         f"an in-graph version ({', '.join(environments.TASKS)})."
         in env_modes.flag_help())
+
+
+def test_an_evaluation_batch_has_eval_episodes_and_a_derived_seed():
+    graph = tf.Graph()
+    with graph.as_default():
+        config = _config(num_agents=3, eval_episodes=5)
+        train_batch = graph_env.define_task_batch(config, 17)
+        with tf.variable_scope('eval_environments'):
+            eval_batch = graph_env.define_task_batch(
+                config, 17, evaluation=True)
+        assert (len(train_batch), len(eval_batch)) == (3, 5)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            seeds = sess.run([train_batch.seed, eval_batch.seed])
+    derived = np.random.SeedSequence(17).spawn(2)[1].generate_state(1)[0]
+    assert seeds == [17, derived] and seeds[1] != 17
+    assert graph_env.task_seed(None, True) is None
