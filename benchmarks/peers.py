@@ -18,7 +18,10 @@ Systems:
 
   ours            our config of the task (agents/scripts/configs.py), with
                   the environment mode the training script picks by default
-                  (`--env_mode=auto`: it times the candidates briefly)
+                  (`--env_mode=auto`: the in-graph task where the task has
+                  one, as Pendulum-v1, else it times the candidates briefly)
+  ours_graph      the same on the in-graph task (`--env_mode=graph`: the
+                  environments are TensorFlow ops of the training graph)
   ours_inprocess  the same with the environments in the training process
   ours_slices     the same with one worker process per core, each stepping
                   a slice of the batch
@@ -96,12 +99,12 @@ sys.path.insert(0, _ROOT)
 from benchmarks import peers_rejax  # pylint: disable=wrong-import-position
 
 SYSTEMS = (
-    'ours', 'ours_inprocess', 'ours_slices', 'ours_processes', 'sb3_same',
-    'sb3_zoo', 'rejax_same', 'rejax_default')
+    'ours', 'ours_graph', 'ours_inprocess', 'ours_slices', 'ours_processes',
+    'sb3_same', 'sb3_zoo', 'rejax_same', 'rejax_default')
 # The environment mode of each of our systems, see `env_modes.MODES`.
 _ENV_MODES = dict(
-    ours='auto', ours_inprocess='inprocess', ours_slices='slices',
-    ours_processes='processes')
+    ours='auto', ours_graph='graph', ours_inprocess='inprocess',
+    ours_slices='slices', ours_processes='processes')
 
 TASKS = {
     'Pendulum-v1': dict(config='pendulum', steps=150e3, target=-200.0),
@@ -611,11 +614,15 @@ def print_ratios(task, rows_by_system):
     pairs = [
         ('same work', 'ours', 'sb3_same'),
         ('same work, in process', 'ours_inprocess', 'sb3_same'),
+        ('same work, in-graph task', 'ours_graph', 'sb3_same'),
         ('same work, slices', 'ours_slices', 'sb3_same'),
         ('same work, worker processes', 'ours_processes', 'sb3_same'),
         ('each at its best settings', 'ours', 'sb3_zoo'),
         ('same work, compiled peer', 'ours', 'rejax_same'),
-        ('compiled peer at its settings', 'ours', 'rejax_default')]
+        ('compiled peer at its settings', 'ours', 'rejax_default'),
+        ('same work, compiled peer, in-graph task', 'ours_graph',
+         'rejax_same'),
+        ('in-graph task against gymnasium', 'ours_graph', 'ours_inprocess')]
     lines = []
     for label, ours, theirs in pairs:
         if ours not in rows_by_system or theirs not in rows_by_system:

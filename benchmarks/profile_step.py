@@ -23,6 +23,13 @@ the environments in this process and in ExternalProcess workers:
   (vi)   one PPO update: the step that completes the 16 episodes and trains
          (10 epochs of 8 mini-batches) minus a training step without update
 
+With `--modes=graph`, the batch is the in-graph task (`--env_mode=graph`,
+`environments.InGraphTaskBatch` under the standard wrappers as graph ops):
+(ii) is its `simulate` alone, one fused step of TensorFlow ops per session
+call, and (iii) and the MockAlgorithm row, which need Python environments,
+are left out. The graph build and the first call (which compiles the
+task's XLA reset) are timed too ("first call").
+
 Each measurement runs whole episodes of 200 steps that begin with an
 untimed forced reset, and the measurements take turns episode by episode,
 rotating their order, so that load from elsewhere on the machine spreads
@@ -31,11 +38,14 @@ median skips the rare episode-boundary steps; the update step is timed on
 its own). The TensorFlow timeline (RunOptions FULL_TRACE, step_stats) of
 a few traced calls attributes the time to kinds of ops and counts the
 nodes each call executes (the count that the work on the step graph cuts;
-`--json` keeps the figures), and the session thread settings (inter_op / intra_op parallelism) are compared on (iv) and
-(v) with the environments in this process. Run from the repository root:
+`--json` keeps the figures), and the session thread settings (inter_op /
+intra_op parallelism) are compared on (iv) and (v) with the environments in
+this process. Run from the repository root:
 
     python benchmarks/profile_step.py
     python benchmarks/profile_step.py --modes=inprocess --rounds=5
+    python benchmarks/profile_step.py --modes=inprocess,graph \
+        --threads=default --rounds=3
 """
 
 import collections
@@ -63,7 +73,8 @@ _TASK = 'Pendulum-v1'
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('modes', ['inprocess', 'processes'],
-                  'Where the environments step: inprocess, processes.')
+                  'Where the environments step: inprocess, processes, '
+                  'graph (the in-graph task).')
 flags.DEFINE_integer('rounds', 3, 'Episodes (of 200 steps) per measurement; '
                      'each training episode ends in one update.')
 flags.DEFINE_list('threads', ['default', '1/1', '2/2'],
@@ -190,7 +201,7 @@ def build(mode, threads):
     """Build the graph of one environment mode and its measurements.
 
     Args:
-        mode: 'inprocess' or 'processes'.
+        mode: 'inprocess', 'processes' or 'graph'.
         threads: Session thread settings to measure (iv) and (v) under.
 
     Returns:
@@ -201,6 +212,7 @@ def build(mode, threads):
     from agents.scripts import config_spec
     from agents.scripts import env_construction
     from agents.scripts import env_modes
+    from agents.scripts import graph_env
     from agents.scripts import utility
     config = config_spec.load_named_config('pendulum')
     with config.unlocked:
@@ -212,20 +224,26 @@ def build(mode, threads):
         tf.set_random_seed(0)
         # As training builds it: the standard wrappers act on the batch.
         with tf.variable_scope('environments'):
-            batch_env = tools.InGraphBatchEnv(env_construction.wrap_batch_env(
-                config, env_modes.create_batch_env(
-                    make_env, _NUM_ENVS,
-                    'processes' if mode == 'processes' else 'inprocess', 0)))
+            if mode == 'graph':
+                batch_env = graph_env.define_task_batch(config, 0)
+            else:
+                batch_env = tools.InGraphBatchEnv(
+                    env_construction.wrap_batch_env(
+                        config, env_modes.create_batch_env(
+                            make_env, _NUM_ENVS,
+                            'processes' if mode == 'processes'
+                            else 'inprocess', 0)))
         noop = tf.no_op()
         action = tf.zeros((_NUM_ENVS,) + tuple(batch_env.action.shape[1:]),
                           batch_env.action.dtype.base_dtype)
         env_step = batch_env.simulate(action)
         env_reset = batch_env.reset()
-        mock = tools.MockAlgorithm(batch_env)
         reset = tf.placeholder_with_default(False, ())
-        # Pylint takes the export for the submodule of the same name.
-        mock_fetch = tools.simulate(  # pylint: disable=not-callable
-            batch_env, mock, log=False, reset=reset)
+        if mode != 'graph':
+            mock = tools.MockAlgorithm(batch_env)
+            # Pylint takes the export for the submodule of the same name.
+            mock_fetch = tools.simulate(  # pylint: disable=not-callable
+                batch_env, mock, log=False, reset=reset)
         trivial_reset = tf.Variable(False, trainable=False)
         trivial_fetch = tools.simulate(  # pylint: disable=not-callable
             batch_env, tools.MockAlgorithm(batch_env, record=False),
@@ -287,17 +305,35 @@ def build(mode, threads):
         mock.calls.clear()
         mock.transitions.clear()
 
-    # The Python batch under the in-graph one, and the same environments
-    # with the wrappers applied per environment, as before.
-    python_batch = batch_env._batch_env
-    per_env_batch = tools.BatchEnv(
-        [make_wrapped_env(seed) for seed in range(_NUM_ENVS)], blocking=True)
     measurements = []
+    if mode == 'graph':
+        sess = tf.Session(graph=graph, config=_session_config(threads[0]))
+        sess.run(init)
+        begin = time.perf_counter()
+        sess.run(env_reset)
+        sess.run(env_step)
+        first_call = time.perf_counter() - begin
+        python_batch = per_env_batch = None
+        measurements += [
+            Measurement('(i) Session.make_callable(no_op)', lambda: None,
+                        sess.make_callable(noop), traceable=False),
+            Measurement('(ii) InGraphTaskBatch.simulate',
+                        session_call(sess, env_reset),
+                        session_call(sess, env_step))]
+        threads = threads[:1]
+    else:
+        first_call = None
+        # The Python batch under the in-graph one, and the same
+        # environments with the wrappers applied per environment, as before.
+        python_batch = batch_env._batch_env
+        per_env_batch = tools.BatchEnv(
+            [make_wrapped_env(seed) for seed in range(_NUM_ENVS)],
+            blocking=True)
     for index, setting in enumerate(threads):
         sess = tf.Session(graph=graph, config=_session_config(setting))
         sess.run(init)
         suffix = '' if setting == 'default' else f' [threads {setting}]'
-        if index == 0:
+        if index == 0 and mode != 'graph':
             measurements += [
                 Measurement('(i) session.run(no_op)', lambda: None,
                             session_call(sess, noop)),
@@ -317,10 +353,12 @@ def build(mode, threads):
                             _python_step(per_env_batch, action.shape),
                             traceable=False),
                 _raw_envs_measurement()]
+        if mode != 'graph':
+            measurements.append(Measurement(
+                '(iv) simulate + MockAlgorithm' + suffix,
+                session_call(sess, mock_fetch, {reset: True}),
+                session_call(sess, mock_fetch), cleanup=clear_mock))
         measurements += [
-            Measurement('(iv) simulate + MockAlgorithm' + suffix,
-                        session_call(sess, mock_fetch, {reset: True}),
-                        session_call(sess, mock_fetch), cleanup=clear_mock),
             Measurement('(iv) simulate + trivial algorithm' + suffix,
                         *callable_calls(
                             sess, trivial_fetch, trivial_switches, None)),
@@ -332,7 +370,7 @@ def build(mode, threads):
             Measurement('(v) simulate + PPO train' + suffix,
                         *callable_calls(sess, ppo_fetch, switches, True),
                         trains=True)]
-    return measurements, batch_env, graph
+    return measurements, batch_env, graph, first_call
 
 
 def _raw_envs_measurement():
@@ -537,10 +575,12 @@ def profile_mode(mode, threads, rounds, trace_steps):
     if mode == 'processes':
         # Thread settings are compared in process only; one session here.
         threads = threads[:1]
+    load_before = os.getloadavg()
     begin = time.monotonic()
-    measurements, batch_env, graph = build(mode, threads)
-    print(f'{mode}: built in {time.monotonic() - begin:.1f} s',
-          file=sys.stderr, flush=True)
+    measurements, batch_env, graph, first_call = build(mode, threads)
+    build_seconds = time.monotonic() - begin
+    print(f'{mode}: built in {build_seconds:.1f} s', file=sys.stderr,
+          flush=True)
     try:
         begin = time.monotonic()
         measure(measurements, rounds)
@@ -548,7 +588,9 @@ def profile_mode(mode, threads, rounds, trace_steps):
               file=sys.stderr, flush=True)
         by_name = {m.name: m for m in measurements}
         traced = []
-        for name in ('(ii) InGraphBatchEnv.simulate',
+        simulate = next(
+            m.name for m in measurements if m.name.startswith('(ii)'))
+        for name in (simulate,
                      '(iv) simulate + trivial algorithm',
                      '(v) simulate + PPO eval', '(v) simulate + PPO train'):
             traced.append((name, trace(by_name[name], graph, trace_steps) +
@@ -560,6 +602,12 @@ def profile_mode(mode, threads, rounds, trace_steps):
     finally:
         batch_env.close()
     print_components(mode, measurements)
+    print('\nLoad average (1, 5, 15 min) before %s, after %s.' % (
+        ', '.join(f'{value:.2f}' for value in load_before),
+        ', '.join(f'{value:.2f}' for value in os.getloadavg())))
+    if first_call is not None:
+        print(f'\nGraph and sessions built in {build_seconds:.1f} s; the '
+              f'first reset and step took {first_call:.2f} s.')
     if mode == 'inprocess' and len(threads) > 1:
         print_threads(measurements, threads)
     print_trace(mode, traced)
@@ -572,7 +620,11 @@ def profile_mode(mode, threads, rounds, trace_steps):
         executed_nodes={
             name: sum(count for count, _ in totals.values())
             for name, (totals, _, _, _) in traced},
-        graph_nodes=graph_nodes)
+        graph_nodes=graph_nodes, build_seconds=build_seconds,
+        first_call_seconds=first_call,
+        # The 1, 5 and 15 minute load averages before and after: other
+        # work on the machine slows every figure.
+        load_average=[load_before, os.getloadavg()])
 
 
 def print_node_counts(mode, rows, graph_nodes):
@@ -591,9 +643,10 @@ def main(argv):
     del argv
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
     for mode in FLAGS.modes:
-        if mode not in ('inprocess', 'processes'):
+        if mode not in ('inprocess', 'processes', 'graph'):
             raise app.UsageError(
-                f"Unknown mode '{mode}'; expected inprocess or processes.")
+                f"Unknown mode '{mode}'; expected inprocess, processes or "
+                'graph.')
     if FLAGS.threads[0] != 'default':
         raise app.UsageError('The first --threads setting must be default.')
     results = {}

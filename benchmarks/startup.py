@@ -7,15 +7,18 @@ step, then trains on for `--steps` and prints the peak RSS:
 
     python benchmarks/startup.py --run_config=pendulum --run_env_mode=auto
     python benchmarks/startup.py --run_env_mode=inprocess --json=out.json
+    python benchmarks/startup.py --run_env_mode=graph
 
 Parts: the interpreter and this script's imports, TensorFlow's import, the
 framework's imports, the configuration (which builds one environment), the
-batch of environments (with `auto`, the first candidate; the others start
-in the background), the algorithm's graph, the loop, saver and session, the
-variables' initialization, the first training run (Grappler optimizes the
-graph then; with `auto`, the candidates are timed first) and the first evaluation run (the same session callable: the
-phases share it, see `tools.Loop`). Each run of the script is one sample; compare settings side by side
-in alternating runs, not against figures from another time.
+batch of environments (with `auto`, the in-graph task where the config's
+task has one, else the first candidate, the others starting in the
+background; see `--run_env_mode`), the algorithm's graph, the loop, saver
+and session, the variables' initialization, the first training run (Grappler
+optimizes the graph then; with `auto`, the candidates are timed first) and
+the first evaluation run (the same session callable: the phases share it,
+see `tools.Loop`). Each run of the script is one sample; compare settings
+side by side in alternating runs, not against figures from another time.
 """
 
 import json
@@ -77,7 +80,6 @@ def main(argv):
     mark('absl and flags')
     import tensorflow.compat.v1 as tf
     mark('import tensorflow')
-    from agents import tools
     from agents.scripts import config_spec
     from agents.scripts import env_modes
     from agents.scripts import trainer
@@ -86,15 +88,16 @@ def main(argv):
     config = config_spec.complete_config(
         config_spec.load_named_config(FLAGS.run_config))
     mark('configuration (builds one environment)')
-    env_mode = env_modes.check_env_mode(FLAGS.run_env_mode)
+    env_mode = env_modes.resolve_env_mode(
+        config, env_modes.check_env_mode(FLAGS.run_env_mode))
     graph = tf.Graph()
     with graph.as_default():
         with tf.variable_scope('environments'):
-            batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
-                config, config.seed, env_mode))
-        mark('batch of environments' + (
-            ' (auto: the candidates start in the background)'
-            if env_mode == 'auto' else ''))
+            batch_env = env_modes.define_in_graph_batch(
+                config, config.seed, env_mode)
+        mark('batch of environments' + {
+            'auto': ' (auto: the candidates start in the background)',
+            'graph': ' (graph: the in-graph task)'}.get(env_mode, ''))
         simulation = utility.define_simulation_graph(
             batch_env, config.algorithm, config)
         mark('algorithm graph')

@@ -8,6 +8,12 @@ and 1.9 s for 16 Pendulums on two cores), and nothing of the graph depends
 on the mode: `AutoBatchEnv` starts them in a thread and chooses when the
 batch is first used, inside the first session run.
 
+Where the config's env has an in-graph task, 'auto' trains on it instead
+(`picks_graph`, the mode 'graph' of `graph_env`): a step of it costs a few
+dozen graph operations, far less than any Python environment's, so nothing
+needs timing. A run folder whose checkpoint was trained on Python
+environments resumes on them.
+
 It builds the batches of the candidates with the function it is given
 (`env_modes.create_batch_env`, which calls it for 'auto'), and does not
 import TensorFlow.
@@ -37,6 +43,25 @@ _AUTO_ROUNDS = 3
 # EnvPool's threads step only while the graph waits for them, so it needs
 # no margin.
 _WORKER_MARGIN = 1.25
+
+
+def picks_graph(has_task, checkpoint_kind=None):
+    """Whether 'auto' trains on the in-graph task.
+
+    Args:
+      has_task: Whether the config's env has an in-graph task.
+      checkpoint_kind: None for a new run, else the kind of batch the run
+          folder's checkpoint was trained on: 'graph' or 'python' (see
+          `graph_env.checkpoint_env_kind`).
+
+    Returns:
+      True where the env has an in-graph task, unless the checkpoint was
+      trained on Python environments; True too for a checkpoint of the
+      in-graph task, which only it can continue.
+    """
+    if checkpoint_kind == 'graph':
+        return True
+    return bool(has_task) and checkpoint_kind != 'python'
 
 
 def create(build, constructor, num_agents, seed=None, timeout=None,

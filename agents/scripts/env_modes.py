@@ -3,19 +3,24 @@
 An env mode is one entry of `MODES`: its name, the function that builds the
 batch of environments from their constructors, and the check of what it
 needs. The mode 'auto' times some of them and keeps the fastest (see
-`auto_batch_env`). `make_batch_env` builds the batch of a run from its
-config. Adding a mode is one entry and its builder:
+`auto_batch_env`). The mode 'graph' builds no Python environments: the
+config's task runs as operations of the graph (see `graph_env`); 'auto'
+picks it where the task has one. `make_batch_env` builds the Python batch of
+a run from its config, and `define_in_graph_batch` the batch in the graph
+of any mode. Adding a mode is one entry and its builder:
 
     def _build_mine(constructors, timeout, restart):
         ...  # Return a batch env: step, reset, close, spaces, len.
 
     MODES['mine'] = EnvMode(_build_mine, 'one line for the --env_mode help')
 
-This module does not import TensorFlow: worker processes import it when they
-unpickle the constructors of their environments.
+This module does not import TensorFlow (`graph_env` is imported where
+needed): worker processes import it when they unpickle the constructors of
+their environments.
 """
 
 import collections
+import logging
 
 import numpy as np
 
@@ -127,9 +132,15 @@ MODES = {
         _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
         'it has (extra envpool; Linux, Python >= 3.11)', _check_envpool),
 }
+
+# The env mode of the in-graph tasks, which builds no Python environments
+# (see `graph_env`).
+GRAPH = 'graph'
+
+
 def mode_names():
-    """Names of the env modes: 'auto' and those of `MODES`."""
-    return ('auto',) + tuple(MODES)
+    """Names of the env modes: 'auto', those of `MODES`, and 'graph'."""
+    return ('auto',) + tuple(MODES) + (GRAPH,)
 
 
 def flag_help():
@@ -140,8 +151,10 @@ def flag_help():
         'How to step the environments: auto (the default) times '
         f"{' and '.join(auto_batch_env.AUTO_CANDIDATES)} (and envpool, "
         'where installed and it has the task) briefly and keeps the '
-        'fastest; '
-        f'{modes}.')
+        'fastest, or picks graph where the task has an in-graph version; '
+        f'{modes}; {GRAPH}: the task as TensorFlow operations in the graph '
+        'where it has an in-graph version (Pendulum-v1, CartPole-v1, '
+        'Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0).')
 
 
 def check_env_mode(env_mode):
@@ -167,7 +180,7 @@ def check_env_mode(env_mode):
         raise ConfigError(
             f'Unknown env mode {env_mode!r}; expected one of '
             f"{', '.join(mode_names())}.")
-    if env_mode != 'auto' and MODES[env_mode].check:
+    if env_mode not in ('auto', GRAPH) and MODES[env_mode].check:
         MODES[env_mode].check()
     return env_mode
 
@@ -216,11 +229,20 @@ def create_batch_env(
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
 
+    Raises:
+      ConfigError: For the mode 'graph', which builds no Python
+          environments.
+
     Returns:
       The batch env the mode builds: `tools.BatchEnv`,
       `tools.SlicedBatchEnv` for 'slices', `auto_batch_env.AutoBatchEnv`
       for 'auto', ...
     """
+    if env_mode == GRAPH:
+        raise ConfigError(
+            f'--env_mode={GRAPH} builds no Python environments; expected a '
+            'Python env mode (the in-graph task of a config comes from '
+            'define_in_graph_batch).')
     if env_mode == 'auto':
         return auto_batch_env.create(
             create_batch_env, constructor, num_agents, seed, timeout, restart,
@@ -305,6 +327,70 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     except BaseException:
         batch_env.close()
         raise
+
+
+def resolve_env_mode(config, env_mode):
+    """The env mode of a run: whether it trains on the in-graph task.
+
+    'graph' needs a config env with an in-graph task; 'auto' becomes
+    'graph' where the env has one (see `auto_batch_env.picks_graph`), and
+    logs it as 'Env mode auto: <env id> has an in-graph task; using
+    graph.'. A run
+    folder resumes only with the kind of batch its checkpoint was trained
+    on, which 'auto' follows.
+
+    Args:
+      config: Completed configuration with `env` and `logdir`.
+      env_mode: A checked name of `mode_names()` (see `check_env_mode`).
+
+    Raises:
+      ConfigError: In one line, when 'graph' is asked for an env without an
+          in-graph task (naming those with one), or the checkpoint of the
+          run folder was trained on the other kind of batch.
+
+    Returns:
+      'graph', or the Python mode as given ('auto' included).
+    """
+    from agents.scripts import graph_env
+    if env_mode == 'auto':
+        kind, _ = graph_env.checkpoint_env_kind(config.logdir)
+        if auto_batch_env.picks_graph(
+                graph_env.task_of(config) is not None, kind):
+            env_mode = GRAPH
+            logging.getLogger('agents').info(
+                'Env mode auto: %s has an in-graph task; using %s.',
+                config.env, GRAPH)
+    if env_mode == GRAPH:
+        graph_env.check_task(config)
+    graph_env.check_resume(config.logdir, env_mode == GRAPH)
+    return env_mode
+
+
+def define_in_graph_batch(
+        config, seed, env_mode, evaluation=False, leader=None):
+    """The batch of a run inside the graph, in any env mode.
+
+    Args:
+      config: Completed configuration (see `make_batch_env`).
+      seed: The run's seed, or None. In the mode 'graph', the seed of the
+          task's random resets.
+      env_mode: A name that `resolve_env_mode` returned.
+      evaluation: Whether to build the evaluation batch.
+      leader: The run's training batch, whose choice of mode an evaluation
+          batch takes under 'auto' (see `make_batch_env`).
+
+    Returns:
+      `environments.InGraphTaskBatch` for 'graph' (see
+      `graph_env.define_task_batch`), else `tools.InGraphBatchEnv` of
+      `make_batch_env`; its variables live below the current scope.
+    """
+    if env_mode == GRAPH:
+        # pylint: disable-next=import-outside-toplevel
+        from agents.scripts import graph_env
+        return graph_env.define_task_batch(config, seed, evaluation)
+    # pylint: disable-next=not-callable
+    return tools.InGraphBatchEnv(make_batch_env(
+        config, seed, env_mode, evaluation, leader))
 
 
 class SeededConstructor:

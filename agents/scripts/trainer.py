@@ -215,7 +215,8 @@ def train(config, env_mode, on_report=None):
     Args:
       config: Configuration object; `config.logdir` may be None.
       env_mode: How to step the environments: 'auto', 'inprocess',
-          'processes' or 'slices' (see `env_modes.MODES`); True
+          'processes' or 'slices' (see `env_modes.MODES`), or 'graph' for
+          the in-graph task (see `env_modes.resolve_env_mode`); True
           stands for 'processes' and False for 'inprocess'.
       on_report: None, or a function called with the global step and the
           score at every report, before the score is yielded (the sweep
@@ -233,6 +234,7 @@ def train(config, env_mode, on_report=None):
     """
     env_mode = env_modes.check_env_mode(env_mode)
     config = config_spec.complete_config(config)
+    env_mode = env_modes.resolve_env_mode(config, env_mode)
     lock = None
     if config.logdir:
         lock = run_folder.RunLock(config.logdir)
@@ -266,14 +268,13 @@ def _train_locked(config, env_mode, lock, on_report):
         batch_env = eval_batch_env = None
         try:
             with tf.variable_scope('environments'):
-                batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
-                    config, config.seed, env_mode))
+                batch_env = env_modes.define_in_graph_batch(
+                    config, config.seed, env_mode)
             if separate:
                 with tf.variable_scope('eval_environments'):
-                    eval_batch_env = tools.InGraphBatchEnv(
-                        env_modes.make_batch_env(
-                            config, config.seed, env_mode, evaluation=True,
-                            leader=batch_env))
+                    eval_batch_env = env_modes.define_in_graph_batch(
+                        config, config.seed, env_mode, evaluation=True,
+                        leader=batch_env)
         except Exception as error:
             if batch_env is not None:
                 batch_env.close()

@@ -22,14 +22,16 @@ began the episode, then one after every step. Frames are rendered and encoded
 inside the process that steps the environment, so with worker processes
 they never cross a pipe.
 
-`--env_mode` picks where the environments step: `inprocess`, `processes`
-(one worker each, also `--env_processes`), `slices` (one worker per CPU
-core, stepping a slice of the batch each), or `auto`, the default. Rendering
-and encoding dominate the time of a recorded step, so here `auto` measures
-nothing: it means `slices` for MuJoCo tasks and for several environments,
-and `inprocess` otherwise. Without `--num_agents`, the episodes are spread
-over one environment per CPU core (at most one per episode), so that their
-frames render and encode in parallel.
+`--env_mode` picks where the environments step: `inprocess`, `processes` (one
+worker each, also `--env_processes`), `slices` (one worker per CPU core,
+stepping a slice of the batch each), or `auto`, the default. A policy trained
+on an in-graph task (`--env_mode=graph` or `auto` in training) records on
+gymnasium's environment of the same dynamics, and `graph` here means `auto`.
+Rendering and encoding dominate the time of a recorded step, so here `auto`
+measures nothing: it means `slices` for MuJoCo tasks and for several
+environments, and `inprocess` otherwise. Without `--num_agents`, the episodes
+are spread over one environment per CPU core (at most one per episode), so
+that their frames render and encode in parallel.
 
 Most of a MuJoCo frame's time goes to rendering, and with a software
 renderer (Mesa's llvmpipe) most of that to the shadows and reflections:
@@ -160,7 +162,9 @@ def visualize(
             which renders and encodes in one worker per core, for MuJoCo
             environments and for several environments, and 'inprocess'
             otherwise. MuJoCo environments always step in workers:
-            'inprocess' becomes 'processes' for them.
+            'inprocess' becomes 'processes' for them. 'graph' means 'auto':
+            a policy trained on an in-graph task (`--env_mode=graph`)
+            records on gymnasium's environment of the same dynamics.
         seed: Base seed of the environments (environment i gets seed + i),
             or None to leave them unseeded.
         render_effects: Whether MuJoCo renders shadows and reflections,
@@ -204,6 +208,10 @@ def visualize(
                 required=bool(gl_needed))
         except gl_backend_lib.GLBackendError as error:
             raise VisualizeError(str(error)) from error
+    if env_mode == env_modes.GRAPH:
+        # The in-graph tasks render nothing; gymnasium's environment of the
+        # same dynamics records the policy trained on them.
+        env_mode = 'auto'
     if env_mode == 'auto':
         # Recording costs more than any stepping overhead; measure nothing.
         env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'

@@ -361,3 +361,33 @@ def test_cheetah_command_line(tmp_path, restore_mujoco_gl):
     expected = _greedy_episodes(run_dir, 1, 1, 1)
     assert expected[0][1] == 10
     _check_output(str(outdir), statistics, expected, (480, 480, 3))
+
+
+@pytest.fixture(scope='module', name='graph_pendulum_run')
+def fixture_graph_pendulum_run(tmp_path_factory):
+    """Run folder of a tiny pendulum policy trained on the in-graph task."""
+    run_dir = tmp_path_factory.mktemp('graph_pendulum') / 'run'
+    config = _tiny_config('pendulum', run_dir, max_length=50, steps=200)
+    utility.save_config(config, str(run_dir))
+    for _ in train.train(config, 'graph'):
+        pass
+    return run_dir
+
+
+@pytest.mark.parametrize('env_mode', ['auto', 'graph'])
+def test_graph_trained_policy_records_on_gymnasium(
+        graph_pendulum_run, tmp_path, env_mode):
+    """A policy trained with --env_mode=graph records on gymnasium's
+    Pendulum-v1 as the greedy policy steps there."""
+    reader = tf.train.load_checkpoint(
+        utility.list_checkpoints(str(graph_pendulum_run))[0])
+    assert reader.has_tensor('environments/task/state')
+    outdir = tmp_path / 'videos'
+    statistics = visualize.visualize(
+        str(graph_pendulum_run), str(outdir), num_agents=1, num_episodes=2,
+        seed=3, env_mode=env_mode)
+    expected = _greedy_episodes(graph_pendulum_run, 2, 3, 3)
+    _check_output(
+        str(outdir), statistics, [expected[0], expected[2]], (512, 512, 3))
+    assert statistics['env'] == 'Pendulum-v1'
+    assert statistics['env_mode'] == 'inprocess'
