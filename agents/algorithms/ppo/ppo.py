@@ -232,7 +232,8 @@ class PPO:
               greedily with the policy's mode.
 
         Returns:
-          `evaluation_view.EvaluationView` with the interface that `tools.simulate` calls.
+          `evaluation_view.EvaluationView`, with the interface that
+          `tools.simulate` calls.
         """
         return evaluation_view.EvaluationView(
             batch_env, self._network, self._observ_filter, self._device,
