@@ -319,3 +319,90 @@ def _burst_rate(batch_env, actions, seconds):
         elapsed = time.perf_counter() - start
         if elapsed >= seconds and steps >= 2:
             return steps * len(batch_env) / elapsed
+
+
+class FollowingBatchEnv:
+    """A batch built, when first used, in the mode an 'auto' batch chose.
+
+    The evaluation batch of a run in the 'auto' mode steps as its training
+    batch does: it is built in the training batch's chosen mode when it is
+    first used (its spaces, a step; the training batch chooses then, if it
+    has not yet), so the modes are timed once and a seeded run scores as
+    in that mode. Until then it is not busy and has restarted nothing.
+    """
+
+    def __init__(self, leader, build, num_agents):
+        """Create the batch; nothing is built yet.
+
+        Args:
+          leader: The 'auto' batch (or a wrapper forwarding its `mode` and
+              indexing), whose choice this batch follows.
+          build: Function of a mode's name returning the batch.
+          num_agents: Number of environments in the batch.
+        """
+        self._leader = leader
+        self._build = build
+        self._num_agents = num_agents
+        self._batch_env = None
+        self._closed = False
+
+    def __len__(self):
+        return self._num_agents
+
+    @property
+    def observation_space(self):
+        """The observation space of the built batch.
+
+        Not the leader's: a wrapped leader has the wrappers' spaces.
+        """
+        return self._chosen().observation_space
+
+    @property
+    def action_space(self):
+        """The action space of the built batch."""
+        return self._chosen().action_space
+
+    @property
+    def busy(self):
+        """The `busy` record of the built batch; None before."""
+        return getattr(self._batch_env, 'busy', None)
+
+    @property
+    def restarts(self):
+        """Environments the built batch replaced; 0 before."""
+        return getattr(self._batch_env, 'restarts', 0)
+
+    def __getitem__(self, index):
+        """An environment of the built batch."""
+        return self._chosen()[index]
+
+    def __getattr__(self, name):
+        """Forward public attributes to the built batch."""
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return getattr(self._chosen(), name)
+
+    def step(self, actions):
+        """Step the built batch; see `tools.BatchEnv.step`."""
+        return self._chosen().step(actions)
+
+    def reset(self, indices=None, seed=None):
+        """Reset in the built batch; see `tools.BatchEnv.reset`."""
+        return self._chosen().reset(indices, seed=seed)
+
+    def close(self):
+        """Close the built batch, if any; later uses build none."""
+        self._closed = True
+        if self._batch_env is not None:
+            self._batch_env.close()
+
+    def _chosen(self):
+        """The batch in the leader's mode, built on the first call."""
+        if self._batch_env is None:
+            if self._closed:
+                raise RuntimeError('The batch of environments is closed.')
+            if self._leader.mode is None:
+                # Indexing makes the 'auto' batch choose.
+                self._leader[0]  # pylint: disable=pointless-statement
+            self._batch_env = self._build(self._leader.mode)
+        return self._batch_env

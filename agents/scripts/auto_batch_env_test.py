@@ -217,3 +217,33 @@ def test_one_environment_or_one_candidate_measures_nothing():
         assert isinstance(batch_env, tools.BatchEnv)
     finally:
         batch_env.close()
+
+
+class _Leader:
+    """An 'auto' batch double that chooses 'inprocess' when indexed."""
+
+    mode = None
+
+    def __getitem__(self, index):
+        self.mode = 'inprocess'
+
+
+def test_following_batch_is_built_in_the_mode_its_leader_chose():
+    built = []
+
+    def build(mode):
+        built.append(mode)
+        return env_modes.create_batch_env(_mock_constructor, 2, mode)
+
+    leader = _Leader()
+    batch_env = auto_batch_env.FollowingBatchEnv(leader, build, 2)
+    assert (len(batch_env), batch_env.busy, batch_env.restarts) == (2, None, 0)
+    assert not built and leader.mode is None
+    try:
+        assert batch_env.action_space.shape == (3,)
+        assert built == ['inprocess']
+        observ = batch_env.reset()
+        assert observ.shape == (2, 2)
+        assert built == ['inprocess']
+    finally:
+        batch_env.close()

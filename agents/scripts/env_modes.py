@@ -275,7 +275,7 @@ def env_seeds(seed, count, purpose='train'):
         int(value >> 1) for value in child.generate_state(count, np.uint32)]
 
 
-def make_batch_env(config, seed, env_mode, evaluation=False):
+def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     """The batch of the configured environments, with the standard wrappers.
 
     The environments come without the standard wrappers, which the batch
@@ -292,6 +292,9 @@ def make_batch_env(config, seed, env_mode, evaluation=False):
       seed: The run's seed, or None.
       env_mode: A checked name of `mode_names()` (see `check_env_mode`).
       evaluation: Whether to build the evaluation batch.
+      leader: The run's training batch, which an evaluation batch of the
+          'auto' mode follows: it is built in the mode that batch chose
+          (see `auto_batch_env.FollowingBatchEnv`).
 
     Returns:
       The wrapped batch env, outside the graph.
@@ -308,6 +311,11 @@ def make_batch_env(config, seed, env_mode, evaluation=False):
                 seeds or [None] * count)],
             config.worker_timeout, config.restart_workers,
             num_actors=1, actor_options=dict(num_cpus=0))
+    elif evaluation and env_mode == 'auto' and leader is not None:
+        batch_env = auto_batch_env.FollowingBatchEnv(
+            leader, lambda mode: create_batch_env(
+                constructor, count, mode, seeds, config.worker_timeout,
+                config.restart_workers), count)
     else:
         batch_env = create_batch_env(
             constructor, count, env_mode, seeds, config.worker_timeout,

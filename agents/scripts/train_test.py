@@ -124,7 +124,7 @@ def tiny():
         configs.pendulum(), env=make_env, policy_layers=(8,),
         value_layers=(8,), num_agents=2, update_every=2, eval_episodes=2,
         max_length=20, update_epochs=2, batch_size=2, chunk_length=10,
-        steps=120)
+        steps=120, eval_every=None)
 """
 # A progress line of the script's logger, e.g. '12:00:00 INFO Saved ...'.
 _OWN_LINE = re.compile(r'^\d\d:\d\d:\d\d (INFO|WARNING) ')

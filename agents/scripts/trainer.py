@@ -265,14 +265,16 @@ def _train_locked(config, env_mode, lock, on_report):
         separate = hasattr(config.algorithm, 'evaluation_view')
         batch_env = eval_batch_env = None
         try:
+            training = env_modes.make_batch_env(
+                config, config.seed, env_mode)
             with tf.variable_scope('environments'):
-                batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
-                    config, config.seed, env_mode))
+                batch_env = tools.InGraphBatchEnv(training)
             if separate:
                 with tf.variable_scope('eval_environments'):
                     eval_batch_env = tools.InGraphBatchEnv(
                         env_modes.make_batch_env(
-                            config, config.seed, env_mode, evaluation=True))
+                            config, config.seed, env_mode, evaluation=True,
+                            leader=training))
         except Exception as error:
             if batch_env is not None:
                 batch_env.close()
