@@ -204,9 +204,8 @@ def _raise_interrupt(signum, unused_frame):
 def summarize(result, target):
     """Final score, best score, speed and time to target of one seed.
 
-    The final score is the mean of the last ten reports: the evaluation
-    episodes of a report begin in the same states in every run, so a single
-    report can be a hard or an easy set for all runs alike.
+    The final score is the mean of the last ten reports: a single report
+    of a few episodes from random starts is a noisy measure of the policy.
     """
     reports = result['reports']
     last = reports[-1]

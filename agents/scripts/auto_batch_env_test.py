@@ -193,3 +193,36 @@ def test_one_environment_or_one_candidate_measures_nothing():
         assert isinstance(batch_env, tools.BatchEnv)
     finally:
         batch_env.close()
+
+
+class _Leader:
+    """An 'auto' batch double whose choice is 'slices', counting asks."""
+
+    asked = 0
+
+    def choose(self):
+        self.asked += 1
+        return 'slices'
+
+
+def test_a_batch_with_a_leader_takes_its_choice_without_timing():
+    """The evaluation batch of a run steps in its training batch's mode."""
+    built = []
+
+    def build(constructor, num_agents, mode, *args):
+        built.append(mode)
+        return env_modes.create_batch_env(constructor, num_agents, 'inprocess',
+                                          *args)
+
+    leader = _Leader()
+    batch_env = auto_batch_env.create(
+        build, _mock_constructor, 2, candidates=('inprocess', 'slices'),
+        leader=leader)
+    try:
+        # Only the in-process candidate, for the spaces until the choice.
+        assert built == ['inprocess'] and leader.asked == 0
+        assert batch_env.reset().shape == (2, 2)
+        assert (built, leader.asked, batch_env.mode) == (
+            ['inprocess', 'slices'], 1, 'slices')
+    finally:
+        batch_env.close()

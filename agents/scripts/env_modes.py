@@ -73,11 +73,14 @@ def _build_slices(constructors, timeout, restart):
     return tools.SlicedBatchEnv(constructors, restart=restart, timeout=timeout)
 
 
-def _build_ray(constructors, timeout, restart):
-    """Ray actors, one per free CPU of the cluster, a slice each."""
+def _build_ray(constructors, timeout, restart, **options):
+    """Ray actors, one per free CPU of the cluster, a slice each.
+
+    `options` go to `RayBatchEnv`, e.g. `num_actors` and `actor_options`.
+    """
     from agents.tools import ray_batch_env
     return ray_batch_env.RayBatchEnv(
-        constructors, restart=restart, timeout=timeout)
+        constructors, restart=restart, timeout=timeout, **options)
 
 
 def _check_ray():
@@ -302,6 +305,8 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     applies to its stacked arrays (see `env_construction.wrap_batch_env`).
     The training batch has `num_agents` environments, the evaluation batch
     `eval_episodes`; their seeds come from the run's seed (`env_seeds`).
+    In the 'ray' mode, the evaluation batch runs in one actor that reserves
+    no CPU, since the training batch holds the free ones.
 
     Args:
       config: Completed configuration (see `config_spec.complete_config`)
@@ -318,10 +323,20 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     """
     count = config.eval_episodes if evaluation else config.num_agents
     seeds = env_seeds(seed, count, 'eval' if evaluation else 'train')
-    batch_env = create_batch_env(
-        env_construction.environment_constructor(config, batch_wrappers=True),
-        count, env_mode, seeds, config.worker_timeout,
-        config.restart_workers, leader)
+    constructor = env_construction.environment_constructor(
+        config, batch_wrappers=True)
+    if evaluation and env_mode == 'ray':
+        # The training batch holds an actor per free CPU; the evaluation
+        # batch, which never steps at the same time, takes none.
+        batch_env = _build_ray(
+            [SeededConstructor(constructor, value) for value in (
+                seeds or [None] * count)],
+            config.worker_timeout, config.restart_workers,
+            num_actors=1, actor_options=dict(num_cpus=0))
+    else:
+        batch_env = create_batch_env(
+            constructor, count, env_mode, seeds, config.worker_timeout,
+            config.restart_workers, leader)
     try:
         return env_construction.wrap_batch_env(config, batch_env)
     except BaseException:
