@@ -12,8 +12,10 @@ saved configuration.
 `--env_mode` picks how the environments step: in this process
 (`inprocess`), one worker process each (`processes`, also
 `--env_processes`), a few workers that step a slice of the batch each
-(`slices`), or `auto`, the default, which times `inprocess` and `slices`
-for a fraction of a second at start and keeps the faster.
+(`slices`), as TensorFlow ops (`graph`, for the classic-control tasks of
+`agents.environments`), or `auto`, the default, which takes `graph` where
+the task has one and otherwise times `inprocess` and `slices` for a
+fraction of a second at start and keeps the faster.
 
 Two settings guard long runs against flaky simulators: `worker_timeout`, the
 seconds an environment worker may take to answer before it counts as failed
