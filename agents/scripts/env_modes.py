@@ -381,6 +381,14 @@ def resolve_env_mode(config, env_mode):
     return env_mode
 
 
+def check_graph_task(config):
+    """Raise a one-line ConfigError unless the config's env has an
+    in-graph task; see `graph_env.check_task`."""
+    # pylint: disable-next=import-outside-toplevel
+    from agents.scripts import graph_env
+    graph_env.check_task(config)
+
+
 def define_in_graph_batch(
         config, seed, env_mode, evaluation=False, leader=None):
     """The batch of a run inside the graph, in any env mode.

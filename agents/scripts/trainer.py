@@ -233,6 +233,10 @@ def train(config, env_mode, on_report=None):
       The mean evaluation score at every evaluation report.
     """
     env_mode = env_modes.check_env_mode(env_mode)
+    if env_mode == env_modes.GRAPH:
+        # Before `complete_config` builds the environment, whose loading
+        # (MuJoCo's warnings, say) would print ahead of the one line.
+        env_modes.check_graph_task(config)
     config = config_spec.complete_config(config)
     env_mode = env_modes.resolve_env_mode(config, env_mode)
     lock = None
