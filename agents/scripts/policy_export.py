@@ -335,8 +335,11 @@ def _save_onnx(module, folder):
         ExportError: When tf2onnx cannot convert the model, or onnxruntime
             computes other actions than TensorFlow.
     """
-    import onnxruntime  # pylint: disable=import-outside-toplevel
-    import tf2onnx  # pylint: disable=import-outside-toplevel
+    # The optional `export` extra; `export_run` checks for it first.
+    # pylint: disable-next=import-outside-toplevel,import-error
+    import onnxruntime
+    # pylint: disable-next=import-outside-toplevel,import-error
+    import tf2onnx
     specs = module.serving_inputs()
     serving = module.serving_function()
 
