@@ -2,7 +2,6 @@
 
 import tensorflow.compat.v1 as tf
 
-from agents import tools
 from agents.algorithms.ppo import utility
 
 
@@ -35,13 +34,8 @@ class EvaluationView:
             output = network(
                 tf.zeros_like(batch_env.observ)[:, None],
                 tf.ones(size, tf.int32))
-        self._last_state = None
-        if output.state is not None:
-            with tf.variable_scope('ppo_evaluation_temporary'):
-                self._last_state = tools.nested.map(
-                    lambda state: tf.Variable(
-                        tf.zeros_like(state), trainable=False),
-                    output.state)
+        with tf.variable_scope('ppo_evaluation_temporary'):
+            self._last_state = utility.state_variables(output.state)
 
     def begin_episode(self, agent_indices):
         """Reset the recurrent state of some agents.
@@ -65,20 +59,17 @@ class EvaluationView:
 
         Args:
           agent_indices: Integer tensor of agent indices.
-          observ: Tensor of a batch of observations for those agents.
+          observ: Raw observations of those agents, which the view
+              normalizes with the statistics of training.
 
         Returns:
           Tuple of the action batch and an empty summary tensor.
         """
         with tf.name_scope('evaluation_perform/'):
-            observ = self._observ_filter.transform(observ)
-            state = None
-            if self._last_state is not None:
-                state = utility.nested_gather(self._last_state, agent_indices)
-            with tf.device(self._device):
-                output = self._network(
-                    observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
-                    state)
+            output = utility.network_step(
+                self._network, self._device,
+                self._observ_filter.transform(observ), self._last_state,
+                agent_indices)
             if self._stochastic:
                 action = output.policy.sample()[:, 0]
             else:
