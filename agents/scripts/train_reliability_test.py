@@ -508,6 +508,16 @@ def _main(*args):
     return 0
 
 
+def _main_last_line(capsys, *args):
+    """Run the script's main in this process.
+
+    Returns:
+      Its exit code and the last line it wrote to stderr.
+    """
+    code = _main(*args)
+    return code, capsys.readouterr().err.strip().splitlines()[-1]
+
+
 def _listing(directory):
     """Every file below a directory with its content."""
     files = {}

@@ -1,5 +1,6 @@
 """Tests of checkpoint discovery and the in-graph batch of environments."""
 
+import contextlib
 import logging
 import os
 import signal
@@ -63,24 +64,40 @@ def test_initialize_variables_falls_back_from_corrupt_checkpoint(tmp_path):
     assert value == 1.0
 
 
-class _Warnings(logging.Handler):
-    """Collects the warnings of the 'agents' logger, which may not propagate."""
+class _Messages(logging.Handler):
+    """Collects the messages of a logger, which may not propagate."""
 
-    def __init__(self):
-        super().__init__(logging.WARNING)
+    def __init__(self, level):
+        super().__init__(level)
         self.messages = []
 
     def emit(self, record):
         self.messages.append(record.getMessage())
 
 
+@contextlib.contextmanager
+def _logged(level):
+    """The messages that the 'agents' logger logs meanwhile.
+
+    Args:
+      level: The lowest level collected, e.g. `logging.WARNING`.
+
+    Yields:
+      The list of the messages, which grows as they come.
+    """
+    handler = _Messages(level)
+    logging.getLogger('agents').addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logging.getLogger('agents').removeHandler(handler)
+
+
 @pytest.fixture(name='warnings')
 def fixture_warnings():
     """The messages of warnings logged meanwhile."""
-    handler = _Warnings()
-    logging.getLogger('agents').addHandler(handler)
-    yield handler.messages
-    logging.getLogger('agents').removeHandler(handler)
+    with _logged(logging.WARNING) as messages:
+        yield messages
 
 
 @pytest.mark.parametrize('index, warning', [
