@@ -62,18 +62,25 @@ class DiagonalGaussian:
         """Dict of the constructor arguments, with `logstd` broadcast."""
         return {'mean': self._mean, 'logstd': self._logstd}
 
-    def sample(self, seed=None):
+    def sample(self, seed=None, key=None):
         """Draw one sample per batch element.
 
         Args:
             seed: Optional operation seed.
+            key: Optional int64 tensor `[2]`; draws from a stateless random
+                op keyed by it instead (the same key, the same sample), as
+                compiled loops need.
 
         Returns:
             Tensor of the shape and dtype of the mean.
         """
         with tf.name_scope('diagonal_gaussian_sample'):
-            noise = tf.random.normal(
-                tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
+            if key is None:
+                noise = tf.random.normal(
+                    tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
+            else:
+                noise = tf.random.stateless_normal(
+                    tf.shape(self._mean), seed=key, dtype=self._mean.dtype)
             return tf.identity(
                 self._mean + tf.exp(self._logstd) * noise, name='sample')
 
@@ -188,11 +195,14 @@ class Categorical:
         """Dict of the constructor's tensor arguments."""
         return {'logits': self._logits}
 
-    def sample(self, seed=None):
+    def sample(self, seed=None, key=None):
         """Draw one class index per batch element.
 
         Args:
             seed: Optional operation seed.
+            key: Optional int64 tensor `[2]`; draws from a stateless random
+                op keyed by it instead (the same key, the same sample), as
+                compiled loops need.
 
         Returns:
             Integer tensor of shape `batch_shape`.
@@ -200,8 +210,12 @@ class Categorical:
         with tf.name_scope('categorical_sample'):
             num_classes = tf.shape(self._logits)[-1]
             flat_logits = tf.reshape(self._logits, [-1, num_classes])
-            flat_sample = tf.random.categorical(
-                flat_logits, 1, dtype=self._dtype, seed=seed)
+            if key is None:
+                flat_sample = tf.random.categorical(
+                    flat_logits, 1, dtype=self._dtype, seed=seed)
+            else:
+                flat_sample = tf.random.stateless_categorical(
+                    flat_logits, 1, seed=key, dtype=self._dtype)
             return tf.reshape(
                 flat_sample, tf.shape(self._logits)[:-1], name='sample')
 
