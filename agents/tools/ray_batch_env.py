@@ -84,12 +84,8 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
 
         Raises:
             ImportError: When Ray is not installed.
-            TypeError: When a constructor is an environment instance or not
-                callable.
-            ValueError: When there are no constructors, `num_actors` is not
-                a positive integer, or the spaces of the environments differ.
-            Exception: The error of a constructor, naming the index of its
-                environment.
+            TypeError, ValueError, Exception: As `SlicedBatchEnv` does, for
+                `num_actors` as for its `num_workers`.
         """
         ray = import_ray()
         if not ray.is_initialized():
@@ -138,14 +134,12 @@ class _ActorWorker:
     @property
     def pid(self):
         """Process id of the actor on its node."""
-        self._ensure_ready()
-        return self._pid
+        return self._ensure_ready()['pid']
 
     @property
     def node_id(self):
         """Ray node id of the node the actor runs on."""
-        self._ensure_ready()
-        return self._node
+        return self._ensure_ready()['node']
 
     @property
     def observation_space(self):
@@ -201,8 +195,8 @@ class _ActorWorker:
         if self._handshake is None:
             startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
             handshake = self._wait(self._ready, startup, starting=True)
-            self._pid = handshake.pop('pid')
-            self._node = handshake.pop('node')
+            self._pid = handshake['pid']
+            self._node = handshake['node']
             self._handshake = handshake
         return self._handshake
 

@@ -448,6 +448,9 @@ def _name_envs(error, start, stop):
         error.args = (prefix + args[0],) + args[1:]
     return error
 
+def _from_worker(name, doc):
+    """A property of `_Member` that reads `name` from the worker's process."""
+    return property(lambda member: getattr(member.worker, name), doc=doc)
 
 
 class _Member:
@@ -467,20 +470,11 @@ class _Member:
         """The `ExternalProcess` of the slice of this environment."""
         return self._batch_env.locate(self._index)[0]
 
-    @property
-    def pid(self):
-        """Process id of the worker of this environment."""
-        return self.worker.pid
-
-    @property
-    def observation_space(self):
-        """Observation space of the environment."""
-        return self.worker.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment."""
-        return self.worker.action_space
+    pid = _from_worker('pid', 'Process id of the worker of this environment.')
+    observation_space = _from_worker(
+        'observation_space', 'Observation space of the environment.')
+    action_space = _from_worker(
+        'action_space', 'Action space of the environment.')
 
     def __getattr__(self, name):
         """Read a public attribute of the environment in its worker.
