@@ -109,6 +109,11 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
             self._payloads[worker], start, stop, self._timeout)
 
 
+def _from_handshake(key, doc):
+    """A property of `_ActorWorker` read from the handshake of its actor."""
+    return property(lambda worker: worker.handshake()[key], doc=doc)
+
+
 class _ActorWorker:
     """The actor of one slice, with the interface of an `ExternalProcess`.
 
@@ -131,25 +136,13 @@ class _ActorWorker:
         self._handshake = None
         self._ray = ray
 
-    @property
-    def pid(self):
-        """Process id of the actor on its node."""
-        return self._ensure_ready()['pid']
-
-    @property
-    def node_id(self):
-        """Ray node id of the node the actor runs on."""
-        return self._ensure_ready()['node']
-
-    @property
-    def observation_space(self):
-        """Observation space of the slice's environments."""
-        return self._ensure_ready()['observation_space']
-
-    @property
-    def action_space(self):
-        """Action space of the slice's environments."""
-        return self._ensure_ready()['action_space']
+    pid = _from_handshake('pid', 'Process id of the actor on its node.')
+    node_id = _from_handshake(
+        'node', 'Ray node id of the node the actor runs on.')
+    observation_space = _from_handshake(
+        'observation_space', "Observation space of the slice's environments.")
+    action_space = _from_handshake(
+        'action_space', "Action space of the slice's environments.")
 
     def step(self, request, blocking=True):
         """Step the slice; return its `StepBatch` or a promise of it."""
@@ -191,7 +184,11 @@ class _ActorWorker:
             f' (pid {self._pid} on node {self._node[:8]})'
             if self._pid is not None else '')
 
-    def _ensure_ready(self):
+    def handshake(self):
+        """The dict of pid, node id and spaces that the actor sent at start.
+
+        Waits for the actor to build its environments, the first time.
+        """
         if self._handshake is None:
             startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
             handshake = self._wait(self._ready, startup, starting=True)
@@ -201,7 +198,7 @@ class _ActorWorker:
         return self._handshake
 
     def _send(self, method, *args, **kwargs):
-        self._ensure_ready()
+        self.handshake()
         if self._failure:
             raise self._failure
         if self._closed:
