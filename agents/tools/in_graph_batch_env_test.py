@@ -15,8 +15,6 @@ from agents.tools import external_process
 from agents.tools import in_graph_batch_env
 from agents.tools import mock_environment
 
-SUPPORTED = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
-
 
 class NonFiniteEnvironment(mock_environment.MockEnvironment):
     """Mock environment whose second step returns a non-finite value."""
@@ -177,30 +175,6 @@ def test_observation_dtype_from_space():
             observ = sess.run(env.observ)
             assert observ.dtype == np.uint8
             assert observ.tolist() == [[1, 1], [1, 1]]
-
-
-def test_unsupported_observation_space():
-    """Observation spaces other than Box and Discrete are rejected."""
-    env = mock_environment.MockEnvironment()
-    env.observation_space = gym.spaces.MultiBinary(3)
-    with tf.Graph().as_default():
-        with pytest.raises(ValueError) as error:
-            _in_process_batch(env)
-    assert str(error.value) == (
-            'Unsupported observation space MultiBinary(3); supported '
-            f'spaces: {SUPPORTED}.')
-
-
-def test_unsupported_action_space():
-    """Action spaces other than Box and Discrete are rejected."""
-    env = mock_environment.MockEnvironment()
-    env.action_space = gym.spaces.MultiDiscrete([2, 3])
-    with tf.Graph().as_default():
-        with pytest.raises(ValueError) as error:
-            _in_process_batch(env)
-    assert str(error.value) == (
-            'Unsupported action space MultiDiscrete([2 3]); supported '
-            f'spaces: {SUPPORTED}.')
 
 
 def test_action_type_and_shape_errors():
