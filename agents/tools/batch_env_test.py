@@ -3,24 +3,21 @@
 # These tests reach private names of the module they test.
 # pylint: disable=protected-access
 
-import gc
 import os
 import signal
 import unittest
 
 import gymnasium as gym
 import numpy as np
-import psutil
 import pytest
 
 from agents.tools import env_contract
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
-from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
 from agents.tools import worker_testing
 
-_DURATIONS = (2, 3, 1)
+_DURATIONS = worker_testing.MIXED_DURATIONS
 
 
 class _FailingEnvironment(MockEnvironment):
@@ -49,29 +46,16 @@ def _external_batch_envs_fixture():
     batch_envs[True].close()
 
 
-def _children():
-    return {child.pid for child in psutil.Process().children(recursive=True)}
+_children = worker_testing.descendants
 
 
 _trace = worker_testing.step_trace
 
 
-_EXPECTED_TRACE = [
-    ([1, 1, 1], [1, 1, 1], [False, False, True], [False, False, True],
-     [False, False, False]),
-    ([2, 2, 1], [2, 2, 1], [True, False, True], [True, False, True],
-     [False, False, False]),
-    ([1, 3, 1], [1, 3, 1], [False, True, True], [False, True, True],
-     [False, False, False]),
-    ([2, 1, 1], [2, 1, 1], [True, False, True], [True, False, True],
-     [False, False, False]),
-]
-
-
 def test_step_values_of_envs_with_different_durations():
     """Stepping in process gives the exact trace of every environment."""
     batch_env = BatchEnv(_mock_envs(), blocking=True)
-    assert _trace(batch_env, 4) == _EXPECTED_TRACE
+    assert _trace(batch_env, 4) == worker_testing.MIXED_TRACE
     assert [env.steps for env in batch_env] == [
         [2, 2, 0], [3, 1], [1, 1, 1, 1, 0]]
 
@@ -80,7 +64,7 @@ def test_step_values_of_envs_with_different_durations():
 def test_step_values_over_external_processes(external_batch_envs, blocking):
     """Workers give the same trace, blocking or not."""
     batch_env = external_batch_envs[blocking]
-    assert _trace(batch_env, 4) == _EXPECTED_TRACE
+    assert _trace(batch_env, 4) == worker_testing.MIXED_TRACE
 
 
 def test_output_types():
@@ -241,20 +225,9 @@ def test_error_in_one_worker_keeps_the_others_in_step(external_batch_envs):
 
 def test_killed_worker_fails_the_batch_step_clearly():
     """A worker killed mid-batch raises an error naming its pid."""
-    batch_env = BatchEnv(
-        [ExternalProcess(MockEnvironment) for _ in range(3)], blocking=False)
-    try:
-        batch_env.reset()
-        pid = batch_env[1].pid
-        os.kill(pid, signal.SIGKILL)
-        with pytest.raises(ExternalProcessError, match=(
-                rf'^Environment 1 of the batch failed: .* \(pid {pid}\) died '
-                r'\(exit code -9, killed by SIGKILL\)')):
-            batch_env.step(np.zeros((3, 3), np.float32))
-        assert batch_env[0].steps == [1] and batch_env[2].steps == [1]
-    finally:
-        batch_env.close()
-    assert pid not in _children()
+    worker_testing.check_killed_worker(BatchEnv(
+        [ExternalProcess(MockEnvironment) for _ in range(3)], blocking=False),
+        1, 'Environment 1 of the batch failed', [0, 2])
 
 
 def test_in_process_error_names_the_environment():
@@ -347,21 +320,8 @@ def test_len_getitem_and_attributes():
 
 def test_close_and_garbage_collection_leave_no_process():
     """Closing or collecting the batch ends its workers."""
-    batch_env = BatchEnv(
-        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False)
-    batch_env.reset()
-    pids = {env.pid for env in batch_env}
-    assert pids <= _children()
-    batch_env.close()
-    batch_env.close()
-    assert not pids & _children()
-    batch_env = BatchEnv(
-        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False)
-    batch_env.reset()
-    pids = {env.pid for env in batch_env}
-    del batch_env
-    gc.collect()
-    assert not pids & _children()
+    worker_testing.check_close_and_collection(lambda: BatchEnv(
+        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False))
 
 
 class BatchEnvContractTest(

@@ -10,16 +10,14 @@ import unittest
 
 import gymnasium as gym
 import numpy as np
-import psutil
 import pytest
 
 from agents.tools import env_contract
-from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
 from agents.tools.sliced_batch_env import SlicedBatchEnv
 from agents.tools import worker_testing
 
-_DURATIONS = (2, 3, 1)
+_DURATIONS = worker_testing.MIXED_DURATIONS
 
 
 class _InfoEnvironment(MockEnvironment):
@@ -40,8 +38,7 @@ def _constructors(durations=_DURATIONS):
             for duration in durations]
 
 
-def _children():
-    return {child.pid for child in psutil.Process().children(recursive=True)}
+_children = worker_testing.descendants
 
 
 @pytest.fixture(name='batch_env')
@@ -57,16 +54,7 @@ _trace = worker_testing.step_trace
 def test_step_values_match_the_in_process_batch(batch_env):
     """Slices give the exact trace of every environment."""
     assert batch_env.slices == ((0, 2), (2, 3))
-    assert _trace(batch_env, 4) == [
-        ([1, 1, 1], [1, 1, 1], [False, False, True], [False, False, True],
-         [False, False, False]),
-        ([2, 2, 1], [2, 2, 1], [True, False, True], [True, False, True],
-         [False, False, False]),
-        ([1, 3, 1], [1, 3, 1], [False, True, True], [False, True, True],
-         [False, False, False]),
-        ([2, 1, 1], [2, 1, 1], [True, False, True], [True, False, True],
-         [False, False, False]),
-    ]
+    assert _trace(batch_env, 4) == worker_testing.MIXED_TRACE
     assert [env.steps for env in batch_env] == [
         [2, 2, 0], [3, 1], [1, 1, 1, 1, 0]]
 
@@ -210,19 +198,9 @@ def test_constructor_error_names_the_index():
 
 def test_killed_worker_fails_clearly_and_leaves_no_process():
     """A worker killed mid-batch raises an error naming its environments."""
-    batch_env = SlicedBatchEnv([MockEnvironment] * 4, num_workers=2)
-    try:
-        batch_env.reset()
-        pid = batch_env[3].pid
-        os.kill(pid, signal.SIGKILL)
-        with pytest.raises(ExternalProcessError, match=(
-                rf'^Environments 2 to 3 of the batch failed: .* \(pid {pid}\) '
-                r'died \(exit code -9, killed by SIGKILL\)')):
-            batch_env.step(np.zeros((4, 3), np.float32))
-        assert batch_env[0].steps == [1] and batch_env[1].steps == [1]
-    finally:
-        batch_env.close()
-    assert pid not in _children()
+    worker_testing.check_killed_worker(
+        SlicedBatchEnv([MockEnvironment] * 4, num_workers=2), 3,
+        'Environments 2 to 3 of the batch failed', [0, 1])
 
 
 def _restartable(count=4):
@@ -306,18 +284,8 @@ def test_items_forward_attributes_and_methods(batch_env):
 
 def test_close_and_garbage_collection_leave_no_process():
     """Closing or collecting the batch ends its workers."""
-    batch_env = SlicedBatchEnv([MockEnvironment] * 3, num_workers=2)
-    pids = {worker.pid for worker in batch_env.workers}
-    assert pids <= _children()
-    batch_env.close()
-    batch_env.close()
-    assert not pids & _children()
-    batch_env = SlicedBatchEnv([MockEnvironment] * 3, num_workers=2)
-    batch_env.reset()
-    pids = {worker.pid for worker in batch_env.workers}
-    del batch_env
-    gc.collect()
-    assert not pids & _children()
+    worker_testing.check_close_and_collection(
+        lambda: SlicedBatchEnv([MockEnvironment] * 3, num_workers=2))
 
 
 def test_gymnasium_tasks_match_in_process_steps():
