@@ -25,24 +25,17 @@ import numpy as np
 class _ContractMixin:
     """Makes the environment or batch to test before each test, closes it after.
 
-    Subclasses name the attribute that holds it in `_tested`; the test case
-    defines the method `make_` + that name, which returns a new one.
+    Subclasses name the attribute that holds it in `_tested`, and the
+    method `make_` + that name, which the test case defines, returns a new
+    one.
     """
 
     _tested = None
 
     def setUp(self):  # pylint: disable=invalid-name
-        """Make the environment or batch and schedule its closing.
-
-        Raises:
-            NotImplementedError: When the test case does not define its
-                `make_` method.
-        """
+        """Make the environment or batch and schedule its closing."""
         super().setUp()
-        make = f'make_{self._tested}'
-        if not hasattr(self, make):
-            raise NotImplementedError(f'Define {make}() in the test.')
-        tested = getattr(self, make)()
+        tested = getattr(self, f'make_{self._tested}')()
         setattr(self, self._tested, tested)
         self.addCleanup(tested.close)
         tested.action_space.seed(0)
@@ -62,6 +55,10 @@ class EnvironmentContractMixin(_ContractMixin):
     wrapper_attribute = None
 
     _tested = 'environment'
+
+    def make_environment(self):
+        """Return a new environment to test; each test case defines it."""
+        raise NotImplementedError('Define make_environment() in the test.')
 
     def test_spaces_are_gymnasium_spaces(self):
         """Both spaces are gymnasium spaces."""
@@ -185,6 +182,10 @@ class BatchEnvironmentContractMixin(_ContractMixin):
     max_episode_steps = 1000
 
     _tested = 'batch_env'
+
+    def make_batch_env(self):
+        """Return a new batch to test; each test case defines it."""
+        raise NotImplementedError('Define make_batch_env() in the test.')
 
     def test_length_and_indexing(self):
         """The batch has a length and indexable environments of one kind.
