@@ -61,20 +61,13 @@ def test_step_values_match_the_in_process_batch(batch_env):
 
 def test_outputs_and_infos_keep_their_types(batch_env):
     """Outputs have the documented dtypes; infos arrive exactly."""
-    observ = batch_env.reset()
-    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
-    observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
-    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
-    assert (reward.dtype, reward.shape) == (np.float32, (3,))
-    assert (done.dtype, done.shape) == (bool, (3,))
+    info = worker_testing.step_with_checked_types(batch_env)
     assert sorted(info) == ['infos', 'restarted', 'terminated', 'truncated']
     assert info['restarted'].tolist() == [False] * 3
     assert info['infos'] == ({'step': 1, 'x': 0.5, 'y': 1.0,
                               'type': 'ndarray'},) * 3
     assert [type(value) for value in info['infos'][2].values()] == [
         int, np.float64, np.float32, str]
-    # Actions reach the environments in the dtype of the action space.
-    assert batch_env[2].actions[-1].dtype == np.float32
 
 
 def test_discrete_actions_arrive_as_python_integers():
@@ -110,25 +103,7 @@ def test_reset_some_indices_with_seeds(batch_env):
 
 def test_bad_actions_indices_and_seeds_are_refused(batch_env):
     """Bad input raises the errors of BatchEnv before any step."""
-    batch_env.reset()
-    with pytest.raises(ValueError) as error:
-        batch_env.step(np.zeros((2, 3)))
-    assert str(error.value) == (
-        'Expected a batch of 3 actions, one per environment, got 2.')
-    actions = np.zeros((3, 3), np.float32)
-    actions[2, 1] = 1.5
-    with pytest.raises(ValueError) as error:
-        batch_env.step(actions)
-    assert str(error.value) == (
-        'Action array([0. , 1.5, 0. ], dtype=float32) of environment 2 is '
-        'outside the action space Box(-1.0, 1.0, (3,), float32).')
-    with pytest.raises(ValueError, match=(
-            'Environment index 3 is out of range; expected indices from 0 '
-            'to 2.')):
-        batch_env.reset([0, 3])
-    with pytest.raises(ValueError, match="seed must be None or an integer"):
-        batch_env.reset(seed='a')
-    assert [env.steps for env in batch_env] == [[0], [0], [0]]
+    worker_testing.check_bad_input_is_refused(batch_env)
 
 
 def test_bad_arguments_raise():

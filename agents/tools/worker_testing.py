@@ -48,6 +48,69 @@ def descendants():
     return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
+def step_with_checked_types(batch_env):
+    """Reset and step a batch; check the dtypes and shapes of the outputs.
+
+    The actions are float64 zeros, which must reach the environments in the
+    float32 of their action space.
+
+    Args:
+      batch_env: Batch of three `MockEnvironment`s of the default spaces.
+
+    Raises:
+      AssertionError: When an output or an action has another dtype or
+          shape.
+
+    Returns:
+      The info dict of the step.
+    """
+    observ = batch_env.reset()
+    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
+    observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
+    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
+    assert (reward.dtype, reward.shape) == (np.float32, (3,))
+    assert (done.dtype, done.shape) == (bool, (3,))
+    assert [env.actions[-1].dtype for env in batch_env] == [np.float32] * 3
+    return info
+
+
+def check_bad_input_is_refused(batch_env):
+    """Check the errors of bad actions, indices and seeds of a batch.
+
+    The checks of `BatchEnv`, which its subclasses keep: each raises before
+    any environment steps.
+
+    Args:
+      batch_env: Batch of three `MockEnvironment`s of Box(-1, 1, (3,))
+          actions; reset here.
+
+    Raises:
+      AssertionError: When a call does not raise its ValueError, or an
+          environment stepped.
+    """
+    batch_env.reset()
+    actions = np.zeros((3, 3), np.float32)
+    actions[1, 2] = 1.5
+    for call, expected in (
+            (lambda: batch_env.step(np.zeros((2, 3))),
+             'Expected a batch of 3 actions, one per environment, got 2.'),
+            (lambda: batch_env.step(actions),
+             'Action array([0. , 0. , 1.5], dtype=float32) of environment 1 '
+             'is outside the action space Box(-1.0, 1.0, (3,), float32).'),
+            (lambda: batch_env.reset([0, 3]),
+             'Environment index 3 is out of range; expected indices from 0 '
+             'to 2.'),
+            (lambda: batch_env.reset(seed='a'),
+             "seed must be None or an integer, got 'a'.")):
+        message = None
+        try:
+            call()
+        except ValueError as error:
+            message = str(error)
+        assert message == expected, message
+    assert [env.steps for env in batch_env] == [[0], [0], [0]]
+
+
 def check_killed_worker(batch_env, index, failed, survivors):
     """Kill a worker mid-batch; check the step's error and the others.
 
