@@ -32,10 +32,7 @@ class DiagonalGaussian:
         Raises:
             ValueError: When `mean` has no event dimension.
         """
-        mean = tf.convert_to_tensor(mean)
-        if mean.shape.ndims is not None and mean.shape.ndims < 1:
-            raise ValueError(
-                f'mean needs an event dimension, got shape {mean.shape}')
+        mean = _with_last_axis(mean, 'mean needs an event dimension')
         logstd = tf.convert_to_tensor(logstd, dtype=mean.dtype)
         self._mean = mean
         # Adding zeros broadcasts the log standard deviation to one value per
@@ -168,10 +165,7 @@ class Categorical:
         Raises:
             ValueError: When `logits` has no class dimension.
         """
-        logits = tf.convert_to_tensor(logits)
-        if logits.shape.ndims is not None and logits.shape.ndims < 1:
-            raise ValueError(
-                f'logits need a class dimension, got shape {logits.shape}')
+        logits = _with_last_axis(logits, 'logits need a class dimension')
         self._logits = logits
         self._dtype = dtype
 
@@ -276,3 +270,23 @@ class Categorical:
             other_log_probs = tf.nn.log_softmax(other.logits)
             log_ratio = log_probs - other_log_probs
             return tf.reduce_sum(tf.exp(log_probs) * log_ratio, -1, name='kl')
+
+
+def _with_last_axis(value, requirement):
+    """Convert to a tensor; raise unless it may have a last axis.
+
+    Args:
+        value: Tensor or value of the parameter.
+        requirement: Start of the error message, such as 'mean needs an
+            event dimension'.
+
+    Raises:
+        ValueError: When the tensor is known to be a scalar.
+
+    Returns:
+        The tensor.
+    """
+    value = tf.convert_to_tensor(value)
+    if value.shape.ndims is not None and value.shape.ndims < 1:
+        raise ValueError(f'{requirement}, got shape {value.shape}')
+    return value
