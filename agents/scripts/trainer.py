@@ -114,15 +114,10 @@ def define_simulation(batch_env, eval_batch_env, config):
       eval_feed (the feed of the evaluation phase) and eval_run_steps (the
       environment steps of one evaluation run, None for one batch step).
     """
-    step = tf.train.get_or_create_global_step()
-    # Variables rather than placeholders: `tools.Loop` sets them inside the
-    # graph, which spares every session run its feeds.
-    with tf.variable_scope('simulation_temporary'):
-        is_training, should_log, do_report, force_reset = [
-            tf.Variable(False, trainable=False, name=name)
-            for name in ('is_training', 'should_log', 'do_report',
-                         'force_reset')]
-    algo = config.algorithm(batch_env, step, is_training, should_log, config)
+    switches = utility.define_switches()
+    should_log, force_reset = switches.should_log, switches.force_reset
+    algo = config.algorithm(
+        batch_env, switches.step, switches.is_training, should_log, config)
     separate = eval_batch_env is not None
     # Steps of a run of the evaluation phase; None: one batch step.
     eval_run_steps = None
@@ -146,15 +141,10 @@ def define_simulation(batch_env, eval_batch_env, config):
         eval_feed = {}
     else:
         eval_done, eval_score, eval_summary = done, score, summary
-        eval_feed = {is_training: False}
-    num_weights = tools.count_weights()  # pylint: disable=not-callable
-    logging.getLogger('agents').info(
-        'Graph contains %d trainable variables.', num_weights)
-    return tools.AttrDict(
-        step=step, is_training=is_training, should_log=should_log,
-        do_report=do_report, force_reset=force_reset, algo=algo,
-        batch_env=batch_env, done=done, score=score, summary=summary,
-        eval_batch_env=eval_batch_env, eval_done=eval_done,
+        eval_feed = {switches.is_training: False}
+    return utility.simulation_interface(
+        switches, algo=algo, batch_env=batch_env, done=done, score=score,
+        summary=summary, eval_batch_env=eval_batch_env, eval_done=eval_done,
         eval_score=eval_score, eval_summary=eval_summary,
         eval_feed=eval_feed, eval_run_steps=eval_run_steps)
 

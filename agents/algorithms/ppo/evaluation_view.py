@@ -35,7 +35,6 @@ class EvaluationView:
             output = network(
                 tf.zeros_like(batch_env.observ)[:, None],
                 tf.ones(size, tf.int32))
-        self._last_state = None
         # Per-agent recurrent state at the beginning of episodes, for the
         # compiled rollout (see `step`).
         self._zero_state = None
@@ -43,11 +42,8 @@ class EvaluationView:
             self._zero_state = tools.nested.map(
                 lambda state: tf.TensorSpec(state.shape[1:], state.dtype),
                 output.state)
-            with tf.variable_scope('ppo_evaluation_temporary'):
-                self._last_state = tools.nested.map(
-                    lambda state: tf.Variable(
-                        tf.zeros_like(state), trainable=False),
-                    output.state)
+        with tf.variable_scope('ppo_evaluation_temporary'):
+            self._last_state = utility.state_variables(output.state)
 
     def begin_episode(self, agent_indices):
         """Reset the recurrent state of some agents.
@@ -71,20 +67,17 @@ class EvaluationView:
 
         Args:
           agent_indices: Integer tensor of agent indices.
-          observ: Tensor of a batch of observations for those agents.
+          observ: Raw observations of those agents, which the view
+              normalizes with the statistics of training.
 
         Returns:
           Tuple of the action batch and an empty summary tensor.
         """
         with tf.name_scope('evaluation_perform/'):
-            observ = self._observ_filter.transform(observ)
-            state = None
-            if self._last_state is not None:
-                state = utility.nested_gather(self._last_state, agent_indices)
-            with tf.device(self._device):
-                output = self._network(
-                    observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
-                    state)
+            output = utility.network_step(
+                self._network, self._device,
+                self._observ_filter.transform(observ), self._last_state,
+                agent_indices)
             if self._stochastic:
                 action = output.policy.sample()[:, 0]
             else:
