@@ -2,6 +2,7 @@
 
 import tensorflow.compat.v1 as tf
 
+from agents import tools
 from agents.algorithms.ppo import utility
 
 
@@ -34,6 +35,13 @@ class EvaluationView:
             output = network(
                 tf.zeros_like(batch_env.observ)[:, None],
                 tf.ones(size, tf.int32))
+        # Per-agent recurrent state at the beginning of episodes, for the
+        # compiled rollout (see `step`).
+        self._zero_state = None
+        if output.state is not None:
+            self._zero_state = tools.nested.map(
+                lambda state: tf.TensorSpec(state.shape[1:], state.dtype),
+                output.state)
         with tf.variable_scope('ppo_evaluation_temporary'):
             self._last_state = utility.state_variables(output.state)
 
@@ -96,3 +104,48 @@ class EvaluationView:
           Empty summary tensor.
         """
         return tf.constant('')
+
+    def initial_state(self, batch_size):
+        """The recurrent state of agents that begin an episode.
+
+        With `step`, this makes the view a `tools.compiled_rollout.Policy`.
+
+        Args:
+          batch_size: Python int of the agents.
+
+        Returns:
+          Nested zero tensors `[batch_size, ...]`, or None for a network
+          without state.
+        """
+        if self._zero_state is None:
+            return None
+        return tools.nested.map(
+            lambda spec: tf.zeros([batch_size] + spec.shape.as_list(),
+                                  spec.dtype),
+            self._zero_state)
+
+    def step(self, observ, state, key):
+        """The actions and next recurrent state, as a pure function.
+
+        Reads the weights and the normalizer and writes nothing, so that a
+        compiled loop can call it at every step (see
+        `tools.compiled_rollout`).
+
+        Args:
+          observ: Batch of observations of all agents.
+          state: Nested recurrent state of the agents, or None.
+          key: int64 tensor `[2]` keying the samples when `stochastic`.
+
+        Returns:
+          Tuple of the action batch and the next state (None without one).
+        """
+        observ = self._observ_filter.transform(observ)
+        with tf.device(self._device):
+            output = self._network(
+                observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
+                state)
+        if self._stochastic:
+            action = output.policy.sample(key=key)[:, 0]
+        else:
+            action = output.policy.mode()[:, 0]
+        return action, output.state
