@@ -435,6 +435,36 @@ def test_run_folder_without_checkpoint(pendulum_run, tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == ['run']
 
 
+def test_config_without_the_later_keys_takes_their_defaults(
+        pendulum_run, tmp_path):
+    """A config.yaml from before the network options exports the same policy.
+
+    The run's values of those keys are the defaults, which an older
+    config.yaml without them gets at the export's edge.
+    """
+    logdir, outdir, _ = pendulum_run
+    older = str(tmp_path / 'run')
+    shutil.copytree(logdir, older)
+    path = os.path.join(older, 'config.yaml')
+    with open(path, encoding='utf-8') as file_:
+        text = file_.read()
+    keys = ('activation', 'mean_activation', 'weight_init', 'recurrent_value',
+            'normalize_ranges')
+    text, count = re.subn(
+        rf"^(?:{'|'.join(keys)}):.*\n", '', text, flags=re.MULTILINE)
+    assert count == len(keys)
+    with open(path, 'w', encoding='utf-8') as file_:
+        file_.write(text)
+    exported = str(tmp_path / 'policy')
+    policy_export.export_run(older, exported)
+    observ = np.random.RandomState(0).normal(size=(5, 3)).astype(np.float32)
+    # Held in variables: a loaded model must outlive its functions' calls.
+    policy, original = tf.saved_model.load(exported), tf.saved_model.load(
+        outdir)
+    np.testing.assert_array_equal(
+        policy.action(observ).numpy(), original.action(observ).numpy())
+
+
 def test_checkpoint_not_matching_config(pendulum_run, tmp_path, capsys):
     logdir = str(tmp_path / 'run')
     shutil.copytree(pendulum_run[0], logdir)
