@@ -193,10 +193,7 @@ class Categorical:
         """Draw one class index per batch element.
 
         Args:
-            seed: Optional operation seed.
-            key: Optional int64 tensor `[2]`; draws from a stateless random
-                op keyed by it instead (the same key, the same sample), as
-                compiled loops need.
+            seed, key: As for `DiagonalGaussian.sample`.
 
         Returns:
             Integer tensor of shape `batch_shape`.

@@ -1,6 +1,7 @@
 """Tests for the AttrDict configuration dictionary."""
 
 import copy
+import operator
 import pickle
 
 import pytest
@@ -9,9 +10,14 @@ from agents.tools import attr_dict
 
 AttrDict = attr_dict.AttrDict
 
-LOCKED_MESSAGE = (
-        "Cannot set key 'a' of a locked AttrDict; edit it inside "
-        "'with config.unlocked:'.")
+
+def _assert_locked(edit, key):
+    """Assert that `edit()` fails with the error of a locked AttrDict."""
+    with pytest.raises(RuntimeError) as error:
+        edit()
+    assert str(error.value) == (
+            f"Cannot set key '{key}' of a locked AttrDict; edit it inside "
+            "'with config.unlocked:'.")
 
 
 def test_construct_like_dict():
@@ -28,11 +34,7 @@ def test_locked_once_constructed_as_in_2017():
     """Assignment raises until `with config.unlocked:`."""
     config = AttrDict(a=1)
     assert config.locked
-    with pytest.raises(RuntimeError) as error:
-        config.a = 2
-    assert str(error.value) == (
-            "Cannot set key 'a' of a locked AttrDict; edit it inside "
-            "'with config.unlocked:'.")
+    _assert_locked(lambda: setattr(config, 'a', 2), 'a')
     with config.unlocked:
         config.a = 2
     assert config == {'a': 2} and config.locked
@@ -42,16 +44,8 @@ def test_immutable_create():
     """An empty AttrDict is locked on creation too (2017's test)."""
     empty = AttrDict()
     assert empty.locked
-    with pytest.raises(RuntimeError) as error:
-        empty.foo = 42
-    assert str(error.value) == (
-            "Cannot set key 'foo' of a locked AttrDict; edit it inside "
-            "'with config.unlocked:'.")
-    with pytest.raises(RuntimeError) as error:
-        empty['foo'] = 42
-    assert str(error.value) == (
-            "Cannot set key 'foo' of a locked AttrDict; edit it inside "
-            "'with config.unlocked:'.")
+    _assert_locked(lambda: setattr(empty, 'foo', 42), 'foo')
+    _assert_locked(lambda: operator.setitem(empty, 'foo', 42), 'foo')
     with pytest.raises(RuntimeError):
         empty.update(foo=42)
     with pytest.raises(RuntimeError):
@@ -120,12 +114,8 @@ def test_locked_dict_rejects_every_edit():
     config = AttrDict(a=1, b=2)
     config.lock()
     assert config.locked
-    with pytest.raises(RuntimeError) as error:
-        config.a = 5
-    assert str(error.value) == LOCKED_MESSAGE
-    with pytest.raises(RuntimeError) as error:
-        config['a'] = 5
-    assert str(error.value) == LOCKED_MESSAGE
+    _assert_locked(lambda: setattr(config, 'a', 5), 'a')
+    _assert_locked(lambda: operator.setitem(config, 'a', 5), 'a')
     with pytest.raises(RuntimeError) as error:
         del config.b
     assert str(error.value) == (
