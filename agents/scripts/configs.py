@@ -66,6 +66,9 @@ def default():
     batch_size = 20  # Chunks per mini-batch.
     chunk_length = 50  # Steps per chunk.
     max_gradient_norm = None
+    # Run the update's mini-batch steps in one XLA-compiled call; False:
+    # plain graph ops (benchmarks/compiled_update.py).
+    compile_update = True
     # Losses
     discount = 0.995
     gae_lambda = None
