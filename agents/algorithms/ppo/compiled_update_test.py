@@ -261,3 +261,32 @@ def test_seeded_compiled_training_repeats():
     assert results[0][0] == 5
     for value, expected in zip(*results):
         np.testing.assert_array_equal(value, expected)
+
+
+def test_updates_at_episode_ends_and_rollouts_share_one_function():
+    """Both places that train call one traced (and compiled) function."""
+    with tf.Graph().as_default():
+        config = tools.AttrDict(configs.default())
+        with config.unlocked:
+            config.update(
+                max_length=10, steps=1000, rollout_length=2, update_steps=4,
+                update_every=10, update_epochs=1, batch_size=2,
+                chunk_length=2, policy_layers=(8,), value_layers=(8,),
+                compile_update=True)
+        env = tools.InGraphBatchEnv(tools.BatchEnv([tools.wrappers.ClipAction(
+            tools.MockEnvironment(durations=(3,)))], True))
+        step = tf.Variable(0, trainable=False, dtype=tf.int64)
+        algo = ppo.PPO(
+            env, step, tf.Variable(True, trainable=False),
+            tf.Variable(False, trainable=False), config)
+        simulate = tools.simulate(  # pylint: disable=not-callable
+            env, algo, log=False)
+        # pylint: disable=protected-access
+        assert algo._compiled_update.tracing_count == 1
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(12):
+                sess.run(simulate)
+            # Episodes of three steps and rollouts of two hand over
+            # segments at both places; every four steps train.
+            assert sess.run(algo._num_updates) == 3

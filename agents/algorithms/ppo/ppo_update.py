@@ -1,5 +1,7 @@
 """The training phase of PPO: update epochs on the collected episodes."""
 
+import functools
+
 import tensorflow.compat.v1 as tf
 
 from agents import parts
@@ -90,8 +92,7 @@ class UpdateMixin:
                     sequences, length, self._config.chunk_length,
                     self._config.batch_size, self._config.update_epochs,
                     padding_value=1)
-                statistics = compiled_update.compiled_update(
-                    self._compiled_update_step, names, plan)
+                statistics = self._compiled_update(plan)
             else:
                 statistics = parts.iterate_sequences(
                     self._update_step, {name: 0.0 for name in names},
@@ -119,6 +120,16 @@ class UpdateMixin:
             # The penalty's KL pass waits for this summary, so it must not
             # finish before the mini-batch steps.
             return _summary_after([statistics['loss']], log, _summary)
+
+    @functools.cached_property
+    def _compiled_update(self):
+        """The compiled mini-batch loop that every update calls.
+
+        The graph updates where episodes end and where rollouts are handed
+        over; one function for both is traced and compiled once.
+        """
+        return compiled_update.CompiledUpdate(
+            self._compiled_update_step, self._update_statistics())
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
