@@ -14,8 +14,10 @@ of the compiled graph holds XLA's compilation: its update minus the median
 update is the compile time. The mock environments step in this process
 through `numpy_function`, as the inprocess env mode does.
 
-    python benchmarks/compiled_update.py --rounds=7 \
+    python benchmarks/compiled_update.py --rounds=9 \
         --json=benchmarks/results/compiled_update.json
+    python benchmarks/compiled_update.py --rounds=9 --layers=64,64 \
+        --json=benchmarks/results/compiled_update_64x64.json
 """
 
 import json
@@ -36,6 +38,8 @@ flags.DEFINE_list('configs', ['pendulum', 'cheetah'], 'Configs to measure.')
 flags.DEFINE_integer('rounds', 7, 'Update cycles of each variant, '
                      'alternating.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
+flags.DEFINE_list('layers', None, 'Hidden sizes of both networks instead '
+                  "of the config's, e.g. 64,64.")
 
 # Per config: observation and action sizes of the task, the episode length
 # of the mock, and the batch steps from one update to the next.
@@ -61,6 +65,9 @@ class _Variant:
         config = tools.AttrDict(getattr(configs, name)())
         with config.unlocked:
             config.compile_update = compile_update
+            if FLAGS.layers:
+                config.policy_layers = config.value_layers = tuple(
+                    int(size) for size in FLAGS.layers)
         self.graph = tf.Graph()
         start = time.perf_counter()
         with self.graph.as_default():
@@ -110,7 +117,7 @@ def measure(name, rounds):
     plain_ms = statistics.median(plain.updates)
     compiled_ms = statistics.median(compiled.updates)
     return dict(
-        config=name, rounds=rounds,
+        config=name, rounds=rounds, layers=FLAGS.layers,
         plain_ms=round(plain_ms, 2), compiled_ms=round(compiled_ms, 2),
         speedup=round(plain_ms / compiled_ms, 2),
         compile_seconds=round((compiled.first_update - compiled_ms) / 1e3, 2),
