@@ -11,6 +11,8 @@ from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import ppo
 from agents.scripts import configs
 from agents.scripts import networks
+from agents.scripts import train
+from agents.scripts import utility
 
 # Four episodes of at most 12 steps, one of them empty.
 LENGTH = np.array([12, 7, 0, 10], np.int32)
@@ -44,6 +46,27 @@ def gradient_nan_network(config, action_space, observations, length,
     # The square root's slope at zero is infinite, times zero NaN.
     zero = 0.0 * tf.reduce_sum(output.policy.mean)
     return output.copy(loss=tf.sqrt(zero))
+
+
+def nan_loss_network(config, action_space, observations, length,
+                     state=None):
+    """Gaussian network with an extra loss that is NaN."""
+    output = networks.feed_forward_gaussian(
+        config, action_space, observations, length, state)
+    return output.copy(loss=tf.constant(np.nan))
+
+
+def _tiny_training(**overrides):
+    """Pendulum training of 40 steps per phase, compiled update, seeded."""
+    config = tools.AttrDict(configs.pendulum())
+    with config.unlocked:
+        config.update(
+            policy_layers=(8,), value_layers=(8,), num_agents=2,
+            update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
+            batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0,
+            eval_every=None, compile_update=True)
+        config.update(overrides)
+    return config
 
 
 def _data(discrete, seed=0):
@@ -290,3 +313,19 @@ def test_updates_at_episode_ends_and_rollouts_share_one_function():
             # Episodes of three steps and rollouts of two hand over
             # segments at both places; every four steps train.
             assert sess.run(algo._num_updates) == 3
+
+
+def test_training_stops_in_one_line_at_a_nan_loss():
+    """The trainer reads the compiled update's check as today's."""
+    with pytest.raises(utility.TrainingError) as error:
+        list(train.train(_tiny_training(network=nan_loss_network), False))
+    assert re.match(
+        r"^Training stopped at global step \d+: 'loss' had NaN values; "
+        r'expected finite numbers\.$', str(error.value)), str(error.value)
+
+
+def test_seeded_compiled_training_gives_the_same_scores():
+    """Two runs with one seed score alike."""
+    first = list(train.train(_tiny_training(), False))
+    second = list(train.train(_tiny_training(), False))
+    assert len(first) == 1 and first == second
