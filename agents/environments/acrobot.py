@@ -3,7 +3,6 @@
 import math
 
 import gymnasium as gym
-import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import task
@@ -40,21 +39,16 @@ class Acrobot(task.Task):
     reset_high = [0.1] * 4
 
     def _define_spaces(self):
-        high = np.array(
-                [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2], np.float32)
-        observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+        observation_space = task.symmetric_box(
+                [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2])
         return observation_space, gym.spaces.Discrete(3)
 
     def step(self, state, action):
-        """Apply the torques for one step of 0.2 s.
+        """See `Task.step`: one step of 0.2 s.
 
-        Args:
-            state: float32 tensor `[batch, 4]`.
-            action: int32 tensor `[batch]` in `{0, 1, 2}`.
-
-        Returns:
-            Tuple of the next states, observations `[batch, 6]`, rewards and
-            flags telling where the tip rose above the goal height.
+        The int32 actions `[batch]` in `{0, 1, 2}` apply the torques -1, 0
+        and 1; an episode terminates where the tip rose above the goal
+        height.
         """
         with tf.name_scope('acrobot_step'):
             torque = tf.cast(action, tf.float32) - 1.0
@@ -79,15 +73,7 @@ class Acrobot(task.Task):
             return new_state, self.observe(new_state), reward, terminated
 
     def observe(self, state):
-        """Return the cosines and sines of the angles and the velocities.
-
-        Args:
-            state: float32 tensor `[batch, 4]`.
-
-        Returns:
-            float32 tensor `[batch, 6]`: `cos(theta1), sin(theta1),
-            cos(theta2), sin(theta2), dtheta1, dtheta2`.
-        """
+        """See `Task.observe`: cosines and sines of the angles, velocities."""
         with tf.name_scope('acrobot_observe'):
             theta1, theta2, dtheta1, dtheta2 = tf.unstack(state, axis=1)
             return tf.stack([

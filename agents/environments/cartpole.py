@@ -40,23 +40,17 @@ class CartPole(task.Task):
     reset_high = [0.05] * 4
 
     def _define_spaces(self):
-        high = np.array([
-                _X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf],
-                np.float32)
-        observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
+        observation_space = task.symmetric_box(
+                [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf])
         return observation_space, gym.spaces.Discrete(2)
 
     def step(self, state, action):
-        """Push the carts for one step of 0.02 s.
+        """See `Task.step`: one step of 0.02 s.
 
-        Args:
-            state: float32 tensor `[batch, 4]`.
-            action: int32 tensor `[batch]`; 1 pushes right, others left.
-
-        Returns:
-            Tuple of the next states, observations `[batch, 4]` (the
-            states), rewards (ones) and flags telling where the cart left
-            the track or the pole fell past 12 degrees.
+        The observations are the states. The int32 actions `[batch]` push
+        right where 1, left otherwise. Every
+        reward is 1; an episode terminates where the cart left the track or
+        the pole fell past 12 degrees.
         """
         with tf.name_scope('cartpole_step'):
             x, x_dot, theta, theta_dot = tf.unstack(state, axis=1)

@@ -1,18 +1,11 @@
 """MountainCarContinuous-v0 as batched TensorFlow operations."""
 
-import gymnasium as gym
-import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import mountain_car
+from agents.environments import task
 
-_MIN_ACTION = -1.0
 _MAX_ACTION = 1.0
-_MIN_POSITION = -1.2
-_MAX_POSITION = 0.6
-_MAX_SPEED = 0.07
-_GOAL_POSITION = 0.45
-_GOAL_VELOCITY = 0.0
 _POWER = 0.0015
 _GRAVITY = 0.0025
 
@@ -32,42 +25,26 @@ class ContinuousMountainCar(mountain_car.MountainCar):
     max_episode_steps = 999
     name = 'continuous_mountain_car'
     # The state, observation and initial states are those of `MountainCar`.
+    goal_position = 0.45
 
     def _define_spaces(self):
         observation_space, _ = super()._define_spaces()
-        action_space = gym.spaces.Box(
-                _MIN_ACTION, _MAX_ACTION, shape=(1,), dtype=np.float32)
-        return observation_space, action_space
+        return observation_space, task.symmetric_box([_MAX_ACTION])
 
     def step(self, state, action):
-        """Accelerate the cars for one step.
+        """See `Task.step`; the observations are the states.
 
-        Args:
-            state: float32 tensor `[batch, 2]`.
-            action: float32 tensor `[batch, 1]` of forces.
-
-        Returns:
-            Tuple of the next states, observations `[batch, 2]` (the
-            states), rewards and flags telling which cars reached the goal.
+        The float32 actions `[batch, 1]` are forces, clipped to `[-1, 1]`.
         """
         with tf.name_scope('continuous_mountain_car_step'):
             position, velocity = tf.unstack(state, axis=1)
-            force = tf.clip_by_value(action[:, 0], _MIN_ACTION, _MAX_ACTION)
-            velocity = tf.clip_by_value(
-                    velocity + (
-                            force * _POWER - _GRAVITY * tf.cos(3 * position)),
-                    -_MAX_SPEED, _MAX_SPEED)
-            position = tf.clip_by_value(
-                    position + velocity, _MIN_POSITION, _MAX_POSITION)
-            at_wall = tf.logical_and(
-                    tf.equal(position, _MIN_POSITION), velocity < 0)
-            velocity = tf.where(at_wall, tf.zeros_like(velocity), velocity)
-            terminated = tf.logical_and(
-                    position >= _GOAL_POSITION, velocity >= _GOAL_VELOCITY)
+            force = tf.clip_by_value(action[:, 0], -_MAX_ACTION, _MAX_ACTION)
+            new_state, terminated = self._drive(
+                    position, velocity,
+                    force * _POWER - _GRAVITY * tf.cos(3 * position))
             goal_reward = tf.where(
                     terminated,
                     tf.fill(tf.shape(position), 100.0),
                     tf.zeros_like(position))
             reward = goal_reward - 0.1 * tf.square(action[:, 0])
-            new_state = tf.stack([position, velocity], axis=1)
             return new_state, new_state, reward, terminated

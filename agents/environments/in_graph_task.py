@@ -216,13 +216,11 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         """Step the batch and store the outcomes in the variables.
 
         Args:
-            action: Tensor of one action per environment, of the action
-                variable's shape; its dtype may differ in width but not in
-                kind (integer or floating point).
+            action: Tensor of one action per environment, as for
+                `InGraphBatchEnv.simulate`.
 
         Raises:
-            TypeError: When the action's dtype kind does not match.
-            ValueError: When the action's shape does not match.
+            TypeError, ValueError: As `InGraphBatchEnv.simulate`.
 
         Returns:
             Operation that steps and assigns. Running it fails when an
@@ -235,19 +233,10 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             state, steps, observ, reward, done, truncated = self.transition(
                     self._state.read_value(), self._steps.read_value(),
                     action)
-            observ = tf.debugging.check_numerics(observ, 'observ')
-            reward = tf.debugging.check_numerics(reward, 'reward')
-            # Assign nothing unless every check passed, so that the
-            # variables keep a consistent step.
-            with tf.control_dependencies([observ, reward]):
-                return tf.group(
-                        self._state.assign(state),
-                        self._steps.assign(steps),
-                        self._observ.assign(observ),
-                        self._action.assign(action),
-                        self._reward.assign(reward),
-                        self._done.assign(done),
-                        self._truncated.assign(truncated))
+            return self._assign_step(observ, reward, [
+                    (self._state, state), (self._steps, steps),
+                    (self._action, action), (self._done, done),
+                    (self._truncated, truncated)])
 
     def reset(self, indices=None):
         """Begin new episodes in some or all environments.
@@ -294,24 +283,9 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 
     def _prepare_action(self, action):
         """Convert and check the actions against the action variable."""
-        action = tf.convert_to_tensor(action)
-        dtype = self._action.dtype.base_dtype
-        if action.dtype != dtype:
-            same_kind = (
-                    (action.dtype.is_integer and dtype.is_integer) or
-                    (action.dtype.is_floating and dtype.is_floating))
-            if not same_kind:
-                raise TypeError(
-                        f'Expected actions of dtype {dtype.name} but got '
-                        f'{action.dtype.name}.')
-            action = tf.cast(action, dtype)
-        if not action.shape.is_compatible_with(self._action.shape):
-            raise ValueError(
-                    f'Expected actions of shape {self._action.shape} but got '
-                    f'{action.shape}.')
-        action.set_shape(self._action.shape)
-        if dtype.is_floating:
-            return tf.debugging.check_numerics(action, 'action')
+        action = in_graph_env.prepare_action(action, self._action)
+        if action.dtype.is_floating:
+            return action
         count = self.action_space.n
         valid = tf.reduce_all(tf.logical_and(action >= 0, action < count))
         check = tf.debugging.Assert(valid, [

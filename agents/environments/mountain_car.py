@@ -9,7 +9,6 @@ from agents.environments import task
 _MIN_POSITION = -1.2
 _MAX_POSITION = 0.6
 _MAX_SPEED = 0.07
-_GOAL_POSITION = 0.5
 _GOAL_VELOCITY = 0.0
 _FORCE = 0.001
 _GRAVITY = 0.0025
@@ -31,6 +30,8 @@ class MountainCar(task.Task):
     # Sample positions in `[-0.6, -0.4)` at rest.
     reset_low = [-0.6, 0.0]
     reset_high = [-0.4, 0.0]
+    # The episode terminates here, moving right or at rest.
+    goal_position = 0.5
 
     def _define_spaces(self):
         low = np.array([_MIN_POSITION, -_MAX_SPEED], np.float32)
@@ -39,30 +40,40 @@ class MountainCar(task.Task):
         return observation_space, gym.spaces.Discrete(3)
 
     def step(self, state, action):
-        """Accelerate the cars for one step.
+        """See `Task.step`; the observations are the states.
 
-        Args:
-            state: float32 tensor `[batch, 2]`.
-            action: int32 tensor `[batch]` in `{0, 1, 2}`.
-
-        Returns:
-            Tuple of the next states, observations `[batch, 2]` (the
-            states), rewards (minus ones) and flags telling which cars
-            reached the goal.
+        The int32 actions `[batch]` in `{0, 1, 2}` push left, not at all
+        and right; every reward is -1.
         """
         with tf.name_scope('mountain_car_step'):
             position, velocity = tf.unstack(state, axis=1)
             push = tf.cast(action - 1, tf.float32) * _FORCE
-            velocity = tf.clip_by_value(
-                    velocity + (push + tf.cos(3 * position) * -_GRAVITY),
-                    -_MAX_SPEED, _MAX_SPEED)
-            position = tf.clip_by_value(
-                    position + velocity, _MIN_POSITION, _MAX_POSITION)
-            at_wall = tf.logical_and(
-                    tf.equal(position, _MIN_POSITION), velocity < 0)
-            velocity = tf.where(at_wall, tf.zeros_like(velocity), velocity)
-            terminated = tf.logical_and(
-                    position >= _GOAL_POSITION, velocity >= _GOAL_VELOCITY)
-            new_state = tf.stack([position, velocity], axis=1)
+            new_state, terminated = self._drive(
+                    position, velocity,
+                    push + tf.cos(3 * position) * -_GRAVITY)
             reward = tf.fill(tf.shape(position), -1.0)
             return new_state, new_state, reward, terminated
+
+    def _drive(self, position, velocity, acceleration):
+        """The next states of the cars and whether they reached the goal.
+
+        Args:
+            position: float32 tensor `[batch]` of the positions.
+            velocity: float32 tensor `[batch]` of the velocities.
+            acceleration: float32 tensor `[batch]`, the change of velocity
+                from the push and the hill.
+
+        Returns:
+            Tuple of the next states `[batch, 2]` and the bool flags
+            `[batch]` of the cars at the goal.
+        """
+        velocity = tf.clip_by_value(
+                velocity + acceleration, -_MAX_SPEED, _MAX_SPEED)
+        position = tf.clip_by_value(
+                position + velocity, _MIN_POSITION, _MAX_POSITION)
+        at_wall = tf.logical_and(
+                tf.equal(position, _MIN_POSITION), velocity < 0)
+        velocity = tf.where(at_wall, tf.zeros_like(velocity), velocity)
+        terminated = tf.logical_and(
+                position >= self.goal_position, velocity >= _GOAL_VELOCITY)
+        return tf.stack([position, velocity], axis=1), terminated

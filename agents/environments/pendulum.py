@@ -2,8 +2,6 @@
 
 import math
 
-import gymnasium as gym
-import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import task
@@ -36,23 +34,16 @@ class Pendulum(task.Task):
     reset_high = [math.pi, 1.0]
 
     def _define_spaces(self):
-        high = np.array([1.0, 1.0, _MAX_SPEED], np.float32)
-        observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
-        action_space = gym.spaces.Box(
-                -_MAX_TORQUE, _MAX_TORQUE, shape=(1,), dtype=np.float32)
-        return observation_space, action_space
+        return (
+                task.symmetric_box([1.0, 1.0, _MAX_SPEED]),
+                task.symmetric_box([_MAX_TORQUE]))
 
     def step(self, state, action):
-        """Apply the clipped torques for one step of 0.05 s.
+        """See `Task.step`: one step of 0.05 s.
 
-        Args:
-            state: float32 tensor `[batch, 2]`.
-            action: float32 tensor `[batch, 1]` of torques.
-
-        Returns:
-            Tuple of the next states, observations `[batch, 3]`, rewards
-            (minus the cost of the state before the step and the torque) and
-            terminated flags (always false).
+        The float32 actions `[batch, 1]` are torques, clipped to `[-2, 2]`.
+        The reward is minus the cost of the state before the step and the
+        torque; no episode terminates.
         """
         with tf.name_scope('pendulum_step'):
             theta, theta_dot = tf.unstack(state, axis=1)
@@ -75,14 +66,7 @@ class Pendulum(task.Task):
             return new_state, self.observe(new_state), -cost, terminated
 
     def observe(self, state):
-        """Return `(cos(theta), sin(theta), theta_dot)` of each state.
-
-        Args:
-            state: float32 tensor `[batch, 2]`.
-
-        Returns:
-            float32 tensor `[batch, 3]`.
-        """
+        """See `Task.observe`: `(cos(theta), sin(theta), theta_dot)`."""
         with tf.name_scope('pendulum_observe'):
             theta, theta_dot = tf.unstack(state, axis=1)
             return tf.stack([tf.cos(theta), tf.sin(theta), theta_dot], axis=1)

@@ -2,6 +2,8 @@
 
 import numbers
 
+import gymnasium as gym
+import numpy as np
 import tensorflow.compat.v1 as tf
 
 
@@ -94,6 +96,19 @@ class Task:
             float32 tensor `[batch, *observation_space.shape]`.
         """
         return tf.identity(state, name=f'{self.name}_observe')
+
+
+def symmetric_box(high):
+    """A float32 Box space from `-high` to `high`.
+
+    Args:
+        high: Sequence of the upper bounds of the components.
+
+    Returns:
+        `gym.spaces.Box` of the shape of `high`.
+    """
+    high = np.array(high, np.float32)
+    return gym.spaces.Box(-high, high, dtype=np.float32)
 
 
 def uniform(key, batch_size, low, high):

@@ -2,21 +2,13 @@
 
 Mix `TaskContractMixin` into a `unittest.TestCase` subclass that sets
 `task_class`, the bounds of the reset distribution (from gymnasium's source)
-and the bounds of states to test from:
-
-    class PendulumTest(task_contract.TaskContractMixin, unittest.TestCase):
-
-        task_class = pendulum.Pendulum
-        reset_low = (-math.pi, -1.0)
-        reset_high = (math.pi, 1.0)
-        coverage_low = (-4.0, -8.0)
-        coverage_high = (4.0, 8.0)
-
-The test case checks the spaces, the time limit against gymnasium's
-registry, 1,000 steps against gymnasium's environment from the same states
-and actions, the reset distribution, and that the compiled functions give
-the numbers of the plain ones. The pure functions run eagerly through
-`tf.function`; the time limit runs through `InGraphTaskBatch` in a graph.
+and the bounds of states to test from, as `pendulum_test.PendulumTest` does
+in a few lines. The test case checks the spaces, the time limit against
+gymnasium's registry, 1,000 steps against gymnasium's environment from the
+same states and actions, the reset distribution, and that the compiled
+functions give the numbers of the plain ones. The pure functions run
+eagerly through `tf.function`; the time limit runs through
+`InGraphTaskBatch` in a graph.
 """
 
 import gymnasium as gym

@@ -32,10 +32,7 @@ class DiagonalGaussian:
         Raises:
             ValueError: When `mean` has no event dimension.
         """
-        mean = tf.convert_to_tensor(mean)
-        if mean.shape.ndims is not None and mean.shape.ndims < 1:
-            raise ValueError(
-                f'mean needs an event dimension, got shape {mean.shape}')
+        mean = _with_last_axis(mean, 'mean needs an event dimension')
         logstd = tf.convert_to_tensor(logstd, dtype=mean.dtype)
         self._mean = mean
         # Adding zeros broadcasts the log standard deviation to one value per
@@ -62,18 +59,25 @@ class DiagonalGaussian:
         """Dict of the constructor arguments, with `logstd` broadcast."""
         return {'mean': self._mean, 'logstd': self._logstd}
 
-    def sample(self, seed=None):
+    def sample(self, seed=None, key=None):
         """Draw one sample per batch element.
 
         Args:
             seed: Optional operation seed.
+            key: Optional int64 tensor `[2]`; draws from a stateless random
+                op keyed by it instead (the same key, the same sample), as
+                compiled loops need.
 
         Returns:
             Tensor of the shape and dtype of the mean.
         """
         with tf.name_scope('diagonal_gaussian_sample'):
-            noise = tf.random.normal(
-                tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
+            if key is None:
+                noise = tf.random.normal(
+                    tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
+            else:
+                noise = tf.random.stateless_normal(
+                    tf.shape(self._mean), seed=key, dtype=self._mean.dtype)
             return tf.identity(
                 self._mean + tf.exp(self._logstd) * noise, name='sample')
 
@@ -161,10 +165,7 @@ class Categorical:
         Raises:
             ValueError: When `logits` has no class dimension.
         """
-        logits = tf.convert_to_tensor(logits)
-        if logits.shape.ndims is not None and logits.shape.ndims < 1:
-            raise ValueError(
-                f'logits need a class dimension, got shape {logits.shape}')
+        logits = _with_last_axis(logits, 'logits need a class dimension')
         self._logits = logits
         self._dtype = dtype
 
@@ -188,11 +189,14 @@ class Categorical:
         """Dict of the constructor's tensor arguments."""
         return {'logits': self._logits}
 
-    def sample(self, seed=None):
+    def sample(self, seed=None, key=None):
         """Draw one class index per batch element.
 
         Args:
             seed: Optional operation seed.
+            key: Optional int64 tensor `[2]`; draws from a stateless random
+                op keyed by it instead (the same key, the same sample), as
+                compiled loops need.
 
         Returns:
             Integer tensor of shape `batch_shape`.
@@ -200,8 +204,12 @@ class Categorical:
         with tf.name_scope('categorical_sample'):
             num_classes = tf.shape(self._logits)[-1]
             flat_logits = tf.reshape(self._logits, [-1, num_classes])
-            flat_sample = tf.random.categorical(
-                flat_logits, 1, dtype=self._dtype, seed=seed)
+            if key is None:
+                flat_sample = tf.random.categorical(
+                    flat_logits, 1, dtype=self._dtype, seed=seed)
+            else:
+                flat_sample = tf.random.stateless_categorical(
+                    flat_logits, 1, seed=key, dtype=self._dtype)
             return tf.reshape(
                 flat_sample, tf.shape(self._logits)[:-1], name='sample')
 
@@ -262,3 +270,23 @@ class Categorical:
             other_log_probs = tf.nn.log_softmax(other.logits)
             log_ratio = log_probs - other_log_probs
             return tf.reduce_sum(tf.exp(log_probs) * log_ratio, -1, name='kl')
+
+
+def _with_last_axis(value, requirement):
+    """Convert to a tensor; raise unless it may have a last axis.
+
+    Args:
+        value: Tensor or value of the parameter.
+        requirement: Start of the error message, such as 'mean needs an
+            event dimension'.
+
+    Raises:
+        ValueError: When the tensor is known to be a scalar.
+
+    Returns:
+        The tensor.
+    """
+    value = tf.convert_to_tensor(value)
+    if value.shape.ndims is not None and value.shape.ndims < 1:
+        raise ValueError(f'{requirement}, got shape {value.shape}')
+    return value

@@ -15,6 +15,17 @@ def _define(shape, **kwargs):
     return normalize, value, normalize.update(value)
 
 
+def _statistics_after(shape, batches):
+    """Count, mean and std of a new normalizer updated with the batches."""
+    with tf.Graph().as_default():
+        normalize, value, update = _define(shape)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for batch in batches:
+                sess.run(update, {value: batch})
+            return sess.run((normalize.count, normalize.mean, normalize.std))
+
+
 def _parse_summary(serialized):
     """Map from tag to scalar value or histogram of a summary string."""
     summary = tf.Summary()
@@ -53,14 +64,7 @@ def test_leading_dimensions_are_batch_dimensions():
     """Values of shape [batch, time, 2] count as batch * time values."""
     rng = np.random.RandomState(1)
     batches = [rng.uniform(-5, 5, (2, 3, 2)) for _ in range(3)]
-    with tf.Graph().as_default():
-        normalize, value, update = _define([2])
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            for batch in batches:
-                sess.run(update, {value: batch})
-            count, mean, std = sess.run(
-                (normalize.count, normalize.mean, normalize.std))
+    count, mean, std = _statistics_after([2], batches)
     seen = np.concatenate(batches, 0).reshape(-1, 2)
     assert count == 18
     np.testing.assert_allclose(mean, seen.mean(0), rtol=1e-5)
@@ -69,14 +73,7 @@ def test_leading_dimensions_are_batch_dimensions():
 
 def test_scalar_template_and_single_values():
     """A scalar template accepts single values and vectors of them."""
-    with tf.Graph().as_default():
-        normalize, value, update = _define([])
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            sess.run(update, {value: 2.0})
-            sess.run(update, {value: [4.0, 9.0]})
-            count, mean, std = sess.run(
-                (normalize.count, normalize.mean, normalize.std))
+    count, mean, std = _statistics_after([], [2.0, [4.0, 9.0]])
     assert count == 3
     np.testing.assert_allclose(mean, 5.0)
     np.testing.assert_allclose(std, np.std([2.0, 4.0, 9.0], ddof=1))
@@ -86,13 +83,7 @@ def test_large_offset_keeps_precision():
     """Statistics of values far from zero over many batches stay exact."""
     rng = np.random.RandomState(2)
     batches = [1e4 + rng.normal(0, 1, (50, 1)) for _ in range(20)]
-    with tf.Graph().as_default():
-        normalize, value, update = _define([1])
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            for batch in batches:
-                sess.run(update, {value: batch})
-            std = sess.run(normalize.std)
+    _, _, std = _statistics_after([1], batches)
     np.testing.assert_allclose(
         std, np.concatenate(batches).std(0, ddof=1), rtol=1e-3)
 

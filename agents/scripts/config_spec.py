@@ -415,6 +415,7 @@ RULES = collections.OrderedDict([
     ('session_threads', _integer(
         1, optional=True, expected='a positive integer or None')),
     ('caller_thread', _BOOL),
+    ('compile_rollout', _BOOL),
     ('eval_every', Rule(_valid_eval_every, _describe_eval_every)),
     # Network.
     ('network', _is_callable('a callable, the network function')),

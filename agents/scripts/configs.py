@@ -38,6 +38,10 @@ def default():
     # asynchronous exceptions such as Ray's cancellation land in it
     # (sweep.py turns it off).
     caller_thread = True
+    # With in-graph environments (env mode graph), run each evaluation as
+    # one XLA-compiled call of all its steps (tools.compiled_rollout);
+    # False steps it one session call per step.
+    compile_rollout = True
     # Training steps between evaluations; None: those of update_every
     # full-length episodes (at most `steps`).
     eval_every = None

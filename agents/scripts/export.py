@@ -29,41 +29,23 @@ from absl import flags
 from absl import logging as absl_logging
 
 from agents.scripts import policy_export
+from agents.scripts import shared_flags
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 FLAGS = flags.FLAGS
 
 
-def _define_flag(define, name, default, help_string):
-    """Define a flag unless another module of the process defined it.
-
-    The test suite imports the other scripts too, which define --logdir,
-    --outdir and --checkpoint; a process shares the first definition. The
-    flags allow an override, so that a script imported later, which defines
-    them unguarded, replaces them instead of failing.
-    """
-    if name not in FLAGS:
-        define(name, default, help_string, allow_override=True)
-
-
-_define_flag(
-    flags.DEFINE_string, 'logdir', None, 'Run folder written by '
-    'agents.scripts.train, holding config.yaml and checkpoints.')
-_define_flag(
-    flags.DEFINE_string, 'outdir', None, 'Folder to write the model to; it '
-    'must be missing or empty unless --overwrite.')
-_define_flag(
-    flags.DEFINE_string, 'checkpoint', None, 'Checkpoint to export, by name '
-    'in the run folder (e.g. model.ckpt-100000) or by path; the latest when '
-    'unset.')
-_define_flag(
-    flags.DEFINE_boolean, 'stochastic', False, 'Sample actions from the '
-    'policy (with an optional seed input) instead of taking its mode.')
+shared_flags.define_run_flags(
+    'export',
+    'Folder to write the model to; it must be missing or empty unless '
+    '--overwrite.',
+    (flags.DEFINE_boolean, 'stochastic', False, 'Sample actions from the '
+     'policy (with an optional seed input) instead of taking its mode.'),
+    (flags.DEFINE_boolean, 'overwrite', False,
+     'Replace a non-empty --outdir.'))
 flags.DEFINE_enum(
     'format', 'saved_model', list(policy_export.FORMATS), 'saved_model, or '
     "onnx (model.onnx through tf2onnx; pip install -e '.[export]').")
-_define_flag(
-    flags.DEFINE_boolean, 'overwrite', False, 'Replace a non-empty --outdir.')
 
 
 def main(argv):

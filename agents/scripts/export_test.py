@@ -18,7 +18,7 @@ from agents import tools
 from agents.scripts import config_io
 from agents.scripts import configs
 # Before the scripts that share its flags: train defines them unguarded,
-# which fails once visualize defined them (see visualize._define_flag).
+# which fails once visualize defined them (see shared_flags.define_flags).
 from agents.scripts import train  # pylint: disable=unused-import
 from agents.scripts import export
 from agents.scripts import policy_export

@@ -17,13 +17,15 @@ level of the graph; later calls may then happen inside control flow.
 
 Config fields read: `policy_layers` and `value_layers` (tuples of hidden
 sizes), `init_output_factor` (initial scale of the policy's output layer),
-`init_std` (initial standard deviation of Gaussian policies), and optionally
-`activation` (default `tf.nn.relu`), `mean_activation` (`'tanh'`, the
-default of 2017, keeps the Gaussian mean in [-1, 1]; None leaves it linear)
+`init_std` (initial standard deviation of Gaussian policies), `activation`
+(of the hidden layers), `mean_activation` (`'tanh'`, the default of 2017,
+keeps the Gaussian mean in [-1, 1]; None leaves it linear), `recurrent_value`
 and `weight_init` (`'glorot'`, the default, or `'orthogonal'`: orthogonal
 matrices with gain sqrt(2) for hidden layers, `init_output_factor` for the
 policy's output layer and 1 for the value's, as in most PPO implementations
-since OpenAI Baselines).
+since OpenAI Baselines). A network reads every one of these keys, whose
+defaults `configs.default()` holds: PPO's config, completed by
+`config_spec.with_defaults` where a run's configuration lacks some, has them.
 """
 
 import functools
@@ -64,9 +66,7 @@ def feed_forward_gaussian(
     """
     del length  # Feed-forward networks treat every step alike.
     action_size = _box_size(action_space, 'feed_forward_gaussian')
-    activation = _activation(config)
-    init = _weight_init(config)
-    observations = _flatten_observations(observations)
+    observations, activation, init = _prepare(config, observations)
     with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
         hidden = _mlp(observations, config.policy_layers, activation, init)
         mean, logstd = _gaussian_head(config, hidden, action_size)
@@ -101,9 +101,7 @@ def feed_forward_categorical(
         raise ValueError(
             f'feed_forward_categorical needs a Discrete action space '
             f'starting at 0, got {action_space!r}')
-    activation = _activation(config)
-    init = _weight_init(config)
-    observations = _flatten_observations(observations)
+    observations, activation, init = _prepare(config, observations)
     with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
         hidden = _mlp(observations, config.policy_layers, activation, init)
         logits = _dense(
@@ -153,15 +151,13 @@ def recurrent_gaussian(
             `value_layers` with `recurrent_value`).
     """
     action_size = _box_size(action_space, 'recurrent_gaussian')
-    recurrent_value = bool(config.get('recurrent_value', False))
+    recurrent_value = bool(config.recurrent_value)
     for key in ('policy_layers',) + (('value_layers',) * recurrent_value):
         if not config[key]:
             raise ValueError(
                 f'recurrent_gaussian needs {key} ending in the GRU size, '
                 f'got {config[key]!r}')
-    activation = _activation(config)
-    observations = _flatten_observations(observations)
-    init = _weight_init(config)
+    observations, activation, init = _prepare(config, observations)
     policy_state, value_state = (
         state if recurrent_value and state is not None else (state, None))
     with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
@@ -197,9 +193,16 @@ def _box_size(action_space, network):
     return int(action_space.shape[0])
 
 
-def _activation(config):
-    """The configured hidden activation, ReLU by default."""
-    return config.get('activation') or tf.nn.relu
+def _prepare(config, observations):
+    """What every network starts from.
+
+    Returns:
+        Tuple of the flat float32 observations (`_flatten_observations`),
+        the hidden activation and the weight initialization scheme.
+    """
+    return (
+        _flatten_observations(observations), config.activation,
+        _weight_init(config))
 
 
 WEIGHT_INITS = ('glorot', 'orthogonal')
@@ -207,8 +210,8 @@ MEAN_ACTIVATIONS = ('tanh', None)
 
 
 def _weight_init(config):
-    """The configured weight initialization scheme, Glorot by default."""
-    init = config.get('weight_init') or 'glorot'
+    """The configured weight initialization scheme."""
+    init = config.weight_init
     if init not in WEIGHT_INITS:
         raise ValueError(
             f'Config weight_init={init!r} must be one of {WEIGHT_INITS}.')
@@ -281,7 +284,7 @@ def _mlp(inputs, layers, activation, init='glorot'):
 
 def _gaussian_head(config, hidden, action_size):
     """Mean layer and state-independent log standard deviation."""
-    mean_activation = config.get('mean_activation', 'tanh')
+    mean_activation = config.mean_activation
     if mean_activation not in MEAN_ACTIVATIONS:
         raise ValueError(
             f'Config mean_activation={mean_activation!r} must be one of '

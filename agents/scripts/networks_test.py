@@ -10,6 +10,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import parts
 from agents import tools
+from agents.scripts import config_spec
 from agents.scripts import networks
 
 BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
@@ -17,10 +18,10 @@ DISCRETE = gym.spaces.Discrete(3)
 
 
 def _config(**kwargs):
-    """Small network configuration."""
-    config = tools.AttrDict(
+    """Small network configuration, with the defaults of the rest."""
+    config = config_spec.with_defaults(dict(
         policy_layers=(5, 4), value_layers=(6,), init_output_factor=0.1,
-        init_std=0.35)
+        init_std=0.35))
     return config.copy(**kwargs)
 
 

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from agents import parts
 from agents.scripts import config_io
+from agents.scripts import config_spec
 
 # PPO's observation normalizer: its variable scope and its arguments, as
 # `agents.algorithms.ppo.PPO` creates it.
@@ -53,6 +54,9 @@ class PolicyModule(tf.Module):
                 seeded sampling meets an unknown distribution.
         """
         super().__init__(name='policy')
+        # The config.yaml of an older run takes today's defaults for the
+        # keys it lacks, as in training.
+        config = config_spec.with_defaults(config)
         # A partial, not the config: a module wraps dict attributes for
         # tracking.
         self._network_fn = functools.partial(config.network, config)
@@ -60,7 +64,7 @@ class PolicyModule(tf.Module):
         self._observ_shape = tuple(int(size) for size in
                                    observation_space.shape)
         self._discrete = isinstance(action_space, gym.spaces.Discrete)
-        normalize = bool(config.get('normalize_ranges', True))
+        normalize = bool(config.normalize_ranges)
         self._observ_map, self._action_map = _range_maps(
             observation_space, action_space, normalize)
         if self._discrete:
@@ -93,7 +97,7 @@ class PolicyModule(tf.Module):
             env=describe_env(config.env),
             # Whether `env` is the import path of a constructor, not an id.
             env_constructor=not isinstance(config.env, str),
-            max_length=config.get('max_length'),
+            max_length=config.max_length,
             config_function=config.get(config_io.SOURCE_KEY),
             network=describe_callable(config.network),
             stochastic=self._stochastic,

@@ -22,6 +22,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 
 from agents import tools
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import compiled_rollout
 from agents.scripts import config_io
 from agents.scripts import config_spec
 from agents.scripts import env_modes
@@ -80,7 +81,8 @@ def define_loop(
         log_every=eval_steps,
         checkpoint_every=10 * eval_steps,
         feed=graph.eval_feed,
-        caller_thread=caller_thread)
+        caller_thread=caller_thread,
+        run_steps=graph.get('eval_run_steps'))
     return loop
 
 
@@ -108,19 +110,17 @@ def define_simulation(batch_env, eval_batch_env, config):
     Returns:
       AttrDict of step; the bool variables is_training, should_log,
       do_report, force_reset; algo, batch_env, done, score, summary of
-      training; eval_batch_env, eval_done, eval_score, eval_summary and
-      eval_feed (the feed of the evaluation phase).
+      training; eval_batch_env, eval_done, eval_score, eval_summary,
+      eval_feed (the feed of the evaluation phase) and eval_run_steps (the
+      environment steps of one evaluation run, None for one batch step).
     """
-    step = tf.train.get_or_create_global_step()
-    # Variables rather than placeholders: `tools.Loop` sets them inside the
-    # graph, which spares every session run its feeds.
-    with tf.variable_scope('simulation_temporary'):
-        is_training, should_log, do_report, force_reset = [
-            tf.Variable(False, trainable=False, name=name)
-            for name in ('is_training', 'should_log', 'do_report',
-                         'force_reset')]
-    algo = config.algorithm(batch_env, step, is_training, should_log, config)
+    switches = utility.define_switches()
+    should_log, force_reset = switches.should_log, switches.force_reset
+    algo = config.algorithm(
+        batch_env, switches.step, switches.is_training, should_log, config)
     separate = eval_batch_env is not None
+    # Steps of a run of the evaluation phase; None: one batch step.
+    eval_run_steps = None
     # Training episodes go on across phases when evaluation has its own
     # environments; the first step begins them, as every `done` starts true.
     done, score, summary = tools.simulate(  # pylint: disable=not-callable
@@ -129,24 +129,66 @@ def define_simulation(batch_env, eval_batch_env, config):
         with tf.variable_scope('evaluation'):
             view = algo.evaluation_view(
                 eval_batch_env, config.eval_stochastic)
-            eval_done, eval_score, _ = tools.simulate(  # pylint: disable=not-callable
-                eval_batch_env, view, False, force_reset)
-            eval_done, eval_score, eval_summary = _first_episodes(
-                eval_done, eval_score, force_reset, should_log)
+            if compiles_evaluation(config, eval_batch_env, view):
+                eval_done, eval_score, eval_summary = _compiled_evaluation(
+                    eval_batch_env, view, config.max_length, should_log)
+                eval_run_steps = len(eval_batch_env) * config.max_length
+            else:
+                eval_done, eval_score, _ = tools.simulate(  # pylint: disable=not-callable
+                    eval_batch_env, view, False, force_reset)
+                eval_done, eval_score, eval_summary = _first_episodes(
+                    eval_done, eval_score, force_reset, should_log)
         eval_feed = {}
     else:
         eval_done, eval_score, eval_summary = done, score, summary
-        eval_feed = {is_training: False}
-    num_weights = tools.count_weights()  # pylint: disable=not-callable
-    logging.getLogger('agents').info(
-        'Graph contains %d trainable variables.', num_weights)
-    return tools.AttrDict(
-        step=step, is_training=is_training, should_log=should_log,
-        do_report=do_report, force_reset=force_reset, algo=algo,
-        batch_env=batch_env, done=done, score=score, summary=summary,
-        eval_batch_env=eval_batch_env, eval_done=eval_done,
+        eval_feed = {switches.is_training: False}
+    return utility.simulation_interface(
+        switches, algo=algo, batch_env=batch_env, done=done, score=score,
+        summary=summary, eval_batch_env=eval_batch_env, eval_done=eval_done,
         eval_score=eval_score, eval_summary=eval_summary,
-        eval_feed=eval_feed)
+        eval_feed=eval_feed, eval_run_steps=eval_run_steps)
+
+
+def compiles_evaluation(config, eval_batch_env, view):
+    """Whether evaluations run as one compiled call of all their steps.
+
+    They do with `compile_rollout` where the evaluation environments are
+    written in TensorFlow operations (`--env_mode=graph`) and the
+    evaluation view has the pure policy step of
+    `tools.compiled_rollout.Policy`.
+    """
+    return bool(
+        config.compile_rollout and
+        hasattr(eval_batch_env, 'transition') and
+        hasattr(view, 'step'))
+
+
+def _compiled_evaluation(eval_batch_env, view, max_length, log):
+    """Score the first episode of every evaluation environment in one call.
+
+    Args:
+      eval_batch_env: In-graph batch of a task (`InGraphTaskBatch`).
+      view: The algorithm's evaluation view.
+      max_length: Steps of the evaluation, as the episodes' time limit.
+      log: Bool tensor; whether the run writes summaries.
+
+    Returns:
+      Tuple of the bool tensor of the first episodes that ended, their
+      scores, and a summary of their mean score.
+    """
+    done, score = compiled_rollout.first_episodes(
+        eval_batch_env, view, max_length)
+
+    def _summary():
+        ended = tf.boolean_mask(score, done)
+        return tf.cond(
+            tf.size(ended) > 0,
+            lambda: tf.summary.scalar('mean_score', tf.reduce_mean(ended)),
+            str)
+
+    # tf.cond(pred, fn, str): the empty summary where nothing is logged.
+    summary = tf.cond(tools.identity_after([done, score], log), _summary, str)
+    return done, score, summary
 
 
 def _first_episodes(done, score, reset, log):

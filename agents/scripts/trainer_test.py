@@ -141,3 +141,55 @@ def test_a_short_cartpole_run_ends_with_an_evaluation(steps):
     scores = list(train.train(config, 'inprocess'))
     assert len(scores) == steps // 2000 + (steps % 2000 > 0)
     assert all(np.isfinite(scores))
+
+
+def _graph_config(name, **overrides):
+    config = tools.AttrDict(getattr(configs, name)())
+    with config.unlocked:
+        config.update(dict(dict(logdir=None, seed=5), **overrides))
+    return config
+
+
+@pytest.mark.parametrize('name, overrides', [
+    ('pendulum', dict(steps=1600, eval_every=800, eval_episodes=4)),
+    ('pendulum', dict(steps=800, eval_every=800, eval_episodes=3,
+                      network=networks.recurrent_gaussian)),
+    ('cartpole', dict(steps=2000, eval_episodes=3)),
+])
+def test_compiled_evaluation_scores_as_the_one_step_path(name, overrides):
+    """On in-graph tasks an evaluation runs as one compiled call of all its
+    steps; it scores the first episodes as one session call per step does,
+    to float tolerance (XLA rounds some functions otherwise)."""
+    scores = {}
+    for compiled in (True, False):
+        config = _graph_config(name, compile_rollout=compiled, **overrides)
+        scores[compiled] = list(train.train(config, 'graph'))
+    assert len(scores[True]) == len(scores[False]) >= 1
+    np.testing.assert_allclose(scores[True], scores[False], rtol=1e-4)
+
+
+def test_compiled_stochastic_evaluation_repeats_with_the_seed():
+    """Sampled evaluation actions come from stateless random ops keyed by
+    the environments' seed and counter: a seed repeats its scores."""
+    scores = []
+    for stochastic in (True, True, False):
+        config = _graph_config(
+            'pendulum', steps=800, eval_every=800, eval_episodes=3,
+            eval_stochastic=stochastic)
+        scores.append(list(train.train(config, 'graph')))
+    assert scores[0] == scores[1] != scores[2]
+
+
+def test_which_evaluations_compile():
+    """Only in-graph tasks with `compile_rollout` run compiled
+    evaluations."""
+    config = _config()
+    view = type('View', (), {'step': None})()
+    task_batch = type('Batch', (), {'transition': None})()
+    python_batch = object()
+    assert trainer.compiles_evaluation(config, task_batch, view)
+    assert not trainer.compiles_evaluation(config, python_batch, view)
+    assert not trainer.compiles_evaluation(config, task_batch, object())
+    with config.unlocked:
+        config.compile_rollout = False
+    assert not trainer.compiles_evaluation(config, task_batch, view)

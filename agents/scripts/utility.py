@@ -190,25 +190,51 @@ def define_simulation_graph(batch_env, algo_cls, config):
     # A config written for an older version of the package (a 2017 one,
     # say) takes today's defaults for the keys it does not have.
     config = config_spec.with_defaults(config)
-    step = tf.train.get_or_create_global_step()
-    # Variables rather than placeholders: `tools.Loop` sets them inside the
-    # graph, which spares every session run its feeds.
-    with tf.variable_scope('simulation_temporary'):
-        is_training, should_log, do_report, force_reset = [
-            tf.Variable(False, trainable=False, name=name)
-            for name in ('is_training', 'should_log', 'do_report',
-                         'force_reset')]
-    algo = algo_cls(batch_env, step, is_training, should_log, config)
+    switches = define_switches()
+    algo = algo_cls(
+        batch_env, switches.step, switches.is_training, switches.should_log,
+        config)
     # Pylint takes these exports for their same-named modules.
     done, score, summary = tools.simulate(  # pylint: disable=not-callable
-        batch_env, algo, should_log, force_reset)
+        batch_env, algo, switches.should_log, switches.force_reset)
+    return simulation_interface(
+        switches, algo=algo, batch_env=batch_env, done=done, score=score,
+        summary=summary)
+
+
+def define_switches():
+    """The global step and the switches of a simulation graph, all false.
+
+    Variables rather than placeholders: `tools.Loop` sets them inside the
+    graph, which spares every session run its feeds.
+
+    Returns:
+      AttrDict of step and the bool variables is_training, should_log,
+      do_report and force_reset.
+    """
+    step = tf.train.get_or_create_global_step()
+    with tf.variable_scope('simulation_temporary'):
+        switches = {
+            name: tf.Variable(False, trainable=False, name=name)
+            for name in ('is_training', 'should_log', 'do_report',
+                         'force_reset')}
+    return tools.AttrDict(step=step, **switches)
+
+
+def simulation_interface(switches, **parts):
+    """The interface of a finished simulation graph; logs its weights.
+
+    Args:
+      switches: AttrDict of `define_switches`.
+      **parts: The algorithm and the tensors of the simulation.
+
+    Returns:
+      AttrDict of the switches followed by the parts.
+    """
     num_weights = tools.count_weights()  # pylint: disable=not-callable
     logging.getLogger('agents').info(
         'Graph contains %d trainable variables.', num_weights)
-    return tools.AttrDict(
-        step=step, is_training=is_training, should_log=should_log,
-        do_report=do_report, force_reset=force_reset, algo=algo,
-        batch_env=batch_env, done=done, score=score, summary=summary)
+    return tools.AttrDict(switches, **parts)
 
 
 def define_saver(exclude=None, **kwargs):

@@ -48,8 +48,6 @@ system packages to install. They always render in worker processes, as with
 loaded TensorFlow.
 """
 
-import functools
-import json
 import logging
 import os
 import sys
@@ -64,15 +62,15 @@ if __name__ == '__main__':
 from absl import app
 from absl import flags
 import numpy as np
-import tensorflow as tf2
 import tensorflow.compat.v1 as tf
 
-from agents import tools
 from agents.scripts import config_io
 from agents.scripts import env_construction
 from agents.scripts import env_modes
+from agents.scripts import episode_videos
+from agents.scripts import policy_video
+from agents.scripts import shared_flags
 from agents.scripts import utility
-from agents.tools import gl_backend as gl_backend_lib
 from agents.tools import record_episodes
 from agents.tools import sliced_batch_env
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
@@ -80,64 +78,35 @@ from agents.tools import sliced_batch_env
 FLAGS = flags.FLAGS
 
 
-def _define_flag(define, name, default, help_string, **kwargs):
-    """Define a flag unless another module of the process defined it.
+shared_flags.define_run_flags(
+    'restore',
+    'Directory to write the videos and episodes.json to; created when '
+    'missing.',
+    (flags.DEFINE_integer, 'num_agents', None, 'Number of environments that '
+     'run episodes in parallel; by default one per episode, at most one per '
+     'CPU core.', dict(lower_bound=1)),
+    (flags.DEFINE_integer, 'num_episodes', 1, 'Number of episodes to record.',
+     dict(lower_bound=1)),
+    (flags.DEFINE_string, 'env_mode', None, 'Where to step and render the '
+     'environments: auto (the default: slices for MuJoCo or several '
+     'environments, else inprocess), inprocess, processes (one worker '
+     'process each) or slices (one worker per CPU core, stepping a slice of '
+     'the batch each).'),
+    (flags.DEFINE_boolean, 'env_processes', None, 'Shorthand for '
+     '--env_mode=processes; --noenv_processes for --env_mode=inprocess.'),
+    (flags.DEFINE_boolean, 'render_effects', True, 'Whether MuJoCo renders '
+     'shadows and reflections; --norender_effects renders several times '
+     'faster with a software renderer.'),
+    (flags.DEFINE_integer, 'seed', None, 'Seed of the environments: '
+     'environment i gets seed + i. Unseeded when unset.'),
+    (flags.DEFINE_string, 'policy', None, 'Folder of a policy exported by '
+     'agents.scripts.export, to render instead of a run folder (--logdir).'))
 
-    absl keeps one definition of a name per process, and `train.py` defines
-    --logdir, --env_mode, --env_processes and --seed too; a process that
-    imports both
-    scripts, such as the test suite, shares the first definition. Running
-    this script alone always uses the definitions below.
-    """
-    if name not in FLAGS:
-        define(name, default, help_string, **kwargs)
-
-
-_define_flag(
-    flags.DEFINE_string, 'logdir', None, 'Run folder written by '
-    'agents.scripts.train, holding config.yaml and checkpoints.')
-_define_flag(
-    flags.DEFINE_string, 'outdir', None, 'Directory to write the videos and '
-    'episodes.json to; created when missing.')
-_define_flag(
-    flags.DEFINE_string, 'checkpoint', None, 'Checkpoint to restore, by name '
-    'in the run folder (e.g. model.ckpt-100000) or by path; the latest when '
-    'unset.')
-_define_flag(
-    flags.DEFINE_integer, 'num_agents', None, 'Number of environments that '
-    'run episodes in parallel; by default one per episode, at most one per '
-    'CPU core.', lower_bound=1)
-_define_flag(
-    flags.DEFINE_integer, 'num_episodes', 1, 'Number of episodes to record.',
-    lower_bound=1)
-_define_flag(
-    flags.DEFINE_string, 'env_mode', None, 'Where to step and render the '
-    'environments: auto (the default: slices for MuJoCo or several '
-    'environments, else inprocess), '
-    'inprocess, processes (one worker process each) or slices (one worker '
-    'per CPU core, stepping a slice of the batch each).')
-_define_flag(
-    flags.DEFINE_boolean, 'env_processes', None, 'Shorthand for '
-    '--env_mode=processes; --noenv_processes for --env_mode=inprocess.')
-_define_flag(
-    flags.DEFINE_boolean, 'render_effects', True, 'Whether MuJoCo renders '
-    'shadows and reflections; --norender_effects renders several times '
-    'faster with a software renderer.')
-_define_flag(
-    flags.DEFINE_integer, 'seed', None, 'Seed of the environments: '
-    'environment i gets seed + i. Unseeded when unset.')
-
-_define_flag(
-    flags.DEFINE_string, 'policy', None, 'Folder of a policy exported by '
-    'agents.scripts.export, to render instead of a run folder (--logdir).')
-
-STATISTICS_FILE = 'episodes.json'
-# Where agents.scripts.export describes an exported policy.
-POLICY_METADATA = os.path.join('assets.extra', 'policy.json')
-
-
-class VisualizeError(Exception):
-    """A run folder, flag or system setup with which no video can be made."""
+# The names that Python code has imported from this module.
+STATISTICS_FILE = episode_videos.STATISTICS_FILE
+POLICY_METADATA = policy_video.POLICY_METADATA
+VisualizeError = episode_videos.VisualizeError
+visualize_policy = policy_video.visualize_policy
 
 
 def visualize(
@@ -189,25 +158,18 @@ def visualize(
         env_mode = env_modes.check_env_mode(env_mode)
     except config_io.ConfigError as error:
         raise VisualizeError(str(error)) from error
-    num_episodes = _check_count('num_episodes', num_episodes)
+    num_episodes = episode_videos.check_count('num_episodes', num_episodes)
     if num_agents is None:
         # Rendering and encoding take most of the time; spread the episodes
         # over the cores.
         num_agents = min(num_episodes, sliced_batch_env.available_cpus())
-    num_agents = _check_count('num_agents', num_agents)
+    num_agents = episode_videos.check_count('num_agents', num_agents)
     logdir = os.path.expanduser(logdir)
     outdir = os.path.expanduser(outdir)
-    _check_outdir(outdir)
+    episode_videos.check_outdir(outdir)
     config = _load_run_config(logdir)
     checkpoint = _find_checkpoint(logdir, checkpoint)
-    gl_needed = gl_backend_lib.needs_gl(config.env)
-    gl_backend = None
-    if gl_needed is not False:
-        try:
-            gl_backend = gl_backend_lib.select_gl_backend(
-                required=bool(gl_needed))
-        except gl_backend_lib.GLBackendError as error:
-            raise VisualizeError(str(error)) from error
+    gl_needed, gl_backend = episode_videos.select_gl_backend(config.env)
     if env_mode == env_modes.GRAPH:
         # The in-graph tasks render nothing; gymnasium's environment of the
         # same dynamics records the policy trained on them.
@@ -240,35 +202,15 @@ def visualize(
                 sess, simulation, outdir, num_episodes)
     finally:
         simulation.batch_env.close()
-        _remove_recordings(outdir)
-    returns = [episode['return'] for episode in episodes]
-    statistics = dict(
+        episode_videos.remove_recordings(outdir)
+    return episode_videos.write_statistics(outdir, dict(
         logdir=os.path.abspath(logdir),
         checkpoint=os.path.abspath(checkpoint),
         env=_describe_env(config.env),
         seed=seed,
         num_agents=num_agents,
         env_mode=env_mode,
-        render_effects=bool(render_effects),
-        mean_return=float(np.mean(returns)),
-        episodes=episodes)
-    config_io.write_atomic(
-        os.path.join(outdir, STATISTICS_FILE),
-        json.dumps(statistics, indent=2) + '\n')
-    logging.getLogger('agents').info(
-        'Mean return %.3f over %d episodes; statistics in %s.',
-        statistics['mean_return'], len(episodes),
-        os.path.join(outdir, STATISTICS_FILE))
-    return statistics
-
-
-def _check_count(name, value):
-    """A positive integer argument, or a ValueError naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-            or value < 1:
-        raise ValueError(
-            f'{name} must be a positive integer, got {value!r}.')
-    return int(value)
+        render_effects=bool(render_effects)), episodes)
 
 
 def _load_run_config(logdir):
@@ -315,25 +257,6 @@ def _find_checkpoint(logdir, checkpoint):
             f"No checkpoint '{checkpoint}' in {logdir}; available: "
             f"{names or 'none'}.")
     return path
-
-
-def _check_outdir(outdir):
-    """Raise a VisualizeError unless `outdir` is or can become a writable
-    directory; creates nothing."""
-    if os.path.exists(outdir):
-        if not os.path.isdir(outdir):
-            raise VisualizeError(f'--outdir {outdir} is not a directory.')
-        if not os.access(outdir, os.W_OK | os.X_OK):
-            raise VisualizeError(f'--outdir {outdir} is not writable.')
-        return
-    parent = os.path.dirname(os.path.abspath(outdir))
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(
-            parent, os.W_OK | os.X_OK):
-        raise VisualizeError(
-            f'Cannot create --outdir {outdir}: {parent} is not a writable '
-            'directory.')
 
 
 def _define_graph(
@@ -392,7 +315,6 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
     num_agents = len(batch_env)
     lengths = np.zeros(num_agents, int)
     finished = np.zeros(num_agents, int)
-    width = max(3, len(str(num_episodes - 1)))
     # The switch variables keep their initial values, all false: greedy
     # actions, no summaries, and no forced reset, which the first step needs
     # not, since every environment of a new batch starts done.
@@ -400,7 +322,6 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
         simulation.is_training, simulation.should_log,
         simulation.force_reset]))
     episodes = []
-    logger = logging.getLogger('agents')
     while len(episodes) < num_episodes:
         done, score = sess.run([simulation.done, simulation.score])
         lengths += 1
@@ -412,27 +333,10 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
             if len(episodes) == num_episodes:
                 os.remove(recording)
                 continue
-            index = len(episodes)
-            video = f'episode-{index:0{width}d}.mp4'
-            os.replace(recording, os.path.join(outdir, video))
-            episode = {
-                'index': index, 'agent': int(agent),
-                'return': float(score[agent]), 'length': length,
-                'frames': length + 1, 'video': video}
-            episodes.append(episode)
-            logger.info(
-                'Episode %d: return %.3f, length %d, video %s.', index,
-                episode['return'], length, os.path.join(outdir, video))
+            episodes.append(episode_videos.keep_episode(
+                recording, outdir, len(episodes), num_episodes, agent,
+                score[agent], length))
     return episodes
-
-
-def _remove_recordings(outdir):
-    """Delete recordings of episodes that were never handed out."""
-    if not os.path.isdir(outdir):
-        return
-    for name in os.listdir(outdir):
-        if name.startswith('.recording-') and name.endswith('.mp4'):
-            os.remove(os.path.join(outdir, name))
 
 
 def _describe_env(env):
@@ -442,138 +346,6 @@ def _describe_env(env):
         return config_io.callable_path(env)
     except config_io.ConfigError:
         return repr(env)
-
-
-def visualize_policy(
-        policy, outdir, num_episodes=1, seed=None, render_effects=True):
-    """Record greedy episodes of a policy exported by `agents.scripts.export`.
-
-    One environment, built from the export's `policy.json` with the
-    episode limit of training, runs the episodes one after the other: in
-    this process, or for MuJoCo in a worker process, where it renders.
-    Episode i is seeded as `visualize` seeds environment i: the environment
-    resets with `seed + i`, then the episode begins at the next reset.
-
-    Args:
-        policy: Folder of the exported SavedModel.
-        outdir: Directory for the videos and `episodes.json`.
-        num_episodes: Number of episodes to record.
-        seed: Base seed of the episodes, or None to leave them unseeded.
-        render_effects: Whether MuJoCo renders shadows and reflections.
-
-    Raises:
-        ValueError: When `num_episodes` is not a positive integer.
-        VisualizeError: When the folder holds no exported SavedModel, the
-            environment cannot be built, or MuJoCo cannot render.
-
-    Returns:
-        Dict of the statistics also written to `outdir/episodes.json`, as
-        `visualize` returns them, with `policy` in place of `logdir`.
-    """
-    num_episodes = _check_count('num_episodes', num_episodes)
-    policy = os.path.abspath(os.path.expanduser(policy))
-    outdir = os.path.expanduser(outdir)
-    _check_outdir(outdir)
-    metadata = _load_policy_metadata(policy)
-    env = metadata['env']
-    try:
-        if metadata.get('env_constructor'):
-            env = config_io.import_callable(env)
-        else:
-            env_construction.check_env_id(env)
-    except config_io.ConfigError as error:
-        raise VisualizeError(str(error)) from error
-    env_config = tools.AttrDict(
-        env=env, max_length=metadata.get('max_length'),
-        normalize_ranges=False)
-    gl_needed = gl_backend_lib.needs_gl(env)
-    gl_backend = None
-    if gl_needed is not False:
-        try:
-            gl_backend = gl_backend_lib.select_gl_backend(
-                required=bool(gl_needed))
-        except gl_backend_lib.GLBackendError as error:
-            raise VisualizeError(str(error)) from error
-    model = tf2.saved_model.load(policy)
-    env_constructor = env_construction.environment_constructor(env_config)
-    constructor = functools.partial(record_episodes.RecordedEnvironment(
-        env_constructor, outdir, gl_backend,
-        threads=sliced_batch_env.available_cpus(), effects=render_effects),
-        None)
-    if gl_needed:
-        # MuJoCo's OpenGL cannot render in a process holding TensorFlow.
-        environment = tools.wrappers.ExternalProcess(
-            constructor, main_module=False)
-    else:
-        environment = constructor()
-    try:
-        os.makedirs(outdir, exist_ok=True)
-        episodes = [
-            _policy_episode(model, environment, outdir, index, seed,
-                            max(3, len(str(num_episodes - 1))))
-            for index in range(num_episodes)]
-    finally:
-        environment.close()
-        _remove_recordings(outdir)
-    statistics = dict(
-        policy=policy, checkpoint=metadata.get('checkpoint'),
-        env=metadata['env'], seed=seed, num_agents=1,
-        env_mode='processes' if gl_needed else 'inprocess',
-        render_effects=bool(render_effects),
-        mean_return=float(np.mean([episode['return']
-                                   for episode in episodes])),
-        episodes=episodes)
-    config_io.write_atomic(
-        os.path.join(outdir, STATISTICS_FILE),
-        json.dumps(statistics, indent=2) + '\n')
-    logging.getLogger('agents').info(
-        'Mean return %.3f over %d episodes; statistics in %s.',
-        statistics['mean_return'], len(episodes),
-        os.path.join(outdir, STATISTICS_FILE))
-    return statistics
-
-
-def _load_policy_metadata(policy):
-    """The `policy.json` of an exported SavedModel, or a VisualizeError."""
-    path = os.path.join(policy, POLICY_METADATA)
-    if not os.path.isdir(policy):
-        raise VisualizeError(f'--policy {policy} is not a directory.')
-    if not os.path.exists(path) or not os.path.exists(
-            os.path.join(policy, 'saved_model.pb')):
-        raise VisualizeError(
-            f'--policy {policy} holds no saved_model.pb and '
-            f'{POLICY_METADATA}; expected a folder written by '
-            'agents.scripts.export.')
-    with open(path, encoding='utf-8') as file_:
-        return json.load(file_)
-
-
-def _policy_episode(model, environment, outdir, index, seed, width):
-    """Run and record one episode of an exported policy."""
-    if seed is not None:
-        environment.reset(seed=int(seed) + index)
-    observ, _ = environment.reset()
-    state = model.initial_state(1) if hasattr(model, 'initial_state') \
-        else None
-    total, length, done = 0.0, 0, False
-    while not done:
-        observ = np.asarray(observ, np.float32)[None]
-        if state is None:
-            action = model.action(observ)
-        else:
-            action, state = model.action(observ, state)
-        observ, reward, terminated, truncated, _ = environment.step(
-            action.numpy()[0])
-        total += float(reward)
-        length += 1
-        done = terminated or truncated
-    video = f'episode-{index:0{width}d}.mp4'
-    os.replace(environment.videos[-1], os.path.join(outdir, video))
-    logging.getLogger('agents').info(
-        'Episode %d: return %.3f, length %d, video %s.', index, total,
-        length, os.path.join(outdir, video))
-    return {'index': index, 'agent': 0, 'return': total, 'length': length,
-            'frames': length + 1, 'video': video}
 
 
 def main(argv):

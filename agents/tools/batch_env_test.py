@@ -3,24 +3,22 @@
 # These tests reach private names of the module they test.
 # pylint: disable=protected-access
 
-import gc
 import os
+import re
 import signal
 import unittest
 
 import gymnasium as gym
 import numpy as np
-import psutil
 import pytest
 
 from agents.tools import env_contract
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
-from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
 from agents.tools import worker_testing
 
-_DURATIONS = (2, 3, 1)
+_DURATIONS = worker_testing.MIXED_DURATIONS
 
 
 class _FailingEnvironment(MockEnvironment):
@@ -49,29 +47,16 @@ def _external_batch_envs_fixture():
     batch_envs[True].close()
 
 
-def _children():
-    return {child.pid for child in psutil.Process().children(recursive=True)}
+_children = worker_testing.descendants
 
 
 _trace = worker_testing.step_trace
 
 
-_EXPECTED_TRACE = [
-    ([1, 1, 1], [1, 1, 1], [False, False, True], [False, False, True],
-     [False, False, False]),
-    ([2, 2, 1], [2, 2, 1], [True, False, True], [True, False, True],
-     [False, False, False]),
-    ([1, 3, 1], [1, 3, 1], [False, True, True], [False, True, True],
-     [False, False, False]),
-    ([2, 1, 1], [2, 1, 1], [True, False, True], [True, False, True],
-     [False, False, False]),
-]
-
-
 def test_step_values_of_envs_with_different_durations():
     """Stepping in process gives the exact trace of every environment."""
     batch_env = BatchEnv(_mock_envs(), blocking=True)
-    assert _trace(batch_env, 4) == _EXPECTED_TRACE
+    assert _trace(batch_env, 4) == worker_testing.MIXED_TRACE
     assert [env.steps for env in batch_env] == [
         [2, 2, 0], [3, 1], [1, 1, 1, 1, 0]]
 
@@ -80,21 +65,14 @@ def test_step_values_of_envs_with_different_durations():
 def test_step_values_over_external_processes(external_batch_envs, blocking):
     """Workers give the same trace, blocking or not."""
     batch_env = external_batch_envs[blocking]
-    assert _trace(batch_env, 4) == _EXPECTED_TRACE
+    assert _trace(batch_env, 4) == worker_testing.MIXED_TRACE
 
 
 def test_output_types():
     """Outputs have the documented dtypes and shapes."""
     batch_env = BatchEnv(_mock_envs(), blocking=True)
-    observ = batch_env.reset()
-    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
-    observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
-    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
-    assert (reward.dtype, reward.shape) == (np.float32, (3,))
-    assert (done.dtype, done.shape) == (bool, (3,))
+    info = worker_testing.step_with_checked_types(batch_env)
     assert info['infos'] == ({}, {}, {})
-    # Actions reach the environments in the dtype of the action space.
-    assert batch_env[0].actions[-1].dtype == np.float32
 
 
 def test_truncated_episodes_are_done_and_flagged():
@@ -132,28 +110,18 @@ def test_reset_seeds_offset_by_index():
         [10], [11, None], [12, 7]]
 
 
-def test_reset_rejects_bad_indices_and_seeds():
-    """Bad indices and seeds raise clear errors."""
+def test_bad_input_raises_before_any_step():
+    """Bad actions, indices and seeds raise clear errors."""
     batch_env = BatchEnv(_mock_envs(), blocking=True)
-    with pytest.raises(ValueError, match=(
-            'Environment index 3 is out of range; expected indices from 0 '
-            'to 2.')):
-        batch_env.reset([0, 3])
+    worker_testing.check_bad_input_is_refused(batch_env)
     with pytest.raises(ValueError, match='integer environment indices'):
         batch_env.reset([0.5])
-    with pytest.raises(ValueError, match="seed must be None or an integer, "
-                                         "got 'a'"):
-        batch_env.reset(seed='a')
 
 
-def test_wrong_batch_size_raises():
-    """A batch of the wrong size is refused before any step."""
+def test_scalar_and_wrong_shape_raise():
+    """A scalar or actions of the wrong shape are refused before any step."""
     batch_env = BatchEnv(_mock_envs(), blocking=True)
     batch_env.reset()
-    with pytest.raises(ValueError) as info:
-        batch_env.step(np.zeros((2, 3)))
-    assert str(info.value) == (
-        'Expected a batch of 3 actions, one per environment, got 2.')
     with pytest.raises(ValueError, match='got the scalar'):
         batch_env.step(0.0)
     with pytest.raises(ValueError, match=r'Expected actions of shape '
@@ -162,18 +130,11 @@ def test_wrong_batch_size_raises():
     assert [env.steps for env in batch_env] == [[0], [0], [0]]
 
 
-def test_action_outside_space_names_env_and_value():
-    """Out-of-space and NaN actions name the environment and value."""
+def test_nan_action_names_env():
+    """NaN actions lie outside the space; the error names the env."""
     batch_env = BatchEnv(_mock_envs(), blocking=True)
     batch_env.reset()
     actions = np.zeros((3, 3), np.float32)
-    actions[1, 2] = 1.5
-    with pytest.raises(ValueError) as info:
-        batch_env.step(actions)
-    assert str(info.value) == (
-        'Action array([0. , 0. , 1.5], dtype=float32) of environment 1 is '
-        'outside the action space Box(-1.0, 1.0, (3,), float32).')
-    actions[1, 2] = 0
     actions[2, 0] = np.nan
     with pytest.raises(ValueError, match='of environment 2 is outside'):
         batch_env.step(actions)
@@ -224,16 +185,22 @@ def test_rejects_envs_with_different_spaces():
         BatchEnv([], blocking=True)
 
 
+def _refused_step(batch_env):
+    """Reset, step with an action that environment 1 refuses; the error."""
+    batch_env.reset()
+    actions = np.zeros((len(batch_env), 3), np.float32)
+    actions[1, 0] = 0.5
+    with pytest.raises(ValueError) as info:
+        batch_env.step(actions)
+    return str(info.value)
+
+
 def test_error_in_one_worker_keeps_the_others_in_step(external_batch_envs):
     """An error of one worker leaves all workers in step."""
     batch_env = external_batch_envs[False]
-    batch_env.reset()
-    actions = np.zeros((3, 3), np.float32)
-    actions[1, 0] = 0.5
-    with pytest.raises(
-            ValueError, match='(?s)^Environment 1 of the batch failed: .*'
-            'refusing 0.5'):
-        batch_env.step(actions)
+    assert re.match(
+        '(?s)^Environment 1 of the batch failed: .*refusing 0.5',
+        _refused_step(batch_env))
     batch_env.reset([2])
     observ, *_ = batch_env.step(np.zeros((3, 3), np.float32))
     assert observ[:, 0].tolist() == [2, 1, 1]
@@ -241,32 +208,16 @@ def test_error_in_one_worker_keeps_the_others_in_step(external_batch_envs):
 
 def test_killed_worker_fails_the_batch_step_clearly():
     """A worker killed mid-batch raises an error naming its pid."""
-    batch_env = BatchEnv(
-        [ExternalProcess(MockEnvironment) for _ in range(3)], blocking=False)
-    try:
-        batch_env.reset()
-        pid = batch_env[1].pid
-        os.kill(pid, signal.SIGKILL)
-        with pytest.raises(ExternalProcessError, match=(
-                rf'^Environment 1 of the batch failed: .* \(pid {pid}\) died '
-                r'\(exit code -9, killed by SIGKILL\)')):
-            batch_env.step(np.zeros((3, 3), np.float32))
-        assert batch_env[0].steps == [1] and batch_env[2].steps == [1]
-    finally:
-        batch_env.close()
-    assert pid not in _children()
+    worker_testing.check_killed_worker(BatchEnv(
+        [ExternalProcess(MockEnvironment) for _ in range(3)], blocking=False),
+        1, 'Environment 1 of the batch failed', [0, 2])
 
 
 def test_in_process_error_names_the_environment():
     """An error of an in-process environment names its index too."""
     batch_env = BatchEnv([_FailingEnvironment() for _ in range(2)], True)
-    batch_env.reset()
-    actions = np.zeros((2, 3), np.float32)
-    actions[1, 0] = 0.5
-    with pytest.raises(
-            ValueError, match='^Environment 1 of the batch failed: '
-            'refusing 0.5$'):
-        batch_env.step(actions)
+    assert _refused_step(batch_env) == (
+        'Environment 1 of the batch failed: refusing 0.5')
     assert batch_env[0].steps == [1]
 
 
@@ -347,21 +298,8 @@ def test_len_getitem_and_attributes():
 
 def test_close_and_garbage_collection_leave_no_process():
     """Closing or collecting the batch ends its workers."""
-    batch_env = BatchEnv(
-        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False)
-    batch_env.reset()
-    pids = {env.pid for env in batch_env}
-    assert pids <= _children()
-    batch_env.close()
-    batch_env.close()
-    assert not pids & _children()
-    batch_env = BatchEnv(
-        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False)
-    batch_env.reset()
-    pids = {env.pid for env in batch_env}
-    del batch_env
-    gc.collect()
-    assert not pids & _children()
+    worker_testing.check_close_and_collection(lambda: BatchEnv(
+        [ExternalProcess(MockEnvironment) for _ in range(2)], blocking=False))
 
 
 class BatchEnvContractTest(

@@ -10,14 +10,15 @@ environments, with the same results value for value.
 A batch wrapper has the batch interface: `step(actions)` returns
 `(observ, reward, done, info)` with the bool arrays `terminated`,
 `truncated` and `restarted` in `info`, and `reset(indices=None, seed=None)`
-returns the stacked observations of the reset environments. Indexing gives
+returns the stacked observations of the reset environments, with the
+arguments of `BatchEnv.step` and `BatchEnv.reset`; the docstrings of the
+wrappers say what they change. Indexing gives
 the wrapped batch's environments as they are, without the batch wrappers;
 other public attributes are read from the wrapped batch.
 
 This module must not import TensorFlow: worker processes import it.
 """
 
-import gymnasium as gym
 import numpy as np
 
 from agents.tools import episode_wrappers
@@ -58,27 +59,11 @@ class BatchWrapper:
         return self._batch_env
 
     def step(self, actions):
-        """Step the batch.
-
-        Args:
-            actions: Batch of actions, one per environment.
-
-        Returns:
-            Tuple of stacked observations, rewards, done flags and info.
-        """
+        """Step the batch."""
         return self._batch_env.step(actions)
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments of the batch.
-
-        Args:
-            indices: Indices of the environments to reset; None resets all.
-            seed: None, or an integer from which environment `i` receives the
-                seed `seed + i`.
-
-        Returns:
-            Stacked observations of the reset environments.
-        """
+        """Reset some or all environments of the batch."""
         return self._batch_env.reset(indices, seed)
 
     def close(self):
@@ -97,14 +82,10 @@ class LimitDuration(BatchWrapper):
     """
 
     def __init__(self, batch_env, duration):
-        """Wrap a batch.
-
-        Args:
-            batch_env: Batch of environments.
-            duration: Positive number of steps per episode.
+        """Wrap a batch, with the `duration` of `wrappers.LimitDuration`.
 
         Raises:
-            ValueError: When `duration` is not a positive integer.
+            ValueError: As `wrappers.LimitDuration` does.
         """
         checked = episode_wrappers.check_duration(duration)
         super().__init__(batch_env)
@@ -116,15 +97,9 @@ class LimitDuration(BatchWrapper):
     def step(self, actions):
         """Step the batch and truncate the episodes at the limit.
 
-        Args:
-            actions: Batch of actions, one per environment.
-
         Raises:
             RuntimeError: When an environment was not reset or its episode
                 ended.
-
-        Returns:
-            Tuple of stacked observations, rewards, done flags and info.
         """
         if self._ended.any() or not self._started.all():
             index = int(np.argmax(self._ended | ~self._started))
@@ -149,16 +124,7 @@ class LimitDuration(BatchWrapper):
         return observ, reward, done, info
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments and their step counts.
-
-        Args:
-            indices: Indices of the environments to reset; None resets all.
-            seed: None, or an integer from which environment `i` receives the
-                seed `seed + i`.
-
-        Returns:
-            Stacked observations of the reset environments.
-        """
+        """Reset some or all environments and their step counts."""
         observ = self._batch_env.reset(indices, seed)
         rows = slice(None) if indices is None else np.asarray(indices, int)
         self._steps[rows] = 0
@@ -175,20 +141,10 @@ class RangeNormalize(BatchWrapper):
     """
 
     def __init__(self, batch_env, observ=None, action=None):
-        """Wrap a batch.
-
-        Args:
-            batch_env: Batch of environments to normalise.
-            observ: Whether to normalise observations; None normalises them
-                when the observation space is a Box with finite bounds in
-                some dimension.
-            action: Whether to normalise actions; None normalises them when
-                the action space is a floating point Box with finite bounds
-                in some dimension.
+        """Wrap a batch, with the arguments of `wrappers.RangeNormalize`.
 
         Raises:
-            ValueError: When `observ` or `action` is not None or a bool, or
-                is True for a space that is not a (floating point) Box.
+            ValueError: As `wrappers.RangeNormalize` does.
         """
         super().__init__(batch_env)
         self._observ, self._action, observation_space, action_space = (
@@ -203,9 +159,6 @@ class RangeNormalize(BatchWrapper):
 
         Args:
             actions: Batch of actions in the normalised action space.
-
-        Returns:
-            Tuple of normalised observations, rewards, done flags and info.
         """
         if self._action is not None:
             actions = self._action.denormalize(actions)
@@ -215,16 +168,7 @@ class RangeNormalize(BatchWrapper):
         return observ, reward, done, info
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments and normalise the observations.
-
-        Args:
-            indices: Indices of the environments to reset; None resets all.
-            seed: None, or an integer from which environment `i` receives the
-                seed `seed + i`.
-
-        Returns:
-            Stacked normalised observations of the reset environments.
-        """
+        """Reset some or all environments and normalise the observations."""
         observ = self._batch_env.reset(indices, seed)
         if self._observ is not None:
             observ = self._observ.normalize(observ)
@@ -248,25 +192,16 @@ class ClipAction(BatchWrapper):
             ValueError: When the action space is not a Box.
         """
         super().__init__(batch_env)
-        space = batch_env.action_space
-        if not isinstance(space, gym.spaces.Box):
-            raise ValueError(f'ClipAction needs a Box space, got {space}.')
-        self._low, self._high = space.low, space.high
-        self._dtype = space.dtype
-        self.action_space = gym.spaces.Box(
-            -np.inf, np.inf, space.shape, space.dtype)
+        self._clip = space_wrappers.ActionClip(batch_env.action_space)
+        self.action_space = self._clip.space
 
     def step(self, actions):
         """Clip the actions to the environments' bounds and step.
 
         Args:
             actions: Batch of actions of any magnitude.
-
-        Returns:
-            Tuple of observations, rewards, done flags and info.
         """
-        actions = np.minimum(np.maximum(actions, self._low), self._high)
-        return self._batch_env.step(actions.astype(self._dtype, copy=False))
+        return self._batch_env.step(self._clip(actions))
 
 
 class ConvertTo32Bit(BatchWrapper):
@@ -282,34 +217,18 @@ class ConvertTo32Bit(BatchWrapper):
             batch_env: Batch to convert.
         """
         super().__init__(batch_env)
-        self.observation_space = space_wrappers._space_to_32bit(
+        self.observation_space = space_wrappers.space_to_32bit(
             batch_env.observation_space)
         self._dtype = getattr(self.observation_space, 'dtype', None)
 
     def step(self, actions):
-        """Step the batch and convert the observations and rewards.
-
-        Args:
-            actions: Batch of actions, one per environment.
-
-        Returns:
-            Tuple of observations, float32 rewards, done flags and info.
-        """
+        """Step the batch and convert the observations and rewards."""
         observ, reward, done, info = self._batch_env.step(actions)
         return (self._convert(observ), np.asarray(reward, np.float32), done,
                 info)
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments and convert the observations.
-
-        Args:
-            indices: Indices of the environments to reset; None resets all.
-            seed: None, or an integer from which environment `i` receives the
-                seed `seed + i`.
-
-        Returns:
-            Stacked converted observations of the reset environments.
-        """
+        """Reset some or all environments and convert the observations."""
         return self._convert(self._batch_env.reset(indices, seed))
 
     def _convert(self, observ):

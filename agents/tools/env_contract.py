@@ -22,7 +22,26 @@ import gymnasium as gym
 import numpy as np
 
 
-class EnvironmentContractMixin:
+class _ContractMixin:
+    """Makes the environment or batch to test before each test, closes it after.
+
+    Subclasses name the attribute that holds it in `_tested`, and the
+    method `make_` + that name, which the test case defines, returns a new
+    one.
+    """
+
+    _tested = None
+
+    def setUp(self):  # pylint: disable=invalid-name
+        """Make the environment or batch and schedule its closing."""
+        super().setUp()
+        tested = getattr(self, f'make_{self._tested}')()
+        setattr(self, self._tested, tested)
+        self.addCleanup(tested.close)
+        tested.action_space.seed(0)
+
+
+class EnvironmentContractMixin(_ContractMixin):
     """Checks of the gymnasium contract of one environment.
 
     Subclasses define `make_environment()` and may override
@@ -35,20 +54,11 @@ class EnvironmentContractMixin:
     # innermost environment under wrappers, and its value; None skips it.
     wrapper_attribute = None
 
+    _tested = 'environment'
+
     def make_environment(self):
-        """Return a new environment to test.
-
-        Raises:
-            NotImplementedError: When the test case does not define it.
-        """
+        """Return a new environment to test; each test case defines it."""
         raise NotImplementedError('Define make_environment() in the test.')
-
-    def setUp(self):  # pylint: disable=invalid-name
-        """Create the environment and schedule its closing."""
-        super().setUp()
-        self.environment = self.make_environment()
-        self.addCleanup(self.environment.close)
-        self.environment.action_space.seed(0)
 
     def test_spaces_are_gymnasium_spaces(self):
         """Both spaces are gymnasium spaces."""
@@ -162,7 +172,7 @@ class EnvironmentContractMixin:
             f'{space}.')
 
 
-class BatchEnvironmentContractMixin:
+class BatchEnvironmentContractMixin(_ContractMixin):
     """Checks of the batched contract of `BatchEnv`.
 
     Subclasses define `make_batch_env()` returning a batch of at least two
@@ -171,20 +181,11 @@ class BatchEnvironmentContractMixin:
 
     max_episode_steps = 1000
 
+    _tested = 'batch_env'
+
     def make_batch_env(self):
-        """Return a new batch of environments to test.
-
-        Raises:
-            NotImplementedError: When the test case does not define it.
-        """
+        """Return a new batch to test; each test case defines it."""
         raise NotImplementedError('Define make_batch_env() in the test.')
-
-    def setUp(self):  # pylint: disable=invalid-name
-        """Create the batch and schedule its closing."""
-        super().setUp()
-        self.batch_env = self.make_batch_env()
-        self.addCleanup(self.batch_env.close)
-        self.batch_env.action_space.seed(0)
 
     def test_length_and_indexing(self):
         """The batch has a length and indexable environments of one kind.

@@ -54,7 +54,7 @@ def has_task(task):
     return task in envpool.list_all_envs()
 
 
-class EnvPoolBatchEnv:
+class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
     """EnvPool's environments of one task behind the `BatchEnv` interface.
 
     `step` takes one action per environment and returns stacked arrays with
@@ -96,114 +96,58 @@ class EnvPoolBatchEnv:
             seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
         if num_threads is None:
             num_threads = min(num_envs, sliced_batch_env.available_cpus())
-        self._num_envs = num_envs
         self._env = envpool.make_gymnasium(
             task, num_envs=num_envs, batch_size=num_envs, seed=int(seed),
             num_threads=int(num_threads))
         self._task = task
-        self._observation_space = self._env.observation_space
-        self._action_space = self._env.action_space
-        self._observ_dtype = self._observation_space.dtype
         self._all = np.arange(num_envs, dtype=np.int32)
         # EnvPool's infos are arrays of the whole batch; each environment's
         # info dict stays empty.
         self._infos = ({},) * num_envs
-        self._members = tuple(_Member(self) for _ in range(num_envs))
-        self._closed = False
-
-    def __len__(self):
-        """Number of environments in the batch."""
-        return self._num_envs
-
-    def __getitem__(self, index):
-        """A view of environment `index`: its task and spaces."""
-        return self._members[index]
+        super().__init__(
+            [_Member(task, self._env.observation_space,
+                     self._env.action_space) for _ in range(num_envs)],
+            blocking=True)
 
     @property
     def task(self):
         """Gymnasium id of the task."""
         return self._task
 
-    @property
-    def observation_space(self):
-        """Observation space of a single environment of the batch."""
-        return self._observation_space
-
-    @property
-    def action_space(self):
-        """Action space of a single environment of the batch."""
-        return self._action_space
-
-    @property
-    def restarts(self):
-        """Number of environments replaced after a failure: always zero."""
-        return 0
-
     def step(self, actions):
-        """Step every environment of the batch.
+        """Step every environment of the batch, as `BatchEnv.step` does.
 
-        Args:
-            actions: Batch of actions, one per environment.
-
-        Raises:
-            ValueError: When the batch size is wrong or an action lies
-                outside the action space.
-
-        Returns:
-            Tuple of the observations stacked in the dtype of the observation
-            space, float32 rewards, bool `done` flags, and an info dict with
-            bool arrays `terminated`, `truncated` and `restarted` (all false)
-            and the tuple `infos` of empty dicts.
+        No environment ever restarts, and EnvPool returns the infos of the
+        whole batch as arrays (which are dropped): `info['restarted']` is all
+        false and `info['infos']` holds empty dicts.
         """
-        actions = batch_env_lib.check_actions(
-            actions, self._action_space, self._num_envs)
+        actions = self._check_actions(actions)
         observ, reward, terminated, truncated, _ = self._env.step(
             np.asarray(actions), self._all)
         terminated = np.asarray(terminated, bool)
         truncated = np.asarray(truncated, bool)
         info = dict(
             terminated=terminated, truncated=truncated,
-            restarted=np.zeros(self._num_envs, bool), infos=self._infos)
+            restarted=np.zeros(len(self._envs), bool), infos=self._infos)
         return (
             np.asarray(observ, self._observ_dtype),
             np.asarray(reward, np.float32), terminated | truncated, info)
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments of the batch.
-
-        Args:
-            indices: Indices of the environments to reset; None resets all.
-            seed: Must be None: EnvPool seeds its environments once.
+        """Reset some or all environments, as `BatchEnv.reset` does.
 
         Raises:
-            ValueError: When an index is not an integer in range, or a seed
-                is given.
-
-        Returns:
-            Stacked observations of the reset environments, in the order of
-            `indices`.
+            ValueError: Also for any seed other than None, since EnvPool
+                seeds its environments once, when the batch is built.
         """
         if seed is not None:
             raise ValueError(
                 'EnvPool seeds its environments once, when the batch is '
                 f'built; reset(seed={seed!r}) cannot seed them again.')
-        if indices is None:
-            indices = self._all
-        indices = np.asarray(indices)
-        if indices.ndim != 1 or (
-                indices.size and indices.dtype.kind not in 'iu'):
-            raise ValueError(
-                'Expected a list or 1-D array of integer environment indices,'
-                f' got {indices!r}.')
-        bad = (indices < 0) | (indices >= self._num_envs)
-        if bad.any():
-            raise ValueError(
-                f'Environment index {indices[bad][0]} is out of range; '
-                f'expected indices from 0 to {self._num_envs - 1}.')
-        if not indices.size:
-            return np.zeros(
-                (0,) + self._observation_space.shape, self._observ_dtype)
-        observ, _ = self._env.reset(indices.astype(np.int32))
+        indices = self._check_indices(indices)
+        if not indices:
+            return np.zeros((0,) + self._observ_shape, self._observ_dtype)
+        observ, _ = self._env.reset(np.array(indices, np.int32))
         return np.asarray(observ, self._observ_dtype)
 
     def close(self):
@@ -219,20 +163,7 @@ class EnvPoolBatchEnv:
 class _Member:
     """One environment of an `EnvPoolBatchEnv`: its task and spaces."""
 
-    def __init__(self, batch_env):
-        self._batch_env = batch_env
-
-    @property
-    def task(self):
-        """Gymnasium id of the task."""
-        return self._batch_env.task
-
-    @property
-    def observation_space(self):
-        """Observation space of the environment."""
-        return self._batch_env.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment."""
-        return self._batch_env.action_space
+    def __init__(self, task, observation_space, action_space):
+        self.task = task
+        self.observation_space = observation_space
+        self.action_space = action_space

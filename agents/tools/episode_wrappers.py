@@ -23,6 +23,12 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     wrapper passes its constructor arguments on, so that `env.spec` can
     recreate the wrapped environment as gymnasium's own wrappers allow (its
     `check_env` requires it).
+
+    The wrappers keep gymnasium's arguments and results: `step(action)`
+    returns a tuple of observation, reward, terminated, truncated and info,
+    and `reset(*, seed=None, options=None)` a tuple of observation and info.
+    Their docstrings say what they change. Wrappers that keep state of the
+    episode raise a RuntimeError when stepped before their first reset.
     """
 
     def __init__(self, env, **constructor_args):
@@ -43,6 +49,12 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute 'env'")
         return getattr(self.env, name)
+
+    def _require_reset(self, state):
+        """Raise unless `reset` ran, which set `state` (None before)."""
+        if state is None:
+            raise RuntimeError(
+                f'Reset the {type(self).__name__} before stepping it.')
 
 
 class AutoReset(ForwardingWrapper):
@@ -70,9 +82,6 @@ class AutoReset(ForwardingWrapper):
 
         Args:
             action: Action for the environment; ignored on the reset step.
-
-        Returns:
-            Tuple of observation, reward, terminated, truncated and info.
         """
         if self._done:
             self._done = False
@@ -83,15 +92,7 @@ class AutoReset(ForwardingWrapper):
         return observ, reward, terminated, truncated, info
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and forget that an episode ended.
-
-        Args:
-            seed: Seed for the environment, or None.
-            options: Options for the environment's reset, or None.
-
-        Returns:
-            Tuple of observation and info.
-        """
+        """Reset the environment and forget that an episode ended."""
         self._done = False
         return self.env.reset(seed=seed, options=options)
 
@@ -121,9 +122,6 @@ class ActionRepeat(ForwardingWrapper):
 
     def step(self, action):
         """Apply the action up to `amount` times.
-
-        Args:
-            action: Action for the environment.
 
         Returns:
             Tuple of the last observation, the summed reward, the last
@@ -188,9 +186,6 @@ class RandomStart(ForwardingWrapper):
 
         Raises:
             RuntimeError: When episodes keep ending during the random steps.
-
-        Returns:
-            Tuple of observation and info.
         """
         if seed is not None:
             self._random = np.random.default_rng(seed)
@@ -241,18 +236,11 @@ class LimitDuration(ForwardingWrapper):
     def step(self, action):
         """Step the environment and truncate at the limit.
 
-        Args:
-            action: Action for the environment.
-
         Raises:
             RuntimeError: When called before `reset` or after the episode
                 ended.
-
-        Returns:
-            Tuple of observation, reward, terminated, truncated and info.
         """
-        if self._step is None:
-            raise RuntimeError('Reset the LimitDuration before stepping it.')
+        self._require_reset(self._step)
         if self._ended:
             raise RuntimeError(
                 f'The episode ended after {self._step} steps (limit '
@@ -266,15 +254,7 @@ class LimitDuration(ForwardingWrapper):
         return observ, reward, terminated, truncated, info
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and the step count.
-
-        Args:
-            seed: Seed for the environment, or None.
-            options: Options for the environment's reset, or None.
-
-        Returns:
-            Tuple of observation and info.
-        """
+        """Reset the environment and the step count."""
         self._step = 0
         self._ended = False
         return self.env.reset(seed=seed, options=options)

@@ -3,7 +3,6 @@
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.tools import graph_mode
 from agents.tools import in_graph_env
 from agents.tools import temporary_scope
 
@@ -35,36 +34,26 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
             graph_mode.GraphModeError: When TensorFlow executes eagerly or
                 without TF2 variables and control flow.
         """
-        graph_mode.require_graph_mode('InGraphBatchEnv')
         self._batch_env = batch_env
         self._error = None
         batch = (len(batch_env),)
-        observ_shape, self._observ_dtype = in_graph_env._parse_space(
-                batch_env.observation_space, 'observation')
-        action_shape, action_dtype = in_graph_env._parse_space(
-                batch_env.action_space, 'action')
+        scope, (self._observ, self._action, self._reward, self._done,
+                self._truncated) = self._define_variables(
+                        'InGraphBatchEnv', batch)
+        self._observ_dtype = self._observ.dtype.base_dtype
         # The layout of the bytes that the step and reset return per
         # environment; the flags are done, truncated and restarted.
         self._row = np.dtype([
-                ('observ', self._observ_dtype.as_numpy_dtype, observ_shape),
+                ('observ', self._observ_dtype.as_numpy_dtype,
+                 tuple(self._observ.shape.as_list()[1:])),
                 ('reward', np.float32), ('restarts', np.int64),
                 ('flags', np.bool_, (3,))])
-        with temporary_scope.temporary_scope('env'):
-            self._observ = in_graph_env._define_variable(
-                    'observ', batch + observ_shape, self._observ_dtype)
-            self._action = in_graph_env._define_variable(
-                    'action', batch + action_shape, action_dtype)
-            self._reward = in_graph_env._define_variable(
-                    'reward', batch, tf.float32)
-            self._done = in_graph_env._define_variable(
-                    'done', batch, tf.bool, ones=True)
-            self._truncated = in_graph_env._define_variable(
-                    'truncated', batch, tf.bool)
-            self._restarted = in_graph_env._define_variable(
+        with temporary_scope.reenter(scope):
+            self._restarted = in_graph_env.define_variable(
                     'restarted', batch, tf.bool)
             # Read from the batch by the step and reset ops, so that no op
             # of its own calls into Python on every step.
-            self._restarts = in_graph_env._define_variable(
+            self._restarts = in_graph_env.define_variable(
                     'restarts', (), tf.int64)
 
     @property
@@ -131,7 +120,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
             (`observ : Tensor had NaN values`), and then assigns nothing.
         """
         with tf.name_scope('environment_simulate'):
-            action = in_graph_env._prepare_action(
+            action = in_graph_env.prepare_action(
                     action, self._action, check_numerics=False)
             packed = tf.numpy_function(
                     self._step, [action], tf.uint8, name='step')

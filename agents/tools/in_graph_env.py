@@ -15,7 +15,8 @@ class InGraphEnvBase:
     """The variables and spaces that `InGraphEnv` and `InGraphBatchEnv` share.
 
     Subclasses create the variables `_observ`, `_action`, `_reward`, `_done`
-    and `_truncated`, and name the object they wrap in `_wrapped`, whose
+    and `_truncated` (with `_define_variables`, or their own), and name the
+    object they wrap in `_wrapped`, whose
     spaces they expose and whose public attributes the subclass does not
     define are read from it. In a batch, each variable holds the values of
     every environment along its first axis.
@@ -73,6 +74,62 @@ class InGraphEnvBase:
         """
         return self._truncated
 
+    def _define_variables(self, name, batch):
+        """Check the graph mode and spaces; create the variables of a step.
+
+        Args:
+            name: Class name for the error of `graph_mode.require_graph_mode`.
+            batch: Shape tuple before each variable's own shape: `()` for one
+                environment, `(n,)` for a batch of n.
+
+        Raises:
+            ValueError: When a space is neither Box nor Discrete.
+            graph_mode.GraphModeError: When TensorFlow executes eagerly or
+                without TF2 variables and control flow.
+
+        Returns:
+            Tuple of the variable scope `env_temporary`, to add more with
+            `temporary_scope.reenter`, and the tuple of the variables
+            observ, action, reward, done (true at first) and truncated.
+        """
+        graph_mode.require_graph_mode(name)
+        observ_shape, observ_dtype = parse_space(
+                self.observation_space, 'observation')
+        action_shape, action_dtype = parse_space(self.action_space, 'action')
+        with temporary_scope.temporary_scope('env') as scope:
+            variables = (
+                    define_variable(
+                            'observ', batch + observ_shape, observ_dtype),
+                    define_variable(
+                            'action', batch + action_shape, action_dtype),
+                    define_variable('reward', batch, tf.float32),
+                    define_variable('done', batch, tf.bool, True),
+                    define_variable('truncated', batch, tf.bool))
+        return scope, variables
+
+    def _assign_step(self, observ, reward, assignments):
+        """The op that assigns a step's outcome once it proved finite.
+
+        Args:
+            observ: Tensor of the observations, checked for NaN and Inf.
+            reward: Float tensor of the rewards, checked for NaN and Inf.
+            assignments: Pairs of the other variables and their new values,
+                assigned together with `observ` and `reward`.
+
+        Returns:
+            Operation that assigns every value; running it fails when the
+            observation or reward holds NaN or Inf, and then assigns nothing.
+        """
+        observ = _check_numerics(observ, 'observ')
+        reward = tf.debugging.check_numerics(reward, 'reward')
+        # Assign nothing unless every check passed, so that the variables
+        # keep a consistent step.
+        with tf.control_dependencies([observ, reward]):
+            return tf.group(
+                    *[variable.assign(value) for variable, value in [
+                        (self._observ, observ), (self._reward, reward)]
+                      + assignments])
+
 
 class InGraphEnv(InGraphEnvBase):
     """Environment whose current state lives in graph variables.
@@ -96,20 +153,11 @@ class InGraphEnv(InGraphEnvBase):
             graph_mode.GraphModeError: When TensorFlow executes eagerly or
                 without TF2 variables and control flow.
         """
-        graph_mode.require_graph_mode('InGraphEnv')
         self._env = env
-        observ_shape, self._observ_dtype = _parse_space(
-                env.observation_space, 'observation')
-        action_shape, action_dtype = _parse_space(env.action_space, 'action')
         self._discrete = isinstance(env.action_space, gym.spaces.Discrete)
-        with temporary_scope.temporary_scope('env'):
-            self._observ = _define_variable(
-                    'observ', observ_shape, self._observ_dtype)
-            self._action = _define_variable(
-                    'action', action_shape, action_dtype)
-            self._reward = _define_variable('reward', (), tf.float32)
-            self._done = _define_variable('done', (), tf.bool, True)
-            self._truncated = _define_variable('truncated', (), tf.bool)
+        _, (self._observ, self._action, self._reward, self._done,
+            self._truncated) = self._define_variables('InGraphEnv', ())
+        self._observ_dtype = self._observ.dtype.base_dtype
 
     @property
     def _wrapped(self):
@@ -132,7 +180,7 @@ class InGraphEnv(InGraphEnvBase):
             action, observation or reward holds NaN or Inf.
         """
         with tf.name_scope('environment_simulate'):
-            action = _prepare_action(action, self._action)
+            action = prepare_action(action, self._action)
             observ, reward, done, truncated = tf.numpy_function(
                     self._step, [action],
                     [self._observ_dtype, tf.float32, tf.bool, tf.bool],
@@ -141,17 +189,9 @@ class InGraphEnv(InGraphEnvBase):
             reward.set_shape(())
             done.set_shape(())
             truncated.set_shape(())
-            observ = _check_numerics(observ, 'observ')
-            reward = tf.debugging.check_numerics(reward, 'reward')
-            # Assign nothing unless every check passed, so that the variables
-            # keep a consistent step.
-            with tf.control_dependencies([observ, reward]):
-                return tf.group(
-                        self._observ.assign(observ),
-                        self._action.assign(action),
-                        self._reward.assign(reward),
-                        self._done.assign(done),
-                        self._truncated.assign(truncated))
+            return self._assign_step(observ, reward, [
+                    (self._action, action), (self._done, done),
+                    (self._truncated, truncated)])
 
     def reset(self):
         """Reset the environment and store its first observation.
@@ -193,7 +233,7 @@ class InGraphEnv(InGraphEnvBase):
         return np.asarray(observ, self._observ_dtype.as_numpy_dtype)
 
 
-def _parse_space(space, name):
+def parse_space(space, name):
     """Return the shape and dtype of the tensors holding values of a space.
 
     Args:
@@ -215,14 +255,14 @@ def _parse_space(space, name):
             f'{_SUPPORTED_SPACES}.')
 
 
-def _define_variable(name, shape, dtype, ones=False):
+def define_variable(name, shape, dtype, ones=False):
     """Create a non-trainable variable of zeros, or of ones (true)."""
     fill = tf.ones if ones else tf.zeros
     return tf.Variable(
             lambda: fill(shape, dtype), trainable=False, name=name)
 
 
-def _prepare_action(action, variable, check_numerics=True):
+def prepare_action(action, variable, check_numerics=True):
     """Convert and check an action tensor against the action variable.
 
     Args:

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
+from agents.tools import batch_env
+from agents.tools import in_graph_batch_env
 from agents.tools import in_graph_env
 from agents.tools import mock_environment
 
@@ -104,23 +106,34 @@ def test_discrete_actions():
     assert mock.actions == [2]
 
 
-def test_unsupported_spaces():
-    """Spaces other than Box and Discrete are rejected."""
+def _in_graph_batch(env):
+    return in_graph_batch_env.InGraphBatchEnv(batch_env.BatchEnv([env], True))
+
+
+_TUPLE = gym.spaces.Tuple((gym.spaces.Discrete(2),))
+
+
+@pytest.mark.parametrize('in_graph', [in_graph_env.InGraphEnv, _in_graph_batch])
+@pytest.mark.parametrize('spaces, message', [
+        (dict(action_space=_TUPLE),
+         'Unsupported action space Tuple(Discrete(2))'),
+        (dict(action_space=gym.spaces.MultiDiscrete([2, 3])),
+         'Unsupported action space MultiDiscrete([2 3])'),
+        # The observation space is checked first.
+        (dict(action_space=_TUPLE,
+              observation_space=gym.spaces.MultiDiscrete([2])),
+         'Unsupported observation space MultiDiscrete([2])'),
+        (dict(observation_space=gym.spaces.MultiBinary(3)),
+         'Unsupported observation space MultiBinary(3)')])
+def test_unsupported_spaces(in_graph, spaces, message):
+    """Spaces other than Box and Discrete are rejected, single or batched."""
     mock = mock_environment.MockEnvironment()
-    mock.action_space = gym.spaces.Tuple((gym.spaces.Discrete(2),))
+    for name, space in spaces.items():
+        setattr(mock, name, space)
     with tf.Graph().as_default():
         with pytest.raises(ValueError) as error:
-            in_graph_env.InGraphEnv(mock)
-    assert str(error.value) == (
-            'Unsupported action space Tuple(Discrete(2)); supported spaces: '
-            f'{SUPPORTED}.')
-    mock.observation_space = gym.spaces.MultiDiscrete([2])
-    with tf.Graph().as_default():
-        with pytest.raises(ValueError) as error:
-            in_graph_env.InGraphEnv(mock)
-    assert str(error.value) == (
-            'Unsupported observation space MultiDiscrete([2]); supported '
-            f'spaces: {SUPPORTED}.')
+            in_graph(mock)
+    assert str(error.value) == f'{message}; supported spaces: {SUPPORTED}.'
 
 
 @pytest.mark.parametrize('action, message', [

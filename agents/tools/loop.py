@@ -115,7 +115,7 @@ class Loop:
     def add_phase(
             self, name, done, score, summary, steps, report_every=None,
             log_every=None, checkpoint_every=None, feed=None,
-            caller_thread=False):
+            caller_thread=False, run_steps=None):
         """Add a phase to the end of the schedule.
 
         Args:
@@ -144,6 +144,9 @@ class Loop:
                 `numpy_function` needs in a pool thread); a large update
                 may run slower, without parallel ops (intra-op threads
                 remain). The training script runs both of its phases so.
+            run_steps: Environment steps that one run of the phase makes,
+                for runs of many steps each (see `tools.compiled_rollout`);
+                None counts one step of each environment of `done`.
 
         Raises:
             ValueError: When the name is empty or taken, the steps or
@@ -170,6 +173,8 @@ class Loop:
                     'either scalars or vectors over the batch, got '
                     f'{done.shape} and {score.shape}.')
         batch = 1 if done.shape.ndims == 0 else done.shape.as_list()[0]
+        if run_steps is not None:
+            batch = _positive_int(run_steps, 'run_steps')
         # The writers start with `run`, so that a loop that never runs (of
         # a resume that fails, say) writes no event files.
         summary_dir = os.path.join(self._logdir, name) if self._logdir else None

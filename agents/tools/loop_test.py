@@ -230,6 +230,30 @@ def test_intervals_and_reported_scores(tmp_path, switches):
     assert os.path.exists(os.path.join(logdir, 'model.ckpt-15.index'))
 
 
+def test_runs_of_many_steps_count_them():
+    """A phase whose runs make `run_steps` steps each (a compiled rollout
+    of 3 steps of a batch of 2) advances the global step by them, and its
+    report falls on the run that reaches its interval."""
+    runs = []
+    with tf.Graph().as_default():
+        loop = loop_module.Loop(None)
+        loop.add_phase(
+                'train', *_define_phase(loop, 'train', 2, runs), steps=4)
+        loop.add_phase(
+                'eval', *_define_phase(loop, 'eval', 2, runs), steps=12,
+                report_every=12, run_steps=6)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            scores = list(loop.run(sess, None, max_step=32))
+    assert [(run.phase, run.step, run.reset, run.report) for run in runs] == [
+            ('train', 0, True, False), ('train', 2, False, False),
+            ('eval', 4, True, False), ('eval', 10, False, True),
+            ('train', 16, True, False), ('train', 18, False, False),
+            ('eval', 20, True, False), ('eval', 26, False, True)]
+    # The mean of the eval runs' scores: global steps 4, 5, 10 and 11.
+    assert scores == [7.5, 23.5]
+
+
 def test_without_logdir_nothing_is_logged(tmp_path):
     """Without a log folder, no run computes summaries or saves."""
     runs = []
@@ -428,6 +452,8 @@ def test_run_without_phases():
          'Expected report_every to be a positive integer, got nan.'),
         (dict(checkpoint_every=True),
          'Expected checkpoint_every to be a positive integer, got True.'),
+        (dict(run_steps=0),
+         'Expected run_steps to be a positive integer, got 0.'),
         (dict(done=(2, 2), score=(2, 2)),
          "Expected 'done' and 'score' of the same known shape, either "
          'scalars or vectors over the batch, got (2, 2) and (2, 2).'),

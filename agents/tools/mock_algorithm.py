@@ -12,9 +12,10 @@ class MockAlgorithm:
     It implements the interface `simulate` drives. When the graph runs, each
     call appends `(method_name, agent_indices)` to `calls`, with the indices
     as a list of ints, in the order the calls execute; `experience` also
-    appends the transition it received to `transitions`. Every method returns
-    an empty summary. With `record=False` it records nothing and builds only
-    plain graph ops: a trivial algorithm for measuring `simulate` itself.
+    appends the transition it received to `transitions`. Every method takes
+    `agent_indices` as a 1-D int32 tensor and returns an empty summary. With
+    `record=False` it records nothing and builds only plain graph ops: a
+    trivial algorithm for measuring `simulate` itself.
     """
 
     def __init__(self, batch_env, action=None, record=True):
@@ -34,14 +35,7 @@ class MockAlgorithm:
         self.transitions = []
 
     def begin_episode(self, agent_indices):
-        """Record the call.
-
-        Args:
-            agent_indices: 1-D int32 tensor of the agents beginning episodes.
-
-        Returns:
-            Empty summary string tensor.
-        """
+        """Record that the agents of `agent_indices` begin episodes."""
         with tf.name_scope('begin_episode'):
             return self._define_record('begin_episode', agent_indices)
 
@@ -92,14 +86,7 @@ class MockAlgorithm:
                     observ, action, reward, done, nextob)
 
     def end_episode(self, agent_indices):
-        """Record the call.
-
-        Args:
-            agent_indices: 1-D int32 tensor of the agents ending episodes.
-
-        Returns:
-            Empty summary string tensor.
-        """
+        """Record that the agents of `agent_indices` end episodes."""
         with tf.name_scope('end_episode'):
             return self._define_record('end_episode', agent_indices)
 

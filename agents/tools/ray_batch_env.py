@@ -84,12 +84,8 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
 
         Raises:
             ImportError: When Ray is not installed.
-            TypeError: When a constructor is an environment instance or not
-                callable.
-            ValueError: When there are no constructors, `num_actors` is not
-                a positive integer, or the spaces of the environments differ.
-            Exception: The error of a constructor, naming the index of its
-                environment.
+            TypeError, ValueError, Exception: As `SlicedBatchEnv` does, for
+                `num_actors` as for its `num_workers`.
         """
         ray = import_ray()
         if not ray.is_initialized():
@@ -111,6 +107,11 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
         return _ActorWorker(
             self._actor_class.options(**self._actor_options),
             self._payloads[worker], start, stop, self._timeout)
+
+
+def _from_handshake(key, doc):
+    """A property of `_ActorWorker` read from the handshake of its actor."""
+    return property(lambda worker: worker.handshake()[key], doc=doc)
 
 
 class _ActorWorker:
@@ -135,27 +136,13 @@ class _ActorWorker:
         self._handshake = None
         self._ray = ray
 
-    @property
-    def pid(self):
-        """Process id of the actor on its node."""
-        self._ensure_ready()
-        return self._pid
-
-    @property
-    def node_id(self):
-        """Ray node id of the node the actor runs on."""
-        self._ensure_ready()
-        return self._node
-
-    @property
-    def observation_space(self):
-        """Observation space of the slice's environments."""
-        return self._ensure_ready()['observation_space']
-
-    @property
-    def action_space(self):
-        """Action space of the slice's environments."""
-        return self._ensure_ready()['action_space']
+    pid = _from_handshake('pid', 'Process id of the actor on its node.')
+    node_id = _from_handshake(
+        'node', 'Ray node id of the node the actor runs on.')
+    observation_space = _from_handshake(
+        'observation_space', "Observation space of the slice's environments.")
+    action_space = _from_handshake(
+        'action_space', "Action space of the slice's environments.")
 
     def step(self, request, blocking=True):
         """Step the slice; return its `StepBatch` or a promise of it."""
@@ -197,17 +184,21 @@ class _ActorWorker:
             f' (pid {self._pid} on node {self._node[:8]})'
             if self._pid is not None else '')
 
-    def _ensure_ready(self):
+    def handshake(self):
+        """The dict of pid, node id and spaces that the actor sent at start.
+
+        Waits for the actor to build its environments, the first time.
+        """
         if self._handshake is None:
             startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
             handshake = self._wait(self._ready, startup, starting=True)
-            self._pid = handshake.pop('pid')
-            self._node = handshake.pop('node')
+            self._pid = handshake['pid']
+            self._node = handshake['node']
             self._handshake = handshake
         return self._handshake
 
     def _send(self, method, *args, **kwargs):
-        self._ensure_ready()
+        self.handshake()
         if self._failure:
             raise self._failure
         if self._closed:

@@ -132,6 +132,16 @@ def _cluster_fixture():
         assert_processes_end(children)
 
 
+@pytest.fixture(name='batch_env')
+def _batch_env_fixture(second_node):
+    """The mock environments in two actors on the second node."""
+    del second_node
+    batch_env = RayBatchEnv(
+        _constructors(), num_actors=2, actor_options=_SECOND_NODE)
+    yield batch_env
+    batch_env.close()
+
+
 _trace = functools.partial(
     worker_testing.step_trace, info_keys=('restarted',))
 
@@ -148,29 +158,25 @@ def _gone(pids):
     return not alive
 
 
-def test_actors_on_another_node_give_the_exact_trace(second_node):
+def test_actors_on_another_node_give_the_exact_trace(batch_env, second_node):
     """Each slice lives in an actor on the second node and steps exactly."""
     import ray
-    batch_env = RayBatchEnv(
-        _constructors(), num_actors=2, actor_options=_SECOND_NODE)
-    try:
-        assert batch_env.slices == ((0, 2), (2, 3))
-        assert [worker.node_id for worker in batch_env.workers] == [
-            second_node] * 2
-        assert second_node != ray.get_runtime_context().get_node_id()
-        assert _trace(batch_env, 4) == [
-            ([1, 1, 1], [1, 1, 1], [False, False, True], [False] * 3),
-            ([2, 2, 1], [2, 2, 1], [True, False, True], [False] * 3),
-            ([1, 3, 1], [1, 3, 1], [False, True, True], [False] * 3),
-            ([2, 1, 1], [2, 1, 1], [True, False, True], [False] * 3),
-        ]
-        assert [env.steps for env in batch_env] == [
-            [2, 2, 0], [3, 1], [1, 1, 1, 1, 0]]
-        assert batch_env[1].seeds == [None, None]
-        assert batch_env[2].pid == batch_env.workers[1].pid
-        pids = [worker.pid for worker in batch_env.workers]
-    finally:
-        batch_env.close()
+    assert batch_env.slices == ((0, 2), (2, 3))
+    assert [worker.node_id for worker in batch_env.workers] == [
+        second_node] * 2
+    assert second_node != ray.get_runtime_context().get_node_id()
+    assert _trace(batch_env, 4) == [
+        ([1, 1, 1], [1, 1, 1], [False, False, True], [False] * 3),
+        ([2, 2, 1], [2, 2, 1], [True, False, True], [False] * 3),
+        ([1, 3, 1], [1, 3, 1], [False, True, True], [False] * 3),
+        ([2, 1, 1], [2, 1, 1], [True, False, True], [False] * 3),
+    ]
+    assert [env.steps for env in batch_env] == [
+        [2, 2, 0], [3, 1], [1, 1, 1, 1, 0]]
+    assert batch_env[1].seeds == [None, None]
+    assert batch_env[2].pid == batch_env.workers[1].pid
+    pids = [worker.pid for worker in batch_env.workers]
+    batch_env.close()
     batch_env.close()
     assert _gone(pids)
 
@@ -205,25 +211,19 @@ def test_seeded_episodes_match_the_in_process_batch(second_node):
     assert [record[0] for record in remote].count('reset') == 3
 
 
-def test_error_names_the_environment_and_keeps_actors_in_step(second_node):
+def test_error_names_the_environment_and_keeps_actors_in_step(batch_env):
     """An environment's error names its index; the others stepped on."""
-    del second_node
-    batch_env = RayBatchEnv(
-        _constructors(), num_actors=2, actor_options=_SECOND_NODE)
-    try:
-        batch_env.reset()
-        actions = np.zeros((3, 3), np.float32)
-        actions[1] = 0.5
-        with pytest.raises(ValueError) as info:
-            batch_env.step(actions)
-        message = str(info.value)
-        assert message.startswith(
-            'Environment 1 of the batch failed: ValueError in environment 1 '
-            'of <Ray actor pid=')
-        assert 'refusing 0.5' in message
-        assert [env.steps for env in batch_env] == [[1], [0], [1]]
-    finally:
-        batch_env.close()
+    batch_env.reset()
+    actions = np.zeros((3, 3), np.float32)
+    actions[1] = 0.5
+    with pytest.raises(ValueError) as info:
+        batch_env.step(actions)
+    message = str(info.value)
+    assert message.startswith(
+        'Environment 1 of the batch failed: ValueError in environment 1 '
+        'of <Ray actor pid=')
+    assert 'refusing 0.5' in message
+    assert [env.steps for env in batch_env] == [[1], [0], [1]]
 
 
 def test_constructor_error_names_the_environment(second_node):
@@ -239,27 +239,22 @@ def test_constructor_error_names_the_environment(second_node):
         'one')
 
 
-def test_killed_actor_raises_one_clear_error(second_node):
+def test_killed_actor_raises_one_clear_error(batch_env):
     """A SIGKILLed actor fails the step naming its environments."""
-    del second_node
-    batch_env = RayBatchEnv(
-        _constructors(), num_actors=2, actor_options=_SECOND_NODE)
-    try:
-        batch_env.reset()
-        pid = batch_env.workers[0].pid
-        os.kill(pid, signal.SIGKILL)
-        with pytest.raises(ExternalProcessError) as info:
-            batch_env.step(np.zeros((3, 3), np.float32))
-        assert str(info.value).startswith(
-            f'Environments 0 to 1 of the batch failed: Ray actor of the slice '
-            f'of environments 0 to 1 (pid {pid} on node ')
-        assert 'died (The actor is dead because' in str(info.value)
-        assert str(info.value).endswith(
-            'create a new environment to continue.')
-        assert batch_env[2].steps == [1]
-        pids = [worker.pid for worker in batch_env.workers]
-    finally:
-        batch_env.close()
+    batch_env.reset()
+    pid = batch_env.workers[0].pid
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(ExternalProcessError) as info:
+        batch_env.step(np.zeros((3, 3), np.float32))
+    assert str(info.value).startswith(
+        f'Environments 0 to 1 of the batch failed: Ray actor of the slice '
+        f'of environments 0 to 1 (pid {pid} on node ')
+    assert 'died (The actor is dead because' in str(info.value)
+    assert str(info.value).endswith(
+        'create a new environment to continue.')
+    assert batch_env[2].steps == [1]
+    pids = [worker.pid for worker in batch_env.workers]
+    batch_env.close()
     assert _gone(pids)
 
 

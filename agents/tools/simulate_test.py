@@ -38,6 +38,14 @@ def _summary_values(summary):
             for value in tf.Summary.FromString(summary).value}
 
 
+# Done flags and scores of the first three steps after every environment of
+# the fixture began an episode.
+_FROM_RESET = [
+        ([False, False, False], [1, 1, 1]),
+        ([True, False, False], [3, 3, 3]),
+        ([False, True, False], [1, 6, 6])]
+
+
 def _run(sess, tensors, count, feed=None):
     """Run the simulation several times, returning done and score lists."""
     trace = []
@@ -47,6 +55,16 @@ def _run(sess, tensors, count, feed=None):
     return trace
 
 
+def _run_algorithm(env, count):
+    """Simulate a mock algorithm for `count` steps; return the algorithm."""
+    algo = mock_algorithm.MockAlgorithm(env)
+    tensors = simulate(env, algo)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        _run(sess, tensors, count)
+    return algo
+
+
 def test_done_scores_and_episodes_step_by_step(env):
     """Episodes of different lengths end and restart independently."""
     algo = mock_algorithm.MockAlgorithm(env)
@@ -54,10 +72,7 @@ def test_done_scores_and_episodes_step_by_step(env):
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         trace = _run(sess, (done, score, summary), 11)
-    assert trace == [
-            ([False, False, False], [1, 1, 1]),
-            ([True, False, False], [3, 3, 3]),
-            ([False, True, False], [1, 6, 6]),
+    assert trace == _FROM_RESET + [
             ([True, False, False], [3, 1, 10]),
             ([False, False, True], [1, 3, 15]),
             ([True, True, False], [3, 6, 1]),
@@ -73,11 +88,7 @@ def test_done_scores_and_episodes_step_by_step(env):
 
 def test_algorithm_calls(env):
     """The algorithm sees each stage with the right agent indices."""
-    algo = mock_algorithm.MockAlgorithm(env)
-    tensors = simulate(env, algo)
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        _run(sess, tensors, 6)
+    algo = _run_algorithm(env, 6)
     everyone = [0, 1, 2]
     step = [('perform', everyone), ('experience', everyone)]
     assert algo.calls == (
@@ -91,11 +102,7 @@ def test_algorithm_calls(env):
 
 def test_experience_transitions(env):
     """Transitions hold the observations before and after each step."""
-    algo = mock_algorithm.MockAlgorithm(env)
-    tensors = simulate(env, algo)
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        _run(sess, tensors, 3)
+    algo = _run_algorithm(env, 3)
     observs = [
             [[[0, 0]] * 3, [[1, 1]] * 3],
             [[[1, 1]] * 3, [[2, 2]] * 3],
@@ -129,14 +136,7 @@ def test_reset_begins_every_episode(env):
                 ('experience', [0, 1, 2])]
         trace += _run(sess, tensors, 2, {reset: False})
         trace += _run(sess, tensors, 1, {reset: True})
-    assert trace == [
-            ([False, False, False], [1, 1, 1]),
-            ([True, False, False], [3, 3, 3]),
-            ([False, True, False], [1, 6, 6]),
-            ([False, False, False], [1, 1, 1]),
-            ([True, False, False], [3, 3, 3]),
-            ([False, True, False], [1, 6, 6]),
-            ([False, False, False], [1, 1, 1])]
+    assert trace == _FROM_RESET * 2 + _FROM_RESET[:1]
     # Reset episodes stop where they were cut short.
     assert [env[index].steps for index in range(3)] == [
             [2, 1, 2, 1, 1], [3, 3, 1], [3, 3, 1]]

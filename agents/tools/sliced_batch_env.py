@@ -165,23 +165,11 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         return self._restarts
 
     def step(self, actions):
-        """Step every environment of the batch, all workers at once.
+        """Step every environment of the batch, as `BatchEnv.step` does.
 
-        Args:
-            actions: Batch of actions, one per environment.
-
-        Raises:
-            ValueError: When the batch size is wrong or an action lies
-                outside the action space.
-            Exception: The error of the environment with the lowest index
-                whose step failed, or of its worker, its message prefixed
-                with the index, unless the batch restarts failed workers.
-
-        Returns:
-            Tuple of the observations stacked in the dtype of the observation
-            space, float32 rewards, bool `done` flags, and an info dict with
-            bool arrays `terminated`, `truncated` and `restarted` and the
-            tuple `infos` of the environments' info dicts, as `BatchEnv`.
+        All workers step at once. Without `restart`, the error raised is
+        that of the environment with the lowest index whose step failed, or
+        of its worker, its message prefixed with the index.
         """
         actions = self._check_actions(actions)
         if isinstance(self._action_space, gym.spaces.Discrete):
@@ -234,23 +222,11 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         return observ, reward.astype(np.float32), terminated | truncated, info
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments of the batch.
+        """Reset some or all environments, as `BatchEnv.reset` does.
 
-        Args:
-            indices: Indices of the environments to reset; None resets all.
-            seed: None, or an integer from which environment `i` receives the
-                seed `seed + i`.
-
-        Raises:
-            ValueError: When an index is not an integer in range or the seed
-                is not an integer.
-            Exception: The error of the environment with the lowest index
-                whose reset failed, or of its worker, its message prefixed
-                with the index, unless the batch restarts failed workers.
-
-        Returns:
-            Stacked observations of the reset environments, in the order of
-            `indices`.
+        Without `restart`, the error raised is that of the environment with
+        the lowest index whose reset failed, or of its worker, its message
+        prefixed with the index.
         """
         indices = self._check_indices(indices)
         if seed is not None and not isinstance(seed, (int, np.integer)):
@@ -472,6 +448,9 @@ def _name_envs(error, start, stop):
         error.args = (prefix + args[0],) + args[1:]
     return error
 
+def _from_worker(name, doc):
+    """A property of `_Member` that reads `name` from the worker's process."""
+    return property(lambda member: getattr(member.worker, name), doc=doc)
 
 
 class _Member:
@@ -491,20 +470,11 @@ class _Member:
         """The `ExternalProcess` of the slice of this environment."""
         return self._batch_env.locate(self._index)[0]
 
-    @property
-    def pid(self):
-        """Process id of the worker of this environment."""
-        return self.worker.pid
-
-    @property
-    def observation_space(self):
-        """Observation space of the environment."""
-        return self.worker.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment."""
-        return self.worker.action_space
+    pid = _from_worker('pid', 'Process id of the worker of this environment.')
+    observation_space = _from_worker(
+        'observation_space', 'Observation space of the environment.')
+    action_space = _from_worker(
+        'action_space', 'Action space of the environment.')
 
     def __getattr__(self, name):
         """Read a public attribute of the environment in its worker.

@@ -10,16 +10,14 @@ import unittest
 
 import gymnasium as gym
 import numpy as np
-import psutil
 import pytest
 
 from agents.tools import env_contract
-from agents.tools.external_process import ExternalProcessError
 from agents.tools.mock_environment import MockEnvironment
 from agents.tools.sliced_batch_env import SlicedBatchEnv
 from agents.tools import worker_testing
 
-_DURATIONS = (2, 3, 1)
+_DURATIONS = worker_testing.MIXED_DURATIONS
 
 
 class _InfoEnvironment(MockEnvironment):
@@ -40,8 +38,7 @@ def _constructors(durations=_DURATIONS):
             for duration in durations]
 
 
-def _children():
-    return {child.pid for child in psutil.Process().children(recursive=True)}
+_children = worker_testing.descendants
 
 
 @pytest.fixture(name='batch_env')
@@ -57,36 +54,20 @@ _trace = worker_testing.step_trace
 def test_step_values_match_the_in_process_batch(batch_env):
     """Slices give the exact trace of every environment."""
     assert batch_env.slices == ((0, 2), (2, 3))
-    assert _trace(batch_env, 4) == [
-        ([1, 1, 1], [1, 1, 1], [False, False, True], [False, False, True],
-         [False, False, False]),
-        ([2, 2, 1], [2, 2, 1], [True, False, True], [True, False, True],
-         [False, False, False]),
-        ([1, 3, 1], [1, 3, 1], [False, True, True], [False, True, True],
-         [False, False, False]),
-        ([2, 1, 1], [2, 1, 1], [True, False, True], [True, False, True],
-         [False, False, False]),
-    ]
+    assert _trace(batch_env, 4) == worker_testing.MIXED_TRACE
     assert [env.steps for env in batch_env] == [
         [2, 2, 0], [3, 1], [1, 1, 1, 1, 0]]
 
 
 def test_outputs_and_infos_keep_their_types(batch_env):
     """Outputs have the documented dtypes; infos arrive exactly."""
-    observ = batch_env.reset()
-    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
-    observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
-    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
-    assert (reward.dtype, reward.shape) == (np.float32, (3,))
-    assert (done.dtype, done.shape) == (bool, (3,))
+    info = worker_testing.step_with_checked_types(batch_env)
     assert sorted(info) == ['infos', 'restarted', 'terminated', 'truncated']
     assert info['restarted'].tolist() == [False] * 3
     assert info['infos'] == ({'step': 1, 'x': 0.5, 'y': 1.0,
                               'type': 'ndarray'},) * 3
     assert [type(value) for value in info['infos'][2].values()] == [
         int, np.float64, np.float32, str]
-    # Actions reach the environments in the dtype of the action space.
-    assert batch_env[2].actions[-1].dtype == np.float32
 
 
 def test_discrete_actions_arrive_as_python_integers():
@@ -122,25 +103,7 @@ def test_reset_some_indices_with_seeds(batch_env):
 
 def test_bad_actions_indices_and_seeds_are_refused(batch_env):
     """Bad input raises the errors of BatchEnv before any step."""
-    batch_env.reset()
-    with pytest.raises(ValueError) as error:
-        batch_env.step(np.zeros((2, 3)))
-    assert str(error.value) == (
-        'Expected a batch of 3 actions, one per environment, got 2.')
-    actions = np.zeros((3, 3), np.float32)
-    actions[2, 1] = 1.5
-    with pytest.raises(ValueError) as error:
-        batch_env.step(actions)
-    assert str(error.value) == (
-        'Action array([0. , 1.5, 0. ], dtype=float32) of environment 2 is '
-        'outside the action space Box(-1.0, 1.0, (3,), float32).')
-    with pytest.raises(ValueError, match=(
-            'Environment index 3 is out of range; expected indices from 0 '
-            'to 2.')):
-        batch_env.reset([0, 3])
-    with pytest.raises(ValueError, match="seed must be None or an integer"):
-        batch_env.reset(seed='a')
-    assert [env.steps for env in batch_env] == [[0], [0], [0]]
+    worker_testing.check_bad_input_is_refused(batch_env)
 
 
 def test_bad_arguments_raise():
@@ -210,19 +173,9 @@ def test_constructor_error_names_the_index():
 
 def test_killed_worker_fails_clearly_and_leaves_no_process():
     """A worker killed mid-batch raises an error naming its environments."""
-    batch_env = SlicedBatchEnv([MockEnvironment] * 4, num_workers=2)
-    try:
-        batch_env.reset()
-        pid = batch_env[3].pid
-        os.kill(pid, signal.SIGKILL)
-        with pytest.raises(ExternalProcessError, match=(
-                rf'^Environments 2 to 3 of the batch failed: .* \(pid {pid}\) '
-                r'died \(exit code -9, killed by SIGKILL\)')):
-            batch_env.step(np.zeros((4, 3), np.float32))
-        assert batch_env[0].steps == [1] and batch_env[1].steps == [1]
-    finally:
-        batch_env.close()
-    assert pid not in _children()
+    worker_testing.check_killed_worker(
+        SlicedBatchEnv([MockEnvironment] * 4, num_workers=2), 3,
+        'Environments 2 to 3 of the batch failed', [0, 1])
 
 
 def _restartable(count=4):
@@ -306,18 +259,8 @@ def test_items_forward_attributes_and_methods(batch_env):
 
 def test_close_and_garbage_collection_leave_no_process():
     """Closing or collecting the batch ends its workers."""
-    batch_env = SlicedBatchEnv([MockEnvironment] * 3, num_workers=2)
-    pids = {worker.pid for worker in batch_env.workers}
-    assert pids <= _children()
-    batch_env.close()
-    batch_env.close()
-    assert not pids & _children()
-    batch_env = SlicedBatchEnv([MockEnvironment] * 3, num_workers=2)
-    batch_env.reset()
-    pids = {worker.pid for worker in batch_env.workers}
-    del batch_env
-    gc.collect()
-    assert not pids & _children()
+    worker_testing.check_close_and_collection(
+        lambda: SlicedBatchEnv([MockEnvironment] * 3, num_workers=2))
 
 
 def test_gymnasium_tasks_match_in_process_steps():

@@ -55,20 +55,8 @@ class FrameHistory(ForwardingWrapper):
         self.observation_space = gym.spaces.Box(low, high, dtype=space.dtype)
 
     def step(self, action):
-        """Step the environment and observe the history.
-
-        Args:
-            action: Action for the environment.
-
-        Raises:
-            RuntimeError: When called before `reset`.
-
-        Returns:
-            Tuple of observation history, reward, terminated, truncated and
-            info.
-        """
-        if self._buffer is None:
-            raise RuntimeError('Reset the FrameHistory before stepping it.')
+        """Step the environment and observe the history."""
+        self._require_reset(self._buffer)
         observ, reward, terminated, truncated, info = self.env.step(action)
         self._step += 1
         self._buffer[self._step % self._capacity] = observ
@@ -76,15 +64,7 @@ class FrameHistory(ForwardingWrapper):
                 truncated, info)
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and fill the history with its observation.
-
-        Args:
-            seed: Seed for the environment, or None.
-            options: Options for the environment's reset, or None.
-
-        Returns:
-            Tuple of observation history and info.
-        """
+        """Reset the environment and fill the history with its observation."""
         observ, info = self.env.reset(seed=seed, options=options)
         observ = np.asarray(observ, self._dtype)
         self._buffer = np.repeat(observ[None], self._capacity, 0)
@@ -128,20 +108,8 @@ class FrameDelta(ForwardingWrapper):
         self._last = None
 
     def step(self, action):
-        """Step the environment and observe the change.
-
-        Args:
-            action: Action for the environment.
-
-        Raises:
-            RuntimeError: When called before `reset`.
-
-        Returns:
-            Tuple of observation delta, reward, terminated, truncated and
-            info.
-        """
-        if self._last is None:
-            raise RuntimeError('Reset the FrameDelta before stepping it.')
+        """Step the environment and observe the change."""
+        self._require_reset(self._last)
         observ, reward, terminated, truncated, info = self.env.step(action)
         observ = np.asarray(observ, self._dtype)
         delta = observ - self._last
@@ -150,10 +118,6 @@ class FrameDelta(ForwardingWrapper):
 
     def reset(self, *, seed=None, options=None):
         """Reset the environment and observe a zero delta.
-
-        Args:
-            seed: Seed for the environment, or None.
-            options: Options for the environment's reset, or None.
 
         Returns:
             Tuple of zero observation delta and info.
@@ -216,10 +180,6 @@ class RangeNormalize(ForwardingWrapper):
 
     def reset(self, *, seed=None, options=None):
         """Reset the environment and normalise its observation.
-
-        Args:
-            seed: Seed for the environment, or None.
-            options: Options for the environment's reset, or None.
 
         Returns:
             Tuple of normalised observation and info.
@@ -295,26 +255,47 @@ class ClipAction(ForwardingWrapper):
         Raises:
             ValueError: When the action space is not a Box.
         """
-        space = _require_box(env.action_space, 'ClipAction')
+        self._clip = ActionClip(env.action_space)
         super().__init__(env)
-        self._low, self._high = space.low, space.high
-        self._dtype = space.dtype
-        self.action_space = gym.spaces.Box(
-            -np.inf, np.inf, space.shape, space.dtype)
+        self.action_space = self._clip.space
 
     def step(self, action):
         """Clip the action to the environment's bounds and step.
 
         Args:
             action: Action of any magnitude.
-
-        Returns:
-            Tuple of observation, reward, terminated, truncated and info.
         """
+        return self.env.step(self._clip(action))
+
+
+class ActionClip:
+    """The clipping of `ClipAction`, for single environments and batches.
+
+    Attributes:
+        space: The action space of the wrapper: the Box of the environment
+            with infinite bounds.
+    """
+
+    def __init__(self, space):
+        """Read the bounds of an action space.
+
+        Args:
+            space: Box action space of the environment.
+
+        Raises:
+            ValueError: When the space is not a Box.
+        """
+        space = _require_box(space, 'ClipAction')
+        self._low, self._high = space.low, space.high
+        self._dtype = space.dtype
+        self.space = gym.spaces.Box(-np.inf, np.inf, space.shape, space.dtype)
+
+    def __call__(self, action):
+        """Clip an action, or a batch of them, in the dtype of the space."""
         # Two ufuncs cost a fraction of np.clip's Python overhead, which
         # shows at thousands of steps per second; NaN stays NaN either way.
         action = np.minimum(np.maximum(action, self._low), self._high)
-        return self.env.step(action.astype(self._dtype, copy=False))
+        return action.astype(self._dtype, copy=False)
 
 
 class ConvertTo32Bit(ForwardingWrapper):
@@ -332,13 +313,10 @@ class ConvertTo32Bit(ForwardingWrapper):
             env: Environment to convert.
         """
         super().__init__(env)
-        self.observation_space = _space_to_32bit(env.observation_space)
+        self.observation_space = space_to_32bit(env.observation_space)
 
     def step(self, action):
         """Step the environment and convert observation and reward.
-
-        Args:
-            action: Action for the environment.
 
         Returns:
             Tuple of observation, float32 reward, terminated, truncated and
@@ -349,15 +327,7 @@ class ConvertTo32Bit(ForwardingWrapper):
                 info)
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and convert the observation.
-
-        Args:
-            seed: Seed for the environment, or None.
-            options: Options for the environment's reset, or None.
-
-        Returns:
-            Tuple of observation and info.
-        """
+        """Reset the environment and convert the observation."""
         observ, info = self.env.reset(seed=seed, options=options)
         return _to_32bit(observ), info
 
@@ -448,7 +418,7 @@ _CONVERSIONS = {
 }
 
 
-def _space_to_32bit(space):
+def space_to_32bit(space):
     """The observation space with 64-bit dtypes replaced by 32-bit ones."""
     dtype = _CONVERSIONS.get(getattr(space, 'dtype', None))
     if dtype is None:

@@ -35,13 +35,15 @@ class EvaluationView:
             output = network(
                 tf.zeros_like(batch_env.observ)[:, None],
                 tf.ones(size, tf.int32))
-        self._last_state = None
+        # Per-agent recurrent state at the beginning of episodes, for the
+        # compiled rollout (see `step`).
+        self._zero_state = None
         if output.state is not None:
-            with tf.variable_scope('ppo_evaluation_temporary'):
-                self._last_state = tools.nested.map(
-                    lambda state: tf.Variable(
-                        tf.zeros_like(state), trainable=False),
-                    output.state)
+            self._zero_state = tools.nested.map(
+                lambda state: tf.TensorSpec(state.shape[1:], state.dtype),
+                output.state)
+        with tf.variable_scope('ppo_evaluation_temporary'):
+            self._last_state = utility.state_variables(output.state)
 
     def begin_episode(self, agent_indices):
         """Reset the recurrent state of some agents.
@@ -65,20 +67,17 @@ class EvaluationView:
 
         Args:
           agent_indices: Integer tensor of agent indices.
-          observ: Tensor of a batch of observations for those agents.
+          observ: Raw observations of those agents, which the view
+              normalizes with the statistics of training.
 
         Returns:
           Tuple of the action batch and an empty summary tensor.
         """
         with tf.name_scope('evaluation_perform/'):
-            observ = self._observ_filter.transform(observ)
-            state = None
-            if self._last_state is not None:
-                state = utility.nested_gather(self._last_state, agent_indices)
-            with tf.device(self._device):
-                output = self._network(
-                    observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
-                    state)
+            output = utility.network_step(
+                self._network, self._device,
+                self._observ_filter.transform(observ), self._last_state,
+                agent_indices)
             if self._stochastic:
                 action = output.policy.sample()[:, 0]
             else:
@@ -105,3 +104,48 @@ class EvaluationView:
           Empty summary tensor.
         """
         return tf.constant('')
+
+    def initial_state(self, batch_size):
+        """The recurrent state of agents that begin an episode.
+
+        With `step`, this makes the view a `tools.compiled_rollout.Policy`.
+
+        Args:
+          batch_size: Python int of the agents.
+
+        Returns:
+          Nested zero tensors `[batch_size, ...]`, or None for a network
+          without state.
+        """
+        if self._zero_state is None:
+            return None
+        return tools.nested.map(
+            lambda spec: tf.zeros([batch_size] + spec.shape.as_list(),
+                                  spec.dtype),
+            self._zero_state)
+
+    def step(self, observ, state, key):
+        """The actions and next recurrent state, as a pure function.
+
+        Reads the weights and the normalizer and writes nothing, so that a
+        compiled loop can call it at every step (see
+        `tools.compiled_rollout`).
+
+        Args:
+          observ: Batch of observations of all agents.
+          state: Nested recurrent state of the agents, or None.
+          key: int64 tensor `[2]` keying the samples when `stochastic`.
+
+        Returns:
+          Tuple of the action batch and the next state (None without one).
+        """
+        observ = self._observ_filter.transform(observ)
+        with tf.device(self._device):
+            output = self._network(
+                observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
+                state)
+        if self._stochastic:
+            action = output.policy.sample(key=key)[:, 0]
+        else:
+            action = output.policy.mode()[:, 0]
+        return action, output.state

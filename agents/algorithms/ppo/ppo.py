@@ -140,13 +140,7 @@ class PPO(ppo_update.UpdateMixin):
                 lambda param: tf.Variable(
                     tf.zeros_like(param[:, 0]), trainable=False),
                 policy_params)
-            if output.state is None:
-                self._last_state = None
-            else:
-                self._last_state = tools.nested.map(
-                    lambda state: tf.Variable(
-                        tf.zeros_like(state), trainable=False),
-                    output.state)
+            self._last_state = utility.state_variables(output.state)
         # The update memory is checkpointed, so a resumed run keeps the
         # episodes it had collected toward the next update.
         self._memory = parts.EpisodeMemory(
@@ -213,7 +207,8 @@ class PPO(ppo_update.UpdateMixin):
           agent_indices: Integer tensor of agent indices.
 
         Returns:
-          Summary tensor.
+          Empty summary tensor, once the recurrent state, episode buffers
+          and running returns of those agents are reset.
         """
         with tf.name_scope('begin_episode/'):
             if self._last_state is None:
@@ -239,14 +234,10 @@ class PPO(ppo_update.UpdateMixin):
           Tuple of the action batch and a summary tensor.
         """
         with tf.name_scope('perform/'):
-            observ = self._observ_filter.transform(observ)
-            state = None
-            if self._last_state is not None:
-                state = utility.nested_gather(self._last_state, agent_indices)
-            with tf.device(self._device):
-                output = self._network(
-                    observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
-                    state)
+            output = utility.network_step(
+                self._network, self._device,
+                self._observ_filter.transform(observ), self._last_state,
+                agent_indices)
             # Sample while training to explore; act greedily in evaluation.
             action = tf.cond(
                 self._is_training, output.policy.sample, output.policy.mode)
@@ -428,14 +419,10 @@ class PPO(ppo_update.UpdateMixin):
             return zeros
 
         def _value():
-            norm_nextob = self._observ_filter.transform(nextob)
-            state = None
-            if self._last_state is not None:
-                state = utility.nested_gather(self._last_state, agent_indices)
-            with tf.device(self._device):
-                value = self._network(
-                    norm_nextob[:, None],
-                    tf.ones(tf.shape(nextob)[0], tf.int32), state).value
+            value = utility.network_step(
+                self._network, self._device,
+                self._observ_filter.transform(nextob), self._last_state,
+                agent_indices).value
             discounted = self._config.discount * tf.stop_gradient(value[:, 0])
             return tf.where(bootstrap, discounted, zeros)
 
@@ -448,7 +435,7 @@ class PPO(ppo_update.UpdateMixin):
           agent_indices: Integer tensor of agent indices.
 
         Returns:
-          Summary tensor.
+          Summary tensor of the update where one ran, else empty.
         """
         with tf.name_scope('end_episode/'):
             return tf.cond(

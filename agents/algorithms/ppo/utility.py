@@ -179,3 +179,44 @@ def variable_summaries(vars_, groups=None, scope='weights'):
 def nested_gather(structure, indices):
     """Gather the same batch indices from every tensor in a structure."""
     return nested.map(lambda tensor: tf.gather(tensor, indices), structure)
+
+
+def state_variables(state):
+    """Per-agent variables for a network's recurrent state, starting at zero.
+
+    Args:
+      state: Nested structure of the state tensors of a whole batch, or None
+          for a feed-forward network.
+
+    Returns:
+      Matching nested structure of untrained variables, or None.
+    """
+    if state is None:
+        return None
+    return nested.map(
+        lambda tensor: tf.Variable(tf.zeros_like(tensor), trainable=False),
+        state)
+
+
+def network_step(network, device, norm_observ, last_state, agent_indices):
+    """The network's output for one step of some agents.
+
+    Args:
+      network: Network template called as `network(observ, length, state)`.
+      device: Device of the network's ops.
+      norm_observ: Batch of normalized observations of those agents.
+      last_state: Variables of every agent's recurrent state (see
+          `state_variables`), or None for a feed-forward network.
+      agent_indices: Integer tensor of agent indices.
+
+    Returns:
+      The network's output for sequences of length one, whose recurrent
+      state continues from those agents' remembered state.
+    """
+    state = None
+    if last_state is not None:
+        state = nested_gather(last_state, agent_indices)
+    with tf.device(device):
+        return network(
+            norm_observ[:, None], tf.ones(tf.shape(norm_observ)[0], tf.int32),
+            state)

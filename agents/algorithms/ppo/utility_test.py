@@ -137,3 +137,36 @@ def test_gradient_norms_by_group():
             'all': r'.*', 'policy': r'policy/.*', 'none': r'nothing/.*'})
         result = _run(norms)
     assert result == {'all': 5.0, 'policy': 3.0, 'none': 0.0}
+
+
+def test_state_variables_start_at_zero_and_none_stays_none():
+    assert utility.state_variables(None) is None
+    with tf.Graph().as_default():
+        state = (tf.ones([3, 2]), tf.ones([3]))
+        variables = utility.state_variables(state)
+        assert [variable.trainable for variable in variables] == [False, False]
+        first, second = _run(variables)
+    np.testing.assert_array_equal(first, np.zeros([3, 2]))
+    np.testing.assert_array_equal(second, np.zeros([3]))
+
+
+def test_network_step_continues_from_the_agents_state():
+    calls = []
+
+    def network(observ, length, state=None):
+        calls.append(state)
+        offset = 0 if state is None else state[:, None]
+        return observ[:, :, 0] + offset, length
+
+    with tf.Graph().as_default():
+        last_state = tf.Variable([10.0, 20.0, 30.0])
+        observ = tf.constant([[1.0], [2.0]])
+        stateful = utility.network_step(
+            network, '/cpu:0', observ, last_state, tf.constant([2, 0]))
+        stateless = utility.network_step(
+            network, '/cpu:0', observ, None, tf.constant([2, 0]))
+        result = _run((stateful, stateless))
+    assert calls[1] is None
+    np.testing.assert_array_equal(result[0][0], [[31.0], [12.0]])
+    np.testing.assert_array_equal(result[0][1], [1, 1])
+    np.testing.assert_array_equal(result[1][0], [[1.0], [2.0]])
