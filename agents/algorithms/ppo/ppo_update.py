@@ -184,8 +184,8 @@ class UpdateMixin:
         loss, gradients, variables, statistics = self._step_gradients(
             sequence, length)
         finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(
-            gradient.values if isinstance(gradient, tf.IndexedSlices)
-            else gradient)) for gradient in (loss,) + gradients])
+            value.values if isinstance(value, tf.IndexedSlices) else value))
+            for value in (loss,) + gradients])
 
         def _apply():
             optimize = self._optimizer.apply_gradients(
