@@ -5,8 +5,11 @@ from agents.parts.distributions import Categorical
 from agents.parts.distributions import DiagonalGaussian
 from agents.parts.episode_memory import EpisodeMemory
 from agents.parts.iterate_sequences import iterate_sequences
+from agents.parts.iterate_sequences import plan_sequences
+from agents.parts.iterate_sequences import SequencePlan
 from agents.parts.streaming_normalize import StreamingNormalize
 
 __all__ = [
     'Categorical', 'DiagonalGaussian', 'distributions', 'EpisodeMemory',
-    'iterate_sequences', 'StreamingNormalize']
+    'iterate_sequences', 'plan_sequences', 'SequencePlan',
+    'StreamingNormalize']

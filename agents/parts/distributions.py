@@ -76,8 +76,7 @@ class DiagonalGaussian:
                 noise = tf.random.normal(
                     tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
             else:
-                noise = tf.random.stateless_normal(
-                    tf.shape(self._mean), seed=key, dtype=self._mean.dtype)
+                noise = _keyed_normal(self._mean, key)
             return tf.identity(
                 self._mean + tf.exp(self._logstd) * noise, name='sample')
 
@@ -193,10 +192,7 @@ class Categorical:
         """Draw one class index per batch element.
 
         Args:
-            seed: Optional operation seed.
-            key: Optional int64 tensor `[2]`; draws from a stateless random
-                op keyed by it instead (the same key, the same sample), as
-                compiled loops need.
+            seed, key: As for `DiagonalGaussian.sample`.
 
         Returns:
             Integer tensor of shape `batch_shape`.
@@ -208,8 +204,8 @@ class Categorical:
                 flat_sample = tf.random.categorical(
                     flat_logits, 1, dtype=self._dtype, seed=seed)
             else:
-                flat_sample = tf.random.stateless_categorical(
-                    flat_logits, 1, seed=key, dtype=self._dtype)
+                flat_sample = _keyed_categorical(
+                    flat_logits, key, self._dtype)
             return tf.reshape(
                 flat_sample, tf.shape(self._logits)[:-1], name='sample')
 
@@ -290,3 +286,46 @@ def _with_last_axis(value, requirement):
     if value.shape.ndims is not None and value.shape.ndims < 1:
         raise ValueError(f'{requirement}, got shape {value.shape}')
     return value
+
+
+def _keyed_normal(like, key):
+    """Standard normal noise shaped like `like`, keyed by `key`.
+
+    The numbers always come from the XLA version of the stateless op
+    (inlined into compiled code, one small compiled call elsewhere): XLA's
+    and TensorFlow's kernels draw other numbers for the same key, and the
+    compiled and the one-step paths must sample alike.
+    """
+    key = tf.cast(key, tf.int64)
+    if like.shape.is_fully_defined():
+        return _compiled_normal(key, like.shape.as_list(), like.dtype)
+    return tf.random.stateless_normal(
+        tf.shape(like), seed=key, dtype=like.dtype, alg='philox')
+
+
+def _keyed_categorical(logits, key, dtype):
+    """One class per row of `logits`, keyed by `key` (see `_keyed_normal`).
+
+    Draws by the Gumbel-max trick, the argmax of the logits plus Gumbel
+    noise, as XLA has no kernel of the stateless multinomial op.
+
+    Returns:
+        Tensor `[rows, 1]` of `dtype`.
+    """
+    return _compiled_categorical(logits, tf.cast(key, tf.int64), dtype)
+
+
+_compiled_normal = tf.function(
+    lambda key, shape, dtype: tf.random.stateless_normal(
+        shape, seed=key, dtype=dtype, alg='philox'),
+    jit_compile=True)
+
+
+def _gumbel_max(logits, key, dtype):
+    uniform = tf.random.stateless_uniform(
+        tf.shape(logits), seed=key, minval=1e-20, maxval=1.0, alg='philox')
+    gumbel = -tf.math.log(-tf.math.log(uniform))
+    return tf.argmax(logits + gumbel, axis=-1, output_type=dtype)[:, None]
+
+
+_compiled_categorical = tf.function(_gumbel_max, jit_compile=True)

@@ -69,6 +69,12 @@ class EpisodeMemory:
         return self._capacity
 
     @property
+    def variables(self):
+        """Tuple of the buffer variables, flat in the template's order, and
+        the variable of the rows' lengths."""
+        return tuple(self._buffers), self._length
+
+    @property
     def max_length(self):
         """Maximum number of steps per row."""
         return self._max_length

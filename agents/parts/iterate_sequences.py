@@ -1,6 +1,27 @@
 """Shuffled mini-batches of padded sequences over several epochs, in-graph."""
 
+import collections
+
 import tensorflow.compat.v1 as tf
+
+
+class SequencePlan(collections.namedtuple(
+        'SequencePlan', 'items, length, batch_indices, num_batches')):
+    """The items and mini-batches of `plan_sequences`, in static shapes.
+
+    Attributes:
+        items: Structure like the sequences of tensors
+            `[num_items + 1, steps, ...]`, where `steps` is the chunk length
+            or the maximum length; the last item is empty (all padding).
+        length: Int32 tensor `[num_items + 1]` of the items' lengths.
+        batch_indices: Int32 tensor `[max_batches, batch_size]` of item
+            indices, `max_batches = num_epochs * ceil(num_items /
+            batch_size)`; its first `num_batches` rows are the mini-batches
+            in order, the rest hold the index of the empty item only.
+        num_batches: Int32 scalar tensor, the number of real mini-batches.
+    """
+
+    __slots__ = ()
 
 
 def iterate_sequences(
@@ -50,13 +71,64 @@ def iterate_sequences(
         ValueError: When an argument is not positive or the sequences lack
             static batch and time dimensions.
     """
+    with tf.name_scope('iterate_sequences'):
+        plan = plan_sequences(
+            sequences, length, chunk_length, batch_size, num_epochs,
+            padding_value)
+        flat_items = tf.nest.flatten(plan.items)
+        batch_indices = plan.batch_indices[:plan.num_batches]
+
+        def _consume(unused_output, indices):
+            batch = tf.nest.pack_sequence_as(sequences, [
+                tf.gather(items, indices) for items in flat_items])
+            batch_length = tf.gather(plan.length, indices)
+            return consumer_fn(batch, batch_length)
+
+        return tf.scan(
+            _consume, batch_indices, output_template, parallel_iterations=1,
+            name='consume')
+
+
+def plan_sequences(
+        sequences, length, chunk_length=None, batch_size=None, num_epochs=1,
+        padding_value=0):
+    """The padded items and shuffled mini-batches of `iterate_sequences`.
+
+    The same items and mini-batches that `iterate_sequences` hands to its
+    consumer, with every shape static: the indices of the mini-batches fill
+    a `[max_batches, batch_size]` tensor whose first `num_batches` rows are
+    used. Compiled code (XLA) that loops over the mini-batches then sees no
+    shape that depends on the lengths, and the random shuffle stays outside
+    of it.
+
+    Args:
+        sequences: Nested tuple, list, namedtuple or dict of tensors of shape
+            `[num_sequences, max_length, ...]` with statically known first
+            two dimensions.
+        length: Integer tensor `[num_sequences]` of valid lengths, or None
+            when all sequences are full.
+        chunk_length: Optional number of steps per chunk.
+        batch_size: Number of items per mini-batch; all items of an epoch in
+            one mini-batch when None.
+        num_epochs: Number of passes over the items.
+        padding_value: Value of the steps past the length of an item, cast to
+            the dtype of each sequence tensor.
+
+    Returns:
+        `SequencePlan` of the items, their lengths, the padded mini-batch
+        indices and the number of real mini-batches.
+
+    Raises:
+        ValueError: When an argument is not positive or the sequences lack
+            static batch and time dimensions.
+    """
     for name, value in (('chunk_length', chunk_length),
                         ('batch_size', batch_size)):
         if value is not None and value < 1:
             raise ValueError(f'{name} must be positive or None, got {value}')
     if num_epochs < 1:
         raise ValueError(f'num_epochs must be positive, got {num_epochs}')
-    with tf.name_scope('iterate_sequences'):
+    with tf.name_scope('plan_sequences'):
         flat_sequences = [
             tf.convert_to_tensor(sequence)
             for sequence in tf.nest.flatten(sequences)]
@@ -77,18 +149,11 @@ def iterate_sequences(
         batch_size = int(batch_size or num_items)
         flat_items, item_length = _append_empty_item(
             flat_items, item_length, padding_value)
-        batch_indices = _define_batch_indices(
+        batch_indices, num_batches = _define_batch_indices(
             item_length[:num_items], batch_size, num_epochs)
-
-        def _consume(unused_output, indices):
-            batch = tf.nest.pack_sequence_as(sequences, [
-                tf.gather(items, indices) for items in flat_items])
-            batch_length = tf.gather(item_length, indices)
-            return consumer_fn(batch, batch_length)
-
-        return tf.scan(
-            _consume, batch_indices, output_template, parallel_iterations=1,
-            name='consume')
+        return SequencePlan(
+            tf.nest.pack_sequence_as(sequences, flat_items), item_length,
+            batch_indices, num_batches)
 
 
 def _static_sizes(flat_sequences):
@@ -162,10 +227,15 @@ def _append_empty_item(flat_items, item_length, padding_value):
 
 
 def _define_batch_indices(item_length, batch_size, num_epochs):
-    """Item indices of all mini-batches, [num_batches, batch_size].
+    """Item indices of all mini-batches in a static shape.
 
     Index `len(item_length)` stands for the empty item that fills the last
-    mini-batch of each epoch.
+    mini-batch of each epoch and the rows past the real mini-batches.
+
+    Returns:
+        Tuple of the int32 indices `[max_batches, batch_size]`, whose first
+        rows are the mini-batches of every epoch in order, and the int32
+        scalar number of those rows.
     """
     num_items = tf.compat.dimension_value(item_length.shape[0])
     empty_index = num_items
@@ -182,7 +252,17 @@ def _define_batch_indices(item_length, batch_size, num_epochs):
         constant_values=empty_index)
     position = tf.range(capacity)[None, :]
     order = tf.where_v2(position < num_filled, order, empty_index)
-    epoch_batches = tf.reshape(
-        order, [num_epochs, capacity // batch_size, batch_size])
-    epoch_batches = epoch_batches[:, :num_batches]
-    return tf.reshape(epoch_batches, [-1, batch_size], name='batch_indices')
+    per_epoch = capacity // batch_size
+    max_batches = num_epochs * per_epoch
+    epoch_batches = tf.reshape(order, [max_batches, batch_size])
+    # Row `epoch * num_batches + batch` of the result is the batch of that
+    # epoch, the row `epoch * per_epoch + batch` of `epoch_batches`.
+    row = tf.range(max_batches)
+    total_batches = num_epochs * num_batches
+    divisor = tf.maximum(num_batches, 1)
+    source = tf.minimum(
+        row // divisor * per_epoch + row % divisor, max_batches - 1)
+    batch_indices = tf.where_v2(
+        (row < total_batches)[:, None], tf.gather(epoch_batches, source),
+        empty_index, name='batch_indices')
+    return batch_indices, tf.identity(total_batches, name='num_batches')

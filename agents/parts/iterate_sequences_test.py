@@ -7,6 +7,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents.parts.iterate_sequences import iterate_sequences
+from agents.parts.iterate_sequences import plan_sequences
 
 Step = collections.namedtuple('Step', 'observ, action')
 
@@ -214,3 +215,69 @@ def test_invalid_arguments():
         with pytest.raises(ValueError, match='batch and time dimensions'):
             iterate_sequences(
                 consumer_fn, 0.0, tf.zeros([3]), None)
+
+
+def _run_plan(sequences, length, **kwargs):
+    """The evaluated plan and the static shape of its batch indices."""
+    with tf.Graph().as_default():
+        plan = plan_sequences(sequences, length, **kwargs)
+        shape = plan.batch_indices.shape.as_list()
+        with tf.Session() as sess:
+            return sess.run(plan), shape
+
+
+def test_plan_pads_the_batches_to_a_static_shape():
+    """One item with steps: one real batch an epoch, then empty rows."""
+    plan, shape = _run_plan(
+        np.ones([3, 4], np.float32), [0, 4, 0], batch_size=2, num_epochs=3)
+    # Three items fill two batches an epoch; one holds steps.
+    assert shape == [6, 2]
+    assert plan.num_batches == 3
+    np.testing.assert_array_equal(plan.batch_indices, [
+        [1, 3], [1, 3], [1, 3], [3, 3], [3, 3], [3, 3]])
+    np.testing.assert_array_equal(plan.length, [0, 4, 0, 0])
+    np.testing.assert_array_equal(plan.items, [
+        [0, 0, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]])
+
+
+def test_plan_of_chunks_shuffles_within_each_epoch():
+    """Chunks of two steps: each real row holds every chunk with steps."""
+    sequences = {'x': np.arange(10, dtype=np.int32).reshape(2, 5)}
+    plan, shape = _run_plan(
+        sequences, [5, 0], chunk_length=2, batch_size=4, num_epochs=2,
+        padding_value=-1)
+    # Six chunks (three of each sequence) make two batches an epoch, but
+    # the three chunks with steps fill only one.
+    assert shape == [4, 4]
+    assert plan.num_batches == 2
+    np.testing.assert_array_equal(plan.length, [2, 2, 1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(plan.items['x'], [
+        [0, 1], [2, 3], [4, -1], [-1, -1], [-1, -1], [-1, -1], [-1, -1]])
+    for row in plan.batch_indices[:2]:
+        assert sorted(row.tolist()) == [0, 1, 2, 6]
+        assert row[3] == 6
+    np.testing.assert_array_equal(plan.batch_indices[2:], np.full([2, 4], 6))
+
+
+def test_plan_rows_follow_the_epochs():
+    """Real rows hold epoch after epoch, each epoch every item once."""
+    plan, shape = _run_plan(
+        np.ones([5, 2], np.float32), [2, 1, 0, 2, 1], batch_size=2,
+        num_epochs=3)
+    # Five items: three batches an epoch at most; four items with steps
+    # fill two.
+    assert shape == [9, 2]
+    assert plan.num_batches == 6
+    for epoch in range(3):
+        rows = plan.batch_indices[2 * epoch:2 * epoch + 2]
+        assert sorted(rows.ravel().tolist()) == [0, 1, 3, 4]
+    np.testing.assert_array_equal(plan.batch_indices[6:], np.full([3, 2], 5))
+
+
+def test_plan_without_steps_has_no_batches():
+    """All lengths zero: no real row, every index the empty item's."""
+    plan, shape = _run_plan(
+        np.ones([3, 2], np.float32), [0, 0, 0], batch_size=2, num_epochs=2)
+    assert shape == [4, 2]
+    assert plan.num_batches == 0
+    np.testing.assert_array_equal(plan.batch_indices, np.full([4, 2], 3))

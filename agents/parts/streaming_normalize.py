@@ -1,5 +1,7 @@
 """Running normalization of tensors by their mean and standard deviation."""
 
+import collections
+
 import tensorflow.compat.v1 as tf
 
 
@@ -87,43 +89,14 @@ class StreamingNormalize:
             statistics.
         """
         with tf.name_scope(self._name + '/update') as scope:
-            value = tf.cast(value, tf.float32)
-            batch = tf.reshape(value, [-1] + self._shape.as_list())
-
-            def _define_batch_statistics():
-                batch_count = tf.shape(batch, out_type=tf.int64)[0]
-                # An empty batch has a zero mean and so changes nothing.
-                batch_mean = tf.math.divide_no_nan(
-                    tf.reduce_sum(batch, 0), tf.cast(batch_count, tf.float32))
-                batch_var_sum = tf.reduce_sum(
-                    tf.square(batch - batch_mean[None]), 0)
-                return batch_count, batch_mean, batch_var_sum
-
-            def _define_merge(batch_count, batch_mean, batch_var_sum):
-                old_count = tf.cast(self._count, tf.float32)
-                new_count = old_count + tf.cast(batch_count, tf.float32)
-                # Both counts are zero only for an empty first batch.
-                batch_weight = tf.math.divide_no_nan(
-                    tf.cast(batch_count, tf.float32), new_count)
-                delta = batch_mean - self._mean
-                new_mean = self._mean + delta * batch_weight
-                new_var_sum = (
-                    self._var_sum + batch_var_sum +
-                    tf.square(delta) * old_count * batch_weight)
-                return new_mean, new_var_sum
-
-            batch_count, batch_mean, batch_var_sum = (
-                _define_batch_statistics())
-            new_mean, new_var_sum = _define_merge(
-                batch_count, batch_mean, batch_var_sum)
+            batch = tf.reshape(
+                tf.cast(value, tf.float32), [-1] + self._shape.as_list())
+            new = self.merged(self.read(), batch)
             # Compute the new values from the old ones before assigning any.
-            with tf.control_dependencies([new_mean, new_var_sum]):
-                assigns = [
-                    self._mean.assign(new_mean),
-                    self._var_sum.assign(new_var_sum),
-                    self._count.assign_add(batch_count)]
-            with tf.control_dependencies(assigns):
-                batch_mean = tf.identity(batch_mean)
+            with tf.control_dependencies(list(new)):
+                assign = self.assign(new)
+            with tf.control_dependencies([assign]):
+                batch_mean = tf.identity(_batch_mean(batch))
                 if log is True:
                     return self._summary('value', batch_mean)
 
@@ -138,22 +111,74 @@ class StreamingNormalize:
                     tf.convert_to_tensor(log), _summary,
                     lambda: tf.constant(''))
 
-    def transform(self, value):
-        """Center, scale and clip values by the current statistics.
+    def read(self):
+        """The current statistics, as `Statistics` of tensors.
+
+        With `merged`, `transform(value, statistics)` and `assign`, the
+        statistics can be carried through a compiled loop as tensors.
+        """
+        return Statistics(
+            self._count.read_value(), self._mean.read_value(),
+            self._var_sum.read_value())
+
+    def merged(self, statistics, value):
+        """The statistics after a batch of values, as a pure function.
+
+        Merges with the parallel form of Welford's algorithm; `update` is
+        this merge written to the variables.
 
         Args:
+            statistics: `Statistics` of tensors, as `read` returns.
             value: Tensor of the template shape, with any number of leading
                 batch dimensions.
 
         Returns:
+            `Statistics` of tensors.
+        """
+        batch = tf.reshape(
+            tf.cast(value, tf.float32), [-1] + self._shape.as_list())
+        batch_count = tf.shape(batch, out_type=tf.int64)[0]
+        batch_mean = _batch_mean(batch)
+        batch_var_sum = tf.reduce_sum(tf.square(batch - batch_mean[None]), 0)
+        old_count = tf.cast(statistics.count, tf.float32)
+        new_count = old_count + tf.cast(batch_count, tf.float32)
+        # Both counts are zero only for an empty first batch.
+        batch_weight = tf.math.divide_no_nan(
+            tf.cast(batch_count, tf.float32), new_count)
+        delta = batch_mean - statistics.mean
+        return Statistics(
+            statistics.count + batch_count,
+            statistics.mean + delta * batch_weight,
+            statistics.var_sum + batch_var_sum +
+            tf.square(delta) * old_count * batch_weight)
+
+    def assign(self, statistics):
+        """Operation that sets the statistics, as `merged` returns them."""
+        return tf.group(
+            self._count.assign(statistics.count),
+            self._mean.assign(statistics.mean),
+            self._var_sum.assign(statistics.var_sum))
+
+    def transform(self, value, statistics=None):
+        """Center, scale and clip values by the statistics.
+
+        Args:
+            value: Tensor of the template shape, with any number of leading
+                batch dimensions.
+            statistics: `Statistics` of tensors to use; None uses the
+                current ones.
+
+        Returns:
             Float32 tensor of the shape of `value`.
         """
+        if statistics is None:
+            statistics = Statistics(self._count, self._mean, self._var_sum)
         with tf.name_scope(self._name + '/transform'):
             value = tf.cast(value, tf.float32)
             if self._center:
-                value = value - self._mean
+                value = value - statistics.mean
             if self._scale:
-                value = value / self._std()
+                value = value / _std(statistics)
             if self._clip:
                 value = tf.clip_by_value(value, -self._clip, self._clip)
             return tf.check_numerics(value, 'normalized value')
@@ -197,12 +222,7 @@ class StreamingNormalize:
 
     def _std(self):
         """Sample standard deviation, or ones before two values were seen."""
-        count = tf.cast(self._count, tf.float32)
-        variance = self._var_sum / tf.maximum(count - 1, 1)
-        # A small floor keeps constant dimensions from exploding when scaled.
-        std = tf.sqrt(variance + 1e-8)
-        return tf.where_v2(
-            self._count > 1, std, tf.ones_like(std), name='std')
+        return _std(Statistics(self._count, self._mean, self._var_sum))
 
     @staticmethod
     def _summary(name, tensor):
@@ -210,3 +230,24 @@ class StreamingNormalize:
         if tensor.shape.ndims == 0:
             return tf.summary.scalar(name, tensor)
         return tf.summary.histogram(name, tensor)
+
+
+# The statistics of a `StreamingNormalize`: the count of values, their mean
+# and their sum of squared deviations from it.
+Statistics = collections.namedtuple('Statistics', 'count, mean, var_sum')
+
+
+def _batch_mean(batch):
+    """Mean over the first axis; zero for an empty batch."""
+    count = tf.cast(tf.shape(batch)[0], tf.float32)
+    return tf.math.divide_no_nan(tf.reduce_sum(batch, 0), count)
+
+
+def _std(statistics):
+    """Sample standard deviation, or ones before two values were seen."""
+    count = tf.cast(statistics.count, tf.float32)
+    variance = statistics.var_sum / tf.maximum(count - 1, 1)
+    # A small floor keeps constant dimensions from exploding when scaled.
+    std = tf.sqrt(variance + 1e-8)
+    return tf.where_v2(
+        statistics.count > 1, std, tf.ones_like(std), name='std')

@@ -446,6 +446,7 @@ RULES = collections.OrderedDict([
     ('batch_size', _integer(1, optional=True)),
     ('chunk_length', _integer(1, optional=True)),
     ('max_gradient_norm', _number(0, above=True, optional=True)),
+    ('compile_update', _BOOL),
     # Losses.
     ('discount', _number(0, 1, expected='in [0, 1]')),
     ('gae_lambda', _number(0, 1, optional=True, expected='in [0, 1] or None')),

@@ -105,6 +105,7 @@ def _pendulum(**values):
     ('learning_rate', float('inf'),
      'learning_rate=inf must be a finite number > 0.'),
     ('use_gpu', 'yes', "use_gpu='yes' must be True or False."),
+    ('compile_update', 1, 'compile_update=1 must be True or False.'),
     ('policy_layers', (64, 0),
      'policy_layers=(64, 0) must be a list of positive integers, the sizes '
      'of the layers.'),

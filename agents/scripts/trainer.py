@@ -73,7 +73,8 @@ def define_loop(
         log_every=max(1, train_steps // 2),
         checkpoint_every=None,
         feed={graph.is_training: True},
-        caller_thread=caller_thread)
+        caller_thread=caller_thread,
+        run_steps=graph.get('run_steps'), made_steps=graph.get('made_steps'))
     loop.add_phase(
         'eval', graph.eval_done, graph.eval_score, graph.eval_summary,
         eval_steps,
@@ -121,10 +122,19 @@ def define_simulation(batch_env, eval_batch_env, config):
     separate = eval_batch_env is not None
     # Steps of a run of the evaluation phase; None: one batch step.
     eval_run_steps = None
-    # Training episodes go on across phases when evaluation has its own
-    # environments; the first step begins them, as every `done` starts true.
-    done, score, summary = tools.simulate(  # pylint: disable=not-callable
-        batch_env, algo, should_log, False if separate else force_reset)
+    # Steps of a training run at most and those it made; None: one batch
+    # step.
+    run_steps = made_steps = None
+    if separate and compiles_training(config, batch_env, algo):
+        done, score, summary, made_steps = _compiled_training(
+            algo, switches.step, config, len(batch_env))
+        run_steps = config.max_length * len(batch_env)
+    else:
+        # Training episodes go on across phases when evaluation has its own
+        # environments; the first step begins them, as every `done` starts
+        # true.
+        done, score, summary = tools.simulate(  # pylint: disable=not-callable
+            batch_env, algo, should_log, False if separate else force_reset)
     if separate:
         with tf.variable_scope('evaluation'):
             view = algo.evaluation_view(
@@ -146,7 +156,38 @@ def define_simulation(batch_env, eval_batch_env, config):
         switches, algo=algo, batch_env=batch_env, done=done, score=score,
         summary=summary, eval_batch_env=eval_batch_env, eval_done=eval_done,
         eval_score=eval_score, eval_summary=eval_summary,
-        eval_feed=eval_feed, eval_run_steps=eval_run_steps)
+        eval_feed=eval_feed, eval_run_steps=eval_run_steps,
+        run_steps=run_steps, made_steps=made_steps)
+
+
+def compiles_training(config, batch_env, algo):
+    """Whether training runs many steps per compiled call.
+
+    It does with `compile_rollout` where the environments are an in-graph
+    task and the algorithm can collect on it in a compiled loop (PPO with
+    a feed-forward network and whole episodes, see
+    `PPO.compiles_collection`).
+    """
+    compiles = getattr(algo, 'compiles_collection', None)
+    return bool(
+        config.compile_rollout and compiles is not None and
+        compiles(batch_env))
+
+
+def _compiled_training(algo, step, config, num_agents):
+    """Training runs of up to `max_length` batch steps in one compiled call.
+
+    Returns:
+      Tuple of the bool tensor of the agents whose episode ended in a run,
+      their last scores, the summary, and the environment steps the run
+      made (the most a run makes is `max_length * num_agents`).
+    """
+    train_steps, eval_steps = phase_steps(config)
+    in_phase = tf.math.floormod(
+        tf.cast(step, tf.int64), train_steps + eval_steps)
+    steps_left = (train_steps - in_phase) // num_agents
+    made, done, score, summary = algo.collect(config.max_length, steps_left)
+    return done, score, summary, made * num_agents
 
 
 def compiles_evaluation(config, eval_batch_env, view):

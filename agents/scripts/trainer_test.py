@@ -156,16 +156,17 @@ def _graph_config(name, **overrides):
                       network=networks.recurrent_gaussian)),
     ('cartpole', dict(steps=2000, eval_episodes=3)),
 ])
-def test_compiled_evaluation_scores_as_the_one_step_path(name, overrides):
-    """On in-graph tasks an evaluation runs as one compiled call of all its
-    steps; it scores the first episodes as one session call per step does,
-    to float tolerance (XLA rounds some functions otherwise)."""
+def test_compiled_runs_score_as_the_one_step_path(name, overrides):
+    """On in-graph tasks, training runs many steps and an evaluation all its
+    steps in one compiled call; they score as one session call per step
+    does, to float tolerance: XLA rounds some functions otherwise, which
+    the updates carry on (`ppo_collect_test` compares step by step)."""
     scores = {}
     for compiled in (True, False):
         config = _graph_config(name, compile_rollout=compiled, **overrides)
         scores[compiled] = list(train.train(config, 'graph'))
     assert len(scores[True]) == len(scores[False]) >= 1
-    np.testing.assert_allclose(scores[True], scores[False], rtol=1e-4)
+    np.testing.assert_allclose(scores[True], scores[False], rtol=1e-2)
 
 
 def test_compiled_stochastic_evaluation_repeats_with_the_seed():

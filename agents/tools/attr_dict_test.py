@@ -1,6 +1,7 @@
 """Tests for the AttrDict configuration dictionary."""
 
 import copy
+import operator
 import pickle
 
 import pytest
@@ -50,7 +51,7 @@ def test_immutable_create():
     assert empty.locked
     _assert_refused(lambda: setattr(empty, 'foo', 42), "set key 'foo'")
     _assert_refused(
-            lambda: empty.__setitem__('foo', 42), "set key 'foo'")
+            lambda: operator.setitem(empty, 'foo', 42), "set key 'foo'")
     with pytest.raises(RuntimeError):
         empty.update(foo=42)
     with pytest.raises(RuntimeError):
@@ -120,7 +121,7 @@ def test_locked_dict_rejects_every_edit():
     config.lock()
     assert config.locked
     _assert_refused(lambda: setattr(config, 'a', 5), "set key 'a'")
-    _assert_refused(lambda: config.__setitem__('a', 5), "set key 'a'")
+    _assert_refused(lambda: operator.setitem(config, 'a', 5), "set key 'a'")
     _assert_refused(lambda: delattr(config, 'b'), "delete key 'b'")
     _assert_refused(
             lambda: config.update(a=3, c=4), "update keys 'a', 'c'")

@@ -112,7 +112,7 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             observ=observ, done=tf.ones([size], tf.bool), action=action,
             reward=zeros, truncated=flags, policy_state=policy_state,
             score=zeros, first_done=flags, first_score=zeros,
-            bad=_no_failure(observ, action))
+            bad=no_failure(observ, action))
 
         def _running(carry):
             return tf.logical_and(
@@ -145,7 +145,7 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
                 score=score,
                 first_done=tf.logical_or(carry.first_done, done),
                 first_score=tf.where(ended_first, score, carry.first_score),
-                bad=_first_failure(carry.bad, action, observ, reward))
+                bad=first_failure(carry.bad, action, observ, reward))
 
         carry = tf.while_loop(
             _running, lambda carry: [_step(carry)], [carry],
@@ -159,14 +159,7 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
         carry = tf.function(_rollout, jit_compile=True, autograph=False)(
             batch_env.seed.read_value(), batch_env.counter.read_value(),
             batch_env.state.read_value(), batch_env.steps.read_value())
-        # In the order of the one-step path's checks: actions first.
-        checks = []
-        for name in ('action', 'observ', 'reward'):
-            value = getattr(carry.bad, name)
-            if value.dtype.is_floating:
-                with tf.control_dependencies(checks):
-                    checks = [tf.debugging.check_numerics(value, name)]
-        with tf.control_dependencies(checks):
+        with tf.control_dependencies(failure_checks(carry.bad)):
             writes = [
                 batch_env.state.assign(carry.state),
                 batch_env.steps.assign(carry.steps),
@@ -189,16 +182,38 @@ def _none_if_empty(state):
     return state
 
 
-def _no_failure(observ, action):
-    """The failure record of a rollout that has not failed."""
-    return _Failure(
+def no_failure(observ, action):
+    """The `Failure` record of a loop that has not failed.
+
+    A compiled loop carries the record from step to step (`first_failure`)
+    and stops where it failed; outside the compiled call, `failure_checks`
+    fail the session run as the one-step path's checks would.
+
+    Args:
+        observ: Tensor of a batch of observations, for the shape.
+        action: Tensor of a batch of actions, for the shape.
+
+    Returns:
+        `Failure` of zeros, not failed.
+    """
+    return Failure(
         failed=tf.constant(False), action=tf.zeros_like(action),
         observ=tf.zeros_like(observ),
         reward=tf.zeros([observ.shape[0]], tf.float32))
 
 
-def _first_failure(failure, action, observ, reward):
-    """Keep the values of the first step that was not finite."""
+def first_failure(failure, action, observ, reward):
+    """The record after a step: the values of the first step not finite.
+
+    Args:
+        failure: `Failure` before the step.
+        action: The step's actions (checked where floating point).
+        observ: The step's observations.
+        reward: The step's rewards.
+
+    Returns:
+        `Failure`.
+    """
     finite = tf.reduce_all(tf.math.is_finite(observ))
     finite = tf.logical_and(finite, tf.reduce_all(tf.math.is_finite(reward)))
     if action.dtype.is_floating:
@@ -206,11 +221,32 @@ def _first_failure(failure, action, observ, reward):
             finite, tf.reduce_all(tf.math.is_finite(action)))
     fails = tf.logical_and(tf.logical_not(finite), tf.logical_not(
         failure.failed))
-    return _Failure(
+    return Failure(
         failed=tf.logical_or(failure.failed, fails),
         action=tf.where(fails, action, failure.action),
         observ=tf.where(fails, observ, failure.observ),
         reward=tf.where(fails, reward, failure.reward))
+
+
+def failure_checks(failure):
+    """Checks that fail as the one-step path does where a step failed.
+
+    In the order of the one-step path's checks, actions first: for example
+    `action : Tensor had NaN values`.
+
+    Args:
+        failure: `Failure` after a compiled loop.
+
+    Returns:
+        List of the last check's tensor; run after the earlier ones.
+    """
+    checks = []
+    for name in ('action', 'observ', 'reward'):
+        value = getattr(failure, name)
+        if value.dtype.is_floating:
+            with tf.control_dependencies(checks):
+                checks = [tf.debugging.check_numerics(value, name)]
+    return checks
 
 
 def _where_nested(condition, new, old):
@@ -226,5 +262,6 @@ _Carry = collections.namedtuple('_Carry', (
     'index, counter, state, steps, observ, done, action, reward, truncated, '
     'policy_state, score, first_done, first_score, bad'))
 
-# Whether a step was not finite, and its actions, observations and rewards.
-_Failure = collections.namedtuple('_Failure', 'failed, action, observ, reward')
+# Whether a step of a compiled loop was not finite, and the actions,
+# observations and rewards of the first such step.
+Failure = collections.namedtuple('Failure', 'failed, action, observ, reward')

@@ -34,7 +34,8 @@ from agents.tools import message_frames
 from agents.tools import worker_errors
 from agents.tools import worker_process
 
-_DEFAULT_TIMEOUT = 600.0
+# Seconds a worker may take to answer, unless told otherwise.
+DEFAULT_TIMEOUT = 600.0
 MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
@@ -127,7 +128,7 @@ class ExternalProcess(gym.Env):
                 f'Unknown start method {start_method!r}; expected one of '
                 f'{methods}.')
         if timeout is None:
-            timeout = _DEFAULT_TIMEOUT
+            timeout = DEFAULT_TIMEOUT
         if math.isnan(timeout) or timeout <= 0:
             raise ValueError(
                 f'timeout must be a positive number of seconds, got '

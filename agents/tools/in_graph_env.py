@@ -16,10 +16,10 @@ class InGraphEnvBase:
 
     Subclasses create the variables `_observ`, `_action`, `_reward`, `_done`
     and `_truncated` (with `_define_variables`, or their own), and name the
-    object they wrap in `_wrapped`, whose
-    spaces they expose and whose public attributes the subclass does not
-    define are read from it. In a batch, each variable holds the values of
-    every environment along its first axis.
+    object they wrap in `_wrapped`, whose spaces they expose and whose public
+    attributes the subclass does not define are read from it. In a batch,
+    each variable holds the values of every environment along its first
+    axis.
     """
 
     @property
@@ -122,13 +122,12 @@ class InGraphEnvBase:
         """
         observ = _check_numerics(observ, 'observ')
         reward = tf.debugging.check_numerics(reward, 'reward')
+        pairs = [(self._observ, observ), (self._reward, reward)] + assignments
         # Assign nothing unless every check passed, so that the variables
         # keep a consistent step.
         with tf.control_dependencies([observ, reward]):
-            return tf.group(
-                    *[variable.assign(value) for variable, value in [
-                        (self._observ, observ), (self._reward, reward)]
-                      + assignments])
+            return tf.group(*[
+                    variable.assign(value) for variable, value in pairs])
 
 
 class InGraphEnv(InGraphEnvBase):

@@ -20,7 +20,7 @@ from agents.tools import temporary_scope
 _Phase = collections.namedtuple(
         'Phase',
         'name, summary_dir, tensors, mean_score, batch, steps, feed, '
-        'report_every, log_every, checkpoint_every, caller_thread')
+        'report_every, log_every, checkpoint_every, caller_thread, made')
 
 _logger = logging.getLogger('agents')
 _Callable = session_callable.SessionCallable
@@ -115,7 +115,7 @@ class Loop:
     def add_phase(
             self, name, done, score, summary, steps, report_every=None,
             log_every=None, checkpoint_every=None, feed=None,
-            caller_thread=False, run_steps=None):
+            caller_thread=False, run_steps=None, made_steps=None):
         """Add a phase to the end of the schedule.
 
         Args:
@@ -147,6 +147,10 @@ class Loop:
             run_steps: Environment steps that one run of the phase makes,
                 for runs of many steps each (see `tools.compiled_rollout`);
                 None counts one step of each environment of `done`.
+            made_steps: Integer tensor of the environment steps that a run
+                made, for runs that may stop before `run_steps` (at most
+                that many); the global step advances by it. Intervals fire
+                on the run whose `run_steps` would reach them.
 
         Raises:
             ValueError: When the name is empty or taken, the steps or
@@ -185,7 +189,7 @@ class Loop:
                 name, summary_dir, (done, score, summary), mean_score, batch,
                 steps,
                 _by_reference(feed or {}), report_every, log_every,
-                checkpoint_every, bool(caller_thread)))
+                checkpoint_every, bool(caller_thread), made_steps))
 
     def run(self, sess, saver, max_step=None, stop=None):
         """Run the phases in turn, yielding the mean score at each report.
@@ -329,11 +333,12 @@ class Loop:
             return [outputs] * len(phases), [switches] * len(phases)
         ops, next_switches = [], []
         for index, phase in enumerate(phases):
+            made = phase.batch if phase.made is None else phase.made
             with tf.name_scope(f'loop_{index}'):
                 ops.append(self._define_step(
-                    *phase.tensors, phase.batch, [phase.mean_score]))
+                    *phase.tensors, made, [phase.mean_score]))
                 next_switches.append(
-                    self._define_next_switches(ops[-1][3], phase.batch))
+                    self._define_next_switches(ops[-1][3], made))
         return ops, next_switches
 
     def _can_share(self):
@@ -351,6 +356,7 @@ class Loop:
             all(mine is theirs
                 for mine, theirs in zip(phase.tensors, first.tensors))
             and phase.batch == first.batch
+            and phase.made is None and first.made is None
             and phase.caller_thread == first.caller_thread
             and placeholders(phase) == placeholders(first)
             for phase in self._phases[1:])
@@ -363,7 +369,7 @@ class Loop:
             done: Bool tensor of the episodes that ended in the run.
             score: Float tensor of the episodes' scores.
             summary: String tensor of the run's summary.
-            batch: Environment steps of a run.
+            batch: Environment steps of a run, an int or integer tensor.
             mean_scores: The `StreamingMean` of each phase that runs the
                 outputs; one phase's alone where `index` is None.
             index: None, or int32 tensor of the phase of the run, whose mean
@@ -413,12 +419,13 @@ class Loop:
         Args:
             end_step: The global step once a run has computed everything
                 else (the last output of `_define_step`).
-            batch: Environment steps of that run.
+            batch: Environment steps of that run, an int or integer tensor.
         """
         with tf.name_scope('next_switches'):
             # Data dependent on the end of the run, see `_define_step`.
             next_step = tf.cast(end_step, tf.int64)
-            current = _locate(next_step - batch, self._phases)
+            current = _locate(
+                next_step - tf.cast(batch, tf.int64), self._phases)
             following = _locate(next_step, self._phases)
             first_run = tf.logical_or(
                 tf.not_equal(current.epoch, following.epoch),

@@ -124,7 +124,7 @@ class _ActorWorker:
     def __init__(self, actor_class, payload, start, stop, timeout):
         ray = import_ray()
         if timeout is None:
-            timeout = external_process._DEFAULT_TIMEOUT
+            timeout = external_process.DEFAULT_TIMEOUT
         self._timeout = float(timeout)
         self._name = f'slice of environments {start} to {stop - 1}'
         self._pid = None

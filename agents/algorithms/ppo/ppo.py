@@ -5,16 +5,17 @@ quadratic cutoff (arXiv:1707.06347), trained on whole episodes collected by a
 batch of agents, as in the 2017 TensorFlow Agents paper (arXiv:1709.02878).
 """
 
-import collections
 import functools
 
 import gymnasium as gym
+import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents import parts
 from agents import tools
 from agents.algorithms.ppo import evaluation_view
 from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import ppo_collect
 from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import utility
 
@@ -22,11 +23,9 @@ from agents.algorithms.ppo import utility
 # The values of `reward_normalization`.
 REWARD_NORMALIZATIONS = ('reward', 'return', None)
 
-_Transition = collections.namedtuple(
-    'Transition', 'observ, action, policy_params, reward, bootstrap')
 
 
-class PPO(ppo_update.UpdateMixin):
+class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
     """BatchPPO: collects episodes of all agents and trains in the graph.
 
     Episodes are stored per agent while they run. When an episode ends it
@@ -72,6 +71,10 @@ class PPO(ppo_update.UpdateMixin):
                 f'PPO supports Box and Discrete action spaces, got {space!r}.')
         self._discrete = isinstance(space, gym.spaces.Discrete)
         self._device = self._choose_device(config)
+        # The seed of the stateless random ops that sample actions, keyed by
+        # it and the global step: a seeded run repeats its actions, and the
+        # compiled collection (`collect`) samples as `perform` does.
+        self._sample_seed = _sample_seed(config.seed)
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5,
             name='normalize_observ')
@@ -104,7 +107,7 @@ class PPO(ppo_update.UpdateMixin):
                 tf.ones(self._num_agents, tf.int32))
         action = output.policy.mode()[:, 0]
         policy_params = losses.policy_params(output.policy)
-        template = _Transition(
+        template = ppo_collect.Transition(
             observ[0], action[0],
             tools.nested.map(lambda param: param[0, 0], policy_params),
             self._batch_env.reward[0], self._batch_env.reward[0])
@@ -240,7 +243,8 @@ class PPO(ppo_update.UpdateMixin):
                 agent_indices)
             # Sample while training to explore; act greedily in evaluation.
             action = tf.cond(
-                self._is_training, output.policy.sample, output.policy.mode)
+                self._is_training, lambda: self._sample(output.policy),
+                output.policy.mode)
             action = action[:, 0]
             summary = tf.cond(
                 self._should_log,
@@ -258,6 +262,21 @@ class PPO(ppo_update.UpdateMixin):
                     self._last_state, output.state, agent_indices))
             with tf.control_dependencies(remember):
                 return tf.identity(action), tf.identity(summary)
+
+    def _sample(self, policy):
+        """Sample actions, as the compiled collection does where it can run.
+
+        On a batch that `collect` can step, the samples come from stateless
+        random ops keyed by the sample seed and the global step, so that the
+        one-step path and the compiled one take the same actions; elsewhere
+        from TensorFlow's stateful random ops, seeded by the graph seed.
+        """
+        if not self.compiles_collection(self._batch_env):
+            return policy.sample()
+        key = tf.stack([
+            tf.constant(self._sample_seed, tf.int64),
+            tf.cast(self._step, tf.int64)])
+        return policy.sample(key=key)
 
     def _perform_summary(self, policy, action):
         summaries = [tf.summary.histogram('action', action)]
@@ -305,7 +324,7 @@ class PPO(ppo_update.UpdateMixin):
             norm_observ = self._observ_filter.transform(observ)
             # Normalizes the next observation too, so it must see the update.
             bootstrap = self._bootstrap_value(agent_indices, nextob, cut)
-        batch = _Transition(
+        batch = ppo_collect.Transition(
             norm_observ, action,
             utility.nested_gather(self._last_policy, agent_indices),
             reward, bootstrap)
@@ -464,3 +483,10 @@ class PPO(ppo_update.UpdateMixin):
                 should_train = tf.logical_or(
                     should_train, self._memory_steps >= int(update_steps))
             return tf.cond(should_train, self._training, str)
+
+
+def _sample_seed(seed):
+    """An int64 seed of action samples from the run's seed, or at random."""
+    entropy = None if seed is None else [int(seed), 0x5a3]
+    return int(np.random.SeedSequence(entropy).generate_state(
+        1, np.uint64)[0] >> np.uint64(1))

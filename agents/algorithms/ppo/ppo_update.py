@@ -1,9 +1,12 @@
 """The training phase of PPO: update epochs on the collected episodes."""
 
+import functools
+
 import tensorflow.compat.v1 as tf
 
 from agents import parts
 from agents import tools
+from agents.algorithms.ppo import compiled_update
 from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import utility
 
@@ -83,11 +86,19 @@ class UpdateMixin:
             sequences = (
                 observ, action, old_policy_params, value_target, advantage,
                 old_value)
-            template = {name: 0.0 for name in self._update_statistics()}
-            statistics = parts.iterate_sequences(
-                self._update_step, template, sequences, length,
-                self._config.chunk_length, self._config.batch_size,
-                self._config.update_epochs, padding_value=1)
+            names = self._update_statistics()
+            if self._config.compile_update:
+                plan = parts.plan_sequences(
+                    sequences, length, self._config.chunk_length,
+                    self._config.batch_size, self._config.update_epochs,
+                    padding_value=1)
+                statistics = self._compiled_update(plan)
+            else:
+                statistics = parts.iterate_sequences(
+                    self._update_step, {name: 0.0 for name in names},
+                    sequences, length, self._config.chunk_length,
+                    self._config.batch_size, self._config.update_epochs,
+                    padding_value=1)
 
             def _summary():
                 # Summaries cost more than the mini-batches' math, so the
@@ -109,6 +120,16 @@ class UpdateMixin:
             # The penalty's KL pass waits for this summary, so it must not
             # finish before the mini-batch steps.
             return _summary_after([statistics['loss']], log, _summary)
+
+    @functools.cached_property
+    def _compiled_update(self):
+        """The compiled mini-batch loop that every update calls.
+
+        The graph updates where episodes end and where rollouts are handed
+        over; one function for both is traced and compiled once.
+        """
+        return compiled_update.CompiledUpdate(
+            self._compiled_update_step, self._update_statistics())
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
@@ -133,6 +154,65 @@ class UpdateMixin:
           Dict of scalar statistics, see `_update_statistics`, available
           once the gradient step is applied.
         """
+        # Fail the update before a non-finite loss reaches the weights.
+        loss, gradients, variables, statistics = self._step_gradients(
+            sequence, length,
+            lambda loss: tf.debugging.check_numerics(loss, 'loss'))
+        # The gradients need not wait for the check of the loss.
+        with tf.control_dependencies([loss]):
+            optimize = self._optimizer.apply_gradients(
+                zip(gradients, variables))
+        with tf.control_dependencies([optimize]):
+            return {
+                name: tf.identity(value) for name, value in statistics.items()}
+
+    def _compiled_update_step(self, sequence, length):
+        """The step of `_update_step` for compiled code, without its check.
+
+        Compiled code (XLA) skips `tf.debugging.check_numerics`, so the step
+        applies its gradients only where they and the loss are finite.
+
+        Args:
+          sequence: Tuple of tensors as for `_update_step`.
+          length: Integer tensor [batch] of valid lengths.
+
+        Returns:
+          Tuple of the dict of scalar statistics (see `_update_statistics`)
+          and the boolean scalar whether the step was finite and applied,
+          both available after the gradient step.
+        """
+        loss, gradients, variables, statistics = self._step_gradients(
+            sequence, length)
+        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(
+            value.values if isinstance(value, tf.IndexedSlices) else value))
+            for value in (loss,) + gradients])
+
+        def _apply():
+            optimize = self._optimizer.apply_gradients(
+                zip(gradients, variables))
+            with tf.control_dependencies([optimize]):
+                return tf.identity(finite)
+
+        applied = tf.cond(finite, _apply, lambda: finite)
+        with tf.control_dependencies([applied]):
+            return {
+                name: tf.identity(value)
+                for name, value in statistics.items()}, tf.identity(applied)
+
+    def _step_gradients(self, sequence, length, check_loss=None):
+        """Loss, gradients and statistics of a step on a mini-batch.
+
+        Args:
+          sequence: Tuple of tensors as for `_update_step`.
+          length: Integer tensor [batch] of valid lengths.
+          check_loss: Optional function of the loss returning the loss that
+              the gradients are taken of, such as a check.
+
+        Returns:
+          Tuple of the loss, the tuple of gradients (clipped by
+          `max_gradient_norm`), the tuple of their variables, and the dict
+          of float32 scalar statistics (see `_update_statistics`).
+        """
         (observ, action, old_policy_params, value_target, advantage,
          old_value) = sequence
         network = self._network(observ, length)
@@ -144,9 +224,9 @@ class UpdateMixin:
         policy_loss, statistics = self._policy_loss(
             old_policy, network.policy, action, advantage, length)
         extra_loss = network.get('loss', 0.0)
-        # Fail the update before a non-finite loss reaches the weights.
-        loss = tf.debugging.check_numerics(
-            policy_loss + value_loss + tf.reduce_mean(extra_loss), 'loss')
+        loss = policy_loss + value_loss + tf.reduce_mean(extra_loss)
+        if check_loss:
+            loss = check_loss(loss)
         grad_vars = self._optimizer.compute_gradients(loss)
         grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
         gradients, variables = zip(*grad_vars)
@@ -155,10 +235,6 @@ class UpdateMixin:
         if max_norm:
             gradients, _ = tf.clip_by_global_norm(
                 gradients, max_norm, use_norm=gradient_norm)
-        # The gradients need not wait for the check of the loss.
-        with tf.control_dependencies([loss]):
-            optimize = self._optimizer.apply_gradients(
-                zip(gradients, variables))
         statistics.update(
             loss=loss, value_loss=value_loss, policy_loss=policy_loss,
             gradient_norm=gradient_norm)
@@ -166,10 +242,10 @@ class UpdateMixin:
             grad_vars, self._config.weight_summaries)
         statistics.update({
             f'gradient_norm_{group}': norm for group, norm in norms.items()})
-        with tf.control_dependencies([optimize]):
-            return {
-                name: tf.identity(tf.cast(statistics[name], tf.float32))
-                for name in self._update_statistics()}
+        statistics = {
+            name: tf.cast(statistics[name], tf.float32)
+            for name in self._update_statistics()}
+        return loss, tuple(gradients), variables, statistics
 
     def _policy_loss(self, old_policy, policy, action, advantage, length):
         """Surrogate objective with an adaptive KL penalty and a cutoff.

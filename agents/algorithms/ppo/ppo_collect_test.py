@@ -1,0 +1,110 @@
+"""Tests of PPO's compiled collection against the one-step path."""
+
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from agents import environments
+from agents import tools
+from agents.algorithms.ppo import ppo
+from agents.environments import in_graph_task
+from agents.scripts import configs
+from agents.scripts import networks
+
+_AGENTS = 4
+
+
+def _config(**overrides):
+    config = tools.AttrDict(configs.pendulum())
+    with config.unlocked:
+        config.update(
+            num_agents=_AGENTS, update_every=_AGENTS, max_length=10,
+            policy_layers=(8,), value_layers=(8,), update_epochs=2,
+            batch_size=2, steps=1000, seed=3)
+        config.update(overrides)
+    return config
+
+
+def _build(config, task, compiled, log=False):
+    """PPO on an in-graph task; the op of one run and its batch steps."""
+    batch = in_graph_task.InGraphTaskBatch(
+        task, _AGENTS, seed=11, max_length=config.max_length)
+    step = tf.train.get_or_create_global_step()
+    algo = ppo.PPO(
+        batch, step, tf.Variable(True, trainable=False),
+        tf.Variable(log, trainable=False), config)
+    if compiled:
+        made, done, score, summary = algo.collect(
+            config.max_length, tf.constant(1000))
+    else:
+        made = tf.constant(1)
+        done, score, summary = tools.simulate(  # pylint: disable=not-callable
+            batch, algo, log=log)
+    with tf.control_dependencies([done, score, summary]):
+        advance = step.assign_add(tf.cast(made * _AGENTS, tf.int64))
+    return algo, advance, summary
+
+
+def _state_after(config, task, compiled, batch_steps):
+    """The checkpointed variables and PPO's buffers after some steps."""
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        algo, advance, unused_summary = _build(config, task, compiled)
+        # pylint: disable=protected-access
+        watched = [
+            variable for variable in tf.global_variables()
+            if 'simulate_temporary' not in variable.name]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            made = []
+            while sum(made) < batch_steps:
+                made.append(sess.run(advance) // _AGENTS - sum(made))
+            updates = sess.run(algo._num_updates)
+            return made, updates, {
+                variable.name: value for variable, value in zip(
+                    watched, sess.run(watched))}
+
+
+@pytest.mark.parametrize('task, overrides, batch_steps', [
+    # Episodes of 10 steps, all ending together: an update every 10 steps.
+    (environments.Pendulum, {}, 30),
+    (environments.Pendulum, dict(reward_normalization='reward'), 30),
+    # Episodes that terminate at different steps; more end at once than
+    # the memory holds.
+    (environments.CartPole, dict(
+        max_length=40, network=networks.feed_forward_categorical,
+        update_every=3), 60),
+])
+def test_compiled_collection_equals_the_one_step_path(
+        task, overrides, batch_steps):
+    """The same seed gives the same episodes, normalizers, memory and
+    weights, to float tolerance (XLA rounds some functions otherwise), and
+    a compiled run stops where the memory filled to update."""
+    config = _config(**overrides)
+    made, updates, compiled = _state_after(config, task, True, batch_steps)
+    # The one-step path runs as many steps as the compiled runs made.
+    _, one_step_updates, expected = _state_after(
+        config, task, False, sum(made))
+    assert updates == one_step_updates >= 2
+    assert sorted(compiled) == sorted(expected)
+    for name, value in expected.items():
+        if np.asarray(value).dtype.kind == 'f':
+            np.testing.assert_allclose(
+                compiled[name], value, rtol=1e-3, atol=1e-4, err_msg=name)
+        else:
+            np.testing.assert_array_equal(compiled[name], value, name)
+    if task is environments.Pendulum:
+        # Runs of one episode each: the memory fills at its end.
+        assert made[:2] == [10, 10]
+
+
+def test_which_configs_compile():
+    with tf.Graph().as_default():
+        config = _config()
+        algo, _, _ = _build(config, environments.Pendulum, False)
+        assert algo.compiles_collection(algo._batch_env)  # pylint: disable=protected-access
+        assert not algo.compiles_collection(object())
+    with tf.Graph().as_default():
+        config = _config(rollout_length=5)
+        algo, _, _ = _build(config, environments.Pendulum, False)
+        assert not algo.compiles_collection(algo._batch_env)  # pylint: disable=protected-access
