@@ -137,18 +137,21 @@ def nan_loss_network(config, action_space, observations, length,
     return output.copy(loss=tf.constant(np.nan))
 
 
-def _tiny_config(**overrides):
-    """Pendulum configuration that trains 40 steps per phase in seconds."""
-    config = tools.AttrDict(configs.pendulum())
+def _tiny_config(name='pendulum', **overrides):
+    """A configuration of `configs` that trains 40 steps per phase in seconds.
+
+    Tiny networks, two agents and episodes of at most 20 steps, updated
+    every two episodes, seeded, writing nothing.
+    """
+    config = tools.AttrDict(getattr(configs, name)())
     with config.unlocked:
         config.update(
             policy_layers=(8,), value_layers=(8,), num_agents=2,
             update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
             batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0,
-            eval_every=None)
+            update_steps=None, eval_every=None)
         config.update(overrides)
     return config
-
 
 
 def _running(process):

@@ -1,5 +1,6 @@
 """Smoke tests that train every configuration briefly, and resume a run."""
 
+import functools
 import os
 import re
 import subprocess
@@ -11,29 +12,19 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from agents import tools
 from agents.scripts import config_io
 from agents.scripts import config_spec
-from agents.scripts import configs
 from agents.scripts import env_modes
 from agents.scripts import networks
 from agents.scripts import run_folder
 from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts.train_reliability_test import _main
+from agents.scripts.train_reliability_test import _tiny_config as _tiny
 
 
-def _tiny_config(name, **overrides):
-    """A configuration that trains for a few hundred steps in seconds."""
-    config = tools.AttrDict(getattr(configs, name)())
-    with config.unlocked:
-        config.update(
-            policy_layers=(8,), value_layers=(8,), num_agents=2,
-            update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
-            batch_size=2, chunk_length=10, steps=120, logdir=None, seed=0,
-            update_steps=None, eval_every=None)
-        config.update(overrides)
-    return config
+# A configuration that trains for a few hundred steps in seconds.
+_tiny_config = functools.partial(_tiny, steps=120)
 
 
 @pytest.mark.parametrize('name', train.config_names())

@@ -1,5 +1,6 @@
 """Tests of the compiled (XLA) update against the plain graph's."""
 
+import functools
 import re
 
 import numpy as np
@@ -13,6 +14,8 @@ from agents.scripts import configs
 from agents.scripts import networks
 from agents.scripts import train
 from agents.scripts import utility
+from agents.scripts.train_reliability_test import _tiny_config
+from agents.scripts.train_reliability_test import nan_loss_network
 
 # Four episodes of at most 12 steps, one of them empty.
 LENGTH = np.array([12, 7, 0, 10], np.int32)
@@ -48,25 +51,8 @@ def gradient_nan_network(config, action_space, observations, length,
     return output.copy(loss=tf.sqrt(zero))
 
 
-def nan_loss_network(config, action_space, observations, length,
-                     state=None):
-    """Gaussian network with an extra loss that is NaN."""
-    output = networks.feed_forward_gaussian(
-        config, action_space, observations, length, state)
-    return output.copy(loss=tf.constant(np.nan))
-
-
-def _tiny_training(**overrides):
-    """Pendulum training of 40 steps per phase, compiled update, seeded."""
-    config = tools.AttrDict(configs.pendulum())
-    with config.unlocked:
-        config.update(
-            policy_layers=(8,), value_layers=(8,), num_agents=2,
-            update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
-            batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0,
-            eval_every=None, compile_update=True)
-        config.update(overrides)
-    return config
+# Pendulum training of 40 steps per phase, compiled update, seeded.
+_tiny_training = functools.partial(_tiny_config, compile_update=True)
 
 
 def _data(discrete, seed=0):
