@@ -386,10 +386,9 @@ def _train_run(config, env_mode, record, progress):
             # environments' Python must not run here, or the interrupt
             # lands inside a step instead of between steps.
             config.caller_thread = False
-        # The defaults of the keys that a config function or an older
-        # config.yaml leaves out, as training fills them in.
-        config = config_spec.with_defaults(config)
-        if config.seed is not None:
+        # The default where the config leaves the seed out; training itself
+        # completes the config, after checking its required keys.
+        if config_spec.with_defaults(config).seed is not None:
             # Process-wide, as in train.py; each run has its own worker.
             tf.config.experimental.enable_op_determinism()
         for _ in trainer.train(config, env_mode, on_report=on_report):

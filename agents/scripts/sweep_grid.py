@@ -100,10 +100,11 @@ def build_config(run, run_dir, cpus_per_run=1):
     # Checked against the config's keys and types as train.py's --set.
     config_io.apply_overrides(
         config, [f'{key}={text}' for key, text in run.setting])
-    config = config_spec.with_defaults(config)
     with config.unlocked:
         config.seed = run.seed
-        if config.session_threads is None:
+        # Training completes the config later, after checking its required
+        # keys; the default stands in where it leaves this one out.
+        if config_spec.with_defaults(config).session_threads is None:
             config.session_threads = max(1, int(cpus_per_run))
         config.logdir = run_dir
     return config

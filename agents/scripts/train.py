@@ -109,12 +109,14 @@ def main(argv):
         config_spec.check_seed(FLAGS.seed, '--seed')
         config, run_dir, timestamp = run_folder.prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp, FLAGS.set)
-        config = config_spec.with_defaults(config)
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
-        config_spec.check_seed(config.seed, 'Config seed')
-        if config.seed is not None:
+        # The default where the config leaves the seed out; training itself
+        # completes the config, after checking its required keys.
+        seed = config_spec.with_defaults(config).seed
+        config_spec.check_seed(seed, 'Config seed')
+        if seed is not None:
             # Process-wide, so set here and never in library code: kernels
             # without a deterministic implementation raise instead of
             # silently varying between runs (this matters on GPUs).
