@@ -187,13 +187,16 @@ def check_config(config, completed=True):
       ConfigError: One line naming the first invalid key, its value and
           what is expected.
     """
+    # Rules that read another key (max_agents, ppo_clip) find its default
+    # where the config leaves it out.
+    full = with_defaults(config)
     for key, rule in RULES.items():
         if key not in config or (not completed and key in _DERIVED):
             continue
         value = config[key]
-        if not rule.valid(value, config):
+        if not rule.valid(value, full):
             raise ConfigError(
-                f'Config {key}={value!r} {rule.describe(value, config)}.')
+                f'Config {key}={value!r} {rule.describe(value, full)}.')
 
 
 def check_seed(seed, name):
@@ -212,6 +215,7 @@ def check_seed(seed, name):
     rule = RULES['seed']
     if not rule.valid(seed, {}):
         raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')
+
 
 def check_eval_every(config):
     """Refuse an evaluation schedule that cannot run.
@@ -332,7 +336,7 @@ def _regexes(value, unused_config):
 
 def _max_agents(config):
     """The valid `max_agents` of a config, or the default one."""
-    limit = config.get('max_agents')
+    limit = config.max_agents
     if _is_integer(limit) and limit >= 1:
         return limit
     return configs.default()['max_agents']
@@ -354,7 +358,7 @@ def _describe_num_agents(value, config):
 
 def _valid_kl_penalty(value, config):
     return isinstance(value, (bool, np.bool_)) and (
-        bool(value) or bool(config.get('ppo_clip')))
+        bool(value) or bool(config.ppo_clip))
 
 
 def _describe_kl_penalty(value, unused_config):

@@ -65,9 +65,9 @@ def create_environment(
             f'{type(env).__name__}; expected a gymnasium environment.')
     check_spaces(env)
     if not batch_wrappers:
-        if config.get('max_length'):
+        if config.max_length:
             env = tools.wrappers.LimitDuration(env, config.max_length)
-        if config.get('normalize_ranges', True):
+        if config.normalize_ranges:
             env = tools.wrappers.RangeNormalize(env)
         if isinstance(env.action_space, gym.spaces.Box):
             env = tools.wrappers.ClipAction(env)
@@ -93,9 +93,9 @@ def wrap_batch_env(config, batch_env):
       The wrapped batch.
     """
     wrappers = tools.batch_wrappers
-    if config.get('max_length'):
+    if config.max_length:
         batch_env = wrappers.LimitDuration(batch_env, config.max_length)
-    if config.get('normalize_ranges', True):
+    if config.normalize_ranges:
         batch_env = wrappers.RangeNormalize(batch_env)
     if isinstance(batch_env.action_space, gym.spaces.Box):
         batch_env = wrappers.ClipAction(batch_env)

@@ -395,7 +395,11 @@ def test_stochastic_samples_repeat_by_seed(pendulum_run, tmp_path):
 
 
 def _main_error(capsys, *flags_):
-    """Run the command line in this process; its exit code and stderr."""
+    """Run the command line in this process, which must exit with code 2.
+
+    Returns:
+      What it wrote to stderr.
+    """
     argv = ['export'] + list(flags_)
     saved = {name: export.FLAGS[name].value for name in (
         'logdir', 'outdir', 'checkpoint', 'stochastic', 'format',
@@ -407,7 +411,8 @@ def _main_error(capsys, *flags_):
     finally:
         for name, value in saved.items():
             export.FLAGS[name].value = value
-    return exit_.value.code, capsys.readouterr().err
+    assert exit_.value.code == 2
+    return capsys.readouterr().err
 
 
 def _snapshot(folder):
@@ -422,14 +427,42 @@ def test_run_folder_without_checkpoint(pendulum_run, tmp_path, capsys):
     logdir.mkdir()
     shutil.copy(os.path.join(pendulum_run[0], 'config.yaml'), logdir)
     outdir = tmp_path / 'out'
-    code, err = _main_error(
-        capsys, f'--logdir={logdir}', f'--outdir={outdir}')
-    assert code == 2
-    assert err == (
+    assert _main_error(
+        capsys, f'--logdir={logdir}', f'--outdir={outdir}') == (
         f'Error: Run folder {logdir} has no checkpoint yet; train until the '
         'first one is written.\n')
     assert not outdir.exists()
     assert sorted(os.listdir(tmp_path)) == ['run']
+
+
+def test_config_without_the_later_keys_takes_their_defaults(
+        pendulum_run, tmp_path):
+    """A config.yaml from before the network options exports the same policy.
+
+    The run's values of those keys are the defaults, which an older
+    config.yaml without them gets at the export's edge.
+    """
+    logdir, outdir, _ = pendulum_run
+    older = str(tmp_path / 'run')
+    shutil.copytree(logdir, older)
+    path = os.path.join(older, 'config.yaml')
+    with open(path, encoding='utf-8') as file_:
+        text = file_.read()
+    keys = ('activation', 'mean_activation', 'weight_init', 'recurrent_value',
+            'normalize_ranges')
+    text, count = re.subn(
+        rf"^(?:{'|'.join(keys)}):.*\n", '', text, flags=re.MULTILINE)
+    assert count == len(keys)
+    with open(path, 'w', encoding='utf-8') as file_:
+        file_.write(text)
+    exported = str(tmp_path / 'policy')
+    policy_export.export_run(older, exported)
+    observ = np.random.RandomState(0).normal(size=(5, 3)).astype(np.float32)
+    # Held in variables: a loaded model must outlive its functions' calls.
+    policy, original = tf.saved_model.load(exported), tf.saved_model.load(
+        outdir)
+    np.testing.assert_array_equal(
+        policy.action(observ).numpy(), original.action(observ).numpy())
 
 
 def test_checkpoint_not_matching_config(pendulum_run, tmp_path, capsys):
@@ -443,10 +476,8 @@ def test_checkpoint_not_matching_config(pendulum_run, tmp_path, capsys):
         file_.write(text)
     checkpoint = policy_export.find_checkpoint(logdir)
     outdir = tmp_path / 'out'
-    code, err = _main_error(
-        capsys, f'--logdir={logdir}', f'--outdir={outdir}')
-    assert code == 2
-    assert err == (
+    assert _main_error(
+        capsys, f'--logdir={logdir}', f'--outdir={outdir}') == (
         f'Error: Checkpoint {checkpoint} does not match config.yaml: '
         'variable network/policy/hidden_0/kernel has shape [3, 16], the '
         'configured network expects [3, 32].\n')
@@ -458,20 +489,16 @@ def test_nonempty_outdir_needs_overwrite(pendulum_run, tmp_path, capsys):
     existing = str(tmp_path / 'policy')
     shutil.copytree(outdir, existing)
     before = _snapshot(existing)
-    code, err = _main_error(
-        capsys, f'--logdir={logdir}', f'--outdir={existing}')
-    assert code == 2
-    assert err == (
+    assert _main_error(
+        capsys, f'--logdir={logdir}', f'--outdir={existing}') == (
         f'Error: --outdir {existing} exists and is not empty; pass '
         '--overwrite to replace it.\n')
     assert _snapshot(existing) == before
     assert sorted(os.listdir(tmp_path)) == ['policy']
     # A failing export leaves the old one alone even with --overwrite.
-    code, err = _main_error(
+    assert _main_error(
         capsys, f'--logdir={logdir}', f'--outdir={existing}',
-        '--checkpoint=model.ckpt-7', '--overwrite')
-    assert code == 2
-    assert err == (
+        '--checkpoint=model.ckpt-7', '--overwrite') == (
         f"Error: No checkpoint 'model.ckpt-7' in {logdir}; expected the "
         'name of a model.ckpt-<step>.index file in it.\n')
     assert _snapshot(existing) == before
@@ -487,11 +514,9 @@ def test_onnx_without_the_extra(pendulum_run, tmp_path, capsys, monkeypatch):
     # A None entry makes the import fail, as when the package is missing.
     monkeypatch.setitem(sys.modules, 'tf2onnx', None)
     outdir = tmp_path / 'out'
-    code, err = _main_error(
+    assert _main_error(
         capsys, f'--logdir={pendulum_run[0]}', f'--outdir={outdir}',
-        '--format=onnx')
-    assert code == 2
-    assert err == (
+        '--format=onnx') == (
         'Error: --format=onnx needs tf2onnx, which is not installed (import '
         "of tf2onnx halted; None in sys.modules); pip install -e "
         "'.[export]'.\n")

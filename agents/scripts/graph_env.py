@@ -211,7 +211,7 @@ def max_length(config, task):
       The int limit.
     """
     limit = task.max_episode_steps
-    if config.get('max_length'):
+    if config.max_length:
         limit = min(limit, int(config.max_length))
     return limit
 
@@ -238,7 +238,7 @@ def define_task_batch(config, seed, evaluation=False):
     """
     check_task(config)
     task = StandardTask(
-        task_of(config), config.get('normalize_ranges', True))
+        task_of(config), config.normalize_ranges)
     count = config.eval_episodes if evaluation else config.num_agents
     return environments.InGraphTaskBatch(
         task, count, task_seed(seed, evaluation), max_length(config, task))

@@ -69,6 +69,23 @@ def test_release_removes_the_folders_that_acquire_created(tmp_path):
     assert os.listdir(tmp_path / 'runs') == []
 
 
+def _fail_removals_below(monkeypatch, run_dir):
+    """Make `os.remove` fail with EROFS below `run_dir`, as read-only.
+
+    Returns:
+      The real `os.remove`, to set back.
+    """
+    remove = os.remove
+
+    def read_only_remove(path, *args, **kwargs):
+        if str(path).startswith(run_dir):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return remove(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, 'remove', read_only_remove)
+    return remove
+
+
 def test_release_in_a_read_only_folder_raises_nothing_and_frees_it(
         tmp_path, monkeypatch):
     """A folder that became read-only keeps its lock file, which is free.
@@ -78,14 +95,7 @@ def test_release_in_a_read_only_folder_raises_nothing_and_frees_it(
     """
     run_dir = str(tmp_path / 'T-pendulum')
     lock = run_folder.RunLock(run_dir).acquire()
-    remove = os.remove
-
-    def read_only_remove(path, *args, **kwargs):
-        if str(path).startswith(run_dir):
-            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
-        return remove(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, 'remove', read_only_remove)
+    remove = _fail_removals_below(monkeypatch, run_dir)
     lock.release()
     assert not lock.held
     assert os.listdir(run_dir) == [run_folder.LOCK_NAME]

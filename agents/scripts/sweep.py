@@ -64,6 +64,7 @@ from absl import app
 from absl import flags
 
 from agents.scripts import config_io
+from agents.scripts import config_spec
 from agents.scripts import env_modes
 from agents.scripts import run_folder
 from agents.scripts import stopping
@@ -385,7 +386,10 @@ def _train_run(config, env_mode, record, progress):
             # environments' Python must not run here, or the interrupt
             # lands inside a step instead of between steps.
             config.caller_thread = False
-        if config.get('seed') is not None:
+        # The defaults of the keys that a config function or an older
+        # config.yaml leaves out, as training fills them in.
+        config = config_spec.with_defaults(config)
+        if config.seed is not None:
             # Process-wide, as in train.py; each run has its own worker.
             tf.config.experimental.enable_op_determinism()
         for _ in trainer.train(config, env_mode, on_report=on_report):

@@ -100,9 +100,10 @@ def build_config(run, run_dir, cpus_per_run=1):
     # Checked against the config's keys and types as train.py's --set.
     config_io.apply_overrides(
         config, [f'{key}={text}' for key, text in run.setting])
+    config = config_spec.with_defaults(config)
     with config.unlocked:
         config.seed = run.seed
-        if config.get('session_threads') is None:
+        if config.session_threads is None:
             config.session_threads = max(1, int(cpus_per_run))
         config.logdir = run_dir
     return config

@@ -109,11 +109,12 @@ def main(argv):
         config_spec.check_seed(FLAGS.seed, '--seed')
         config, run_dir, timestamp = run_folder.prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp, FLAGS.set)
+        config = config_spec.with_defaults(config)
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
-        config_spec.check_seed(config.get('seed'), 'Config seed')
-        if config.get('seed') is not None:
+        config_spec.check_seed(config.seed, 'Config seed')
+        if config.seed is not None:
             # Process-wide, so set here and never in library code: kernels
             # without a deterministic implementation raise instead of
             # silently varying between runs (this matters on GPUs).

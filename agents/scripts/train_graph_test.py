@@ -1,7 +1,6 @@
 """End-to-end tests of training on the in-graph tasks (--env_mode=graph)."""
 
 import os
-import re
 import signal
 
 import numpy as np
@@ -12,13 +11,12 @@ from agents.scripts import config_io
 from agents.scripts import configs
 from agents.scripts import graph_env
 from agents.scripts import train
-from agents.scripts import utility
 from agents.scripts.train_reliability_test import _Script
-from agents.scripts.train_reliability_test import _edit_config
 from agents.scripts.train_reliability_test import _listing
 from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _new_run_folder
-from agents.scripts.train_reliability_test import _recording
+from agents.scripts.train_reliability_test import _resume_one_phase
+from agents.scripts.train_reliability_test import _saved_checkpoint
 from agents.scripts.train_reliability_test import _tiny_config
 
 
@@ -64,20 +62,20 @@ def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
     python_checkpoint = os.path.join(python_run, 'model.ckpt-80')
     assert graph_env.checkpoint_env_kind(python_run) == (
         'python', python_checkpoint)
-    with pytest.raises(config_io.ConfigError) as error:
-        list(train.train(_tiny_config(logdir=graph_run), 'inprocess'))
-    assert str(error.value) == (
-        f'Cannot resume {graph_run} on Python environments: checkpoint '
-        f'{graph_checkpoint} holds the state of an in-graph task (task/*), '
-        'it was trained with --env_mode=graph; resume with --env_mode=graph '
-        'or auto.')
-    with pytest.raises(config_io.ConfigError) as error:
-        list(train.train(_tiny_config(logdir=python_run), 'graph'))
-    assert str(error.value) == (
-        f'Cannot resume {python_run} with --env_mode=graph: checkpoint '
-        f'{python_checkpoint} holds no in-graph task state (task/*), it was '
-        'trained on Python environments; resume with --env_mode=auto or a '
-        'Python env mode.')
+    for run, env_mode, message in (
+            (graph_run, 'inprocess',
+             f'Cannot resume {graph_run} on Python environments: checkpoint '
+             f'{graph_checkpoint} holds the state of an in-graph task '
+             '(task/*), it was trained with --env_mode=graph; resume with '
+             '--env_mode=graph or auto.'),
+            (python_run, 'graph',
+             f'Cannot resume {python_run} with --env_mode=graph: checkpoint '
+             f'{python_checkpoint} holds no in-graph task state (task/*), it '
+             'was trained on Python environments; resume with '
+             '--env_mode=auto or a Python env mode.')):
+        with pytest.raises(config_io.ConfigError) as error:
+            list(train.train(_tiny_config(logdir=run), env_mode))
+        assert str(error.value) == message
     for run, kind in ((graph_run, 'graph'), (python_run, 'python')):
         list(train.train(_tiny_config(logdir=run, steps=80), 'auto'))
         assert graph_env.checkpoint_env_kind(run) == (
@@ -115,21 +113,6 @@ def test_sigterm_saves_a_checkpoint_and_the_graph_run_resumes(
     assert script.lines[-1] == (
         f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
         '--timestamp=T.')
-    saved, = [
-        match.group(1) for match in map(
-            re.compile(r'INFO Saved checkpoint (.*)\.$').search, script.lines)
-        if match]
-    assert utility.list_checkpoints(run_dir) == [saved]
+    saved, _ = _saved_checkpoint(script, run_dir)
     assert graph_env.checkpoint_env_kind(run_dir) == ('graph', saved)
-    step = int(saved.rsplit('-', 1)[1])
-    assert step >= 80
-    _edit_config(run_dir, steps=(step // 80 + 1) * 40)
-    restored = []
-    monkeypatch.setattr(
-        utility, 'initialize_variables', _recording(
-            utility.initialize_variables, restored))
-    assert _main(
-        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=graph') == 0
-    assert restored == [saved]
-    assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
-        f'model.ckpt-{(step // 80 + 1) * 80}')
+    _resume_one_phase(monkeypatch, tmp_path, run_dir, saved, 'graph')

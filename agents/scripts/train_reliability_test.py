@@ -400,6 +400,42 @@ def _recording(function, results):
     return wrapper
 
 
+def _saved_checkpoints(lines):
+    """The checkpoints that the script's log says it saved."""
+    return [
+        match.group(1) for match in map(
+            re.compile(r'INFO Saved checkpoint (.*)\.$').search, lines)
+        if match]
+
+
+def _saved_checkpoint(script, run_dir):
+    """The one checkpoint an interrupted script saved, and its step."""
+    saved, = _saved_checkpoints(script.lines)
+    assert utility.list_checkpoints(run_dir) == [saved]
+    step = int(saved.rsplit('-', 1)[1])
+    assert step >= 80
+    return saved, step
+
+
+def _resume_one_phase(monkeypatch, logdir, run_dir, saved, env_mode):
+    """Resume the interrupted run 'T' from `saved` in this process.
+
+    The run finishes within the next training and evaluation phase; the
+    test fails unless it restored `saved` and wrote the next checkpoint.
+    """
+    step = int(saved.rsplit('-', 1)[1])
+    _edit_config(run_dir, steps=(step // 80 + 1) * 40)
+    restored = []
+    monkeypatch.setattr(
+        utility, 'initialize_variables', _recording(
+            utility.initialize_variables, restored))
+    assert _main(
+        f'--logdir={logdir}', '--timestamp=T', f'--env_mode={env_mode}') == 0
+    assert restored == [saved]
+    assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
+        f'model.ckpt-{(step // 80 + 1) * 80}')
+
+
 # 3. Crash consistency.
 
 
@@ -470,6 +506,16 @@ def _main(*args):
     finally:
         train.FLAGS.unparse_flags()
     return 0
+
+
+def _main_last_line(capsys, *args):
+    """Run the script's main in this process.
+
+    Returns:
+      Its exit code and the last line it wrote to stderr.
+    """
+    code = _main(*args)
+    return code, capsys.readouterr().err.strip().splitlines()[-1]
 
 
 def _listing(directory):

@@ -20,13 +20,16 @@ from tensorflow.python.lib.io import file_io
 from agents.scripts import run_folder
 from agents.scripts import train
 from agents.scripts import utility
+from agents.scripts.run_folder_test import _fail_removals_below
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _edit_config
 from agents.scripts.train_reliability_test import _listing
 from agents.scripts.train_reliability_test import _main
+from agents.scripts.train_reliability_test import _main_last_line
 from agents.scripts.train_reliability_test import _new_run_folder
 from agents.scripts.train_reliability_test import _recording
 from agents.scripts.train_reliability_test import _tiny_config
+from agents.scripts.utility_test import _logged
 from agents.tools import loop_test
 
 
@@ -65,15 +68,14 @@ def test_second_trainer_on_a_run_folder_exits_2_and_writes_nothing(
         # Frozen, so that the folder changes only if the second one writes.
         os.killpg(script.process.pid, signal.SIGSTOP)
         before = _listing(tmp_path)
-        code = _main(
-            f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
-        lines = capsys.readouterr().err.strip().splitlines()
+        result = _main_last_line(
+            capsys, f'--logdir={tmp_path}', '--timestamp=T',
+            '--env_mode=inprocess')
         assert _listing(tmp_path) == before
     finally:
         script.kill()
-    assert code == 2
-    assert lines[-1] == (
-        f'Error: Run folder {run_dir} is in use by process '
+    assert result == (
+        2, f'Error: Run folder {run_dir} is in use by process '
         f'{script.process.pid}, another trainer; wait for it to end, or pass '
         'another --timestamp for a new run.')
     run_folder.RunLock(run_dir).acquire().release()
@@ -85,14 +87,12 @@ def test_invalid_timestamp_exits_2_without_writing(
         tmp_path, capsys, timestamp):
     """A timestamp that is no plain folder name fails in one line."""
     logdir = tmp_path / 'runs'
-    code = _main(
-        f'--logdir={logdir}', '--config=pendulum', f'--timestamp={timestamp}')
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    assert lines[-1] == (
-        f'Error: --timestamp={timestamp!r} must be 1 to 100 letters, digits, '
-        "'.', '_', '+' or '-', starting with a letter or digit; it names a "
-        'folder inside --logdir.')
+    assert _main_last_line(
+        capsys, f'--logdir={logdir}', '--config=pendulum',
+        f'--timestamp={timestamp}') == (
+            2, f'Error: --timestamp={timestamp!r} must be 1 to 100 letters, '
+            "digits, '.', '_', '+' or '-', starting with a letter or digit; "
+            'it names a folder inside --logdir.')
     assert os.listdir(tmp_path) == []
 
 
@@ -105,16 +105,14 @@ def test_timestamp_resumes_only_its_own_run_folder(tmp_path, capsys):
     run_dir = _new_run_folder(str(tmp_path), 'exp')
     _new_run_folder(str(tmp_path), 'a-b')
     before = _listing(tmp_path)
-    code = _main(f'--logdir={tmp_path}', '--config=cartpole', '--timestamp=exp')
-    assert code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"Error: Run folder {run_dir} of --timestamp=exp has the config "
-        "'pendulum', not 'cartpole'; pass --config=pendulum or no --config "
-        'to resume it, or another --timestamp for a new run.')
-    code = _main(f'--logdir={tmp_path}', '--timestamp=a')
-    assert code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        'Error: Pass --config to start a new run (no run folder with '
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--config=cartpole',
+        '--timestamp=exp') == (
+            2, f'Error: Run folder {run_dir} of --timestamp=exp has the '
+            "config 'pendulum', not 'cartpole'; pass --config=pendulum or no "
+            '--config to resume it, or another --timestamp for a new run.')
+    assert _main_last_line(capsys, f'--logdir={tmp_path}', '--timestamp=a') == (
+        2, 'Error: Pass --config to start a new run (no run folder with '
         f"timestamp 'a' in {tmp_path}).")
     assert _listing(tmp_path) == before
 
@@ -190,13 +188,11 @@ def test_full_disk_stops_in_one_line_and_keeps_earlier_checkpoints(
         name: content for name, content in _listing(run_dir).items()
         if name.startswith('model.ckpt-80')}
     _fail_meta_graph_writes(monkeypatch)
-    code = _main(
-        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert code == 1
-    assert lines[-1] == (
-        f'Error: Cannot save checkpoint {run_dir}/model.ckpt-160: No space '
-        'left on device.')
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--timestamp=T',
+        '--env_mode=inprocess') == (
+            1, f'Error: Cannot save checkpoint {run_dir}/model.ckpt-160: '
+            'No space left on device.')
     assert sorted(
         name for name in os.listdir(run_dir) if name.startswith('model')) == (
             sorted(earlier))
@@ -205,17 +201,6 @@ def test_full_disk_stops_in_one_line_and_keeps_earlier_checkpoints(
     assert {name: listing[name] for name in earlier} == earlier
     assert utility.list_checkpoints(run_dir) == [
         os.path.join(run_dir, 'model.ckpt-80')]
-
-
-class _Messages(logging.Handler):
-    """Collects the messages of the 'agents' logger, which may not propagate."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.messages = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
 
 
 def test_failed_first_checkpoint_leaves_no_index_and_resumes_from_step_0(
@@ -228,25 +213,19 @@ def test_failed_first_checkpoint_leaves_no_index_and_resumes_from_step_0(
     run_dir = _new_run_folder(str(tmp_path), 'T', seed=None)
     with monkeypatch.context() as patch:
         _fail_meta_graph_writes(patch)
-        code = _main(
-            f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert code == 1
-    assert lines[-1] == (
-        f'Error: Cannot save checkpoint {run_dir}/model.ckpt-80: No space '
-        'left on device.')
+        assert _main_last_line(
+            capsys, f'--logdir={tmp_path}', '--timestamp=T',
+            '--env_mode=inprocess') == (
+                1, f'Error: Cannot save checkpoint {run_dir}/model.ckpt-80: '
+                'No space left on device.')
     assert sorted(os.listdir(run_dir)) == ['config.yaml', 'eval', 'train']
-    handler = _Messages()
-    logging.getLogger('agents').addHandler(handler)
-    try:
+    with _logged(logging.INFO) as messages:
         code = _main(
             f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
-    finally:
-        logging.getLogger('agents').removeHandler(handler)
     assert code == 0
     assert (
         f'No checkpoint in {run_dir} yet; training starts at step 0.'
-        in handler.messages)
+        in messages)
     assert utility.list_checkpoints(run_dir) == [
         os.path.join(run_dir, 'model.ckpt-80')]
 
@@ -265,21 +244,12 @@ def test_read_only_run_folder_ends_with_the_checkpoint_error(
     _fail_meta_graph_writes(
         monkeypatch, tf.errors.FailedPreconditionError,
         os.strerror(errno.EROFS))
-    remove = os.remove
-
-    def read_only_remove(path, *args, **kwargs):
-        if str(path).startswith(run_dir):
-            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
-        return remove(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, 'remove', read_only_remove)
-    code = _main(
-        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert code == 1
-    assert lines[-1] == (
-        f'Error: Cannot save checkpoint {run_dir}/model.ckpt-160: Read-only '
-        'file system.')
+    remove = _fail_removals_below(monkeypatch, run_dir)
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--timestamp=T',
+        '--env_mode=inprocess') == (
+            1, f'Error: Cannot save checkpoint {run_dir}/model.ckpt-160: '
+            'Read-only file system.')
     assert run_folder.LOCK_NAME in os.listdir(run_dir)
     monkeypatch.setattr(os, 'remove', remove)
     run_folder.RunLock(run_dir).acquire().release()
@@ -291,13 +261,11 @@ def test_full_disk_for_summaries_stops_in_one_line(
     run_dir = _copy_run(finished_run, str(tmp_path))
     _edit_config(run_dir, steps=80)
     monkeypatch.setattr(tf.summary, 'FileWriter', loop_test.FullDiskWriter)
-    code = _main(
-        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert code == 1
-    assert lines[-1] == (
-        f'Error: Cannot write {run_dir}/train/events.out.tfevents.1.host: '
-        'No space left on device.')
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--timestamp=T',
+        '--env_mode=inprocess') == (
+            1, f'Error: Cannot write {run_dir}/train/events.out.tfevents.1.'
+            'host: No space left on device.')
 
 
 def test_config_cut_short_exits_2_without_writing(tmp_path, capsys):
@@ -310,11 +278,8 @@ def test_config_cut_short_exits_2_without_writing(tmp_path, capsys):
     with open(path, 'r+b') as file_:
         file_.truncate(os.path.getsize(path) - 3)
     before = _listing(tmp_path)
-    code = _main(f'--logdir={tmp_path}', '--timestamp=T')
-    lines = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    assert lines[-1] == (
-        f"Error: {path} is incomplete: its last line '# end of config.yaml' "
-        'is missing, so it was cut short; restore it, or start a new run '
-        'with another --timestamp.')
+    assert _main_last_line(capsys, f'--logdir={tmp_path}', '--timestamp=T') == (
+        2, f"Error: {path} is incomplete: its last line '# end of "
+        "config.yaml' is missing, so it was cut short; restore it, or start "
+        'a new run with another --timestamp.')
     assert _listing(tmp_path) == before

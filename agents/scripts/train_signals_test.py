@@ -17,10 +17,10 @@ import pytest
 from agents import tools
 from agents.scripts import utility
 from agents.scripts.train_reliability_test import _Script
-from agents.scripts.train_reliability_test import _edit_config
-from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _new_run_folder
-from agents.scripts.train_reliability_test import _recording
+from agents.scripts.train_reliability_test import _resume_one_phase
+from agents.scripts.train_reliability_test import _saved_checkpoint
+from agents.scripts.train_reliability_test import _saved_checkpoints
 from agents.scripts.train_reliability_test import _wait_until_gone
 
 
@@ -54,27 +54,11 @@ def test_signal_saves_a_checkpoint_and_the_run_resumes(
         f'Interrupted by {name}; resume with --logdir={tmp_path} '
         '--timestamp=T.')
     assert not _wait_until_gone(script.descendants)
-    saved, = [
-        match.group(1) for match in map(
-            re.compile(r'INFO Saved checkpoint (.*)\.$').search, script.lines)
-        if match]
-    assert utility.list_checkpoints(run_dir) == [saved]
-    step = int(saved.rsplit('-', 1)[1])
-    assert step >= 80
+    saved, _ = _saved_checkpoint(script, run_dir)
     if signum == signal.SIGINT:
         return
-    # Resume, here to save the import, and finish within the next training
-    # and evaluation phase.
-    _edit_config(run_dir, steps=(step // 80 + 1) * 40)
-    restored = []
-    monkeypatch.setattr(
-        utility, 'initialize_variables', _recording(
-            utility.initialize_variables, restored))
-    assert _main(
-        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess') == 0
-    assert restored == [saved]
-    assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
-        f'model.ckpt-{(step // 80 + 1) * 80}')
+    # Resume, here to save the import.
+    _resume_one_phase(monkeypatch, tmp_path, run_dir, saved, 'inprocess')
 
 
 def _wait_for_file(path, seconds=60):
@@ -110,14 +94,6 @@ def _last_reported_step(lines):
     return max(
         int(match.group(1)) for match in map(
             re.compile(r'INFO Global step (\d+) ').search, lines) if match)
-
-
-def _saved_checkpoints(lines):
-    """The checkpoints that the script's log says it saved."""
-    return [
-        match.group(1) for match in map(
-            re.compile(r'INFO Saved checkpoint (.*)\.$').search, lines)
-        if match]
 
 
 @pytest.mark.parametrize('env_mode', ['inprocess', 'processes', 'slices'])

@@ -1,5 +1,6 @@
 """Tests of checkpoint discovery and the in-graph batch of environments."""
 
+import contextlib
 import logging
 import os
 import signal
@@ -19,40 +20,6 @@ from agents.tools import worker_testing
 _mock_constructor = worker_testing.mock_constructor
 
 
-def test_list_checkpoints_newest_first_and_skips_missing(tmp_path):
-    with tf.Graph().as_default():
-        variable = tf.Variable(1.0)
-        saver = tf.train.Saver([variable], max_to_keep=5)
-        with tf.Session() as sess:
-            sess.run(variable.initializer)
-            for step in (10, 20, 30):
-                saver.save(sess, str(tmp_path / 'model.ckpt'), step)
-    os.remove(tmp_path / 'model.ckpt-30.index')
-    paths = utility.list_checkpoints(str(tmp_path))
-    assert [os.path.basename(path) for path in paths] == [
-        'model.ckpt-20', 'model.ckpt-10']
-
-
-def test_initialize_variables_falls_back_from_corrupt_checkpoint(tmp_path):
-    with tf.Graph().as_default():
-        variable = tf.Variable(0.0)
-        saver = tf.train.Saver([variable], max_to_keep=5)
-        with tf.Session() as sess:
-            sess.run(variable.initializer)
-            sess.run(variable.assign(1.0))
-            saver.save(sess, str(tmp_path / 'model.ckpt'), 1)
-            sess.run(variable.assign(2.0))
-            saver.save(sess, str(tmp_path / 'model.ckpt'), 2)
-        data = [name for name in os.listdir(tmp_path)
-                if name.startswith('model.ckpt-2.data')]
-        with open(tmp_path / data[0], 'wb') as file_:
-            file_.write(b'garbage')
-        with tf.Session() as sess:
-            path = utility.initialize_variables(sess, saver, str(tmp_path))
-            assert os.path.basename(path) == 'model.ckpt-1'
-            assert sess.run(variable) == 1.0
-
-
 def _save_steps(logdir, steps, max_to_keep=5):
     """Save checkpoints whose variable holds the step, one saver for all."""
     with tf.Graph().as_default():
@@ -64,24 +31,73 @@ def _save_steps(logdir, steps, max_to_keep=5):
                 saver.save(sess, os.path.join(logdir, 'model.ckpt'), step)
 
 
-class _Warnings(logging.Handler):
-    """Collects the warnings of the 'agents' logger, which may not propagate."""
+def _restore(logdir):
+    """Restore the variable of `_save_steps` from a folder.
 
-    def __init__(self):
-        super().__init__(logging.WARNING)
+    Returns:
+      The path of the restored checkpoint and the variable's value.
+    """
+    with tf.Graph().as_default():
+        variable = tf.Variable(0.0)
+        saver = tf.train.Saver([variable])
+        with tf.Session() as sess:
+            path = utility.initialize_variables(sess, saver, logdir)
+            return path, sess.run(variable)
+
+
+def test_list_checkpoints_newest_first_and_skips_missing(tmp_path):
+    _save_steps(str(tmp_path), (10, 20, 30))
+    os.remove(tmp_path / 'model.ckpt-30.index')
+    paths = utility.list_checkpoints(str(tmp_path))
+    assert [os.path.basename(path) for path in paths] == [
+        'model.ckpt-20', 'model.ckpt-10']
+
+
+def test_initialize_variables_falls_back_from_corrupt_checkpoint(tmp_path):
+    _save_steps(str(tmp_path), (1, 2))
+    data = [name for name in os.listdir(tmp_path)
+            if name.startswith('model.ckpt-2.data')]
+    with open(tmp_path / data[0], 'wb') as file_:
+        file_.write(b'garbage')
+    path, value = _restore(str(tmp_path))
+    assert os.path.basename(path) == 'model.ckpt-1'
+    assert value == 1.0
+
+
+class _Messages(logging.Handler):
+    """Collects the messages of a logger, which may not propagate."""
+
+    def __init__(self, level):
+        super().__init__(level)
         self.messages = []
 
     def emit(self, record):
         self.messages.append(record.getMessage())
 
 
+@contextlib.contextmanager
+def _logged(level):
+    """The messages that the 'agents' logger logs meanwhile.
+
+    Args:
+      level: The lowest level collected, e.g. `logging.WARNING`.
+
+    Yields:
+      The list of the messages, which grows as they come.
+    """
+    handler = _Messages(level)
+    logging.getLogger('agents').addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logging.getLogger('agents').removeHandler(handler)
+
+
 @pytest.fixture(name='warnings')
 def fixture_warnings():
     """The messages of warnings logged meanwhile."""
-    handler = _Warnings()
-    logging.getLogger('agents').addHandler(handler)
-    yield handler.messages
-    logging.getLogger('agents').removeHandler(handler)
+    with _logged(logging.WARNING) as messages:
+        yield messages
 
 
 @pytest.mark.parametrize('index, warning', [
@@ -99,13 +115,7 @@ def test_damaged_or_stale_checkpoint_index_restores_the_newest(
     _save_steps(str(tmp_path), (10, 20, 30))
     with open(tmp_path / 'checkpoint', 'wb') as file_:
         file_.write(index)
-    with tf.Graph().as_default():
-        variable = tf.Variable(0.0)
-        saver = tf.train.Saver([variable])
-        with tf.Session() as sess:
-            path = utility.initialize_variables(sess, saver, str(tmp_path))
-            assert path == str(tmp_path / 'model.ckpt-30')
-            assert sess.run(variable) == 30.0
+    assert _restore(str(tmp_path)) == (str(tmp_path / 'model.ckpt-30'), 30.0)
     assert len(warnings) == 1
     assert warnings[0].startswith(
         f'The checkpoint index {tmp_path}/checkpoint ')

@@ -65,6 +65,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.scripts import config_io
+from agents.scripts import config_spec
 from agents.scripts import env_construction
 from agents.scripts import env_modes
 from agents.scripts import episode_videos
@@ -234,7 +235,9 @@ def _load_run_config(logdir):
             env_construction.check_env_id(config.env)
         except config_io.ConfigError as error:
             raise VisualizeError(str(error)) from error
-    return config
+    # An older run's config.yaml takes today's defaults for the keys it
+    # lacks, as in training.
+    return config_spec.with_defaults(config)
 
 
 def _find_checkpoint(logdir, checkpoint):
