@@ -33,8 +33,8 @@ class Loop:
     Each phase runs a simulation operation (usually the outputs of `simulate`)
     for its number of environment steps, then the next phase takes over, in
     the order the phases were added, over and over. Every session run counts
-    one step of each environment of the phase's batch (or its `run_steps`),
-    and adds them to the global step. The schedule is computed from the global step
+    one step of each environment of the phase's batch (or `run_steps`), and
+    adds them to the global step. The schedule is computed from the global step
     alone, so a loop rebuilt on a restored global step resumes in the phase
     and at the step where the checkpoint was taken. Phase lengths should be
     multiples of their batch sizes; otherwise a phase's last run overshoots
