@@ -50,6 +50,7 @@ from agents.scripts import env_modes
 from agents.scripts import provenance
 # Defines the flags --config, --env_mode and --env_processes.
 from agents.scripts import train  # pylint: disable=unused-import
+from agents.scripts import simulation
 from agents.scripts import trainer
 from agents.scripts import utility
 from agents.tools import seed_statistics
@@ -105,7 +106,7 @@ def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
         config.logdir = None
         config.update(overrides)
     config = config_spec.complete_config(config)
-    train_steps, eval_steps = trainer.phase_steps(config)
+    train_steps, eval_steps = simulation.phase_steps(config)
     reports = []
     start = time.monotonic()
     for index, score in enumerate(trainer.train(config, env_mode)):

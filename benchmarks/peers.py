@@ -236,9 +236,9 @@ def make_spec(system, task, seed, steps, stop_at=None):
         JSON-serializable dict; its steps are rounded up to whole updates of
         our config.
     """
-    from agents.scripts import trainer
+    from agents.scripts import simulation
     config = _our_config(task, steps, seed)
-    period, _ = trainer.phase_steps(config)
+    period, _ = simulation.phase_steps(config)
     # Whole updates, so that our last report ends the run as SB3's does.
     steps = math.ceil(steps / period) * period
     spec = dict(
@@ -271,12 +271,13 @@ def make_spec(system, task, seed, steps, stop_at=None):
 
 def _train_ours(spec):
     """Train our PPO as the spec says; see `_train_sb3` for the result."""
+    from agents.scripts import simulation
     from agents.scripts import trainer
     from agents.scripts import utility
     utility.set_up_logging()
     start = time.monotonic()
     config = _our_config(spec['task'], spec['steps'], spec['seed'])
-    train_steps, eval_steps = trainer.phase_steps(config)
+    train_steps, eval_steps = simulation.phase_steps(config)
     reports = []
     for index, score in enumerate(
             trainer.train(config, spec['env_mode'])):

@@ -82,6 +82,7 @@ def main(argv):
     mark('import tensorflow')
     from agents.scripts import config_spec
     from agents.scripts import env_modes
+    from agents.scripts import simulation as simulation_lib
     from agents.scripts import trainer
     from agents.scripts import utility
     mark('import agents (scripts, configs, networks, PPO)')
@@ -102,9 +103,9 @@ def main(argv):
             batch_env, config.algorithm, config)
         mark('algorithm graph')
         saver = utility.define_saver(exclude=(r'.*_temporary.*',))
-        train_steps, _ = trainer.phase_steps(config)
-        loop = trainer.define_loop(
-            simulation, None, *trainer.phase_steps(config))
+        train_steps, _ = simulation_lib.phase_steps(config)
+        loop = simulation_lib.define_loop(
+            simulation, None, *simulation_lib.phase_steps(config))
         mark('saver and loop')
     from agents.tools import loop as loop_lib
     calls = []

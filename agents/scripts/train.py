@@ -50,6 +50,7 @@ from agents.scripts import config_io
 from agents.scripts import config_spec
 from agents.scripts import env_modes
 from agents.scripts import run_folder
+from agents.scripts import simulation
 from agents.scripts import stopping
 from agents.scripts import trainer
 from agents.scripts import utility
@@ -60,7 +61,7 @@ train = trainer.train
 config_names = config_spec.config_names
 load_named_config = config_spec.load_named_config
 load_config_spec = config_spec.load_config_spec
-phase_steps = trainer.phase_steps
+phase_steps = simulation.phase_steps
 
 
 FLAGS = flags.FLAGS

@@ -33,8 +33,8 @@ class Loop:
     Each phase runs a simulation operation (usually the outputs of `simulate`)
     for its number of environment steps, then the next phase takes over, in
     the order the phases were added, over and over. Every session run counts
-    as many environment steps as the phase's batch has environments, and adds
-    them to the global step. The schedule is computed from the global step
+    one step of each environment of the phase's batch (or `run_steps`), and
+    adds them to the global step. The schedule is computed from the global step
     alone, so a loop rebuilt on a restored global step resumes in the phase
     and at the step where the checkpoint was taken. Phase lengths should be
     multiples of their batch sizes; otherwise a phase's last run overshoots
@@ -144,12 +144,10 @@ class Loop:
                 `numpy_function` needs in a pool thread); a large update
                 may run slower, without parallel ops (intra-op threads
                 remain). The training script runs both of its phases so.
-            run_steps: Environment steps that one run of the phase makes,
-                for runs of many steps each (see `tools.compiled_rollout`);
-                None counts one step of each environment of `done`.
-            made_steps: Integer tensor of the environment steps that a run
-                made, for runs that may stop before `run_steps` (at most
-                that many); the global step advances by it. Intervals fire
+            run_steps: Environment steps of a run of many steps (see
+                `tools.compiled_rollout`); None: one per entry of `done`.
+            made_steps: Integer tensor of the steps a run made, at most
+                `run_steps`, for runs that may stop early; intervals fire
                 on the run whose `run_steps` would reach them.
 
         Raises:
@@ -176,9 +174,8 @@ class Loop:
                     "Expected 'done' and 'score' of the same known shape, "
                     'either scalars or vectors over the batch, got '
                     f'{done.shape} and {score.shape}.')
-        batch = 1 if done.shape.ndims == 0 else done.shape.as_list()[0]
-        if run_steps is not None:
-            batch = _positive_int(run_steps, 'run_steps')
+        batch = _optional_positive_int(run_steps, 'run_steps') or (
+            1 if done.shape.ndims == 0 else done.shape.as_list()[0])
         # The writers start with `run`, so that a loop that never runs (of
         # a resume that fails, say) writes no event files.
         summary_dir = os.path.join(self._logdir, name) if self._logdir else None
@@ -595,9 +592,7 @@ def _positive_int(value, name):
 
 
 def _optional_positive_int(value, name):
-    if value is None:
-        return None
-    return _positive_int(value, name)
+    return None if value is None else _positive_int(value, name)
 
 
 def _format_seconds(seconds):

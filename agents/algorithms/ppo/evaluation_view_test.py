@@ -1,4 +1,4 @@
-"""Tests of PPO's evaluation view; `trainer_test` runs it in phases."""
+"""Tests of PPO's evaluation view; `simulation_test` runs it in phases."""
 
 import numpy as np
 import pytest

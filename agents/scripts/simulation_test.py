@@ -1,5 +1,5 @@
-"""Tests of the trainer's schedule and evaluation; `train_test` trains end
-to end."""
+"""Tests of the simulation graph: the schedule, evaluation and compiled
+runs; `train_test` trains end to end."""
 
 import functools
 
@@ -12,7 +12,7 @@ from agents.scripts import config_spec
 from agents.scripts import configs
 from agents.scripts import networks
 from agents.scripts import train
-from agents.scripts import trainer
+from agents.scripts import simulation
 
 
 @pytest.mark.parametrize('overrides, expected, total', [
@@ -35,8 +35,8 @@ def test_phase_steps(overrides, expected, total):
         update_every=2, steps=120)
     with config.unlocked:
         config.update(overrides)
-    assert trainer.phase_steps(config) == expected
-    assert trainer.schedule_steps(config) == total
+    assert simulation.phase_steps(config) == expected
+    assert simulation.schedule_steps(config) == total
 
 
 def _config(**overrides):
@@ -69,7 +69,7 @@ def test_evaluation_leaves_training_state_and_normalizer_alone(network):
     eval_envs = [tools.MockEnvironment(durations=(2, 3)) for _ in range(3)]
     with tf.Graph().as_default():
         tf.set_random_seed(0)
-        graph = trainer.define_simulation(
+        graph = simulation.define_simulation(
             _batch(train_envs, 'environments'),
             _batch(eval_envs, 'eval_environments'), config)
         watched = [
@@ -110,7 +110,7 @@ def test_evaluation_acts_greedily_unless_stochastic(stochastic):
     eval_envs = [tools.MockEnvironment(durations=(5,)) for _ in range(3)]
     with tf.Graph().as_default():
         tf.set_random_seed(0)
-        graph = trainer.define_simulation(
+        graph = simulation.define_simulation(
             _batch([tools.MockEnvironment() for _ in range(2)],
                    'environments'),
             _batch(eval_envs, 'eval_environments'), config)
@@ -188,9 +188,9 @@ def test_which_evaluations_compile():
     view = type('View', (), {'step': None})()
     task_batch = type('Batch', (), {'transition': None})()
     python_batch = object()
-    assert trainer.compiles_evaluation(config, task_batch, view)
-    assert not trainer.compiles_evaluation(config, python_batch, view)
-    assert not trainer.compiles_evaluation(config, task_batch, object())
+    assert simulation.compiles_evaluation(config, task_batch, view)
+    assert not simulation.compiles_evaluation(config, python_batch, view)
+    assert not simulation.compiles_evaluation(config, task_batch, object())
     with config.unlocked:
         config.compile_rollout = False
-    assert not trainer.compiles_evaluation(config, task_batch, view)
+    assert not simulation.compiles_evaluation(config, task_batch, view)
