@@ -36,9 +36,11 @@ import os
 import signal
 
 from agents.scripts import quiet_start
+from agents.scripts import xla_cache
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
+    xla_cache.use_persistent_cache()
     quiet_start.quiet_tensorflow()
 
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports

@@ -1,0 +1,63 @@
+"""Tests of the scripts' persistent XLA cache setting."""
+
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agents.scripts import xla_cache
+
+
+@pytest.fixture(name='environ')
+def _environ(monkeypatch, tmp_path):
+    monkeypatch.delenv('TF_XLA_FLAGS', raising=False)
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    return os.environ
+
+
+def test_default_directory_follows_xdg(environ, tmp_path):
+    assert environ['XDG_CACHE_HOME'] == str(tmp_path)
+    assert xla_cache.default_directory() == str(
+        tmp_path / 'batch-ppo' / 'xla')
+
+
+def test_nothing_once_tensorflow_is_loaded(environ):
+    # Once loaded, TensorFlow has read its flags already.
+    importlib.import_module('tensorflow')
+    assert xla_cache.use_persistent_cache() is None
+    assert 'TF_XLA_FLAGS' not in environ
+
+
+def _in_fresh_python(code, env):
+    """Run code in a Python without TensorFlow loaded; its stdout."""
+    return subprocess.run(
+        [sys.executable, '-c', code], env=env, check=True,
+        capture_output=True, text=True).stdout.strip()
+
+
+_SET = (
+    'from agents.scripts import xla_cache; '
+    'print(xla_cache.use_persistent_cache()); '
+    'import os; print(os.environ.get("TF_XLA_FLAGS"))')
+
+
+def test_sets_the_flag_and_makes_the_folder(environ, tmp_path):
+    folder = tmp_path / 'batch-ppo' / 'xla'
+    output = _in_fresh_python(_SET, dict(environ, TF_XLA_FLAGS='--other=1'))
+    assert output.splitlines() == [
+        str(folder), f'--other=1 {xla_cache.FLAG}={folder}']
+    assert folder.is_dir()
+
+
+def test_keeps_the_users_folder_and_skips_an_unwritable_one(
+        environ, tmp_path):
+    own = f'{xla_cache.FLAG}=/somewhere'
+    output = _in_fresh_python(_SET, dict(environ, TF_XLA_FLAGS=own))
+    assert output.splitlines() == ['None', own]
+    blocked = tmp_path / 'file'
+    blocked.write_text('')
+    output = _in_fresh_python(_SET, dict(environ, XDG_CACHE_HOME=str(
+        blocked)))
+    assert output.splitlines() == ['None', 'None']
