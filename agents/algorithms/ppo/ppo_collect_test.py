@@ -108,3 +108,42 @@ def test_which_configs_compile():
         config = _config(rollout_length=5)
         algo, _, _ = _build(config, environments.Pendulum, False)
         assert not algo.compiles_collection(algo._batch_env)  # pylint: disable=protected-access
+
+
+def test_non_finite_actions_fail_the_call_and_write_nothing():
+    """A NaN action inside the compiled call fails the session run with the
+    one-step path's error, and no variable changes."""
+    # pylint: disable=import-outside-toplevel
+    from agents.scripts import train_reliability_test
+    config = _config(network=train_reliability_test.nan_action_network)
+    with tf.Graph().as_default():
+        unused_algo, advance, unused_summary = _build(
+            config, environments.Pendulum, True)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            variables = tf.global_variables()
+            before = sess.run(variables)
+            with pytest.raises(tf.errors.InvalidArgumentError) as info:
+                sess.run(advance)
+            assert 'action : Tensor had NaN values' in str(info.value)
+            for variable, old, new in zip(
+                    variables, before, sess.run(variables)):
+                np.testing.assert_array_equal(old, new, variable.name)
+
+
+def test_training_stops_in_one_line_on_a_nan_action():
+    """End to end on the in-graph task, as on the one-step path."""
+    # pylint: disable=import-outside-toplevel
+    from agents.scripts import train
+    from agents.scripts import train_reliability_test
+    from agents.scripts import utility
+    config = tools.AttrDict(configs.pendulum())
+    with config.unlocked:
+        config.update(
+            network=train_reliability_test.nan_action_network, steps=400,
+            eval_every=400, eval_episodes=2, logdir=None, seed=0)
+    with pytest.raises(utility.TrainingError) as info:
+        list(train.train(config, 'graph'))
+    assert str(info.value) == (
+        "Training stopped at global step 0: 'action' had NaN values; "
+        'expected finite numbers.')
