@@ -102,17 +102,8 @@ def plan_sequences(
     of it.
 
     Args:
-        sequences: Nested tuple, list, namedtuple or dict of tensors of shape
-            `[num_sequences, max_length, ...]` with statically known first
-            two dimensions.
-        length: Integer tensor `[num_sequences]` of valid lengths, or None
-            when all sequences are full.
-        chunk_length: Optional number of steps per chunk.
-        batch_size: Number of items per mini-batch; all items of an epoch in
-            one mini-batch when None.
-        num_epochs: Number of passes over the items.
-        padding_value: Value of the steps past the length of an item, cast to
-            the dtype of each sequence tensor.
+        sequences, length, chunk_length, batch_size, num_epochs,
+        padding_value: As for `iterate_sequences`.
 
     Returns:
         `SequencePlan` of the items, their lengths, the padded mini-batch

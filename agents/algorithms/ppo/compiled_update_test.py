@@ -10,6 +10,7 @@ import tensorflow.compat.v1 as tf
 from agents import tools
 from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import ppo
+from agents.algorithms.ppo import ppo_test
 from agents.scripts import configs
 from agents.scripts import networks
 from agents.scripts import train
@@ -243,22 +244,10 @@ def test_seeded_compiled_training_repeats():
     for _ in range(2):
         with tf.Graph().as_default():
             tf.set_random_seed(0)
-            config = tools.AttrDict(configs.default())
-            with config.unlocked:
-                config.update(
-                    max_length=10, steps=1000, update_every=2,
-                    update_epochs=3, batch_size=2, chunk_length=3,
-                    policy_layers=(8,), value_layers=(8,),
-                    compile_update=True)
-            env = tools.InGraphBatchEnv(tools.BatchEnv([
-                tools.wrappers.ClipAction(
-                    tools.MockEnvironment(durations=(3,)))], True))
-            step = tf.Variable(0, trainable=False, dtype=tf.int64)
-            algo = ppo.PPO(
-                env, step, tf.Variable(True, trainable=False),
-                tf.Variable(False, trainable=False), config)
-            simulate = tools.simulate(  # pylint: disable=not-callable
-                env, algo, log=False)
+            algo, simulate = ppo_test.ppo_in_graph(
+                durations=(3,), update_every=2, update_epochs=3,
+                batch_size=2, chunk_length=3, policy_layers=(8,),
+                value_layers=(8,), compile_update=True)
             with tf.Session() as sess:
                 sess.run(tf.global_variables_initializer())
                 for _ in range(30):
@@ -275,21 +264,10 @@ def test_seeded_compiled_training_repeats():
 def test_updates_at_episode_ends_and_rollouts_share_one_function():
     """Both places that train call one traced (and compiled) function."""
     with tf.Graph().as_default():
-        config = tools.AttrDict(configs.default())
-        with config.unlocked:
-            config.update(
-                max_length=10, steps=1000, rollout_length=2, update_steps=4,
-                update_every=10, update_epochs=1, batch_size=2,
-                chunk_length=2, policy_layers=(8,), value_layers=(8,),
-                compile_update=True)
-        env = tools.InGraphBatchEnv(tools.BatchEnv([tools.wrappers.ClipAction(
-            tools.MockEnvironment(durations=(3,)))], True))
-        step = tf.Variable(0, trainable=False, dtype=tf.int64)
-        algo = ppo.PPO(
-            env, step, tf.Variable(True, trainable=False),
-            tf.Variable(False, trainable=False), config)
-        simulate = tools.simulate(  # pylint: disable=not-callable
-            env, algo, log=False)
+        algo, simulate = ppo_test.ppo_in_graph(
+            durations=(3,), rollout_length=2, update_steps=4,
+            update_every=10, update_epochs=1, batch_size=2, chunk_length=2,
+            policy_layers=(8,), value_layers=(8,), compile_update=True)
         # pylint: disable=protected-access
         assert algo._compiled_update.tracing_count == 1
         with tf.Session() as sess:

@@ -8,7 +8,7 @@ from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import ppo
 
 
-def _ppo_in_graph(durations=(3,), **overrides):
+def ppo_in_graph(durations=(3,), **overrides):
     """PPO over one in-process mock environment, in the default graph."""
     # pylint: disable=import-outside-toplevel
     from agents import tools
@@ -56,7 +56,7 @@ def _count_updates(algo, step, rounds, steps):
 def test_reward_normalization_statistics(mode, seen):
     """The reward scale is that of the rewards or of the running returns."""
     with tf.Graph().as_default():
-        algo, step = _ppo_in_graph(reward_normalization=mode, discount=0.5)
+        algo, step = ppo_in_graph(reward_normalization=mode, discount=0.5)
         # pylint: disable=protected-access
         reward_filter = algo._reward_filter
         with tf.Session() as sess:
@@ -74,7 +74,7 @@ def test_reward_normalization_statistics(mode, seen):
 def test_kl_penalty_can_be_left_out(kl_penalty, expected):
     """Without the KL penalty the policy loss is the clipped surrogate."""
     with tf.Graph().as_default():
-        algo, _ = _ppo_in_graph(kl_penalty=kl_penalty, ppo_clip=0.2)
+        algo, _ = ppo_in_graph(kl_penalty=kl_penalty, ppo_clip=0.2)
         old = losses.policy_from_params(False, (
             tf.zeros([1, 2, 3]), tf.zeros([1, 2, 3])))
         new = losses.policy_from_params(False, (
@@ -104,7 +104,7 @@ def test_kl_penalty_can_be_left_out(kl_penalty, expected):
 def test_update_steps_trigger_training(update_steps, updates):
     """Training starts once the memory holds `update_steps` steps."""
     with tf.Graph().as_default():
-        algo, step = _ppo_in_graph(
+        algo, step = ppo_in_graph(
             update_every=10, update_steps=update_steps, update_epochs=1,
             batch_size=2, chunk_length=2)
         seen, memory = _count_updates(algo, step, rounds=4, steps=3)
@@ -120,7 +120,7 @@ def test_rollouts_hand_over_segments_of_running_episodes():
     second 1 (completing a rollout), 2 and 2 (its end and a rollout's).
     """
     with tf.Graph().as_default():
-        algo, step = _ppo_in_graph(durations=(5,), rollout_length=2)
+        algo, step = ppo_in_graph(durations=(5,), rollout_length=2)
         # pylint: disable=protected-access
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -150,7 +150,7 @@ def test_rollouts_hand_over_segments_of_running_episodes():
 def test_rollouts_trigger_training(update_steps, updates):
     """Rollouts fill the memory up to `update_steps` mid-episode."""
     with tf.Graph().as_default():
-        algo, step = _ppo_in_graph(
+        algo, step = ppo_in_graph(
             durations=(100,), rollout_length=2, update_steps=update_steps,
             update_every=10, update_epochs=1, batch_size=2, chunk_length=2)
         seen, _ = _count_updates(algo, step, rounds=2, steps=4)
@@ -164,7 +164,7 @@ def test_rollouts_refuse_recurrent_networks():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=(
                 r'Config rollout_length=8 needs a feed-forward network')):
-            _ppo_in_graph(
+            ppo_in_graph(
                 rollout_length=8, network=networks.recurrent_gaussian,
                 policy_layers=(8, 8), value_layers=(8, 8))
 
@@ -176,7 +176,7 @@ def test_update_logs_when_a_run_since_the_last_asked():
     later, with its summaries, and the next update has none.
     """
     with tf.Graph().as_default():
-        algo, step = _ppo_in_graph(
+        algo, step = ppo_in_graph(
             durations=(100,), rollout_length=2, update_steps=4,
             update_every=10, update_epochs=1, batch_size=2, chunk_length=2)
         # pylint: disable=protected-access
@@ -208,7 +208,7 @@ def test_caller_thread_and_pool_train_alike():
     for pool in (-1, 0, 0, 0, 0):
         with tf.Graph().as_default():
             tf.set_random_seed(0)
-            algo, step = _ppo_in_graph(
+            algo, step = ppo_in_graph(
                 update_every=2, update_epochs=3, batch_size=2,
                 chunk_length=3)
             options = tf.RunOptions(inter_op_thread_pool=pool)
