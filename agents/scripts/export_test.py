@@ -339,7 +339,8 @@ def test_saved_model_cli_serves(pendulum_run, tmp_path):
                        result.stdout, re.DOTALL).group(1)
     values = np.array([float(value) for value in re.findall(
         r'-?\d+\.\d+(?:e[-+]\d+)?', served)], np.float32)
-    np.testing.assert_allclose(values, expected.ravel(), rtol=1e-6)
+    # The command prints 8 decimals.
+    np.testing.assert_allclose(values, expected.ravel(), rtol=1e-6, atol=1e-8)
 
 
 @pytest.fixture(scope='module', name='visualized')
