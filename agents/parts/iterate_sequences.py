@@ -26,7 +26,7 @@ class SequencePlan(collections.namedtuple(
 
 def iterate_sequences(
         consumer_fn, output_template, sequences, length, chunk_length=None,
-        batch_size=None, num_epochs=1, padding_value=0):
+        batch_size=None, num_epochs=1, padding_value=0, shuffle_keys=None):
     """Call a function on shuffled mini-batches of sequences or their chunks.
 
     The sequences are optionally cut into chunks of `chunk_length` steps, each
@@ -62,6 +62,9 @@ def iterate_sequences(
         num_epochs: Number of passes over the items.
         padding_value: Value of the steps past the length of an item, cast to
             the dtype of each sequence tensor.
+        shuffle_keys: Optional float tensor `[num_epochs, num_items]` (see
+            `num_items`) of keys in [0, 1) whose order shuffles each epoch;
+            by default drawn by `tf.random.uniform`.
 
     Returns:
         Structure like `output_template` of the outputs of all mini-batches
@@ -74,7 +77,7 @@ def iterate_sequences(
     with tf.name_scope('iterate_sequences'):
         plan = plan_sequences(
             sequences, length, chunk_length, batch_size, num_epochs,
-            padding_value)
+            padding_value, shuffle_keys)
         flat_items = tf.nest.flatten(plan.items)
         batch_indices = plan.batch_indices[:plan.num_batches]
 
@@ -89,9 +92,25 @@ def iterate_sequences(
             name='consume')
 
 
+def num_items(num_sequences, max_length, chunk_length=None):
+    """How many items (chunks or whole sequences) a plan shuffles.
+
+    Args:
+        num_sequences: Static number of sequences.
+        max_length: Static number of their steps.
+        chunk_length: Optional number of steps per chunk.
+
+    Returns:
+        Python integer, the second dimension of `shuffle_keys`.
+    """
+    if not chunk_length:
+        return num_sequences
+    return num_sequences * -(-max_length // chunk_length)
+
+
 def plan_sequences(
         sequences, length, chunk_length=None, batch_size=None, num_epochs=1,
-        padding_value=0):
+        padding_value=0, shuffle_keys=None):
     """The padded items and shuffled mini-batches of `iterate_sequences`.
 
     The same items and mini-batches that `iterate_sequences` hands to its
@@ -103,7 +122,7 @@ def plan_sequences(
 
     Args:
         sequences, length, chunk_length, batch_size, num_epochs,
-        padding_value: As for `iterate_sequences`.
+        padding_value, shuffle_keys: As for `iterate_sequences`.
 
     Returns:
         `SequencePlan` of the items, their lengths, the padded mini-batch
@@ -135,13 +154,14 @@ def plan_sequences(
                 flat_sequences, length, chunk_length, padding_value)
         else:
             flat_items, item_length = flat_sequences, length
-        num_items = num_sequences * (
-            -(-max_length // chunk_length) if chunk_length else 1)
-        batch_size = int(batch_size or num_items)
+        count = num_items(num_sequences, max_length, chunk_length)
+        batch_size = int(batch_size or count)
         flat_items, item_length = _append_empty_item(
             flat_items, item_length, padding_value)
+        if shuffle_keys is None:
+            shuffle_keys = tf.random.uniform([num_epochs, count])
         batch_indices, num_batches = _define_batch_indices(
-            item_length[:num_items], batch_size, num_epochs)
+            item_length[:count], batch_size, num_epochs, shuffle_keys)
         return SequencePlan(
             tf.nest.pack_sequence_as(sequences, flat_items), item_length,
             batch_indices, num_batches)
@@ -217,7 +237,7 @@ def _append_empty_item(flat_items, item_length, padding_value):
     return flat_items, item_length
 
 
-def _define_batch_indices(item_length, batch_size, num_epochs):
+def _define_batch_indices(item_length, batch_size, num_epochs, shuffle_keys):
     """Item indices of all mini-batches in a static shape.
 
     Index `len(item_length)` stands for the empty item that fills the last
@@ -228,18 +248,18 @@ def _define_batch_indices(item_length, batch_size, num_epochs):
         rows are the mini-batches of every epoch in order, and the int32
         scalar number of those rows.
     """
-    num_items = tf.compat.dimension_value(item_length.shape[0])
-    empty_index = num_items
+    count = tf.compat.dimension_value(item_length.shape[0])
+    empty_index = count
     is_empty = tf.cast(tf.equal(item_length, 0), tf.float32)
     # Random keys below one shuffle the items; adding one to empty items
     # sorts them to the end of every epoch, after all items with steps.
-    keys = tf.random.uniform([num_epochs, num_items]) + is_empty[None]
+    keys = shuffle_keys + is_empty[None]
     order = tf.argsort(keys, axis=1, name='order')
     num_filled = tf.reduce_sum(1 - tf.cast(is_empty, tf.int32))
     num_batches = (num_filled + batch_size - 1) // batch_size
-    capacity = -(-num_items // batch_size) * batch_size
+    capacity = -(-count // batch_size) * batch_size
     order = tf.pad(
-        order, [[0, 0], [0, capacity - num_items]],
+        order, [[0, 0], [0, capacity - count]],
         constant_values=empty_index)
     position = tf.range(capacity)[None, :]
     order = tf.where_v2(position < num_filled, order, empty_index)

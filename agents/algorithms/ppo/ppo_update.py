@@ -59,46 +59,32 @@ class UpdateMixin:
             self, observ, action, old_policy_params, reward, length, log):
         """Compute advantages once, then run the epochs of mini-batches.
 
+        With `compile_update`, both run in one compiled (XLA) call; the
+        random keys that shuffle the mini-batches are drawn before, alike
+        on both paths, so a seeded update is the same either way.
+
         Returns:
           Summary tensor, empty unless the boolean tensor `log` holds.
         """
         with tf.name_scope('update') as scope:
-            return_ = utility.discounted_return(
-                reward, length, self._config.discount)
-            value = self._network(observ, length).value
-            gae_lambda = self._config.gae_lambda
-            if gae_lambda:
-                advantage = utility.lambda_advantage(
-                    reward, value, length, self._config.discount, gae_lambda)
+            config = self._config
+            shuffle_keys = tf.random.uniform([
+                config.update_epochs, parts.num_items(
+                    *observ.shape[:2].as_list(), config.chunk_length)])
+            inputs = (observ, action, old_policy_params, reward, length)
+            if config.compile_update:
+                statistics, targets = self._compiled_update(
+                    inputs, shuffle_keys)
             else:
-                advantage = return_ - value
-            # Value targets come from whole episodes, before they are cut
-            # into chunks: the lambda-return with GAE, else the Monte-Carlo
-            # return.
-            if gae_lambda:
-                value_target = utility.mask(advantage + value, length)
-            else:
-                value_target = return_
-            value_target = tf.stop_gradient(value_target)
-            advantage = losses.normalize_advantage(advantage, length)
-            advantage = tf.stop_gradient(advantage)
-            old_value = tf.stop_gradient(value)
-            sequences = (
-                observ, action, old_policy_params, value_target, advantage,
-                old_value)
-            names = self._update_statistics()
-            if self._config.compile_update:
-                plan = parts.plan_sequences(
-                    sequences, length, self._config.chunk_length,
-                    self._config.batch_size, self._config.update_epochs,
-                    padding_value=1)
-                statistics = self._compiled_update(plan)
-            else:
+                sequences, _, targets = self._update_sequences(inputs)
                 statistics = parts.iterate_sequences(
-                    self._update_step, {name: 0.0 for name in names},
-                    sequences, length, self._config.chunk_length,
-                    self._config.batch_size, self._config.update_epochs,
-                    padding_value=1)
+                    self._update_step,
+                    {name: 0.0 for name in self._update_statistics()},
+                    sequences, length, config.chunk_length,
+                    config.batch_size, config.update_epochs,
+                    padding_value=1, shuffle_keys=shuffle_keys)
+            return_, value, advantage = (
+                targets['return'], targets['value'], targets['advantage'])
 
             def _summary():
                 # Summaries cost more than the mini-batches' math, so the
@@ -121,6 +107,46 @@ class UpdateMixin:
             # finish before the mini-batch steps.
             return _summary_after([statistics['loss']], log, _summary)
 
+    def _update_sequences(self, inputs):
+        """The sequences that the mini-batches of an update are cut from.
+
+        Args:
+          inputs: Tuple of the observations, actions, old policy params
+              and rewards of the episodes `[episodes, time, ...]`, and
+              their lengths `[episodes]`.
+
+        Returns:
+          Tuple of the sequences (observ, action, old policy params, value
+          target, advantage and the value before the update), the lengths,
+          and a dict of the `'return'`, `'value'` and normalized
+          `'advantage'` that the summaries show.
+        """
+        observ, action, old_policy_params, reward, length = inputs
+        return_ = utility.discounted_return(
+            reward, length, self._config.discount)
+        value = self._network(observ, length).value
+        gae_lambda = self._config.gae_lambda
+        if gae_lambda:
+            advantage = utility.lambda_advantage(
+                reward, value, length, self._config.discount, gae_lambda)
+        else:
+            advantage = return_ - value
+        # Value targets come from whole episodes, before they are cut into
+        # chunks: the lambda-return with GAE, else the Monte-Carlo return.
+        if gae_lambda:
+            value_target = utility.mask(advantage + value, length)
+        else:
+            value_target = return_
+        value_target = tf.stop_gradient(value_target)
+        advantage = losses.normalize_advantage(advantage, length)
+        advantage = tf.stop_gradient(advantage)
+        old_value = tf.stop_gradient(value)
+        sequences = (
+            observ, action, old_policy_params, value_target, advantage,
+            old_value)
+        targets = {'return': return_, 'value': value, 'advantage': advantage}
+        return sequences, length, targets
+
     @functools.cached_property
     def _compiled_update(self):
         """The compiled mini-batch loop that every update calls.
@@ -128,8 +154,13 @@ class UpdateMixin:
         The graph updates where episodes end and where rollouts are handed
         over; one function for both is traced and compiled once.
         """
+        config = self._config
         return compiled_update.CompiledUpdate(
-            self._compiled_update_step, self._update_statistics())
+            self._update_sequences, self._compiled_update_step,
+            self._update_statistics(), dict(
+                chunk_length=config.chunk_length,
+                batch_size=config.batch_size,
+                num_epochs=config.update_epochs, padding_value=1))
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
