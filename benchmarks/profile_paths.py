@@ -1,0 +1,281 @@
+r"""Microseconds per environment step and compile seconds of each path.
+
+Training steps its environments one of several ways: one session call per
+batch step (`tools.simulate`, any env mode), or many steps per compiled
+call on an in-graph task (`PPO.collect`, `--env_mode=graph`); evaluation
+likewise (`tools.compiled_rollout`); the update runs as plain graph ops or
+as one XLA call (`compile_update`). For each path this builds the graph of
+a config as the training script does, in a fresh process (a cold start:
+no persistent XLA cache), and runs its training and evaluation tensors
+directly, call by call, timing:
+
+  build s        building the graph (environments, PPO, loop tensors)
+  first train s  the first training call (Grappler, XLA compilation)
+  first eval s   the first evaluation call
+  train us/step  a training call without update, per environment step
+  update ms      a training call that updates, less its steps at the rate
+                 of the row before
+  eval us/step   an evaluation call, per environment step
+
+Medians over `--rounds` phases (a phase: the training steps up to and
+including an update, then one evaluation). Every path runs in its own
+subprocess, paths in turn and round-robin over `--repeats`, so that load
+from elsewhere spreads over all of them; compare rows of one run only.
+
+    python benchmarks/profile_paths.py
+    python benchmarks/profile_paths.py --paths=graph_compiled,inprocess \
+        --repeats=3 --json=benchmarks/results/profile_paths.json
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from absl import app
+from absl import flags
+
+# Run as a script, so make the repository importable.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, _ROOT)
+
+# The env mode and the config overrides of each path.
+PATHS = {
+    'graph_compiled': ('graph', dict(
+        compile_rollout=True, compile_update=True)),
+    'graph_compiled_plain_update': ('graph', dict(
+        compile_rollout=True, compile_update=False)),
+    'graph_one_step': ('graph', dict(
+        compile_rollout=False, compile_update=False)),
+    'inprocess': ('inprocess', dict(compile_update=False)),
+    'inprocess_compiled_update': ('inprocess', dict(compile_update=True)),
+}
+
+_COLUMNS = (
+    ('build_s', 'build s', '{:.2f}'),
+    ('first_train_s', 'first train s', '{:.2f}'),
+    ('first_eval_s', 'first eval s', '{:.2f}'),
+    ('train_us_per_step', 'train us/step', '{:.1f}'),
+    ('update_ms', 'update ms', '{:.1f}'),
+    ('eval_us_per_step', 'eval us/step', '{:.1f}'),
+)
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list('paths', list(PATHS), f'Subset of {", ".join(PATHS)}.')
+flags.DEFINE_string('config', 'pendulum', 'Name of a config function.')
+flags.DEFINE_integer('rounds', 8, 'Phases (training up to an update, '
+                     'then an evaluation) timed per process.')
+flags.DEFINE_integer('repeats', 1, 'Processes per path, in turn.')
+flags.DEFINE_string('json', None, 'Also write the results to this file.')
+flags.DEFINE_string('worker', None, 'Internal: profile this path.')
+
+
+def profile(path, config_name, rounds):
+    """Time the calls of one path in this process; see the module doc.
+
+    Returns:
+        Dict of the figures of `_COLUMNS`, each per call where it is a
+        list, and the path's env mode and overrides.
+    """
+    # pylint: disable=import-outside-toplevel,protected-access
+    import tensorflow.compat.v1 as tf
+    from agents.scripts import config_spec
+    from agents.scripts import env_modes
+    from agents.scripts import simulation
+    from agents.scripts import trainer
+    env_mode, overrides = PATHS[path]
+    config = config_spec.load_named_config(config_name)
+    with config.unlocked:
+        config.update(overrides, seed=0, logdir=None)
+    config = config_spec.complete_config(config)
+    start = time.perf_counter()
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.set_random_seed(0)
+        with tf.variable_scope('environments'):
+            batch_env = env_modes.define_in_graph_batch(config, 0, env_mode)
+        with tf.variable_scope('eval_environments'):
+            eval_batch_env = env_modes.define_in_graph_batch(
+                config, 0, env_mode, evaluation=True, leader=batch_env)
+        graph_ = simulation.define_simulation(
+            batch_env, eval_batch_env, config)
+        start_training = graph_.is_training.assign(True)
+        start_evaluation = tf.group(
+            graph_.is_training.assign(False), graph_.force_reset.assign(True))
+        end_reset = graph_.force_reset.assign(False)
+        train_fetch = (graph_.done, graph_.algo._num_updates)
+        eval_fetch = (graph_.eval_done, graph_.eval_score)
+        initialize = tf.global_variables_initializer()
+    result = dict(
+        path=path, env_mode=env_mode, overrides=overrides,
+        build_s=time.perf_counter() - start, train_us_per_step=[],
+        update_ms=[], eval_us_per_step=[], compiled_call_s=[])
+    num_agents = len(batch_env)
+    train_run = (graph_.get('run_steps') or num_agents) // num_agents
+    eval_run = graph_.eval_run_steps or len(eval_batch_env)
+    eval_calls = len(eval_batch_env) * config.max_length // eval_run
+    # Untraced and traced (step stats of the nodes, see `_train_phase`).
+    options = (
+        tf.RunOptions(inter_op_thread_pool=-1),
+        tf.RunOptions(inter_op_thread_pool=-1,
+                      trace_level=tf.RunOptions.SOFTWARE_TRACE))
+    compiled = bool(graph_.get('run_steps'))
+    try:
+        with tf.Session(graph=graph, config=trainer.make_session_config(
+                config)) as sess:
+            sess.run(initialize)
+            train_call = sess.make_callable(
+                train_fetch, accept_options=True)
+            eval_call = sess.make_callable(eval_fetch, accept_options=True)
+            for index in range(rounds + 1):
+                sess.run(start_training)
+                _train_phase(
+                    train_call, options, result, num_agents, train_run,
+                    first=index == 0, traced=compiled and index % 2 == 1)
+                sess.run(start_evaluation)
+                _eval_phase(
+                    sess, eval_call, end_reset, options[0], result,
+                    len(eval_batch_env) * config.max_length, eval_calls,
+                    first=index == 0)
+    finally:
+        batch_env.close()
+        eval_batch_env.close()
+    if compiled:
+        # An untraced call less the median collection of the traced ones.
+        collect = statistics.median(result['train_us_per_step']) * 1e-6 * (
+            train_run * num_agents)
+        result['update_ms'] = [
+            1e3 * (seconds - collect) for seconds in result['compiled_call_s']]
+    return result
+
+
+def _train_phase(call, options, result, num_agents, run, first, traced):
+    """Training calls up to and including the one that updates.
+
+    One-step paths update in one call of many; a compiled call collects
+    until the memory is full and updates in the same call, so there the
+    time of its compiled collection (the node `compiled_collect`, from the
+    step stats of a traced call) is told apart from the rest, the update's
+    time from untraced calls (tracing slows the plain graph's nodes).
+    """
+    updates = None
+    step_seconds = []
+    compiled = run > 1
+    while True:
+        metadata = tf_run_metadata() if traced else None
+        start = time.perf_counter()
+        _, num_updates = call(
+            options=options[traced], run_metadata=metadata)
+        seconds = time.perf_counter() - start
+        if updates is not None and num_updates > updates or compiled:
+            break
+        if first and updates is None:
+            result['first_train_s'] = seconds
+        else:
+            step_seconds.append(seconds)
+        updates = num_updates
+    if first:
+        result.setdefault('first_train_s', seconds)
+        return
+    if compiled and traced:
+        collect = _node_seconds(metadata, 'compiled_collect/')
+        result['train_us_per_step'].append(1e6 * collect / (run * num_agents))
+    elif compiled:
+        result['compiled_call_s'].append(seconds)
+    else:
+        # A call steps one batch step.
+        per_step = statistics.median(step_seconds) / num_agents
+        result['train_us_per_step'].append(1e6 * per_step)
+        result['update_ms'].append(1e3 * (seconds - per_step * num_agents))
+
+
+def tf_run_metadata():
+    """A `RunMetadata` to fill (TensorFlow loads only in the workers)."""
+    import tensorflow.compat.v1 as tf  # pylint: disable=import-outside-toplevel
+    return tf.RunMetadata()
+
+
+def _node_seconds(metadata, prefix):
+    """Seconds of the longest traced node whose name starts with prefix."""
+    return max(
+        node.all_end_rel_micros
+        for device in metadata.step_stats.dev_stats
+        for node in device.node_stats
+        if node.node_name.startswith(prefix)) / 1e6
+
+
+def _eval_phase(sess, call, end_reset, options, result, steps, calls, first):
+    """One evaluation: its calls, the first with the reset switch on."""
+    start = time.perf_counter()
+    for index in range(calls):
+        call(options=options)
+        if index == 0:
+            sess.run(end_reset)
+    seconds = time.perf_counter() - start
+    if first:
+        result['first_eval_s'] = seconds
+    else:
+        result['eval_us_per_step'].append(1e6 * seconds / steps)
+
+
+def _run_worker(path):
+    """Profile a path in a fresh process; return its result."""
+    command = [
+        sys.executable, os.path.abspath(__file__), f'--worker={path}',
+        f'--config={FLAGS.config}', f'--rounds={FLAGS.rounds}']
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')
+    output = subprocess.run(
+        command, env=env, check=True, capture_output=True, text=True,
+        cwd=_ROOT).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def _summarize(runs):
+    """Medians per path over its processes and calls."""
+    rows = {}
+    for run in runs:
+        row = rows.setdefault(run['path'], {key: [] for key, *_ in _COLUMNS})
+        for key, *_ in _COLUMNS:
+            value = run.get(key)
+            row[key].extend(value if isinstance(value, list) else [value])
+    return {
+        path: {key: statistics.median(values) for key, values in row.items()
+               if values}
+        for path, row in rows.items()}
+
+
+def main(argv):
+    """Profile the paths of the flags and print the table."""
+    del argv
+    if FLAGS.worker:
+        print(json.dumps(profile(FLAGS.worker, FLAGS.config, FLAGS.rounds)))
+        return
+    unknown = sorted(set(FLAGS.paths) - set(PATHS))
+    if unknown:
+        raise app.UsageError(
+            f'Unknown paths {unknown}; expected some of {", ".join(PATHS)}.')
+    runs = [
+        _run_worker(path)
+        for _ in range(FLAGS.repeats) for path in FLAGS.paths]
+    table = _summarize(runs)
+    print('$ python benchmarks/profile_paths.py ' + ' '.join(sys.argv[1:]))
+    print(f'config {FLAGS.config}, medians of {FLAGS.repeats} processes of '
+          f'{FLAGS.rounds} phases each')
+    print('| path | ' + ' | '.join(title for _, title, _ in _COLUMNS) + ' |')
+    print('| --- ' * (len(_COLUMNS) + 1) + '|')
+    for path in FLAGS.paths:
+        row = table[path]
+        print(f'| {path} | ' + ' | '.join(
+            form.format(row[key]) if key in row else '-'
+            for key, _, form in _COLUMNS) + ' |')
+    if FLAGS.json:
+        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
+            json.dump(dict(
+                command=' '.join(sys.argv), config=FLAGS.config,
+                rounds=FLAGS.rounds, table=table, runs=runs), file_, indent=1)
+
+
+if __name__ == '__main__':
+    app.run(main)
