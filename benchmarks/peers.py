@@ -61,6 +61,11 @@ so that load from elsewhere on the machine spreads over all of them; medians
 over seeds damp it further. SB3 runs on the CPU with one torch thread,
 the fastest setting for these small networks on two cores.
 
+With `--compile_cache=DIR`, both compiling systems keep their compiled
+code in persistent caches below DIR (ours XLA's through TensorFlow, rejax
+JAX's), as the seeds of a sweep would: the first run of a system compiles,
+later runs of the same graph load. Without it every run compiles.
+
 rejax compiles its whole run into one XLA call, evaluations included: its
 wall-clock includes that compilation (also reported alone, "compile s"),
 as ours includes building its graph, and a host callback times each of its
@@ -151,6 +156,11 @@ flags.DEFINE_bool('until_target', False, 'End each run at its first '
                   'that of this evaluation.')
 flags.DEFINE_string('jax_python', sys.executable, 'Python interpreter of '
                     'the rejax systems: one with the bench-jax extra.')
+flags.DEFINE_string('compile_cache', None, 'A folder for persistent '
+                    'caches of compiled code, ours (XLA through TensorFlow) '
+                    'and rejax\'s (JAX) alike: a run after the first of a '
+                    'system loads its compiled code, as the seeds of a '
+                    'sweep do. Default: none, every run compiles.')
 flags.DEFINE_string('worker_spec', None, 'Internal: run one training.')
 flags.DEFINE_string('worker_out', None, 'Internal: result file of a run.')
 
@@ -425,7 +435,12 @@ def run_worker(spec_path, out_path):
     """Train one run in this process and write its result as JSON."""
     with open(spec_path, encoding='utf-8') as file_:
         spec = json.load(file_)
+    cache = spec.get('compile_cache')
     if spec['system'].startswith('ours'):
+        if cache:
+            # Before TensorFlow loads, which reads the flag once.
+            from agents.scripts import xla_cache
+            xla_cache.use_persistent_cache(os.path.join(cache, 'xla'))
         result = _train_ours(spec)
     elif spec['system'].startswith('rejax'):
         result = peers_rejax.train(spec)
@@ -684,9 +699,13 @@ def main(argv):
         for index, seed in enumerate(seeds):
             shift = index % len(systems)
             for system in systems[shift:] + systems[:shift]:
+                spec = make_spec(system, task, seed, steps,
+                                 target if FLAGS.until_target else None)
+                if FLAGS.compile_cache:
+                    spec['compile_cache'] = os.path.abspath(
+                        os.path.expanduser(FLAGS.compile_cache))
                 result = run_measured(
-                    make_spec(system, task, seed, steps,
-                              target if FLAGS.until_target else None),
+                    spec,
                     FLAGS.jax_python if system.startswith('rejax')
                     else None)
                 results[system].append(result)

@@ -33,6 +33,7 @@ phase. rejax's loop is one compiled call and cannot stop early, so
 """
 
 import math
+import os
 import time
 
 # rejax's PPO settings for Pendulum-v1 in its repository
@@ -193,6 +194,11 @@ def train(spec):
     except ImportError as error:
         raise ImportError(
             f'{error}; {_EXTRA_HINT}.') from error
+    if spec.get('compile_cache'):
+        # JAX's persistent cache of compiled code, as ours uses XLA's.
+        jax.config.update('jax_compilation_cache_dir', os.path.join(
+            spec['compile_cache'], 'jax'))
+        jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)
     # As ours, the clock starts after the imports, before the environment
     # and the networks are built.
     start = time.monotonic()

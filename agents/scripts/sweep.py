@@ -60,6 +60,15 @@ import sys
 import threading
 import time
 
+from agents.scripts import xla_cache
+
+if __name__ == '__main__':
+    # Before anything imports TensorFlow: the Ray workers that this process
+    # starts inherit the flag, so the runs of a sweep after the first of a
+    # graph load its compiled code (see xla_cache).
+    xla_cache.use_persistent_cache()
+
+# pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 from absl import flags
 
