@@ -12,7 +12,10 @@ and including the one that trains), alternating which goes first; an
 update costs its call minus the median call of its cycle. The first cycle
 of the compiled graph holds XLA's compilation: its update minus the median
 update is the compile time. The mock environments step in this process
-through `numpy_function`, as the inprocess env mode does.
+through `numpy_function`, as the inprocess env mode does. A third graph,
+the floor, runs the arithmetic of an update alone (as many mini-batch
+steps of two bare MLPs, forward, backward, clipping and Adam, in one XLA
+loop; see `_Floor`) in turn with the other two.
 
     python benchmarks/compiled_update.py --rounds=9 \
         --json=benchmarks/results/compiled_update.json
@@ -106,20 +109,111 @@ class _Variant:
             self.updates.append(update)
 
 
+class _Floor:
+    """The arithmetic of an update alone: the floor of its time.
+
+    As many mini-batch steps as an update of the config takes, on as many
+    transitions each, in one compiled (XLA) loop: two MLPs of the config's
+    hidden sizes (policy and value) forward and backward, a squared loss,
+    gradients clipped by their global norm, Adam. No advantages, masks,
+    distributions or statistics: what PPO's step costs beyond this is ours
+    to cut; this much every implementation on this CPU pays.
+    """
+
+    def __init__(self, name):
+        # pylint: disable=import-outside-toplevel
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+        from agents import tools
+        from agents.scripts import configs
+        shapes = _SHAPES[name]
+        config = tools.AttrDict(getattr(configs, name)())
+        layers = tuple(int(size) for size in FLAGS.layers or ()) or None
+        transitions = shapes['period'] * config.num_agents
+        minibatch = config.batch_size * (config.chunk_length or 1)
+        self.steps = config.update_epochs * -(-transitions // minibatch)
+        self.minibatch = minibatch
+        self.graph = tf.Graph()
+        with self.graph.as_default():
+            tf.set_random_seed(0)
+            networks = [
+                _floor_mlp(tf, f'net{index}', [shapes['observ']] + list(
+                    layers or sizes) + [outputs])
+                for index, (sizes, outputs) in enumerate((
+                    (config.policy_layers, shapes['action']),
+                    (config.value_layers, 1)))]
+            variables = [var for net in networks for pair in net for var in pair]
+            optimizer = tf.train.AdamOptimizer(1e-4)
+            data = tf.constant(np.random.RandomState(0).normal(size=[
+                self.steps, minibatch, shapes['observ']]).astype(np.float32))
+
+            def _loop(data):
+                def _step(index, total):
+                    inputs = tf.gather(data, index)
+                    with tf.GradientTape() as tape:
+                        loss = sum(
+                            tf.reduce_mean(_floor_apply(tf, net, inputs) ** 2)
+                            for net in networks)
+                    gradients, _ = tf.clip_by_global_norm(
+                        tape.gradient(loss, variables), 0.5)
+                    with tf.control_dependencies([optimizer.apply_gradients(
+                            zip(gradients, variables))]):
+                        return index + 1, total + loss
+                return tf.while_loop(
+                    lambda index, _: index < self.steps, _step,
+                    [tf.constant(0), tf.constant(0.0)])[1]
+
+            self.update = tf.function(
+                _loop, jit_compile=True, autograph=False)(data)
+            self.sess = tf.Session()
+            self.sess.run(tf.global_variables_initializer())
+            self.sess.run(self.update)
+        self.updates = []
+
+    def cycle(self):
+        """Run one update's steps; record their milliseconds."""
+        start = time.perf_counter()
+        self.sess.run(self.update)
+        self.updates.append((time.perf_counter() - start) * 1e3)
+
+
+def _floor_mlp(tf, name, sizes):
+    """Weights and biases of an MLP of the given layer sizes."""
+    with tf.variable_scope(name):
+        return [
+            (tf.get_variable(f'kernel_{index}', [size_in, size_out]),
+             tf.get_variable(f'bias_{index}', [size_out],
+                             initializer=tf.zeros_initializer()))
+            for index, (size_in, size_out) in enumerate(
+                zip(sizes[:-1], sizes[1:]))]
+
+
+def _floor_apply(tf, net, inputs):
+    """The MLP's output: ReLU hidden layers, a linear last one."""
+    for kernel, bias in net[:-1]:
+        inputs = tf.nn.relu(tf.matmul(inputs, kernel) + bias)
+    kernel, bias = net[-1]
+    return tf.matmul(inputs, kernel) + bias
+
+
 def measure(name, rounds):
     """Interleaved update cycles of the plain and compiled graphs."""
     plain = _Variant(name, False)
     compiled = _Variant(name, True)
+    floor = _Floor(name)
     for index in range(rounds + 1):
         order = (plain, compiled) if index % 2 else (compiled, plain)
-        for variant in order:
+        for variant in order + (floor,):
             variant.cycle()
     plain_ms = statistics.median(plain.updates)
     compiled_ms = statistics.median(compiled.updates)
+    floor_ms = statistics.median(floor.updates[1:])
     return dict(
         config=name, rounds=rounds, layers=FLAGS.layers,
         plain_ms=round(plain_ms, 2), compiled_ms=round(compiled_ms, 2),
         speedup=round(plain_ms / compiled_ms, 2),
+        floor_ms=round(floor_ms, 2), floor_steps=floor.steps,
+        floor_minibatch=floor.minibatch,
         compile_seconds=round((compiled.first_update - compiled_ms) / 1e3, 2),
         plain_first_ms=round(plain.first_update, 2),
         plain_all_ms=[round(value, 2) for value in plain.updates],
@@ -138,12 +232,13 @@ def main(argv):
         sys.argv[1:])
     print(f'$ {command}')
     print('| config | plain ms/update | compiled ms/update | speedup | '
-          'compile s |')
-    print('| --- | --- | --- | --- | --- |')
+          'compile s | floor ms/update | compiled / floor |')
+    print('| --- | --- | --- | --- | --- | --- | --- |')
     for result in results:
         print(f"| {result['config']} | {result['plain_ms']:.1f} | "
               f"{result['compiled_ms']:.1f} | {result['speedup']:.2f}x | "
-              f"{result['compile_seconds']:.1f} |")
+              f"{result['compile_seconds']:.1f} | {result['floor_ms']:.1f} | "
+              f"{result['compiled_ms'] / result['floor_ms']:.2f}x |")
     if FLAGS.json:
         with open(FLAGS.json, 'w', encoding='utf-8') as file_:
             json.dump(dict(command=command, results=results), file_, indent=2)
