@@ -142,7 +142,8 @@ class _Floor:
                 for index, (sizes, outputs) in enumerate((
                     (config.policy_layers, shapes['action']),
                     (config.value_layers, 1)))]
-            variables = [var for net in networks for pair in net for var in pair]
+            variables = [
+                var for net in networks for pair in net for var in pair]
             optimizer = tf.train.AdamOptimizer(1e-4)
             data = tf.constant(np.random.RandomState(0).normal(size=[
                 self.steps, minibatch, shapes['observ']]).astype(np.float32))
