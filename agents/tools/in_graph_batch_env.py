@@ -159,6 +159,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         """
         packed = tf.numpy_function(
                 self._step, [action], tf.uint8, name='step')
+        packed.set_shape((len(self._batch_env), None))
         return self._unpack(packed)
 
     def reset_outcome(self, indices):
@@ -286,10 +287,12 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         """
         observ_bytes = self._row.fields['observ'][0].itemsize
         packed.set_shape((None, self._row.itemsize))
+        # The rows of `packed`, known for a step of every environment.
+        rows = tf.compat.dimension_value(packed.shape[0])
         observ, reward, restarts, flags = tf.split(
                 packed, [observ_bytes, 4, 8, 3], axis=1)
         observ = _from_bytes(
-                observ, self._observ_dtype, self._observ.shape[1:])
+                observ, self._observ_dtype, self._observ.shape[1:], rows)
         reward = tf.bitcast(reward, tf.float32)
         restarts = tf.bitcast(restarts, tf.int64)
         if every_row:
@@ -304,13 +307,14 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         return Outcome(observ, reward, done, truncated, restarted, restarts)
 
 
-def _from_bytes(rows, dtype, shape):
+def _from_bytes(rows, dtype, shape, batch=None):
     """Reinterpret rows of bytes as values of a dtype and shape.
 
     Args:
         rows: uint8 tensor [batch, bytes].
         dtype: TensorFlow dtype of the values.
         shape: TensorShape of one row's values.
+        batch: Number of rows where known, else None.
 
     Returns:
         Tensor [batch, *shape] of dtype.
@@ -324,7 +328,7 @@ def _from_bytes(rows, dtype, shape):
         values = tf.bitcast(tf.reshape(rows, [-1, size, dtype.size]), dtype)
     if shape.ndims != 1:
         values = tf.reshape(values, [-1] + shape.as_list())
-    values.set_shape(tf.TensorShape([None]).concatenate(shape))
+    values.set_shape(tf.TensorShape([batch]).concatenate(shape))
     return values
 
 
