@@ -299,7 +299,10 @@ class CollectMixin:
             (batch_env.done, carry.done), (batch_env.action, carry.action),
             (batch_env.reward, carry.reward),
             (batch_env.truncated, carry.truncated),
-            (self._last_action, carry.action),
+            # The environments' action dtype may be wider than the
+            # policy's (float64 of MuJoCo tasks).
+            (self._last_action, tf.cast(
+                carry.action, self._last_action.dtype)),
             (self._running_return, carry.running_return),
             (episode_length, carry.episode_length),
             (memory_length, carry.memory_length),

@@ -4,6 +4,7 @@ On in-graph tasks (compiled with XLA) and on gymnasium and EnvPool
 environments behind the numpy_function bridge (a plain graph loop).
 """
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
@@ -158,6 +159,59 @@ def test_bridge_collection_equals_the_one_step_path(env_mode):
     _assert_same_state(looped, expected)
     assert len(scores) == 3 * _AGENTS
     np.testing.assert_allclose(scores, one_step_scores, rtol=1e-5)
+
+
+class _FailingPendulum(gym.Wrapper):
+    """Pendulum-v1 whose third step fails as `fault` says."""
+
+    fault = None
+
+    def __init__(self):
+        super().__init__(gym.make('Pendulum-v1'))
+        self._steps = 0
+
+    def step(self, action):
+        """Step, raising or returning NaN on the third step."""
+        self._steps += 1
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        if self._steps == 3 and self.fault == 'raise':
+            raise RuntimeError('simulator exploded')
+        if self._steps == 3 and self.fault == 'nan_observ':
+            observ = observ * np.nan
+        return observ, reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize('fault, message', [
+    ('raise', 'Environment 0 of the batch failed: simulator exploded'),
+    ('nan_observ', 'observ : Tensor had NaN values'),
+])
+def test_bridge_faults_fail_the_call_and_write_nothing(
+        monkeypatch, fault, message):
+    """An environment that raises or returns NaN amid a run fails the
+    session run as the one-step path's step does, and no variable
+    changes; the batch keeps the exception of the environment."""
+    monkeypatch.setattr(_FailingPendulum, 'fault', fault)
+    config = _config(env=_FailingPendulum)
+    with tf.Graph().as_default():
+        algo, advance, unused_scores = _build(config, 'inprocess', True)
+        batch_env = algo._batch_env  # pylint: disable=protected-access
+        try:
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                variables = tf.global_variables()
+                before = sess.run(variables)
+                with pytest.raises(tf.errors.OpError) as info:
+                    sess.run(advance)
+                assert message in str(info.value)
+                for variable, old, new in zip(
+                        variables, before, sess.run(variables)):
+                    np.testing.assert_array_equal(old, new, variable.name)
+            if fault == 'raise':
+                assert 'simulator exploded' in str(batch_env.error)
+            else:
+                assert batch_env.error is None
+        finally:
+            batch_env.close()
 
 
 def test_which_configs_compile():
