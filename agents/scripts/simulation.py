@@ -51,9 +51,10 @@ def define_loop(
     loop = tools.Loop(
         logdir, graph.step, graph.should_log, graph.do_report,
         graph.force_reset)
-    # How often a failed environment was replaced (`restart_workers`).
+    # How often a failed environment was replaced (`restart_workers`), read
+    # once the run's steps assigned the count: the predicate waits for them.
     restarts = tf.cond(
-        graph.should_log,
+        tools.identity_after([graph.summary], graph.should_log),
         lambda: tf.summary.scalar(
             'worker_restarts', graph.batch_env.restarts),
         str)
