@@ -139,16 +139,30 @@ def test_compiled_collection_equals_the_one_step_path(
         assert made[:2] == [10, 10]
 
 
-@pytest.mark.parametrize('env_mode', [
-    'inprocess',
-    pytest.param('envpool', marks=pytest.mark.skipif(
+class _Float64Pendulum(gym.ActionWrapper):
+    """Pendulum-v1 taking float64 actions, as EnvPool's MuJoCo tasks do."""
+
+    def __init__(self):
+        super().__init__(gym.make('Pendulum-v1'))
+        self.action_space = gym.spaces.Box(-2.0, 2.0, (1,), np.float64)
+
+    def action(self, action):
+        """The action as Pendulum takes it."""
+        return np.asarray(action, np.float32)
+
+
+@pytest.mark.parametrize('env_mode, env', [
+    ('inprocess', 'Pendulum-v1'),
+    # Actions wider than the policy's.
+    ('inprocess', _Float64Pendulum),
+    pytest.param('envpool', 'Pendulum-v1', marks=pytest.mark.skipif(
         not _has_envpool(), reason='EnvPool is not installed')),
 ])
-def test_bridge_collection_equals_the_one_step_path(env_mode):
+def test_bridge_collection_equals_the_one_step_path(env_mode, env):
     """Pendulum-v1 in Python (gymnasium) or C (EnvPool) through the
     numpy_function bridge: runs of 4 steps, shorter than the episodes of
     10, give the one-step path's episodes, memory, weights and scores."""
-    config = _config(env='Pendulum-v1')
+    config = _config(env=env)
     made, updates, looped, scores = _state_after(
         config, env_mode, True, 30, num_steps=4)
     _, one_step_updates, expected, one_step_scores = _state_after(
