@@ -20,12 +20,11 @@ from agents.scripts import utility
 
 # Most environment steps of a training call of many steps on environments
 # behind the numpy_function bridge. Signals and Ctrl-C take effect between
-# session calls, so one call must stay short: a step of a MuJoCo task costs
-# about 50 us of physics and a batch step of the loop about 0.3-0.6 ms
-# around it, so that 2,048 steps take well under a second (the cheetah's 2
-# agents then run whole episodes of 1,000 steps per call). The loop's gain
-# over one call per step has mostly arrived at some 50 batch steps.
-BRIDGE_RUN_ENV_STEPS = 2048
+# session calls, so one call must stay short: on 2 loaded cores a batch step
+# of the cheetah config (2 agents, 256x256 networks, ~50 us of physics per
+# environment) took 1.3-2.4 ms in the loop, so 512 environment steps take
+# 0.3-0.6 s, whereas whole episodes of 1,000 batch steps took 1.3-2.4 s.
+BRIDGE_RUN_ENV_STEPS = 512
 
 
 def define_loop(

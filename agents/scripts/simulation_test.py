@@ -202,9 +202,9 @@ def test_which_evaluations_compile():
     # In-graph tasks: whole episodes per compiled call.
     (True, 16, 1000, 1000),
     # Python and C environments: at most BRIDGE_RUN_ENV_STEPS env steps.
-    (False, 2, 1000, 1000),
+    (False, 2, 1000, simulation.BRIDGE_RUN_ENV_STEPS // 2),
     (False, 16, 1000, simulation.BRIDGE_RUN_ENV_STEPS // 16),
-    (False, 16, 50, 50),
+    (False, 4, 50, 50),
     (False, 4096, 1000, 1),
 ])
 def test_run_length(transition, agents, max_length, expected):

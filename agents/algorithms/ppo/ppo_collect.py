@@ -220,12 +220,20 @@ class CollectMixin:
                 carry.reward_statistics, reward)
         bootstrap = zeros
         if config.bootstrap_truncated:
-            value = self._network(
-                self._observ_filter.transform(
-                    nextob, observ_statistics)[:, None],
-                tf.ones([self._num_agents], tf.int32)).value[:, 0]
-            bootstrap = tf.where(
-                truncated, config.discount * tf.stop_gradient(value), zeros)
+
+            def _bootstrap():
+                value = self._network(
+                    self._observ_filter.transform(
+                        nextob, observ_statistics)[:, None],
+                    tf.ones([self._num_agents], tf.int32)).value[:, 0]
+                return tf.where(
+                    truncated, config.discount * tf.stop_gradient(value),
+                    zeros)
+
+            # Only steps that truncate an episode run the value network, as
+            # on the one-step path.
+            bootstrap = tf.cond(
+                tf.reduce_any(truncated), _bootstrap, lambda: zeros)
         transition = Transition(
             self._observ_filter.transform(observ, observ_statistics), action,
             policy_params, reward, bootstrap)
@@ -250,11 +258,20 @@ class CollectMixin:
         written = tf.reduce_any(select, axis=1)
         source = tf.argmax(tf.cast(select, tf.int32), axis=1,
                            output_type=tf.int32)
-        memory = tuple(
-            tf.where(written, tf.gather(buffer_, source), old)
-            for buffer_, old in zip(episodes, carry.memory))
-        memory_length = tf.where(
-            written, tf.gather(episode_length, source), carry.memory_length)
+
+        def _store():
+            return tuple(
+                tf.where(written, tf.gather(buffer_, source), old)
+                for buffer_, old in zip(
+                    episodes + (episode_length,),
+                    carry.memory + (carry.memory_length,)))
+
+        # Most steps end no episode: they pass the memory on without
+        # copying it (a plain graph loop would copy it at every step).
+        memory = tf.cond(
+            tf.reduce_any(stored), _store,
+            lambda: carry.memory + (carry.memory_length,))
+        memory, memory_length = tuple(memory[:-1]), memory[-1]
         stored_count = tf.reduce_sum(tf.cast(stored, tf.int32))
         stored_steps = tf.reduce_sum(
             tf.where(stored, episode_length, tf.zeros_like(episode_length)))
