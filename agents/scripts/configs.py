@@ -38,9 +38,12 @@ def default():
     # asynchronous exceptions such as Ray's cancellation land in it
     # (sweep.py turns it off).
     caller_thread = True
-    # With in-graph environments (env mode graph), run each evaluation as
-    # one XLA-compiled call of all its steps (tools.compiled_rollout);
-    # False steps it one session call per step.
+    # Run many steps per session call: training (PPO.collect, feed-forward
+    # networks without rollout_length) in every env mode, XLA-compiled on
+    # in-graph tasks (env mode graph), a plain graph loop around Python and
+    # C environments; each evaluation on in-graph tasks as one compiled
+    # call of all its steps (tools.compiled_rollout). False steps one
+    # session call per batch step.
     compile_rollout = True
     # Training steps between evaluations; None: those of update_every
     # full-length episodes (at most `steps`).

@@ -2,8 +2,10 @@
 
 `define_simulation` builds the algorithm over the training environments and
 its evaluation view over the evaluation environments, stepping one session
-call per batch step (`tools.simulate`) or, on in-graph tasks, many steps per
-compiled call (`PPO.collect`, `tools.compiled_rollout`); `define_loop`
+call per batch step (`tools.simulate`) or many steps per call: training
+where the algorithm can (`PPO.collect`: compiled on in-graph tasks, a plain
+graph loop around the numpy_function of Python and C environments), and
+evaluations on in-graph tasks (`tools.compiled_rollout`); `define_loop`
 alternates them as the phases of a `tools.Loop`, whose lengths
 `phase_steps` computes from the config.
 """
@@ -15,6 +17,14 @@ import tensorflow.compat.v1 as tf
 from agents import tools
 from agents.tools import compiled_rollout
 from agents.scripts import utility
+
+# Most environment steps of a training call of many steps on environments
+# behind the numpy_function bridge. Signals and Ctrl-C take effect between
+# session calls, so one call must stay short: on 2 loaded cores a batch step
+# of the cheetah config (2 agents, 256x256 networks, ~50 us of physics per
+# environment) took 1.3-2.4 ms in the loop, so 512 environment steps take
+# 0.3-0.6 s, whereas whole episodes of 1,000 batch steps took 1.3-2.4 s.
+BRIDGE_RUN_ENV_STEPS = 512
 
 
 def define_loop(
@@ -40,9 +50,10 @@ def define_loop(
     loop = tools.Loop(
         logdir, graph.step, graph.should_log, graph.do_report,
         graph.force_reset)
-    # How often a failed environment was replaced (`restart_workers`).
+    # How often a failed environment was replaced (`restart_workers`), read
+    # once the run's steps assigned the count: the predicate waits for them.
     restarts = tf.cond(
-        graph.should_log,
+        tools.identity_after([graph.summary], graph.should_log),
         lambda: tf.summary.scalar(
             'worker_restarts', graph.batch_env.restarts),
         str)
@@ -106,9 +117,10 @@ def define_simulation(batch_env, eval_batch_env, config):
     # step.
     run_steps = made_steps = None
     if separate and compiles_training(config, batch_env, algo):
+        length = run_length(config, batch_env)
         done, score, summary, made_steps = _compiled_training(
-            algo, switches.step, config, len(batch_env))
-        run_steps = config.max_length * len(batch_env)
+            algo, switches.step, config, len(batch_env), length)
+        run_steps = length * len(batch_env)
     else:
         # Training episodes go on across phases when evaluation has its own
         # environments; the first step begins them, as every `done` starts
@@ -141,12 +153,12 @@ def define_simulation(batch_env, eval_batch_env, config):
 
 
 def compiles_training(config, batch_env, algo):
-    """Whether training runs many steps per compiled call.
+    """Whether training runs many steps per session call.
 
-    It does with `compile_rollout` where the environments are an in-graph
-    task and the algorithm can collect on it in a compiled loop (PPO with
-    a feed-forward network and whole episodes, see
-    `PPO.compiles_collection`).
+    It does with `compile_rollout` where the algorithm can collect on the
+    environments in a loop (PPO with a feed-forward network and whole
+    episodes, see `PPO.compiles_collection`): an in-graph task in one
+    compiled call, Python and C environments in a plain graph loop.
     """
     compiles = getattr(algo, 'compiles_collection', None)
     return bool(
@@ -154,19 +166,39 @@ def compiles_training(config, batch_env, algo):
         compiles(batch_env))
 
 
-def _compiled_training(algo, step, config, num_agents):
-    """Training runs of up to `max_length` batch steps in one compiled call.
+def run_length(config, batch_env):
+    """Batch steps of a training call of many steps, at most.
+
+    `max_length` on an in-graph task (a compiled call is fast); on
+    environments behind the numpy_function bridge no more than
+    `BRIDGE_RUN_ENV_STEPS` environment steps, so that a call stays short.
+
+    Args:
+      config: Completed configuration.
+      batch_env: In-graph batch of the training environments.
+
+    Returns:
+      Positive integer.
+    """
+    if hasattr(batch_env, 'transition'):
+        return config.max_length
+    return max(1, min(
+        config.max_length, BRIDGE_RUN_ENV_STEPS // len(batch_env)))
+
+
+def _compiled_training(algo, step, config, num_agents, length):
+    """Training runs of up to `length` batch steps in one session call.
 
     Returns:
       Tuple of the bool tensor of the agents whose episode ended in a run,
       their last scores, the summary, and the environment steps the run
-      made (the most a run makes is `max_length * num_agents`).
+      made (the most a run makes is `length * num_agents`).
     """
     train_steps, eval_steps = phase_steps(config)
     in_phase = tf.math.floormod(
         tf.cast(step, tf.int64), train_steps + eval_steps)
     steps_left = (train_steps - in_phase) // num_agents
-    made, done, score, summary = algo.collect(config.max_length, steps_left)
+    made, done, score, summary = algo.collect(length, steps_left)
     return done, score, summary, made * num_agents
 
 

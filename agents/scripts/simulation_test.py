@@ -64,7 +64,9 @@ def test_evaluation_leaves_training_state_and_normalizer_alone(network):
     """An evaluation phase reads the weights and normalizer, changes none of
     the training agents' state, and scores the first episode of each
     evaluation environment."""
-    config = _config(network=network)
+    # One session call per training step, so that the count of steps is
+    # that of the calls.
+    config = _config(network=network, compile_rollout=False)
     train_envs = [tools.MockEnvironment(durations=(4,)) for _ in range(2)]
     eval_envs = [tools.MockEnvironment(durations=(2, 3)) for _ in range(3)]
     with tf.Graph().as_default():
@@ -194,3 +196,23 @@ def test_which_evaluations_compile():
     with config.unlocked:
         config.compile_rollout = False
     assert not simulation.compiles_evaluation(config, task_batch, view)
+
+
+@pytest.mark.parametrize('transition, agents, max_length, expected', [
+    # In-graph tasks: whole episodes per compiled call.
+    (True, 16, 1000, 1000),
+    # Python and C environments: at most BRIDGE_RUN_ENV_STEPS env steps.
+    (False, 2, 1000, simulation.BRIDGE_RUN_ENV_STEPS // 2),
+    (False, 16, 1000, simulation.BRIDGE_RUN_ENV_STEPS // 16),
+    (False, 4, 50, 50),
+    (False, 4096, 1000, 1),
+])
+def test_run_length(transition, agents, max_length, expected):
+    """Training calls of many steps stay short on the numpy_function
+    bridge, so that signals take effect between them."""
+    config = tools.AttrDict(max_length=max_length)
+    members = {'__len__': lambda self: agents}
+    if transition:
+        members['transition'] = None
+    batch_env = type('Batch', (), members)()
+    assert simulation.run_length(config, batch_env) == expected

@@ -1,10 +1,19 @@
 """A batch of environments stepped by graph operations."""
 
+import collections
+
 import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.tools import in_graph_env
 from agents.tools import temporary_scope
+
+# What a step or reset of environments returns, a row per environment: the
+# observations, float32 rewards, bool flags `done` (terminated, truncated
+# or restarted), `truncated` (without terminating) and `restarted` (a failed
+# environment was replaced), and the int64 scalar count of restarts so far.
+Outcome = collections.namedtuple(
+        'Outcome', 'observ, reward, done, truncated, restarted, restarts')
 
 
 class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
@@ -122,21 +131,71 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
                     action, self._action, check_numerics=False)
-            packed = tf.numpy_function(
-                    self._step, [action], tf.uint8, name='step')
-            observ, reward, done, truncated, restarted, restarts = (
-                    self._unpack(packed))
+            outcome = self.step_outcome(action)
             # The action's assignment waits for the step too, so that a
             # failed step assigns nothing.
-            with tf.control_dependencies([packed]):
+            with tf.control_dependencies([outcome.observ]):
                 return tf.group(
-                        self._observ.assign(observ),
                         self._action.assign(action),
-                        self._reward.assign(reward),
-                        self._done.assign(done),
-                        self._truncated.assign(truncated),
-                        self._restarted.assign(restarted),
-                        self._restarts.assign(restarts))
+                        *self.assign_outcome(outcome))
+
+    def step_outcome(self, action):
+        """Step the batch and return the outcome, assigning no variable.
+
+        The op of `simulate` without its assignments, for loops of many
+        steps in one session call (such as `PPO.collect`), which carry the
+        outcome from step to step and assign the last one
+        (`assign_outcome`). It runs Python, so it cannot be part of an
+        XLA-compiled function.
+
+        Args:
+            action: Tensor of one action per environment, of the action
+                variable's dtype and shape.
+
+        Returns:
+            `Outcome` of tensors; computing them fails as `simulate` does
+            when the actions, observations or rewards hold NaN or Inf, or
+            the batch raised.
+        """
+        packed = tf.numpy_function(
+                self._step, [action], tf.uint8, name='step')
+        packed.set_shape((len(self._batch_env), None))
+        return self._unpack(packed)
+
+    def reset_outcome(self, indices):
+        """Reset some environments and return their outcome, assigning none.
+
+        The op of `reset` without its assignments (see `step_outcome`).
+
+        Args:
+            indices: 1-D int32 tensor of the environments to reset.
+
+        Returns:
+            `Outcome` of tensors with a row per index: the first
+            observations, zero rewards, false flags, and the count of
+            restarts; computing them fails as `reset` does.
+        """
+        indices.set_shape((None,))
+        packed = tf.numpy_function(
+                self._reset, [indices], tf.uint8, name='reset')
+        return self._unpack(packed, every_row=False)
+
+    def assign_outcome(self, outcome):
+        """Assign the outcome of a step of every environment to the variables.
+
+        Args:
+            outcome: `Outcome` with a row per environment.
+
+        Returns:
+            List of the assignment ops.
+        """
+        return [
+                self._observ.assign(outcome.observ),
+                self._reward.assign(outcome.reward),
+                self._done.assign(outcome.done),
+                self._truncated.assign(outcome.truncated),
+                self._restarted.assign(outcome.restarted),
+                self._restarts.assign(outcome.restarts)]
 
     def reset(self, indices=None):
         """Reset some or all environments and store their observations.
@@ -154,19 +213,17 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
             if indices is None:
                 indices = tf.range(len(self._batch_env))
             indices = tf.cast(indices, tf.int32)
-            indices.set_shape((None,))
-            packed = tf.numpy_function(
-                    self._reset, [indices], tf.uint8, name='reset')
-            observ, reward, done, truncated, restarted, restarts = (
-                    self._unpack(packed, every_row=False))
+            outcome = self.reset_outcome(indices)
             with tf.control_dependencies([
-                    tf.scatter_update(self._observ, indices, observ),
-                    tf.scatter_update(self._reward, indices, reward),
-                    tf.scatter_update(self._done, indices, done),
-                    tf.scatter_update(self._truncated, indices, truncated),
-                    tf.scatter_update(self._restarted, indices, restarted),
-                    self._restarts.assign(restarts)]):
-                return tf.identity(observ)
+                    tf.scatter_update(self._observ, indices, outcome.observ),
+                    tf.scatter_update(self._reward, indices, outcome.reward),
+                    tf.scatter_update(self._done, indices, outcome.done),
+                    tf.scatter_update(
+                            self._truncated, indices, outcome.truncated),
+                    tf.scatter_update(
+                            self._restarted, indices, outcome.restarted),
+                    self._restarts.assign(outcome.restarts)]):
+                return tf.identity(outcome.observ)
 
     def close(self):
         """Close the environments of the batch."""
@@ -226,15 +283,16 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                 than for some, maybe none.
 
         Returns:
-            Tuple of the observations, float32 rewards, bool done, truncated
-            and restarted flags, and the int64 scalar of restarts.
+            `Outcome`.
         """
         observ_bytes = self._row.fields['observ'][0].itemsize
         packed.set_shape((None, self._row.itemsize))
+        # The rows of `packed`, known for a step of every environment.
+        rows = tf.compat.dimension_value(packed.shape[0])
         observ, reward, restarts, flags = tf.split(
                 packed, [observ_bytes, 4, 8, 3], axis=1)
         observ = _from_bytes(
-                observ, self._observ_dtype, self._observ.shape[1:])
+                observ, self._observ_dtype, self._observ.shape[1:], rows)
         reward = tf.bitcast(reward, tf.float32)
         restarts = tf.bitcast(restarts, tf.int64)
         if every_row:
@@ -246,16 +304,17 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                     tf.reduce_max(restarts), self._restarts.read_value())
         done, truncated, restarted = tf.unstack(
                 tf.cast(flags, tf.bool), axis=1)
-        return observ, reward, done, truncated, restarted, restarts
+        return Outcome(observ, reward, done, truncated, restarted, restarts)
 
 
-def _from_bytes(rows, dtype, shape):
+def _from_bytes(rows, dtype, shape, batch=None):
     """Reinterpret rows of bytes as values of a dtype and shape.
 
     Args:
         rows: uint8 tensor [batch, bytes].
         dtype: TensorFlow dtype of the values.
         shape: TensorShape of one row's values.
+        batch: Number of rows where known, else None.
 
     Returns:
         Tensor [batch, *shape] of dtype.
@@ -269,7 +328,7 @@ def _from_bytes(rows, dtype, shape):
         values = tf.bitcast(tf.reshape(rows, [-1, size, dtype.size]), dtype)
     if shape.ndims != 1:
         values = tf.reshape(values, [-1] + shape.as_list())
-    values.set_shape(tf.TensorShape([None]).concatenate(shape))
+    values.set_shape(tf.TensorShape([batch]).concatenate(shape))
     return values
 
 

@@ -324,8 +324,11 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
             norm_observ = self._observ_filter.transform(observ)
             # Normalizes the next observation too, so it must see the update.
             bootstrap = self._bootstrap_value(agent_indices, nextob, cut)
+        # The environments' action dtype may be wider than the policy's
+        # (EnvPool's MuJoCo tasks take float64); the buffers keep the
+        # policy's.
         batch = ppo_collect.Transition(
-            norm_observ, action,
+            norm_observ, tf.cast(action, self._last_action.dtype),
             utility.nested_gather(self._last_policy, agent_indices),
             reward, bootstrap)
         with tf.control_dependencies([mark_log]):

@@ -1,11 +1,20 @@
-"""PPO's data collection on in-graph tasks, many steps in one compiled call."""
+"""PPO's data collection, many steps in one session call.
+
+On in-graph tasks the steps run in one XLA-compiled call; on Python and C
+environments behind the numpy_function bridge (gymnasium in process, worker
+processes, EnvPool) in one plain `tf.while_loop` of graph ops. The
+bookkeeping of PPO is the same for both; `tools.rollout_env` steps the
+environments.
+"""
 
 import collections
+import functools
 
 import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.tools import compiled_rollout
+from agents.tools import rollout_env
 from agents.algorithms.ppo import losses
 
 # One step of an agent as the episode buffers store it.
@@ -14,7 +23,7 @@ Transition = collections.namedtuple(
 
 # The loop state of a compiled collection.
 _Carry = collections.namedtuple('_Carry', (
-    'index, counter, state, steps, observ, done, action, reward, truncated, '
+    'index, env, observ, done, action, reward, truncated, '
     'policy_params, '
     'observ_statistics, reward_statistics, running_return, episodes, '
     'episode_length, memory, memory_length, memory_index, memory_steps, '
@@ -23,33 +32,42 @@ _Carry = collections.namedtuple('_Carry', (
 
 
 class CollectMixin:
-    """Training steps of PPO on an in-graph task, compiled with XLA.
+    """Training steps of PPO, many in one session call.
 
     `PPO` inherits these methods; they read the networks, normalizers,
     episode buffers and memory that its constructor creates.
     """
 
     def compiles_collection(self, batch_env):
-        """Whether `collect` can run on a batch: an in-graph task with the
-        pure `transition` and `restart`, a feed-forward network and whole
-        episodes (no `rollout_length`)."""
+        """Whether `collect` can run on a batch.
+
+        It can on an in-graph task with the pure `transition` and `restart`
+        (compiled with XLA) and on a `tools.InGraphBatchEnv` (plain graph
+        ops around its numpy_function), with a feed-forward network and
+        whole episodes (no `rollout_length`).
+        """
         return bool(
-            hasattr(batch_env, 'transition') and hasattr(batch_env, 'restart')
+            rollout_env.rollout_env(batch_env) is not None
             and self._last_state is None and not self._config.rollout_length)
 
     def collect(self, num_steps, steps_left):
-        """Train on the in-graph task for up to `num_steps` batch steps.
+        """Train on the batch for up to `num_steps` batch steps.
 
-        One XLA-compiled call steps every agent: it begins episodes where the
-        last ended, samples actions (stateless random ops keyed by the
-        sample seed and the global step, as `perform` does), steps the task,
+        One loop steps every agent: it begins episodes where the last ended,
+        samples actions (stateless random ops keyed by the sample seed and
+        the global step, as `perform` does), steps the environments,
         updates the normalizers, appends the transitions to the episode
         buffers, and moves ended episodes into the memory, exactly as the
         one-step path of `tools.simulate` with `perform`, `experience` and
         `end_episode` does. It stops after the step that fills the memory,
         and the update then trains in the same session call (outside the
-        compiled call), so the next step acts with the new weights as on
-        the one-step path.
+        loop), so the next step acts with the new weights as on the
+        one-step path. On an in-graph task the loop is one XLA-compiled
+        call; on environments behind the numpy_function bridge it is a
+        plain `tf.while_loop` that calls into Python at every step (and at
+        the resets of steps where episodes begin). An environment that
+        fails or a value that is not finite fails the session run as on
+        the one-step path, and no variable is written.
 
         Args:
           num_steps: Python int, the most batch steps of a call.
@@ -64,13 +82,16 @@ class CollectMixin:
         """
         limit = tf.minimum(tf.cast(steps_left, tf.int32), num_steps)
         first_key = tf.cast(self._step, tf.int64)
-        carry = self._initial_carry()
-        with tf.name_scope('compiled_collect'):
-            carry = tf.function(
-                lambda carry: self._collect_loop(
-                    carry, limit, first_key, num_steps),
-                jit_compile=True, autograph=False)(carry)
-            writes = self._write_carry(carry)
+        env = rollout_env.rollout_env(self._batch_env)
+        carry = self._initial_carry(env)
+        with tf.name_scope('collect'):
+            loop = functools.partial(
+                self._collect_loop, env=env, limit=limit,
+                first_key=first_key, num_steps=num_steps)
+            if env.jit_compile:
+                loop = tf.function(loop, jit_compile=True, autograph=False)
+            carry = loop(carry)
+            writes = self._write_carry(env, carry)
         with tf.control_dependencies(writes):
             # The update logs its summaries when this run logs.
             mark_log = self._log_pending.assign(
@@ -97,16 +118,16 @@ class CollectMixin:
         return made, ended, last_score, tf.summary.merge(
             [summary, training])
 
-    def _initial_carry(self):
+    def _initial_carry(self, env):
         """The variables as the loop's initial state."""
         batch_env = self._batch_env
         episodes, episode_length = self._episodes.variables
         memory, memory_length = self._memory.variables
+        episodes = tuple(buffer_.read_value() for buffer_ in episodes)
+        episode_length = episode_length.read_value()
         zeros = tf.zeros([self._num_agents], tf.float32)
         return _Carry(
-            index=tf.constant(0), counter=batch_env.counter.read_value(),
-            state=batch_env.state.read_value(),
-            steps=batch_env.steps.read_value(),
+            index=tf.constant(0), env=env.initial(),
             observ=batch_env.observ.read_value(),
             done=batch_env.done.read_value(),
             action=batch_env.action.read_value(),
@@ -118,20 +139,34 @@ class CollectMixin:
             observ_statistics=self._observ_filter.read(),
             reward_statistics=self._reward_filter.read(),
             running_return=self._running_return.read_value(),
-            episodes=tuple(buffer_.read_value() for buffer_ in episodes),
-            episode_length=episode_length.read_value(),
+            episodes=episodes, episode_length=episode_length,
             memory=tuple(buffer_.read_value() for buffer_ in memory),
             memory_length=memory_length.read_value(),
             memory_index=self._memory_index.read_value(),
             memory_steps=self._memory_steps.read_value(),
-            score=zeros, ended=tf.zeros([self._num_agents], tf.bool),
+            score=self._running_score(episodes, episode_length),
+            ended=tf.zeros([self._num_agents], tf.bool),
             last_score=zeros, score_sum=tf.constant(0.0),
             length_sum=tf.constant(0.0), count=tf.constant(0),
             bad=compiled_rollout.no_failure(
                 batch_env.observ, batch_env.action))
 
-    def _collect_loop(self, carry, limit, first_key, num_steps):
-        """The compiled loop of steps, until the limit or a full memory."""
+    def _running_score(self, episodes, episode_length):
+        """The scores of the running episodes: the sums of their rewards.
+
+        The episode buffers hold every step of an episode so far (without
+        `rollout_length`), so a loop that begins amid episodes goes on with
+        their scores.
+        """
+        layout = Transition(None, None, self._last_policy, None, None)
+        reward = tf.nest.pack_sequence_as(layout, list(episodes)).reward
+        steps = tf.range(tf.shape(reward)[1])[None, :]
+        so_far = steps < episode_length[:, None]
+        return tf.reduce_sum(
+            tf.where(so_far, reward, tf.zeros_like(reward)), axis=1)
+
+    def _collect_loop(self, carry, env, limit, first_key, num_steps):
+        """The loop of steps, until the limit or a full memory."""
 
         def _running(carry):
             full = self._memory_full(carry.memory_index, carry.memory_steps)
@@ -144,20 +179,16 @@ class CollectMixin:
                 tf.constant(self._sample_seed, tf.int64),
                 first_key + tf.cast(carry.index * self._num_agents,
                                     tf.int64)])
-            return [self._collect_step(carry, key)]
+            return [self._collect_step(env, carry, key)]
 
         return tf.while_loop(
             _running, _step, [carry], maximum_iterations=num_steps)[0]
 
-    def _collect_step(self, carry, key):
-        """One step of all agents, as a pure function of the loop state."""
-        batch_env = self._batch_env
+    def _collect_step(self, env, carry, key):
+        """One step of all agents, as a function of the loop state."""
         config = self._config
         begin = carry.done
-        counter, state, steps, fresh = batch_env.restart(
-            batch_env.seed.read_value(), carry.counter, carry.state,
-            carry.steps, begin)
-        observ = tf.where(begin, fresh, carry.observ)
+        env_state, observ = env.begin(carry.env, begin, carry.observ)
         zeros = tf.zeros_like(carry.score)
         score = tf.where(begin, zeros, carry.score)
         running_return = tf.where(begin, zeros, carry.running_return)
@@ -172,8 +203,11 @@ class CollectMixin:
             output.policy.sample(key=key)[:, 0], carry.action.dtype)
         policy_params = tools.nested.map(
             lambda param: param[:, 0], losses.policy_params(output.policy))
-        state, steps, nextob, reward, done, truncated = batch_env.transition(
-            state, steps, action)
+        env_state, nextob, reward, done, truncated, restarted = env.step(
+            env_state, action)
+        # An episode interrupted by a failed environment has no result: it
+        # is neither stored nor scored, and the next step begins anew.
+        ended = tf.logical_and(done, tf.logical_not(restarted))
         # Experience: normalizers first, then the transition they scale.
         observ_statistics = self._observ_filter.merged(
             carry.observ_statistics, observ)
@@ -186,12 +220,20 @@ class CollectMixin:
                 carry.reward_statistics, reward)
         bootstrap = zeros
         if config.bootstrap_truncated:
-            value = self._network(
-                self._observ_filter.transform(
-                    nextob, observ_statistics)[:, None],
-                tf.ones([self._num_agents], tf.int32)).value[:, 0]
-            bootstrap = tf.where(
-                truncated, config.discount * tf.stop_gradient(value), zeros)
+
+            def _bootstrap():
+                value = self._network(
+                    self._observ_filter.transform(
+                        nextob, observ_statistics)[:, None],
+                    tf.ones([self._num_agents], tf.int32)).value[:, 0]
+                return tf.where(
+                    truncated, config.discount * tf.stop_gradient(value),
+                    zeros)
+
+            # Only steps that truncate an episode run the value network, as
+            # on the one-step path.
+            bootstrap = tf.cond(
+                tf.reduce_any(truncated), _bootstrap, lambda: zeros)
         transition = Transition(
             self._observ_filter.transform(observ, observ_statistics), action,
             policy_params, reward, bootstrap)
@@ -206,9 +248,9 @@ class CollectMixin:
         score = score + reward
         # End episodes: into the memory while it has rows left, in agent
         # order as `end_episode` stores them.
-        rank = tf.cumsum(tf.cast(done, tf.int32), exclusive=True)
+        rank = tf.cumsum(tf.cast(ended, tf.int32), exclusive=True)
         capacity = self._config.update_every
-        stored = tf.logical_and(done, rank < capacity - carry.memory_index)
+        stored = tf.logical_and(ended, rank < capacity - carry.memory_index)
         row = carry.memory_index + rank
         select = tf.logical_and(
             stored[None, :],
@@ -216,17 +258,26 @@ class CollectMixin:
         written = tf.reduce_any(select, axis=1)
         source = tf.argmax(tf.cast(select, tf.int32), axis=1,
                            output_type=tf.int32)
-        memory = tuple(
-            tf.where(written, tf.gather(buffer_, source), old)
-            for buffer_, old in zip(episodes, carry.memory))
-        memory_length = tf.where(
-            written, tf.gather(episode_length, source), carry.memory_length)
+
+        def _store():
+            return tuple(
+                tf.where(written, tf.gather(buffer_, source), old)
+                for buffer_, old in zip(
+                    episodes + (episode_length,),
+                    carry.memory + (carry.memory_length,)))
+
+        # Most steps end no episode: they pass the memory on without
+        # copying it (a plain graph loop would copy it at every step).
+        memory = tf.cond(
+            tf.reduce_any(stored), _store,
+            lambda: carry.memory + (carry.memory_length,))
+        memory, memory_length = tuple(memory[:-1]), memory[-1]
         stored_count = tf.reduce_sum(tf.cast(stored, tf.int32))
         stored_steps = tf.reduce_sum(
             tf.where(stored, episode_length, tf.zeros_like(episode_length)))
-        done_float = tf.cast(done, tf.float32)
+        ended_float = tf.cast(ended, tf.float32)
         return _Carry(
-            index=carry.index + 1, counter=counter, state=state, steps=steps,
+            index=carry.index + 1, env=env_state,
             observ=nextob, done=done, action=action, reward=reward,
             truncated=truncated,
             policy_params=tools.nested.flatten(policy_params),
@@ -237,12 +288,12 @@ class CollectMixin:
             memory_length=memory_length,
             memory_index=carry.memory_index + stored_count,
             memory_steps=carry.memory_steps + stored_steps,
-            score=score, ended=tf.logical_or(carry.ended, done),
-            last_score=tf.where(done, score, carry.last_score),
-            score_sum=carry.score_sum + tf.reduce_sum(score * done_float),
+            score=score, ended=tf.logical_or(carry.ended, ended),
+            last_score=tf.where(ended, score, carry.last_score),
+            score_sum=carry.score_sum + tf.reduce_sum(score * ended_float),
             length_sum=carry.length_sum + tf.reduce_sum(
-                tf.cast(episode_length, tf.float32) * done_float),
-            count=carry.count + tf.reduce_sum(tf.cast(done, tf.int32)),
+                tf.cast(episode_length, tf.float32) * ended_float),
+            count=carry.count + tf.reduce_sum(tf.cast(ended, tf.int32)),
             bad=compiled_rollout.first_failure(
                 carry.bad, action, nextob, reward))
 
@@ -254,19 +305,21 @@ class CollectMixin:
             full = tf.logical_or(full, memory_steps >= int(update_steps))
         return full
 
-    def _write_carry(self, carry):
+    def _write_carry(self, env, carry):
         """Assign the loop's final state to the variables, once checked."""
         batch_env = self._batch_env
         checks = compiled_rollout.failure_checks(carry.bad)
         episodes, episode_length = self._episodes.variables
         memory, memory_length = self._memory.variables
         pairs = [
-            (batch_env.counter, carry.counter), (batch_env.state, carry.state),
-            (batch_env.steps, carry.steps), (batch_env.observ, carry.observ),
+            (batch_env.observ, carry.observ),
             (batch_env.done, carry.done), (batch_env.action, carry.action),
             (batch_env.reward, carry.reward),
             (batch_env.truncated, carry.truncated),
-            (self._last_action, carry.action),
+            # The environments' action dtype may be wider than the
+            # policy's (float64 of MuJoCo tasks).
+            (self._last_action, tf.cast(
+                carry.action, self._last_action.dtype)),
             (self._running_return, carry.running_return),
             (episode_length, carry.episode_length),
             (memory_length, carry.memory_length),
@@ -278,6 +331,7 @@ class CollectMixin:
             tools.nested.flatten(self._last_policy), carry.policy_params))
         with tf.control_dependencies(checks):
             writes = [variable.assign(value) for variable, value in pairs]
+            writes += env.assign(carry.env)
             writes.append(self._observ_filter.assign(carry.observ_statistics))
             writes.append(self._reward_filter.assign(carry.reward_statistics))
         return writes

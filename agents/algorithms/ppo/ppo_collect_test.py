@@ -1,5 +1,10 @@
-"""Tests of PPO's compiled collection against the one-step path."""
+"""Tests of PPO's collection of many steps per call against the one-step path.
 
+On in-graph tasks (compiled with XLA) and on gymnasium and EnvPool
+environments behind the numpy_function bridge (a plain graph loop).
+"""
+
+import gymnasium as gym
 import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
@@ -9,7 +14,9 @@ from agents import tools
 from agents.algorithms.ppo import ppo
 from agents.environments import in_graph_task
 from agents.scripts import configs
+from agents.scripts import env_modes
 from agents.scripts import networks
+from agents.tools import envpool_batch_env
 
 _AGENTS = 4
 
@@ -25,44 +32,83 @@ def _config(**overrides):
     return config
 
 
-def _build(config, task, compiled, log=False):
-    """PPO on an in-graph task; the op of one run and its batch steps."""
-    batch = in_graph_task.InGraphTaskBatch(
+def _has_envpool():
+    try:
+        envpool_batch_env.import_envpool()
+    except ImportError:
+        return False
+    return True
+
+
+def _batch(config, task):
+    """An in-graph task, or the config's environments in an env mode."""
+    if isinstance(task, str):
+        return env_modes.define_in_graph_batch(config, 11, task)
+    return in_graph_task.InGraphTaskBatch(
         task, _AGENTS, seed=11, max_length=config.max_length)
+
+
+def _build(config, task, compiled, log=False, num_steps=None):
+    """PPO on a batch; the op of one run (of up to `num_steps` batch steps,
+    by default `max_length`) and the run's summary."""
+    batch = _batch(config, task)
     step = tf.train.get_or_create_global_step()
     algo = ppo.PPO(
         batch, step, tf.Variable(True, trainable=False),
         tf.Variable(log, trainable=False), config)
     if compiled:
         made, done, score, summary = algo.collect(
-            config.max_length, tf.constant(1000))
+            num_steps or config.max_length, tf.constant(1000))
     else:
         made = tf.constant(1)
         done, score, summary = tools.simulate(  # pylint: disable=not-callable
             batch, algo, log=log)
     with tf.control_dependencies([done, score, summary]):
         advance = step.assign_add(tf.cast(made * _AGENTS, tf.int64))
-    return algo, advance, summary
+    # The scores of the episodes that ended in the run.
+    scores = tf.boolean_mask(score, done)
+    return algo, advance, scores
 
 
-def _state_after(config, task, compiled, batch_steps):
-    """The checkpointed variables and PPO's buffers after some steps."""
+def _state_after(config, task, compiled, batch_steps, num_steps=None):
+    """The checkpointed variables and PPO's buffers after some steps.
+
+    Returns:
+      The batch steps of every run, the number of updates, the variables'
+      values by name, and the scores of the episodes that ended, in order.
+    """
     with tf.Graph().as_default():
         tf.set_random_seed(0)
-        algo, advance, unused_summary = _build(config, task, compiled)
+        algo, advance, scores = _build(
+            config, task, compiled, num_steps=num_steps)
         # pylint: disable=protected-access
         watched = [
             variable for variable in tf.global_variables()
             if 'simulate_temporary' not in variable.name]
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            made = []
-            while sum(made) < batch_steps:
-                made.append(sess.run(advance) // _AGENTS - sum(made))
-            updates = sess.run(algo._num_updates)
-            return made, updates, {
-                variable.name: value for variable, value in zip(
-                    watched, sess.run(watched))}
+        try:
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                made, ended = [], []
+                while sum(made) < batch_steps:
+                    step, run_scores = sess.run((advance, scores))
+                    made.append(step // _AGENTS - sum(made))
+                    ended += list(run_scores)
+                updates = sess.run(algo._num_updates)
+                return made, updates, {
+                    variable.name: value for variable, value in zip(
+                        watched, sess.run(watched))}, ended
+        finally:
+            algo._batch_env.close()
+
+
+def _assert_same_state(compiled, expected):
+    assert sorted(compiled) == sorted(expected)
+    for name, value in expected.items():
+        if np.asarray(value).dtype.kind == 'f':
+            np.testing.assert_allclose(
+                compiled[name], value, rtol=1e-3, atol=1e-4, err_msg=name)
+        else:
+            np.testing.assert_array_equal(compiled[name], value, name)
 
 
 @pytest.mark.parametrize('task, overrides, batch_steps', [
@@ -81,21 +127,105 @@ def test_compiled_collection_equals_the_one_step_path(
     weights, to float tolerance (XLA rounds some functions otherwise), and
     a compiled run stops where the memory filled to update."""
     config = _config(**overrides)
-    made, updates, compiled = _state_after(config, task, True, batch_steps)
+    made, updates, compiled, _ = _state_after(
+        config, task, True, batch_steps)
     # The one-step path runs as many steps as the compiled runs made.
-    _, one_step_updates, expected = _state_after(
+    _, one_step_updates, expected, _ = _state_after(
         config, task, False, sum(made))
     assert updates == one_step_updates >= 2
-    assert sorted(compiled) == sorted(expected)
-    for name, value in expected.items():
-        if np.asarray(value).dtype.kind == 'f':
-            np.testing.assert_allclose(
-                compiled[name], value, rtol=1e-3, atol=1e-4, err_msg=name)
-        else:
-            np.testing.assert_array_equal(compiled[name], value, name)
+    _assert_same_state(compiled, expected)
     if task is environments.Pendulum:
         # Runs of one episode each: the memory fills at its end.
         assert made[:2] == [10, 10]
+
+
+class _Float64Pendulum(gym.ActionWrapper):
+    """Pendulum-v1 taking float64 actions, as EnvPool's MuJoCo tasks do."""
+
+    def __init__(self):
+        super().__init__(gym.make('Pendulum-v1'))
+        self.action_space = gym.spaces.Box(-2.0, 2.0, (1,), np.float64)
+
+    def action(self, action):
+        """The action as Pendulum takes it."""
+        return np.asarray(action, np.float32)
+
+
+@pytest.mark.parametrize('env_mode, env', [
+    ('inprocess', 'Pendulum-v1'),
+    # Actions wider than the policy's.
+    ('inprocess', _Float64Pendulum),
+    pytest.param('envpool', 'Pendulum-v1', marks=pytest.mark.skipif(
+        not _has_envpool(), reason='EnvPool is not installed')),
+])
+def test_bridge_collection_equals_the_one_step_path(env_mode, env):
+    """Pendulum-v1 in Python (gymnasium) or C (EnvPool) through the
+    numpy_function bridge: runs of 4 steps, shorter than the episodes of
+    10, give the one-step path's episodes, memory, weights and scores."""
+    config = _config(env=env)
+    made, updates, looped, scores = _state_after(
+        config, env_mode, True, 30, num_steps=4)
+    _, one_step_updates, expected, one_step_scores = _state_after(
+        config, env_mode, False, sum(made))
+    assert updates == one_step_updates == 3
+    # Runs stop at the step that fills the memory, at the episodes' end.
+    assert made == [4, 4, 2] * 3
+    _assert_same_state(looped, expected)
+    assert len(scores) == 3 * _AGENTS
+    np.testing.assert_allclose(scores, one_step_scores, rtol=1e-5)
+
+
+class _FailingPendulum(gym.Wrapper):
+    """Pendulum-v1 whose third step fails as `fault` says."""
+
+    fault = None
+
+    def __init__(self):
+        super().__init__(gym.make('Pendulum-v1'))
+        self._steps = 0
+
+    def step(self, action):
+        """Step, raising or returning NaN on the third step."""
+        self._steps += 1
+        observ, reward, terminated, truncated, info = self.env.step(action)
+        if self._steps == 3 and self.fault == 'raise':
+            raise RuntimeError('simulator exploded')
+        if self._steps == 3 and self.fault == 'nan_observ':
+            observ = observ * np.nan
+        return observ, reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize('fault, message', [
+    ('raise', 'Environment 0 of the batch failed: simulator exploded'),
+    ('nan_observ', 'observ : Tensor had NaN values'),
+])
+def test_bridge_faults_fail_the_call_and_write_nothing(
+        monkeypatch, fault, message):
+    """An environment that raises or returns NaN amid a run fails the
+    session run as the one-step path's step does, and no variable
+    changes; the batch keeps the exception of the environment."""
+    monkeypatch.setattr(_FailingPendulum, 'fault', fault)
+    config = _config(env=_FailingPendulum)
+    with tf.Graph().as_default():
+        algo, advance, unused_scores = _build(config, 'inprocess', True)
+        batch_env = algo._batch_env  # pylint: disable=protected-access
+        try:
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                variables = tf.global_variables()
+                before = sess.run(variables)
+                with pytest.raises(tf.errors.OpError) as info:
+                    sess.run(advance)
+                assert message in str(info.value)
+                for variable, old, new in zip(
+                        variables, before, sess.run(variables)):
+                    np.testing.assert_array_equal(old, new, variable.name)
+            if fault == 'raise':
+                assert 'simulator exploded' in str(batch_env.error)
+            else:
+                assert batch_env.error is None
+        finally:
+            batch_env.close()
 
 
 def test_which_configs_compile():

@@ -1,0 +1,205 @@
+"""The environments of a loop of many steps in one session call.
+
+A loop that steps a batch many times in one `tf.while_loop` (such as
+`PPO.collect`) carries the batch's state from step to step instead of
+assigning its variables at every step, and assigns the last state once the
+loop ended. How the batch begins episodes and steps differs by kind of
+batch, and is all the loop needs to know of it:
+
+- `TaskRolloutEnv`: a task written in TensorFlow operations (an
+  `InGraphTaskBatch`, with the pure functions `restart` and `transition`);
+  its loop can be one XLA-compiled function.
+- `BridgeRolloutEnv`: Python or C environments behind a
+  `tools.InGraphBatchEnv` (gymnasium in process, worker processes,
+  EnvPool), stepped through its `numpy_function`; its loop runs as plain
+  graph ops, since XLA cannot compile a call into Python.
+
+`rollout_env(batch_env)` picks the one of a batch.
+"""
+
+import tensorflow.compat.v1 as tf
+
+from agents.tools import in_graph_batch_env
+
+
+class TaskRolloutEnv:
+    """The loop's view of an in-graph task: pure functions of its state.
+
+    The loop state of the batch is the tuple of its reset counter, its
+    physical states and its episodes' step counts.
+    """
+
+    jit_compile = True
+
+    def __init__(self, batch_env):
+        """Wrap an in-graph task.
+
+        Args:
+            batch_env: In-graph batch with `transition`, `restart` and the
+                variables `seed`, `counter`, `state`, `steps`.
+        """
+        self._batch_env = batch_env
+
+    def initial(self):
+        """The batch's loop state, read from its variables."""
+        batch_env = self._batch_env
+        return (
+            batch_env.counter.read_value(), batch_env.state.read_value(),
+            batch_env.steps.read_value())
+
+    def begin(self, env_state, begin, observ):
+        """Begin new episodes where `begin` is true.
+
+        Args:
+            env_state: The batch's loop state.
+            begin: bool tensor `[batch]`.
+            observ: Tensor of the batch's current observations.
+
+        Returns:
+            Tuple of the loop state and the observations after the resets.
+        """
+        counter, state, steps = env_state
+        counter, state, steps, fresh = self._batch_env.restart(
+            self._batch_env.seed.read_value(), counter, state, steps, begin)
+        return (counter, state, steps), tf.where(begin, fresh, observ)
+
+    def step(self, env_state, action):
+        """Step every environment of the batch.
+
+        Args:
+            env_state: The batch's loop state.
+            action: Tensor of the actions, of the action variable's dtype.
+
+        Returns:
+            Tuple of the loop state, the observations, float32 rewards, and
+            the bool flags done, truncated and restarted (never, for a task).
+        """
+        counter, state, steps = env_state
+        state, steps, observ, reward, done, truncated = (
+            self._batch_env.transition(state, steps, action))
+        return ((counter, state, steps), observ, reward, done, truncated,
+                tf.zeros_like(done))
+
+    def assign(self, env_state):
+        """The writes of the batch's loop state to its variables.
+
+        Args:
+            env_state: The loop state after the last step.
+
+        Returns:
+            List of assignment ops.
+        """
+        batch_env = self._batch_env
+        counter, state, steps = env_state
+        return [
+            batch_env.counter.assign(counter), batch_env.state.assign(state),
+            batch_env.steps.assign(steps)]
+
+
+class BridgeRolloutEnv:
+    """The loop's view of Python or C environments behind a numpy_function.
+
+    Each step and each reset is a call into Python of the wrapped
+    `tools.InGraphBatchEnv` (`step_outcome`, `reset_outcome`), so the
+    batch's own checks (NaN and Inf, worker errors) fail the loop as they
+    fail a step of `simulate`. The loop state of the batch is the tuple of
+    the flags of the environments restarted after a failure and the count
+    of restarts.
+    """
+
+    jit_compile = False
+
+    def __init__(self, batch_env):
+        """Wrap a batch behind the Python bridge.
+
+        Args:
+            batch_env: `tools.InGraphBatchEnv`.
+        """
+        self._batch_env = batch_env
+
+    def initial(self):
+        """The batch's loop state, read from its variables."""
+        return (
+            self._batch_env.restarted.read_value(),
+            self._batch_env.restarts.read_value())
+
+    def begin(self, env_state, begin, observ):
+        """Reset the environments where `begin` is true, as `reset` does.
+
+        Steps where no episode begins call no Python.
+
+        Args:
+            env_state: The batch's loop state.
+            begin: bool tensor `[batch]`.
+            observ: Tensor of the batch's current observations.
+
+        Returns:
+            Tuple of the loop state and the observations after the resets.
+        """
+        restarted, restarts = env_state
+
+        def _reset():
+            indices = tf.cast(tf.where(begin)[:, 0], tf.int32)
+            outcome = self._batch_env.reset_outcome(indices)
+            rows = indices[:, None]
+            return (
+                tf.tensor_scatter_nd_update(restarted, rows, tf.zeros_like(
+                    outcome.restarted)),
+                outcome.restarts,
+                tf.tensor_scatter_nd_update(observ, rows, outcome.observ))
+
+        # Without resets the values pass through unchanged.
+        restarted, restarts, observ = tf.cond(
+            tf.reduce_any(begin), _reset,
+            lambda: (restarted, restarts, observ))
+        return (restarted, restarts), observ
+
+    def step(self, env_state, action):
+        """Step every environment of the batch through Python.
+
+        Args:
+            env_state: The batch's loop state.
+            action: Tensor of the actions, of the action variable's dtype.
+
+        Returns:
+            Tuple of the loop state, the observations, float32 rewards, and
+            the bool flags done (also where restarted), truncated and
+            restarted.
+        """
+        del env_state
+        outcome = self._batch_env.step_outcome(action)
+        return (
+            (outcome.restarted, outcome.restarts), outcome.observ,
+            outcome.reward, outcome.done, outcome.truncated,
+            outcome.restarted)
+
+    def assign(self, env_state):
+        """The writes of the batch's loop state to its variables.
+
+        Args:
+            env_state: The loop state after the last step.
+
+        Returns:
+            List of assignment ops.
+        """
+        restarted, restarts = env_state
+        return [
+            self._batch_env.restarted.assign(restarted),
+            self._batch_env.restarts.assign(restarts)]
+
+
+def rollout_env(batch_env):
+    """The loop's view of a batch, or None for a batch it cannot step.
+
+    Args:
+        batch_env: In-graph batch: an in-graph task, a
+            `tools.InGraphBatchEnv`, or anything else.
+
+    Returns:
+        `TaskRolloutEnv`, `BridgeRolloutEnv` or None.
+    """
+    if hasattr(batch_env, 'transition') and hasattr(batch_env, 'restart'):
+        return TaskRolloutEnv(batch_env)
+    if isinstance(batch_env, in_graph_batch_env.InGraphBatchEnv):
+        return BridgeRolloutEnv(batch_env)
+    return None
