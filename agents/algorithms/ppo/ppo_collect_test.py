@@ -81,7 +81,9 @@ def _state_after(config, task, compiled, batch_steps, num_steps=None):
 
     Returns:
       The batch steps of every run, the number of updates, the variables'
-      values by name, and the scores of the episodes that ended, in order.
+      values by name, the scores of the episodes that ended, in order, and
+      the number of runs that trained and left episodes in the memory
+      (those a compiled run stored after its update).
     """
     with tf.Graph().as_default():
         tf.set_random_seed(0)
@@ -94,15 +96,20 @@ def _state_after(config, task, compiled, batch_steps, num_steps=None):
         try:
             with tf.Session() as sess:
                 sess.run(tf.global_variables_initializer())
-                made, ended = [], []
+                made, ended, stored_after_update = [], [], 0
+                updates = 0
                 while sum(made) < batch_steps:
                     step, run_scores = sess.run((advance, scores))
                     made.append(step // _AGENTS - sum(made))
                     ended += list(run_scores)
-                updates = sess.run(algo._num_updates)
+                    trained, rows = sess.run(
+                        (algo._num_updates, algo._memory_index))
+                    stored_after_update += int(trained > updates and rows)
+                    updates = trained
                 return made, updates, {
                     variable.name: value for variable, value in zip(
-                        watched, sess.run(watched))}, ended
+                        watched, sess.run(watched))}, ended, (
+                            stored_after_update)
         finally:
             algo._batch_env.close()
 
@@ -133,10 +140,10 @@ def test_compiled_collection_equals_the_one_step_path(
     weights, to float tolerance (XLA rounds some functions otherwise), and
     a compiled run stops where the memory filled to update."""
     config = _config(**overrides)
-    made, updates, compiled, _ = _state_after(
+    made, updates, compiled, _, _ = _state_after(
         config, task, True, batch_steps)
     # The one-step path runs as many steps as the compiled runs made.
-    _, one_step_updates, expected, _ = _state_after(
+    _, one_step_updates, expected, _, _ = _state_after(
         config, task, False, sum(made))
     assert updates == one_step_updates >= 2
     _assert_same_state(compiled, expected)
@@ -169,9 +176,9 @@ def test_bridge_collection_equals_the_one_step_path(env_mode, env):
     numpy_function bridge: runs of 4 steps, shorter than the episodes of
     10, give the one-step path's episodes, memory, weights and scores."""
     config = _config(env=env)
-    made, updates, looped, scores = _state_after(
+    made, updates, looped, scores, _ = _state_after(
         config, env_mode, True, 30, num_steps=4)
-    _, one_step_updates, expected, one_step_scores = _state_after(
+    _, one_step_updates, expected, one_step_scores, _ = _state_after(
         config, env_mode, False, sum(made))
     assert updates == one_step_updates == 3
     # Runs stop at the step that fills the memory, at the episodes' end.
@@ -179,6 +186,72 @@ def test_bridge_collection_equals_the_one_step_path(env_mode, env):
     _assert_same_state(looped, expected)
     assert len(scores) == 3 * _AGENTS
     np.testing.assert_allclose(scores, one_step_scores, rtol=1e-5)
+
+
+# CartPole with episodes that end at different steps, often in a step whose
+# rollouts fill the memory.
+_CARTPOLE_ROLLOUTS = dict(
+    max_length=40, network=networks.feed_forward_categorical,
+    update_every=3, rollout_length=7)
+
+
+@pytest.mark.parametrize('task, overrides, batch_steps', [
+    # Rollouts of 4 steps in episodes of 10: segments of 4, 4 and 2 steps,
+    # and counts that go on across episodes.
+    (environments.Pendulum, dict(rollout_length=4), 30),
+    # More rollouts and episodes end at once than the memory holds.
+    (environments.CartPole, _CARTPOLE_ROLLOUTS, 40),
+    # A memory full by its steps.
+    (environments.CartPole, dict(
+        _CARTPOLE_ROLLOUTS, rollout_length=6, update_steps=15), 40),
+])
+def test_compiled_rollouts_equal_the_one_step_path(
+        task, overrides, batch_steps):
+    """With `rollout_length`, the compiled collection hands over rollouts
+    and stores episodes as `experience` and `end_episode` do: the same
+    memory, weights, rollout counts and scores. Where the rollouts of a
+    step fill the memory, the update runs before the step's ended
+    episodes go into it, as on the one-step path."""
+    config = _config(**overrides)
+    made, updates, compiled, scores, stored_after_update = _state_after(
+        config, task, True, batch_steps)
+    _, one_step_updates, expected, one_step_scores, _ = _state_after(
+        config, task, False, sum(made))
+    assert updates == one_step_updates >= 3
+    _assert_same_state(compiled, expected)
+    np.testing.assert_allclose(scores, one_step_scores, rtol=1e-5)
+    if task is environments.Pendulum:
+        # Full at the rollouts of steps 4 and 8 and the episodes' end at
+        # step 10; then at the rollouts of 2 steps that follow.
+        assert made[:4] == [4, 4, 2, 2]
+        assert stored_after_update == 0
+    else:
+        assert stored_after_update >= 1
+
+
+@pytest.mark.parametrize('env_mode, overrides', [
+    ('inprocess', dict(env='Pendulum-v1', rollout_length=4)),
+    ('inprocess', dict(_CARTPOLE_ROLLOUTS, env='CartPole-v1')),
+    pytest.param(
+        'envpool', dict(env='Pendulum-v1', rollout_length=4),
+        marks=pytest.mark.skipif(
+            not _has_envpool(), reason='EnvPool is not installed')),
+])
+def test_bridge_rollouts_equal_the_one_step_path(env_mode, overrides):
+    """Rollouts on environments behind the numpy_function bridge, in runs
+    of 3 steps, shorter than the rollouts."""
+    config = _config(**overrides)
+    made, updates, looped, scores, stored_after_update = _state_after(
+        config, env_mode, True, 30, num_steps=3)
+    _, one_step_updates, expected, one_step_scores, _ = _state_after(
+        config, env_mode, False, sum(made))
+    assert updates == one_step_updates >= 3
+    _assert_same_state(looped, expected)
+    np.testing.assert_allclose(scores, one_step_scores, rtol=1e-5)
+    if overrides['env'] == 'Pendulum-v1':
+        assert made[:5] == [3, 1, 3, 1, 2]
+    else:
+        assert stored_after_update >= 1
 
 
 class _FailingPendulum(gym.Wrapper):

@@ -68,9 +68,18 @@ class UpdateMixin:
         """
         with tf.name_scope('update') as scope:
             config = self._config
-            shuffle_keys = tf.random.uniform([
+            # Stateless, keyed by the sample seed and the count of updates
+            # (negative, apart from the actions' keys of global steps): an
+            # update shuffles alike wherever the graph built it, in
+            # `experience` for rollouts, in `end_episode` or after
+            # `collect`.
+            key = tf.stack([
+                tf.constant(self._sample_seed, tf.int64),
+                -1 - tf.cast(self._num_updates, tf.int64)])
+            shuffle_keys = tf.random.stateless_uniform([
                 config.update_epochs, parts.num_items(
-                    *observ.shape[:2].as_list(), config.chunk_length)])
+                    *observ.shape[:2].as_list(), config.chunk_length)],
+                seed=key)
             inputs = (observ, action, old_policy_params, reward, length)
             if config.compile_update:
                 statistics, targets = self._compiled_update(
