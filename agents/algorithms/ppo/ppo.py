@@ -74,7 +74,11 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         # The seed of the stateless random ops that sample actions, keyed by
         # it and the global step: a seeded run repeats its actions, and the
         # compiled collection (`collect`) samples as `perform` does.
-        self._sample_seed = _sample_seed(config.seed)
+        # Without a seed in the config, the graph's seed (where set) keys
+        # them, so a graph-seeded run repeats as with stateful ops.
+        self._sample_seed = _sample_seed(
+            tf.get_default_graph().seed if config.seed is None
+            else config.seed)
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5,
             name='normalize_observ')
