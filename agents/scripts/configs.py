@@ -39,7 +39,7 @@ def default():
     # (sweep.py turns it off).
     caller_thread = True
     # Run many steps per session call: training (PPO.collect, feed-forward
-    # networks without rollout_length) in every env mode, XLA-compiled on
+    # networks, also with rollout_length) in every env mode, XLA-compiled on
     # in-graph tasks (env mode graph), a plain graph loop around Python and
     # C environments; each evaluation on in-graph tasks as one compiled
     # call of all its steps (tools.compiled_rollout). False steps one

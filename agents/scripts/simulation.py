@@ -156,8 +156,8 @@ def compiles_training(config, batch_env, algo):
     """Whether training runs many steps per session call.
 
     It does with `compile_rollout` where the algorithm can collect on the
-    environments in a loop (PPO with a feed-forward network and whole
-    episodes, see `PPO.compiles_collection`): an in-graph task in one
+    environments in a loop (PPO with a feed-forward network, see
+    `PPO.compiles_collection`): an in-graph task in one
     compiled call, Python and C environments in a plain graph loop.
     """
     compiles = getattr(algo, 'compiles_collection', None)
