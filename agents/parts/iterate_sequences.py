@@ -26,7 +26,7 @@ class SequencePlan(collections.namedtuple(
 
 def iterate_sequences(
         consumer_fn, output_template, sequences, length, chunk_length=None,
-        batch_size=None, num_epochs=1, padding_value=0):
+        batch_size=None, num_epochs=1, padding_value=0, key=None):
     """Call a function on shuffled mini-batches of sequences or their chunks.
 
     The sequences are optionally cut into chunks of `chunk_length` steps, each
@@ -62,6 +62,11 @@ def iterate_sequences(
         num_epochs: Number of passes over the items.
         padding_value: Value of the steps past the length of an item, cast to
             the dtype of each sequence tensor.
+        key: None, or int64 tensor `[2]`: the shuffle then comes from
+            stateless random ops keyed by it, so that the same key gives the
+            same mini-batches (as in a run resumed from a checkpoint, where
+            stateful random ops would begin their sequence anew). None uses
+            TensorFlow's stateful random op.
 
     Returns:
         Structure like `output_template` of the outputs of all mini-batches
@@ -74,7 +79,7 @@ def iterate_sequences(
     with tf.name_scope('iterate_sequences'):
         plan = plan_sequences(
             sequences, length, chunk_length, batch_size, num_epochs,
-            padding_value)
+            padding_value, key)
         flat_items = tf.nest.flatten(plan.items)
         batch_indices = plan.batch_indices[:plan.num_batches]
 
@@ -91,7 +96,7 @@ def iterate_sequences(
 
 def plan_sequences(
         sequences, length, chunk_length=None, batch_size=None, num_epochs=1,
-        padding_value=0):
+        padding_value=0, key=None):
     """The padded items and shuffled mini-batches of `iterate_sequences`.
 
     The same items and mini-batches that `iterate_sequences` hands to its
@@ -103,7 +108,7 @@ def plan_sequences(
 
     Args:
         sequences, length, chunk_length, batch_size, num_epochs,
-        padding_value: As for `iterate_sequences`.
+        padding_value, key: As for `iterate_sequences`.
 
     Returns:
         `SequencePlan` of the items, their lengths, the padded mini-batch
@@ -141,7 +146,7 @@ def plan_sequences(
         flat_items, item_length = _append_empty_item(
             flat_items, item_length, padding_value)
         batch_indices, num_batches = _define_batch_indices(
-            item_length[:num_items], batch_size, num_epochs)
+            item_length[:num_items], batch_size, num_epochs, key)
         return SequencePlan(
             tf.nest.pack_sequence_as(sequences, flat_items), item_length,
             batch_indices, num_batches)
@@ -217,7 +222,7 @@ def _append_empty_item(flat_items, item_length, padding_value):
     return flat_items, item_length
 
 
-def _define_batch_indices(item_length, batch_size, num_epochs):
+def _define_batch_indices(item_length, batch_size, num_epochs, key=None):
     """Item indices of all mini-batches in a static shape.
 
     Index `len(item_length)` stands for the empty item that fills the last
@@ -233,7 +238,13 @@ def _define_batch_indices(item_length, batch_size, num_epochs):
     is_empty = tf.cast(tf.equal(item_length, 0), tf.float32)
     # Random keys below one shuffle the items; adding one to empty items
     # sorts them to the end of every epoch, after all items with steps.
-    keys = tf.random.uniform([num_epochs, num_items]) + is_empty[None]
+    if key is None:
+        uniform = tf.random.uniform([num_epochs, num_items])
+    else:
+        uniform = tf.random.stateless_uniform(
+            [num_epochs, num_items], seed=tf.cast(key, tf.int64),
+            alg='philox')
+    keys = uniform + is_empty[None]
     order = tf.argsort(keys, axis=1, name='order')
     num_filled = tf.reduce_sum(1 - tf.cast(is_empty, tf.int32))
     num_batches = (num_filled + batch_size - 1) // batch_size

@@ -87,18 +87,23 @@ class UpdateMixin:
                 observ, action, old_policy_params, value_target, advantage,
                 old_value)
             names = self._update_statistics()
+            # The shuffle of the mini-batches is keyed by the update's
+            # number, so that a resumed run shuffles as a straight one.
+            key = tf.stack([
+                tf.constant(self._shuffle_seed, tf.int64),
+                tf.cast(self._num_updates, tf.int64)])
             if self._config.compile_update:
                 plan = parts.plan_sequences(
                     sequences, length, self._config.chunk_length,
                     self._config.batch_size, self._config.update_epochs,
-                    padding_value=1)
+                    padding_value=1, key=key)
                 statistics = self._compiled_update(plan)
             else:
                 statistics = parts.iterate_sequences(
                     self._update_step, {name: 0.0 for name in names},
                     sequences, length, self._config.chunk_length,
                     self._config.batch_size, self._config.update_epochs,
-                    padding_value=1)
+                    padding_value=1, key=key)
 
             def _summary():
                 # Summaries cost more than the mini-batches' math, so the
