@@ -281,3 +281,30 @@ def test_plan_without_steps_has_no_batches():
     assert shape == [4, 2]
     assert plan.num_batches == 0
     np.testing.assert_array_equal(plan.batch_indices, np.full([4, 2], 3))
+
+
+def test_keyed_plan_repeats_for_its_key_in_a_new_graph():
+    """A key makes the shuffle a function of it: a resumed run repeats it.
+
+    Stateful random ops begin their sequence anew in every graph; keyed
+    plans of the same key give the same mini-batches across graphs and
+    sessions, and another key another order of the same items.
+    """
+    sequences = np.arange(40, dtype=np.float32).reshape([8, 5])
+    length = [5, 5, 5, 5, 5, 5, 5, 0]
+
+    def batches(key):
+        plan, _ = _run_plan(
+            sequences, length, batch_size=3, num_epochs=2,
+            key=np.array(key, np.int64))
+        return plan.batch_indices[:plan.num_batches]
+
+    first = batches([7, 3])
+    np.testing.assert_array_equal(batches([7, 3]), first)
+    other = batches([7, 4])
+    assert not np.array_equal(other, first)
+    for indices in (first, other):
+        # Each epoch of 7 items with steps: three batches, the empty item
+        # (index 8) fills the last.
+        for epoch in indices.reshape([2, 9]):
+            assert sorted(epoch) == [0, 1, 2, 3, 4, 5, 6, 8, 8]
