@@ -80,8 +80,13 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         # compiled collection (`collect`) samples as `perform` does.
         self._sample_seed = _sample_seed(config.seed)
         # The seed of the update's shuffles, keyed by it and the number of
-        # the update (see `_perform_update_steps`).
-        self._shuffle_seed = _sample_seed(config.seed, _SHUFFLE_PURPOSE)
+        # the update (see `_perform_update_steps`), from the run's seed or
+        # else the graph's; None: stateful random ops.
+        shuffle_seed = config.seed
+        if shuffle_seed is None:
+            shuffle_seed = tf.get_default_graph().seed
+        self._shuffle_seed = None if shuffle_seed is None else _sample_seed(
+            shuffle_seed, _SHUFFLE_PURPOSE)
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5,
             name='normalize_observ')

@@ -89,9 +89,11 @@ class UpdateMixin:
             names = self._update_statistics()
             # The shuffle of the mini-batches is keyed by the update's
             # number, so that a resumed run shuffles as a straight one.
-            key = tf.stack([
-                tf.constant(self._shuffle_seed, tf.int64),
-                tf.cast(self._num_updates, tf.int64)])
+            key = None
+            if self._shuffle_seed is not None:
+                key = tf.stack([
+                    tf.constant(self._shuffle_seed, tf.int64),
+                    tf.cast(self._num_updates, tf.int64)])
             if self._config.compile_update:
                 plan = parts.plan_sequences(
                     sequences, length, self._config.chunk_length,
