@@ -75,18 +75,18 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 f'PPO supports Box and Discrete action spaces, got {space!r}.')
         self._discrete = isinstance(space, gym.spaces.Discrete)
         self._device = self._choose_device(config)
+        # The run's seed, or else the graph's, or None.
+        seed = config.seed
+        if seed is None:
+            seed = tf.get_default_graph().seed
         # The seed of the stateless random ops that sample actions, keyed by
         # it and the global step: a seeded run repeats its actions, and the
         # compiled collection (`collect`) samples as `perform` does.
-        self._sample_seed = _sample_seed(config.seed)
+        self._sample_seed = _sample_seed(seed)
         # The seed of the update's shuffles, keyed by it and the number of
-        # the update (see `_perform_update_steps`), from the run's seed or
-        # else the graph's; None: stateful random ops.
-        shuffle_seed = config.seed
-        if shuffle_seed is None:
-            shuffle_seed = tf.get_default_graph().seed
-        self._shuffle_seed = None if shuffle_seed is None else _sample_seed(
-            shuffle_seed, _SHUFFLE_PURPOSE)
+        # the update (see `_shuffle_keys`); None: stateful random ops.
+        self._shuffle_seed = None if seed is None else _sample_seed(
+            seed, _SHUFFLE_PURPOSE)
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5,
             name='normalize_observ')
