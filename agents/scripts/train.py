@@ -42,7 +42,7 @@ from agents.scripts import xla_cache
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
-    xla_cache.use_persistent_cache()
+    xla_cache.use_requested_cache()
     quiet_start.quiet_tensorflow()
 
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
