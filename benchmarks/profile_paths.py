@@ -49,8 +49,12 @@ PATHS = {
         compile_rollout=True, compile_update=False)),
     'graph_one_step': ('graph', dict(
         compile_rollout=False, compile_update=False)),
-    'inprocess': ('inprocess', dict(compile_update=False)),
-    'inprocess_compiled_update': ('inprocess', dict(compile_update=True)),
+    'inprocess': ('inprocess', dict(
+        compile_rollout=True, compile_update=False)),
+    'inprocess_one_step': ('inprocess', dict(
+        compile_rollout=False, compile_update=False)),
+    'inprocess_compiled_update': ('inprocess', dict(
+        compile_rollout=True, compile_update=True)),
 }
 
 _COLUMNS = (
@@ -105,15 +109,21 @@ def profile(path, config_name, rounds):
         start_evaluation = tf.group(
             graph_.is_training.assign(False), graph_.force_reset.assign(True))
         end_reset = graph_.force_reset.assign(False)
-        train_fetch = (graph_.done, graph_.algo._num_updates)
+        made_steps = graph_.get('made_steps')
+        if made_steps is None:  # One batch step a call.
+            made_steps = tf.constant(0)
+        with tf.control_dependencies([graph_.done, graph_.score]):
+            # Read once the call's steps (and update) are done.
+            num_updates = graph_.algo._num_updates.read_value()
+        train_fetch = (graph_.done, num_updates, made_steps)
         eval_fetch = (graph_.eval_done, graph_.eval_score)
         initialize = tf.global_variables_initializer()
     result = dict(
         path=path, env_mode=env_mode, overrides=overrides,
         build_s=time.perf_counter() - start, train_us_per_step=[],
-        update_ms=[], eval_us_per_step=[], compiled_call_s=[])
+        update_ms=[], eval_us_per_step=[], compiled_call_s=[],
+        collect_s=[])
     num_agents = len(batch_env)
-    train_run = (graph_.get('run_steps') or num_agents) // num_agents
     eval_run = graph_.eval_run_steps or len(eval_batch_env)
     eval_calls = len(eval_batch_env) * config.max_length // eval_run
     # Untraced and traced (step stats of the nodes, see `_train_phase`).
@@ -121,7 +131,8 @@ def profile(path, config_name, rounds):
         tf.RunOptions(inter_op_thread_pool=-1),
         tf.RunOptions(inter_op_thread_pool=-1,
                       trace_level=tf.RunOptions.SOFTWARE_TRACE))
-    compiled = bool(graph_.get('run_steps'))
+    compiled = bool(graph_.get('run_steps')) and hasattr(
+        batch_env, 'transition')
     try:
         with tf.Session(graph=graph, config=trainer.make_session_config(
                 config)) as sess:
@@ -132,7 +143,8 @@ def profile(path, config_name, rounds):
             for index in range(rounds + 1):
                 sess.run(start_training)
                 _train_phase(
-                    train_call, options, result, num_agents, train_run,
+                    train_call, options, result, num_agents,
+                    sess.run(graph_.algo._num_updates),
                     first=index == 0, traced=compiled and index % 2 == 1)
                 sess.run(start_evaluation)
                 _eval_phase(
@@ -142,53 +154,54 @@ def profile(path, config_name, rounds):
     finally:
         batch_env.close()
         eval_batch_env.close()
-    if compiled:
+    if result['compiled_call_s']:
         # An untraced call less the median collection of the traced ones.
-        collect = statistics.median(result['train_us_per_step']) * 1e-6 * (
-            train_run * num_agents)
+        collect = statistics.median(result['collect_s'])
         result['update_ms'] = [
             1e3 * (seconds - collect) for seconds in result['compiled_call_s']]
     return result
 
 
-def _train_phase(call, options, result, num_agents, run, first, traced):
+def _train_phase(
+        call, options, result, num_agents, updates, first, traced):
     """Training calls up to and including the one that updates.
 
-    One-step paths update in one call of many; a compiled call collects
-    until the memory is full and updates in the same call, so there the
-    time of its compiled collection (the node `compiled_collect`, from the
-    step stats of a traced call) is told apart from the rest, the update's
-    time from untraced calls (tracing slows the plain graph's nodes).
+    A call of many steps collects until the memory is full and updates in
+    the same call. Where every call of a phase updates (in-graph tasks: a
+    call holds a whole update's steps), the time of its compiled collection
+    (the node `collect`, from the step stats of a traced call) is
+    told apart from the rest; the update's time comes from untraced calls
+    (tracing slows the plain graph's nodes). Elsewhere the calls without
+    update give the time per step.
     """
-    updates = None
-    step_seconds = []
-    compiled = run > 1
+    per_step = []
+    first_call = True
     while True:
         metadata = tf_run_metadata() if traced else None
         start = time.perf_counter()
-        _, num_updates = call(
+        _, num_updates, made = call(
             options=options[traced], run_metadata=metadata)
         seconds = time.perf_counter() - start
-        if updates is not None and num_updates > updates or compiled:
-            break
-        if first and updates is None:
+        made = made or num_agents
+        if first and first_call:
             result['first_train_s'] = seconds
-        else:
-            step_seconds.append(seconds)
-        updates = num_updates
+        elif num_updates == updates:
+            per_step.append(seconds / made)
+        if num_updates > updates:
+            break
+        first_call = False
     if first:
-        result.setdefault('first_train_s', seconds)
         return
-    if compiled and traced:
-        collect = _node_seconds(metadata, 'compiled_collect/')
-        result['train_us_per_step'].append(1e6 * collect / (run * num_agents))
-    elif compiled:
-        result['compiled_call_s'].append(seconds)
+    if per_step:
+        step_seconds = statistics.median(per_step)
+        result['train_us_per_step'].append(1e6 * step_seconds)
+        result['update_ms'].append(1e3 * (seconds - step_seconds * made))
+    elif traced:
+        collect = _node_seconds(metadata, 'collect/')
+        result['train_us_per_step'].append(1e6 * collect / made)
+        result['collect_s'].append(collect)
     else:
-        # A call steps one batch step.
-        per_step = statistics.median(step_seconds) / num_agents
-        result['train_us_per_step'].append(1e6 * per_step)
-        result['update_ms'].append(1e3 * (seconds - per_step * num_agents))
+        result['compiled_call_s'].append(seconds)
 
 
 def tf_run_metadata():

@@ -318,7 +318,7 @@ def _keyed_categorical(logits, key, dtype):
 _compiled_normal = tf.function(
     lambda key, shape, dtype: tf.random.stateless_normal(
         shape, seed=key, dtype=dtype, alg='philox'),
-    jit_compile=True)
+    jit_compile=True, autograph=False)
 
 
 def _gumbel_max(logits, key, dtype):
@@ -328,4 +328,7 @@ def _gumbel_max(logits, key, dtype):
     return tf.argmax(logits + gumbel, axis=-1, output_type=dtype)[:, None]
 
 
-_compiled_categorical = tf.function(_gumbel_max, jit_compile=True)
+# Without autograph: nothing to convert, and no generated file is left in
+# the temporary folder by a process that ends without cleaning up.
+_compiled_categorical = tf.function(
+    _gumbel_max, jit_compile=True, autograph=False)

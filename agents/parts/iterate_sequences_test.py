@@ -281,3 +281,30 @@ def test_plan_without_steps_has_no_batches():
     assert shape == [4, 2]
     assert plan.num_batches == 0
     np.testing.assert_array_equal(plan.batch_indices, np.full([4, 2], 3))
+
+
+def test_given_shuffle_keys_order_the_items_in_a_new_graph():
+    """Given keys make the shuffle a function of them: a resumed run that
+    draws the same keys (PPO keys them by its seed and the update's number)
+    repeats the mini-batches, whatever graph and session it runs in.
+
+    Each epoch visits the items with steps in the order of their keys, the
+    empty item (index 8) filling the last mini-batch.
+    """
+    sequences = np.arange(40, dtype=np.float32).reshape([8, 5])
+    length = [5, 5, 5, 5, 5, 5, 5, 0]
+    keys = np.array([
+        [0.7, 0.1, 0.5, 0.3, 0.9, 0.2, 0.0, 0.4],
+        [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]], np.float32)
+
+    def batches(shuffle_keys):
+        plan, _ = _run_plan(
+            sequences, length, batch_size=3, num_epochs=2,
+            shuffle_keys=shuffle_keys)
+        return plan.batch_indices[:plan.num_batches]
+
+    first = batches(keys)
+    np.testing.assert_array_equal(batches(keys), first)
+    np.testing.assert_array_equal(first, [
+        [6, 1, 5], [3, 2, 0], [4, 8, 8], [0, 1, 2], [3, 4, 5], [6, 8, 8]])
+    assert not np.array_equal(batches(keys[::-1]), first)

@@ -263,6 +263,8 @@ def _first_episodes(done, score, reset, log):
             lambda: tf.zeros(done.shape, tf.bool), trainable=False,
             name='ended')
         mean_score = tools.StreamingMean((), tf.float32, 'mean_score')
+    # A phase resumed half way goes on scoring first episodes only.
+    tools.keep_for_resume((ended, mean_score.variables))
     with tf.name_scope('first_episodes'):
         # Environments whose first episode of the phase ended before.
         before = tf.logical_and(

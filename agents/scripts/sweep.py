@@ -63,10 +63,11 @@ import time
 from agents.scripts import xla_cache
 
 if __name__ == '__main__':
-    # Before anything imports TensorFlow: the Ray workers that this process
-    # starts inherit the flag, so the runs of a sweep after the first of a
-    # graph load its compiled code (see xla_cache).
-    xla_cache.use_persistent_cache()
+    # Before anything imports TensorFlow: where BATCH_PPO_XLA_CACHE asks
+    # for it, the Ray workers that this process starts inherit the flag, so
+    # the runs of a sweep after the first of a graph load its compiled code
+    # (see xla_cache).
+    xla_cache.use_requested_cache()
 
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app

@@ -32,15 +32,17 @@ One trainer at a time may use a run folder: a second one exits with code 2.
 """
 
 import contextlib
+import logging
 import os
 import signal
+import sys
 
 from agents.scripts import quiet_start
 from agents.scripts import xla_cache
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
-    xla_cache.use_persistent_cache()
+    xla_cache.use_requested_cache()
     quiet_start.quiet_tensorflow()
 
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
@@ -137,7 +139,13 @@ def main(argv):
         stopping.exit_with(f'Error: {error}', 1)
     except KeyboardInterrupt as interrupt:
         signum = getattr(interrupt, 'signum', signal.SIGINT)
-        stopping.exit_with(describe_interrupt(signum), 128 + signum)
+        # Training has saved its checkpoint, written its summaries and
+        # closed its environments; the interpreter's own teardown (about a
+        # second of TensorFlow's) would only delay the exit a signal asked
+        # for.
+        sys.stdout.flush()
+        logging.shutdown()
+        stopping.exit_now(describe_interrupt(signum), 128 + signum)
 
 
 def parse_flags(argv):

@@ -142,7 +142,11 @@ def _train_locked(config, env_mode, lock, on_report):
             except ValueError as error:
                 # The algorithm and network reject their settings this way.
                 raise config_io.ConfigError(str(error)) from error
-            saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+            # Model checkpoints leave out temporary state, but the state
+            # of an exact resumption is kept (see `tools.resume_state`).
+            saver = utility.define_saver(
+                exclude=(r'.*_temporary.*',),
+                include=tools.resume_variables())
             resumed = bool(config.logdir) and os.path.exists(
                 os.path.join(config.logdir, 'config.yaml'))
             if config.logdir and not resumed:

@@ -237,7 +237,7 @@ def simulation_interface(switches, **parts):
     return tools.AttrDict(switches, **parts)
 
 
-def define_saver(exclude=None, **kwargs):
+def define_saver(exclude=None, include=None, **kwargs):
     """Create a saver for the variables not matching any exclude pattern.
 
     The saver writes the `checkpoint` index with paths relative to the run
@@ -246,6 +246,11 @@ def define_saver(exclude=None, **kwargs):
     Args:
       exclude: Regexes over variable names to leave out, e.g. temporary
           episode state.
+      include: Variables to save even where an exclude pattern matches
+          them, such as the state of an exact resumption
+          (`tools.resume_variables()`). `initialize_variables` restores a
+          checkpoint that lacks some of them (one of an older run) without
+          them.
       **kwargs: Passed on to `tf.train.Saver`.
 
     Returns:
@@ -257,9 +262,30 @@ def define_saver(exclude=None, **kwargs):
         if any(re.match(pattern, variable.name) for pattern in exclude):
             continue
         variables.append(variable)
+    optional = [
+        variable for variable in include or ()
+        if not any(variable is other for other in variables)]
     kwargs.setdefault('max_to_keep', 5)
     kwargs.setdefault('save_relative_paths', True)
-    return tf.train.Saver(variables, **kwargs)
+    if not optional:
+        return tf.train.Saver(variables, **kwargs)
+    return _ResumeSaver(variables, optional, **kwargs)
+
+
+class _ResumeSaver(tf.train.Saver):
+    """A saver that knows which of its variables a checkpoint may lack."""
+
+    def __init__(self, variables, optional, **kwargs):
+        """Save the variables and the optional ones.
+
+        Args:
+          variables: Variables that every checkpoint holds.
+          optional: Further variables, which older checkpoints lack.
+          **kwargs: Passed on to `tf.train.Saver`.
+        """
+        super().__init__(list(variables) + list(optional), **kwargs)
+        self.required = list(variables)
+        self.optional = list(optional)
 
 
 class RunSaver:
@@ -467,7 +493,7 @@ def initialize_variables(
     errors = []
     for path in candidates:
         try:
-            saver.restore(sess, path)
+            _restore(sess, saver, path)
         except (tf.errors.OpError, ValueError) as error:
             message = _error_line(error)
             errors.append(f'{path}: {message}')
@@ -477,6 +503,34 @@ def initialize_variables(
             continue
         return path
     raise ValueError('No readable checkpoint: ' + '; '.join(errors))
+
+
+def _restore(sess, saver, path):
+    """Restore a checkpoint; one without the optional variables, too.
+
+    A checkpoint of an older run lacks the state of an exact resumption
+    that `define_saver(include=...)` adds: the variables it holds are
+    restored, the others keep their initial values, and one line says so.
+    """
+    optional = getattr(saver, 'optional', None)
+    if optional:
+        names = {name for name, _ in tf.train.list_variables(path)}
+        missing = [
+            variable for variable in optional
+            if variable.op.name not in names]
+        if missing:
+            present = [
+                variable for variable in optional
+                if variable.op.name in names]
+            with sess.graph.as_default():
+                partial = tf.train.Saver(saver.required + present)
+            partial.restore(sess, path)
+            logging.getLogger('agents').info(
+                'Checkpoint %s holds no state for an exact resumption (%d '
+                'variables such as %s); they begin from their initial '
+                'values.', path, len(missing), missing[0].op.name)
+            return
+    saver.restore(sess, path)
 
 
 def list_checkpoints(logdir, warn=False):

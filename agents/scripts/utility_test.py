@@ -100,6 +100,78 @@ def fixture_warnings():
         yield messages
 
 
+def _resume_graph(logdir, with_state, save_step=None):
+    """A model variable and an episode variable kept for resuming.
+
+    Saves the values of step `save_step` with the trainer's saver, or
+    restores the newest checkpoint; without `with_state`, the graph of an
+    older run that kept no resume state.
+
+    Returns:
+      The restored path and the values of both variables.
+    """
+    with tf.Graph().as_default():
+        model = tf.Variable(0.0, name='model')
+        with tf.variable_scope('episodes_temporary'):
+            episode = tf.Variable(-1.0, name='length')
+        if with_state:
+            tools.keep_for_resume(episode)
+        saver = utility.define_saver(
+            exclude=(r'.*_temporary/.*',), include=tools.resume_variables())
+        with tf.Session() as sess:
+            path = utility.initialize_variables(sess, saver, logdir)
+            values = sess.run([model, episode])
+            if save_step is not None:
+                sess.run([model.assign(1.0), episode.assign(7.0)])
+                saver.save(
+                    sess, os.path.join(logdir, 'model.ckpt'), save_step)
+            return path, values
+
+
+@pytest.fixture(name='info')
+def fixture_info():
+    """The 'agents' logger logs INFO meanwhile."""
+    logger = logging.getLogger('agents')
+    previous = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
+
+
+@pytest.mark.usefixtures('info')
+def test_saver_keeps_the_resume_state_and_restores_older_checkpoints(
+        tmp_path):
+    """Checkpoints of older runs, without resume state, still restore.
+
+    The variables they hold are restored, the others keep their initial
+    values, and one line says so.
+    """
+    logdir = str(tmp_path)
+    _resume_graph(logdir, with_state=False, save_step=1)
+    with _logged(logging.INFO) as messages:
+        path, values = _resume_graph(logdir, with_state=True, save_step=2)
+    assert os.path.basename(path) == 'model.ckpt-1'
+    assert values == [1.0, -1.0]
+    assert messages == [
+        f'Checkpoint {path} holds no state for an exact resumption (1 '
+        'variables such as episodes_temporary/length); they begin from '
+        'their initial values.']
+    with _logged(logging.INFO) as messages:
+        path, values = _resume_graph(logdir, with_state=True)
+    assert os.path.basename(path) == 'model.ckpt-2'
+    assert values == [1.0, 7.0]
+    assert not messages
+    # The 2017 saver leaves the state out.
+    with tf.Graph().as_default():
+        tf.Variable(0.0, name='model')
+        with tf.variable_scope('episodes_temporary'):
+            tools.keep_for_resume(tf.Variable(-1.0, name='length'))
+        saver = utility.define_saver(exclude=(r'.*_temporary/.*',))
+        assert type(saver) is tf.train.Saver  # pylint: disable=unidiomatic-typecheck
+
+
 @pytest.mark.parametrize('index, warning', [
     (b'\x80\x81\xfe random bytes', 'is damaged'),
     (b'', 'is damaged'),

@@ -7,8 +7,16 @@ later runs of the same graph (the seeds of a sweep, a resumed run, the next
 benchmark) load it instead of compiling again: measured on the `pendulum`
 config, the first training phase of a second run took 2 s instead of 4 s.
 
+The cache is used where asked for, by the environment variable
+`BATCH_PPO_XLA_CACHE` (a folder, or `1` for `default_directory()`):
+TensorFlow 2.21 prints three error lines at every load of a cached program
+(it first tries to parse the entry as text, and its check of the compiling
+machine's features reports tuning flags such as `+prefer-no-scatter` as
+missing on the same machine). The programs load and run all the same, but
+a run should not greet its user with errors it cannot act on.
+
 TensorFlow reads the folder from `TF_XLA_FLAGS` once, when it loads, so the
-scripts call `use_persistent_cache` when run as programs, before they import
+scripts call `use_requested_cache` when run as programs, before they import
 TensorFlow; library code never sets it.
 """
 
@@ -17,6 +25,20 @@ import sys
 
 # The flag of TensorFlow's XLA that names the folder of the cache.
 FLAG = '--tf_xla_persistent_cache_directory'
+# The environment variable that asks the scripts for the cache.
+VARIABLE = 'BATCH_PPO_XLA_CACHE'
+
+
+def use_requested_cache():
+    """Use the cache that `BATCH_PPO_XLA_CACHE` asks for, if it does.
+
+    Returns:
+        The folder of the cache in use, or None.
+    """
+    requested = os.environ.get(VARIABLE, '').strip()
+    if requested in ('', '0'):
+        return None
+    return use_persistent_cache(None if requested == '1' else requested)
 
 
 def default_directory():

@@ -13,6 +13,7 @@ from agents.scripts import xla_cache
 @pytest.fixture(name='environ')
 def _environ(monkeypatch, tmp_path):
     monkeypatch.delenv('TF_XLA_FLAGS', raising=False)
+    monkeypatch.delenv(xla_cache.VARIABLE, raising=False)
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
     return os.environ
 
@@ -61,3 +62,27 @@ def test_keeps_the_users_folder_and_skips_an_unwritable_one(
     output = _in_fresh_python(_SET, dict(environ, XDG_CACHE_HOME=str(
         blocked)))
     assert output.splitlines() == ['None', 'None']
+
+
+_REQUESTED = (
+    'from agents.scripts import xla_cache; '
+    'print(xla_cache.use_requested_cache()); '
+    'import os; print(os.environ.get("TF_XLA_FLAGS"))')
+
+
+def test_the_scripts_use_the_cache_only_where_asked(environ, tmp_path):
+    """Unset or 0: no cache; 1: the default folder; else that folder."""
+    assert _in_fresh_python(_REQUESTED, dict(environ)).splitlines() == [
+        'None', 'None']
+    output = _in_fresh_python(_REQUESTED, dict(
+        environ, **{xla_cache.VARIABLE: '0'}))
+    assert output.splitlines() == ['None', 'None']
+    folder = tmp_path / 'batch-ppo' / 'xla'
+    output = _in_fresh_python(_REQUESTED, dict(
+        environ, **{xla_cache.VARIABLE: '1'}))
+    assert output.splitlines() == [str(folder), f'{xla_cache.FLAG}={folder}']
+    own = tmp_path / 'own'
+    output = _in_fresh_python(_REQUESTED, dict(
+        environ, **{xla_cache.VARIABLE: str(own)}))
+    assert output.splitlines() == [str(own), f'{xla_cache.FLAG}={own}']
+    assert own.is_dir()

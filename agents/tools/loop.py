@@ -12,6 +12,7 @@ import time
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents.tools import resume_state
 from agents.tools import session_callable
 from agents.tools import streaming_mean
 from agents.tools import summary_errors
@@ -36,7 +37,10 @@ class Loop:
     one step of each environment of the phase's batch (or `run_steps`), and
     adds them to the global step. The schedule is computed from the global step
     alone, so a loop rebuilt on a restored global step resumes in the phase
-    and at the step where the checkpoint was taken. Phase lengths should be
+    and at the step where the checkpoint was taken. Its first run begins
+    the turn anew (`reset`) unless the checkpoint holds the loop's state for
+    an exact resumption (see `tools.resume_state`): whether the turn had
+    begun, and the running mean scores. Phase lengths should be
     multiples of their batch sizes; otherwise a phase's last run overshoots
     into the next phase, which then runs correspondingly shorter.
 
@@ -85,6 +89,11 @@ class Loop:
             self._log = _switch(log, 'should_log')
             self._report = _switch(report, 'do_report')
             self._reset = _switch(reset, 'force_reset')
+            # Whether the next run continues a turn that earlier runs began;
+            # a loop restored without it begins the turn anew.
+            self._in_turn = tf.Variable(
+                False, trainable=False, name='in_turn')
+        resume_state.keep_for_resume(self._in_turn)
         self._phases = []
         self._writers = {}
         self._first_switches = None
@@ -182,6 +191,7 @@ class Loop:
         with temporary_scope.reenter(self._scope):
             mean_score = streaming_mean.StreamingMean(
                     (), tf.float32, 'mean_score')
+        resume_state.keep_for_resume(mean_score.variables)
         self._phases.append(_Phase(
                 name, summary_dir, (done, score, summary), mean_score, batch,
                 steps,
@@ -216,7 +226,8 @@ class Loop:
         if len(self._ops) != len(self._phases):
             with self._step.graph.as_default():
                 self._first_switches = self._define_switches(
-                    self._step, first_run=True)
+                    self._step,
+                    first_run=tf.logical_not(self._in_turn.read_value()))
                 self._ops, self._next_switches = self._define_runs()
         sess.run(self._first_switches)
         for phase in self._phases:
@@ -233,6 +244,10 @@ class Loop:
         start_time = last_time = time.monotonic()
         last_step = global_step
         previous_turn = None
+        if sess.run(self._in_turn):
+            # A restored turn goes on.
+            index, epoch, _ = self._find_current_phase(global_step)
+            previous_turn = (epoch, self._phases[index].name)
         try:
             while max_step is None or global_step < max_step:
                 if stop is not None and stop():
@@ -427,7 +442,9 @@ class Loop:
             first_run = tf.logical_or(
                 tf.not_equal(current.epoch, following.epoch),
                 tf.not_equal(current.index, following.index))
-            return self._define_switches(next_step, first_run, following)
+            return tf.group(
+                self._define_switches(next_step, first_run, following),
+                self._in_turn.assign(tf.logical_not(first_run)))
 
     def _define_switches(self, global_step, first_run, location=None):
         """Assign the variable switches their values at a global step.

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
+from agents import tools
 from agents.tools import batch_env
 from agents.tools import in_graph_batch_env
 from agents.tools import loop as loop_module
@@ -296,6 +297,47 @@ def test_rebuilt_loop_resumes_from_checkpoint(tmp_path, switches):
             Run('eval', 21, False, True, True, 2)]
     # The train report only covers the episodes since the restart.
     assert scores == [(15 + 16 + 17 + 18) / 4, 20.0]
+
+
+def test_loop_restored_with_its_resume_state_goes_on_with_the_turn(
+        tmp_path):
+    """A checkpoint with `tools.resume_variables()` continues the turn.
+
+    The first run after the restart does not begin the turn anew, and the
+    report covers the episodes before the restart too, as a loop that ran
+    straight through reports.
+    """
+    logdir = str(tmp_path)
+    straight_runs, first_runs, second_runs = [], [], []
+
+    def saver():
+        return tf.train.Saver(
+            [var for var in tf.global_variables()
+             if '_temporary' not in var.name] + tools.resume_variables(),
+            max_to_keep=10)
+
+    with tf.Graph().as_default():
+        loop = _define_loop(str(tmp_path / 'straight'), straight_runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            straight = list(loop.run(sess, None, max_step=22))
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, first_runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert list(loop.run(sess, saver(), max_step=15)) == [3.5, 9.0]
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, second_runs)
+        restore = saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            restore.restore(sess, tf.train.latest_checkpoint(logdir))
+            assert sess.run(loop.step) == 15
+            scores = list(loop.run(sess, restore, max_step=22))
+    assert second_runs[0] == Run('train', 15, False, False, False, 1)
+    assert second_runs == straight_runs[-len(second_runs):]
+    # The train report covers the runs of the turn from step 11 on.
+    assert scores == straight[-2:] == [(11 + 12 + 17 + 18) * 2 / 8, 20.0]
 
 
 def test_progress_line(monkeypatch, caplog):

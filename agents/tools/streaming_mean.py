@@ -35,6 +35,11 @@ class StreamingMean:
             return self._sum / tf.cast(self._count, self._dtype)
 
     @property
+    def variables(self):
+        """Tuple of the variables of the sum and the count."""
+        return self._sum, self._count
+
+    @property
     def count(self):
         """Variable holding the number of values submitted since clearing."""
         return self._count

@@ -56,7 +56,7 @@ class CompiledUpdate:
         self._names = list(names)
         self._plan_settings = dict(plan_settings)
         self._function = tf.function(
-            self._compiled_update, jit_compile=True)
+            self._compiled_update, jit_compile=True, autograph=False)
 
     @property
     def tracing_count(self):

@@ -23,6 +23,10 @@ from agents.algorithms.ppo import utility
 # The values of `reward_normalization`.
 REWARD_NORMALIZATIONS = ('reward', 'return', None)
 
+# What the seeds of stateless random ops are for (see `_sample_seed`).
+_SAMPLE_PURPOSE = 0x5a3
+_SHUFFLE_PURPOSE = 0x5f1
+
 
 
 class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
@@ -71,14 +75,18 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 f'PPO supports Box and Discrete action spaces, got {space!r}.')
         self._discrete = isinstance(space, gym.spaces.Discrete)
         self._device = self._choose_device(config)
+        # The run's seed, or else the graph's, or None.
+        seed = config.seed
+        if seed is None:
+            seed = tf.get_default_graph().seed
         # The seed of the stateless random ops that sample actions, keyed by
         # it and the global step: a seeded run repeats its actions, and the
         # compiled collection (`collect`) samples as `perform` does.
-        # Without a seed in the config, the graph's seed (where set) keys
-        # them, so a graph-seeded run repeats as with stateful ops.
-        self._sample_seed = _sample_seed(
-            tf.get_default_graph().seed if config.seed is None
-            else config.seed)
+        self._sample_seed = _sample_seed(seed)
+        # The seed of the update's shuffles, keyed by it and the number of
+        # the update (see `_shuffle_keys`); None: stateful random ops.
+        self._shuffle_seed = None if seed is None else _sample_seed(
+            seed, _SHUFFLE_PURPOSE)
         self._observ_filter = parts.StreamingNormalize(
             batch_env.observ[0], center=True, scale=True, clip=5,
             name='normalize_observ')
@@ -148,6 +156,12 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                     tf.zeros_like(param[:, 0]), trainable=False),
                 policy_params)
             self._last_state = utility.state_variables(output.state)
+        # Checkpoints of the trainer keep them: a resumed run continues
+        # the episodes of an in-graph task where they stood.
+        tools.keep_for_resume((
+            self._episodes.variables, self._log_pending, self._rollout_steps,
+            self._last_action, self._running_return, self._last_policy,
+            self._last_state))
         # The update memory is checkpointed, so a resumed run keeps the
         # episodes it had collected toward the next update.
         self._memory = parts.EpisodeMemory(
@@ -492,8 +506,16 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
             return tf.cond(should_train, self._training, str)
 
 
-def _sample_seed(seed):
-    """An int64 seed of action samples from the run's seed, or at random."""
-    entropy = None if seed is None else [int(seed), 0x5a3]
+def _sample_seed(seed, purpose=_SAMPLE_PURPOSE):
+    """An int64 seed of stateless random ops from the run's seed, or at random.
+
+    Args:
+      seed: The run's seed, or None.
+      purpose: Integer that tells the seeds of different uses apart.
+
+    Returns:
+      Non-negative Python int below 2 ** 63.
+    """
+    entropy = None if seed is None else [int(seed), purpose]
     return int(np.random.SeedSequence(entropy).generate_state(
         1, np.uint64)[0] >> np.uint64(1))

@@ -68,18 +68,8 @@ class UpdateMixin:
         """
         with tf.name_scope('update') as scope:
             config = self._config
-            # Stateless, keyed by the sample seed and the count of updates
-            # (negative, apart from the actions' keys of global steps): an
-            # update shuffles alike wherever the graph built it, in
-            # `experience` for rollouts, in `end_episode` or after
-            # `collect`.
-            key = tf.stack([
-                tf.constant(self._sample_seed, tf.int64),
-                -1 - tf.cast(self._num_updates, tf.int64)])
-            shuffle_keys = tf.random.stateless_uniform([
-                config.update_epochs, parts.num_items(
-                    *observ.shape[:2].as_list(), config.chunk_length)],
-                seed=key)
+            shuffle_keys = self._shuffle_keys(parts.num_items(
+                *observ.shape[:2].as_list(), config.chunk_length))
             inputs = (observ, action, old_policy_params, reward, length)
             if config.compile_update:
                 statistics, targets = self._compiled_update(
@@ -115,6 +105,27 @@ class UpdateMixin:
             # The penalty's KL pass waits for this summary, so it must not
             # finish before the mini-batch steps.
             return _summary_after([statistics['loss']], log, _summary)
+
+    def _shuffle_keys(self, num_items):
+        """Keys in [0, 1) whose order shuffles the items of each epoch.
+
+        Keyed by the run's shuffle seed and the update's number, so that a
+        resumed run shuffles as a straight one does; a graph without any
+        seed draws them from TensorFlow's stateful random op.
+
+        Args:
+          num_items: Python int, the items of an update's plan.
+
+        Returns:
+          Float32 tensor `[update_epochs, num_items]`.
+        """
+        shape = [self._config.update_epochs, num_items]
+        if self._shuffle_seed is None:
+            return tf.random.uniform(shape)
+        key = tf.stack([
+            tf.constant(self._shuffle_seed, tf.int64),
+            tf.cast(self._num_updates, tf.int64)])
+        return tf.random.stateless_uniform(shape, seed=key, alg='philox')
 
     def _update_sequences(self, inputs):
         """The sequences that the mini-batches of an update are cut from.
