@@ -96,6 +96,8 @@ class CollectMixin:
         env = rollout_env.rollout_env(self._batch_env)
         with temporary_scope.temporary_scope('collect'):
             tally = self._episode_tally()
+        # A resumed run goes on scoring its running episodes.
+        tools.keep_for_resume(tally)
         carry = self._initial_carry(env, tally)
         with tf.name_scope('collect'):
             loop = functools.partial(
