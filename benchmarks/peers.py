@@ -161,6 +161,9 @@ flags.DEFINE_string('compile_cache', None, 'A folder for persistent '
                     'and rejax\'s (JAX) alike: a run after the first of a '
                     'system loads its compiled code, as the seeds of a '
                     'sweep do. Default: none, every run compiles.')
+flags.DEFINE_list('ours_set', [], 'Overrides of our config as KEY=JSON, '
+                  'e.g. compile_update=true; the same-work peers follow '
+                  'them too.')
 flags.DEFINE_string('worker_spec', None, 'Internal: run one training.')
 flags.DEFINE_string('worker_out', None, 'Internal: result file of a run.')
 
@@ -221,15 +224,26 @@ def same_work_settings(config):
             log_std_init=math.log(config.init_std)))
 
 
-def _our_config(task, steps, seed):
-    """Our completed config of a task for a run."""
+def _our_config(task, steps, seed, overrides=None):
+    """Our completed config of a task for a run, with `--ours_set`'s
+    overrides (a dict of values)."""
     from agents.scripts import config_spec
     config = config_spec.load_named_config(TASKS[task]['config'])
     with config.unlocked:
+        config.update(overrides or {})
         config.steps = steps
         config.seed = seed
         config.logdir = None
     return config_spec.complete_config(config)
+
+
+def _ours_overrides():
+    """The values of `--ours_set` (empty in a worker, whose spec has them)."""
+    overrides = {}
+    for item in FLAGS.ours_set:
+        key, _, value = item.partition('=')
+        overrides[key] = json.loads(value)
+    return overrides
 
 
 def make_spec(system, task, seed, steps, stop_at=None):
@@ -247,7 +261,7 @@ def make_spec(system, task, seed, steps, stop_at=None):
         our config.
     """
     from agents.scripts import simulation
-    config = _our_config(task, steps, seed)
+    config = _our_config(task, steps, seed, _ours_overrides())
     period, _ = simulation.phase_steps(config)
     # Whole updates, so that our last report ends the run as SB3's does.
     steps = math.ceil(steps / period) * period
@@ -257,7 +271,8 @@ def make_spec(system, task, seed, steps, stop_at=None):
         eval_episodes=config.eval_episodes, max_length=config.max_length)
     if system in _ENV_MODES:
         spec.update(config=TASKS[task]['config'],
-                    env_mode=_ENV_MODES[system])
+                    env_mode=_ENV_MODES[system],
+                    overrides=_ours_overrides())
     elif system == 'sb3_same':
         spec.update(sb3=same_work_settings(config))
     elif system == 'sb3_zoo':
@@ -286,7 +301,8 @@ def _train_ours(spec):
     from agents.scripts import utility
     utility.set_up_logging()
     start = time.monotonic()
-    config = _our_config(spec['task'], spec['steps'], spec['seed'])
+    config = _our_config(
+        spec['task'], spec['steps'], spec['seed'], spec.get('overrides'))
     train_steps, eval_steps = simulation.phase_steps(config)
     reports = []
     for index, score in enumerate(
