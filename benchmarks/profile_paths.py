@@ -135,7 +135,7 @@ def profile(path, config_name, rounds):
         batch_env, 'transition')
     try:
         with tf.Session(graph=graph, config=trainer.make_session_config(
-                config)) as sess:
+                config, env_mode)) as sess:
             sess.run(initialize)
             train_call = sess.make_callable(
                 train_fetch, accept_options=True)

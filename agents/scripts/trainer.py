@@ -162,7 +162,7 @@ def _train_locked(config, env_mode, lock, on_report):
             batches.close()
             raise
     total_steps = simulation_lib.schedule_steps(config)
-    session_config = make_session_config(config)
+    session_config = make_session_config(config, env_mode)
     try:
         with tf.Session(graph=graph, config=session_config) as sess:
             try:
@@ -201,23 +201,35 @@ def _train_locked(config, env_mode, lock, on_report):
         batches.close()
 
 
-def make_session_config(config):
+def make_session_config(config, env_mode=None):
     """The session configuration of training.
 
     Args:
-      config: Configuration with `session_threads`.
+      config: Configuration with `session_threads`, `compile_rollout` and
+          `compile_update`.
+      env_mode: The resolved env mode, or None where unknown.
 
     Returns:
       `tf.ConfigProto`.
     """
     session_config = tf.ConfigProto(allow_soft_placement=True)
     session_config.gpu_options.allow_growth = True
+    rewrite = session_config.graph_options.rewrite_options
     # Grappler optimizes the whole graph, training branch included, once
     # per phase on its first run: one pass instead of two halves that cost
     # (about 0.8 s instead of 1.6 s per phase for pendulum) and steps as
     # fast afterwards.
-    session_config.graph_options.rewrite_options.meta_optimizer_iterations = (
-        rewriter_config_pb2.RewriterConfig.ONE)
+    rewrite.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
+    # Grappler's control-flow sinking moves constants into the branches of
+    # conditions in an order that changes from process to process, and so
+    # the program XLA compiles from them and its key in the persistent
+    # cache: a second run of the same graph would compile again.
+    rewrite.experimental_conditional_code_motion = (
+        rewriter_config_pb2.RewriterConfig.OFF)
+    if fully_compiled(config, env_mode):
+        # XLA optimizes the steps and the update itself; Grappler would
+        # spend a second or more per run on the functions it compiles.
+        rewrite.disable_meta_optimizer = True
     if config.session_threads:
         # Small networks step faster on one thread than on a pool that
         # hands every op to another thread (see benchmarks/profile_step.py).
@@ -225,6 +237,14 @@ def make_session_config(config):
         session_config.intra_op_parallelism_threads = config.session_threads
         session_config.use_per_session_threads = True
     return session_config
+
+
+def fully_compiled(config, env_mode):
+    """Whether training and its update run as XLA calls: an in-graph task
+    with `compile_rollout` and `compile_update`."""
+    return bool(
+        env_mode == env_modes.GRAPH and config.get('compile_rollout')
+        and config.get('compile_update'))
 
 
 def _run_loop(

@@ -86,3 +86,31 @@ def test_the_scripts_use_the_cache_only_where_asked(environ, tmp_path):
         environ, **{xla_cache.VARIABLE: str(own)}))
     assert output.splitlines() == [str(own), f'{xla_cache.FLAG}={own}']
     assert own.is_dir()
+
+
+_GRAPH_RUN = (
+    '--config=pendulum', '--env_mode=graph', '--set=steps=2000',
+    '--set=eval_episodes=8', '--set=seed=0')
+
+
+def test_a_second_run_of_a_graph_loads_every_program_from_the_cache(
+        environ, tmp_path):
+    """The compiled collection, update and evaluation of a run keep the
+    same keys in the cache from one process to the next (Grappler's
+    control-flow sinking used to shuffle constants), so a second run adds
+    no program; and it trains as the first."""
+    cache = tmp_path / 'cache'
+    env = dict(environ, **{xla_cache.VARIABLE: str(cache)})
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
+    listings = []
+    for run in ('first', 'second'):
+        result = subprocess.run(
+            [sys.executable, '-m', 'agents.scripts.train',
+             f'--logdir={tmp_path / run}', *_GRAPH_RUN],
+            env=env, capture_output=True, text=True, timeout=300,
+            check=False)
+        assert result.returncode == 0, result.stderr[-2000:]
+        listings.append(sorted(os.listdir(cache)))
+    # Training, the update and the evaluation, each one program.
+    assert len(listings[0]) == 3, listings[0]
+    assert listings[1] == listings[0]
