@@ -650,6 +650,8 @@ def print_ratios(task, rows_by_system):
         ('same work, slices', 'ours_slices', 'sb3_same'),
         ('same work, worker processes', 'ours_processes', 'sb3_same'),
         ('each at its best settings', 'ours', 'sb3_zoo'),
+        ('each at its best settings, in-graph task', 'ours_graph',
+         'sb3_zoo'),
         ('same work, compiled peer', 'ours', 'rejax_same'),
         ('compiled peer at its settings', 'ours', 'rejax_default'),
         ('same work, compiled peer, in-graph task', 'ours_graph',
