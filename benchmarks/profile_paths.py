@@ -17,6 +17,11 @@ directly, call by call, timing:
                  of the row before
   eval us/step   an evaluation call, per environment step
 
+With --compile_cache, every path keeps its XLA programs in a persistent
+cache of its own: the first process of a path compiles and is reported as
+the path's "cold" row, the processes after it load and make its "warm" row
+(as the seeds of a sweep, or `BATCH_PPO_XLA_CACHE`).
+
 Medians over `--rounds` phases (a phase: the training steps up to and
 including an update, then one evaluation). Every path runs in its own
 subprocess, paths in turn and round-robin over `--repeats`, so that load
@@ -73,6 +78,10 @@ flags.DEFINE_integer('rounds', 8, 'Phases (training up to an update, '
                      'then an evaluation) timed per process.')
 flags.DEFINE_integer('repeats', 1, 'Processes per path, in turn.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
+flags.DEFINE_string('compile_cache', None, 'A folder for a persistent '
+                    'cache of XLA programs per path: its first process '
+                    'compiles (a row "cold"), later ones load (a row '
+                    '"warm"). Default: none, every process compiles.')
 flags.DEFINE_string('worker', None, 'Internal: profile this path.')
 
 
@@ -233,16 +242,22 @@ def _eval_phase(sess, call, end_reset, options, result, steps, calls, first):
         result['eval_us_per_step'].append(1e6 * seconds / steps)
 
 
-def _run_worker(path):
+def _run_worker(path, repeat):
     """Profile a path in a fresh process; return its result."""
     command = [
         sys.executable, os.path.abspath(__file__), f'--worker={path}',
         f'--config={FLAGS.config}', f'--rounds={FLAGS.rounds}']
+    if FLAGS.compile_cache:
+        command.append('--compile_cache=' + os.path.join(
+            os.path.abspath(os.path.expanduser(FLAGS.compile_cache)), path))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')
     output = subprocess.run(
         command, env=env, check=True, capture_output=True, text=True,
         cwd=_ROOT).stdout
-    return json.loads(output.strip().splitlines()[-1])
+    result = json.loads(output.strip().splitlines()[-1])
+    if FLAGS.compile_cache:
+        result['path'] += ' (warm)' if repeat else ' (cold)'
+    return result
 
 
 def _summarize(runs):
@@ -263,6 +278,10 @@ def main(argv):
     """Profile the paths of the flags and print the table."""
     del argv
     if FLAGS.worker:
+        if FLAGS.compile_cache:
+            # Before TensorFlow loads, which reads the flag once.
+            from agents.scripts import xla_cache  # pylint: disable=import-outside-toplevel
+            xla_cache.use_persistent_cache(FLAGS.compile_cache)
         print(json.dumps(profile(FLAGS.worker, FLAGS.config, FLAGS.rounds)))
         return
     unknown = sorted(set(FLAGS.paths) - set(PATHS))
@@ -270,15 +289,16 @@ def main(argv):
         raise app.UsageError(
             f'Unknown paths {unknown}; expected some of {", ".join(PATHS)}.')
     runs = [
-        _run_worker(path)
-        for _ in range(FLAGS.repeats) for path in FLAGS.paths]
+        _run_worker(path, repeat)
+        for repeat in range(FLAGS.repeats) for path in FLAGS.paths]
     table = _summarize(runs)
     print('$ python benchmarks/profile_paths.py ' + ' '.join(sys.argv[1:]))
     print(f'config {FLAGS.config}, medians of {FLAGS.repeats} processes of '
           f'{FLAGS.rounds} phases each')
     print('| path | ' + ' | '.join(title for _, title, _ in _COLUMNS) + ' |')
     print('| --- ' * (len(_COLUMNS) + 1) + '|')
-    for path in FLAGS.paths:
+    for path in sorted(table, key=lambda name: (
+            FLAGS.paths.index(name.split(' ')[0]), name)):
         row = table[path]
         print(f'| {path} | ' + ' | '.join(
             form.format(row[key]) if key in row else '-'

@@ -100,9 +100,12 @@ class CollectMixin:
         tools.keep_for_resume(tally)
         carry = self._initial_carry(env, tally)
         with tf.name_scope('collect'):
+            # The seed is an input of the loop rather than a constant in it,
+            # so that the seeds of a sweep share one compiled program.
             loop = functools.partial(
                 self._collect_loop, env=env, limit=limit,
-                first_key=first_key, num_steps=num_steps)
+                first_key=first_key, num_steps=num_steps,
+                sample_seed=tf.constant(self._sample_seed, tf.int64))
             if env.jit_compile:
                 loop = tf.function(loop, jit_compile=True, autograph=False)
             carry = loop(carry)
@@ -188,7 +191,8 @@ class CollectMixin:
             bad=compiled_rollout.no_failure(
                 batch_env.observ, batch_env.action))
 
-    def _collect_loop(self, carry, env, limit, first_key, num_steps):
+    def _collect_loop(
+            self, carry, env, limit, first_key, num_steps, sample_seed):
         """The loop of steps, until the limit or a full memory."""
 
         def _running(carry):
@@ -199,7 +203,7 @@ class CollectMixin:
 
         def _step(carry):
             key = tf.stack([
-                tf.constant(self._sample_seed, tf.int64),
+                sample_seed,
                 first_key + tf.cast(carry.index * self._num_agents,
                                     tf.int64)])
             return [self._collect_step(env, carry, key)]
