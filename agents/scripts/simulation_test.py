@@ -48,7 +48,7 @@ def _config(**overrides):
             policy_layers=(4,), value_layers=(4,), num_agents=2,
             update_every=2, eval_episodes=3, max_length=5, update_epochs=1,
             batch_size=2, chunk_length=5, steps=20, logdir=None, seed=0,
-            normalize_ranges=False)
+            normalize_ranges=False, compile_update=False)
         config.update(overrides)
     return config_spec.complete_config(config)
 

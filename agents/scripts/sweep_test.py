@@ -53,7 +53,7 @@ def _tiny(**overrides):
         num_agents=1, update_every=1, eval_episodes=1, max_length=10,
         steps=150, policy_layers=(8,), value_layers=(8,), update_epochs=1,
         batch_size=1, chunk_length=10, learning_rate_decay=None,
-        eval_every=None)
+        eval_every=None, compile_update=False)
     config.update(overrides)
     return config
 

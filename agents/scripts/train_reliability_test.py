@@ -149,7 +149,10 @@ def _tiny_config(name='pendulum', **overrides):
             policy_layers=(8,), value_layers=(8,), num_agents=2,
             update_every=2, eval_episodes=2, max_length=20, update_epochs=2,
             batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0,
-            update_steps=None, eval_every=None)
+            update_steps=None, eval_every=None,
+            # Its compile would cost each test seconds; the compiled
+            # update has tests of its own (compiled_update_test).
+            compile_update=False)
         config.update(overrides)
     return config
 

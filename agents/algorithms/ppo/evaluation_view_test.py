@@ -22,7 +22,7 @@ def _ppo(network=networks.feed_forward_gaussian):
     with config.unlocked:
         config.update(
             max_length=10, steps=1000, policy_layers=(4,), value_layers=(4,),
-            network=network)
+            network=network, compile_update=False)
     return ppo.PPO(
         _batch(2, 'train'), tf.Variable(0, trainable=False, dtype=tf.int64),
         tf.Variable(False, trainable=False),

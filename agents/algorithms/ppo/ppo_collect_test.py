@@ -27,7 +27,9 @@ def _config(**overrides):
         config.update(
             num_agents=_AGENTS, update_every=_AGENTS, max_length=10,
             policy_layers=(8,), value_layers=(8,), update_epochs=2,
-            batch_size=2, steps=1000, seed=3)
+            batch_size=2, steps=1000, seed=3,
+            # The compiled update has tests of its own.
+            compile_update=False)
         config.update(overrides)
     return config
 

@@ -15,7 +15,9 @@ def ppo_in_graph(durations=(3,), **overrides):
     from agents.scripts import configs
     config = tools.AttrDict(configs.default())
     with config.unlocked:
-        config.update(max_length=10, steps=1000, update_every=50)
+        # The compiled update has tests of its own.
+        config.update(max_length=10, steps=1000, update_every=50,
+                      compile_update=False)
         config.update(overrides)
     # Sampled actions may leave the mock's range; training clips them too.
     env = tools.InGraphBatchEnv(tools.BatchEnv([tools.wrappers.ClipAction(
