@@ -15,6 +15,12 @@ directly, call by call, timing:
   train us/step  a training call without update, per environment step
   update ms      a training call that updates, less its steps at the rate
                  of the row before
+  train call ms  a training call that updates, where every call of a phase
+                 updates (with `rollout_length`, or a whole update's steps
+                 on an in-graph task): its steps and the update together;
+                 `update ms` then comes from a compiled collection's node
+                 alone, and is left out on environments behind the
+                 numpy_function bridge, whose loop is many nodes
   eval us/step   an evaluation call, per environment step
 
 With --compile_cache, every path keeps its XLA programs in a persistent
@@ -68,6 +74,7 @@ _COLUMNS = (
     ('first_eval_s', 'first eval s', '{:.2f}'),
     ('train_us_per_step', 'train us/step', '{:.1f}'),
     ('update_ms', 'update ms', '{:.1f}'),
+    ('call_ms', 'train call ms', '{:.1f}'),
     ('eval_us_per_step', 'eval us/step', '{:.1f}'),
 )
 
@@ -163,7 +170,9 @@ def profile(path, config_name, rounds):
     finally:
         batch_env.close()
         eval_batch_env.close()
-    if result['compiled_call_s']:
+    result['call_ms'] = [
+        1e3 * seconds for seconds in result['compiled_call_s']]
+    if result['compiled_call_s'] and result['collect_s']:
         # An untraced call less the median collection of the traced ones.
         collect = statistics.median(result['collect_s'])
         result['update_ms'] = [
