@@ -27,7 +27,7 @@ setuptools.setup(
     extras_require={
         # SciPy checks agents/tools/seed_statistics.py against
         # scipy.stats.bootstrap and trim_mean; the package does not need it.
-        'test': ['pytest', 'pylint', 'psutil', 'scipy'],
+        'test': ['pytest', 'pytest-xdist', 'pylint', 'psutil', 'scipy'],
         # Sweeps on Ray (agents/scripts/sweep.py) and --env_mode=ray.
         'ray': ['ray>=2.9'],
         # EnvPool's C++ thread pool as --env_mode=envpool. EnvPool ships
