@@ -5,7 +5,7 @@ its evaluation view over the evaluation environments, stepping one session
 call per batch step (`tools.simulate`) or many steps per call: training
 where the algorithm can (`PPO.collect`: compiled on in-graph tasks, a plain
 graph loop around the numpy_function of Python and C environments), and
-evaluations on in-graph tasks (`tools.compiled_rollout`); `define_loop`
+evaluations (`tools.compiled_rollout`, the same two kinds); `define_loop`
 alternates them as the phases of a `tools.Loop`, whose lengths
 `phase_steps` computes from the config.
 """
@@ -16,6 +16,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.tools import compiled_rollout
+from agents.tools import rollout_env
 from agents.scripts import utility
 
 # Most environment steps of a training call of many steps on environments
@@ -25,6 +26,11 @@ from agents.scripts import utility
 # environment) took 1.3-2.4 ms in the loop, so 512 environment steps take
 # 0.3-0.6 s, whereas whole episodes of 1,000 batch steps took 1.3-2.4 s.
 BRIDGE_RUN_ENV_STEPS = 512
+# Most environment steps of an evaluation on environments behind the bridge
+# for it to run in one session call (its episodes begin and end in the
+# call): the two 1,000-step episodes of the cheetah config take 0.5-0.8 s.
+# Longer evaluations step once per call.
+BRIDGE_EVAL_ENV_STEPS = 2048
 
 
 def define_loop(
@@ -203,24 +209,30 @@ def _compiled_training(algo, step, config, num_agents, length):
 
 
 def compiles_evaluation(config, eval_batch_env, view):
-    """Whether evaluations run as one compiled call of all their steps.
+    """Whether evaluations run as one session call of all their steps.
 
-    They do with `compile_rollout` where the evaluation environments are
-    written in TensorFlow operations (`--env_mode=graph`) and the
-    evaluation view has the pure policy step of
-    `tools.compiled_rollout.Policy`.
+    They do with `compile_rollout` where the evaluation view has the pure
+    policy step of `tools.compiled_rollout.Policy` and the environments are
+    written in TensorFlow operations (`--env_mode=graph`: one compiled
+    call), or are Python or C environments behind the numpy_function bridge
+    whose evaluation has at most `BRIDGE_EVAL_ENV_STEPS` steps (a plain
+    graph loop).
     """
-    return bool(
-        config.compile_rollout and
-        hasattr(eval_batch_env, 'transition') and
-        hasattr(view, 'step'))
+    if not (config.compile_rollout and hasattr(view, 'step')):
+        return False
+    env = rollout_env.rollout_env(eval_batch_env)
+    if env is None:
+        return False
+    return bool(env.jit_compile or len(eval_batch_env) * config.max_length
+                <= BRIDGE_EVAL_ENV_STEPS)
 
 
 def _compiled_evaluation(eval_batch_env, view, max_length, log):
     """Score the first episode of every evaluation environment in one call.
 
     Args:
-      eval_batch_env: In-graph batch of a task (`InGraphTaskBatch`).
+      eval_batch_env: In-graph batch of a task (`InGraphTaskBatch`) or of
+          environments behind the bridge (`tools.InGraphBatchEnv`).
       view: The algorithm's evaluation view.
       max_length: Steps of the evaluation, as the episodes' time limit.
       log: Bool tensor; whether the run writes summaries.

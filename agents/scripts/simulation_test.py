@@ -106,9 +106,14 @@ def test_evaluation_leaves_training_state_and_normalizer_alone(network):
     assert [env.steps for env in train_envs] == [[4, 3]] * 2
 
 
+@pytest.mark.parametrize('compile_rollout', [False, True])
 @pytest.mark.parametrize('stochastic', [False, True])
-def test_evaluation_acts_greedily_unless_stochastic(stochastic):
-    config = _config(eval_stochastic=stochastic)
+def test_evaluation_acts_greedily_unless_stochastic(
+        stochastic, compile_rollout):
+    # A narrow policy keeps the samples inside the mock's action space.
+    config = _config(
+        eval_stochastic=stochastic, compile_rollout=compile_rollout,
+        init_std=0.05)
     eval_envs = [tools.MockEnvironment(durations=(5,)) for _ in range(3)]
     with tf.Graph().as_default():
         tf.set_random_seed(0)
@@ -184,15 +189,23 @@ def test_compiled_stochastic_evaluation_repeats_with_the_seed():
 
 
 def test_which_evaluations_compile():
-    """Only in-graph tasks with `compile_rollout` run compiled
-    evaluations."""
+    """In-graph tasks and, up to `BRIDGE_EVAL_ENV_STEPS`, environments
+    behind the bridge evaluate in one call with `compile_rollout`, where
+    the view has the pure policy step."""
     config = _config()
     view = type('View', (), {'step': None})()
-    task_batch = type('Batch', (), {'transition': None})()
-    python_batch = object()
+    task_batch = type('Batch', (), {'transition': None, 'restart': None})()
+    with tf.Graph().as_default():
+        bridge_batch = _batch(
+            [tools.MockEnvironment() for _ in range(3)], 'eval_environments')
     assert simulation.compiles_evaluation(config, task_batch, view)
-    assert not simulation.compiles_evaluation(config, python_batch, view)
+    assert simulation.compiles_evaluation(config, bridge_batch, view)
+    assert not simulation.compiles_evaluation(config, object(), view)
     assert not simulation.compiles_evaluation(config, task_batch, object())
+    with config.unlocked:
+        config.max_length = simulation.BRIDGE_EVAL_ENV_STEPS // 3 + 1
+    assert simulation.compiles_evaluation(config, task_batch, view)
+    assert not simulation.compiles_evaluation(config, bridge_batch, view)
     with config.unlocked:
         config.compile_rollout = False
     assert not simulation.compiles_evaluation(config, task_batch, view)

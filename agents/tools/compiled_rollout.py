@@ -1,12 +1,14 @@
-"""Many steps of a policy on in-graph environments in one compiled call.
+"""Many steps of a policy on a batch of environments in one session call.
 
-A batch of environments written in TensorFlow operations (such as
-`agents.environments.InGraphTaskBatch`) and a policy of pure functions step
-together in one `tf.while_loop` inside one `tf.function(jit_compile=True)`:
-XLA compiles the whole rollout, which then runs as a single operation of the
-TF1 graph, without the per-operation cost of the graph (about 1-3 us per
-node) at every step. Summaries, checks that raise and variable writes stay
-outside the compiled call.
+On a batch of environments written in TensorFlow operations (such as
+`agents.environments.InGraphTaskBatch`) the policy, a set of pure functions,
+and the environments step together in one `tf.while_loop` inside one
+`tf.function(jit_compile=True)`: XLA compiles the whole rollout, which then
+runs as a single operation of the TF1 graph, without the per-operation cost
+of the graph (about 1-3 us per node) at every step. On Python or C
+environments behind the numpy_function bridge the same loop runs as plain
+graph ops, one session call instead of one per step. Summaries, checks that
+raise and variable writes stay outside the loop.
 """
 
 import collections
@@ -14,6 +16,7 @@ import collections
 import tensorflow.compat.v1 as tf
 
 from agents.tools import nested
+from agents.tools import rollout_env
 
 
 class Policy:
@@ -54,16 +57,22 @@ class Policy:
 
 
 def first_episodes(batch_env, policy, num_steps, key_offset=0):
-    """Begin all episodes anew and run `num_steps` steps in one compiled call.
+    """Begin all episodes anew and run `num_steps` steps in one session call.
 
     Every environment begins an episode, steps under the policy's actions,
     and begins a new episode on the step after one ends, as `tools.simulate`
     does on a batch reset at the first step; the first episode of each
     environment is scored. The batch's variables are then set as that many
-    steps of `tools.simulate` would have left them (states, step counts,
-    random counter, observations, flags of the last step), so that a
-    compiled rollout and the one-step path draw the same initial states and
-    give the same scores for the same actions.
+    steps of `tools.simulate` would have left them (observations, flags and
+    outcome of the last step, and on an in-graph task its states, step
+    counts and random counter), so that a rollout here and the one-step
+    path draw the same initial states and give the same scores for the same
+    actions.
+
+    On an in-graph task (with the pure functions `transition` and
+    `restart`) the loop is one XLA-compiled call; on Python or C
+    environments behind a `tools.InGraphBatchEnv` it is a plain graph loop
+    that calls into Python at every step (see `tools.rollout_env`).
 
     The environments stop at the first step whose actions, observations or
     rewards are not finite; the returned tensor then fails as the checks of
@@ -71,11 +80,10 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
     no variable is written.
 
     Args:
-        batch_env: In-graph batch of a task with the pure functions
-            `transition` and `restart` and the variables `state`, `steps`,
-            `seed`, `counter`, `observ`, `done` (`InGraphTaskBatch`); its
-            `action`, `reward` and `truncated` variables, when it has them,
-            receive those of the last step.
+        batch_env: An in-graph task (`InGraphTaskBatch`) or a
+            `tools.InGraphBatchEnv`; the variables `observ`, `done`, and
+            where it has them `action`, `reward` and `truncated`, receive
+            those of the last step.
         policy: `Policy`.
         num_steps: Python int of the steps, at least 1.
         key_offset: Integer added to the random key of the policy, so that
@@ -88,12 +96,18 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
         available once the variables were written.
 
     Raises:
-        ValueError: When `num_steps` is not a positive Python int.
+        ValueError: When `num_steps` is not a positive Python int, or the
+            batch is neither kind.
     """
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) or (
             num_steps < 1):
         raise ValueError(
             f'num_steps must be a positive Python int, got {num_steps!r}.')
+    env = rollout_env.rollout_env(batch_env)
+    if env is None:
+        raise ValueError(
+            f'first_episodes needs an in-graph task or a '
+            f'tools.InGraphBatchEnv, got {type(batch_env).__name__}.')
     size = len(batch_env)
 
     def _initial_state():
@@ -101,17 +115,16 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
         state = policy.initial_state(size)
         return () if state is None else state
 
-    def _rollout(seed, counter, state, steps):
-        policy_state = _initial_state()
+    def _rollout(seed, env_state):
         zeros = tf.zeros([size], tf.float32)
         flags = tf.zeros([size], tf.bool)
         observ = tf.zeros_like(batch_env.observ)
         action = tf.zeros_like(batch_env.action)
         carry = _Carry(
-            index=tf.constant(0), counter=counter, state=state, steps=steps,
-            observ=observ, done=tf.ones([size], tf.bool), action=action,
-            reward=zeros, truncated=flags, policy_state=policy_state,
-            score=zeros, first_done=flags, first_score=zeros,
+            index=tf.constant(0), env=env_state, observ=observ,
+            done=tf.ones([size], tf.bool), action=action, reward=zeros,
+            truncated=flags, policy_state=_initial_state(), score=zeros,
+            first_done=flags, first_score=zeros,
             bad=no_failure(observ, action))
 
         def _running(carry):
@@ -120,29 +133,26 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
 
         def _step(carry):
             begin = carry.done
-            counter, state, steps, fresh = batch_env.restart(
-                seed, carry.counter, carry.state, carry.steps, begin)
-            observ = tf.where(begin, fresh, carry.observ)
+            env_state, observ = env.begin(carry.env, begin, carry.observ)
             policy_state = _where_nested(
                 begin, _initial_state(), carry.policy_state)
             score = tf.where(begin, tf.zeros_like(carry.score), carry.score)
             key = tf.stack([
-                seed, key_offset + counter * num_steps +
+                seed, key_offset + env.resets(env_state) * num_steps +
                 tf.cast(carry.index, tf.int64)])
             action, policy_state = policy.step(
                 observ, _none_if_empty(policy_state), key)
             policy_state = () if policy_state is None else policy_state
             action = tf.cast(action, carry.action.dtype)
-            state, steps, observ, reward, done, truncated = (
-                batch_env.transition(state, steps, action))
+            env_state, observ, reward, done, truncated, _ = env.step(
+                env_state, action)
             score = score + reward
             ended_first = tf.logical_and(
                 done, tf.logical_not(carry.first_done))
             return _Carry(
-                index=carry.index + 1, counter=counter, state=state,
-                steps=steps, observ=observ, done=done, action=action,
-                reward=reward, truncated=truncated, policy_state=policy_state,
-                score=score,
+                index=carry.index + 1, env=env_state, observ=observ,
+                done=done, action=action, reward=reward, truncated=truncated,
+                policy_state=policy_state, score=score,
                 first_done=tf.logical_or(carry.first_done, done),
                 first_score=tf.where(ended_first, score, carry.first_score),
                 bad=first_failure(carry.bad, action, observ, reward))
@@ -156,14 +166,12 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
         return carry._replace(first_score=first_score, policy_state=())
 
     with tf.name_scope('compiled_rollout'):
-        carry = tf.function(_rollout, jit_compile=True, autograph=False)(
-            batch_env.seed.read_value(), batch_env.counter.read_value(),
-            batch_env.state.read_value(), batch_env.steps.read_value())
+        if env.jit_compile:
+            _rollout = tf.function(_rollout, jit_compile=True,
+                                   autograph=False)
+        carry = _rollout(env.rollout_seed(), env.initial())
         with tf.control_dependencies(failure_checks(carry.bad)):
-            writes = [
-                batch_env.state.assign(carry.state),
-                batch_env.steps.assign(carry.steps),
-                batch_env.counter.assign(carry.counter),
+            writes = env.assign(carry.env) + [
                 batch_env.observ.assign(carry.observ),
                 batch_env.done.assign(carry.done)]
             for name in ('action', 'reward', 'truncated'):
@@ -256,11 +264,12 @@ def _where_nested(condition, new, old):
         lambda new, old: tf.where(condition, new, old), new, old)
 
 
-# The loop state of a rollout: the batch's variables, the policy's state,
+# The loop state of a rollout: the batch's loop state (see
+# `tools.rollout_env`) and variables, the policy's state,
 # the scores, and the record of the first step that was not finite.
 _Carry = collections.namedtuple('_Carry', (
-    'index, counter, state, steps, observ, done, action, reward, truncated, '
-    'policy_state, score, first_done, first_score, bad'))
+    'index, env, observ, done, action, reward, truncated, policy_state, '
+    'score, first_done, first_score, bad'))
 
 # Whether a step of a compiled loop was not finite, and the actions,
 # observations and rewards of the first such step.

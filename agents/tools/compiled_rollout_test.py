@@ -5,7 +5,10 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import environments
+from agents import tools
 from agents.environments import in_graph_task
+from agents.scripts import configs
+from agents.scripts import env_modes
 from agents.tools import compiled_rollout
 from agents.tools.simulate import simulate
 
@@ -204,3 +207,62 @@ def test_bad_num_steps(num_steps):
                 batch, _LinearPolicy(batch), num_steps)
         assert str(info.value) == (
             f'num_steps must be a positive Python int, got {num_steps!r}.')
+
+
+def _bridge_batch():
+    """Three gymnasium Pendulums of 15 steps behind the numpy_function."""
+    config = tools.AttrDict(configs.pendulum())
+    with config.unlocked:
+        config.update(num_agents=3, eval_episodes=3, max_length=15)
+    return env_modes.define_in_graph_batch(
+        config, 5, 'inprocess', evaluation=True)
+
+
+def _bridge_variables(batch):
+    return [batch.observ, batch.done, batch.action, batch.reward,
+            batch.truncated]
+
+
+def _bridge_path(loop, num_steps):
+    """First-episode scores and the variables after a bridge rollout: in
+    one call of the loop, or in `simulate` steps."""
+    with tf.Graph().as_default():
+        batch = _bridge_batch()
+        policy = _LinearPolicy(batch)
+        try:
+            if loop:
+                outputs = compiled_rollout.first_episodes(
+                    batch, policy, num_steps)
+                with tf.Session() as sess:
+                    sess.run(tf.global_variables_initializer())
+                    first_done, first_score = sess.run(outputs)
+                    return first_done, first_score, sess.run(
+                        _bridge_variables(batch))
+            reset = tf.placeholder(tf.bool, [])
+            done, score, _ = simulate(
+                batch, _OneStepAlgorithm(policy, 3), False, reset)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                first_done = np.zeros(3, bool)
+                first_score = np.zeros(3, np.float32)
+                for index in range(num_steps):
+                    ended, running = sess.run(
+                        [done, score], {reset: index == 0})
+                    new = ended & ~first_done
+                    first_score[new] = running[new]
+                    first_done |= ended
+                return first_done, first_score, sess.run(
+                    _bridge_variables(batch))
+        finally:
+            batch.close()
+
+
+def test_bridge_rollout_equals_the_one_step_path():
+    # 40 steps: every environment begins two episodes after its first.
+    expected = _bridge_path(False, 40)
+    got = _bridge_path(True, 40)
+    assert expected[0].all()
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-5)
+    for value, expected_value in zip(got[2], expected[2]):
+        np.testing.assert_allclose(value, expected_value, rtol=1e-5)

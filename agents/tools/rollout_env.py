@@ -47,6 +47,16 @@ class TaskRolloutEnv:
             batch_env.counter.read_value(), batch_env.state.read_value(),
             batch_env.steps.read_value())
 
+    def rollout_seed(self):
+        """The first half of the random keys of a rollout: the task's seed.
+        """
+        return self._batch_env.seed.read_value()
+
+    @staticmethod
+    def resets(env_state):
+        """The int64 count of episodes the batch began, for random keys."""
+        return env_state[0]
+
     def begin(self, env_state, begin, observ):
         """Begin new episodes where `begin` is true.
 
@@ -122,6 +132,21 @@ class BridgeRolloutEnv:
         return (
             self._batch_env.restarted.read_value(),
             self._batch_env.restarts.read_value())
+
+    @staticmethod
+    def rollout_seed():
+        """The first half of the random keys of a rollout, drawn per call.
+
+        The environments' resets draw no numbers in the graph, so a draw of
+        the graph's random op (seeded by the graph's seed) keys the
+        policy's samples of each call.
+        """
+        return tf.random.uniform([], maxval=tf.int64.max, dtype=tf.int64)
+
+    @staticmethod
+    def resets(unused_env_state):
+        """Zero: the keys of a call differ by their step alone."""
+        return tf.constant(0, tf.int64)
 
     def begin(self, env_state, begin, observ):
         """Reset the environments where `begin` is true, as `reset` does.

@@ -15,6 +15,7 @@ import tensorflow.compat.v1 as tf
 from agents import tools
 from agents.tools import compiled_rollout
 from agents.tools import rollout_env
+from agents.tools import step_records
 from agents.tools import temporary_scope
 from agents.algorithms.ppo import losses
 
@@ -35,6 +36,36 @@ _Carry = collections.namedtuple('_Carry', (
 # the rows in use and the steps they hold.
 _Memory = collections.namedtuple(
     '_Memory', 'memory, memory_length, memory_index, memory_steps')
+
+# What a step's bookkeeping needs to know of it: the observations acted on
+# (after the resets of episodes that begin), the actions and the tuple of
+# their policy's parameters, and the environments' outcome.
+_Step = collections.namedtuple('_Step', (
+    'observ, action, policy_params, nextob, reward, done, truncated, '
+    'restarted'))
+
+# The lengths of the agents' rows, their steps since their last rollout,
+# and the memory's rows in use and the steps they hold.
+_Counts = collections.namedtuple(
+    '_Counts', 'episode_length, rollout_steps, memory_index, memory_steps')
+
+# A step's effect on the rows (see `_count`): the rows' lengths with the
+# step, the rollouts cut, the episodes that ended, those pending, the rows
+# stored of each, and the memory's rows in use before the ended ones.
+_Marks = collections.namedtuple('_Marks', (
+    'length, cut, ended, pending, store_cut, store_ended, ended_index'))
+
+# The state of the plain loop over environments behind the bridge (see
+# `_bridge_collect`).
+_Acted = collections.namedtuple('_Acted', (
+    'index, env, observ, done, observ_statistics, counts, bad, records'))
+
+
+def _counts(carry):
+    """The `_Counts` of a `_Carry`."""
+    return _Counts(
+        carry.episode_length, carry.rollout_steps, carry.memory_index,
+        carry.memory_steps)
 
 
 
@@ -103,7 +134,8 @@ class CollectMixin:
             # The seed is an input of the loop rather than a constant in it,
             # so that the seeds of a sweep share one compiled program.
             loop = functools.partial(
-                self._collect_loop, env=env, limit=limit,
+                self._collect_loop if env.jit_compile else
+                self._bridge_collect, env=env, limit=limit,
                 first_key=first_key, num_steps=num_steps,
                 sample_seed=tf.constant(self._sample_seed, tf.int64))
             if env.jit_compile:
@@ -196,111 +228,251 @@ class CollectMixin:
         """The loop of steps, until the limit or a full memory."""
 
         def _running(carry):
-            full = self._memory_full(carry.memory_index, carry.memory_steps)
-            return tf.reduce_all(tf.stack([
-                carry.index < limit, tf.logical_not(full),
-                tf.logical_not(carry.bad.failed)]))
+            return self._running(carry.index, limit, _counts(carry), carry.bad)
 
         def _step(carry):
-            key = tf.stack([
-                sample_seed,
-                first_key + tf.cast(carry.index * self._num_agents,
-                                    tf.int64)])
+            key = self._step_key(sample_seed, first_key, carry.index)
             return [self._collect_step(env, carry, key)]
 
         return tf.while_loop(
             _running, _step, [carry], maximum_iterations=num_steps)[0]
 
+    def _running(self, index, limit, counts, bad):
+        """Whether a loop goes on: below the limit, memory not full, no
+        value that is not finite."""
+        full = self._memory_full(counts.memory_index, counts.memory_steps)
+        return tf.reduce_all(tf.stack([
+            index < limit, tf.logical_not(full),
+            tf.logical_not(bad.failed)]))
+
+    def _step_key(self, sample_seed, first_key, index):
+        """The key of a step's samples: the global step of its first
+        agent, as `perform` keys them."""
+        return tf.stack([
+            sample_seed,
+            first_key + tf.cast(index * self._num_agents, tf.int64)])
+
     def _collect_step(self, env, carry, key):
         """One step of all agents, as a function of the loop state."""
+        env_state, observ = env.begin(carry.env, carry.done, carry.observ)
+        action, policy_params = self._act(
+            observ, carry.observ_statistics, key, carry.action.dtype)
+        env_state, nextob, reward, done, truncated, restarted = env.step(
+            env_state, action)
+        carry = self._bookkeep(carry, _Step(
+            observ, action, policy_params, nextob, reward, done, truncated,
+            restarted))
+        return carry._replace(env=env_state, bad=compiled_rollout.first_failure(
+            carry.bad, action, nextob, reward))
+
+    def _act(self, observ, observ_statistics, key, dtype):
+        """The sampled actions and their policy's parameters (a tuple)."""
+        output = self._network(
+            self._observ_filter.transform(
+                observ, observ_statistics)[:, None],
+            tf.ones([self._num_agents], tf.int32))
+        action = tf.cast(output.policy.sample(key=key)[:, 0], dtype)
+        policy_params = tuple(
+            param[:, 0] for param in losses.policy_params(output.policy))
+        return action, policy_params
+
+    def _bridge_collect(
+            self, carry, env, limit, first_key, num_steps, sample_seed):
+        """The loop on environments behind the numpy_function bridge.
+
+        A plain graph loop pays 1-3 us for every node of every step, so
+        the steps run in two passes: a plain loop that only acts, steps
+        the environments and counts what the memory would hold (to stop
+        where the one-step path trains), recording each step as one packed
+        row; then one XLA-compiled loop that replays the rows through the
+        bookkeeping of `_bookkeep` (normalizers, episode buffers, memory,
+        scores), as the loop of an in-graph task does it.
+
+        Takes the arguments of `_collect_loop` and returns what it would.
+        """
+        specs = step_records.specs(_Step(
+            observ=carry.observ, action=carry.action,
+            policy_params=tuple(carry.policy_params), nextob=carry.observ,
+            reward=carry.reward, done=carry.done, truncated=carry.truncated,
+            restarted=carry.done))
+        acted = _Acted(
+            index=carry.index, env=carry.env, observ=carry.observ,
+            done=carry.done, observ_statistics=carry.observ_statistics,
+            counts=_counts(carry), bad=carry.bad,
+            records=tf.TensorArray(
+                tf.float32, size=num_steps, element_shape=[
+                    self._num_agents, step_records.width(specs)]))
+
+        def _running(acted):
+            return self._running(acted.index, limit, acted.counts, acted.bad)
+
+        def _step(acted):
+            key = self._step_key(sample_seed, first_key, acted.index)
+            begin = acted.done
+            env_state, observ = env.begin(acted.env, begin, acted.observ)
+            action, policy_params = self._act(
+                observ, acted.observ_statistics, key, carry.action.dtype)
+            env_state, nextob, reward, done, truncated, restarted = (
+                env.step(env_state, action))
+            counts, _ = self._count(acted.counts, begin, done, restarted)
+            step = _Step(
+                observ, action, policy_params, nextob, reward, done,
+                truncated, restarted)
+            return [_Acted(
+                index=acted.index + 1, env=env_state, observ=nextob,
+                done=done, observ_statistics=self._observ_filter.merged(
+                    acted.observ_statistics, observ),
+                counts=counts, bad=compiled_rollout.first_failure(
+                    acted.bad, action, nextob, reward),
+                records=acted.records.write(
+                    acted.index, step_records.pack(step)))]
+
+        acted = tf.while_loop(
+            _running, _step, [acted], maximum_iterations=num_steps)[0]
+        made = acted.index
+        # Rows past the steps made are zeros, so that the replay's input
+        # has a static shape and compiles once.
+        rows = acted.records.gather(tf.range(made))
+        rows = tf.reshape(
+            tf.pad(rows, [[0, num_steps - made], [0, 0], [0, 0]]),
+            [num_steps, self._num_agents, step_records.width(specs)])
+
+        def _replay(carry, rows, made):
+            def _step(carry):
+                step = step_records.unpack(
+                    tf.gather(rows, carry.index), specs)
+                return [self._bookkeep(carry, step)]
+
+            return tf.while_loop(
+                lambda carry: carry.index < made, _step, [carry],
+                maximum_iterations=num_steps)[0]
+
+        replayed = tf.function(_replay, jit_compile=True, autograph=False)(
+            carry, rows, made)
+        # The observations, flags and loop state of the batch are those of
+        # the plain loop (the rows hold observations as float32).
+        return replayed._replace(
+            env=acted.env, observ=acted.observ, done=acted.done,
+            bad=acted.bad)
+
+    def _bookkeep(self, carry, step):
+        """The loop state after a step, from what the agents saw and did.
+
+        Args:
+          carry: `_Carry` before the step.
+          step: `_Step`: the observations acted on (after the resets of
+              episodes that begin), the actions and their policy
+              parameters, and the environments' outcome.
+
+        Returns:
+          `_Carry` after the step; its `env` and `bad` unchanged.
+        """
         config = self._config
         begin = carry.done
-        env_state, observ = env.begin(carry.env, begin, carry.observ)
         zeros = tf.zeros_like(carry.score)
         score = tf.where(begin, zeros, carry.score)
         running_return = tf.where(begin, zeros, carry.running_return)
-        episode_length = tf.where(
-            begin, tf.zeros_like(carry.episode_length), carry.episode_length)
         episode_steps = tf.where(
             begin, tf.zeros_like(carry.episode_steps), carry.episode_steps)
-        # Act.
-        output = self._network(
-            self._observ_filter.transform(
-                observ, carry.observ_statistics)[:, None],
-            tf.ones([self._num_agents], tf.int32))
-        action = tf.cast(
-            output.policy.sample(key=key)[:, 0], carry.action.dtype)
-        policy_params = tools.nested.map(
-            lambda param: param[:, 0], losses.policy_params(output.policy))
-        env_state, nextob, reward, done, truncated, restarted = env.step(
-            env_state, action)
-        # An episode interrupted by a failed environment has no result: it
-        # is neither stored nor scored, and the next step begins anew.
-        ended = tf.logical_and(done, tf.logical_not(restarted))
+        counts, marks = self._count(
+            _counts(carry), begin, step.done, step.restarted)
         # Experience: normalizers first, then the transition they scale.
         observ_statistics = self._observ_filter.merged(
-            carry.observ_statistics, observ)
+            carry.observ_statistics, step.observ)
         if config.reward_normalization == 'return':
-            running_return = running_return * config.discount + reward
+            running_return = running_return * config.discount + step.reward
             reward_statistics = self._reward_filter.merged(
                 carry.reward_statistics, running_return)
         else:
             reward_statistics = self._reward_filter.merged(
-                carry.reward_statistics, reward)
-        cut, rollout_steps = self._rollout_cut(carry.rollout_steps, done)
+                carry.reward_statistics, step.reward)
         transition = Transition(
-            self._observ_filter.transform(observ, observ_statistics), action,
-            policy_params, reward,
-            self._bootstrap(nextob, observ_statistics, truncated, cut))
+            self._observ_filter.transform(step.observ, observ_statistics),
+            step.action, step.policy_params, step.reward,
+            self._bootstrap(
+                step.nextob, observ_statistics, step.truncated, marks.cut))
         indices = tf.stack(
-            [tf.range(self._num_agents), episode_length], axis=1)
+            [tf.range(self._num_agents), marks.length - 1], axis=1)
         episodes = tuple(
             tf.tensor_scatter_nd_update(buffer_, indices, tf.cast(
                 value, buffer_.dtype))
             for buffer_, value in zip(
                 carry.episodes, tf.nest.flatten(transition)))
-        episode_length = episode_length + 1
         episode_steps = episode_steps + 1
-        score = score + reward
+        score = score + step.reward
         # The rollouts go into the memory first, as `experience` hands them
         # over before `end_episode` stores the step's ended episodes; their
-        # rows begin new segments.
-        memory = self._store(_Memory(
-            carry.memory, carry.memory_length, carry.memory_index,
-            carry.memory_steps), episodes, episode_length, cut)
-        episode_length_after = tf.where(
-            cut, tf.zeros_like(episode_length), episode_length)
-        # Where the rollouts filled the memory, the one-step path trains
-        # before it stores the ended episodes: they wait for the update
-        # that follows the loop.
-        pending = tf.logical_and(ended, self._memory_full(
-            memory.memory_index, memory.memory_steps))
-        memory = self._store(
-            memory, episodes, episode_length,
-            tf.logical_and(ended, tf.logical_not(pending)))
+        # rows begin new segments. Where the rollouts filled the memory,
+        # the one-step path trains before it stores the ended episodes:
+        # they wait as pending for the update that follows the loop.
+        rows = tuple(carry.memory) + (carry.memory_length,)
+        rows = self._write_rows(
+            rows, episodes, marks.length, marks.store_cut,
+            carry.memory_index)
+        rows = self._write_rows(
+            rows, episodes, marks.length, marks.store_ended,
+            marks.ended_index)
+        ended = marks.ended
         ended_float = tf.cast(ended, tf.float32)
-        return _Carry(
-            index=carry.index + 1, env=env_state,
-            observ=nextob, done=done, action=action, reward=reward,
-            truncated=truncated,
-            policy_params=tools.nested.flatten(policy_params),
+        return carry._replace(
+            index=carry.index + 1,
+            observ=step.nextob, done=step.done, action=step.action,
+            reward=step.reward, truncated=step.truncated,
+            policy_params=tuple(step.policy_params),
             observ_statistics=observ_statistics,
             reward_statistics=reward_statistics,
             running_return=running_return, episodes=episodes,
-            episode_length=episode_length_after,
-            rollout_steps=rollout_steps, memory=memory.memory,
-            memory_length=memory.memory_length,
-            memory_index=memory.memory_index,
-            memory_steps=memory.memory_steps, pending=pending,
+            episode_length=counts.episode_length,
+            rollout_steps=counts.rollout_steps, memory=rows[:-1],
+            memory_length=rows[-1], memory_index=counts.memory_index,
+            memory_steps=counts.memory_steps, pending=marks.pending,
             score=score, episode_steps=episode_steps,
             ended=tf.logical_or(carry.ended, ended),
             last_score=tf.where(ended, score, carry.last_score),
             score_sum=carry.score_sum + tf.reduce_sum(score * ended_float),
             length_sum=carry.length_sum + tf.reduce_sum(
                 tf.cast(episode_steps, tf.float32) * ended_float),
-            count=carry.count + tf.reduce_sum(tf.cast(ended, tf.int32)),
-            bad=compiled_rollout.first_failure(
-                carry.bad, action, nextob, reward))
+            count=carry.count + tf.reduce_sum(tf.cast(ended, tf.int32)))
+
+    def _count(self, counts, begin, done, restarted):
+        """The rows' lengths and the memory's counts after a step.
+
+        Rollouts that the step completes are stored first, then the
+        episodes it ended, as on the one-step path; ended episodes wait as
+        pending where the rollouts filled the memory.
+
+        Args:
+          counts: `_Counts` before the step.
+          begin: bool flags of the agents whose episode began with it.
+          done: bool flags of the episodes that ended in the step.
+          restarted: bool flags of the environments restarted after a
+              failure (their episodes have no result).
+
+        Returns:
+          Tuple of the `_Counts` after the step and its `_Marks`.
+        """
+        length = tf.where(
+            begin, tf.zeros_like(counts.episode_length),
+            counts.episode_length) + 1
+        # An episode interrupted by a failed environment has no result: it
+        # is neither stored nor scored, and the next step begins anew.
+        ended = tf.logical_and(done, tf.logical_not(restarted))
+        cut, rollout_steps = self._rollout_cut(counts.rollout_steps, done)
+        store_cut = self._storable(counts.memory_index, cut)
+        index, steps = self._counted(
+            counts.memory_index, counts.memory_steps, store_cut, length)
+        pending = tf.logical_and(ended, self._memory_full(index, steps))
+        store_ended = self._storable(
+            index, tf.logical_and(ended, tf.logical_not(pending)))
+        index_after, steps_after = self._counted(
+            index, steps, store_ended, length)
+        return _Counts(
+            episode_length=tf.where(cut, tf.zeros_like(length), length),
+            rollout_steps=rollout_steps, memory_index=index_after,
+            memory_steps=steps_after), _Marks(
+                length=length, cut=cut, ended=ended, pending=pending,
+                store_cut=store_cut, store_ended=store_ended,
+                ended_index=index)
 
     def _rollout_cut(self, rollout_steps, done):
         """Count the agents' steps as `_count_rollout_steps` does.
@@ -363,34 +535,65 @@ class CollectMixin:
         Returns:
           `_Memory` after the store.
         """
+        stored = self._storable(memory.memory_index, mask)
+        rows = self._write_rows(
+            tuple(memory.memory) + (memory.memory_length,), episodes,
+            episode_length, stored, memory.memory_index)
+        index, steps = self._counted(
+            memory.memory_index, memory.memory_steps, stored,
+            episode_length)
+        return _Memory(
+            memory=rows[:-1], memory_length=rows[-1], memory_index=index,
+            memory_steps=steps)
+
+    def _storable(self, memory_index, mask):
+        """The agents of `mask` whose rows the memory has room for."""
         rank = tf.cumsum(tf.cast(mask, tf.int32), exclusive=True)
+        return tf.logical_and(
+            mask, rank < self._config.update_every - memory_index)
+
+    @staticmethod
+    def _counted(memory_index, memory_steps, stored, episode_length):
+        """The memory's rows and steps after storing the `stored` rows."""
+        stored_steps = tf.where(
+            stored, episode_length, tf.zeros_like(episode_length))
+        return (
+            memory_index + tf.reduce_sum(tf.cast(stored, tf.int32)),
+            memory_steps + tf.reduce_sum(stored_steps))
+
+    def _write_rows(self, rows, episodes, episode_length, stored,
+                    memory_index):
+        """The memory's buffers and row lengths after a store.
+
+        Args:
+          rows: Tuple of the memory's buffers and its row lengths.
+          episodes: Tuple of the episode buffers, flat.
+          episode_length: int32 lengths of the agents' rows.
+          stored: bool flags of the agents stored (see `_storable`).
+          memory_index: The memory's rows in use before the store.
+
+        Returns:
+          Tuple like `rows`.
+        """
         capacity = self._config.update_every
-        stored = tf.logical_and(mask, rank < capacity - memory.memory_index)
-        row = memory.memory_index + rank
+        row = memory_index + tf.cumsum(
+            tf.cast(stored, tf.int32), exclusive=True)
         select = tf.logical_and(
             stored[None, :],
             tf.equal(row[None, :], tf.range(capacity)[:, None]))
         written = tf.reduce_any(select, axis=1)
         source = tf.argmax(tf.cast(select, tf.int32), axis=1,
                            output_type=tf.int32)
-        old = tuple(memory.memory) + (memory.memory_length,)
 
         def _write():
             return tuple(
                 tf.where(written, tf.gather(buffer_, source), old_buffer)
                 for buffer_, old_buffer in zip(
-                    episodes + (episode_length,), old))
+                    episodes + (episode_length,), rows))
 
         # Most steps store nothing: they pass the memory on without
         # copying it (a plain graph loop would copy it at every step).
-        new = tf.cond(tf.reduce_any(stored), _write, lambda: old)
-        stored_steps = tf.where(
-            stored, episode_length, tf.zeros_like(episode_length))
-        return _Memory(
-            memory=tuple(new[:-1]), memory_length=new[-1],
-            memory_index=memory.memory_index + tf.reduce_sum(
-                tf.cast(stored, tf.int32)),
-            memory_steps=memory.memory_steps + tf.reduce_sum(stored_steps))
+        return tf.cond(tf.reduce_any(stored), _write, lambda: rows)
 
     def _store_pending(self, carry):
         """Store the episodes that the loop left pending, after the update.
