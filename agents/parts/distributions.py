@@ -59,7 +59,7 @@ class DiagonalGaussian:
         """Dict of the constructor arguments, with `logstd` broadcast."""
         return {'mean': self._mean, 'logstd': self._logstd}
 
-    def sample(self, seed=None, key=None):
+    def sample(self, seed=None, key=None, noise=None):
         """Draw one sample per batch element.
 
         Args:
@@ -67,18 +67,31 @@ class DiagonalGaussian:
             key: Optional int64 tensor `[2]`; draws from a stateless random
                 op keyed by it instead (the same key, the same sample), as
                 compiled loops need.
+            noise: Optional standard normal noise of the mean's shape, as
+                `noise` draws it for a key; the sample of that key.
 
         Returns:
             Tensor of the shape and dtype of the mean.
         """
         with tf.name_scope('diagonal_gaussian_sample'):
-            if key is None:
+            if noise is None and key is None:
                 noise = tf.random.normal(
                     tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
-            else:
+            elif noise is None:
                 noise = _keyed_normal(self._mean, key)
             return tf.identity(
                 self._mean + tf.exp(self._logstd) * noise, name='sample')
+
+    @staticmethod
+    def noise(key, shape):
+        """The float32 noise of `sample(key=key)` for a mean of `shape`.
+
+        A pure function for compiled code, which can draw the noise of many
+        keys at once (see `PPO.collect`).
+        """
+        return tf.random.stateless_normal(
+            shape, seed=tf.cast(key, tf.int64), dtype=tf.float32,
+            alg='philox')
 
     def mode(self):
         """Return the most likely value, the mean.
@@ -188,11 +201,14 @@ class Categorical:
         """Dict of the constructor's tensor arguments."""
         return {'logits': self._logits}
 
-    def sample(self, seed=None, key=None):
+    def sample(self, seed=None, key=None, noise=None):
         """Draw one class index per batch element.
 
         Args:
             seed, key: As for `DiagonalGaussian.sample`.
+            noise: Optional Gumbel noise of the logits' shape flattened to
+                `[rows, classes]`, as `noise` draws it for a key; the
+                sample of that key.
 
         Returns:
             Integer tensor of shape `batch_shape`.
@@ -200,7 +216,11 @@ class Categorical:
         with tf.name_scope('categorical_sample'):
             num_classes = tf.shape(self._logits)[-1]
             flat_logits = tf.reshape(self._logits, [-1, num_classes])
-            if key is None:
+            if noise is not None:
+                flat_sample = tf.argmax(
+                    flat_logits + noise, axis=-1,
+                    output_type=self._dtype)[:, None]
+            elif key is None:
                 flat_sample = tf.random.categorical(
                     flat_logits, 1, dtype=self._dtype, seed=seed)
             else:
@@ -208,6 +228,12 @@ class Categorical:
                     flat_logits, key, self._dtype)
             return tf.reshape(
                 flat_sample, tf.shape(self._logits)[:-1], name='sample')
+
+    @staticmethod
+    def noise(key, shape):
+        """The Gumbel noise of `sample(key=key)` for flat logits of `shape`
+        (`[rows, classes]`), a pure function for compiled code."""
+        return _gumbel(tf.cast(key, tf.int64), shape)
 
     def mode(self):
         """Return the most likely class index.
@@ -321,10 +347,14 @@ _compiled_normal = tf.function(
     jit_compile=True, autograph=False)
 
 
-def _gumbel_max(logits, key, dtype):
+def _gumbel(key, shape):
     uniform = tf.random.stateless_uniform(
-        tf.shape(logits), seed=key, minval=1e-20, maxval=1.0, alg='philox')
-    gumbel = -tf.math.log(-tf.math.log(uniform))
+        shape, seed=key, minval=1e-20, maxval=1.0, alg='philox')
+    return -tf.math.log(-tf.math.log(uniform))
+
+
+def _gumbel_max(logits, key, dtype):
+    gumbel = _gumbel(key, tf.shape(logits))
     return tf.argmax(logits + gumbel, axis=-1, output_type=dtype)[:, None]
 
 

@@ -239,3 +239,40 @@ def test_log_prob_is_consistent_with_constant_terms():
         dist = distributions.DiagonalGaussian([[0.0]], [[0.0]])
         value = _run(dist.log_prob([[0.0]]))
     np.testing.assert_allclose(value, [-0.5 * math.log(2 * math.pi)])
+
+
+def test_samples_from_drawn_noise_equal_keyed_samples():
+    """The noise that `noise` draws for a key, drawn in one compiled call
+    for many keys, gives the samples of those keys."""
+    with tf.Graph().as_default():
+        keys = tf.constant([[3, 0], [3, 2], [9, 4]], tf.int64)
+        gaussian = distributions.DiagonalGaussian(
+            tf.constant([[[0.5, -1.0]], [[2.0, 0.0]]]),
+            tf.constant([[[-1.0, 0.5]], [[0.0, -2.0]]]))
+        categorical = distributions.Categorical(
+            tf.constant([[[0.1, 2.0, -1.0]], [[1.0, 1.0, 1.0]]]))
+
+        def _draw(keys):
+            return (
+                tf.map_fn(lambda key: gaussian.noise(key, [2, 1, 2]), keys,
+                          fn_output_signature=tf.float32),
+                tf.map_fn(lambda key: categorical.noise(key, [2, 3]), keys,
+                          fn_output_signature=tf.float32))
+
+        gaussian_noise, categorical_noise = tf.function(
+            _draw, jit_compile=True, autograph=False)(tf.identity(keys))
+        keyed, drawn = [], []
+        for index in range(3):
+            keyed.append((gaussian.sample(key=keys[index]),
+                          categorical.sample(key=keys[index])))
+            drawn.append((gaussian.sample(noise=gaussian_noise[index]),
+                          categorical.sample(noise=categorical_noise[index])))
+        with tf.Session() as sess:
+            keyed, drawn = sess.run((keyed, drawn))
+    for (gaussian_keyed, categorical_keyed), (gaussian_drawn,
+                                               categorical_drawn) in zip(
+                                                   keyed, drawn):
+        np.testing.assert_array_equal(gaussian_drawn, gaussian_keyed)
+        np.testing.assert_array_equal(categorical_drawn, categorical_keyed)
+    # Different keys, different samples.
+    assert not np.array_equal(keyed[0][0], keyed[1][0])

@@ -2,9 +2,10 @@
 
 On in-graph tasks the steps run in one XLA-compiled call; on Python and C
 environments behind the numpy_function bridge (gymnasium in process, worker
-processes, EnvPool) in one plain `tf.while_loop` of graph ops. The
-bookkeeping of PPO is the same for both; `tools.rollout_env` steps the
-environments.
+processes, EnvPool) in a plain `tf.while_loop` of graph ops that acts and
+steps, followed by one XLA-compiled call that replays its steps through the
+bookkeeping. The bookkeeping of PPO is the same for both;
+`tools.rollout_env` steps the environments.
 """
 
 import collections
@@ -18,6 +19,7 @@ from agents.tools import rollout_env
 from agents.tools import step_records
 from agents.tools import temporary_scope
 from agents.algorithms.ppo import losses
+from agents.parts import distributions
 
 # One step of an agent as the episode buffers store it.
 Transition = collections.namedtuple(
@@ -58,7 +60,7 @@ _Marks = collections.namedtuple('_Marks', (
 # The state of the plain loop over environments behind the bridge (see
 # `_bridge_collect`).
 _Acted = collections.namedtuple('_Acted', (
-    'index, env, observ, done, observ_statistics, counts, bad, records'))
+    'index, env, observ, done, observ_statistics, counts, records'))
 
 
 def _counts(carry):
@@ -105,9 +107,11 @@ class CollectMixin:
         they wait as pending until the update ran and then go into the
         memory; should they fill it again, the next call trains before its
         first step. On an in-graph task the loop is one XLA-compiled call;
-        on environments behind the numpy_function bridge it is a plain
-        `tf.while_loop` that calls into Python at every step (and at the
-        resets of steps where episodes begin). An environment that fails
+        on environments behind the numpy_function bridge a plain
+        `tf.while_loop` acts and calls into Python at every step (and at
+        the resets of steps where episodes begin), and one XLA-compiled
+        call then does the bookkeeping of its steps (`_bridge_collect`).
+        An environment that fails
         or a value that is not finite fails the session run as on the
         one-step path, and no variable is written.
 
@@ -265,13 +269,23 @@ class CollectMixin:
         return carry._replace(env=env_state, bad=compiled_rollout.first_failure(
             carry.bad, action, nextob, reward))
 
-    def _act(self, observ, observ_statistics, key, dtype):
-        """The sampled actions and their policy's parameters (a tuple)."""
+    def _act(self, observ, observ_statistics, key, dtype, noise=None):
+        """The sampled actions and their policy's parameters (a tuple).
+
+        With `noise`, the noise of the key (see `_noise_of_steps`), which
+        our distributions take instead of drawing; other distributions (of
+        a network of one's own) draw from the key.
+        """
         output = self._network(
             self._observ_filter.transform(
                 observ, observ_statistics)[:, None],
             tf.ones([self._num_agents], tf.int32))
-        action = tf.cast(output.policy.sample(key=key)[:, 0], dtype)
+        if noise is not None and type(output.policy) in (
+                distributions.DiagonalGaussian, distributions.Categorical):
+            sample = output.policy.sample(noise=noise)
+        else:
+            sample = output.policy.sample(key=key)
+        action = tf.cast(sample[:, 0], dtype)
         policy_params = tuple(
             param[:, 0] for param in losses.policy_params(output.policy))
         return action, policy_params
@@ -286,7 +300,9 @@ class CollectMixin:
         where the one-step path trains), recording each step as one packed
         row; then one XLA-compiled loop that replays the rows through the
         bookkeeping of `_bookkeep` (normalizers, episode buffers, memory,
-        scores), as the loop of an in-graph task does it.
+        scores), as the loop of an in-graph task does it. The noise of the
+        samples comes from one compiled call before the loop, and the
+        checks for NaN and Inf from the bridge, which fails the step.
 
         Takes the arguments of `_collect_loop` and returns what it would.
         """
@@ -295,23 +311,25 @@ class CollectMixin:
             policy_params=tuple(carry.policy_params), nextob=carry.observ,
             reward=carry.reward, done=carry.done, truncated=carry.truncated,
             restarted=carry.done))
+        noise = self._noise_of_steps(sample_seed, first_key, num_steps)
         acted = _Acted(
             index=carry.index, env=carry.env, observ=carry.observ,
             done=carry.done, observ_statistics=carry.observ_statistics,
-            counts=_counts(carry), bad=carry.bad,
+            counts=_counts(carry),
             records=tf.TensorArray(
                 tf.float32, size=num_steps, element_shape=[
                     self._num_agents, step_records.width(specs)]))
 
         def _running(acted):
-            return self._running(acted.index, limit, acted.counts, acted.bad)
+            return self._running(acted.index, limit, acted.counts, carry.bad)
 
         def _step(acted):
-            key = self._step_key(sample_seed, first_key, acted.index)
             begin = acted.done
             env_state, observ = env.begin(acted.env, begin, acted.observ)
             action, policy_params = self._act(
-                observ, acted.observ_statistics, key, carry.action.dtype)
+                observ, acted.observ_statistics,
+                self._step_key(sample_seed, first_key, acted.index),
+                carry.action.dtype, tf.gather(noise, acted.index))
             env_state, nextob, reward, done, truncated, restarted = (
                 env.step(env_state, action))
             counts, _ = self._count(acted.counts, begin, done, restarted)
@@ -322,9 +340,7 @@ class CollectMixin:
                 index=acted.index + 1, env=env_state, observ=nextob,
                 done=done, observ_statistics=self._observ_filter.merged(
                     acted.observ_statistics, observ),
-                counts=counts, bad=compiled_rollout.first_failure(
-                    acted.bad, action, nextob, reward),
-                records=acted.records.write(
+                counts=counts, records=acted.records.write(
                     acted.index, step_records.pack(step)))]
 
         acted = tf.while_loop(
@@ -352,8 +368,40 @@ class CollectMixin:
         # The observations, flags and loop state of the batch are those of
         # the plain loop (the rows hold observations as float32).
         return replayed._replace(
-            env=acted.env, observ=acted.observ, done=acted.done,
-            bad=acted.bad)
+            env=acted.env, observ=acted.observ, done=acted.done)
+
+    def _noise_of_steps(self, sample_seed, first_key, num_steps):
+        """The noise of the samples of up to `num_steps` steps.
+
+        One compiled call draws, for the key of every step, the noise that
+        `sample(key=...)` draws from it, so that a plain loop samples as
+        the compiled one without a call at every step.
+
+        Returns:
+          float32 tensor `[num_steps, ...]` of the noise of each step.
+        """
+        if self._discrete:
+            policy = distributions.Categorical
+            shape = [self._num_agents] + self._last_policy[0].shape[
+                1:].as_list()
+        else:
+            policy = distributions.DiagonalGaussian
+            shape = [self._num_agents, 1] + self._last_action.shape[
+                1:].as_list()
+
+        def _draw(sample_seed, first_key):
+            def _step(index, noise):
+                key = self._step_key(sample_seed, first_key, index)
+                return index + 1, noise.write(index, policy.noise(key, shape))
+
+            noise = tf.TensorArray(
+                tf.float32, size=num_steps, element_shape=shape)
+            return tf.while_loop(
+                lambda index, _: index < num_steps, _step,
+                [tf.constant(0), noise])[1].stack()
+
+        return tf.function(_draw, jit_compile=True, autograph=False)(
+            sample_seed, first_key)
 
     def _bookkeep(self, carry, step):
         """The loop state after a step, from what the agents saw and did.
