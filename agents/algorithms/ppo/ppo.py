@@ -15,6 +15,7 @@ from agents import parts
 from agents import tools
 from agents.algorithms.ppo import evaluation_view
 from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import ppo_bookkeeping
 from agents.algorithms.ppo import ppo_collect
 from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import utility
@@ -119,7 +120,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 tf.ones(self._num_agents, tf.int32))
         action = output.policy.mode()[:, 0]
         policy_params = losses.policy_params(output.policy)
-        template = ppo_collect.Transition(
+        template = ppo_bookkeeping.Transition(
             observ[0], action[0],
             tools.nested.map(lambda param: param[0, 0], policy_params),
             self._batch_env.reward[0], self._batch_env.reward[0])
@@ -345,7 +346,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         # The environments' action dtype may be wider than the policy's
         # (EnvPool's MuJoCo tasks take float64); the buffers keep the
         # policy's.
-        batch = ppo_collect.Transition(
+        batch = ppo_bookkeeping.Transition(
             norm_observ, tf.cast(action, self._last_action.dtype),
             utility.nested_gather(self._last_policy, agent_indices),
             reward, bootstrap)

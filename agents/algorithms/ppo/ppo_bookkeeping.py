@@ -1,0 +1,304 @@
+"""PPO's bookkeeping of a step, as pure functions of a loop's state.
+
+What `PPO.collect` does with a step once the agents acted and the
+environments stepped: the normalizers' statistics, the transition in the
+episode buffers, the rollouts and ended episodes moved into the update
+memory (as `experience` and `end_episode` do on the one-step path), and the
+scores. The loop of an in-graph task calls it inside its compiled loop; the
+loop over environments behind the bridge replays its recorded steps through
+it in one compiled call (see `ppo_collect`).
+"""
+
+import collections
+
+import tensorflow.compat.v1 as tf
+
+# One step of an agent as the episode buffers store it.
+Transition = collections.namedtuple(
+    'Transition', 'observ, action, policy_params, reward, bootstrap')
+
+# The update memory as a loop carries it: the buffers, the rows' lengths,
+# the rows in use and the steps they hold.
+Memory = collections.namedtuple(
+    'Memory', 'memory, memory_length, memory_index, memory_steps')
+
+# What a step's bookkeeping needs to know of it: the observations acted on
+# (after the resets of episodes that begin), the actions and the tuple of
+# their policy's parameters, and the environments' outcome.
+Step = collections.namedtuple('Step', (
+    'observ, action, policy_params, nextob, reward, done, truncated, '
+    'restarted'))
+
+# The lengths of the agents' rows, their steps since their last rollout,
+# and the memory's rows in use and the steps they hold.
+Counts = collections.namedtuple(
+    'Counts', 'episode_length, rollout_steps, memory_index, memory_steps')
+
+# A step's effect on the rows (see `_count`): the rows' lengths with the
+# step, the rollouts cut, the episodes that ended, those pending, the rows
+# stored of each, and the memory's rows in use before the ended ones.
+Marks = collections.namedtuple('Marks', (
+    'length, cut, ended, pending, store_cut, store_ended, ended_index'))
+
+
+def counts_of(carry):
+    """The `Counts` of a loop state with their fields (`PPO.collect`'s)."""
+    return Counts(
+        carry.episode_length, carry.rollout_steps, carry.memory_index,
+        carry.memory_steps)
+
+
+class BookkeepingMixin:
+    """PPO's bookkeeping of a step; `PPO` inherits it through `collect`.
+
+    The methods read the config, networks and normalizers of `PPO` and
+    write no variable: they map a loop state to the next.
+    """
+
+    def _bookkeep(self, carry, step):
+        """The loop state after a step, from what the agents saw and did.
+
+        Args:
+          carry: `_Carry` before the step.
+          step: `Step`: the observations acted on (after the resets of
+              episodes that begin), the actions and their policy
+              parameters, and the environments' outcome.
+
+        Returns:
+          `_Carry` after the step; its `env` and `bad` unchanged.
+        """
+        config = self._config
+        begin = carry.done
+        zeros = tf.zeros_like(carry.score)
+        score = tf.where(begin, zeros, carry.score)
+        running_return = tf.where(begin, zeros, carry.running_return)
+        episode_steps = tf.where(
+            begin, tf.zeros_like(carry.episode_steps), carry.episode_steps)
+        counts, marks = self._count(
+            counts_of(carry), begin, step.done, step.restarted)
+        # Experience: normalizers first, then the transition they scale.
+        observ_statistics = self._observ_filter.merged(
+            carry.observ_statistics, step.observ)
+        if config.reward_normalization == 'return':
+            running_return = running_return * config.discount + step.reward
+            reward_statistics = self._reward_filter.merged(
+                carry.reward_statistics, running_return)
+        else:
+            reward_statistics = self._reward_filter.merged(
+                carry.reward_statistics, step.reward)
+        transition = Transition(
+            self._observ_filter.transform(step.observ, observ_statistics),
+            step.action, step.policy_params, step.reward,
+            self._bootstrap(
+                step.nextob, observ_statistics, step.truncated, marks.cut))
+        indices = tf.stack(
+            [tf.range(self._num_agents), marks.length - 1], axis=1)
+        episodes = tuple(
+            tf.tensor_scatter_nd_update(buffer_, indices, tf.cast(
+                value, buffer_.dtype))
+            for buffer_, value in zip(
+                carry.episodes, tf.nest.flatten(transition)))
+        episode_steps = episode_steps + 1
+        score = score + step.reward
+        # The rollouts go into the memory first, as `experience` hands them
+        # over before `end_episode` stores the step's ended episodes; their
+        # rows begin new segments. Where the rollouts filled the memory,
+        # the one-step path trains before it stores the ended episodes:
+        # they wait as pending for the update that follows the loop.
+        rows = tuple(carry.memory) + (carry.memory_length,)
+        rows = self._write_rows(
+            rows, episodes, marks.length, marks.store_cut,
+            carry.memory_index)
+        rows = self._write_rows(
+            rows, episodes, marks.length, marks.store_ended,
+            marks.ended_index)
+        ended = marks.ended
+        ended_float = tf.cast(ended, tf.float32)
+        return carry._replace(
+            index=carry.index + 1,
+            observ=step.nextob, done=step.done, action=step.action,
+            reward=step.reward, truncated=step.truncated,
+            policy_params=tuple(step.policy_params),
+            observ_statistics=observ_statistics,
+            reward_statistics=reward_statistics,
+            running_return=running_return, episodes=episodes,
+            episode_length=counts.episode_length,
+            rollout_steps=counts.rollout_steps, memory=rows[:-1],
+            memory_length=rows[-1], memory_index=counts.memory_index,
+            memory_steps=counts.memory_steps, pending=marks.pending,
+            score=score, episode_steps=episode_steps,
+            ended=tf.logical_or(carry.ended, ended),
+            last_score=tf.where(ended, score, carry.last_score),
+            score_sum=carry.score_sum + tf.reduce_sum(score * ended_float),
+            length_sum=carry.length_sum + tf.reduce_sum(
+                tf.cast(episode_steps, tf.float32) * ended_float),
+            count=carry.count + tf.reduce_sum(tf.cast(ended, tf.int32)))
+
+    def _count(self, counts, begin, done, restarted):
+        """The rows' lengths and the memory's counts after a step.
+
+        Rollouts that the step completes are stored first, then the
+        episodes it ended, as on the one-step path; ended episodes wait as
+        pending where the rollouts filled the memory.
+
+        Args:
+          counts: `Counts` before the step.
+          begin: bool flags of the agents whose episode began with it.
+          done: bool flags of the episodes that ended in the step.
+          restarted: bool flags of the environments restarted after a
+              failure (their episodes have no result).
+
+        Returns:
+          Tuple of the `Counts` after the step and its `Marks`.
+        """
+        length = tf.where(
+            begin, tf.zeros_like(counts.episode_length),
+            counts.episode_length) + 1
+        # An episode interrupted by a failed environment has no result: it
+        # is neither stored nor scored, and the next step begins anew.
+        ended = tf.logical_and(done, tf.logical_not(restarted))
+        cut, rollout_steps = self._rollout_cut(counts.rollout_steps, done)
+        store_cut = self._storable(counts.memory_index, cut)
+        index, steps = self._counted(
+            counts.memory_index, counts.memory_steps, store_cut, length)
+        pending = tf.logical_and(ended, self._memory_full(index, steps))
+        store_ended = self._storable(
+            index, tf.logical_and(ended, tf.logical_not(pending)))
+        index_after, steps_after = self._counted(
+            index, steps, store_ended, length)
+        return Counts(
+            episode_length=tf.where(cut, tf.zeros_like(length), length),
+            rollout_steps=rollout_steps, memory_index=index_after,
+            memory_steps=steps_after), Marks(
+                length=length, cut=cut, ended=ended, pending=pending,
+                store_cut=store_cut, store_ended=store_ended,
+                ended_index=index)
+
+    def _rollout_cut(self, rollout_steps, done):
+        """Count the agents' steps as `_count_rollout_steps` does.
+
+        Args:
+          rollout_steps: int32 steps of each agent since its last rollout.
+          done: bool flags of the episodes that ended in the step.
+
+        Returns:
+          Tuple of the bool flags of the agents whose rollout ends with the
+          step while their episode goes on (none without `rollout_length`)
+          and the counts after the step.
+        """
+        rollout_length = self._config.rollout_length
+        if not rollout_length:
+            return tf.zeros_like(done), rollout_steps
+        steps = rollout_steps + 1
+        complete = steps >= int(rollout_length)
+        return (
+            tf.logical_and(complete, tf.logical_not(done)),
+            tf.where(complete, tf.zeros_like(steps), steps))
+
+    def _bootstrap(self, nextob, observ_statistics, truncated, cut):
+        """The discounted value of the next observation, as
+        `_bootstrap_value` gives it: where a time limit (with
+        `bootstrap_truncated`) or a rollout cut the return."""
+        zeros = tf.zeros([self._num_agents], tf.float32)
+        if not (self._config.bootstrap_truncated or
+                self._config.rollout_length):
+            return zeros
+        bootstrap = cut
+        if self._config.bootstrap_truncated:
+            bootstrap = tf.logical_or(bootstrap, truncated)
+
+        def _value():
+            value = self._network(
+                self._observ_filter.transform(
+                    nextob, observ_statistics)[:, None],
+                tf.ones([self._num_agents], tf.int32)).value[:, 0]
+            return tf.where(
+                bootstrap, self._config.discount * tf.stop_gradient(value),
+                zeros)
+
+        # Only steps that cut a return run the value network, as on the
+        # one-step path.
+        return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
+
+    def _store(self, memory, episodes, episode_length, mask):
+        """Move the rows of some agents into the memory.
+
+        Into its next rows while it has rows left, in agent order, as
+        `_define_end_episode` stores them; the others are dropped.
+
+        Args:
+          memory: `Memory` of tensors.
+          episodes: Tuple of the episode buffers, flat.
+          episode_length: int32 lengths of the agents' rows.
+          mask: bool flags of the agents whose rows to store.
+
+        Returns:
+          `Memory` after the store.
+        """
+        stored = self._storable(memory.memory_index, mask)
+        rows = self._write_rows(
+            tuple(memory.memory) + (memory.memory_length,), episodes,
+            episode_length, stored, memory.memory_index)
+        index, steps = self._counted(
+            memory.memory_index, memory.memory_steps, stored,
+            episode_length)
+        return Memory(
+            memory=rows[:-1], memory_length=rows[-1], memory_index=index,
+            memory_steps=steps)
+
+    def _storable(self, memory_index, mask):
+        """The agents of `mask` whose rows the memory has room for."""
+        rank = tf.cumsum(tf.cast(mask, tf.int32), exclusive=True)
+        return tf.logical_and(
+            mask, rank < self._config.update_every - memory_index)
+
+    @staticmethod
+    def _counted(memory_index, memory_steps, stored, episode_length):
+        """The memory's rows and steps after storing the `stored` rows."""
+        stored_steps = tf.where(
+            stored, episode_length, tf.zeros_like(episode_length))
+        return (
+            memory_index + tf.reduce_sum(tf.cast(stored, tf.int32)),
+            memory_steps + tf.reduce_sum(stored_steps))
+
+    def _write_rows(self, rows, episodes, episode_length, stored,
+                    memory_index):
+        """The memory's buffers and row lengths after a store.
+
+        Args:
+          rows: Tuple of the memory's buffers and its row lengths.
+          episodes: Tuple of the episode buffers, flat.
+          episode_length: int32 lengths of the agents' rows.
+          stored: bool flags of the agents stored (see `_storable`).
+          memory_index: The memory's rows in use before the store.
+
+        Returns:
+          Tuple like `rows`.
+        """
+        capacity = self._config.update_every
+        row = memory_index + tf.cumsum(
+            tf.cast(stored, tf.int32), exclusive=True)
+        select = tf.logical_and(
+            stored[None, :],
+            tf.equal(row[None, :], tf.range(capacity)[:, None]))
+        written = tf.reduce_any(select, axis=1)
+        source = tf.argmax(tf.cast(select, tf.int32), axis=1,
+                           output_type=tf.int32)
+
+        def _write():
+            return tuple(
+                tf.where(written, tf.gather(buffer_, source), old_buffer)
+                for buffer_, old_buffer in zip(
+                    episodes + (episode_length,), rows))
+
+        # Most steps store nothing: they pass the memory on without
+        # copying it (a plain graph loop would copy it at every step).
+        return tf.cond(tf.reduce_any(stored), _write, lambda: rows)
+
+    def _memory_full(self, memory_index, memory_steps):
+        """Whether the memory holds enough for an update."""
+        full = memory_index >= self._config.update_every
+        update_steps = self._config.update_steps
+        if update_steps:
+            full = tf.logical_or(full, memory_steps >= int(update_steps))
+        return full
