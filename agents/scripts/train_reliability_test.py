@@ -115,9 +115,9 @@ class MultiBinaryEnv(gym.Env):
 class NaNSampleGaussian(distributions.DiagonalGaussian):
     """Gaussian policy whose samples are NaN, its parameters finite."""
 
-    def sample(self, seed=None, key=None):
+    def sample(self, seed=None, key=None, noise=None):
         """Return NaN in the shape of a sample."""
-        return super().sample(seed, key) * np.nan
+        return super().sample(seed, key, noise) * np.nan
 
 
 def nan_action_network(config, action_space, observations, length,

@@ -32,7 +32,7 @@ def test_rows_round_trip_every_dtype_and_shape():
             got, expected, packed = sess.run((unpacked, step, rows))
     np.testing.assert_array_equal(
         packed[1], [0.0, 7.0, -1.0, 2.5, 0.0, 2.0, 0.25, 3.0, 0.0])
-    assert type(got) is _Step
+    assert isinstance(got, _Step)
     for name in _Step._fields:
         value, expected_value = getattr(got, name), getattr(expected, name)
         value, expected_value = np.asarray(value), np.asarray(expected_value)
