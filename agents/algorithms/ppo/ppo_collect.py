@@ -304,6 +304,9 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             step = ppo_bookkeeping.Step(
                 observ, action, policy_params, nextob, reward, done,
                 truncated, restarted)
+            # The policy acts on the statistics of the steps before; the
+            # replay merges them again (compiled, it costs next to nothing)
+            # rather than record them with every row.
             return [_Acted(
                 index=acted.index + 1, env=env_state, observ=nextob,
                 done=done, observ_statistics=self._observ_filter.merged(
