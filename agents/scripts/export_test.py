@@ -369,7 +369,9 @@ def test_seeded_episodes_match_visualize(pendulum_run, visualized):
             observ, reward, terminated, truncated, _ = env.step(action)
             total += reward
             done = terminated or truncated
-        assert total == pytest.approx(visualized[100 + agent], abs=1e-3)
+        # Visualize sums the rewards in float32: 200 roundings of returns
+        # near -1,500 differ from this float64 sum by up to about 1e-2.
+        assert total == pytest.approx(visualized[100 + agent], rel=1e-5)
 
 
 def test_stochastic_samples_repeat_by_seed(pendulum_run, tmp_path):

@@ -151,9 +151,14 @@ def test_a_short_cartpole_run_ends_with_an_evaluation(steps):
 
 
 def _graph_config(name, **overrides):
+    """A config of the module with small networks and two update epochs:
+    the tests here are about the collection and evaluation calls."""
     config = tools.AttrDict(getattr(configs, name)())
     with config.unlocked:
-        config.update(dict(dict(logdir=None, seed=5), **overrides))
+        config.update(dict(
+            logdir=None, seed=5, update_epochs=2, policy_layers=(16,),
+            value_layers=(16,)))
+        config.update(overrides)
     return config
 
 

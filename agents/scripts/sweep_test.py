@@ -69,8 +69,8 @@ def broken():
 
 
 def held():
-    """Runs of 2,000 steps that hold at global step 244 while 'hold' exists."""
-    return _tiny(env=pendulum_held, steps=1000)
+    """Runs of 600 steps that hold at global step 244 while 'hold' exists."""
+    return _tiny(env=pendulum_held, steps=300)
 
 
 def pendulum_seeded():
@@ -294,7 +294,7 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         # The checkpoint of the interruption, past the held step.
         checkpoint = utility.list_checkpoints(str(run_dir))[0]
         steps[seed] = int(checkpoint.rsplit('-', 1)[1])
-        assert _HOLD_STEP <= steps[seed] < 2000
+        assert _HOLD_STEP <= steps[seed] < 600
         assert record['steps'] == steps[seed]
         assert (f'[{name}] stopped with a checkpoint at step '
                 f'{steps[seed]:,}.') in text
@@ -311,12 +311,12 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         (tmp_path / 'sweep' / 'results.json').read_text(encoding='utf-8'))
     for seed, row in enumerate(results['runs']):
         assert row['status'] == 'finished'
-        assert row['steps'] == 2000
+        assert row['steps'] == 600
         assert row['attempts'] == 2
         record = sweep_records.read_record(tmp_path / 'sweep' / row['run'])
         assert record['attempts'][1]['resumed_from'] == steps[seed]
         assert [step for step, _ in record['reports']] == list(
-            range(20, 2001, 20))
+            range(20, 601, 20))
     header = table.index(next(line for line in table if line.startswith(
         'run ')))
     assert table[header].split() == [

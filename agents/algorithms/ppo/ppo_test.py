@@ -207,12 +207,13 @@ def test_caller_thread_and_pool_train_alike():
     steps it must follow, gives different weights in the two.
     """
     results = []
-    for pool in (-1, 0, 0, 0, 0):
-        with tf.Graph().as_default():
-            tf.set_random_seed(0)
-            algo, step = ppo_in_graph(
-                update_every=2, update_epochs=3, batch_size=2,
-                chunk_length=3)
+    with tf.Graph().as_default():
+        tf.set_random_seed(0)
+        algo, step = ppo_in_graph(
+            update_every=2, update_epochs=3, batch_size=2, chunk_length=3)
+        # One graph, a fresh session per run: each starts from the same
+        # seeded initial values and random streams.
+        for pool in (-1, 0, 0, 0, 0):
             options = tf.RunOptions(inter_op_thread_pool=pool)
             # pylint: disable=protected-access
             with tf.Session() as sess:
