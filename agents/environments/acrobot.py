@@ -6,6 +6,7 @@ import gymnasium as gym
 import tensorflow.compat.v1 as tf
 
 from agents.environments import task
+from agents.tools import compiled_ops
 
 _DT = 0.2
 _LINK_LENGTH_1 = 1.0
@@ -67,7 +68,7 @@ class Acrobot(task.Task):
                     tf.clip_by_value(dtheta2, -_MAX_VEL_2, _MAX_VEL_2)],
                     axis=1)
             terminated = _height(new_state) > 1.0
-            reward = tf.where(
+            reward = compiled_ops.where(
                     terminated,
                     tf.zeros_like(theta1), tf.fill(tf.shape(theta1), -1.0))
             return new_state, self.observe(new_state), reward, terminated
@@ -121,8 +122,9 @@ def _wrap(angle):
     turn = 2 * math.pi
     turns_down = tf.math.ceil((angle - math.pi) / turn)
     turns_up = tf.math.ceil((-math.pi - angle) / turn)
-    angle = tf.where(angle > math.pi, angle - turn * turns_down, angle)
-    return tf.where(angle < -math.pi, angle + turn * turns_up, angle)
+    angle = compiled_ops.where(
+        angle > math.pi, angle - turn * turns_down, angle)
+    return compiled_ops.where(angle < -math.pi, angle + turn * turns_up, angle)
 
 
 def _height(state):

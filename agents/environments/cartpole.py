@@ -7,6 +7,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import task
+from agents.tools import compiled_ops
 
 _GRAVITY = 9.8
 _MASS_CART = 1.0
@@ -54,7 +55,7 @@ class CartPole(task.Task):
         """
         with tf.name_scope('cartpole_step'):
             x, x_dot, theta, theta_dot = tf.unstack(state, axis=1)
-            force = tf.where(
+            force = compiled_ops.where(
                     tf.equal(action, 1),
                     tf.fill(tf.shape(x), _FORCE),
                     tf.fill(tf.shape(x), -_FORCE))
@@ -75,8 +76,11 @@ class CartPole(task.Task):
                     theta_dot + _TAU * theta_acc], axis=1)
             new_x = new_state[:, 0]
             new_theta = new_state[:, 2]
-            terminated = tf.logical_or(
-                    tf.greater(tf.abs(new_x), _X_THRESHOLD),
-                    tf.greater(tf.abs(new_theta), _THETA_THRESHOLD))
+            # |x| > threshold, without `Abs`, which XLA translates slowly
+            # (`tools.compiled_ops`).
+            terminated = tf.reduce_any(tf.stack([
+                    new_x > _X_THRESHOLD, new_x < -_X_THRESHOLD,
+                    new_theta > _THETA_THRESHOLD,
+                    new_theta < -_THETA_THRESHOLD]), axis=0)
             reward = tf.ones_like(new_x)
             return new_state, new_state, reward, terminated

@@ -4,6 +4,7 @@ import tensorflow.compat.v1 as tf
 
 from agents.environments import mountain_car
 from agents.environments import task
+from agents.tools import compiled_ops
 
 _MAX_ACTION = 1.0
 _POWER = 0.0015
@@ -42,7 +43,7 @@ class ContinuousMountainCar(mountain_car.MountainCar):
             new_state, terminated = self._drive(
                     position, velocity,
                     force * _POWER - _GRAVITY * tf.cos(3 * position))
-            goal_reward = tf.where(
+            goal_reward = compiled_ops.where(
                     terminated,
                     tf.fill(tf.shape(position), 100.0),
                     tf.zeros_like(position))

@@ -8,6 +8,7 @@ import tensorflow.compat.v1 as tf
 
 from agents.environments import task as task_lib
 from agents.tools import in_graph_env
+from agents.tools import compiled_ops
 
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
@@ -207,8 +208,8 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         with tf.name_scope('task_restart'):
             fresh = self._task.reset(
                     tf.stack([seed, counter]), self._num_envs)
-            state = tf.where(begin, fresh, state)
-            steps = tf.where(begin, tf.zeros_like(steps), steps)
+            state = compiled_ops.where(begin, fresh, state)
+            steps = compiled_ops.where(begin, tf.zeros_like(steps), steps)
             counter = counter + tf.cast(tf.reduce_any(begin), tf.int64)
             return counter, state, steps, self._task.observe(state)
 

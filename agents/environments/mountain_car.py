@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import task
+from agents.tools import compiled_ops
 
 _MIN_POSITION = -1.2
 _MAX_POSITION = 0.6
@@ -73,7 +74,8 @@ class MountainCar(task.Task):
                 position + velocity, _MIN_POSITION, _MAX_POSITION)
         at_wall = tf.logical_and(
                 tf.equal(position, _MIN_POSITION), velocity < 0)
-        velocity = tf.where(at_wall, tf.zeros_like(velocity), velocity)
+        velocity = compiled_ops.where(
+            at_wall, tf.zeros_like(velocity), velocity)
         terminated = tf.logical_and(
                 position >= self.goal_position, velocity >= _GOAL_VELOCITY)
         return tf.stack([position, velocity], axis=1), terminated

@@ -3,6 +3,7 @@
 import collections
 
 import tensorflow.compat.v1 as tf
+from agents.tools import compiled_ops
 
 
 class StreamingNormalize:
@@ -181,7 +182,7 @@ class StreamingNormalize:
                 value = value / _std(statistics)
             if self._clip:
                 value = tf.clip_by_value(value, -self._clip, self._clip)
-            return tf.check_numerics(value, 'normalized value')
+            return compiled_ops.check_numerics(value, 'normalized value')
 
     def reset(self):
         """Forget all values seen.
@@ -248,6 +249,6 @@ def _std(statistics):
     count = tf.cast(statistics.count, tf.float32)
     variance = statistics.var_sum / tf.maximum(count - 1, 1)
     # A small floor keeps constant dimensions from exploding when scaled.
-    std = tf.sqrt(variance + 1e-8)
+    std = compiled_ops.sqrt(variance + 1e-8)
     return tf.where_v2(
         statistics.count > 1, std, tf.ones_like(std), name='std')

@@ -37,6 +37,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import parts
 from agents import tools
+from agents.tools import compiled_ops
 
 
 def feed_forward_gaussian(
@@ -107,7 +108,7 @@ def feed_forward_categorical(
         logits = _dense(
             hidden, int(action_space.n), scale=config.init_output_factor,
             name='logits', init=init)
-        logits = tf.check_numerics(logits, 'logits')
+        logits = compiled_ops.check_numerics(logits, 'logits')
     with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
         value = _value_head(
             observations, config.value_layers, activation, init)
@@ -177,7 +178,7 @@ def recurrent_gaussian(
             hidden, value_state = _gru(
                 hidden, length, value_state, int(config.value_layers[-1]))
             value = _dense(hidden, 1, name='output', init=init)[..., 0]
-            value = tf.check_numerics(value, 'value')
+            value = compiled_ops.check_numerics(value, 'value')
             state = (policy_state, value_state)
     return tools.AttrDict(
         policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
@@ -201,8 +202,16 @@ def _prepare(config, observations):
         the hidden activation and the weight initialization scheme.
     """
     return (
-        _flatten_observations(observations), config.activation,
+        _flatten_observations(observations), _activation(config.activation),
         _weight_init(config))
+
+
+def _activation(activation):
+    """The hidden activation; ReLU as `tools.compiled_ops.relu`: the same
+    values, and gradients but at zero, and XLA translates it directly."""
+    if activation in (tf.nn.relu, tf.compat.v2.nn.relu):
+        return compiled_ops.relu
+    return activation
 
 
 WEIGHT_INITS = ('glorot', 'orthogonal')
@@ -296,8 +305,8 @@ def _gaussian_head(config, hidden, action_size):
     logstd = tf.get_variable(
         'logstd', [action_size], tf.float32,
         tf.constant_initializer(np.log(config.init_std)))
-    mean = tf.check_numerics(mean, 'mean')
-    logstd = tf.check_numerics(logstd, 'logstd')
+    mean = compiled_ops.check_numerics(mean, 'mean')
+    logstd = compiled_ops.check_numerics(logstd, 'logstd')
     return mean, logstd
 
 
@@ -305,7 +314,7 @@ def _value_head(observations, layers, activation, init='glorot'):
     """Value network output [batch, time]."""
     hidden = _mlp(observations, layers, activation, init)
     value = _dense(hidden, 1, name='output', init=init)[..., 0]
-    return tf.check_numerics(value, 'value')
+    return compiled_ops.check_numerics(value, 'value')
 
 
 def _gru(inputs, length, state, units, name='gru'):

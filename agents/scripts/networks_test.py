@@ -182,11 +182,12 @@ def test_activation_from_config():
         networks.feed_forward_gaussian(
             _config(activation=tf.nn.elu), BOX, _observations(), None)
         types = {op.type for op in graph.get_operations()}
-    assert 'Elu' in types and 'Relu' not in types
+    assert 'Elu' in types and 'Maximum' not in types
     with tf.Graph().as_default() as graph:
         networks.feed_forward_gaussian(_config(), BOX, _observations(), None)
         types = {op.type for op in graph.get_operations()}
-    assert 'Relu' in types
+    # The default ReLU as `tools.compiled_ops.relu`.
+    assert 'Maximum' in types and 'Relu' not in types
 
 
 def test_recurrent_state_carried_across_calls():

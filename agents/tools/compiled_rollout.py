@@ -17,6 +17,7 @@ import tensorflow.compat.v1 as tf
 
 from agents.tools import nested
 from agents.tools import rollout_env
+from agents.tools import compiled_ops
 
 
 class Policy:
@@ -136,7 +137,8 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             env_state, observ = env.begin(carry.env, begin, carry.observ)
             policy_state = _where_nested(
                 begin, _initial_state(), carry.policy_state)
-            score = tf.where(begin, tf.zeros_like(carry.score), carry.score)
+            score = compiled_ops.where(
+                begin, tf.zeros_like(carry.score), carry.score)
             key = tf.stack([
                 seed, key_offset + env.resets(env_state) * num_steps +
                 tf.cast(carry.index, tf.int64)])
@@ -154,21 +156,21 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
                 done=done, action=action, reward=reward, truncated=truncated,
                 policy_state=policy_state, score=score,
                 first_done=tf.logical_or(carry.first_done, done),
-                first_score=tf.where(ended_first, score, carry.first_score),
+                first_score=compiled_ops.where(
+                    ended_first, score, carry.first_score),
                 bad=first_failure(carry.bad, action, observ, reward))
 
         carry = tf.while_loop(
             _running, lambda carry: [_step(carry)], [carry],
             maximum_iterations=num_steps)[0]
         # Episodes that did not end report their running score.
-        first_score = tf.where(
+        first_score = compiled_ops.where(
             carry.first_done, carry.first_score, carry.score)
         return carry._replace(first_score=first_score, policy_state=())
 
     with tf.name_scope('compiled_rollout'):
         if env.jit_compile:
-            _rollout = tf.function(_rollout, jit_compile=True,
-                                   autograph=False)
+            _rollout = compiled_ops.compiled_function(_rollout)
         carry = _rollout(env.rollout_seed(), env.initial())
         with tf.control_dependencies(failure_checks(carry.bad)):
             writes = env.assign(carry.env) + [
@@ -222,18 +224,17 @@ def first_failure(failure, action, observ, reward):
     Returns:
         `Failure`.
     """
-    finite = tf.reduce_all(tf.math.is_finite(observ))
-    finite = tf.logical_and(finite, tf.reduce_all(tf.math.is_finite(reward)))
+    checked = [observ, reward]
     if action.dtype.is_floating:
-        finite = tf.logical_and(
-            finite, tf.reduce_all(tf.math.is_finite(action)))
+        checked.append(action)
+    finite = compiled_ops.all_finite(checked)
     fails = tf.logical_and(tf.logical_not(finite), tf.logical_not(
         failure.failed))
     return Failure(
         failed=tf.logical_or(failure.failed, fails),
-        action=tf.where(fails, action, failure.action),
-        observ=tf.where(fails, observ, failure.observ),
-        reward=tf.where(fails, reward, failure.reward))
+        action=compiled_ops.where(fails, action, failure.action),
+        observ=compiled_ops.where(fails, observ, failure.observ),
+        reward=compiled_ops.where(fails, reward, failure.reward))
 
 
 def failure_checks(failure):
@@ -261,7 +262,7 @@ def _where_nested(condition, new, old):
     """Per environment, the nested `new` where `condition`, else `old`."""
     # With a condition of rank 1, `where` selects whole rows.
     return nested.map(
-        lambda new, old: tf.where(condition, new, old), new, old)
+        lambda new, old: compiled_ops.where(condition, new, old), new, old)
 
 
 # The loop state of a rollout: the batch's loop state (see

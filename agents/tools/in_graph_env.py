@@ -7,6 +7,7 @@ import tensorflow.compat.v1 as tf
 from agents.tools import forwarding
 from agents.tools import graph_mode
 from agents.tools import temporary_scope
+from agents.tools import compiled_ops
 
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
@@ -120,8 +121,8 @@ class InGraphEnvBase:
             Operation that assigns every value; running it fails when the
             observation or reward holds NaN or Inf, and then assigns nothing.
         """
-        observ = _check_numerics(observ, 'observ')
-        reward = tf.debugging.check_numerics(reward, 'reward')
+        observ = compiled_ops.check_numerics(observ, 'observ')
+        reward = compiled_ops.check_numerics(reward, 'reward')
         pairs = [(self._observ, observ), (self._reward, reward)] + assignments
         # Assign nothing unless every check passed, so that the variables
         # keep a consistent step.
@@ -204,7 +205,7 @@ class InGraphEnv(InGraphEnvBase):
             observ = tf.numpy_function(
                     self._reset, [], self._observ_dtype, name='reset')
             observ.set_shape(self._observ.shape)
-            observ = _check_numerics(observ, 'observ')
+            observ = compiled_ops.check_numerics(observ, 'observ')
             with tf.control_dependencies([
                     self._observ.assign(observ),
                     self._reward.assign(0.0),
@@ -296,11 +297,4 @@ def prepare_action(action, variable, check_numerics=True):
     action.set_shape(variable.shape)
     if not check_numerics:
         return action
-    return _check_numerics(action, 'action')
-
-
-def _check_numerics(tensor, message):
-    """Fail on NaN or Inf values of floating point tensors."""
-    if tensor.dtype.is_floating:
-        return tf.debugging.check_numerics(tensor, message)
-    return tensor
+    return compiled_ops.check_numerics(action, 'action')

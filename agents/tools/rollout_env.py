@@ -20,6 +20,7 @@ batch, and is all the loop needs to know of it:
 import tensorflow.compat.v1 as tf
 
 from agents.tools import in_graph_batch_env
+from agents.tools import compiled_ops
 
 
 class TaskRolloutEnv:
@@ -71,7 +72,7 @@ class TaskRolloutEnv:
         counter, state, steps = env_state
         counter, state, steps, fresh = self._batch_env.restart(
             self._batch_env.seed.read_value(), counter, state, steps, begin)
-        return (counter, state, steps), tf.where(begin, fresh, observ)
+        return (counter, state, steps), compiled_ops.where(begin, fresh, observ)
 
     def step(self, env_state, action):
         """Step every environment of the batch.

@@ -15,6 +15,7 @@ check, so the session run fails with the message of
 import tensorflow.compat.v1 as tf
 
 from agents import parts
+from agents.tools import compiled_ops
 
 # The prefix of the message of the gradient of `tf.debugging.check_numerics`,
 # which the training script reads as 'the gradient of NAME'.
@@ -55,8 +56,8 @@ class CompiledUpdate:
         self._step_fn = step_fn
         self._names = list(names)
         self._plan_settings = dict(plan_settings)
-        self._function = tf.function(
-            self._compiled_update, jit_compile=True, autograph=False)
+        self._function = compiled_ops.compiled_function(
+            self._compiled_update)
 
     @property
     def tracing_count(self):

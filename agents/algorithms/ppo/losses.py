@@ -8,6 +8,7 @@ import tensorflow.compat.v1 as tf
 
 from agents.algorithms.ppo import utility
 from agents.parts import distributions
+from agents.tools import compiled_ops
 
 
 def value_loss_fn(value, target, old_value, length, clip=None):
@@ -26,11 +27,11 @@ def value_loss_fn(value, target, old_value, length, clip=None):
       Scalar loss.
     """
     with tf.name_scope('value_loss'):
-        error = (value - target) ** 2
+        error = tf.square(value - target)
         if clip:
             clipped = old_value + tf.clip_by_value(
                 value - old_value, -clip, clip)
-            error = tf.maximum(error, (clipped - target) ** 2)
+            error = tf.maximum(error, tf.square(clipped - target))
         return 0.5 * masked_mean(utility.mask(error, length), length)
 
 
@@ -62,8 +63,8 @@ def masked_mean(tensor, length):
 def normalize_advantage(advantage, length):
     """Zero mean and unit variance over the valid steps."""
     mean = masked_mean(advantage, length)
-    variance = masked_mean((advantage - mean) ** 2, length)
-    normalized = (advantage - mean) / (tf.sqrt(variance) + 1e-8)
+    variance = masked_mean(tf.square(advantage - mean), length)
+    normalized = (advantage - mean) / (compiled_ops.sqrt(variance) + 1e-8)
     return utility.mask(normalized, length)
 
 

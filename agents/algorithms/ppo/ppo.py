@@ -19,6 +19,7 @@ from agents.algorithms.ppo import ppo_bookkeeping
 from agents.algorithms.ppo import ppo_collect
 from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import utility
+from agents.tools import compiled_ops
 
 
 # The values of `reward_normalization`.
@@ -417,7 +418,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         complete = steps >= int(rollout_length)
         count = tf.scatter_update(
             self._rollout_steps, agent_indices,
-            tf.where(complete, tf.zeros_like(steps), steps))
+            compiled_ops.where(complete, tf.zeros_like(steps), steps))
         return tf.logical_and(complete, tf.logical_not(done)), count
 
     def _end_rollouts(self, agent_indices):
@@ -465,7 +466,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 self._observ_filter.transform(nextob), self._last_state,
                 agent_indices).value
             discounted = self._config.discount * tf.stop_gradient(value[:, 0])
-            return tf.where(bootstrap, discounted, zeros)
+            return compiled_ops.where(bootstrap, discounted, zeros)
 
         return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
 

@@ -12,6 +12,7 @@ it in one compiled call (see `ppo_collect`).
 import collections
 
 import tensorflow.compat.v1 as tf
+from agents.tools import compiled_ops
 
 # One step of an agent as the episode buffers store it.
 Transition = collections.namedtuple(
@@ -70,9 +71,9 @@ class BookkeepingMixin:
         config = self._config
         begin = carry.done
         zeros = tf.zeros_like(carry.score)
-        score = tf.where(begin, zeros, carry.score)
-        running_return = tf.where(begin, zeros, carry.running_return)
-        episode_steps = tf.where(
+        score = compiled_ops.where(begin, zeros, carry.score)
+        running_return = compiled_ops.where(begin, zeros, carry.running_return)
+        episode_steps = compiled_ops.where(
             begin, tf.zeros_like(carry.episode_steps), carry.episode_steps)
         counts, marks = self._count(
             counts_of(carry), begin, step.done, step.restarted)
@@ -128,7 +129,7 @@ class BookkeepingMixin:
             memory_steps=counts.memory_steps, pending=marks.pending,
             score=score, episode_steps=episode_steps,
             ended=tf.logical_or(carry.ended, ended),
-            last_score=tf.where(ended, score, carry.last_score),
+            last_score=compiled_ops.where(ended, score, carry.last_score),
             score_sum=carry.score_sum + tf.reduce_sum(score * ended_float),
             length_sum=carry.length_sum + tf.reduce_sum(
                 tf.cast(episode_steps, tf.float32) * ended_float),
@@ -151,7 +152,7 @@ class BookkeepingMixin:
         Returns:
           Tuple of the `Counts` after the step and its `Marks`.
         """
-        length = tf.where(
+        length = compiled_ops.where(
             begin, tf.zeros_like(counts.episode_length),
             counts.episode_length) + 1
         # An episode interrupted by a failed environment has no result: it
@@ -167,7 +168,8 @@ class BookkeepingMixin:
         index_after, steps_after = self._counted(
             index, steps, store_ended, length)
         return Counts(
-            episode_length=tf.where(cut, tf.zeros_like(length), length),
+            episode_length=compiled_ops.where(
+                cut, tf.zeros_like(length), length),
             rollout_steps=rollout_steps, memory_index=index_after,
             memory_steps=steps_after), Marks(
                 length=length, cut=cut, ended=ended, pending=pending,
@@ -193,7 +195,7 @@ class BookkeepingMixin:
         complete = steps >= int(rollout_length)
         return (
             tf.logical_and(complete, tf.logical_not(done)),
-            tf.where(complete, tf.zeros_like(steps), steps))
+            compiled_ops.where(complete, tf.zeros_like(steps), steps))
 
     def _bootstrap(self, nextob, observ_statistics, truncated, cut):
         """The discounted value of the next observation, as
@@ -212,7 +214,7 @@ class BookkeepingMixin:
                 self._observ_filter.transform(
                     nextob, observ_statistics)[:, None],
                 tf.ones([self._num_agents], tf.int32)).value[:, 0]
-            return tf.where(
+            return compiled_ops.where(
                 bootstrap, self._config.discount * tf.stop_gradient(value),
                 zeros)
 
@@ -255,7 +257,7 @@ class BookkeepingMixin:
     @staticmethod
     def _counted(memory_index, memory_steps, stored, episode_length):
         """The memory's rows and steps after storing the `stored` rows."""
-        stored_steps = tf.where(
+        stored_steps = compiled_ops.where(
             stored, episode_length, tf.zeros_like(episode_length))
         return (
             memory_index + tf.reduce_sum(tf.cast(stored, tf.int32)),
@@ -287,7 +289,8 @@ class BookkeepingMixin:
 
         def _write():
             return tuple(
-                tf.where(written, tf.gather(buffer_, source), old_buffer)
+                compiled_ops.where(
+                    written, tf.gather(buffer_, source), old_buffer)
                 for buffer_, old_buffer in zip(
                     episodes + (episode_length,), rows))
 

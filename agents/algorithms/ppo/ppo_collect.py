@@ -21,6 +21,7 @@ from agents.tools import temporary_scope
 from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import ppo_bookkeeping
 from agents.parts import distributions
+from agents.tools import compiled_ops
 
 # The loop state of a compiled collection.
 _Carry = collections.namedtuple('_Carry', (
@@ -109,7 +110,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
                 first_key=first_key, num_steps=num_steps,
                 sample_seed=tf.constant(self._sample_seed, tf.int64))
             if env.jit_compile:
-                loop = tf.function(loop, jit_compile=True, autograph=False)
+                loop = compiled_ops.compiled_function(loop)
             carry = loop(carry)
             writes = self._write_carry(env, carry, tally)
         with tf.control_dependencies(writes):
@@ -334,7 +335,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
                 lambda carry: carry.index < made, _step, [carry],
                 maximum_iterations=num_steps)[0]
 
-        replayed = tf.function(_replay, jit_compile=True, autograph=False)(
+        replayed = compiled_ops.compiled_function(_replay)(
             carry, rows, made)
         # The observations, flags and loop state of the batch are those of
         # the plain loop (the rows hold observations as float32).
@@ -371,7 +372,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
                 lambda index, _: index < num_steps, _step,
                 [tf.constant(0), noise])[1].stack()
 
-        return tf.function(_draw, jit_compile=True, autograph=False)(
+        return compiled_ops.compiled_function(_draw)(
             sample_seed, first_key)
 
     def _store_pending(self, carry):

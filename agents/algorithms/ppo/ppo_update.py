@@ -9,6 +9,7 @@ from agents import tools
 from agents.algorithms.ppo import compiled_update
 from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import utility
+from agents.tools import compiled_ops
 
 
 class UpdateMixin:
@@ -234,8 +235,8 @@ class UpdateMixin:
         """
         loss, gradients, variables, statistics = self._step_gradients(
             sequence, length)
-        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(
-            value.values if isinstance(value, tf.IndexedSlices) else value))
+        finite = compiled_ops.all_finite([
+            value.values if isinstance(value, tf.IndexedSlices) else value
             for value in (loss,) + gradients])
 
         def _apply():
@@ -281,7 +282,7 @@ class UpdateMixin:
         grad_vars = self._optimizer.compute_gradients(loss)
         grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
         gradients, variables = zip(*grad_vars)
-        gradient_norm = tf.linalg.global_norm(gradients)
+        gradient_norm = compiled_ops.global_norm(gradients)
         max_norm = self._config.max_gradient_norm
         if max_norm:
             gradients, _ = tf.clip_by_global_norm(
@@ -331,7 +332,7 @@ class UpdateMixin:
             if config.kl_penalty:
                 kl_penalty = self._penalty * losses.masked_mean(kl, length)
                 kl_cutoff = config.kl_cutoff_coef * losses.masked_mean(
-                    above_cutoff * (kl - cutoff_threshold) ** 2, length)
+                    above_cutoff * tf.square(kl - cutoff_threshold), length)
             else:
                 kl_penalty = kl_cutoff = tf.constant(0.0)
             entropy = losses.masked_mean(policy.entropy(), length)

@@ -5,6 +5,7 @@ import re
 import tensorflow.compat.v1 as tf
 
 from agents.tools import nested
+from agents.tools import compiled_ops
 
 
 def mask(tensor, length, value=0):
@@ -25,7 +26,7 @@ def mask(tensor, length, value=0):
             valid = valid[..., None]
         valid = tf.broadcast_to(valid, tf.shape(tensor))
         padding = tf.fill(tf.shape(tensor), tf.cast(value, tensor.dtype))
-        return tf.where(valid, tensor, padding)
+        return compiled_ops.where(valid, tensor, padding)
 
 
 def _reverse_discounted_sum(values, length, factor):
@@ -148,7 +149,7 @@ def gradient_norms(grad_vars, groups=None):
             grad for grad, var in grad_vars
             if grad is not None and re.match(pattern, var.name)]
         norms[name] = (
-            tf.linalg.global_norm(grads) if grads else tf.constant(0.0))
+            compiled_ops.global_norm(grads) if grads else tf.constant(0.0))
     return norms
 
 
