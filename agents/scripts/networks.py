@@ -177,7 +177,8 @@ def recurrent_gaussian(
                 observations, config.value_layers[:-1], activation, init)
             hidden, value_state = _gru(
                 hidden, length, value_state, int(config.value_layers[-1]))
-            value = _dense(hidden, 1, name='output', init=init)[..., 0]
+            value = tf.squeeze(
+                _dense(hidden, 1, name='output', init=init), -1)
             value = compiled_ops.check_numerics(value, 'value')
             state = (policy_state, value_state)
     return tools.AttrDict(
@@ -248,11 +249,28 @@ def _flatten_observations(observations):
             raise ValueError(
                 f'observations need static shapes after the batch and time '
                 f'axes, got {observations.shape}')
+        if len(event_shape) == 1:
+            return observations
         size = functools.reduce(operator.mul, event_shape, 1)
-        shape = tf.concat([tf.shape(observations)[:2], [size]], 0)
-        flat = tf.reshape(observations, shape, name='flat_observations')
-        flat.set_shape(observations.shape[:2].concatenate([size]))
-        return flat
+        return _reshape(
+            observations, observations, 2, [size], 'flat_observations')
+
+
+def _reshape(tensor, like, keep, tail, name):
+    """Reshape `tensor` to the first `keep` axes of `like` and then `tail`.
+
+    With static leading axes (as in compiled code) the shape is a constant
+    rather than operations on the dynamic shape: fewer operations to build
+    at every start of a run.
+    """
+    leading = like.shape[:keep]
+    if leading.is_fully_defined():
+        shape = leading.as_list() + list(tail)
+    else:
+        shape = tf.concat([tf.shape(like)[:keep], tail], 0)
+    reshaped = tf.reshape(tensor, shape, name=name)
+    reshaped.set_shape(leading.concatenate(tail))
+    return reshaped
 
 
 def _dense(
@@ -271,24 +289,32 @@ def _dense(
             _initializer(init, scale))
         bias = tf.get_variable(
             'bias', [units], tf.float32, tf.zeros_initializer())
-        flat_inputs = tf.reshape(inputs, [-1, input_size])
-        flat_outputs = tf.matmul(flat_inputs, kernel) + bias
+        rank = inputs.shape.ndims
+        flat_inputs = (
+            inputs if rank == 2 else tf.reshape(inputs, [-1, input_size]))
+        outputs = tf.matmul(flat_inputs, kernel) + bias
         if activation is not None:
-            flat_outputs = activation(flat_outputs)
-        shape = tf.concat([tf.shape(inputs)[:-1], [units]], 0)
-        outputs = tf.reshape(flat_outputs, shape, name='outputs')
-        outputs.set_shape(inputs.shape[:-1].concatenate([units]))
-        return outputs
+            outputs = activation(outputs)
+        if rank == 2:
+            return outputs
+        return _reshape(outputs, inputs, rank - 1, [units], 'outputs')
 
 
 def _mlp(inputs, layers, activation, init='glorot'):
     """Stack of hidden layers; orthogonal ones get gain sqrt(2)."""
     scale = np.sqrt(2) if init == 'orthogonal' else 1.0
-    hidden = inputs
+    if not layers:
+        return inputs
+    rank = inputs.shape.ndims
+    # The layers act on rows: flatten the leading axes once, not per layer.
+    hidden = inputs if rank == 2 else tf.reshape(
+        inputs, [-1, tf.compat.dimension_value(inputs.shape[-1])])
     for index, size in enumerate(layers):
         hidden = _dense(
             hidden, int(size), activation, scale, f'hidden_{index}', init)
-    return hidden
+    if rank == 2:
+        return hidden
+    return _reshape(hidden, inputs, rank - 1, [int(layers[-1])], 'hidden')
 
 
 def _gaussian_head(config, hidden, action_size):
@@ -313,7 +339,7 @@ def _gaussian_head(config, hidden, action_size):
 def _value_head(observations, layers, activation, init='glorot'):
     """Value network output [batch, time]."""
     hidden = _mlp(observations, layers, activation, init)
-    value = _dense(hidden, 1, name='output', init=init)[..., 0]
+    value = tf.squeeze(_dense(hidden, 1, name='output', init=init), -1)
     return compiled_ops.check_numerics(value, 'value')
 
 

@@ -85,7 +85,8 @@ def where(condition, x, y):
     Args:
         condition: Boolean tensor whose shape is a prefix of `x`'s.
         x: Tensor.
-        y: Tensor of the shape and dtype of `x`.
+        y: Tensor of the dtype of `x`, of its shape or one that broadcasts
+            to it (such as a scalar).
 
     Returns:
         Tensor of the shape of `x`.
@@ -94,8 +95,12 @@ def where(condition, x, y):
     condition = tf.convert_to_tensor(condition)
     extra = x.shape.ndims - condition.shape.ndims
     if extra > 0:
-        condition = tf.reshape(condition, tf.concat(
-            [tf.shape(condition), tf.ones([extra], tf.int32)], 0))
+        if condition.shape.is_fully_defined():
+            shape = condition.shape.as_list() + [1] * extra
+        else:
+            shape = tf.concat(
+                [tf.shape(condition), tf.ones([extra], tf.int32)], 0)
+        condition = tf.reshape(condition, shape)
     return tf.where_v2(condition, x, y)
 
 

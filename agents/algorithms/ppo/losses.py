@@ -32,7 +32,7 @@ def value_loss_fn(value, target, old_value, length, clip=None):
             clipped = old_value + tf.clip_by_value(
                 value - old_value, -clip, clip)
             error = tf.maximum(error, tf.square(clipped - target))
-        return 0.5 * masked_mean(utility.mask(error, length), length)
+        return 0.5 * masked_mean(error, length)
 
 
 def adapted_penalty(penalty, kl, kl_target):

@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.tools import nested
@@ -20,13 +21,16 @@ def mask(tensor, length, value=0):
       Tensor of the same shape as `tensor`.
     """
     with tf.name_scope('mask'):
-        time_range = tf.range(tf.shape(tensor)[1])
-        valid = time_range[None, :] < length[:, None]
-        for _ in range(tensor.shape.ndims - 2):
-            valid = valid[..., None]
-        valid = tf.broadcast_to(valid, tf.shape(tensor))
-        padding = tf.fill(tf.shape(tensor), tf.cast(value, tensor.dtype))
-        return compiled_ops.where(valid, tensor, padding)
+        tensor = tf.convert_to_tensor(tensor)
+        steps = tf.compat.dimension_value(tensor.shape[1])
+        # A static range is one constant (compiled code has static shapes).
+        time_range = (
+            tf.range(tf.shape(tensor)[1]) if steps is None else
+            tf.constant(np.arange(steps, dtype=np.int32)))
+        valid = tf.expand_dims(time_range, 0) < tf.expand_dims(
+            tf.cast(length, tf.int32), 1)
+        return compiled_ops.where(
+            valid, tensor, tf.convert_to_tensor(value, tensor.dtype))
 
 
 def _reverse_discounted_sum(values, length, factor):
