@@ -8,10 +8,10 @@ and others. That costs about 8 ms per operation in the graph, against 0.1 ms
 for the rest, and it is paid at every start of a run, also when the compiled
 program comes from the persistent cache (its key is the translated program):
 the `pendulum` config's three programs held 163 such operations, 1.3 s of
-its start-up (`benchmarks/startup.py`). The functions here compute the same
-values with operations that XLA translates directly; code that may be
-compiled uses them, and the uncompiled paths do too, so that both give the
-same numbers.
+its start-up (TensorFlow's XLA logs; `benchmarks/profile_paths.py`). The
+functions here compute the same values with operations that XLA translates
+directly; code that may be compiled uses them, and the uncompiled paths do
+too, so that both give the same numbers.
 
 `compiled_function` makes the `tf.function(jit_compile=True)` of the
 package. While it traces, `check_numerics` adds no check: XLA cannot fail a
@@ -26,8 +26,6 @@ import threading
 
 import numpy as np
 import tensorflow.compat.v1 as tf
-
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 # Operations that this TensorFlow translates to XLA one at a time through
 # MLIR, at about 8 ms each: compiled code goes without them where it can.
@@ -111,15 +109,15 @@ def is_finite(tensor):
     """
     tensor = tf.convert_to_tensor(tensor)
     largest = tf.constant(
-        _FLOAT32_MAX if tensor.dtype == tf.float32 else
-        float(np.finfo(tensor.dtype.as_numpy_dtype).max), tensor.dtype)
+        np.finfo(tensor.dtype.as_numpy_dtype).max, tensor.dtype)
     return tf.logical_and(tensor >= -largest, tensor <= largest)
 
 
 def all_finite(tensors):
-    """Boolean scalar, whether every value of the tensors is finite."""
+    """Boolean scalar, whether every value of the tensors (or of their
+    `tf.IndexedSlices`) is finite."""
     return tf.reduce_all(tf.stack([
-        tf.reduce_all(is_finite(tensor)) for tensor in tensors]))
+        tf.reduce_all(is_finite(value)) for value in _values(tensors)]))
 
 
 def relu(features):
@@ -135,11 +133,15 @@ def sqrt(tensor):
 
 def global_norm(tensors):
     """`tf.linalg.global_norm`: the L2 norm of all values of the tensors."""
-    values = [
+    return sqrt(tf.add_n([
+        tf.reduce_sum(tf.square(value)) for value in _values(tensors)]))
+
+
+def _values(tensors):
+    """The tensors, with the values of `tf.IndexedSlices` in their place."""
+    return [
         tensor.values if isinstance(tensor, tf.IndexedSlices) else tensor
         for tensor in tensors]
-    return sqrt(tf.add_n([
-        tf.reduce_sum(tf.square(value)) for value in values]))
 
 
 def compiled_op_types(graph):

@@ -235,9 +235,7 @@ class UpdateMixin:
         """
         loss, gradients, variables, statistics = self._step_gradients(
             sequence, length)
-        finite = compiled_ops.all_finite([
-            value.values if isinstance(value, tf.IndexedSlices) else value
-            for value in (loss,) + gradients])
+        finite = compiled_ops.all_finite((loss,) + gradients)
 
         def _apply():
             optimize = self._optimizer.apply_gradients(
