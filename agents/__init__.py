@@ -6,7 +6,9 @@ import only `agents.tools.wrappers`, never pay for importing TensorFlow.
 
 import importlib
 
-_SUBPACKAGES = ('tools', 'environments', 'parts', 'algorithms', 'scripts')
+_SUBPACKAGES = (
+    'tools', 'environments', 'parts', 'algorithms', 'training', 'testing',
+    'scripts')
 
 
 def __getattr__(name):

@@ -180,8 +180,8 @@ def _make_env(task, unused_seed=None):
 
 def _auto_choice(task, size):
     """The mode that `define_batch_env(..., 'auto')` picks for the task."""
-    from agents.scripts import auto_batch_env
-    from agents.scripts import env_modes
+    from agents.environments import auto_batch_env
+    from agents.environments import env_modes
     batch_env = env_modes.create_batch_env(
         functools.partial(_make_env, task), size, 'auto')
     try:

@@ -45,14 +45,14 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 # pylint: disable=wrong-import-position
-from agents.scripts import config_spec
-from agents.scripts import env_modes
-from agents.scripts import provenance
+from agents.training import config_spec
+from agents.environments import env_modes
+from agents.training import provenance
 # Defines the flags --config, --env_mode and --env_processes.
 from agents.scripts import train  # pylint: disable=unused-import
-from agents.scripts import simulation
-from agents.scripts import trainer
-from agents.scripts import utility
+from agents.training import simulation
+from agents.training import trainer
+from agents.training import console
 from agents.tools import seed_statistics
 
 FLAGS = flags.FLAGS
@@ -98,7 +98,7 @@ def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
     Returns:
       Dict with the seed, the reports and the wall-clock time.
     """
-    utility.set_up_logging()
+    console.set_up_logging()
     config = config_spec.load_named_config(config_name)
     with config.unlocked:
         config.steps = steps
@@ -423,7 +423,7 @@ def _parse_overrides(pairs):
 def main(argv):
     """Run the benchmark as the flags say."""
     del argv
-    utility.set_up_logging()
+    console.set_up_logging()
     signal.signal(signal.SIGTERM, _raise_interrupt)
     record = provenance.record()
     compared = load_compared(FLAGS.compare)

@@ -44,8 +44,8 @@ def build(ks):
     # pylint: disable=import-outside-toplevel
     import tensorflow.compat.v1 as tf
     from agents import tools
-    from agents.scripts import config_spec
-    from agents.scripts import graph_env
+    from agents.training import config_spec
+    from agents.environments import graph_env
     config = config_spec.complete_config(
         config_spec.load_named_config('pendulum'))
     with config.unlocked:

@@ -51,7 +51,7 @@ _CAPACITY_STEPS = 5000
 
 def _config(task, num_envs):
     """The task's config with `num_envs` agents and no update while timed."""
-    from agents.scripts import config_spec
+    from agents.training import config_spec
     config = config_spec.load_named_config(task)
     with config.unlocked:
         config.num_agents = num_envs
@@ -67,7 +67,7 @@ def _build(task, groups, inter_threads, training):
     """A callable of one fused step of every group, in one session.run."""
     import tensorflow.compat.v1 as tf
     from agents import tools
-    from agents.scripts import env_modes
+    from agents.environments import env_modes
     from agents.scripts import utility
     graph = tf.Graph()
     with graph.as_default():

@@ -227,7 +227,7 @@ def same_work_settings(config):
 def _our_config(task, steps, seed, overrides=None):
     """Our completed config of a task for a run, with `--ours_set`'s
     overrides (a dict of values)."""
-    from agents.scripts import config_spec
+    from agents.training import config_spec
     config = config_spec.load_named_config(TASKS[task]['config'])
     with config.unlocked:
         config.update(overrides or {})
@@ -260,7 +260,7 @@ def make_spec(system, task, seed, steps, stop_at=None):
         JSON-serializable dict; its steps are rounded up to whole updates of
         our config.
     """
-    from agents.scripts import simulation
+    from agents.training import simulation
     config = _our_config(task, steps, seed, _ours_overrides())
     period, _ = simulation.phase_steps(config)
     # Whole updates, so that our last report ends the run as SB3's does.
@@ -296,8 +296,8 @@ def make_spec(system, task, seed, steps, stop_at=None):
 
 def _train_ours(spec):
     """Train our PPO as the spec says; see `_train_sb3` for the result."""
-    from agents.scripts import simulation
-    from agents.scripts import trainer
+    from agents.training import simulation
+    from agents.training import trainer
     from agents.scripts import utility
     utility.set_up_logging()
     start = time.monotonic()
@@ -455,7 +455,7 @@ def run_worker(spec_path, out_path):
     if spec['system'].startswith('ours'):
         if cache:
             # Before TensorFlow loads, which reads the flag once.
-            from agents.scripts import xla_cache
+            from agents.training import xla_cache
             xla_cache.use_persistent_cache(os.path.join(cache, 'xla'))
         result = _train_ours(spec)
     elif spec['system'].startswith('rejax'):

@@ -101,10 +101,10 @@ def profile(path, config_name, rounds):
     """
     # pylint: disable=import-outside-toplevel,protected-access
     import tensorflow.compat.v1 as tf
-    from agents.scripts import config_spec
-    from agents.scripts import env_modes
-    from agents.scripts import simulation
-    from agents.scripts import trainer
+    from agents.training import config_spec
+    from agents.environments import env_modes
+    from agents.training import simulation
+    from agents.training import trainer
     env_mode, overrides = PATHS[path]
     config = config_spec.load_named_config(config_name)
     with config.unlocked:
@@ -289,7 +289,7 @@ def main(argv):
     if FLAGS.worker:
         if FLAGS.compile_cache:
             # Before TensorFlow loads, which reads the flag once.
-            from agents.scripts import xla_cache  # pylint: disable=import-outside-toplevel
+            from agents.training import xla_cache  # pylint: disable=import-outside-toplevel
             xla_cache.use_persistent_cache(FLAGS.compile_cache)
         print(json.dumps(profile(FLAGS.worker, FLAGS.config, FLAGS.rounds)))
         return

@@ -209,10 +209,10 @@ def build(mode, threads):
     """
     import tensorflow.compat.v1 as tf
     from agents import tools
-    from agents.scripts import config_spec
-    from agents.scripts import env_construction
-    from agents.scripts import env_modes
-    from agents.scripts import graph_env
+    from agents.training import config_spec
+    from agents.environments import env_construction
+    from agents.environments import env_modes
+    from agents.environments import graph_env
     from agents.scripts import utility
     config = config_spec.load_named_config('pendulum')
     with config.unlocked:

@@ -115,8 +115,8 @@ def _measure_policy(logdir, frames):
     """CPU seconds per greedy step of the run's policy, physics included."""
     # pylint: disable=import-outside-toplevel
     import tensorflow.compat.v1 as tf
-    from agents.scripts import config_io
-    from agents.scripts import env_construction
+    from agents.training import config_io
+    from agents.environments import env_construction
     from agents.scripts import utility
     config = config_io.load_config(logdir)
     with tf.Graph().as_default():

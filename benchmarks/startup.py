@@ -80,10 +80,10 @@ def main(argv):
     mark('absl and flags')
     import tensorflow.compat.v1 as tf
     mark('import tensorflow')
-    from agents.scripts import config_spec
-    from agents.scripts import env_modes
-    from agents.scripts import simulation as simulation_lib
-    from agents.scripts import trainer
+    from agents.training import config_spec
+    from agents.environments import env_modes
+    from agents.training import simulation as simulation_lib
+    from agents.training import trainer
     from agents.scripts import utility
     mark('import agents (scripts, configs, networks, PPO)')
     config = config_spec.complete_config(

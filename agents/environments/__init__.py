@@ -15,20 +15,40 @@ from TensorFlow's stateless Philox generator, not NumPy's, so a seed gives
 other numbers than in gymnasium. Only the default arguments of `gym.make`
 are covered (no `g` of Pendulum, no `sutton_barto_reward`, no reset
 options).
+
+The package also builds a run's environments (`env_modes`,
+`env_construction`, `auto_batch_env`, `graph_env`). Environment worker
+processes import those modules without TensorFlow, so the task classes,
+which are TensorFlow code, load on first access of their names here.
 """
 
-from agents.environments.acrobot import Acrobot
-from agents.environments.cartpole import CartPole
-from agents.environments.continuous_mountain_car import ContinuousMountainCar
-from agents.environments.in_graph_task import InGraphTaskBatch
-from agents.environments.mountain_car import MountainCar
-from agents.environments.pendulum import Pendulum
-from agents.environments.task import Task
+import importlib
 
-TASKS = {
-    task.env_id: task for task in (
-        Pendulum, CartPole, Acrobot, MountainCar, ContinuousMountainCar)}
+_TASK_MODULES = {
+    'Acrobot': 'acrobot',
+    'CartPole': 'cartpole',
+    'ContinuousMountainCar': 'continuous_mountain_car',
+    'InGraphTaskBatch': 'in_graph_task',
+    'MountainCar': 'mountain_car',
+    'Pendulum': 'pendulum',
+    'Task': 'task',
+}
 
-__all__ = [
-    'Acrobot', 'CartPole', 'ContinuousMountainCar', 'InGraphTaskBatch',
-    'MountainCar', 'Pendulum', 'TASKS', 'Task']
+__all__ = sorted(_TASK_MODULES) + ['TASKS']
+
+
+def __getattr__(name):
+    """Load a task class, or the table `TASKS` of gymnasium ids, on use."""
+    if name == 'TASKS':
+        tasks = {
+            task.env_id: task for task in (
+                __getattr__('Pendulum'), __getattr__('CartPole'),
+                __getattr__('Acrobot'), __getattr__('MountainCar'),
+                __getattr__('ContinuousMountainCar'))}
+        globals()['TASKS'] = tasks
+        return tasks
+    if name in _TASK_MODULES:
+        module = importlib.import_module(f'{__name__}.{_TASK_MODULES[name]}')
+        return getattr(module, name)
+    raise AttributeError(
+        f"module 'agents.environments' has no attribute '{name}'")

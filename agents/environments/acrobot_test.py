@@ -4,7 +4,7 @@ import math
 import unittest
 
 from agents.environments import acrobot
-from agents.environments import task_contract
+from agents.testing import task_contract
 
 
 class AcrobotTest(task_contract.TaskContractMixin, unittest.TestCase):

@@ -3,7 +3,7 @@
 import unittest
 
 from agents.environments import cartpole
-from agents.environments import task_contract
+from agents.testing import task_contract
 
 
 class CartPoleTest(task_contract.TaskContractMixin, unittest.TestCase):

@@ -9,7 +9,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import environments
 from agents.environments import in_graph_task
-from agents.tools import mock_algorithm
+from agents.testing import mock_algorithm
 from agents.tools.simulate import simulate
 
 

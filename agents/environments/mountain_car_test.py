@@ -5,7 +5,7 @@ import unittest
 import numpy as np
 
 from agents.environments import mountain_car
-from agents.environments import task_contract
+from agents.testing import task_contract
 
 
 class MountainCarTest(task_contract.TaskContractMixin, unittest.TestCase):

@@ -9,7 +9,7 @@ Command line:
 The model maps raw observations of the environment to its actions, with the
 observation normalisation, the action range mapping and clipping inside, and
 loads with TensorFlow alone: `tf.saved_model.load(DIR).action(observ)`. See
-`agents.scripts.policy_export` for its functions and signatures, and
+`agents.training.policy_export` for its functions and signatures, and
 docs/export.md for an episode in a plain gymnasium loop.
 """
 
@@ -17,7 +17,7 @@ import logging
 import os
 import sys
 
-from agents.scripts import quiet_start
+from agents.training import quiet_start
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
@@ -28,8 +28,8 @@ from absl import app
 from absl import flags
 from absl import logging as absl_logging
 
-from agents.scripts import policy_export
-from agents.scripts import shared_flags
+from agents.training import policy_export
+from agents.training import shared_flags
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 FLAGS = flags.FLAGS

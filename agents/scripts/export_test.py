@@ -15,13 +15,13 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
-from agents.scripts import config_io
+from agents.training import config_io
 from agents.scripts import configs
 # Before the scripts that share its flags: train defines them unguarded,
 # which fails once visualize defined them (see shared_flags.define_flags).
 from agents.scripts import train  # pylint: disable=unused-import
 from agents.scripts import export
-from agents.scripts import policy_export
+from agents.training import policy_export
 from agents.scripts import visualize
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(

@@ -15,7 +15,7 @@ on stderr when a folder cannot be migrated.
 import os
 import sys
 
-from agents.scripts import quiet_start
+from agents.training import quiet_start
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
@@ -24,7 +24,7 @@ if __name__ == '__main__':
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 
-from agents.scripts import config_io
+from agents.training import config_io
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 BACKUP_SUFFIX = '.2017'

@@ -8,7 +8,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import algorithms
-from agents.scripts import config_io
+from agents.training import config_io
 from agents.scripts import migrate_config
 from agents.scripts import networks
 

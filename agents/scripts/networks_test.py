@@ -10,7 +10,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import parts
 from agents import tools
-from agents.scripts import config_spec
+from agents.training import config_spec
 from agents.scripts import networks
 
 BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)

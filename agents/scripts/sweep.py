@@ -60,7 +60,7 @@ import sys
 import threading
 import time
 
-from agents.scripts import xla_cache
+from agents.training import xla_cache
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow: where BATCH_PPO_XLA_CACHE asks
@@ -73,15 +73,17 @@ if __name__ == '__main__':
 from absl import app
 from absl import flags
 
-from agents.scripts import config_io
-from agents.scripts import config_spec
-from agents.scripts import env_modes
-from agents.scripts import run_folder
-from agents.scripts import stopping
-from agents.scripts import sweep_grid
-from agents.scripts import sweep_records
-from agents.scripts import trainer
-from agents.scripts import utility
+from agents.training import config_io
+from agents.training import config_spec
+from agents.environments import env_modes
+from agents.training import run_folder
+from agents.training import stopping
+from agents.training import sweep_grid
+from agents.training import sweep_records
+from agents.training import trainer
+from agents.training import checkpoints as checkpoints_lib
+from agents.training import console
+from agents.training import errors
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import ray_batch_env
 from agents.tools import seed_statistics
@@ -353,7 +355,7 @@ def _train_run(config, env_mode, record, progress):
     os.makedirs(run_dir, exist_ok=True)
     record = sweep_records.read_record(run_dir) or record
     _log_to_file(os.path.join(run_dir, 'train.log'))
-    checkpoints = utility.list_checkpoints(run_dir)
+    checkpoints = checkpoints_lib.list_checkpoints(run_dir)
     resumed = _checkpoint_step(checkpoints[0]) if checkpoints else 0
     import ray
     record['attempts'].append(dict(
@@ -405,7 +407,7 @@ def _train_run(config, env_mode, record, progress):
             pass
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
-        checkpoints = utility.list_checkpoints(run_dir)
+        checkpoints = checkpoints_lib.list_checkpoints(run_dir)
         if checkpoints:
             record['steps'] = max(
                 record['steps'], _checkpoint_step(checkpoints[0]))
@@ -418,7 +420,7 @@ def _train_run(config, env_mode, record, progress):
     except Exception as error:
         message = batch_env_lib.first_line(error)
         if not isinstance(error, (config_io.ConfigError,
-                                  utility.TrainingError)):
+                                  errors.TrainingError)):
             message = f'{type(error).__name__}: {message}'
         record.update(status='failed', error=message)
         save()
@@ -502,7 +504,7 @@ def _parse_seeds(texts):
 def main(argv):
     """Parse the flags and run the sweep."""
     del argv
-    utility.set_up_logging()
+    console.set_up_logging()
     try:
         for name in ('config', 'seed', 'env_processes'):
             if name in FLAGS and FLAGS[name].present:

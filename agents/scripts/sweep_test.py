@@ -21,13 +21,13 @@ import numpy as np
 import psutil
 import pytest
 
-from agents.scripts import config_io
+from agents.training import config_io
 from agents.scripts import configs
 from agents.scripts import sweep as sweep_lib
-from agents.scripts import sweep_grid
-from agents.scripts import sweep_records
+from agents.training import sweep_grid
+from agents.training import sweep_records
 from agents.scripts import train as train_lib
-from agents.scripts import utility
+from agents.training import checkpoints
 from agents.tools import ray_batch_env_test
 from agents.tools import seed_statistics
 
@@ -292,7 +292,7 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         record = sweep_records.read_record(run_dir)
         assert record['status'] == 'interrupted'
         # The checkpoint of the interruption, past the held step.
-        checkpoint = utility.list_checkpoints(str(run_dir))[0]
+        checkpoint = checkpoints.list_checkpoints(str(run_dir))[0]
         steps[seed] = int(checkpoint.rsplit('-', 1)[1])
         assert _HOLD_STEP <= steps[seed] < 600
         assert record['steps'] == steps[seed]

@@ -37,8 +37,8 @@ import os
 import signal
 import sys
 
-from agents.scripts import quiet_start
-from agents.scripts import xla_cache
+from agents.training import quiet_start
+from agents.training import xla_cache
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
@@ -50,14 +50,15 @@ from absl import app
 from absl import flags
 import tensorflow.compat.v1 as tf
 
-from agents.scripts import config_io
-from agents.scripts import config_spec
-from agents.scripts import env_modes
-from agents.scripts import run_folder
-from agents.scripts import simulation
-from agents.scripts import stopping
-from agents.scripts import trainer
-from agents.scripts import utility
+from agents.training import config_io
+from agents.training import config_spec
+from agents.environments import env_modes
+from agents.training import run_folder
+from agents.training import simulation
+from agents.training import stopping
+from agents.training import trainer
+from agents.training import console
+from agents.training import errors
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 # The library names that Python code has imported from this module.
@@ -95,7 +96,7 @@ flags.DEFINE_integer(
 def main(argv):
     """Parse flags, prepare the run folder, and train."""
     del argv
-    utility.set_up_logging()
+    console.set_up_logging()
     run_dir = timestamp = None
 
     def describe_interrupt(signum, again=False):
@@ -135,7 +136,7 @@ def main(argv):
                 pass
     except config_io.ConfigError as error:
         stopping.exit_with(f'Error: {error}', 2)
-    except utility.TrainingError as error:
+    except errors.TrainingError as error:
         stopping.exit_with(f'Error: {error}', 1)
     except KeyboardInterrupt as interrupt:
         signum = getattr(interrupt, 'signum', signal.SIGINT)

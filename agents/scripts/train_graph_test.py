@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from agents import tools
-from agents.scripts import config_io
+from agents.training import config_io
 from agents.scripts import configs
-from agents.scripts import graph_env
+from agents.environments import graph_env
 from agents.scripts import train
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _listing

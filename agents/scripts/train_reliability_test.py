@@ -25,11 +25,13 @@ import tensorflow.compat.v1 as tf
 from agents import tools
 from agents.parts import distributions
 from agents.scripts import configs
-from agents.scripts import env_modes
+from agents.environments import env_modes
 from agents.scripts import networks
 from agents.scripts import train
-from agents.scripts import utility
-from agents.tools import faulty_environment
+from agents.training import checkpoints
+from agents.training import config_io
+from agents.training import errors
+from agents.testing import faulty_environment
 
 
 class FaultyPendulum(gym.Wrapper):
@@ -291,16 +293,16 @@ def _new_run_folder(logdir, timestamp, **overrides):
     """A run folder holding only the config.yaml of a tiny config."""
     config = _tiny_config(**overrides)
     run_dir = os.path.join(logdir, f'{timestamp}-pendulum')
-    utility.save_config(config, run_dir)
+    config_io.save_config(config, run_dir)
     return run_dir
 
 
 def _edit_config(run_dir, **values):
     """Change values of a run folder's config.yaml."""
-    config = utility.load_config(run_dir)
+    config = config_io.load_config(run_dir)
     with config.unlocked:
         config.update(values)
-    utility.save_config(config, run_dir)
+    config_io.save_config(config, run_dir)
 
 
 # 1. Worker faults.
@@ -325,7 +327,7 @@ def test_worker_fault_stops_training_and_every_worker(
     monkeypatch.setattr(FaultyPendulum, 'marker', marker)
     config = _tiny_config(env=FaultyPendulum, worker_timeout=5)
     scores = train.train(config, True)
-    with pytest.raises(utility.TrainingError) as error:
+    with pytest.raises(errors.TrainingError) as error:
         next(scores)
     after = tmp_path / 'fault.after'
     steps_after = after.read_text('utf-8').split() if after.exists() else []
@@ -417,7 +419,7 @@ def _saved_checkpoints(lines):
 def _saved_checkpoint(script, run_dir):
     """The one checkpoint an interrupted script saved, and its step."""
     saved, = _saved_checkpoints(script.lines)
-    assert utility.list_checkpoints(run_dir) == [saved]
+    assert checkpoints.list_checkpoints(run_dir) == [saved]
     step = int(saved.rsplit('-', 1)[1])
     assert step >= 80
     return saved, step
@@ -433,12 +435,12 @@ def _resume_one_phase(monkeypatch, logdir, run_dir, saved, env_mode):
     _edit_config(run_dir, steps=(step // 80 + 1) * 40)
     restored = []
     monkeypatch.setattr(
-        utility, 'initialize_variables', _recording(
-            utility.initialize_variables, restored))
+        checkpoints, 'initialize_variables', _recording(
+            checkpoints.initialize_variables, restored))
     assert _main(
         f'--logdir={logdir}', '--timestamp=T', f'--env_mode={env_mode}') == 0
     assert restored == [saved]
-    assert os.path.basename(utility.list_checkpoints(run_dir)[0]) == (
+    assert os.path.basename(checkpoints.list_checkpoints(run_dir)[0]) == (
         f'model.ckpt-{(step // 80 + 1) * 80}')
 
 
@@ -468,7 +470,7 @@ def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
     """
     run_dir = str(tmp_path / 'T-pendulum')
     list(train.train(_tiny_config(logdir=run_dir), False))
-    assert [os.path.basename(path) for path in utility.list_checkpoints(
+    assert [os.path.basename(path) for path in checkpoints.list_checkpoints(
         run_dir)] == ['model.ckpt-80']
     _corrupt_copy(run_dir, 80, 160)
     _edit_config(run_dir, steps=1e5)
@@ -494,7 +496,7 @@ def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
     # The folder is as before, so it resumes the same way again.
     with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
         assert file_.read() == config_bytes
-    assert utility.list_checkpoints(run_dir) == [
+    assert checkpoints.list_checkpoints(run_dir) == [
         os.path.join(run_dir, 'model.ckpt-160'),
         os.path.join(run_dir, 'model.ckpt-80')]
 
@@ -731,7 +733,7 @@ def test_non_finite_values_exit_1_in_one_line(
         r'values; expected finite numbers\.$', lines[-1]), lines[-1]
     with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
         assert file_.read() == config_bytes
-    assert not utility.list_checkpoints(run_dir)
+    assert not checkpoints.list_checkpoints(run_dir)
 
 
 # 5. Determinism.

@@ -13,7 +13,7 @@ import os
 import re
 import signal
 
-from agents.scripts import utility
+from agents.training import checkpoints
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _new_run_folder
 from agents.scripts.train_reliability_test import _saved_checkpoints
@@ -54,7 +54,7 @@ def _interrupt_after_reports(logdir, run_dir, reports):
         '--timestamp=S.')
     # The checkpoint of the last completed call: at or after the report.
     saved, = _saved_checkpoints(script.lines)
-    assert utility.list_checkpoints(run_dir)[0] == saved
+    assert checkpoints.list_checkpoints(run_dir)[0] == saved
     step = int(saved.rsplit('-', 1)[1])
     assert reported <= step < 70 * _PHASES, saved
     return step, seconds

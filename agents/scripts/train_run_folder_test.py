@@ -17,10 +17,10 @@ import pytest
 import tensorflow.compat.v1 as tf
 from tensorflow.python.lib.io import file_io
 
-from agents.scripts import run_folder
+from agents.training import run_folder
 from agents.scripts import train
-from agents.scripts import utility
-from agents.scripts.run_folder_test import _fail_removals_below
+from agents.training import checkpoints
+from agents.training.run_folder_test import _fail_removals_below
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _edit_config
 from agents.scripts.train_reliability_test import _listing
@@ -126,8 +126,8 @@ def test_copied_run_folder_resumes_from_its_own_checkpoint(
     """
     run_dir = _copy_run(finished_run, str(tmp_path))
     restored = []
-    monkeypatch.setattr(utility, 'initialize_variables', _recording(
-        utility.initialize_variables, restored))
+    monkeypatch.setattr(checkpoints, 'initialize_variables', _recording(
+        checkpoints.initialize_variables, restored))
     code = _main(
         f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
     assert code == 0
@@ -199,7 +199,7 @@ def test_full_disk_stops_in_one_line_and_keeps_earlier_checkpoints(
     assert not [name for name in os.listdir(run_dir) if 'tmp' in name]
     listing = _listing(run_dir)
     assert {name: listing[name] for name in earlier} == earlier
-    assert utility.list_checkpoints(run_dir) == [
+    assert checkpoints.list_checkpoints(run_dir) == [
         os.path.join(run_dir, 'model.ckpt-80')]
 
 
@@ -226,7 +226,7 @@ def test_failed_first_checkpoint_leaves_no_index_and_resumes_from_step_0(
     assert (
         f'No checkpoint in {run_dir} yet; training starts at step 0.'
         in messages)
-    assert utility.list_checkpoints(run_dir) == [
+    assert checkpoints.list_checkpoints(run_dir) == [
         os.path.join(run_dir, 'model.ckpt-80')]
 
 

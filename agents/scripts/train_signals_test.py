@@ -15,7 +15,7 @@ import time
 import pytest
 
 from agents import tools
-from agents.scripts import utility
+from agents.training import checkpoints
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _new_run_folder
 from agents.scripts.train_reliability_test import _resume_one_phase
@@ -127,7 +127,7 @@ def _terminate_group_and_check_the_save(script, run_dir, tmp_path):
         f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
         '--timestamp=T.')
     saved, = _saved_checkpoints(script.lines)
-    assert utility.list_checkpoints(run_dir)[0] == saved
+    assert checkpoints.list_checkpoints(run_dir)[0] == saved
     return int(saved.rsplit('-', 1)[1])
 
 
@@ -154,7 +154,7 @@ def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
         'answer within 2 seconds; it cannot be interrupted, so the process '
         'stops.')
     saved, = _saved_checkpoints(script.lines)
-    assert utility.list_checkpoints(run_dir)[0] == saved
+    assert checkpoints.list_checkpoints(run_dir)[0] == saved
     assert int(saved.rsplit('-', 1)[1]) >= _last_reported_step(script.lines)
     assert not _wait_until_gone(script.descendants)
     assert os.listdir(temp_dir) == []

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from agents.scripts import config_io
-from agents.scripts import config_spec
-from agents.scripts import env_modes
+from agents.training import config_io
+from agents.training import config_spec
+from agents.environments import env_modes
 from agents.scripts import networks
-from agents.scripts import run_folder
+from agents.training import run_folder
 from agents.scripts import train
-from agents.scripts import utility
+from agents.training import checkpoints
 from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _tiny_config as _tiny
 
@@ -45,7 +45,7 @@ def test_recurrent_policy_trains():
 def test_resume_continues_global_step(tmp_path):
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
     list(train.train(config, 'inprocess'))
-    first = utility.list_checkpoints(str(tmp_path))
+    first = checkpoints.list_checkpoints(str(tmp_path))
     assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
     # What produced the run is written once, beside config.yaml.
     recorded = (tmp_path / 'provenance.yaml').read_text()
@@ -53,7 +53,7 @@ def test_resume_continues_global_step(tmp_path):
     scores = list(train.train(config, 'inprocess'))
     # Only the second training and evaluation phases are left to run.
     assert len(scores) == 1
-    last = utility.list_checkpoints(str(tmp_path))
+    last = checkpoints.list_checkpoints(str(tmp_path))
     assert os.path.basename(last[0]) == 'model.ckpt-160'
     assert sorted(os.listdir(tmp_path)) == [
         'checkpoint', 'config.yaml', 'eval',

@@ -13,9 +13,9 @@ import tensorflow.compat.v1 as tf
 from tensorflow.python.lib.io import file_io
 
 from agents import tools
-from agents.scripts import auto_batch_env
+from agents.environments import auto_batch_env
 from agents.scripts import utility
-from agents.tools import worker_testing
+from agents.testing import worker_testing
 
 _mock_constructor = worker_testing.mock_constructor
 

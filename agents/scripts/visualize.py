@@ -52,7 +52,7 @@ import logging
 import os
 import sys
 
-from agents.scripts import quiet_start
+from agents.training import quiet_start
 
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
@@ -64,14 +64,17 @@ from absl import flags
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.scripts import config_io
-from agents.scripts import config_spec
-from agents.scripts import env_construction
-from agents.scripts import env_modes
-from agents.scripts import episode_videos
-from agents.scripts import policy_video
-from agents.scripts import shared_flags
+from agents.training import config_io
+from agents.training import config_spec
+from agents.environments import env_construction
+from agents.environments import env_modes
+from agents.training import episode_videos
+from agents.training import policy_video
+from agents.training import shared_flags
 from agents.scripts import utility
+from agents.training import checkpoints
+from agents.training import console
+from agents.training import simulation as simulation_lib
 from agents.tools import record_episodes
 from agents.tools import sliced_batch_env
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
@@ -194,7 +197,7 @@ def visualize(
     try:
         with tf.Session(graph=graph) as sess:
             try:
-                checkpoint = utility.initialize_variables(
+                checkpoint = checkpoints.initialize_variables(
                     sess, saver, logdir, checkpoint, resume=True)
             except ValueError as error:
                 raise VisualizeError(str(error)) from error
@@ -246,7 +249,7 @@ def _find_checkpoint(logdir, checkpoint):
     Returns None for the latest, so that restoring falls back to the one
     before when the latest is unreadable.
     """
-    available = utility.list_checkpoints(logdir)
+    available = checkpoints.list_checkpoints(logdir)
     if checkpoint is None:
         if not available:
             raise VisualizeError(
@@ -295,9 +298,9 @@ def _define_graph(
                 "render RGB arrays; a constructor in config.env must create "
                 "it with render_mode='rgb_array' for videos.") from error
         try:
-            simulation = utility.define_simulation_graph(
+            simulation = simulation_lib.define_simulation_graph(
                 batch_env, config.algorithm, config)
-            saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+            saver = checkpoints.define_saver(exclude=(r'.*_temporary.*',))
         except BaseException:
             batch_env.close()
             raise
@@ -362,7 +365,7 @@ def main(argv):
         raise app.UsageError(
             'Pass the run folder --logdir (or an exported --policy) and '
             '--outdir.')
-    utility.set_up_logging()
+    console.set_up_logging()
     try:
         if FLAGS.policy:
             visualize_policy(

@@ -18,10 +18,13 @@ import tensorflow.compat.v1 as tf
 from agents import algorithms
 from agents import tools
 from agents.scripts import configs
-from agents.scripts import env_construction
-from agents.scripts import env_modes
+from agents.environments import env_construction
+from agents.environments import env_modes
 from agents.scripts import train
 from agents.scripts import utility
+from agents.training import checkpoints
+from agents.training import config_io
+from agents.training import simulation as simulation_lib
 from agents.scripts import visualize
 from agents.tools import gl_backend
 from agents.tools import sliced_batch_env
@@ -46,7 +49,7 @@ def _write_run_config(run_dir, **overrides):
         env='Pendulum-v1', algorithm=algorithms.PPO, max_length=50,
         normalize_ranges=True)
     config.update(overrides)
-    utility.save_config(config, str(run_dir))
+    config_io.save_config(config, str(run_dir))
     return run_dir
 
 
@@ -175,10 +178,10 @@ def _tiny_config(name, run_dir, max_length, steps):
 def _train_run(run_dir, name, max_length, steps):
     """Train a tiny configuration as `agents.scripts.train` main does."""
     config = _tiny_config(name, run_dir, max_length, steps)
-    utility.save_config(config, str(run_dir))
+    config_io.save_config(config, str(run_dir))
     for _ in train.train(config, 'inprocess'):
         pass
-    assert utility.list_checkpoints(str(run_dir))
+    assert checkpoints.list_checkpoints(str(run_dir))
     return run_dir
 
 
@@ -189,20 +192,20 @@ def _greedy_episodes(run_dir, num_agents, seed, num_episodes):
     as `visualize` seeds them, and lists the episodes in the order they end,
     those of the same step in the order of the batch.
     """
-    config = utility.load_config(str(run_dir))
+    config = config_io.load_config(str(run_dir))
     graph = tf.Graph()
     with graph.as_default():
         batch_env = utility.define_batch_env(
             functools.partial(env_construction.create_environment, config),
             num_agents, False, seed)
-        simulation = utility.define_simulation_graph(
+        simulation = simulation_lib.define_simulation_graph(
             batch_env, config.algorithm, config)
-        saver = utility.define_saver(exclude=(r'.*_temporary.*',))
+        saver = checkpoints.define_saver(exclude=(r'.*_temporary.*',))
     episodes = []
     lengths = np.zeros(num_agents, int)
     try:
         with tf.Session(graph=graph) as sess:
-            utility.initialize_variables(
+            checkpoints.initialize_variables(
                 sess, saver, str(run_dir), resume=True)
             reset = True
             while len(episodes) < num_episodes:
@@ -275,7 +278,7 @@ def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
     assert statistics['env'] == 'Pendulum-v1'
     assert statistics['seed'] == 3
     assert statistics['checkpoint'] == os.path.abspath(
-        utility.list_checkpoints(str(pendulum_run))[0])
+        checkpoints.list_checkpoints(str(pendulum_run))[0])
 
 
 def test_episodes_use_the_cores_by_default(
@@ -300,7 +303,7 @@ def test_pendulum_command_line_with_processes(
         pendulum_run, pendulum_expected, tmp_path, mode_flag):
     """The script steps agents in workers and drops surplus episodes."""
     outdir = tmp_path / 'videos'
-    checkpoint = os.path.basename(utility.list_checkpoints(
+    checkpoint = os.path.basename(checkpoints.list_checkpoints(
         str(pendulum_run))[0])
     result = _run_script(
         f'--logdir={pendulum_run}', f'--outdir={outdir}',
@@ -332,8 +335,8 @@ def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
     """A constructor that does not render RGB arrays fails in one line."""
     run_dir = tmp_path / 'run'
     shutil.copytree(pendulum_run, run_dir)
-    config = utility.load_config(str(run_dir)).copy(env=unrendered_pendulum)
-    utility.save_config(config, str(run_dir))
+    config = config_io.load_config(str(run_dir)).copy(env=unrendered_pendulum)
+    config_io.save_config(config, str(run_dir))
     _assert_fails_without_output(
         tmp_path, run_dir, '^The environment agents.scripts.visualize_test:'
         'unrendered_pendulum does not render RGB arrays; .*$')
@@ -368,7 +371,7 @@ def fixture_graph_pendulum_run(tmp_path_factory):
     """Run folder of a tiny pendulum policy trained on the in-graph task."""
     run_dir = tmp_path_factory.mktemp('graph_pendulum') / 'run'
     config = _tiny_config('pendulum', run_dir, max_length=50, steps=200)
-    utility.save_config(config, str(run_dir))
+    config_io.save_config(config, str(run_dir))
     for _ in train.train(config, 'graph'):
         pass
     return run_dir
@@ -380,7 +383,7 @@ def test_graph_trained_policy_records_on_gymnasium(
     """A policy trained with --env_mode=graph records on gymnasium's
     Pendulum-v1 as the greedy policy steps there."""
     reader = tf.train.load_checkpoint(
-        utility.list_checkpoints(str(graph_pendulum_run))[0])
+        checkpoints.list_checkpoints(str(graph_pendulum_run))[0])
     assert reader.has_tensor('environments/task/state')
     outdir = tmp_path / 'videos'
     statistics = visualize.visualize(

@@ -20,14 +20,14 @@ _EXPORTS = {
     'BatchEnv': 'batch_env',
     'count_weights': 'count_weights',
     'EnvPoolBatchEnv': 'envpool_batch_env',
-    'FaultyEnvironment': 'faulty_environment',
+    'FaultyEnvironment': 'agents.testing.faulty_environment',
     'identity_after': 'control_flow',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'InGraphEnv': 'in_graph_env',
     'keep_for_resume': 'resume_state',
     'Loop': 'loop',
-    'MockAlgorithm': 'mock_algorithm',
-    'MockEnvironment': 'mock_environment',
+    'MockAlgorithm': 'agents.testing.mock_algorithm',
+    'MockEnvironment': 'agents.testing.mock_environment',
     'RayBatchEnv': 'ray_batch_env',
     'resume_variables': 'resume_state',
     'simulate': 'simulate',
@@ -46,7 +46,10 @@ def _export(name):
     """A read-only package attribute that loads `name` from its module."""
 
     def _get(unused_self):
-        module = importlib.import_module(__name__ + '.' + _EXPORTS[name])
+        module_name = _EXPORTS[name]
+        if '.' not in module_name:
+            module_name = __name__ + '.' + module_name
+        module = importlib.import_module(module_name)
         return getattr(module, name)
 
     def _ignore(unused_self, unused_value):

@@ -12,11 +12,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.tools import env_contract
+from agents.testing import env_contract
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
-from agents.tools.mock_environment import MockEnvironment
-from agents.tools import worker_testing
+from agents.testing.mock_environment import MockEnvironment
+from agents.testing import worker_testing
 
 _DURATIONS = worker_testing.MIXED_DURATIONS
 

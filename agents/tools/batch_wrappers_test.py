@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from agents.tools import batch_wrappers
-from agents.tools import env_contract
+from agents.testing import env_contract
 from agents.tools import wrappers
 from agents.tools.batch_env import BatchEnv
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing.mock_environment import MockEnvironment
 
 
 class _BoundedEnvironment(MockEnvironment):

@@ -8,7 +8,7 @@ from agents import environments
 from agents import tools
 from agents.environments import in_graph_task
 from agents.scripts import configs
-from agents.scripts import env_modes
+from agents.environments import env_modes
 from agents.tools import compiled_rollout
 from agents.tools.simulate import simulate
 

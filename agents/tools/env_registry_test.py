@@ -8,7 +8,7 @@ import pytest
 
 from agents.tools import env_registry
 from agents.tools.external_process import ExternalProcess
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing.mock_environment import MockEnvironment
 
 _ID = 'AgentsRegistryTest-v0'
 

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.tools import env_contract
+from agents.testing import env_contract
 from agents.tools import envpool_batch_env
 
 try:

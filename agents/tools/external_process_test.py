@@ -18,10 +18,10 @@ import numpy as np
 import psutil
 import pytest
 
-from agents.tools import env_contract
+from agents.testing import env_contract
 from agents.tools.external_process import ExternalProcess
 from agents.tools.external_process import ExternalProcessError
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing.mock_environment import MockEnvironment
 
 
 class _CustomError(Exception):
@@ -324,7 +324,7 @@ import signal
 import sys
 import numpy as np
 from agents.tools.external_process import ExternalProcess
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing.mock_environment import MockEnvironment
 received = []
 if __name__ == '__main__':
     signal.signal(int(sys.argv[2]), lambda signum, _: received.append(signum))
@@ -416,7 +416,7 @@ if __name__ == '__mp_main__':
     open(os.environ['MAIN_MARKER'], 'a').close()
 if __name__ == '__main__':
     from agents.tools.external_process import ExternalProcess
-    from agents.tools.mock_environment import MockEnvironment
+    from agents.testing.mock_environment import MockEnvironment
     env = ExternalProcess(
         MockEnvironment, start_method=sys.argv[1],
         main_module=sys.argv[2] == 'True')

@@ -13,7 +13,7 @@ import tensorflow.compat.v1 as tf
 from agents.tools import batch_env
 from agents.tools import external_process
 from agents.tools import in_graph_batch_env
-from agents.tools import mock_environment
+from agents.testing import mock_environment
 
 
 class NonFiniteEnvironment(mock_environment.MockEnvironment):

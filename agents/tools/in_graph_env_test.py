@@ -11,7 +11,7 @@ import tensorflow.compat.v1 as tf
 from agents.tools import batch_env
 from agents.tools import in_graph_batch_env
 from agents.tools import in_graph_env
-from agents.tools import mock_environment
+from agents.testing import mock_environment
 
 SUPPORTED = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 

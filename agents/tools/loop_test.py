@@ -17,8 +17,8 @@ from agents import tools
 from agents.tools import batch_env
 from agents.tools import in_graph_batch_env
 from agents.tools import loop as loop_module
-from agents.tools import mock_algorithm
-from agents.tools import mock_environment
+from agents.testing import mock_algorithm
+from agents.testing import mock_environment
 from agents.tools.simulate import simulate
 
 Run = collections.namedtuple('Run', 'phase, step, reset, log, report, extra')

@@ -9,7 +9,7 @@ from agents.tools import mujoco_warnings
 # prints what reached the log.
 _BUILD_THREE = """
 import logging
-from agents.scripts import env_construction
+from agents.environments import env_construction
 from agents.tools import attr_dict
 logging.basicConfig(format='%(levelname)s %(message)s')
 config = attr_dict.AttrDict(env='HalfCheetah-v5', max_length=10)

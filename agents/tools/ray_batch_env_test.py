@@ -21,9 +21,9 @@ import pytest
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import ray_batch_env
 from agents.tools.external_process import ExternalProcessError
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing.mock_environment import MockEnvironment
 from agents.tools.ray_batch_env import RayBatchEnv
-from agents.tools import worker_testing
+from agents.testing import worker_testing
 
 _DURATIONS = (2, 3, 1)
 _SECOND_NODE = dict(num_cpus=1, resources={'second_node': 1})

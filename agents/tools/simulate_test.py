@@ -11,8 +11,8 @@ import tensorflow.compat.v1 as tf
 from agents.tools import batch_env
 from agents.tools import external_process
 from agents.tools import in_graph_batch_env
-from agents.tools import mock_algorithm
-from agents.tools import mock_environment
+from agents.testing import mock_algorithm
+from agents.testing import mock_environment
 from agents.tools.simulate import simulate
 
 

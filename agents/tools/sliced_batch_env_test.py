@@ -12,10 +12,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.tools import env_contract
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing import env_contract
+from agents.testing.mock_environment import MockEnvironment
 from agents.tools.sliced_batch_env import SlicedBatchEnv
-from agents.tools import worker_testing
+from agents.testing import worker_testing
 
 _DURATIONS = worker_testing.MIXED_DURATIONS
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents.tools import batch_env as batch_env_lib
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing.mock_environment import MockEnvironment
 from agents.tools.step_watchdog import StepWatchdog
 
 _WAIT_SECONDS = 30

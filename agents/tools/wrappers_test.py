@@ -12,9 +12,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.tools import env_contract
+from agents.testing import env_contract
 from agents.tools import wrappers
-from agents.tools.mock_environment import MockEnvironment
+from agents.testing.mock_environment import MockEnvironment
 
 
 class _ScriptedEnvironment(gym.Env):

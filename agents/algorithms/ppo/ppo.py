@@ -58,7 +58,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
               greedily otherwise.
           should_log: Boolean tensor; whether to compute summaries.
           config: Object with the hyper-parameters (see `configs.default`),
-              whose values `agents.scripts.config_spec.check_config` checks
+              whose values `agents.training.config_spec.check_config` checks
               (training checks them before it builds anything).
 
         Raises:

@@ -14,7 +14,7 @@ from agents import tools
 from agents.algorithms.ppo import ppo
 from agents.environments import in_graph_task
 from agents.scripts import configs
-from agents.scripts import env_modes
+from agents.environments import env_modes
 from agents.scripts import networks
 from agents.tools import envpool_batch_env
 

@@ -1,0 +1,215 @@
+"""The configured environment: one built from a config, and its wrappers.
+
+`create_environment` builds the environment a config names (by gymnasium id
+or constructor) with the standard wrappers: a time limit of `max_length`,
+observations and actions of finite bounds mapped to [-1, 1], clipped
+actions, 32-bit values. A batch applies the same wrappers to its stacked
+arrays instead (`wrap_batch_env`), once per step for all its environments;
+`environment_constructor(config, batch_wrappers=True)` then builds the
+environments without them.
+
+This module does not import TensorFlow: worker processes import it when they
+unpickle the constructors of their environments.
+"""
+
+import gymnasium as gym
+
+from agents import tools
+from agents.training.config_io import ConfigError
+
+
+def create_environment(
+        config, seed=None, render_mode=None, batch_wrappers=False):
+    """Construct the configured environment with the standard wrappers.
+
+    The standard wrappers limit the episodes to `max_length` steps, map
+    finite bounds to [-1, 1] (`normalize_ranges`), clip Box actions and
+    convert 64-bit values to 32 bits. A batch of environments applies them
+    once to all its environments' arrays instead (see `wrap_batch_env`):
+    with `batch_wrappers`, the environment comes without them.
+
+    Args:
+      config: Configuration with `env` (gymnasium id or constructor),
+          `max_length` and `normalize_ranges`.
+      seed: Seed of the environment's random generators, or None.
+      render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+      batch_wrappers: Whether to leave the standard wrappers to the batch.
+
+    Raises:
+      ConfigError: When the env id is unknown, the env constructor returns
+          no environment, or a space is unsupported.
+
+    Returns:
+      Wrapped gymnasium environment.
+    """
+    # Before MuJoCo compiles its first model, which may warn.
+    tools.mujoco_warnings.install(config.env)
+    if isinstance(config.env, str):
+        check_env_id(config.env)
+        kwargs = {'render_mode': render_mode} if render_mode else {}
+        env = gym.make(config.env, **kwargs)
+    elif render_mode:
+        env = config.env(render_mode=render_mode)
+    else:
+        env = config.env()
+    # A constructor may have imported MuJoCo just now.
+    tools.mujoco_warnings.install()
+    if not all(hasattr(env, name) for name in _ENV_ATTRIBUTES):
+        name = getattr(config.env, '__qualname__', None) or repr(config.env)
+        module = getattr(config.env, '__module__', None)
+        name = f'{module}:{name}' if module else name
+        shown = repr(env)
+        shown = shown if len(shown) <= 60 else shown[:57] + '...'
+        raise ConfigError(
+            f"Config env '{name}' returned {shown}, a "
+            f'{type(env).__name__}; expected a gymnasium environment.')
+    check_spaces(env)
+    if not batch_wrappers:
+        if config.max_length:
+            env = tools.wrappers.LimitDuration(env, config.max_length)
+        if config.normalize_ranges:
+            env = tools.wrappers.RangeNormalize(env)
+        if isinstance(env.action_space, gym.spaces.Box):
+            env = tools.wrappers.ClipAction(env)
+        env = tools.wrappers.ConvertTo32Bit(env)
+    if seed is not None:
+        env.reset(seed=int(seed))
+        env.action_space.seed(int(seed))
+    return env
+
+
+def wrap_batch_env(config, batch_env):
+    """Apply the standard wrappers to a batch, on its stacked arrays.
+
+    The same wrappers as `create_environment` applies to one environment,
+    from `tools.batch_wrappers`: one NumPy operation per step for the whole
+    batch instead of a few Python calls per environment.
+
+    Args:
+      config: Configuration with `max_length` and `normalize_ranges`.
+      batch_env: Batch of environments built with `batch_wrappers=True`.
+
+    Returns:
+      The wrapped batch.
+    """
+    wrappers = tools.batch_wrappers
+    if config.max_length:
+        batch_env = wrappers.LimitDuration(batch_env, config.max_length)
+    if config.normalize_ranges:
+        batch_env = wrappers.RangeNormalize(batch_env)
+    if isinstance(batch_env.action_space, gym.spaces.Box):
+        batch_env = wrappers.ClipAction(batch_env)
+    return wrappers.ConvertTo32Bit(batch_env)
+
+
+_ENV_ATTRIBUTES = ('observation_space', 'action_space', 'reset', 'step')
+
+
+def environment_constructor(config, batch_wrappers=False):
+    """Constructor `(seed, render_mode=None) -> env` of the configured env.
+
+    It holds only the settings of the environment, not the algorithm,
+    network or optimizer, so that worker processes receive it without
+    importing TensorFlow.
+
+    Args:
+      config: Configuration with `env`, `max_length` and `normalize_ranges`.
+      batch_wrappers: Whether to leave the standard wrappers to the batch
+          (see `wrap_batch_env`).
+
+    Returns:
+      `EnvironmentConstructor`, a callable taking a seed or None, and
+      optionally a render mode.
+    """
+    return EnvironmentConstructor(_env_config(config), batch_wrappers)
+
+
+class EnvironmentConstructor:
+    """Builds the configured environment: `create_environment` bound to a
+    config.
+
+    Env modes that build their environments themselves, like 'envpool',
+    read its `env_id`.
+
+    Attributes:
+      config: Locked AttrDict of `env`, `max_length` and `normalize_ranges`.
+      batch_wrappers: Whether the standard wrappers are left to the batch.
+    """
+
+    def __init__(self, config, batch_wrappers=False):
+        """Bind the settings of the environment.
+
+        Args:
+          config: AttrDict with `env` and optionally `max_length` and
+              `normalize_ranges`.
+          batch_wrappers: Whether to leave the standard wrappers to the
+              batch.
+        """
+        self.config = config
+        self.batch_wrappers = batch_wrappers
+
+    @property
+    def env_id(self):
+        """The gymnasium id of an environment whose standard wrappers the
+        batch applies, which env modes that build their environments
+        themselves (like 'envpool') build; otherwise None."""
+        if self.batch_wrappers and isinstance(self.config.env, str):
+            return self.config.env
+        return None
+
+    def __call__(self, seed=None, render_mode=None):
+        """Build one environment.
+
+        Args:
+          seed: Seed of the environment's random generators, or None.
+          render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+
+        Returns:
+          The environment of `create_environment`.
+        """
+        return create_environment(
+            self.config, seed, render_mode, self.batch_wrappers)
+
+
+def _env_config(config):
+    """The settings of the environment alone, as a locked AttrDict."""
+    keys = ('env', 'max_length', 'normalize_ranges')
+    env_config = tools.AttrDict(
+        {key: config[key] for key in keys if key in config})
+    env_config.lock()
+    return env_config
+
+
+def check_env_id(env_id):
+    """Raise a one-line ConfigError when gymnasium does not know an env id.
+
+    Args:
+      env_id: Gymnasium environment id such as 'Pendulum-v1'.
+
+    Raises:
+      ConfigError: Listing the registered ids when `env_id` is unknown.
+    """
+    if env_id not in gym.envs.registry:
+        choices = ', '.join(sorted(gym.envs.registry))
+        raise ConfigError(
+            f"Unknown env id '{env_id}'; valid ids: {choices}.")
+
+
+def check_spaces(env):
+    """Raise a ConfigError for spaces the in-graph environment cannot hold.
+
+    Args:
+      env: Gymnasium environment.
+
+    Raises:
+      ConfigError: Naming the space and the supported kinds.
+    """
+    observ_space, action_space = env.observation_space, env.action_space
+    if not isinstance(observ_space, gym.spaces.Box):
+        raise ConfigError(
+            f'Unsupported observation space {observ_space!r}; expected a '
+            'Box.')
+    if not isinstance(action_space, (gym.spaces.Box, gym.spaces.Discrete)):
+        raise ConfigError(
+            f'Unsupported action space {action_space!r}; expected a Box '
+            'or Discrete.')

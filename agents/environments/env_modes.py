@@ -1,0 +1,463 @@
+"""The env modes: how a batch of environments steps, one table of them.
+
+An env mode is one entry of `MODES`: its name, the function that builds the
+batch of environments from their constructors, and the check of what it
+needs. The mode 'auto' times some of them and keeps the fastest (see
+`auto_batch_env`). The mode 'graph' builds no Python environments: the
+config's task runs as operations of the graph (see `graph_env`); 'auto'
+picks it where the task has one. `make_batch_env` builds the Python batch of
+a run from its config, and `define_in_graph_batch` the batch in the graph
+of any mode. Adding a mode is one entry and its builder:
+
+    def _build_mine(constructors, timeout, restart):
+        ...  # Return a batch env: step, reset, close, spaces, len.
+
+    MODES['mine'] = EnvMode(_build_mine, 'one line for the --env_mode help')
+
+This module does not import TensorFlow (`graph_env` is imported where
+needed): worker processes import it when they unpickle the constructors of
+their environments.
+"""
+
+import collections
+import logging
+
+import numpy as np
+
+from agents import tools
+from agents.environments import auto_batch_env
+from agents.environments import env_construction
+from agents.training.config_io import ConfigError
+
+
+class EnvMode(collections.namedtuple(
+        'EnvMode', 'build, description, check')):
+    """How a batch of environments steps.
+
+    Attributes:
+      build: Function `(constructors, timeout, restart) -> batch env` taking
+          one constructor without arguments per environment, the seconds to
+          wait for a worker (or None for the default), and whether to replace
+          failed environments; returns a `tools.BatchEnv` or an object with
+          its interface.
+      description: One line for the help of the --env_mode flags.
+      check: None, or a function `() -> None` that raises a `ConfigError`
+          saying what to install when the mode cannot run here.
+    """
+
+    def __new__(cls, build, description, check=None):
+        return super().__new__(cls, build, description, check)
+
+
+def _build_inprocess(constructors, timeout, restart):
+    """All environments in this process, stepped one after the other."""
+    del timeout
+
+    def create(index):
+        return constructors[index]()
+    return _batch_of(create, len(constructors), True, restart)
+
+
+def _build_processes(constructors, timeout, restart):
+    """One worker process per environment, stepped in parallel."""
+
+    def create(index):
+        return tools.wrappers.ExternalProcess(
+            constructors[index], timeout=timeout, main_module=False)
+    return _batch_of(create, len(constructors), False, restart)
+
+
+def _build_slices(constructors, timeout, restart):
+    """One worker per CPU core, each stepping a slice of the batch."""
+    # pylint: disable-next=not-callable
+    return tools.SlicedBatchEnv(constructors, restart=restart, timeout=timeout)
+
+
+def _build_ray(constructors, timeout, restart, **options):
+    """Ray actors, one per free CPU of the cluster, a slice each.
+
+    `options` go to `RayBatchEnv`, e.g. `num_actors` and `actor_options`.
+    """
+    from agents.tools import ray_batch_env
+    return ray_batch_env.RayBatchEnv(
+        constructors, restart=restart, timeout=timeout, **options)
+
+
+def _check_ray():
+    """Raise a ConfigError naming the extra when Ray is not installed."""
+    from agents.tools import ray_batch_env
+    try:
+        ray_batch_env.import_ray()
+    except ImportError as error:
+        raise ConfigError(f'--env_mode=ray: {error}') from None
+
+
+def _build_envpool(constructors, timeout, restart):
+    """EnvPool's C++ thread pool, from the configured gymnasium id."""
+    del timeout, restart  # EnvPool's environments neither hang nor restart.
+    task = constructors[0].env_id
+    if task is None:
+        raise ConfigError(
+            '--env_mode=envpool builds the environments from the gymnasium '
+            'id of the config, whose standard wrappers the batch applies; '
+            'expected the constructors of make_batch_env with a config that '
+            'names its env by id.')
+    try:
+        # pylint: disable-next=not-callable
+        return tools.EnvPoolBatchEnv(
+            task, len(constructors), constructors[0].seed)
+    except ValueError as error:
+        raise ConfigError(f'--env_mode=envpool: {error}') from None
+
+
+def _check_envpool():
+    """Raise a ConfigError naming the extra when EnvPool is not installed."""
+    from agents.tools import envpool_batch_env
+    try:
+        envpool_batch_env.import_envpool()
+    except ImportError as error:
+        raise ConfigError(f'--env_mode=envpool: {error}') from None
+
+
+MODES = {
+    'inprocess': EnvMode(
+        _build_inprocess, 'every environment in this process'),
+    'processes': EnvMode(
+        _build_processes, 'one worker process per environment'),
+    'slices': EnvMode(
+        _build_slices, 'one worker per CPU core, stepping a slice of the '
+        'batch each'),
+    'ray': EnvMode(
+        _build_ray, 'Ray actors on the nodes of a Ray cluster (RAY_ADDRESS, '
+        'else a local one), one per free CPU, stepping a slice each',
+        _check_ray),
+    'envpool': EnvMode(
+        _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
+        'it has (extra envpool; Linux, Python >= 3.11)', _check_envpool),
+}
+
+# The env mode of the in-graph tasks, which builds no Python environments
+# (see `graph_env`).
+GRAPH = 'graph'
+
+
+def mode_names():
+    """Names of the env modes: 'auto', those of `MODES`, and 'graph'."""
+    return ('auto',) + tuple(MODES) + (GRAPH,)
+
+
+def flag_help():
+    """Help text of an --env_mode flag, listing every mode."""
+    modes = '; '.join(
+        f'{name}: {mode.description}' for name, mode in MODES.items())
+    return (
+        'How to step the environments: auto (the default) times '
+        f"{' and '.join(auto_batch_env.AUTO_CANDIDATES)} (and envpool, "
+        'where installed and it has the task) briefly and keeps the '
+        'fastest, or picks graph where the task has an in-graph version; '
+        f'{modes}; {GRAPH}: the task as TensorFlow operations in the graph '
+        'where it has an in-graph version (Pendulum-v1, CartPole-v1, '
+        'Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0).')
+
+
+def check_env_mode(env_mode):
+    """Validate how to step the environments, accepting the old booleans.
+
+    Args:
+      env_mode: One of `mode_names()` (see `MODES`); 'auto' measures which of
+          `AUTO_CANDIDATES` steps faster. True stands for 'processes' and
+          False for 'inprocess'.
+
+    Raises:
+      ConfigError: Naming the value and the choices when it is none of them,
+          or saying what to install when the mode cannot run here.
+
+    Returns:
+      The mode's name.
+    """
+    if env_mode is True:
+        return 'processes'
+    if env_mode is False:
+        return 'inprocess'
+    if not isinstance(env_mode, str) or env_mode not in mode_names():
+        raise ConfigError(
+            f'Unknown env mode {env_mode!r}; expected one of '
+            f"{', '.join(mode_names())}.")
+    if env_mode not in ('auto', GRAPH) and MODES[env_mode].check:
+        MODES[env_mode].check()
+    return env_mode
+
+
+def env_mode_from_flags(env_mode, env_processes):
+    """The env mode of the --env_mode and --env_processes flags.
+
+    `--env_processes` and `--noenv_processes` are shorthands for
+    `--env_mode=processes` and `--env_mode=inprocess`.
+
+    Args:
+      env_mode: Value of --env_mode, or None when it was not passed.
+      env_processes: Value of --env_processes, or None when it was not
+          passed.
+
+    Raises:
+      ConfigError: When the mode is unknown or the flags disagree.
+
+    Returns:
+      The name of the mode; 'auto' when neither flag was passed.
+    """
+    if env_processes is None:
+        return check_env_mode('auto' if env_mode is None else env_mode)
+    implied = check_env_mode(bool(env_processes))
+    if env_mode is not None and check_env_mode(env_mode) != implied:
+        flag = '--env_processes' if env_processes else '--noenv_processes'
+        raise ConfigError(
+            f'{flag} means --env_mode={implied} and conflicts with '
+            f'--env_mode={env_mode}; pass one of them.')
+    return implied
+
+
+def create_batch_env(
+        constructor, num_agents, env_mode, seed=None, timeout=None,
+        restart=False, leader=None):
+    """Create the batch of environments of a mode, outside the graph.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env.
+      num_agents: Number of environments in the batch.
+      env_mode: A checked name of `mode_names()` (see `check_env_mode`).
+      seed: None; a base seed, environment i getting `seed + i` (the 2017
+          scheme of `utility.define_batch_env`); or a sequence of one seed
+          per environment (see `env_seeds`). EnvPool seeds its
+          environments from the first seed onwards by itself.
+      timeout: Seconds to wait for an answer of a worker process, or None.
+      restart: Whether to replace environments that fail.
+
+    Raises:
+      ConfigError: For the mode 'graph', which builds no Python
+          environments.
+
+    Returns:
+      The batch env the mode builds: `tools.BatchEnv`,
+      `tools.SlicedBatchEnv` for 'slices', `auto_batch_env.AutoBatchEnv`
+      for 'auto', ...
+    """
+    if env_mode == GRAPH:
+        raise ConfigError(
+            f'--env_mode={GRAPH} builds no Python environments; expected a '
+            'Python env mode (the in-graph task of a config comes from '
+            'define_in_graph_batch).')
+    if env_mode == 'auto':
+        return auto_batch_env.create(
+            create_batch_env, constructor, num_agents, seed, timeout, restart,
+            leader=leader)
+    if seed is None or isinstance(seed, (int, np.integer)):
+        seeds = [None if seed is None else seed + index
+                 for index in range(num_agents)]
+    else:
+        seeds = [int(value) for value in seed]
+        if len(seeds) != num_agents:
+            raise ValueError(
+                f'Got {len(seeds)} seeds for {num_agents} environments; '
+                'expected one seed per environment.')
+    constructors = [
+        SeededConstructor(constructor, value) for value in seeds]
+    return MODES[env_mode].build(constructors, timeout, restart)
+
+
+def env_seeds(seed, count, purpose='train'):
+    """The seeds of a run's environments, derived from the run's seed.
+
+    NumPy's `SeedSequence(seed)` spawns one child sequence for the training
+    and one for the evaluation environments; each child gives `count`
+    31-bit seeds (EnvPool takes signed 32-bit ones). Seeds of different
+    runs, and the training and evaluation seeds of one run, come from
+    independent sequences, so they do not overlap as `seed + i` did (the
+    runs of seeds 0 and 1 shared all but one environment seed), short of a
+    chance collision of 31-bit numbers.
+
+    Args:
+      seed: The run's seed, or None.
+      count: Number of environments.
+      purpose: 'train' or 'eval', which environments.
+
+    Raises:
+      ValueError: When the purpose is neither.
+
+    Returns:
+      List of `count` Python ints, or None when `seed` is None.
+    """
+    purposes = ('train', 'eval')
+    if purpose not in purposes:
+        raise ValueError(
+            f"Environment seeds for {purpose!r}; expected 'train' or 'eval'.")
+    if seed is None:
+        return None
+    child = np.random.SeedSequence(int(seed)).spawn(len(purposes))[
+        purposes.index(purpose)]
+    return [
+        int(value >> 1) for value in child.generate_state(count, np.uint32)]
+
+
+def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
+    """The batch of the configured environments, with the standard wrappers.
+
+    The environments come without the standard wrappers, which the batch
+    applies to its stacked arrays (see `env_construction.wrap_batch_env`).
+    The training batch has `num_agents` environments, the evaluation batch
+    `eval_episodes`; their seeds come from the run's seed (`env_seeds`).
+    In the 'ray' mode, the evaluation batch runs in one actor that reserves
+    no CPU, since the training batch holds the free ones.
+
+    Args:
+      config: Completed configuration (see `config_spec.complete_config`)
+          with `env`, `max_length`, `normalize_ranges`, `num_agents`,
+          `eval_episodes`, `worker_timeout` and `restart_workers`.
+      seed: The run's seed, or None.
+      env_mode: A checked name of `mode_names()` (see `check_env_mode`).
+      evaluation: Whether to build the evaluation batch.
+      leader: With env mode 'auto', the run's training batch, whose choice
+          of mode the evaluation batch takes (see `auto_batch_env.create`).
+
+    Returns:
+      The wrapped batch env, outside the graph.
+    """
+    count = config.eval_episodes if evaluation else config.num_agents
+    seeds = env_seeds(seed, count, 'eval' if evaluation else 'train')
+    constructor = env_construction.environment_constructor(
+        config, batch_wrappers=True)
+    if evaluation and env_mode == 'ray':
+        # The training batch holds an actor per free CPU; the evaluation
+        # batch, which never steps at the same time, takes none.
+        batch_env = _build_ray(
+            [SeededConstructor(constructor, value) for value in (
+                seeds or [None] * count)],
+            config.worker_timeout, config.restart_workers,
+            num_actors=1, actor_options=dict(num_cpus=0))
+    else:
+        batch_env = create_batch_env(
+            constructor, count, env_mode, seeds, config.worker_timeout,
+            config.restart_workers, leader)
+    try:
+        return env_construction.wrap_batch_env(config, batch_env)
+    except BaseException:
+        batch_env.close()
+        raise
+
+
+def resolve_env_mode(config, env_mode):
+    """The env mode of a run: whether it trains on the in-graph task.
+
+    'graph' needs a config env with an in-graph task; 'auto' becomes
+    'graph' where the env has one (see `auto_batch_env.picks_graph`), and
+    logs it as 'Env mode auto: <env id> has an in-graph task; using
+    graph.'. A run
+    folder resumes only with the kind of batch its checkpoint was trained
+    on, which 'auto' follows.
+
+    Args:
+      config: Completed configuration with `env` and `logdir`.
+      env_mode: A checked name of `mode_names()` (see `check_env_mode`).
+
+    Raises:
+      ConfigError: In one line, when 'graph' is asked for an env without an
+          in-graph task (naming those with one), or the checkpoint of the
+          run folder was trained on the other kind of batch.
+
+    Returns:
+      'graph', or the Python mode as given ('auto' included).
+    """
+    from agents.environments import graph_env
+    if env_mode == 'auto':
+        kind, _ = graph_env.checkpoint_env_kind(config.logdir)
+        if auto_batch_env.picks_graph(
+                graph_env.task_of(config) is not None, kind):
+            env_mode = GRAPH
+            logging.getLogger('agents').info(
+                'Env mode auto: %s has an in-graph task; using %s.',
+                config.env, GRAPH)
+    if env_mode == GRAPH:
+        graph_env.check_task(config)
+    graph_env.check_resume(config.logdir, env_mode == GRAPH)
+    return env_mode
+
+
+def check_graph_task(config):
+    """Raise a one-line ConfigError unless the config's env has an
+    in-graph task; see `graph_env.check_task`."""
+    # pylint: disable-next=import-outside-toplevel
+    from agents.environments import graph_env
+    graph_env.check_task(config)
+
+
+def define_in_graph_batch(
+        config, seed, env_mode, evaluation=False, leader=None):
+    """The batch of a run inside the graph, in any env mode.
+
+    Args:
+      config: Completed configuration (see `make_batch_env`).
+      seed: The run's seed, or None. In the mode 'graph', the seed of the
+          task's random resets.
+      env_mode: A name that `resolve_env_mode` returned.
+      evaluation: Whether to build the evaluation batch.
+      leader: The run's training batch, whose choice of mode an evaluation
+          batch takes under 'auto' (see `make_batch_env`).
+
+    Returns:
+      `environments.InGraphTaskBatch` for 'graph' (see
+      `graph_env.define_task_batch`), else `tools.InGraphBatchEnv` of
+      `make_batch_env`; its variables live below the current scope.
+    """
+    if env_mode == GRAPH:
+        # pylint: disable-next=import-outside-toplevel
+        from agents.environments import graph_env
+        return graph_env.define_task_batch(config, seed, evaluation)
+    # pylint: disable-next=not-callable
+    return tools.InGraphBatchEnv(make_batch_env(
+        config, seed, env_mode, evaluation, leader))
+
+
+class SeededConstructor:
+    """The constructor of one environment of a batch, bound to its seed.
+
+    Attributes:
+      constructor: Callable taking a seed (or None) and returning an env.
+      seed: The environment's seed, or None.
+    """
+
+    def __init__(self, constructor, seed):
+        """Bind a constructor to a seed.
+
+        Args:
+          constructor: Callable taking a seed (or None) and returning an
+              env.
+          seed: The environment's seed, or None.
+        """
+        self.constructor = constructor
+        self.seed = seed
+
+    @property
+    def env_id(self):
+        """The gymnasium id that modes building their own environments
+        build, or None (see `env_construction.EnvironmentConstructor`)."""
+        return getattr(self.constructor, 'env_id', None)
+
+    def __call__(self):
+        """Build the environment."""
+        return self.constructor(self.seed)
+
+
+def _batch_of(create, num_agents, blocking, restart):
+    """A `tools.BatchEnv` of `create(index)` for every index.
+
+    Environments created before one fails are closed again.
+    """
+    envs = []
+    try:
+        for index in range(num_agents):
+            envs.append(create(index))
+    except BaseException:
+        for env in envs:
+            env.close()
+        raise
+    return tools.BatchEnv(
+        envs, blocking=blocking, restart=create if restart else None)

@@ -1,0 +1,318 @@
+"""The env mode 'graph': the configured task as operations of the graph.
+
+Where the config's gymnasium id has a task written in TensorFlow
+(`agents.environments.TASKS`), `--env_mode=graph` trains on a batch of it
+(`environments.InGraphTaskBatch`) instead of gymnasium's environments: a
+step is a few dozen graph operations and no Python call.
+
+The batch behaves as the Python batch of `env_modes.make_batch_env` with
+the config's standard wrappers (see `env_construction`): episodes end after
+`max_length` steps or at the limit of gymnasium's registry, whichever comes
+first; with `normalize_ranges` observations and actions of finite bounds are
+mapped to [-1, 1] by the same affine maps in float32 (`StandardTask`); Box
+actions are clipped to their bounds, and the action space has infinite
+bounds as after `ClipAction`. The config's seed keys the task's random
+resets (another stream than gymnasium's NumPy generators).
+
+The task's state lives in the variable scope `task` and is checkpointed, so
+a checkpoint tells which kind of batch trained it (`checkpoint_env_kind`);
+a run resumes only with the same kind (`check_resume`).
+"""
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents import environments
+from agents.environments import in_graph_task
+from agents.environments import task as task_lib
+from agents.training import checkpoints
+from agents.training.config_io import ConfigError
+
+# A variable that every checkpoint of a graph-mode run holds, below the
+# scope of the batch of environments.
+_TASK_VARIABLE = 'task/state'
+
+
+def task_ids():
+    """The gymnasium ids that have an in-graph task, sorted."""
+    return sorted(environments.TASKS)
+
+
+def task_of(config):
+    """The in-graph task class of the config's env, or None.
+
+    Args:
+      config: Configuration with `env`, a gymnasium id or a constructor.
+
+    Returns:
+      A class of `agents.environments.TASKS`, or None when the env is a
+      constructor or an id without one.
+    """
+    env = config.get('env')
+    if not isinstance(env, str):
+        return None
+    return environments.TASKS.get(env)
+
+
+def check_task(config):
+    """Raise a one-line ConfigError when the config's env has no task.
+
+    Args:
+      config: Configuration with `env`.
+
+    Raises:
+      ConfigError: Naming the env and the ids that have an in-graph task.
+    """
+    if task_of(config) is not None:
+        return
+    env = config.get('env')
+    if isinstance(env, str):
+        name = repr(env)
+    else:
+        name = getattr(env, '__qualname__', None) or repr(env)
+    raise ConfigError(
+        f'--env_mode=graph: the config env {name} has no in-graph task; '
+        f"tasks with one: {', '.join(task_ids())}.")
+
+
+class StandardTask(task_lib.Task):
+    """A task behind the standard wrappers of the configured environments.
+
+    Graph operations with the effect of `RangeNormalize` (with
+    `normalize_ranges`) and `ClipAction` of `env_construction`: observations
+    of finite bounds map to [-1, 1] as `(observ - center) / half_range`,
+    Box actions are clipped to the (mapped) bounds and map back as
+    `action * half_range + center`, in float32 as the wrappers compute.
+    Dimensions with an infinite or empty range stay as they are. The state
+    and resets are those of the wrapped task.
+    """
+
+    def __init__(self, task, normalize_ranges=True):
+        """Wrap a task.
+
+        Args:
+          task: `environments.Task` instance or class.
+          normalize_ranges: Whether to map finite bounds to [-1, 1].
+        """
+        if isinstance(task, type):
+            task = task()
+        self._task = task
+        self._normalize = bool(normalize_ranges)
+        self.env_id = task.env_id
+        self.max_episode_steps = task.max_episode_steps
+        self.state_size = task.state_size
+        super().__init__()
+
+    def __repr__(self):
+        return (
+            f'StandardTask({self._task!r}, '
+            f'normalize_ranges={self._normalize})')
+
+    @property
+    def task(self):
+        """The wrapped task."""
+        return self._task
+
+    def _define_spaces(self):
+        observation_space = self._task.observation_space
+        action_space = self._task.action_space
+        self._observ_map = self._action_map = None
+        if self._normalize and _finite_dims(observation_space).any():
+            self._observ_map = _affine_map(observation_space)
+            observation_space = _normalized_space(observation_space)
+        if isinstance(action_space, gym.spaces.Discrete):
+            self._clip = None
+            return observation_space, action_space
+        if self._normalize and _finite_dims(action_space).any():
+            self._action_map = _affine_map(action_space)
+            action_space = _normalized_space(action_space)
+        self._clip = (
+            action_space.low.astype(np.float32),
+            action_space.high.astype(np.float32))
+        return observation_space, gym.spaces.Box(
+            -np.inf, np.inf, action_space.shape, np.float32)
+
+    def reset(self, key, batch_size):
+        """Sample initial states of the wrapped task; see `Task.reset`."""
+        return self._task.reset(key, batch_size)
+
+    def step(self, state, action):
+        """Clip and map the actions, step, and map the observations.
+
+        Args:
+          state: float32 tensor `[batch, state_size]`.
+          action: Actions in the wrapped action space.
+
+        Returns:
+          Tuple of the next states, their mapped observations, the rewards
+          and the terminated flags.
+        """
+        if self._clip is not None:
+            with tf.name_scope('standard_action'):
+                low, high = self._clip
+                action = tf.minimum(tf.maximum(action, low), high)
+                if self._action_map is not None:
+                    center, half_range = self._action_map
+                    action = action * half_range + center
+        state, observ, reward, terminated = self._task.step(state, action)
+        return state, self._map_observ(observ), reward, terminated
+
+    def observe(self, state):
+        """The mapped observations of states; see `Task.observe`."""
+        return self._map_observ(self._task.observe(state))
+
+    def _map_observ(self, observ):
+        if self._observ_map is None:
+            return observ
+        with tf.name_scope('standard_observ'):
+            center, half_range = self._observ_map
+            return (observ - center) / half_range
+
+
+def _finite_dims(space):
+    """The dimensions of a Box with finite, distinct bounds."""
+    with np.errstate(invalid='ignore', over='ignore'):
+        half_range = (
+            space.high.astype(np.float64) - space.low.astype(np.float64)) / 2
+    return np.isfinite(half_range) & (half_range > 0)
+
+
+def _affine_map(space):
+    """Centre and half range of each dimension, as `RangeNormalize` has
+    them: computed in float64, 0 and 1 where a bound is infinite."""
+    low = space.low.astype(np.float64)
+    high = space.high.astype(np.float64)
+    mask = _finite_dims(space)
+    with np.errstate(invalid='ignore', over='ignore'):
+        half_range = (high - low) / 2
+        center = low + half_range
+    return (
+        np.where(mask, center, 0).astype(np.float32),
+        np.where(mask, half_range, 1).astype(np.float32))
+
+
+def _normalized_space(space):
+    """The Box with [-1, 1] in place of the finite bounds."""
+    mask = _finite_dims(space)
+    low = np.where(mask, -1.0, space.low.astype(np.float64))
+    high = np.where(mask, 1.0, space.high.astype(np.float64))
+    return gym.spaces.Box(
+        low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+
+def max_length(config, task):
+    """Steps after which an episode is truncated, as on the Python path.
+
+    Gymnasium's registry limit truncates before a longer `max_length`.
+
+    Args:
+      config: Configuration with `max_length`, or None or 0 for none.
+      task: `environments.Task` class or instance.
+
+    Returns:
+      The int limit.
+    """
+    limit = task.max_episode_steps
+    if config.max_length:
+        limit = min(limit, int(config.max_length))
+    return limit
+
+
+def define_task_batch(config, seed, evaluation=False):
+    """The in-graph batch of the config's task, with its standard wrappers.
+
+    Args:
+      config: Completed configuration with `env`, `num_agents`,
+          `max_length` and `normalize_ranges` (and `eval_episodes` for an
+          evaluation batch).
+      seed: The run's seed, or None for a random one. The training batch's
+          resets are keyed by it; an evaluation batch's by a seed derived
+          from it (see `task_seed`).
+      evaluation: Whether to build a batch of `eval_episodes` environments
+          for evaluation, with the derived seed.
+
+    Raises:
+      ConfigError: When the env has no in-graph task.
+
+    Returns:
+      `environments.InGraphTaskBatch`, whose variables live in the scope
+      `task` below the current one.
+    """
+    check_task(config)
+    task = StandardTask(
+        task_of(config), config.normalize_ranges)
+    count = config.eval_episodes if evaluation else config.num_agents
+    return in_graph_task.InGraphTaskBatch(
+        task, count, task_seed(seed, evaluation), max_length(config, task))
+
+
+def task_seed(seed, evaluation=False):
+    """The seed of a training or evaluation batch of a run's task.
+
+    Args:
+      seed: The run's seed, or None.
+      evaluation: Whether the batch evaluates.
+
+    Returns:
+      None for None; the run's seed for training; for evaluation a 32-bit
+      seed that NumPy's `SeedSequence(seed)` spawns (the second child), so
+      that evaluation episodes draw other initial states than training.
+    """
+    if seed is None or not evaluation:
+        return seed
+    child = np.random.SeedSequence(int(seed)).spawn(2)[1]
+    return int(child.generate_state(1, np.uint32)[0])
+
+
+def checkpoint_env_kind(logdir):
+    """Which kind of batch the newest readable checkpoint of a run trained.
+
+    Args:
+      logdir: Run folder, or None.
+
+    Returns:
+      Tuple of 'graph' (it holds a task's state), 'python' (it does not) or
+      None (no readable checkpoint), and the checkpoint's path or None.
+    """
+    if not logdir:
+        return None, None
+    for path in checkpoints.list_checkpoints(logdir):
+        try:
+            names = [name for name, _ in tf.train.list_variables(path)]
+        except (tf.errors.OpError, ValueError):
+            continue
+        graph = any(
+            name == _TASK_VARIABLE or name.endswith('/' + _TASK_VARIABLE)
+            for name in names)
+        return ('graph' if graph else 'python'), path
+    return None, None
+
+
+def check_resume(logdir, graph_mode):
+    """Raise a one-line ConfigError when a run resumes with the other kind.
+
+    A checkpoint of a graph-mode run holds the task's state, which a batch
+    of Python environments cannot continue, and one of a Python run lacks
+    it.
+
+    Args:
+      logdir: Run folder, or None.
+      graph_mode: Whether this run trains on the in-graph task.
+
+    Raises:
+      ConfigError: Naming the checkpoint and the env mode that resumes it.
+    """
+    kind, path = checkpoint_env_kind(logdir)
+    if kind is None or (kind == 'graph') == bool(graph_mode):
+        return
+    if kind == 'python':
+        raise ConfigError(
+            f'Cannot resume {logdir} with --env_mode=graph: checkpoint '
+            f'{path} holds no in-graph task state (task/*), it was trained '
+            'on Python environments; resume with --env_mode=auto or a '
+            'Python env mode.')
+    raise ConfigError(
+        f'Cannot resume {logdir} on Python environments: checkpoint {path} '
+        'holds the state of an in-graph task (task/*), it was trained with '
+        '--env_mode=graph; resume with --env_mode=graph or auto.')

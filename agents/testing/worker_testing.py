@@ -1,0 +1,208 @@
+"""Helpers for tests of batches whose environments live in workers.
+
+This module must not import TensorFlow: worker processes import it.
+"""
+
+import gc
+import os
+import re
+import signal
+
+import numpy as np
+
+from agents.tools import external_process
+from agents.testing import mock_environment
+
+# Episode lengths of the three mock environments of `MIXED_TRACE`.
+MIXED_DURATIONS = (2, 3, 1)
+
+# The `step_trace` of 4 steps of a batch of `MockEnvironment`s of one
+# episode length each, `MIXED_DURATIONS`.
+MIXED_TRACE = [
+    ([1, 1, 1], [1, 1, 1], [False, False, True], [False, False, True],
+     [False, False, False]),
+    ([2, 2, 1], [2, 2, 1], [True, False, True], [True, False, True],
+     [False, False, False]),
+    ([1, 3, 1], [1, 3, 1], [False, True, True], [False, True, True],
+     [False, False, False]),
+    ([2, 1, 1], [2, 1, 1], [True, False, True], [True, False, True],
+     [False, False, False]),
+]
+
+
+def child_pids():
+    """Process ids of this process's children, once the fork server runs.
+
+    Returns:
+      Set of the process ids of every descendant of this process.
+    """
+    # The first worker starts the fork server, which then stays.
+    external_process.ExternalProcess(
+        mock_environment.MockEnvironment, main_module=False).close()
+    return descendants()
+
+
+def descendants():
+    """Process ids of every descendant of this process, as they are now."""
+    import psutil  # pylint: disable=import-outside-toplevel
+    return {child.pid for child in psutil.Process().children(recursive=True)}
+
+
+def step_with_checked_types(batch_env):
+    """Reset and step a batch; check the dtypes and shapes of the outputs.
+
+    The actions are float64 zeros, which must reach the environments in the
+    float32 of their action space.
+
+    Args:
+      batch_env: Batch of three `MockEnvironment`s of the default spaces.
+
+    Raises:
+      AssertionError: When an output or an action has another dtype or
+          shape.
+
+    Returns:
+      The info dict of the step.
+    """
+    observ = batch_env.reset()
+    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
+    observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
+    assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
+    assert (reward.dtype, reward.shape) == (np.float32, (3,))
+    assert (done.dtype, done.shape) == (bool, (3,))
+    assert [env.actions[-1].dtype for env in batch_env] == [np.float32] * 3
+    return info
+
+
+def check_bad_input_is_refused(batch_env):
+    """Check the errors of bad actions, indices and seeds of a batch.
+
+    The checks of `BatchEnv`, which its subclasses keep: each raises before
+    any environment steps.
+
+    Args:
+      batch_env: Batch of three `MockEnvironment`s of Box(-1, 1, (3,))
+          actions; reset here.
+
+    Raises:
+      AssertionError: When a call does not raise its ValueError, or an
+          environment stepped.
+    """
+    batch_env.reset()
+    actions = np.zeros((3, 3), np.float32)
+    actions[1, 2] = 1.5
+    for call, expected in (
+            (lambda: batch_env.step(np.zeros((2, 3))),
+             'Expected a batch of 3 actions, one per environment, got 2.'),
+            (lambda: batch_env.step(actions),
+             'Action array([0. , 0. , 1.5], dtype=float32) of environment 1 '
+             'is outside the action space Box(-1.0, 1.0, (3,), float32).'),
+            (lambda: batch_env.reset([0, 3]),
+             'Environment index 3 is out of range; expected indices from 0 '
+             'to 2.'),
+            (lambda: batch_env.reset(seed='a'),
+             "seed must be None or an integer, got 'a'.")):
+        message = None
+        try:
+            call()
+        except ValueError as error:
+            message = str(error)
+        assert message == expected, message
+    assert [env.steps for env in batch_env] == [[0], [0], [0]]
+
+
+def check_killed_worker(batch_env, index, failed, survivors):
+    """Kill a worker mid-batch; check the step's error and the others.
+
+    Args:
+      batch_env: Batch of `MockEnvironment`s in worker processes, with
+          actions of three values; reset here, and closed at the end.
+      index: Index of an environment whose worker is killed.
+      failed: Start of the error's message, such as 'Environment 1 of the
+          batch failed'.
+      survivors: Indices of environments that must have stepped once.
+
+    Raises:
+      AssertionError: When the step does not fail with an
+          `ExternalProcessError` that names the dead worker, a survivor
+          did not step, or the worker's process is left.
+    """
+    try:
+        batch_env.reset()
+        pid = batch_env[index].pid
+        os.kill(pid, signal.SIGKILL)
+        message = None
+        try:
+            batch_env.step(np.zeros((len(batch_env), 3), np.float32))
+        except external_process.ExternalProcessError as error:
+            message = str(error)
+        assert message is not None, 'The step of a killed worker succeeded.'
+        assert re.match(
+            rf'^{failed}: .* \(pid {pid}\) died \(exit code -9, killed by '
+            r'SIGKILL\)', message), message
+        assert [batch_env[other].steps for other in survivors] == (
+            [[1]] * len(survivors))
+    finally:
+        batch_env.close()
+    assert pid not in descendants()
+
+
+def check_close_and_collection(make_batch):
+    """Check that closing a batch, or collecting it, ends its workers.
+
+    Args:
+      make_batch: Callable without arguments that returns a new batch whose
+          environments have the `pid` of their worker.
+
+    Raises:
+      AssertionError: When a worker is left.
+    """
+    for ending in ('close', 'collect'):
+        batch_env = make_batch()
+        batch_env.reset()
+        pids = {env.pid for env in batch_env}
+        assert pids <= descendants()
+        if ending == 'close':
+            batch_env.close()
+            batch_env.close()
+        else:
+            del batch_env
+            gc.collect()
+        assert not pids & descendants()
+
+
+def mock_constructor(seed):
+    """A constructor of batches: a `MockEnvironment` of 3-step episodes.
+
+    Args:
+      seed: Ignored seed of the environment.
+
+    Returns:
+      `MockEnvironment`.
+    """
+    del seed
+    return mock_environment.MockEnvironment(durations=(3,))
+
+
+def step_trace(batch_env, steps, info_keys=('terminated', 'truncated')):
+    """Step with zero actions, resetting finished envs; record everything.
+
+    Args:
+      batch_env: Batch whose actions are float vectors of three values.
+      steps: Number of batch steps.
+      info_keys: Keys of the info dict whose flags each step records.
+
+    Returns:
+      List of one tuple per step: the first observation component, rewards,
+      done flags and the flags of `info_keys`, as lists.
+    """
+    trace = []
+    batch_env.reset()
+    for _ in range(steps):
+        observ, reward, done, info = batch_env.step(
+            np.zeros((len(batch_env), 3), np.float32))
+        trace.append((observ[:, 0].tolist(), reward.tolist(), done.tolist(),
+                      *(info[key].tolist() for key in info_keys)))
+        if done.any():
+            batch_env.reset(np.flatnonzero(done))
+    return trace

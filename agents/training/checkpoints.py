@@ -1,0 +1,389 @@
+"""Checkpoints of a run folder: the saver, saving, finding and restoring.
+
+`RunSaver` saves the checkpoints of a run and cleans up after a failed save;
+`initialize_variables` restores the newest readable checkpoint of a folder
+or initializes a new run; `list_checkpoints` names the checkpoints of a
+folder, newest first.
+"""
+
+import contextlib
+import logging
+import os
+import re
+import threading
+import shutil
+
+from google.protobuf import text_format
+import tensorflow.compat.v1 as tf
+
+from agents.training import errors
+
+
+def define_saver(exclude=None, include=None, **kwargs):
+    """Create a saver for the variables not matching any exclude pattern.
+
+    The saver writes the `checkpoint` index with paths relative to the run
+    folder, so that a copied or moved run folder still names its own files.
+
+    Args:
+      exclude: Regexes over variable names to leave out, e.g. temporary
+          episode state.
+      include: Variables to save even where an exclude pattern matches
+          them, such as the state of an exact resumption
+          (`tools.resume_variables()`). `initialize_variables` restores a
+          checkpoint that lacks some of them (one of an older run) without
+          them.
+      **kwargs: Passed on to `tf.train.Saver`.
+
+    Returns:
+      `tf.train.Saver`.
+    """
+    variables = []
+    exclude = exclude or ()
+    for variable in tf.global_variables():
+        if any(re.match(pattern, variable.name) for pattern in exclude):
+            continue
+        variables.append(variable)
+    optional = [
+        variable for variable in include or ()
+        if not any(variable is other for other in variables)]
+    kwargs.setdefault('max_to_keep', 5)
+    kwargs.setdefault('save_relative_paths', True)
+    if not optional:
+        return tf.train.Saver(variables, **kwargs)
+    return _ResumeSaver(variables, optional, **kwargs)
+
+
+class _ResumeSaver(tf.train.Saver):
+    """A saver that knows which of its variables a checkpoint may lack."""
+
+    def __init__(self, variables, optional, **kwargs):
+        """Save the variables and the optional ones.
+
+        Args:
+          variables: Variables that every checkpoint holds.
+          optional: Further variables, which older checkpoints lack.
+          **kwargs: Passed on to `tf.train.Saver`.
+        """
+        super().__init__(list(variables) + list(optional), **kwargs)
+        self.required = list(variables)
+        self.optional = list(optional)
+
+
+class RunSaver:
+    """Saves the checkpoints of a run folder for the loop and the script.
+
+    Wraps a `tf.train.Saver` (other attributes are the saver's). A save of
+    a step that is saved already returns its path. Before saving, it
+    deletes the oldest checkpoints beyond the saver's `max_to_keep`, which
+    may be more than one after a restart. A save that fails, for
+    example on a full disk, removes the files it began to write (TensorFlow
+    leaves temporary files behind), keeps the earlier checkpoints, and
+    raises `errors.CheckpointError` with one line naming the checkpoint and
+    the cause. Saves from several threads (the watchdog's, see
+    `tools.StepWatchdog`) happen one after another.
+    """
+
+    def __init__(self, saver, logdir):
+        """Wrap a saver.
+
+        Args:
+          saver: `tf.train.Saver`, e.g. of `define_saver`.
+          logdir: The run folder.
+        """
+        self._saver = saver
+        self._logdir = logdir
+        self._lock = threading.Lock()
+
+    def save(self, sess, unused_prefix=None, global_step=None):
+        """Save the variables as `<logdir>/model.ckpt-<global_step>`.
+
+        Args:
+          sess: Session of the graph.
+          unused_prefix: Ignored; the prefix is always `model.ckpt` in the
+              run folder (the signature of `tf.train.Saver.save`).
+          global_step: Integer step of the checkpoint.
+
+        Raises:
+          CheckpointError: When saving failed.
+
+        Returns:
+          Path prefix of the checkpoint.
+        """
+        prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
+        with self._lock:
+            if prefix in self._saver.last_checkpoints and os.path.exists(
+                    prefix + '.index'):
+                return prefix
+            self._drop_old_checkpoints()
+            before = set(_listdir(self._logdir))
+            try:
+                # The session's graph is the default in its own thread only.
+                with sess.graph.as_default():
+                    return self._saver.save(
+                        sess, os.path.join(self._logdir, 'model.ckpt'),
+                        int(global_step))
+            except (OSError, tf.errors.OpError) as error:
+                self._remove_partial(before, os.path.basename(prefix))
+                self._forget(prefix)
+                raise errors.CheckpointError(
+                    f'Cannot save checkpoint {prefix}: '
+                    f'{_error_cause(error)}.') from error
+
+    def _drop_old_checkpoints(self):
+        """Make room for one checkpoint within the saver's `max_to_keep`.
+
+        The saver deletes one old checkpoint per save; the checkpoints of
+        earlier runs (see `initialize_variables`) may be more.
+        """
+        keep = self._saver.saver_def.max_to_keep
+        last = self._saver.last_checkpoints
+        excess = len(last) + 1 - keep
+        if not keep or excess <= 0:
+            return
+        for prefix in last[:excess]:
+            directory, name = os.path.split(prefix)
+            for entry in _listdir(directory):
+                if entry.startswith(name + '.'):
+                    with contextlib.suppress(OSError):
+                        os.remove(os.path.join(directory, entry))
+        self._saver.recover_last_checkpoints(last[excess:])
+
+    def _forget(self, prefix):
+        """Leave no record of a failed save in the saver or the index file.
+
+        TensorFlow updates the `checkpoint` index before it writes the meta
+        graph, so a save that fails there (a full disk) leaves the index
+        naming a checkpoint whose files are gone. The index is written anew
+        with the checkpoints that remain, or removed where none remains or
+        it cannot be written: `list_checkpoints` finds them in the folder.
+        """
+        remaining = [
+            path for path in self._saver.last_checkpoints
+            if path != prefix and os.path.exists(path + '.index')]
+        self._saver.recover_last_checkpoints(remaining)
+        index = os.path.join(self._logdir, 'checkpoint')
+        if remaining:
+            try:
+                tf.train.update_checkpoint_state(
+                    self._logdir, os.path.basename(remaining[-1]),
+                    [os.path.basename(path) for path in remaining])
+                return
+            except (OSError, tf.errors.OpError):
+                pass
+        with contextlib.suppress(OSError):
+            os.remove(index)
+
+    def _remove_partial(self, before, name):
+        """Remove the files of a failed save, and its temporary files."""
+        for entry in set(_listdir(self._logdir)) - before:
+            if not (entry.startswith(name + '.') or entry.startswith(
+                    name + '_temp') or '.tmp' in entry
+                    or 'tempstate' in entry):
+                continue
+            path = os.path.join(self._logdir, entry)
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path):
+                    shutil.rmtree(path)
+                else:
+                    os.remove(path)
+
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(name)
+        return getattr(self._saver, name)
+
+
+def _listdir(directory):
+    try:
+        return os.listdir(directory)
+    except FileNotFoundError:
+        return []
+
+
+def _error_cause(error):
+    """The cause of an error of writing a file, without the file's path.
+
+    TensorFlow's messages read 'PATH; CAUSE', followed by lines that locate
+    the failed operation.
+    """
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return _error_line(error).rpartition('; ')[2]
+
+
+def _error_line(error):
+    """The line of a TensorFlow error that says what went wrong."""
+    message = getattr(error, 'message', None) or str(error)
+    # Restores explain that the graph may have changed, then give the cause.
+    message = message.rpartition('Original error:')[2]
+    # Skip the lines of a failed session run that locate the node.
+    ignore = (
+        'Graph execution error', 'Detected at node', 'File ', 'Node:', '[[')
+    lines = [
+        line.strip() for line in message.splitlines()
+        if line.strip() and not line.strip().startswith(ignore)]
+    return lines[0] if lines else type(error).__name__
+
+
+def initialize_variables(
+        sess, saver, logdir=None, checkpoint=None, resume=None):
+    """Initialize or restore the variables of a session.
+
+    The newest checkpoint inside `logdir` is restored (see
+    `list_checkpoints`); a truncated or corrupt one falls back to the
+    previous checkpoint with a warning, and so does a damaged or stale
+    `checkpoint` index. The saver then counts the checkpoints already in the
+    folder, so that its `max_to_keep` holds across restarts.
+
+    Args:
+      sess: Session to initialize variables in.
+      saver: Saver to restore variables.
+      logdir: Directory to search for checkpoints.
+      checkpoint: Specify a checkpoint (path or name in logdir) to restore.
+      resume: Whether to expect checkpoints to restore from; None accepts
+          either.
+
+    Raises:
+      ValueError: When resume is requested without checkpoints, or
+          checkpoints exist when starting a new run, or none is readable.
+
+    Returns:
+      Path of the restored checkpoint, or None.
+    """
+    sess.run(tf.group(
+        tf.local_variables_initializer(), tf.global_variables_initializer()))
+    if resume and not (logdir or checkpoint):
+        raise ValueError('Need a logdir or checkpoint to resume from.')
+    candidates = []
+    if logdir:
+        candidates = list_checkpoints(logdir, warn=not checkpoint)
+        # Oldest first, as the saver deletes them.
+        saver.recover_last_checkpoints(candidates[::-1])
+    if checkpoint:
+        if logdir and not os.path.isabs(checkpoint):
+            checkpoint = os.path.join(logdir, checkpoint)
+        candidates = [checkpoint]
+    if candidates and resume is False:
+        raise ValueError(
+            f'Found checkpoint {candidates[0]} when starting a new run in '
+            f'{logdir}.')
+    if not candidates:
+        if resume:
+            raise ValueError(f'No checkpoint found to resume in {logdir}.')
+        return None
+    failures = []
+    for path in candidates:
+        try:
+            _restore(sess, saver, path)
+        except (tf.errors.OpError, ValueError) as error:
+            message = _error_line(error)
+            failures.append(f'{path}: {message}')
+            logging.getLogger('agents').warning(
+                'Cannot restore checkpoint %s (%s); trying the previous one.',
+                path, message)
+            continue
+        return path
+    raise ValueError('No readable checkpoint: ' + '; '.join(failures))
+
+
+def _restore(sess, saver, path):
+    """Restore a checkpoint; one without the optional variables, too.
+
+    A checkpoint of an older run lacks the state of an exact resumption
+    that `define_saver(include=...)` adds: the variables it holds are
+    restored, the others keep their initial values, and one line says so.
+    """
+    optional = getattr(saver, 'optional', None)
+    if optional:
+        names = {name for name, _ in tf.train.list_variables(path)}
+        missing = [
+            variable for variable in optional
+            if variable.op.name not in names]
+        if missing:
+            present = [
+                variable for variable in optional
+                if variable.op.name in names]
+            with sess.graph.as_default():
+                partial = tf.train.Saver(saver.required + present)
+            partial.restore(sess, path)
+            logging.getLogger('agents').info(
+                'Checkpoint %s holds no state for an exact resumption (%d '
+                'variables such as %s); they begin from their initial '
+                'values.', path, len(missing), missing[0].op.name)
+            return
+    saver.restore(sess, path)
+
+
+def list_checkpoints(logdir, warn=False):
+    """Checkpoint paths inside a run folder, newest first.
+
+    The folder is scanned for `model.ckpt-<step>` checkpoints whose index
+    file exists, the highest step first. The `checkpoint` index file that
+    TensorFlow keeps adds checkpoints of other names, by their base names
+    within the folder: its paths may be absolute paths of the folder the run
+    was copied or moved from, and the file may be damaged or stale (an older
+    saver's, which omits newer checkpoints).
+
+    Args:
+      logdir: Directory holding checkpoints.
+      warn: Whether to log a warning when the `checkpoint` index is damaged
+          or names another checkpoint as the latest than the newest found.
+
+    Returns:
+      List of checkpoint prefixes inside `logdir` whose index file exists.
+    """
+    found = []
+    for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
+        match = _CHECKPOINT_INDEX.match(name)
+        if match:
+            found.append((int(match.group(2)), match.group(1)))
+    names = [name for _, name in sorted(found, reverse=True)]
+    indexed, problem = _read_checkpoint_index(logdir)
+    for name in indexed:
+        if name not in names and os.path.exists(
+                os.path.join(logdir, name + '.index')):
+            names.append(name)
+    index = os.path.join(logdir, 'checkpoint')
+    logger = logging.getLogger('agents')
+    if warn and problem:
+        logger.warning(
+            'The checkpoint index %s is damaged (%s); using the checkpoints '
+            'found in the folder.', index, problem)
+    elif warn and indexed and indexed[0] not in names:
+        newest = (
+            f'trying {names[0]}, the newest found' if names
+            else 'no other checkpoint is in the folder')
+        logger.warning(
+            'The checkpoint index %s names %s as the latest checkpoint, but '
+            '%s.index is missing; %s.', index, indexed[0], indexed[0], newest)
+    elif warn and indexed and indexed[0] != names[0]:
+        logger.warning(
+            'The checkpoint index %s names %s as the latest checkpoint, but '
+            '%s is newer; trying the newest first.', index, indexed[0],
+            names[0])
+    return [os.path.join(logdir, name) for name in names]
+
+
+_CHECKPOINT_INDEX = re.compile(r'^(model\.ckpt-(\d+))\.index$')
+
+
+def _read_checkpoint_index(logdir):
+    """The base names the `checkpoint` index file lists, latest first.
+
+    Returns:
+      Tuple of the names and, when the file cannot be read, the reason.
+    """
+    if not os.path.exists(os.path.join(logdir, 'checkpoint')):
+        return [], None
+    try:
+        state = tf.train.get_checkpoint_state(logdir)
+    except (ValueError, tf.errors.OpError, text_format.ParseError) as error:
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        return [], lines[0]
+    if state is None or not state.model_checkpoint_path:
+        return [], 'it names no checkpoint'
+    paths = [state.model_checkpoint_path] + [
+        path for path in reversed(state.all_model_checkpoint_paths)
+        if path != state.model_checkpoint_path]
+    return [os.path.basename(path) for path in paths], None

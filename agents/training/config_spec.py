@@ -1,0 +1,466 @@
+"""Which configuration a run uses, and its completion before training.
+
+A config spec names a function of `agents.scripts.configs`, a
+'package.module:function' or a 'path/to/file.py:function'; the function
+returns the configuration as a dict. `complete_config` then fills in the
+defaults of `configs.default()` and the values derived from the environment,
+and checks every value by the one table `RULES` (types, finite numbers,
+ranges, choices), so that a bad configuration fails in one line before
+anything is restored or written.
+"""
+
+import collections
+import inspect
+import math
+import re
+
+import numpy as np
+
+from agents import tools
+from agents.algorithms.ppo import ppo
+from agents.training import config_io
+from agents.scripts import configs
+from agents.environments import env_construction
+from agents.scripts import networks
+from agents.training.config_io import ConfigError
+
+# Seeds of NumPy's global generator, which the config's seed also sets.
+MAX_SEED = 2**32 - 1
+
+
+def config_names():
+    """Names of the configuration functions in `agents.scripts.configs`."""
+    return sorted(
+        name for name, value in inspect.getmembers(configs, inspect.isfunction)
+        if value.__module__ == configs.__name__ and name != 'default'
+        and not name.startswith('_'))
+
+
+def load_named_config(name):
+    """Build the locked configuration of a config function by name.
+
+    Args:
+      name: Name of a function in `agents.scripts.configs`.
+
+    Raises:
+      ConfigError: Listing the valid names when `name` is unknown.
+
+    Returns:
+      Locked `tools.AttrDict`.
+    """
+    if name not in config_names():
+        raise ConfigError(
+            f"Unknown config '{name}'; valid configs: "
+            f"{', '.join(config_names())}.")
+    config = tools.AttrDict(getattr(configs, name)())
+    config.lock()
+    return config
+
+
+def load_config_spec(spec):
+    """Build the locked configuration of a config function and record it.
+
+    Args:
+      spec: Name of a function in `agents.scripts.configs`,
+          'package.module:function', or 'path/to/file.py:function'.
+
+    Raises:
+      ConfigError: When the function cannot be found or does not
+          return a mapping.
+
+    Returns:
+      Locked `tools.AttrDict` whose `config_function` (see
+      `config_io.SOURCE_KEY`) records where it came from.
+    """
+    if ':' not in spec:
+        config = load_named_config(spec)
+        source = f'{configs.__name__}:{spec}'
+    else:
+        function, source = config_io.import_config_function(spec)
+        values = function()
+        if not isinstance(values, dict):
+            raise ConfigError(
+                f"Config function '{spec}' returned a "
+                f'{type(values).__name__}; expected a dict such as '
+                'dict(configs.default(), **locals()).')
+        config = tools.AttrDict(values)
+    with config.unlocked:
+        config[config_io.SOURCE_KEY] = source
+    config.lock()
+    return config
+
+
+def config_label(spec):
+    """The name of a config spec in run folder names: the function's."""
+    return spec.rpartition(':')[2]
+
+
+_REQUIRED_KEYS = (
+    'algorithm', 'env', 'num_agents', 'steps', 'update_every',
+    'eval_episodes')
+
+# Most environment steps of a run (the message of `RULES` says 1e12): a
+# trillion, eleven days at a million steps a second; the loop's step counters
+# and time estimates hold it.
+MAX_STEPS = 1e12
+
+
+def with_defaults(config):
+    """A copy of the config with the keys it leaves out from the defaults.
+
+    `configs.default()` is the one place of the defaults that training and
+    PPO read; a config that lacks one of its keys (a 2017 config, say, from
+    before the key existed) takes its value. Keys that `default()` does not
+    define stay missing, so reading one still raises.
+
+    Args:
+      config: Configuration mapping.
+
+    Returns:
+      Locked `tools.AttrDict`.
+    """
+    config = tools.AttrDict(config)
+    with config.unlocked:
+        for key, value in configs.default().items():
+            config.setdefault(key, value)
+    config.lock()
+    return config
+
+
+def complete_config(config):
+    """Fill in the defaults and the values derived from the environment.
+
+    Checks every value (see `check_config`) before it builds one
+    environment in this process, so that a bad value, an unknown env id or
+    an unsupported space fails before any worker starts or file is written.
+
+    Args:
+      config: Configuration mapping.
+
+    Raises:
+      ConfigError: When the environment cannot be built or used, or
+          a setting is invalid.
+
+    Returns:
+      Locked copy of the configuration.
+    """
+    missing = [key for key in _REQUIRED_KEYS if key not in config]
+    if missing:
+        raise ConfigError(
+            f"Config has no {', '.join(repr(key) for key in missing)}; "
+            f"expected the keys {', '.join(_REQUIRED_KEYS)}.")
+    config = with_defaults(config)
+    with config.unlocked:
+        config.setdefault('logdir', None)
+        check_config(config, completed=False)
+        env = env_construction.create_environment(config)
+        try:
+            if not config.max_length:
+                spec = env.spec
+                config.max_length = spec.max_episode_steps if spec else None
+        finally:
+            env.close()
+        if not config.max_length:
+            raise ConfigError(
+                'Config max_length is not set and the environment has '
+                'no time limit; set max_length.')
+    check_config(config)
+    config.lock()
+    return config
+
+
+def check_config(config, completed=True):
+    """Check every value of a configuration that `RULES` knows.
+
+    The one check of the values that training, the environments and PPO
+    read, for new runs, `--set` overrides and resumed config.yaml files
+    alike. Keys that a config adds beyond `configs.default()` and the task
+    keys are left alone.
+
+    Args:
+      config: Configuration mapping, e.g. completed by `complete_config`.
+      completed: Whether the values derived from the environment are in:
+          before, `max_length` may be None and `eval_every`, which depends
+          on it, is not checked.
+
+    Raises:
+      ConfigError: One line naming the first invalid key, its value and
+          what is expected.
+    """
+    # Rules that read another key (max_agents, ppo_clip) find its default
+    # where the config leaves it out.
+    full = with_defaults(config)
+    for key, rule in RULES.items():
+        if key not in config or (not completed and key in _DERIVED):
+            continue
+        value = config[key]
+        if not rule.valid(value, full):
+            raise ConfigError(
+                f'Config {key}={value!r} {rule.describe(value, full)}.')
+
+
+def check_seed(seed, name):
+    """Raise a ConfigError unless the seed is None or fits NumPy's seeds.
+
+    The rule of the config key `seed` (see `RULES`), for a seed of
+    another origin.
+
+    Args:
+      seed: The value.
+      name: How the message names it, e.g. '--seed'.
+
+    Raises:
+      ConfigError: Naming the value and the valid range.
+    """
+    rule = RULES['seed']
+    if not rule.valid(seed, {}):
+        raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')
+
+
+def check_eval_every(config):
+    """Refuse an evaluation schedule that cannot run.
+
+    The rule of `eval_every` in `RULES`, for a completed configuration.
+
+    Raises:
+      ConfigError: Naming the value and the valid range of steps.
+    """
+    rule = RULES['eval_every']
+    if not rule.valid(config.eval_every, config):
+        raise ConfigError(
+            f'Config eval_every={config.eval_every!r} '
+            f'{rule.describe(config.eval_every, config)}.')
+
+
+class Rule(collections.namedtuple('Rule', 'valid, describe')):
+    """How one config value is checked.
+
+    Attributes:
+      valid: Function of the value and the config: whether it is valid.
+      describe: Function of the value and the config returning what the
+          error says after 'Config KEY=VALUE ', e.g. 'must be >= 1'.
+    """
+
+
+def _is_integer(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def _is_number(value):
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_))
+            and math.isfinite(value))
+
+
+def _must(expected):
+    return lambda unused_value, unused_config: f'must be {expected}'
+
+
+def _integer(low, high=None, optional=False, expected=None):
+    """Rule of an integer from `low` to `high`, or None where optional."""
+    def valid(value, unused_config):
+        if value is None:
+            return optional
+        return _is_integer(value) and low <= value and (
+            high is None or value <= high)
+    if expected is None:
+        expected = (
+            f'an integer >= {low}' if high is None
+            else f'an integer from {low} to {high}')
+        expected += ' or None' if optional else ''
+    return Rule(valid, _must(expected))
+
+
+def _number(low=-math.inf, high=math.inf, optional=False, above=False,
+            expected=None):
+    """Rule of a finite number in a range, or None where optional.
+
+    With `above`, the number must exceed `low`; otherwise it may equal it.
+    """
+    def valid(value, unused_config):
+        if value is None:
+            return optional
+        return _is_number(value) and (
+            low < value if above else low <= value) and value <= high
+    if expected is None:
+        if high < math.inf:
+            expected = f'in [{low}, {high}]'
+        else:
+            expected = f"{'>' if above else '>='} {low}"
+        expected = f'a finite number {expected}'
+        expected += ' or None' if optional else ''
+    return Rule(valid, _must(expected))
+
+
+def _choice(choices):
+    """Rule of one of some strings or None."""
+    def valid(value, unused_config):
+        return any(
+            value is choice or (isinstance(value, str) and value == choice)
+            for choice in choices)
+    return Rule(valid, _must(f'one of {choices}'))
+
+
+def _of_type(kinds, expected, optional=False):
+    """Rule of a value of some types, or None where optional."""
+    def valid(value, unused_config):
+        return (value is None and optional) or (
+            isinstance(value, kinds) and value is not None)
+    return Rule(valid, _must(expected))
+
+
+def _is_callable(expected):
+    return Rule(lambda value, unused_config: callable(value), _must(expected))
+
+
+def _layers(value, unused_config):
+    return isinstance(value, (tuple, list)) and all(
+        _is_integer(size) and size >= 1 for size in value)
+
+
+def _regexes(value, unused_config):
+    if value is None:
+        return True
+    if not isinstance(value, dict):
+        return False
+    for name, pattern in value.items():
+        if not isinstance(name, str) or not isinstance(pattern, str):
+            return False
+        try:
+            re.compile(pattern)
+        except re.error:
+            return False
+    return True
+
+
+def _max_agents(config):
+    """The valid `max_agents` of a config, or the default one."""
+    limit = config.max_agents
+    if _is_integer(limit) and limit >= 1:
+        return limit
+    return configs.default()['max_agents']
+
+
+def _valid_num_agents(value, config):
+    return _is_integer(value) and 1 <= value <= _max_agents(config)
+
+
+def _describe_num_agents(value, config):
+    limit = _max_agents(config)
+    message = f'must be an integer from 1 to max_agents={limit}'
+    if _is_integer(value) and value > limit:
+        message += (
+            f': it would build {value} environments; raise max_agents where '
+            'the machine holds that many')
+    return message
+
+
+def _valid_kl_penalty(value, config):
+    return isinstance(value, (bool, np.bool_)) and (
+        bool(value) or bool(config.ppo_clip))
+
+
+def _describe_kl_penalty(value, unused_config):
+    if isinstance(value, (bool, np.bool_)):
+        return ('needs ppo_clip, the policy objective would have no trust '
+                'region otherwise')
+    return 'must be True or False'
+
+
+def _valid_eval_every(value, config):
+    return value is None or (
+        _is_number(value) and 1 <= value <= config.steps)
+
+
+def _describe_eval_every(unused_value, config):
+    return (
+        'must be None or a number of training steps from 1 to '
+        f'steps={config.steps:g}: the run evaluates after every eval_every '
+        'steps and at its end')
+
+
+_BOOL = _of_type((bool, np.bool_), 'True or False')
+
+# Every key of `configs.default()` and the task keys, in the order they are
+# checked: a rule may read keys checked before it (`max_agents` before
+# `num_agents`). The messages read 'Config KEY=VALUE must be ...'.
+RULES = collections.OrderedDict([
+    # Task.
+    ('env', Rule(
+        lambda value, unused_config: (
+            isinstance(value, str) and bool(value)) or callable(value),
+        _must('a gymnasium env id or a callable returning an env'))),
+    ('steps', _number(
+        1, MAX_STEPS,
+        expected='a finite number of environment steps from 1 to 1e12')),
+    (config_io.SOURCE_KEY, _of_type(
+        str, "a 'package.module:function' string", optional=True)),
+    ('logdir', _of_type(str, 'a folder path or None', optional=True)),
+    # General.
+    ('algorithm', _is_callable('a callable, the algorithm class')),
+    ('max_agents', _integer(1)),
+    ('num_agents', Rule(_valid_num_agents, _describe_num_agents)),
+    ('eval_episodes', _integer(1, expected=(
+        'a positive integer: the number of evaluation environments, one '
+        'episode each'))),
+    ('eval_stochastic', _of_type(
+        (bool, np.bool_), 'True (sample actions) or False (the greedy mode)')),
+    ('use_gpu', _BOOL),
+    ('seed', _integer(0, MAX_SEED, optional=True,
+                      expected=f'an integer from 0 to {MAX_SEED}')),
+    # Environment.
+    ('normalize_ranges', _BOOL),
+    ('max_length', _integer(1, optional=True)),
+    ('worker_timeout', _number(
+        0, above=True, optional=True,
+        expected='a positive number of seconds or None')),
+    ('restart_workers', _BOOL),
+    ('session_threads', _integer(
+        1, optional=True, expected='a positive integer or None')),
+    ('caller_thread', _BOOL),
+    ('compile_rollout', _BOOL),
+    ('eval_every', Rule(_valid_eval_every, _describe_eval_every)),
+    # Network.
+    ('network', _is_callable('a callable, the network function')),
+    ('weight_summaries', Rule(_regexes, _must(
+        'None or a mapping of names to regular expressions'))),
+    ('policy_layers', Rule(_layers, _must(
+        'a list of positive integers, the sizes of the layers'))),
+    ('value_layers', Rule(_layers, _must(
+        'a list of positive integers, the sizes of the layers'))),
+    ('activation', _is_callable('a callable, the activation function')),
+    ('mean_activation', _choice(networks.MEAN_ACTIVATIONS)),
+    ('weight_init', _choice(networks.WEIGHT_INITS)),
+    ('init_output_factor', _number(0, above=True)),
+    ('init_std', _number(0, above=True)),
+    ('recurrent_value', _BOOL),
+    # Optimization.
+    ('update_every', _integer(1)),
+    ('update_steps', _integer(1, optional=True)),
+    ('rollout_length', _integer(1, optional=True)),
+    ('update_epochs', _integer(1)),
+    ('optimizer', _is_callable('a callable, the optimizer class')),
+    ('learning_rate', _number(0, above=True)),
+    ('learning_rate_decay', _choice((None, 'linear'))),
+    ('batch_size', _integer(1, optional=True)),
+    ('chunk_length', _integer(1, optional=True)),
+    ('max_gradient_norm', _number(0, above=True, optional=True)),
+    ('compile_update', _BOOL),
+    # Losses.
+    ('discount', _number(0, 1, expected='in [0, 1]')),
+    ('gae_lambda', _number(0, 1, optional=True, expected='in [0, 1] or None')),
+    ('bootstrap_truncated', _BOOL),
+    ('reward_normalization', _choice(ppo.REWARD_NORMALIZATIONS)),
+    ('value_loss_clip', _number(0, above=True, optional=True)),
+    ('entropy_regularization', _number(0)),
+    ('ppo_clip', _number(0, above=True, optional=True)),
+    ('kl_penalty', Rule(_valid_kl_penalty, _describe_kl_penalty)),
+    ('kl_target', _number(0, above=True)),
+    ('kl_cutoff_factor', _number(0, above=True)),
+    ('kl_cutoff_coef', _number(0)),
+    ('kl_init_penalty', _number(0)),
+])
+
+# Keys whose rule needs the values derived from the environment.
+_DERIVED = ('eval_every',)

@@ -1,0 +1,150 @@
+"""Tests of config specs and their completion."""
+
+import pytest
+
+from agents import tools
+from agents.training import config_io
+from agents.training import config_spec
+from agents.scripts import configs
+
+
+def test_unknown_config_name_lists_the_choices():
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.load_config_spec('pendulm')
+    assert str(error.value) == (
+        "Unknown config 'pendulm'; valid configs: "
+        f"{', '.join(config_spec.config_names())}.")
+    assert 'pendulum' in config_spec.config_names()
+    assert 'default' not in config_spec.config_names()
+
+
+def test_config_spec_records_its_source():
+    config = config_spec.load_config_spec('pendulum')
+    assert config[config_io.SOURCE_KEY] == 'agents.scripts.configs:pendulum'
+    assert config_spec.config_label('my_package.my_configs:walker') == (
+        'walker')
+
+
+def test_complete_config_fills_what_is_left_out_from_the_defaults():
+    config = tools.AttrDict(
+        algorithm=configs.default()['algorithm'], env='Pendulum-v1',
+        num_agents=2, steps=100,
+        update_every=2, eval_episodes=2, bootstrap_truncated=False)
+    config = config_spec.complete_config(config)
+    default = configs.default()
+    assert config.bootstrap_truncated is False
+    assert config.max_length == 200  # The env's time limit.
+    assert config.logdir is None
+    assert all(
+        config[key] == value for key, value in default.items()
+        if key not in ('algorithm', 'num_agents', 'update_every',
+                       'eval_episodes', 'bootstrap_truncated', 'max_length'))
+
+
+def test_complete_config_names_the_missing_keys():
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.complete_config(tools.AttrDict(env='Pendulum-v1'))
+    assert str(error.value) == (
+        "Config has no 'algorithm', 'num_agents', 'steps', 'update_every', "
+        "'eval_episodes'; expected the keys algorithm, env, num_agents, "
+        'steps, update_every, eval_episodes.')
+
+
+@pytest.mark.parametrize('seed', [-1, 2**32, 1.5, True, '3'])
+def test_check_seed_names_the_value_and_the_range(seed):
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.check_seed(seed, '--seed')
+    assert str(error.value) == (
+        f'--seed={seed!r} must be an integer from 0 to 4294967295.')
+    config_spec.check_seed(None, '--seed')
+    config_spec.check_seed(7, '--seed')
+
+
+def test_rules_cover_every_default_key_and_every_config_passes():
+    assert not set(configs.default()) - set(config_spec.RULES)
+    for name in config_spec.config_names():
+        config_spec.check_config(
+            config_spec.load_named_config(name), completed=False)
+
+
+def _pendulum(**values):
+    config = tools.AttrDict(configs.pendulum())
+    with config.unlocked:
+        config.update(values)
+    return config
+
+
+@pytest.mark.parametrize('key, value, message', [
+    # The probes of issue 24.
+    ('steps', float('nan'),
+     'steps=nan must be a finite number of environment steps from 1 to '
+     '1e12.'),
+    ('steps', 1e300,
+     'steps=1e+300 must be a finite number of environment steps from 1 to '
+     '1e12.'),
+    ('steps', -5,
+     'steps=-5 must be a finite number of environment steps from 1 to '
+     '1e12.'),
+    ('steps', 0,
+     'steps=0 must be a finite number of environment steps from 1 to 1e12.'),
+    ('max_length', -1, 'max_length=-1 must be an integer >= 1 or None.'),
+    ('num_agents', 0,
+     'num_agents=0 must be an integer from 1 to max_agents=1024.'),
+    ('num_agents', -3,
+     'num_agents=-3 must be an integer from 1 to max_agents=1024.'),
+    ('num_agents', 1000000,
+     'num_agents=1000000 must be an integer from 1 to max_agents=1024: it '
+     'would build 1000000 environments; raise max_agents where the machine '
+     'holds that many.'),
+    ('num_agents', 8.0,
+     'num_agents=8.0 must be an integer from 1 to max_agents=1024.'),
+    # Types.
+    ('steps', '1e5',
+     "steps='1e5' must be a finite number of environment steps from 1 to "
+     '1e12.'),
+    ('learning_rate', float('inf'),
+     'learning_rate=inf must be a finite number > 0.'),
+    ('use_gpu', 'yes', "use_gpu='yes' must be True or False."),
+    ('compile_update', 1, 'compile_update=1 must be True or False.'),
+    ('policy_layers', (64, 0),
+     'policy_layers=(64, 0) must be a list of positive integers, the sizes '
+     'of the layers.'),
+    ('network', 'feed_forward',
+     "network='feed_forward' must be a callable, the network function."),
+    ('weight_summaries', {'all': '('},
+     "weight_summaries={'all': '('} must be None or a mapping of names to "
+     'regular expressions.'),
+    ('max_agents', 0, 'max_agents=0 must be an integer >= 1.'),
+    # The checks that PPO made, with their words.
+    ('discount', 2, 'discount=2 must be in [0, 1].'),
+    ('update_every', 0, 'update_every=0 must be an integer >= 1.'),
+    ('rollout_length', 0,
+     'rollout_length=0 must be an integer >= 1 or None.'),
+    ('kl_target', 0, 'kl_target=0 must be a finite number > 0.'),
+    ('gae_lambda', 1.5, 'gae_lambda=1.5 must be in [0, 1] or None.'),
+    ('reward_normalization', 'returns',
+     "reward_normalization='returns' must be one of ('reward', 'return', "
+     'None).'),
+    ('learning_rate_decay', 'cosine',
+     "learning_rate_decay='cosine' must be one of (None, 'linear')."),
+    ('kl_penalty', False,
+     'kl_penalty=False needs ppo_clip, the policy objective would have no '
+     'trust region otherwise.'),
+    # The networks' choices.
+    ('weight_init', 'he',
+     "weight_init='he' must be one of ('glorot', 'orthogonal')."),
+    ('mean_activation', 'relu',
+     "mean_activation='relu' must be one of ('tanh', None)."),
+])
+def test_invalid_value_names_the_key_the_value_and_what_is_expected(
+        key, value, message):
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.complete_config(_pendulum(**{key: value}))
+    assert str(error.value) == 'Config ' + message
+
+
+def test_max_agents_raises_the_limit_and_other_keys_are_left_alone():
+    config = config_spec.complete_config(_pendulum(
+        num_agents=2000, max_agents=4096, my_own_key=float('nan')))
+    assert config.num_agents == 2000
+    config_spec.check_config(_pendulum(kl_penalty=False, ppo_clip=0.2))

@@ -1,0 +1,177 @@
+"""What produced a run: command line, package versions, commit, host, time.
+
+`record()` collects it and `write(run_dir, record)` stores it as
+`provenance.yaml` beside the run's `config.yaml`, so that a run folder or a
+benchmark's JSON says which code and which libraries made its numbers.
+
+This module does not import TensorFlow or any other recorded package: the
+versions come from the installed distributions' metadata.
+"""
+
+import datetime
+import importlib.metadata
+import io
+import os
+import shlex
+import socket
+import subprocess
+import sys
+
+import ruamel.yaml
+
+from agents.training import config_io
+
+FILENAME = 'provenance.yaml'
+# Recorded packages and the distributions that provide them, first found
+# wins (TensorFlow also ships as tensorflow-cpu, for example).
+PACKAGES = {
+    'tensorflow': ('tensorflow', 'tensorflow-cpu', 'tensorflow-macos',
+                   'tf-nightly'),
+    'gymnasium': ('gymnasium',),
+    'mujoco': ('mujoco',),
+    'numpy': ('numpy',),
+    'envpool': ('envpool',),
+    'ray': ('ray',),
+    'agents': ('batch-ppo',),
+}
+KEYS = ('command', 'python', 'packages', 'git_commit', 'git_dirty', 'host',
+        'started')
+_GIT_TIMEOUT = 5.0
+
+
+def record(argv=None):
+    """Describe the running process: what a run folder should remember.
+
+    Args:
+      argv: Command line as a list of strings; `sys.argv` by default.
+
+    Returns:
+      Dict with the keys of `KEYS`: `command` (the command line as one
+      shell-quoted string), `python` (its version), `packages` (dict from
+      each name of `PACKAGES` to its installed version, None when it is not
+      installed), `git_commit` and `git_dirty` (see `git_state`; both None
+      when the package does not run from a git checkout), `host` (the host
+      name) and `started` (the current UTC time in ISO 8601, seconds).
+    """
+    argv = sys.argv if argv is None else argv
+    commit, dirty = git_state(package_root())
+    started = datetime.datetime.now(datetime.timezone.utc)
+    return dict(
+        command=shlex.join(str(arg) for arg in argv),
+        python=sys.version.split()[0],
+        packages={
+            name: package_version(*distributions)
+            for name, distributions in PACKAGES.items()},
+        git_commit=commit,
+        git_dirty=dirty,
+        host=socket.gethostname(),
+        started=started.isoformat(timespec='seconds').replace(
+            '+00:00', 'Z'))
+
+
+def write(run_dir, provenance):
+    """Write a record to `provenance.yaml` in a run folder, atomically.
+
+    The YAML is safe (plain strings, numbers, booleans, nulls and maps);
+    it goes to a temporary file in `run_dir` that is renamed into place.
+
+    Args:
+      run_dir: Existing run folder, beside whose `config.yaml` it goes.
+      provenance: Dict from `record`.
+
+    Returns:
+      Path of the written file.
+    """
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    yaml.default_flow_style = False
+    stream = io.StringIO()
+    yaml.dump(dict(provenance), stream)
+    path = os.path.join(run_dir, FILENAME)
+    config_io.write_atomic(path, stream.getvalue())
+    return path
+
+
+def read(run_dir):
+    """Read the record of a run folder.
+
+    Args:
+      run_dir: Run folder with a `provenance.yaml`.
+
+    Raises:
+      FileNotFoundError: When the folder has no `provenance.yaml`.
+
+    Returns:
+      The dict that `write` wrote.
+    """
+    path = os.path.join(run_dir, FILENAME)
+    with open(path, encoding='utf-8') as file_:
+        return ruamel.yaml.YAML(typ='safe', pure=True).load(file_)
+
+
+def package_version(*distributions):
+    """Version of the first installed distribution of the names given.
+
+    Args:
+      *distributions: Distribution names, as `pip` knows them.
+
+    Returns:
+      The version string, or None when none of them is installed.
+    """
+    for distribution in distributions:
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def package_root():
+    """Folder that holds the `agents` package that is running."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+
+
+def git_state(root):
+    """Commit and dirty flag of a git checkout whose top folder is `root`.
+
+    Asks `git` with a short timeout. A folder inside some other checkout
+    (a package installed into a virtual environment kept in a repository)
+    does not count: the checkout's top folder must be `root` itself.
+
+    Args:
+      root: Folder to ask about.
+
+    Returns:
+      Tuple `(commit, dirty)`: the full hash of `HEAD` and whether tracked
+      files differ from it (untracked files, such as run folders written
+      into the checkout, do not count); `(None, None)` when `root` is not
+      the top of a git checkout, git is missing, or it fails or hangs.
+    """
+    top = _git(root, 'rev-parse', '--show-toplevel')
+    if top is None or not _same_folder(top, root):
+        return None, None
+    commit = _git(root, 'rev-parse', 'HEAD')
+    changes = _git(root, 'status', '--porcelain', '--untracked-files=no')
+    if commit is None or changes is None:
+        return None, None
+    return commit, bool(changes)
+
+
+def _git(root, *args):
+    """Output of a git command in `root` without the trailing newline."""
+    try:
+        result = subprocess.run(
+            ('git', '-C', root) + args, capture_output=True, text=True,
+            timeout=_GIT_TIMEOUT, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if result.returncode:
+        return None
+    return result.stdout.strip()
+
+
+def _same_folder(first, second):
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False

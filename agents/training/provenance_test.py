@@ -1,0 +1,165 @@
+"""Tests of the provenance record of a run."""
+
+import datetime
+import os
+import socket
+import subprocess
+import sys
+
+import gymnasium
+import mujoco
+import numpy as np
+import pytest
+import ruamel.yaml
+
+from agents.training import provenance
+
+
+def _git(root, *args):
+    return subprocess.run(
+        ('git', '-C', str(root)) + args, capture_output=True, text=True,
+        check=True).stdout.strip()
+
+
+@pytest.fixture(name='repo')
+def _repo(tmp_path):
+    """A git repository with one commit of one file."""
+    root = tmp_path / 'repo'
+    root.mkdir()
+    _git(root, 'init', '-q')
+    _git(root, 'config', 'user.email', 'test@example.com')
+    _git(root, 'config', 'user.name', 'Test')
+    (root / 'module.py').write_text('VALUE = 1\n', encoding='utf-8')
+    _git(root, 'add', 'module.py')
+    _git(root, 'commit', '-q', '-m', 'first')
+    return root
+
+
+def test_record_keys_and_values(monkeypatch):
+    """Exact keys; command, versions, host and time of this process."""
+    before = datetime.datetime.now(datetime.timezone.utc).replace(
+        microsecond=0)
+    record = provenance.record(
+        ['agents/scripts/train.py', '--config=pendulum', '--set=a=b c'])
+    after = datetime.datetime.now(datetime.timezone.utc)
+    assert tuple(sorted(record)) == tuple(sorted(provenance.KEYS))
+    assert record['command'] == (
+        "agents/scripts/train.py --config=pendulum '--set=a=b c'")
+    assert record['python'] == '.'.join(map(str, sys.version_info[:3]))
+    assert list(record['packages']) == [
+        'tensorflow', 'gymnasium', 'mujoco', 'numpy', 'envpool', 'ray',
+        'agents']
+    assert record['host'] == socket.gethostname()
+    assert record['started'].endswith('Z')
+    started = datetime.datetime.fromisoformat(
+        record['started'].replace('Z', '+00:00'))
+    assert before <= started <= after
+    monkeypatch.setattr(sys, 'argv', ['benchmarks/learning.py', '--seeds=0'])
+    assert provenance.record()['command'] == (
+        'benchmarks/learning.py --seeds=0')
+
+
+def test_versions_are_those_of_the_installed_packages():
+    """Versions match the modules; a missing package is None."""
+    packages = provenance.record([])['packages']
+    assert packages['numpy'] == np.__version__
+    assert packages['gymnasium'] == gymnasium.__version__
+    assert packages['mujoco'] == mujoco.__version__
+    # pylint: disable=import-outside-toplevel
+    import tensorflow as tf
+    assert packages['tensorflow'] == tf.__version__
+    assert provenance.package_version('no-such-distribution-xyz') is None
+    assert provenance.package_version(
+        'no-such-distribution-xyz', 'numpy') == np.__version__
+
+
+def test_git_state_of_a_checkout(repo):
+    """The commit of HEAD; dirty once a tracked file changes."""
+    head = _git(repo, 'rev-parse', 'HEAD')
+    assert len(head) == 40
+    assert provenance.git_state(str(repo)) == (head, False)
+    (repo / 'notes.txt').write_text('untracked\n', encoding='utf-8')
+    assert provenance.git_state(str(repo)) == (head, False)
+    (repo / 'module.py').write_text('VALUE = 2\n', encoding='utf-8')
+    assert provenance.git_state(str(repo)) == (head, True)
+
+
+def test_git_state_outside_a_checkout(tmp_path, repo, monkeypatch):
+    """Not a checkout, a folder inside another one, or no git: None."""
+    outside = tmp_path / 'plain'
+    outside.mkdir()
+    assert provenance.git_state(str(outside)) == (None, None)
+    inside = repo / 'venv' / 'site-packages'
+    inside.mkdir(parents=True)
+    assert provenance.git_state(str(inside)) == (None, None)
+    assert provenance.git_state(str(tmp_path / 'missing')) == (None, None)
+    monkeypatch.setenv('PATH', str(outside))
+    assert provenance.git_state(str(repo)) == (None, None)
+
+
+def test_record_takes_the_commit_of_the_package_checkout(repo, monkeypatch):
+    """record() asks git about the folder that holds the package."""
+    head = _git(repo, 'rev-parse', 'HEAD')
+    monkeypatch.setattr(provenance, 'package_root', lambda: str(repo))
+    record = provenance.record([])
+    assert (record['git_commit'], record['git_dirty']) == (head, False)
+    monkeypatch.setattr(
+        provenance, 'package_root', lambda: str(repo.parent))
+    record = provenance.record([])
+    assert (record['git_commit'], record['git_dirty']) == (None, None)
+
+
+def test_package_root_holds_the_package():
+    """The root is the folder with the agents package in it."""
+    root = provenance.package_root()
+    assert os.path.isfile(os.path.join(root, 'agents', 'training',
+                                       'provenance.py'))
+
+
+def test_write_is_atomic_safe_yaml(tmp_path):
+    """provenance.yaml reads back equal; no temporary file is left."""
+    record = dict(
+        command='train --config=pendulum', python='3.11.7',
+        packages=dict(tensorflow='2.21.0', envpool=None),
+        git_commit='0' * 40, git_dirty=True, host='vm',
+        started='2026-11-25T00:40:00Z')
+    path = provenance.write(str(tmp_path), record)
+    assert path == os.path.join(str(tmp_path), 'provenance.yaml')
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+    with open(path, encoding='utf-8') as file_:
+        assert file_.read() == (
+            'command: train --config=pendulum\n'
+            f"git_commit: '{'0' * 40}'\n"
+            'git_dirty: true\n'
+            'host: vm\n'
+            'packages:\n'
+            '  envpool: null\n'
+            '  tensorflow: 2.21.0\n'
+            'python: 3.11.7\n'
+            "started: '2026-11-25T00:40:00Z'\n")
+    assert provenance.read(str(tmp_path)) == record
+    record['host'] = 'other'
+    provenance.write(str(tmp_path), record)
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+    assert provenance.read(str(tmp_path))['host'] == 'other'
+
+
+def test_failed_write_leaves_old_file_and_no_temporary(
+        tmp_path, monkeypatch):
+    """A failed write keeps the old file and leaves no temporary file."""
+    provenance.write(str(tmp_path), dict(host='vm'))
+    with pytest.raises(ruamel.yaml.representer.RepresenterError):
+        provenance.write(str(tmp_path), dict(host=object()))
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+
+    def fail_rename(unused_source, unused_destination):
+        assert len(os.listdir(tmp_path)) == 2  # The temporary file.
+        raise OSError('disk full')
+
+    monkeypatch.setattr(os, 'replace', fail_rename)
+    with pytest.raises(OSError) as error:
+        provenance.write(str(tmp_path), dict(host='other'))
+    assert str(error.value) == 'disk full'
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+    assert provenance.read(str(tmp_path)) == dict(host='vm')

@@ -1,0 +1,69 @@
+"""Tests of TensorFlow's quiet start in the scripts."""
+
+import os
+import subprocess
+import sys
+
+from agents.training import quiet_start
+
+_NOISE = [
+    'WARNING: All log messages before absl::InitializeLog() is called are '
+    'written to STDERR',
+    'I0000 00:00:1795439404.279804   20947 port.cc:153] oneDNN custom '
+    'operations are on.',
+    'I0000 00:00:1795439404.350952   20947 cpu_feature_guard.cc:227] This '
+    'TensorFlow binary is optimized',
+    'To enable the following instructions: AVX2 AVX512F FMA, in other '
+    'operations, rebuild TensorFlow with the appropriate compiler flags.',
+    'E0000 00:00:1795439410.903012   20947 cuda_platform.cc:52] failed call '
+    'to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR '
+    '(303)',
+    'I0000 00:00:1795439410.911192   20947 mlir_graph_optimization_pass.cc:'
+    '437] MLIR V1 optimization pass is not enabled',
+]
+_KEPT = [
+    'E0000 00:00:1795439410.903012   20947 kernel.cc:52] Out of memory',
+    'Error: Unknown config.',
+    '12:00:00 INFO Global step 6400 (eval): mean score -1288.6',
+]
+
+_WRITE = """
+import os
+import sys
+from agents.training import quiet_start
+with quiet_start.filter_stderr():
+    os.write(2, sys.argv[1].encode())
+"""
+
+
+def test_filter_stderr_drops_the_start_up_lines_of_file_descriptor_2():
+    text = '\n'.join(_NOISE[:3] + _KEPT[:1] + _NOISE[3:] + _KEPT[1:]) + '\n'
+    result = subprocess.run(
+        [sys.executable, '-c', _WRITE, text], capture_output=True, text=True,
+        check=True)
+    assert result.stderr.splitlines() == _KEPT
+
+
+_QUIET = """
+import os
+import sys
+from agents.training import quiet_start
+quiet_start.quiet_tensorflow()
+print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'), 'tensorflow' in sys.modules)
+"""
+
+
+def test_the_users_log_level_wins():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='0')
+    result = subprocess.run(
+        [sys.executable, '-c', _QUIET], capture_output=True, text=True,
+        check=True, env=env)
+    assert result.stdout.split() == ['0', 'False']
+    env.pop('TF_CPP_MIN_LOG_LEVEL')
+    result = subprocess.run(
+        [sys.executable, '-c', _QUIET], capture_output=True, text=True,
+        check=True, env=env)
+    assert result.stdout.split() == ['2', 'True']
+    assert not [line for line in result.stderr.splitlines()
+                if quiet_start.is_noise(line)]
+    assert result.stderr == ''

@@ -1,0 +1,316 @@
+"""The run folder: which one a run uses, its name, and one trainer in it.
+
+A run folder `<logdir>/<timestamp>-<config>` holds a run: its config.yaml,
+checkpoints and summaries. Its timestamp names a folder inside `--logdir`
+and nothing else.
+
+Two trainers writing one run folder overwrite each other's checkpoints and
+corrupt its event files. A trainer holds an exclusive `fcntl.flock` on the
+file `.lock` in the run folder while it runs; the kernel releases it when the
+process ends, however it ends, so a killed trainer leaves no stale lock
+behind (the file may stay; an unlocked file is free). The file names the
+process that holds it, for the error of the trainer that finds it taken.
+"""
+
+import contextlib
+import datetime
+import fcntl
+import logging
+import os
+import re
+
+from agents import tools
+from agents.training import config_io
+from agents.training import config_spec
+
+LOCK_NAME = '.lock'
+_TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
+
+
+def check_timestamp(timestamp):
+    """Raise a one-line ConfigError unless a timestamp can name run folders.
+
+    Args:
+      timestamp: Value of --timestamp.
+
+    Raises:
+      config_io.ConfigError: Naming the value and the characters allowed.
+    """
+    if not _TIMESTAMP.match(timestamp):
+        raise config_io.ConfigError(
+            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
+            "'.', '_', '+' or '-', starting with a letter or digit; it names "
+            'a folder inside --logdir.')
+
+
+def runs_of_timestamp(logdir, timestamp):
+    """The config names of the resumable run folders of a timestamp.
+
+    Config names hold no '-', so a folder `<timestamp>-<config>` splits at
+    its last one, and a timestamp never matches the folders of a longer one.
+
+    Args:
+      logdir: Base directory of the run folders.
+      timestamp: The timestamp.
+
+    Returns:
+      Sorted list of config names whose run folder holds a config.yaml.
+    """
+    if not os.path.isdir(logdir):
+        return []
+    names = []
+    for name in os.listdir(logdir):
+        prefix, _, config_name = name.rpartition('-')
+        if prefix == timestamp and os.path.isfile(
+                os.path.join(logdir, name, 'config.yaml')):
+            names.append(config_name)
+    return sorted(names)
+
+
+class RunFolderInUse(RuntimeError):
+    """Another process holds the lock of a run folder."""
+
+    def __init__(self, run_dir, pid):
+        holder = f'process {pid}' if pid else 'another process'
+        super().__init__(
+            f'Run folder {run_dir} is in use by {holder}, another trainer; '
+            'wait for it to end, or pass another --timestamp for a new run.')
+        self.run_dir = run_dir
+        self.pid = pid
+
+
+class RunLock:
+    """The exclusive lock of a trainer on a run folder.
+
+    `acquire` creates the run folder where needed, so that the lock exists
+    before anything else is written; `release(remove_created=True)` removes
+    what it created when the run wrote nothing after all.
+    """
+
+    def __init__(self, run_dir):
+        """Prepare to lock a run folder; nothing happens before `acquire`.
+
+        Args:
+            run_dir: The run folder.
+        """
+        self.run_dir = run_dir
+        self._path = os.path.join(run_dir, LOCK_NAME)
+        self._fd = None
+        self._created = []
+
+    @property
+    def held(self):
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
+    def acquire(self):
+        """Take the lock, or fail without writing anything.
+
+        Raises:
+            RunFolderInUse: Naming the process that holds the lock.
+            OSError: When the folder or the lock file cannot be created.
+
+        Returns:
+            This object.
+        """
+        if self.held:
+            return self
+        self._created = _make_dirs(self.run_dir)
+        while True:
+            fd = os.open(
+                self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pid = _read_pid(fd)
+                os.close(fd)
+                raise RunFolderInUse(self.run_dir, pid) from None
+            # The holder before may have removed the file between our open and
+            # our lock: then the lock is on a file nobody else will see.
+            try:
+                current = os.stat(self._path)
+            except FileNotFoundError:
+                current = None
+            if current and os.path.samestat(os.fstat(fd), current):
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f'{os.getpid()}\n'.encode())
+        self._fd = fd
+        return self
+
+    def release(self, remove_created=False):
+        """Remove the lock file and release the lock; safe to call again.
+
+        Never raises: the release happens on the way out of a run, whose
+        own error it must not hide.
+
+        Args:
+            remove_created: Whether to remove the folders that `acquire`
+                created, where they are empty.
+        """
+        if not self.held:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            # Removed while still locked, so that no other process locks it
+            # in between; see the check in `acquire`. A folder that became
+            # read-only (a remount, a full quota) keeps the file, which is
+            # free once closed: an error here would replace the one that
+            # ended the run.
+            with contextlib.suppress(OSError):
+                os.remove(self._path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if remove_created:
+            for directory in reversed(self._created):
+                try:
+                    os.rmdir(directory)
+                except OSError:
+                    break
+        self._created = []
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *unused_exc_info):
+        self.release()
+
+
+def prepare_run(logdir, config_name, timestamp, settings=()):
+    """Decide the run folder and its configuration (resumed or new).
+
+    The run folder is `<logdir>/<timestamp>-<config>`; an existing one with
+    a `config.yaml` is resumed. Nothing is written: the run folder is
+    created when training starts.
+
+    Args:
+      logdir: Base directory of the run folders, or None.
+      config_name: Config spec (see `config_spec.load_config_spec`), or
+          None to resume.
+      timestamp: Prefix of the run folder, or None for the current time.
+      settings: 'KEY=VALUE' overrides of config values; a resumed run
+          accepts only those that match its saved configuration.
+
+    Raises:
+      config_io.ConfigError: When the config is unknown or missing, the
+          timestamp is invalid, the run folder of the timestamp belongs to
+          another config, an override is invalid or would change a resumed
+          run, the saved configuration cannot be loaded, or `logdir` is not
+          writable.
+
+    Returns:
+      Tuple of the configuration, the run folder (or None) and the
+      timestamp.
+    """
+    if not logdir:
+        if not config_name:
+            raise config_io.ConfigError('Pass --config (and usually --logdir).')
+        config = config_spec.load_config_spec(config_name)
+        config_io.apply_overrides(config, settings)
+        return config, None, None
+    logdir = os.path.expanduser(logdir)
+    if timestamp is not None:
+        check_timestamp(timestamp)
+    timestamp = timestamp or datetime.datetime.now().strftime(
+        '%Y%m%dT%H%M%S')
+    runs = runs_of_timestamp(logdir, timestamp)
+    label = config_name and config_spec.config_label(config_name)
+    if config_name and runs and label not in runs:
+        name, = runs[:1]
+        raise config_io.ConfigError(
+            f"Run folder {os.path.join(logdir, f'{timestamp}-{name}')} of "
+            f"--timestamp={timestamp} has the config '{name}', not "
+            f"'{label}'; pass --config={name} or no --config to "
+            'resume it, or another --timestamp for a new run.')
+    if not config_name and len(runs) > 1:
+        raise config_io.ConfigError(
+            f'Several run folders have --timestamp={timestamp} in {logdir}, '
+            f"of the configs {', '.join(runs)}; pass --config to choose.")
+    if runs:
+        run_dir = os.path.join(
+            logdir, f'{timestamp}-{label if label in runs else runs[0]}')
+        logging.getLogger('agents').info('Resuming run %s.', run_dir)
+        config = config_io.load_config(run_dir)
+        check_resume_overrides(config, settings, run_dir)
+        with config.unlocked:
+            config.logdir = run_dir
+        return config, run_dir, timestamp
+    if not config_name:
+        raise config_io.ConfigError(
+            'Pass --config to start a new run (no run folder with timestamp '
+            f"'{timestamp}' in {logdir}).")
+    config = config_spec.load_config_spec(config_name)
+    config_io.apply_overrides(config, settings)
+    run_dir = os.path.join(
+        logdir, f'{timestamp}-{config_spec.config_label(config_name)}')
+    check_writable(logdir)
+    with config.unlocked:
+        config.logdir = run_dir
+    return config, run_dir, timestamp
+
+
+def check_resume_overrides(config, settings, run_dir):
+    """Refuse overrides that would change the saved config of a run.
+
+    Raises:
+      config_io.ConfigError: Naming the first setting that differs from the
+          saved value.
+    """
+    changed = tools.AttrDict(config)
+    for setting in settings:
+        key, value = next(iter(
+            config_io.apply_overrides(changed, [setting]).items()))
+        if config[key] != value:
+            raise config_io.ConfigError(
+                f'--set={setting} would change {key} of the resumed run '
+                f'{run_dir} from {config[key]!r} to {value!r}; a resumed '
+                'run keeps its config.yaml. Start a new run (another '
+                '--timestamp) to change it.')
+
+
+def check_writable(logdir):
+    """Fail early with one line when the log directory cannot be written.
+
+    Creates nothing: checks the deepest part of the path that exists.
+    """
+    existing = os.path.abspath(logdir)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise config_io.ConfigError(
+            f'--logdir {logdir} cannot be created: {existing} is a file, '
+            'expected a directory.')
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise config_io.ConfigError(
+            f'--logdir {logdir} is not writable: {existing} denies writing.')
+
+
+def _make_dirs(directory):
+    """Create a directory and its parents; return those created, outer first."""
+    missing = []
+    directory = os.path.abspath(directory)
+    while not os.path.isdir(directory):
+        missing.append(directory)
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    created = []
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        created.append(path)
+    return created
+
+
+def _read_pid(fd):
+    """The process id written in a lock file, or None."""
+    try:
+        content = os.pread(fd, 32, 0).decode('ascii', 'replace').strip()
+    except OSError:
+        return None
+    return int(content) if content.isdigit() else None

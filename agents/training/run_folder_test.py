@@ -1,0 +1,104 @@
+"""Tests for the lock of a run folder."""
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from agents.training import run_folder
+
+_HOLDER_SCRIPT = """
+import sys
+from agents.training import run_folder
+lock = run_folder.RunLock(sys.argv[1]).acquire()
+print('locked', flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_second_lock_fails_naming_the_folder_and_the_holder(tmp_path):
+    """The second lock of a folder fails, naming the first one's process."""
+    run_dir = str(tmp_path / 'runs' / 'T-pendulum')
+    with run_folder.RunLock(run_dir):
+        with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
+            content = file_.read()
+        assert content == f'{os.getpid()}\n'.encode()
+        with pytest.raises(run_folder.RunFolderInUse) as error:
+            run_folder.RunLock(run_dir).acquire()
+        assert str(error.value) == (
+            f'Run folder {run_dir} is in use by process {os.getpid()}, '
+            'another trainer; wait for it to end, or pass another '
+            '--timestamp for a new run.')
+        with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
+            assert file_.read() == content
+    assert os.listdir(run_dir) == []
+
+
+def test_killed_holder_leaves_no_lock(tmp_path):
+    """The lock of a process killed with SIGKILL is free at once."""
+    run_dir = str(tmp_path / 'T-pendulum')
+    with subprocess.Popen(
+            [sys.executable, '-c', _HOLDER_SCRIPT, run_dir],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as holder:
+        try:
+            assert holder.stdout.readline() == 'locked\n'
+            with pytest.raises(run_folder.RunFolderInUse) as error:
+                run_folder.RunLock(run_dir).acquire()
+            assert error.value.pid == holder.pid
+        finally:
+            holder.send_signal(signal.SIGKILL)
+    # The killed holder left its lock file, unlocked.
+    assert os.listdir(run_dir) == [run_folder.LOCK_NAME]
+    lock = run_folder.RunLock(run_dir).acquire()
+    lock.release()
+    assert os.listdir(run_dir) == []
+
+
+def test_release_removes_the_folders_that_acquire_created(tmp_path):
+    """A run that wrote nothing can remove the folders made for the lock."""
+    (tmp_path / 'runs').mkdir()
+    lock = run_folder.RunLock(str(tmp_path / 'runs' / 'new' / 'T-pendulum'))
+    lock.acquire()
+    assert lock.held
+    lock.release(remove_created=True)
+    assert not lock.held
+    assert os.listdir(tmp_path) == ['runs']
+    assert os.listdir(tmp_path / 'runs') == []
+
+
+def _fail_removals_below(monkeypatch, run_dir):
+    """Make `os.remove` fail with EROFS below `run_dir`, as read-only.
+
+    Returns:
+      The real `os.remove`, to set back.
+    """
+    remove = os.remove
+
+    def read_only_remove(path, *args, **kwargs):
+        if str(path).startswith(run_dir):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return remove(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, 'remove', read_only_remove)
+    return remove
+
+
+def test_release_in_a_read_only_folder_raises_nothing_and_frees_it(
+        tmp_path, monkeypatch):
+    """A folder that became read-only keeps its lock file, which is free.
+
+    Tests run as root here, which writes regardless of permissions, so
+    removal fails as on a read-only mount: with EROFS, mocked.
+    """
+    run_dir = str(tmp_path / 'T-pendulum')
+    lock = run_folder.RunLock(run_dir).acquire()
+    remove = _fail_removals_below(monkeypatch, run_dir)
+    lock.release()
+    assert not lock.held
+    assert os.listdir(run_dir) == [run_folder.LOCK_NAME]
+    monkeypatch.setattr(os, 'remove', remove)
+    run_folder.RunLock(run_dir).acquire().release()
+    assert os.listdir(run_dir) == []

@@ -1,0 +1,115 @@
+"""The runs of a sweep: every config, seed and setting, and their configs."""
+
+import itertools
+import re
+
+from agents.training import config_io
+from agents.training import config_spec
+
+
+class Run:
+    """One training run of a sweep: a config, a seed and a setting.
+
+    Attributes:
+      name: Name of the run and its folder.
+      config_name: Name of the config function.
+      seed: Integer seed.
+      setting: Tuple of `(key, text)` pairs of the values this run sets.
+      group: Name of the config and setting, shared by the run's seeds.
+    """
+
+    def __init__(self, config_name, seed, setting, shown_keys):
+        self.config_name = config_name
+        self.seed = seed
+        self.setting = setting
+        shown = [f'{key}={text}' for key, text in setting
+                 if key in shown_keys]
+        self.group = '-'.join([slug(config_name)] + [
+            slug(item) for item in shown])
+        self.name = f'{self.group}-seed{seed}'
+
+    def __repr__(self):
+        return f'<Run {self.name}>'
+
+
+def grid(configs, seeds, settings=()):
+    """The runs of every config, setting and seed, in that order.
+
+    Args:
+      configs: Sequence of config names.
+      seeds: Sequence of integer seeds.
+      settings: Sequence of 'KEY=VALUE' strings; a key given several
+          values varies over them, the others hold in every run.
+
+    Raises:
+      config_io.ConfigError: When a setting has no '=' or the configs or seeds
+          are empty or repeat.
+
+    Returns:
+      List of `Run`s.
+    """
+    if not configs:
+        raise config_io.ConfigError('Pass --configs with at least one config.')
+    if not seeds:
+        raise config_io.ConfigError('Pass --seeds with at least one seed.')
+    for name, values in (('config', configs), ('seed', seeds)):
+        repeated = sorted({
+            str(value) for value in values if list(values).count(value) > 1})
+        if repeated:
+            raise config_io.ConfigError(
+                f'The {name} {repeated[0]} is listed twice; expected each '
+                'once.')
+    values = {}
+    for item in settings:
+        key, equals, text = item.partition('=')
+        key = key.strip()
+        if not equals or not key:
+            raise config_io.ConfigError(
+                f"--set={item} is not KEY=VALUE; expected e.g. "
+                "--set=learning_rate=1e-3.")
+        if text in values.setdefault(key, []):
+            raise config_io.ConfigError(
+                f'--set={item} is given twice; expected each value once.')
+        values[key].append(text)
+    shown = {key for key, texts in values.items() if len(texts) > 1}
+    axes = [[(key, text) for text in texts] for key, texts in values.items()]
+    return [
+        Run(config_name, seed, setting, shown)
+        for config_name in configs
+        for setting in itertools.product(*axes)
+        for seed in seeds]
+
+
+def build_config(run, run_dir, cpus_per_run=1):
+    """The configuration of a run, with its seed, setting and folder.
+
+    Args:
+      run: The `Run`.
+      run_dir: Its run folder.
+      cpus_per_run: CPUs of the run; TensorFlow uses as many threads when
+          the config leaves `session_threads` unset.
+
+    Raises:
+      config_io.ConfigError: When the config is unknown or a setting names a
+          key the config does not have or a value that cannot be parsed.
+
+    Returns:
+      Locked `tools.AttrDict`.
+    """
+    config = config_spec.load_config_spec(run.config_name)
+    # Checked against the config's keys and types as train.py's --set.
+    config_io.apply_overrides(
+        config, [f'{key}={text}' for key, text in run.setting])
+    with config.unlocked:
+        config.seed = run.seed
+        # Training completes the config later, after checking its required
+        # keys; the default stands in where it leaves this one out.
+        if config_spec.with_defaults(config).session_threads is None:
+            config.session_threads = max(1, int(cpus_per_run))
+        config.logdir = run_dir
+    return config
+
+
+def slug(text):
+    """Text as a folder name: unusual characters become underscores."""
+    return re.sub(r'[^\w.=+-]', '_', str(text))

@@ -1,0 +1,414 @@
+"""Training an agent: the loop of phases, and what stops it early.
+
+`train` builds the batch of environments and the simulation graph, runs the
+training and evaluation phases in a session, yields the evaluation scores,
+and turns every way training can end early (an interruption, a failed or
+stuck environment, a non-finite value, a full disk) into a checkpoint of the
+last complete step and one error. The script `train.py` parses the flags and
+calls it.
+"""
+
+import contextlib
+import functools
+import logging
+import os
+import random
+import re
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+from tensorflow.core.protobuf import rewriter_config_pb2
+
+from agents import tools
+from agents.tools import batch_env as batch_env_lib
+from agents.training import config_io
+from agents.training import config_spec
+from agents.environments import env_modes
+from agents.training import provenance
+from agents.training import run_folder
+from agents.training import simulation as simulation_lib
+from agents.training import stopping
+from agents.training import checkpoints
+from agents.training import errors
+
+
+# Seconds a step in progress has to end after SIGINT or SIGTERM before the
+# watchdog stops the process without it.
+_STUCK_STEP_GRACE = 2.0
+
+
+def train(config, env_mode, on_report=None):
+    """Train an agent as the configuration describes.
+
+    With `config.logdir`, a new run folder receives `config.yaml` once the
+    graph is built, so that a configuration that fails to build leaves no
+    folder behind; then summaries and checkpoints. An existing run folder
+    keeps its `config.yaml` and resumes from its latest readable checkpoint.
+
+    Training that stops early saves a checkpoint of the last complete step
+    first: on `KeyboardInterrupt` (Ctrl-C, or SIGTERM in the script), when
+    the generator is closed before the end, and when an environment fails.
+    Non-finite values save none, since they may interrupt an update half
+    way. Environments that fail are replaced instead when the config sets
+    `restart_workers`; `worker_timeout` bounds the seconds a worker may take
+    to answer.
+
+    The run folder is locked while training (see `run_folder`); a second
+    trainer on it fails with a `ConfigError`. Nothing can interrupt an
+    environment stuck in this process: after `worker_timeout` seconds a
+    watchdog thread saves the last completed step, prints the error and
+    ends the process with exit code 1 (see `tools.StepWatchdog`). Under
+    `main`, SIGINT and SIGTERM during a stuck step end it likewise, with 130
+    or 143.
+
+    Args:
+      config: Configuration object; `config.logdir` may be None.
+      env_mode: How to step the environments: 'auto', 'inprocess',
+          'processes' or 'slices' (see `env_modes.MODES`), or 'graph' for
+          the in-graph task (see `env_modes.resolve_env_mode`); True
+          stands for 'processes' and False for 'inprocess'.
+      on_report: None, or a function called with the global step and the
+          score at every report, before the score is yielded (the sweep
+          records both).
+
+    Raises:
+      config_io.ConfigError: When the configuration, the environment or the
+          run folder cannot be used.
+      errors.TrainingError: When an environment failed, a value was NaN
+          or infinite, or a checkpoint or summary could not be written (a
+          full disk); its cause is the original error.
+
+    Yields:
+      The mean evaluation score at every evaluation report.
+    """
+    env_mode = env_modes.check_env_mode(env_mode)
+    if env_mode == env_modes.GRAPH:
+        # Before `complete_config` builds the environment, whose loading
+        # (MuJoCo's warnings, say) would print ahead of the one line.
+        env_modes.check_graph_task(config)
+    config = config_spec.complete_config(config)
+    env_mode = env_modes.resolve_env_mode(config, env_mode)
+    lock = None
+    if config.logdir:
+        lock = run_folder.RunLock(config.logdir)
+        try:
+            lock.acquire()
+        except run_folder.RunFolderInUse as error:
+            raise config_io.ConfigError(str(error)) from None
+        except OSError as error:
+            raise config_io.ConfigError(
+                f'Cannot create the run folder {config.logdir}: '
+                f'{error.strerror or error}.') from error
+    try:
+        yield from _train_locked(config, env_mode, lock, on_report)
+    finally:
+        if lock:
+            # A new run that failed before it wrote its configuration leaves
+            # no folder behind.
+            lock.release(remove_created=not os.path.exists(
+                os.path.join(config.logdir, 'config.yaml')))
+
+
+def _train_locked(config, env_mode, lock, on_report):
+    """`train` once the run folder is locked; see there."""
+    graph = tf.Graph()
+    with graph.as_default():
+        if config.seed is not None:
+            random.seed(config.seed)
+            np.random.seed(config.seed)
+            tf.set_random_seed(config.seed)
+        separate = hasattr(config.algorithm, 'evaluation_view')
+        batch_env = eval_batch_env = None
+        try:
+            with tf.variable_scope('environments'):
+                batch_env = env_modes.define_in_graph_batch(
+                    config, config.seed, env_mode)
+            if separate:
+                with tf.variable_scope('eval_environments'):
+                    eval_batch_env = env_modes.define_in_graph_batch(
+                        config, config.seed, env_mode, evaluation=True,
+                        leader=batch_env)
+        except Exception as error:
+            if batch_env is not None:
+                batch_env.close()
+            # The same environment was built in this process already.
+            message = batch_env_lib.first_line(error)
+            raise errors.TrainingError(
+                f'Cannot start the environments: {message}') from error
+        batches = _Batches(batch_env, eval_batch_env)
+        try:
+            try:
+                simulation = simulation_lib.define_simulation(
+                    batch_env, eval_batch_env, config)
+            except ValueError as error:
+                # The algorithm and network reject their settings this way.
+                raise config_io.ConfigError(str(error)) from error
+            # Model checkpoints leave out temporary state, but the state
+            # of an exact resumption is kept (see `tools.resume_state`).
+            saver = checkpoints.define_saver(
+                exclude=(r'.*_temporary.*',),
+                include=tools.resume_variables())
+            resumed = bool(config.logdir) and os.path.exists(
+                os.path.join(config.logdir, 'config.yaml'))
+            if config.logdir and not resumed:
+                # What produced the run, beside the configuration it keeps;
+                # a resumed run keeps both of its first start.
+                provenance.write(config.logdir, provenance.record())
+                config_io.save_config(config, config.logdir)
+            loop = simulation_lib.define_loop(
+                simulation, config.logdir,
+                *simulation_lib.phase_steps(config),
+                caller_thread=config.caller_thread)
+        except BaseException:
+            batches.close()
+            raise
+    total_steps = simulation_lib.schedule_steps(config)
+    session_config = make_session_config(config, env_mode)
+    try:
+        with tf.Session(graph=graph, config=session_config) as sess:
+            try:
+                restored = checkpoints.initialize_variables(
+                    sess, saver, config.logdir)
+            except ValueError as error:
+                raise config_io.ConfigError(
+                    f'Cannot resume {config.logdir}: {error}') from error
+            if restored:
+                logging.getLogger('agents').info(
+                    'Restored checkpoint %s.', restored)
+            elif resumed:
+                logging.getLogger('agents').info(
+                    'No checkpoint in %s yet; training starts at step 0.',
+                    config.logdir)
+            saver = checkpoints.RunSaver(saver, config.logdir)
+            abandon = functools.partial(_abandon, functools.partial(
+                _save_checkpoint, sess, saver, simulation.step,
+                config.logdir, on_failure=True), lock)
+            stop = stopping.active()
+            watchdog = tools.StepWatchdog(
+                batches, timeout=config.worker_timeout or 600,
+                grace=_STUCK_STEP_GRACE,
+                on_hang=lambda error: abandon(
+                    lambda: 'Error: Training stopped: '
+                    f'{batch_env_lib.first_line(error)}', 1),
+                on_stuck_signal=lambda signum: abandon(
+                    lambda: stop.describe(signum), 128 + signum))
+            with watchdog, (
+                    watchdog.watch_signals() if stop
+                    else contextlib.nullcontext()):
+                yield from _run_loop(
+                    loop, sess, saver, simulation, config.logdir,
+                    total_steps, on_report)
+    finally:
+        batches.close()
+
+
+def make_session_config(config, env_mode=None):
+    """The session configuration of training.
+
+    Args:
+      config: Configuration with `session_threads`, `compile_rollout` and
+          `compile_update`.
+      env_mode: The resolved env mode, or None where unknown.
+
+    Returns:
+      `tf.ConfigProto`.
+    """
+    session_config = tf.ConfigProto(allow_soft_placement=True)
+    session_config.gpu_options.allow_growth = True
+    rewrite = session_config.graph_options.rewrite_options
+    # Grappler optimizes the whole graph, training branch included, once
+    # per phase on its first run: one pass instead of two halves that cost
+    # (about 0.8 s instead of 1.6 s per phase for pendulum) and steps as
+    # fast afterwards.
+    rewrite.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
+    # Grappler's control-flow sinking moves constants into the branches of
+    # conditions in an order that changes from process to process, and so
+    # the program XLA compiles from them and its key in the persistent
+    # cache: a second run of the same graph would compile again.
+    rewrite.experimental_conditional_code_motion = (
+        rewriter_config_pb2.RewriterConfig.OFF)
+    if fully_compiled(config, env_mode):
+        # XLA optimizes the steps and the update itself; Grappler would
+        # spend a second or more per run on the functions it compiles.
+        rewrite.disable_meta_optimizer = True
+    if config.session_threads:
+        # Small networks step faster on one thread than on a pool that
+        # hands every op to another thread (see benchmarks/profile_step.py).
+        session_config.inter_op_parallelism_threads = config.session_threads
+        session_config.intra_op_parallelism_threads = config.session_threads
+        session_config.use_per_session_threads = True
+    return session_config
+
+
+def fully_compiled(config, env_mode):
+    """Whether training and its update run as XLA calls: an in-graph task
+    with `compile_rollout` and `compile_update`."""
+    return bool(
+        env_mode == env_modes.GRAPH and config.get('compile_rollout')
+        and config.get('compile_update'))
+
+
+def _run_loop(
+        loop, sess, saver, simulation, logdir, total_steps, on_report=None):
+    """Run the loop; save a checkpoint at its end and where it stops early.
+
+    Args:
+      loop: `tools.Loop` of the phases.
+      sess: Session of the graph.
+      saver: Saver of the checkpoints.
+      simulation: AttrDict of the simulation graph's tensors.
+      logdir: Run folder, or None to save nothing.
+      total_steps: Global step at which training ends.
+      on_report: None, or a function of the global step and the score,
+          called at every report.
+
+    Raises:
+      errors.TrainingError: When an environment failed, a value was NaN or
+          infinite, or a checkpoint or summary could not be written.
+
+    Yields:
+      The scores the loop yields.
+    """
+    save = functools.partial(
+        _save_checkpoint, sess, saver, simulation.step, logdir)
+    stop = stopping.active()
+    if stop:
+        stop.deferred = True
+    scores = loop.run(
+        sess, saver, total_steps, stop=stop and stop.requested)
+    try:
+        for score in scores:
+            if on_report is not None:
+                on_report(int(sess.run(simulation.step)), score)
+            yield score
+    except (KeyboardInterrupt, GeneratorExit):
+        save(on_failure=True)
+        raise
+    except OSError as error:
+        # Summaries could not be written, e.g. on a full disk.
+        save(on_failure=True)
+        raise errors.TrainingError(str(error)) from error
+    except tf.errors.OpError as error:
+        failure = simulation.batch_env.error
+        if failure is None and simulation.eval_batch_env is not None:
+            failure = simulation.eval_batch_env.error
+        if stop and stop.requested():
+            # Workers that the signal reached too may have failed the step;
+            # either way it changed no state that checkpoints hold.
+            save(on_failure=True)
+            raise stopping.Interrupted(stop.signum) from None
+        if failure is None:
+            step = int(sess.run(simulation.step))
+            raise errors.TrainingError(
+                f'Training stopped at global step {step}: '
+                f'{_describe_op_error(error)}') from error
+        # A failed step changed no state that checkpoints hold.
+        save(on_failure=True)
+        message = batch_env_lib.first_line(failure)
+        raise errors.TrainingError(
+            f'Training stopped: {message}') from failure
+    finally:
+        scores.close()
+        if stop:
+            stop.deferred = False
+    if stop and stop.requested():
+        save(on_failure=True)
+        raise stopping.Interrupted(stop.signum)
+    save()
+
+
+def _abandon(save, lock, message, code):
+    """End the process from the watchdog's thread; see `stopping.abandon`.
+
+    The stuck step changed no state that checkpoints hold, so the checkpoint
+    holds the last completed step.
+
+    Args:
+      save: Saves a checkpoint, logging instead of raising its errors.
+      lock: The `run_folder.RunLock` of the run folder, or None.
+      message: Callable returning the line to print.
+      code: Exit code.
+    """
+    stopping.abandon(save, lock and lock.release, message(), code)
+
+
+def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
+    """Save the variables at the current global step, if there is a logdir.
+
+    Args:
+      sess: Session of the graph.
+      saver: `checkpoints.RunSaver` of the checkpoints.
+      step: Global step tensor.
+      logdir: Run folder, or None to save nothing.
+      on_failure: Whether training is stopping for another reason, which an
+          error of the saving should not hide; it is logged instead.
+
+    Raises:
+      errors.CheckpointError: When saving failed, unless `on_failure`.
+    """
+    if not logdir:
+        return
+    try:
+        path = saver.save(sess, None, int(sess.run(step)))
+    except errors.CheckpointError as error:
+        if not on_failure:
+            raise
+        logging.getLogger('agents').warning('%s', error)
+        return
+    logging.getLogger('agents').info('Saved checkpoint %s.', path)
+
+
+def _describe_op_error(error):
+    """One line about an error of a graph operation."""
+    lines = [line.strip() for line in error.message.splitlines()]
+    for line in lines:
+        # The text of `tf.debugging.check_numerics`, of its gradient, and
+        # of the environment step's checks in NumPy.
+        match = re.match(
+            r'^(Not a number .* in gradient\. )?(?:ValueError: )?'
+            r'(b\'(.+)\'|(.+?)) : Tensor had (.+) values$', line)
+        if match:
+            name = match.group(3) or match.group(4)
+            where = 'the gradient of ' if match.group(1) else ''
+            return (
+                f"{where}'{name}' had {match.group(5)} values; expected "
+                'finite numbers.')
+    # Skip the lines that locate the failed node.
+    ignore = ('Graph execution error', 'Detected at node', 'File ', 'Node:')
+    lines = [line for line in lines if line and not line.startswith(ignore)]
+    return lines[0] if lines else type(error).__name__
+
+
+class _Batches:
+    """The training and the evaluation batch, for the watchdog and closing.
+
+    `busy` is that of whichever batch steps, and `batch[index]` the
+    environment of the batch that was busy last.
+    """
+
+    def __init__(self, batch_env, eval_batch_env):
+        self._batches = [
+            batch for batch in (batch_env, eval_batch_env)
+            if batch is not None]
+        self._last = self._batches[0]
+
+    @property
+    def busy(self):
+        """The `busy` record of the batch that steps, or None."""
+        for batch in self._batches:
+            busy = getattr(batch, 'busy', None)
+            if busy:
+                self._last = batch
+                return busy
+        return None
+
+    def __getitem__(self, index):
+        return self._last[index]
+
+    def close(self):
+        """Close both batches, the second even when the first fails to."""
+        try:
+            self._batches[0].close()
+        finally:
+            for batch in self._batches[1:]:
+                batch.close()
