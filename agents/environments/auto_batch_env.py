@@ -330,6 +330,23 @@ def auto_candidates(constructor):
     return AUTO_CANDIDATES
 
 
+def describe():
+    """What 'auto' does, in one sentence for help texts and docs.
+
+    Returns:
+      The sentence, naming the candidates and the margin that the code
+      uses (`AUTO_CANDIDATES`, `_WORKER_MARGIN`).
+    """
+    return (
+        'graph where the task has an in-graph version; otherwise, at the '
+        f"first step, it times {' and '.join(AUTO_CANDIDATES)} (and envpool "
+        'where EnvPool is installed and has the task) in bursts of a '
+        'fraction of a second and keeps in-process stepping unless another '
+        'mode steps faster, a mode with worker processes at least '
+        f'{_WORKER_MARGIN:g}x as fast, logging the rates and its choice; '
+        'the choice depends on the machine and its load')
+
+
 def pick_env_mode(rates):
     """The mode to use given measured environment steps per second.
 

@@ -1,6 +1,8 @@
 """Tests of the batch of the env mode 'auto'."""
 
+import ast
 import logging
+import os
 import threading
 
 import numpy as np
@@ -227,3 +229,30 @@ def test_a_batch_with_a_leader_takes_its_choice_without_timing():
             ['inprocess', 'slices'], 1, 'slices')
     finally:
         batch_env.close()
+
+
+def test_auto_is_described_by_one_sentence_everywhere():
+    """The help of --env_mode and docs/env-modes.md say what the code does;
+    train.py's help points to the flag's."""
+    sentence = auto_batch_env.describe()
+    assert sentence == (
+        'graph where the task has an in-graph version; otherwise, at the '
+        'first step, it times inprocess and slices (and envpool where '
+        'EnvPool is installed and has the task) in bursts of a fraction of '
+        'a second and keeps in-process stepping unless another mode steps '
+        'faster, a mode with worker processes at least 1.25x as fast, '
+        'logging the rates and its choice; the choice depends on the '
+        'machine and its load')
+    assert env_modes.flag_help().startswith(
+        f'How to step the environments: auto (the default): {sentence}; '
+        'inprocess: ')
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    with open(os.path.join(root, 'docs', 'env-modes.md'),
+              encoding='utf-8') as file_:
+        assert f'| `auto` | the default: {sentence} |\n' in file_.read()
+    with open(os.path.join(root, 'agents', 'scripts', 'train.py'),
+              encoding='utf-8') as file_:
+        usage = ast.get_docstring(ast.parse(file_.read()))
+    assert '`--env_mode` picks where the environments step; its help below ' \
+        'lists the\nmodes and says what `auto`, the default, does' in usage
+    assert 'slices' not in usage and 'envpool' not in usage

@@ -151,13 +151,11 @@ def flag_help():
     modes = '; '.join(
         f'{name}: {mode.description}' for name, mode in MODES.items())
     return (
-        'How to step the environments: auto (the default) times '
-        f"{' and '.join(auto_batch_env.AUTO_CANDIDATES)} (and envpool, "
-        'where installed and it has the task) briefly and keeps the '
-        'fastest, or picks graph where the task has an in-graph version; '
-        f'{modes}; {GRAPH}: the task as TensorFlow operations in the graph '
-        'where it has an in-graph version (Pendulum-v1, CartPole-v1, '
-        'Acrobot-v1, MountainCar-v0, MountainCarContinuous-v0).')
+        'How to step the environments: auto (the default): '
+        f'{auto_batch_env.describe()}; {modes}; {GRAPH}: the task as '
+        'TensorFlow operations in the graph where it has an in-graph '
+        'version (Pendulum-v1, CartPole-v1, Acrobot-v1, MountainCar-v0, '
+        'MountainCarContinuous-v0).')
 
 
 def check_env_mode(env_mode):

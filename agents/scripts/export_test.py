@@ -581,3 +581,18 @@ def test_visualize_policy_needs_an_export(pendulum_run, tmp_path):
         'assets.extra/policy.json; expected a folder written by '
         'agents.scripts.export.')
     assert not os.listdir(tmp_path)
+
+
+def test_visualize_policy_names_an_onnx_export(tmp_path):
+    """An ONNX export is refused in one line that names the format."""
+    folder = tmp_path / 'onnx'
+    folder.mkdir()
+    (folder / 'model.onnx').write_bytes(b'')
+    (folder / 'policy.json').write_text('{}', encoding='utf-8')
+    with pytest.raises(visualize.VisualizeError) as error:
+        visualize.visualize_policy(str(folder), str(tmp_path / 'videos'))
+    assert str(error.value) == (
+        f'--policy {folder} holds an ONNX export (model.onnx), which '
+        'visualize does not run; expected the SavedModel folder of '
+        'agents.scripts.export (its default --format=saved_model).')
+    assert sorted(os.listdir(tmp_path)) == ['onnx']

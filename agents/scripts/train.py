@@ -9,13 +9,8 @@ checkpoints, and `train/` and `eval/` TensorBoard summaries. Passing the
 `--timestamp` of an existing run resumes it from its last checkpoint with its
 saved configuration.
 
-`--env_mode` picks how the environments step: in this process
-(`inprocess`), one worker process each (`processes`, also
-`--env_processes`), a few workers that step a slice of the batch each
-(`slices`), as TensorFlow ops (`graph`, for the classic-control tasks of
-`agents.environments`), or `auto`, the default, which takes `graph` where
-the task has one and otherwise times `inprocess` and `slices` for a
-fraction of a second at start and keeps the faster.
+`--env_mode` picks where the environments step; its help below lists the
+modes and says what `auto`, the default, does (docs/env-modes.md has more).
 
 Two settings guard long runs against flaky simulators: `worker_timeout`, the
 seconds an environment worker may take to answer before it counts as failed

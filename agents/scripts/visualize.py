@@ -37,9 +37,11 @@ Most of a MuJoCo frame's time goes to rendering, and with a software
 renderer (Mesa's llvmpipe) most of that to the shadows and reflections:
 `--norender_effects` turns them off for videos several times faster.
 
-`--policy` renders a policy exported by `agents.scripts.export` instead,
-without the run folder: its `policy.json` names the environment, and one
-environment runs the episodes one after the other (`visualize_policy`).
+`--policy` renders a policy exported by `agents.scripts.export` as a
+SavedModel (its default `--format=saved_model`; an ONNX export is refused
+in one line) instead, without the run folder: its `policy.json` names the
+environment, and one environment runs the episodes one after the other
+(`visualize_policy`).
 
 MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
 unset, falling back to `osmesa`; when neither loads, the script says which
@@ -103,8 +105,9 @@ shared_flags.define_run_flags(
      'faster with a software renderer.'),
     (flags.DEFINE_integer, 'seed', None, 'Seed of the environments: '
      'environment i gets seed + i. Unseeded when unset.'),
-    (flags.DEFINE_string, 'policy', None, 'Folder of a policy exported by '
-     'agents.scripts.export, to render instead of a run folder (--logdir).'))
+    (flags.DEFINE_string, 'policy', None, 'SavedModel folder that '
+     'agents.scripts.export wrote (its default --format=saved_model; not an '
+     'ONNX export), to render instead of a run folder (--logdir).'))
 
 # The names that Python code has imported from this module.
 STATISTICS_FILE = episode_videos.STATISTICS_FILE

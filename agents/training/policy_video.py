@@ -15,6 +15,7 @@ from agents import tools
 from agents.training import config_io
 from agents.environments import env_construction
 from agents.training import episode_videos
+from agents.training import policy_export
 from agents.tools import record_episodes
 from agents.tools import sliced_batch_env
 
@@ -99,6 +100,12 @@ def _load_policy_metadata(policy):
     if not os.path.isdir(policy):
         raise episode_videos.VisualizeError(
             f'--policy {policy} is not a directory.')
+    if os.path.exists(os.path.join(policy, policy_export.ONNX_FILE)):
+        raise episode_videos.VisualizeError(
+            f'--policy {policy} holds an ONNX export '
+            f'({policy_export.ONNX_FILE}), which visualize does not run; '
+            'expected the SavedModel folder of agents.scripts.export '
+            '(its default --format=saved_model).')
     if not os.path.exists(path) or not os.path.exists(
             os.path.join(policy, 'saved_model.pb')):
         raise episode_videos.VisualizeError(
