@@ -23,6 +23,8 @@ sys.path.insert(0, _ROOT)
 from absl import app  # pylint: disable=wrong-import-position
 from absl import flags  # pylint: disable=wrong-import-position
 
+from agents.scripts import provenance  # pylint: disable=wrong-import-position
+
 FLAGS = flags.FLAGS
 flags.DEFINE_list('tasks', ['pendulum:32000', 'cheetah:20000'],
                   'CONFIG:STEPS pairs to train.')
@@ -65,8 +67,8 @@ def main(argv):
     if FLAGS.child:
         _child(FLAGS.child)
         return
-    report = dict(command=' '.join(['python'] + sys.argv),
-                  started=time.strftime('%Y-%m-%d %H:%M:%S'), tasks={})
+    record = provenance.record()
+    report = dict(tasks={})
     print('| task, steps | ops of both phases | wall s (median) | CPU s | '
           'last score | pool / caller wall |')
     print('| --- | --- | ---: | ---: | ---: | ---: |')
@@ -89,8 +91,7 @@ def main(argv):
         report['tasks'][task] = dict(
             pool=runs[False], caller=runs[True], pool_over_caller=ratio)
         if FLAGS.json:
-            with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-                json.dump(report, file_, indent=1)
+            provenance.write_json(FLAGS.json, report, record)
 
 
 if __name__ == '__main__':

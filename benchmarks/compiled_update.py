@@ -23,7 +23,6 @@ loop; see `_Floor`) in turn with the other two.
         --json=benchmarks/results/compiled_update_64x64.json
 """
 
-import json
 import os
 import statistics
 import sys
@@ -35,6 +34,8 @@ from absl import flags
 # Run as a script, so make the repository importable.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
+
+from agents.scripts import provenance  # pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('configs', ['pendulum', 'cheetah'], 'Configs to measure.')
@@ -228,6 +229,7 @@ def main(argv):
     """Measure every config and print the table."""
     del argv
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+    record = provenance.record()
     results = [measure(name, FLAGS.rounds) for name in FLAGS.configs]
     command = 'python benchmarks/compiled_update.py ' + ' '.join(
         sys.argv[1:])
@@ -241,9 +243,7 @@ def main(argv):
               f"{result['compile_seconds']:.1f} | {result['floor_ms']:.1f} | "
               f"{result['compiled_ms'] / result['floor_ms']:.2f}x |")
     if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(dict(command=command, results=results), file_, indent=2)
-            file_.write('\n')
+        provenance.write_json(FLAGS.json, dict(results=results), record)
 
 
 if __name__ == '__main__':

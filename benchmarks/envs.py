@@ -51,6 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 # pylint: disable=wrong-import-position
+from agents.scripts import provenance
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
 from agents.tools.sliced_batch_env import SlicedBatchEnv
@@ -73,6 +74,7 @@ flags.DEFINE_list('envs', ['1', '2', '4', '8', '16'], 'Batch sizes.')
 flags.DEFINE_list('tasks', ['Pendulum-v1', 'HalfCheetah-v5'],
                   'Gymnasium environment ids.')
 flags.DEFINE_integer('steps', 1000, 'Timed batch steps per cell.')
+flags.DEFINE_string('json', None, 'Also write the results to this file.')
 flags.DEFINE_list('modes', list(MODES), f'Subset of {", ".join(MODES)}.')
 flags.DEFINE_string(
     'envpool_path', None, 'Directory to append to sys.path to import '
@@ -344,13 +346,7 @@ def _format_cell(mode, rates):
 
 def _machine():
     """One line describing the CPUs, memory and software."""
-    model = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        with open('/proc/cpuinfo', encoding='utf-8') as file_:
-            for line in file_:
-                if line.startswith('model name'):
-                    model = line.split(':', 1)[1].strip()
-                    break
+    model = provenance.cpu_model()
     memory = ''
     with contextlib.suppress(OSError, ValueError, IndexError):
         with open('/proc/meminfo', encoding='utf-8') as file_:
@@ -393,12 +389,20 @@ def main(argv):
             print('EnvPool does not import; leaving out its column (see '
                   '--envpool_path).', file=sys.stderr)
             modes.remove('envpool')
+    record = provenance.record()
+    json_path = FLAGS.json and os.path.abspath(FLAGS.json)
     # MuJoCo writes deprecation warnings of gymnasium's models into
     # MUJOCO_LOG.TXT in the working directory; keep the checkout clean.
     os.chdir(tempfile.mkdtemp(prefix='benchmark_envs_'))
     rows = []
     for task in FLAGS.tasks:
         rows += _benchmark_task(task, sizes, modes, FLAGS.steps, envpool)
+    if json_path:
+        provenance.write_json(json_path, dict(
+            steps=FLAGS.steps,
+            envpool=envpool.__version__ if envpool else None,
+            rows=[dict(task=task, envs=size, rates=rates)
+                  for task, size, rates in rows]), record)
     versions = f', EnvPool {envpool.__version__}' if envpool else ''
     print(f'Steps per second (ratio to {BASELINE}); {FLAGS.steps} batch '
           f'steps per cell; {_machine()}{versions}.\n')

@@ -18,9 +18,7 @@ the seconds of the first (compiling) call.
         --json=benchmarks/results/ingraph_envs.json
 """
 
-import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -38,6 +36,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents import environments
+from agents.scripts import provenance
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer('num_envs', 16, 'Environments per batch.')
@@ -180,12 +179,10 @@ def _time_variants(variants):
 
 def main(unused_argv):
     """Time every task and print the table."""
+    record = provenance.record()
     results = dict(
         num_envs=FLAGS.num_envs, steps_per_call=FLAGS.steps,
-        rounds=FLAGS.rounds, tensorflow=tf.__version__,
-        gymnasium=gym.__version__, machine=platform.processor() or
-        platform.machine(), cpus=os.cpu_count(),
-        load_average=list(os.getloadavg()), tasks={})
+        rounds=FLAGS.rounds, tasks={})
     print(f'{FLAGS.num_envs} envs, {FLAGS.steps} steps per in-graph call, '
           f'medians of {FLAGS.rounds} interleaved blocks')
     header = (f'{"task":<26} {"ingraph us/step":>15} {"gym us/step":>12} '
@@ -222,9 +219,7 @@ def main(unused_argv):
         gym_sess.close()
         gym_batch.close()
     if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file:
-            json.dump(results, file, indent=1)
-            file.write('\n')
+        provenance.write_json(FLAGS.json, results, record)
 
 
 if __name__ == '__main__':

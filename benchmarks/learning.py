@@ -27,7 +27,6 @@ cores, so their wall-clock times are those of a loaded machine; compare
 wall-clock figures only between runs made the same way.
 """
 
-import datetime
 import json
 import multiprocessing
 import os
@@ -318,10 +317,9 @@ def write_results(path, fields, rows, results, record):
     curves = csv_path(path)
     seed_statistics.write_curves_csv(
         curves, curve_rows(FLAGS.config, results))
-    with open(path, 'w', encoding='utf-8') as file_:
-        json.dump(dict(
-            fields, statistics=final_statistics(rows), curves=curves,
-            provenance=record, rows=rows, results=results), file_, indent=1)
+    provenance.write_json(path, dict(
+        fields, statistics=final_statistics(rows), curves=curves, rows=rows,
+        results=results), record)
 
 
 def plot_curves(results, title, target, path, reference=None, compared=()):
@@ -434,8 +432,7 @@ def main(argv):
         print_table(FLAGS.config, steps, FLAGS.target, rows, compared)
         if FLAGS.json:
             write_results(FLAGS.json, dict(
-                command=' '.join(sys.argv), config=FLAGS.config,
-                steps=steps, target=FLAGS.target,
+                config=FLAGS.config, steps=steps, target=FLAGS.target,
                 from_progress=FLAGS.from_progress,
                 reference=FLAGS.reference), rows, results, record)
         if FLAGS.plot:
@@ -449,21 +446,20 @@ def main(argv):
         FLAGS.env_mode, FLAGS.env_processes)
     seeds = [int(seed) for seed in FLAGS.seeds]
     jobs = min(FLAGS.jobs or os.cpu_count() or 1, len(seeds))
-    started = datetime.datetime.now().isoformat(timespec='seconds')
     # Reports of all seeds as they come, beside the JSON of the results.
     progress = FLAGS.json and FLAGS.json + '.progress'
     if progress and os.path.exists(progress):
         # The reports of an earlier run would mix with this run's.
         os.remove(progress)
     try:
-        _train_seeds(seeds, env_mode, overrides, jobs, progress, started,
-                     record, compared)
+        _train_seeds(seeds, env_mode, overrides, jobs, progress, record,
+                     compared)
     except RuntimeError as error:
         print(f'Error: {error}', file=sys.stderr)
         sys.exit(1)
 
 
-def _train_seeds(seeds, env_mode, overrides, jobs, progress, started, record,
+def _train_seeds(seeds, env_mode, overrides, jobs, progress, record,
                  compared):
     """Train the seeds, print their curves and the tables, write the files."""
     results = []
@@ -479,7 +475,6 @@ def _train_seeds(seeds, env_mode, overrides, jobs, progress, started, record,
             # Written after every seed, so that finished seeds survive an
             # interrupted benchmark.
             write_results(FLAGS.json, dict(
-                command=' '.join(sys.argv), started=started,
                 config=FLAGS.config, steps=FLAGS.steps,
                 target=FLAGS.target, overrides=overrides, jobs=jobs,
                 reference=FLAGS.reference), rows, results, record)

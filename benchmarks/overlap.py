@@ -23,7 +23,6 @@ the GIL) while TensorFlow computes (kernels, not holding it):
 Rows run in alternation, twice each; compare rows of one run only.
 """
 
-import json
 import os
 import sys
 import time
@@ -34,6 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from absl import app  # pylint: disable=wrong-import-position
 from absl import flags  # pylint: disable=wrong-import-position
+
+from agents.scripts import provenance  # pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('tasks', ['pendulum', 'cheetah'], 'Config names whose '
@@ -164,15 +165,14 @@ def main(argv):
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
     import tensorflow.compat.v1 as tf
     tf.disable_eager_execution()
-    report = dict(command=' '.join(['python'] + sys.argv),
-                  started=time.strftime('%Y-%m-%d %H:%M:%S'), tasks={})
+    record = provenance.record()
+    report = dict(tasks={})
     for task in FLAGS.tasks:
         results = measure(task)
         _print_table(task, results)
         report['tasks'][task] = results
         if FLAGS.json:
-            with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-                json.dump(report, file_, indent=1)
+            provenance.write_json(FLAGS.json, report, record)
 
 
 if __name__ == '__main__':

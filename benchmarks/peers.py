@@ -101,6 +101,7 @@ sys.path.insert(0, _ROOT)
 # need them, so that an SB3 run never loads TensorFlow and our runs never
 # load torch: each process's memory is its own system's. peers_rejax imports
 # neither TensorFlow nor agents at module level.
+from agents.scripts import provenance  # pylint: disable=wrong-import-position
 from benchmarks import peers_rejax  # pylint: disable=wrong-import-position
 
 SYSTEMS = (
@@ -704,6 +705,9 @@ def main(argv):
     systems = list(FLAGS.systems)
     if any(system.startswith('rejax') for system in systems):
         _check_jax_python(FLAGS.jax_python)
+    record = provenance.record(packages=dict(
+        provenance.PACKAGES, torch=('torch',),
+        stable_baselines3=('stable-baselines3',)))
     everything = {}
     for task in FLAGS.tasks:
         steps = FLAGS.steps or TASKS[task]['steps']
@@ -743,8 +747,7 @@ def main(argv):
         sys.stdout.flush()
         everything[task] = dict(results=results, rows=rows_by_system)
     if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(everything, file_, indent=1)
+        provenance.write_json(FLAGS.json, everything, record)
 
 
 if __name__ == '__main__':

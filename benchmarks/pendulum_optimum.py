@@ -29,13 +29,19 @@ whatever the policy does. The optimum's "final" (the mean over the last
       --reports=62
 """
 
-import json
+import os
 import sys
 
 from absl import app
 from absl import flags
 import gymnasium as gym
 import numpy as np
+
+# Run as a script, so make the repository importable.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from agents.scripts import provenance  # pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer('angles', 361, 'Grid points over the angle.')
@@ -190,6 +196,7 @@ def score_runs(values, seeds, agents, reports, last):
 def main(argv):
     """Compute the values, roll them out, print and write the results."""
     del argv
+    record = provenance.record()
     values = GridValues(FLAGS.angles, FLAGS.velocities, FLAGS.torques)
     rng = np.random.RandomState(FLAGS.seed)
     returns = values.rollout(
@@ -199,7 +206,7 @@ def main(argv):
     sets = sets.reshape(-1, FLAGS.set_size).mean(1)
     in_gym, in_model = gymnasium_episode(values, FLAGS.seed)
     result = dict(
-        command=' '.join(sys.argv), mean=float(returns.mean()),
+        mean=float(returns.mean()),
         std=float(returns.std()), starts=FLAGS.starts,
         set_size=FLAGS.set_size,
         set_mean_percentiles={
@@ -219,8 +226,7 @@ def main(argv):
                 values, [int(seed) for seed in FLAGS.runs], FLAGS.agents,
                 FLAGS.reports, FLAGS.last))
     if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(result, file_, indent=1)
+        provenance.write_json(FLAGS.json, result, record)
 
 
 if __name__ == '__main__':

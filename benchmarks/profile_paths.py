@@ -52,6 +52,8 @@ from absl import flags
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 
+from agents.scripts import provenance  # pylint: disable=wrong-import-position
+
 # The env mode and the config overrides of each path.
 PATHS = {
     'graph_compiled': ('graph', dict(
@@ -297,6 +299,7 @@ def main(argv):
     if unknown:
         raise app.UsageError(
             f'Unknown paths {unknown}; expected some of {", ".join(PATHS)}.')
+    record = provenance.record()
     runs = [
         _run_worker(path, repeat)
         for repeat in range(FLAGS.repeats) for path in FLAGS.paths]
@@ -313,10 +316,9 @@ def main(argv):
             form.format(row[key]) if key in row else '-'
             for key, _, form in _COLUMNS) + ' |')
     if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(dict(
-                command=' '.join(sys.argv), config=FLAGS.config,
-                rounds=FLAGS.rounds, table=table, runs=runs), file_, indent=1)
+        provenance.write_json(FLAGS.json, dict(
+            config=FLAGS.config, rounds=FLAGS.rounds, table=table,
+            runs=runs), record)
 
 
 if __name__ == '__main__':

@@ -49,7 +49,6 @@ this process. Run from the repository root:
 """
 
 import collections
-import json
 import os
 import statistics
 import sys
@@ -649,15 +648,15 @@ def main(argv):
                 'graph.')
     if FLAGS.threads[0] != 'default':
         raise app.UsageError('The first --threads setting must be default.')
+    # pylint: disable-next=import-outside-toplevel
+    from agents.scripts import provenance
+    record = provenance.record()
     results = {}
     for mode in FLAGS.modes:
         results[mode] = profile_mode(
             mode, FLAGS.threads, FLAGS.rounds, FLAGS.trace_steps)
     if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(dict(
-                command=' '.join(sys.argv), date=time.strftime('%Y-%m-%d'),
-                results=results), file_, indent=2)
+        provenance.write_json(FLAGS.json, dict(results=results), record)
 
 
 if __name__ == '__main__':

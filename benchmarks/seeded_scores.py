@@ -59,6 +59,10 @@ def _run_one(spec):
 
 
 def _run_all():
+    """Run every config in every mode, each in a process of its own."""
+    # pylint: disable-next=import-outside-toplevel
+    from agents.scripts import provenance
+    record = provenance.record()
     results = {}
     for config_name in FLAGS.configs:
         for mode in FLAGS.modes:
@@ -76,8 +80,7 @@ def _run_all():
             print(f'{spec:28} {time.time() - start:5.1f}s {results[spec]}',
                   flush=True)
             if FLAGS.json:
-                with open(FLAGS.json, 'w', encoding='utf-8') as file:
-                    json.dump(results, file, indent=1)
+                provenance.write_json(FLAGS.json, results, record)
 
 
 def _compare(before_path, after_path):
@@ -86,6 +89,8 @@ def _compare(before_path, after_path):
     with open(after_path, encoding='utf-8') as file:
         after = json.load(file)
     same = 0
+    # Every key but the provenance is a config/mode of scores.
+    before.pop('provenance', None)
     for spec in before:
         if before[spec] == after.get(spec):
             same += 1

@@ -21,7 +21,6 @@ see `tools.Loop`). Each run of the script is one sample; compare settings
 side by side in alternating runs, not against figures from another time.
 """
 
-import json
 import os
 import sys
 import time
@@ -162,9 +161,12 @@ def main(argv):
     print(f'\nPeak RSS after {len(calls)} runs: '
           f'{results["peak_rss_mib"]:.0f} MiB.')
     if FLAGS.json:
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(dict(command=' '.join(sys.argv), date=time.strftime(
-                '%Y-%m-%d'), results=results), file_, indent=2)
+        # After the timing, which the provenance's imports and git calls
+        # would lengthen.
+        # pylint: disable-next=import-outside-toplevel
+        from agents.scripts import provenance
+        provenance.write_json(
+            FLAGS.json, dict(results=results), provenance.record())
 
 
 if __name__ == '__main__':

@@ -14,10 +14,8 @@ TensorFlow per run; the sweep adds starting Ray), train with
 --env_mode=inprocess and write their run folders under --logdir.
 """
 
-import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -25,6 +23,12 @@ import time
 
 from absl import app
 from absl import flags
+
+# Run as a script, so make the repository importable.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from agents.scripts import provenance  # pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string('config', 'pendulum', 'Config of every run.')
@@ -53,9 +57,11 @@ def main(argv):
     del argv
     logdir = FLAGS.logdir or tempfile.mkdtemp(prefix='sweep-benchmark-')
     settings = [f'--set={item}' for item in FLAGS.set]
-    # The machine's load average (1 minute) around each side: on a shared
-    # machine, the other work changes the comparison.
-    load = dict(start=os.getloadavg()[0])
+    record = provenance.record()
+    # The machine's load average (1 minute) between the sides, beside the
+    # provenance's at the start and the end: on a shared machine, the
+    # other work changes the comparison.
+    load = {}
     one_by_one = []
     for seed in FLAGS.seeds:
         seconds, _ = _run([
@@ -79,14 +85,9 @@ def main(argv):
               encoding='utf-8') as file_:
         sweep_results = json.load(file_)
     results = dict(
-        date=datetime.datetime.now().isoformat(timespec='seconds'),
-        machine=dict(
-            cpus=len(os.sched_getaffinity(0)), processor=platform.processor(),
-            python=platform.python_version(),
-            load_average=load),
-        config=FLAGS.config, seeds=[int(seed) for seed in FLAGS.seeds],
-        settings=FLAGS.set, one_by_one=one_by_one,
-        one_by_one_wall_clock=round(sequential, 1),
+        load_average=load, config=FLAGS.config,
+        seeds=[int(seed) for seed in FLAGS.seeds], settings=FLAGS.set,
+        one_by_one=one_by_one, one_by_one_wall_clock=round(sequential, 1),
         sweep_wall_clock=round(seconds, 1),
         speedup=round(sequential / seconds, 2), sweep=sweep_results)
     print(f'| runs | one after another s | sweep s | speed-up |\n'
@@ -95,9 +96,7 @@ def main(argv):
           f'{sequential / seconds:.2f}x |')
     if FLAGS.json:
         os.makedirs(os.path.dirname(FLAGS.json) or '.', exist_ok=True)
-        with open(FLAGS.json, 'w', encoding='utf-8') as file_:
-            json.dump(results, file_, indent=2)
-            file_.write('\n')
+        provenance.write_json(FLAGS.json, results, record)
 
 
 if __name__ == '__main__':

@@ -1,8 +1,11 @@
-"""What produced a run: command line, package versions, commit, host, time.
+"""What produced a run: command line, package versions, commit, machine.
 
-`record()` collects it and `write(run_dir, record)` stores it as
-`provenance.yaml` beside the run's `config.yaml`, so that a run folder or a
-benchmark's JSON says which code and which libraries made its numbers.
+`record()` collects it: the command, the package versions, the commit, the
+host and the time, and the machine (its CPU model, cores and load
+averages). `write(run_dir, record)` stores it as `provenance.yaml` beside
+the run's `config.yaml`, and `write_json(path, report, record)` writes a
+benchmark's JSON with it, so that a run folder or a benchmark's results
+say which code, which libraries and which CPU made their numbers.
 
 This module does not import TensorFlow or any other recorded package: the
 versions come from the installed distributions' metadata.
@@ -11,7 +14,9 @@ versions come from the installed distributions' metadata.
 import datetime
 import importlib.metadata
 import io
+import json
 import os
+import platform
 import shlex
 import socket
 import subprocess
@@ -35,23 +40,30 @@ PACKAGES = {
     'agents': ('batch-ppo',),
 }
 KEYS = ('command', 'python', 'packages', 'git_commit', 'git_dirty', 'host',
-        'started')
+        'started', 'machine')
+# Keys of `machine()`.
+MACHINE_KEYS = ('cpu_model', 'cores', 'usable_cores', 'load_average')
 _GIT_TIMEOUT = 5.0
+# Where Linux names the CPU model.
+_CPUINFO = '/proc/cpuinfo'
 
 
-def record(argv=None):
+def record(argv=None, packages=None):
     """Describe the running process: what a run folder should remember.
 
     Args:
       argv: Command line as a list of strings; `sys.argv` by default.
+      packages: Dict like `PACKAGES` of the packages to record, e.g. with
+          a benchmark's peers added; `PACKAGES` by default.
 
     Returns:
       Dict with the keys of `KEYS`: `command` (the command line as one
       shell-quoted string), `python` (its version), `packages` (dict from
-      each name of `PACKAGES` to its installed version, None when it is not
+      each name of `packages` to its installed version, None when it is not
       installed), `git_commit` and `git_dirty` (see `git_state`; both None
       when the package does not run from a git checkout), `host` (the host
-      name) and `started` (the current UTC time in ISO 8601, seconds).
+      name), `started` (the current UTC time in ISO 8601, seconds) and
+      `machine` (see `machine`).
     """
     argv = sys.argv if argv is None else argv
     commit, dirty = git_state(package_root())
@@ -61,12 +73,80 @@ def record(argv=None):
         python=sys.version.split()[0],
         packages={
             name: package_version(*distributions)
-            for name, distributions in PACKAGES.items()},
+            for name, distributions in (packages or PACKAGES).items()},
         git_commit=commit,
         git_dirty=dirty,
         host=socket.gethostname(),
         started=started.isoformat(timespec='seconds').replace(
-            '+00:00', 'Z'))
+            '+00:00', 'Z'),
+        machine=machine())
+
+
+def machine():
+    """The CPU of this machine and its load now.
+
+    Speeds measured on one CPU do not hold on another, and other work on
+    the machine slows them: a measurement names both.
+
+    Returns:
+      Dict with the keys of `MACHINE_KEYS`: `cpu_model` (the first `model
+      name` of /proc/cpuinfo, e.g. 'AMD EPYC'; elsewhere the platform's
+      processor or architecture), `cores` (logical CPUs of the machine),
+      `usable_cores` (those this process may run on) and `load_average`
+      (the 1, 5 and 15 minute load averages, or None where the system
+      keeps none).
+    """
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity.
+        usable = os.cpu_count()
+    try:
+        load = [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):
+        load = None
+    return dict(
+        cpu_model=cpu_model(), cores=os.cpu_count(), usable_cores=usable,
+        load_average=load)
+
+
+def cpu_model():
+    """Name of the CPU model, e.g. 'Intel(R) Xeon(R) Processor'.
+
+    Returns:
+      The first `model name` of /proc/cpuinfo; without one (not Linux),
+      the platform's processor name, else its architecture.
+    """
+    try:
+        with open(_CPUINFO, encoding='utf-8') as file_:
+            for line in file_:
+                key, _, value = line.partition(':')
+                if key.strip() == 'model name' and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def write_json(path, report, provenance):
+    """Write a benchmark's report as JSON, with its provenance.
+
+    Args:
+      path: File to write.
+      report: Dict of the benchmark's results, without a `provenance` key.
+      provenance: The `record` taken when the benchmark started; its
+          `machine` gains `load_average_end`, the load averages now, since
+          the load during a benchmark is partly its own.
+
+    Returns:
+      The dict written: `report` with `provenance` added.
+    """
+    provenance = dict(provenance, machine=dict(
+        provenance['machine'], load_average_end=machine()['load_average']))
+    written = dict(report, provenance=provenance)
+    with open(path, 'w', encoding='utf-8') as file_:
+        json.dump(written, file_, indent=1)
+        file_.write('\n')
+    return written
 
 
 def write(run_dir, provenance):

@@ -1,7 +1,9 @@
 """Tests of the provenance record of a run."""
 
 import datetime
+import json
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -57,6 +59,64 @@ def test_record_keys_and_values(monkeypatch):
     monkeypatch.setattr(sys, 'argv', ['benchmarks/learning.py', '--seeds=0'])
     assert provenance.record()['command'] == (
         'benchmarks/learning.py --seeds=0')
+
+
+def _fake_machine(tmp_path, monkeypatch):
+    """A machine of 2 cores, 1 usable, with a fake CPU model and load."""
+    cpuinfo = tmp_path / 'cpuinfo'
+    cpuinfo.write_text(
+        'processor\t: 0\nvendor_id\t: GenuineIntel\n'
+        'model name\t: Intel(R) Xeon(R) Processor\nflags\t\t: avx512f\n\n'
+        'processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Processor\n',
+        encoding='utf-8')
+    monkeypatch.setattr(provenance, '_CPUINFO', str(cpuinfo))
+    monkeypatch.setattr(os, 'cpu_count', lambda: 2)
+    monkeypatch.setattr(os, 'sched_getaffinity', lambda pid: {1})
+    monkeypatch.setattr(os, 'getloadavg', lambda: (1.234, 0.5, 0.0625))
+
+
+def test_record_carries_cpu_model_cores_load_and_versions(
+        tmp_path, monkeypatch):
+    """The CPU model, cores, load averages and versions of the machine."""
+    _fake_machine(tmp_path, monkeypatch)
+    record = provenance.record([])
+    assert record['machine'] == dict(
+        cpu_model='Intel(R) Xeon(R) Processor', cores=2, usable_cores=1,
+        load_average=[1.23, 0.5, 0.06])
+    assert tuple(record['machine']) == provenance.MACHINE_KEYS
+    assert record['packages']['numpy'] == np.__version__
+    assert record['packages']['mujoco'] == mujoco.__version__
+    assert record['python'] == platform.python_version()
+    extra = provenance.record([], packages=dict(
+        numpy=('numpy',), peer=('no-such-distribution-xyz',)))
+    assert extra['packages'] == dict(numpy=np.__version__, peer=None)
+
+
+def test_cpu_model_without_cpuinfo(tmp_path, monkeypatch):
+    """Without /proc/cpuinfo, the platform's processor or architecture."""
+    monkeypatch.setattr(provenance, '_CPUINFO', str(tmp_path / 'missing'))
+    monkeypatch.setattr(platform, 'processor', lambda: 'arm')
+    assert provenance.cpu_model() == 'arm'
+    monkeypatch.setattr(platform, 'processor', lambda: '')
+    monkeypatch.setattr(platform, 'machine', lambda: 'arm64')
+    assert provenance.cpu_model() == 'arm64'
+
+
+def test_write_json_adds_the_provenance_and_the_load_at_the_end(
+        tmp_path, monkeypatch):
+    """The report, then the record with the load when it was written."""
+    _fake_machine(tmp_path, monkeypatch)
+    record = provenance.record(['benchmarks/envs.py'])
+    monkeypatch.setattr(os, 'getloadavg', lambda: (2.0, 1.0, 0.5))
+    path = str(tmp_path / 'result.json')
+    written = provenance.write_json(path, dict(rate=5.5), record)
+    with open(path, encoding='utf-8') as file_:
+        assert json.load(file_) == written
+    assert list(written) == ['rate', 'provenance']
+    assert written['provenance'] == dict(record, machine=dict(
+        cpu_model='Intel(R) Xeon(R) Processor', cores=2, usable_cores=1,
+        load_average=[1.23, 0.5, 0.06], load_average_end=[2.0, 1.0, 0.5]))
+    assert record['machine']['load_average'] == [1.23, 0.5, 0.06]
 
 
 def test_versions_are_those_of_the_installed_packages():
