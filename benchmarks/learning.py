@@ -10,11 +10,13 @@ reached the target; then per config the mean, the median and the
 interquartile mean (IQM) of the final scores with its 95% stratified
 bootstrap confidence interval over seeds (agents/tools/seed_statistics.py).
 Writes the reports of every seed, those statistics and the provenance of the
-run (command line, package versions, commit, host, start time) as JSON,
-every curve as CSV beside it (`config,seed,step,score`, the JSON's name with
-.csv) and, with --plot, a learning curve: the IQM of the evaluation return
-over seeds and its 95% confidence band, step by step, against training
-environment steps, with the target.
+run (command line, package versions, commit, host, start time, CPU model,
+cores and load) as JSON, every curve as CSV beside it
+(`config,seed,step,score`, the JSON's name with .csv) and, with --plot, a
+learning curve: the IQM of the evaluation return over seeds and its 95%
+stratified bootstrap band, step by step, against training environment
+steps, with the target. `--replot=JSON` draws that plot again from a
+results JSON, training nothing.
 
   python benchmarks/learning.py --config=cheetah --steps=1e6 \
       --seeds=0,1,2 --target=5000 \
@@ -74,6 +76,10 @@ flags.DEFINE_list(
     '--json the reports of progress files, e.g. of a benchmark that was cut '
     'short, or of seeds trained by separate commands (a seed found in '
     'several files keeps the reports of the last).')
+flags.DEFINE_string(
+    'replot', None, 'Train nothing: draw --plot again from a results JSON '
+    'of --json (its config, seeds, target and reference), with the '
+    'results of --compare beside.')
 flags.DEFINE_list(
     'compare', None, 'LABEL=JSON of other results to draw in the plot, '
     'e.g. feed-forward=benchmarks/results/learning-pendulum_partial_ff.json.')
@@ -322,21 +328,32 @@ def write_results(path, fields, rows, results, record):
         results=results), record)
 
 
-def plot_curves(results, title, target, path, reference=None, compared=()):
+def plot_curves(groups, title, target, path, reference=None):
     """Draw the IQM of the returns over seeds and its 95% confidence band.
 
     Seeds are aligned report by report (every seed reports at the same
     training steps); a curve stops at its shortest seed. The IQM and its
     stratified bootstrap interval are those of each report's scores over
-    seeds (`seed_statistics.curve_band`). The results of `--compare` files
-    are drawn beside, each in its own colour.
+    seeds (`seed_statistics.curve_band`); a group of one seed is its curve,
+    without a band. The title carries the reference on a line of its own,
+    and the legend sits below the axes, clear of the curves.
+
+    Args:
+      groups: `(label, results)` pairs, the benchmark's own first, then
+          those of `--compare`, each in its own colour; `results` as
+          `run_seed` returns them.
+      title: First line of the title.
+      target: Evaluation score to reach, drawn as a dashed line.
+      path: PNG file to write.
+      reference: Published score to cite on the title's second line, or
+          None.
     """
     # pylint: disable=import-outside-toplevel
     import matplotlib
     matplotlib.use('Agg')
+    from matplotlib import ticker
     import matplotlib.pyplot as plt
     import numpy as np
-    groups = [(FLAGS.config, results)] + list(compared)
     figure, axes = plt.subplots(figsize=(6, 3.6), dpi=100)
     for index, (label, group) in enumerate(groups):
         count = min(len(result['reports']) for result in group)
@@ -348,20 +365,62 @@ def plot_curves(results, title, target, path, reference=None, compared=()):
         iqm, low, high = seed_statistics.curve_band(scores)
         axes.fill_between(
             steps, low, high, alpha=0.25, linewidth=0, color=f'C{index}')
-        axes.plot(
-            steps, iqm, linewidth=1.5, color=f'C{index}',
-            label=f'{label}: IQM, 95% CI over {len(group)} seeds')
+        axes.plot(steps, iqm, linewidth=1.5, color=f'C{index}',
+                  label=f'{label}: {_band_label(len(group))}')
     axes.axhline(target, color='black', linestyle='--', linewidth=1,
-                 label=f'target {target:g}')
+                 label=f'target {target:,g}')
     axes.set_xlabel('training environment steps')
     axes.set_ylabel('evaluation return')
-    axes.set_title(title + (f' (reference: {reference})' if reference else ''),
-                   fontsize=10)
-    axes.legend(loc='lower right', fontsize=8)
+    axes.xaxis.set_major_formatter(ticker.FuncFormatter(_format_steps))
+    axes.set_title(
+        title + (f'\nreference: {reference}' if reference else ''),
+        fontsize=10)
+    axes.legend(loc='upper center', bbox_to_anchor=(0.5, -0.16), fontsize=8,
+                frameon=False)
     axes.grid(alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path)
+    figure.savefig(path, bbox_inches='tight')
     plt.close(figure)
+
+
+def _band_label(seeds):
+    """What a curve of some seeds shows, for the legend."""
+    if seeds == 1:
+        return '1 seed'
+    return f'IQM and 95% bootstrap CI over {seeds} seeds'
+
+
+def _format_steps(steps, unused_position):
+    """Tick label of a step count: 0, 250k, 1M, 1.5M."""
+    if abs(steps) >= 1e6:
+        return f'{steps / 1e6:g}M'
+    if abs(steps) >= 1e3:
+        return f'{steps / 1e3:g}k'
+    return f'{steps:g}'
+
+
+def plot_title(config_name, seeds, steps):
+    """First line of a plot's title: the config, seeds and steps."""
+    return (f"{config_name}: {seeds} seed{'' if seeds == 1 else 's'}, "
+            f'{steps:,.0f} training steps')
+
+
+def replot(path, plot, compared=(), reference=None):
+    """Draw the plot of a results JSON again, training nothing.
+
+    Args:
+      path: Results JSON written by `--json`.
+      plot: PNG file to write.
+      compared: `(label, results)` pairs of `--compare` to draw beside.
+      reference: Published score to cite; by default the JSON's.
+    """
+    with open(path, encoding='utf-8') as file_:
+        stored = json.load(file_)
+    results = stored['results']
+    steps = min(result['reports'][-1]['train_steps'] for result in results)
+    plot_curves(
+        [(stored['config'], results)] + list(compared),
+        plot_title(stored['config'], len(results), steps), stored['target'],
+        plot, reference or stored.get('reference'))
 
 
 def load_compared(specs):
@@ -425,6 +484,12 @@ def main(argv):
     signal.signal(signal.SIGTERM, _raise_interrupt)
     record = provenance.record()
     compared = load_compared(FLAGS.compare)
+    if FLAGS.replot:
+        if not FLAGS.plot:
+            raise app.UsageError('--replot needs --plot, the PNG to write.')
+        replot(FLAGS.replot, FLAGS.plot, compared, FLAGS.reference)
+        print(f'Wrote {FLAGS.plot}.')
+        return
     if FLAGS.from_progress:
         results = load_progress(FLAGS.from_progress)
         steps = min(result['reports'][-1]['train_steps'] for result in results)
@@ -437,9 +502,9 @@ def main(argv):
                 reference=FLAGS.reference), rows, results, record)
         if FLAGS.plot:
             plot_curves(
-                results, f'{FLAGS.config}, {len(results)} seeds, '
-                f'{steps:,.0f} steps', FLAGS.target, FLAGS.plot,
-                FLAGS.reference, compared)
+                [(FLAGS.config, results)] + compared,
+                plot_title(FLAGS.config, len(results), steps), FLAGS.target,
+                FLAGS.plot, FLAGS.reference)
         return
     overrides = _parse_overrides(FLAGS.set)
     env_mode = env_modes.env_mode_from_flags(
@@ -483,8 +548,9 @@ def _train_seeds(seeds, env_mode, overrides, jobs, progress, record,
         print(f'Wrote {FLAGS.json} and {csv_path(FLAGS.json)}.')
     if FLAGS.plot:
         plot_curves(
-            results, f'{FLAGS.config}, {len(results)} seeds', FLAGS.target,
-            FLAGS.plot, FLAGS.reference, compared)
+            [(FLAGS.config, results)] + compared,
+            plot_title(FLAGS.config, len(results), FLAGS.steps),
+            FLAGS.target, FLAGS.plot, FLAGS.reference)
         print(f'Wrote {FLAGS.plot}.')
 
 
