@@ -243,3 +243,19 @@ def test_every_marked_snippet_is_run_by_a_test():
         name for path in _documents()
         for name in re.findall(r'<!-- snippet: (\S+) -->', _read(path))]
     assert sorted(names) == sorted(_SNIPPETS)
+
+
+def test_speed_figures_name_the_cpus_they_were_measured_on():
+    """A speed holds for its CPU: every page with speeds names the CPUs,
+    and the README's ratio to SB3 gives the range over them."""
+    for path in _documents():
+        text = _read(path)
+        if re.search(r'steps/s|µs|\bms\b|\dx SB3', text):
+            assert 'Intel Xeon' in text or 'AMD EPYC' in text, (
+                f'{os.path.relpath(path, _ROOT)} gives speeds without '
+                'naming the CPU they were measured on.')
+    readme = ' '.join(_read(_README).split())
+    assert re.findall(r'[\d.-]+x SB3', readme) == ['3.1-5.9x SB3']
+    assert (
+        "on Pendulum 3.1-5.9x SB3's steps/s by the CPU, 5.9x on a 2-vCPU "
+        'Intel Xeon, 3.1-3.4x on a 2-vCPU AMD EPYC') in readme
