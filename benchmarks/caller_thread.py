@@ -23,7 +23,7 @@ sys.path.insert(0, _ROOT)
 from absl import app  # pylint: disable=wrong-import-position
 from absl import flags  # pylint: disable=wrong-import-position
 
-from agents.scripts import provenance  # pylint: disable=wrong-import-position
+from agents.training import provenance  # pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('tasks', ['pendulum:32000', 'cheetah:20000'],

@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 # pylint: disable=wrong-import-position
-from agents.scripts import provenance
+from agents.training import provenance
 from agents.tools.batch_env import BatchEnv
 from agents.tools.external_process import ExternalProcess
 from agents.tools.sliced_batch_env import SlicedBatchEnv

@@ -36,7 +36,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents import environments
-from agents.scripts import provenance
+from agents.training import provenance
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer('num_envs', 16, 'Environments per batch.')

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 from absl import app  # pylint: disable=wrong-import-position
 from absl import flags  # pylint: disable=wrong-import-position
 
-from agents.scripts import provenance  # pylint: disable=wrong-import-position
+from agents.training import provenance  # pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('tasks', ['pendulum', 'cheetah'], 'Config names whose '

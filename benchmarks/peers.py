@@ -101,7 +101,7 @@ sys.path.insert(0, _ROOT)
 # need them, so that an SB3 run never loads TensorFlow and our runs never
 # load torch: each process's memory is its own system's. peers_rejax imports
 # neither TensorFlow nor agents at module level.
-from agents.scripts import provenance  # pylint: disable=wrong-import-position
+from agents.training import provenance  # pylint: disable=wrong-import-position
 from benchmarks import peers_rejax  # pylint: disable=wrong-import-position
 
 SYSTEMS = (

@@ -41,7 +41,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from agents.scripts import provenance  # pylint: disable=wrong-import-position
+from agents.training import provenance  # pylint: disable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer('angles', 361, 'Grid points over the angle.')

@@ -52,7 +52,7 @@ from absl import flags
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 
-from agents.scripts import provenance  # pylint: disable=wrong-import-position
+from agents.training import provenance  # pylint: disable=wrong-import-position
 
 # The env mode and the config overrides of each path.
 PATHS = {

@@ -649,7 +649,7 @@ def main(argv):
     if FLAGS.threads[0] != 'default':
         raise app.UsageError('The first --threads setting must be default.')
     # pylint: disable-next=import-outside-toplevel
-    from agents.scripts import provenance
+    from agents.training import provenance
     record = provenance.record()
     results = {}
     for mode in FLAGS.modes:

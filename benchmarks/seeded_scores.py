@@ -61,7 +61,7 @@ def _run_one(spec):
 def _run_all():
     """Run every config in every mode, each in a process of its own."""
     # pylint: disable-next=import-outside-toplevel
-    from agents.scripts import provenance
+    from agents.training import provenance
     record = provenance.record()
     results = {}
     for config_name in FLAGS.configs:

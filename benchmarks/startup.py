@@ -164,7 +164,7 @@ def main(argv):
         # After the timing, which the provenance's imports and git calls
         # would lengthen.
         # pylint: disable-next=import-outside-toplevel
-        from agents.scripts import provenance
+        from agents.training import provenance
         provenance.write_json(
             FLAGS.json, dict(results=results), provenance.record())
 
