@@ -19,7 +19,6 @@ from agents.algorithms.ppo import ppo_bookkeeping
 from agents.algorithms.ppo import ppo_collect
 from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import utility
-from agents.tools import compiled_ops
 
 
 # The values of `reward_normalization`.
@@ -306,13 +305,17 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
 
     def experience(
             self, agent_indices, observ, action, reward, done, nextob):
-        """Store a batch of transitions in the agents' episode buffers.
+        """Account for a step of the whole batch and train where it is due.
 
-        With `rollout_length`, agents whose rollout is complete and whose
-        episode goes on hand their segment to the update memory here.
+        The step goes through `_bookkeep`, the step that the compiled
+        drivers (`collect`) take too: the normalizers, the transitions in
+        the episode buffers, rollouts (with `rollout_length`) and ended
+        episodes into the memory. The networks train here once the memory
+        is full, before the episodes a filling rollout left pending go in.
 
         Args:
-          agent_indices: Integer tensor of agent indices.
+          agent_indices: Integer tensor of agent indices; every agent of the
+              batch, in order, as `tools.simulate` passes them.
           observ: Batch of observations before the step.
           action: Batch of actions taken.
           reward: Batch of rewards received.
@@ -322,190 +325,67 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         Returns:
           Summary tensor.
         """
+        del agent_indices  # The step is one of every agent.
         with tf.name_scope('experience/'):
             # tf.cond(pred, fn, str): the false branch returns an empty
             # summary string, so callers can always merge the result.
             return tf.cond(
                 self._is_training,
                 lambda: self._define_experience(
-                    agent_indices, observ, action, reward, done, nextob),
+                    observ, action, reward, done, nextob),
                 str)
 
-    def _define_experience(
-            self, agent_indices, observ, action, reward, done, nextob):
-        """Update the normalizers and append the transitions."""
-        update_filters = tf.summary.merge([
-            self._observ_filter.update(observ, self._should_log),
-            self._update_reward_filter(agent_indices, reward)])
-        mark_log = self._log_pending.assign(
-            tf.logical_or(self._log_pending, self._should_log))
-        cut, count_steps = self._count_rollout_steps(agent_indices, done)
-        with tf.control_dependencies([update_filters]):
-            norm_observ = self._observ_filter.transform(observ)
-            # Normalizes the next observation too, so it must see the update.
-            bootstrap = self._bootstrap_value(agent_indices, nextob, cut)
-        # The environments' action dtype may be wider than the policy's
-        # (EnvPool's MuJoCo tasks take float64); the buffers keep the
-        # policy's.
-        batch = ppo_bookkeeping.Transition(
-            norm_observ, tf.cast(action, self._last_action.dtype),
-            utility.nested_gather(self._last_policy, agent_indices),
-            reward, bootstrap)
-        with tf.control_dependencies([mark_log]):
-            append = self._episodes.append(batch, agent_indices)
-        rollouts = None
-        if cut is not None:
-            with tf.control_dependencies([append, count_steps]):
-                rollouts = self._end_rollouts(tf.boolean_mask(
-                    agent_indices, cut))
-        summary = tf.cond(
-            self._should_log,
-            lambda: tf.summary.merge([
-                update_filters,
-                self._observ_filter.summary(),
-                self._reward_filter.summary(),
-                tf.summary.scalar('memory_size', self._memory_index),
-                tf.summary.histogram('normalized_observ', norm_observ),
-                tf.summary.scalar('normalized_reward', tf.reduce_mean(
-                    self._reward_filter.transform(reward)))]),
-            str)
-        # TensorFlow adds no control inputs to an op whose inputs come from
-        # the same control block, so the summary gets its ordering here, from
-        # an identity whose input was built before the block.
-        with tf.control_dependencies([append]):
-            summary = tf.identity(summary)
-        if rollouts is None:
-            return summary
-        return tf.summary.merge([summary, rollouts])
+    def _define_experience(self, observ, action, reward, done, nextob):
+        """Read the state, take the step, write the state, train if due."""
+        batch_env = self._batch_env
+        restarted = getattr(batch_env, 'restarted', None)
+        if restarted is None:
+            restarted = tf.zeros_like(done)
+        step = ppo_bookkeeping.Step(
+            observ, tf.cast(action, self._last_action.dtype),
+            tuple(variable.read_value() for variable in tools.nested.flatten(
+                self._last_policy)),
+            nextob, reward, done, batch_env.truncated.read_value(),
+            tf.identity(restarted))
+        state = None
+        if self._last_state is not None:
+            state = tools.nested.map(
+                lambda variable: variable.read_value(), self._last_state)
+        with tf.device(self._device):
+            carry = self._bookkeep(
+                self._read_state(), step, begin=tf.zeros_like(done),
+                state=state)
+        writes = self._write_state(carry)
+        with tf.control_dependencies(writes):
+            summary = tf.cond(
+                self._should_log, lambda: self._experience_summary(step),
+                str)
+        with tf.control_dependencies([summary]):
+            training = self._train_where_due(carry, again=True)
+        return tf.summary.merge([summary, training])
 
-    def _update_reward_filter(self, agent_indices, reward):
-        """Feed the reward normalizer with rewards or running returns.
-
-        With `reward_normalization='return'` the statistics are those of
-        each agent's discounted return so far, as in OpenAI Baselines'
-        VecNormalize: dividing rewards by the return's standard deviation
-        keeps value targets near unit scale whatever the discount.
-
-        Returns:
-          Summary tensor of the update.
-        """
-        mode = self._config.reward_normalization
-        if mode != 'return':
-            return self._reward_filter.update(reward, self._should_log)
-        running = (
-            tf.gather(self._running_return, agent_indices) *
-            self._config.discount + reward)
-        store = tf.scatter_update(
-            self._running_return, agent_indices, running)
-        with tf.control_dependencies([store]):
-            return self._reward_filter.update(running, self._should_log)
-
-    def _count_rollout_steps(self, agent_indices, done):
-        """Count the agents' steps and find where a rollout is complete.
-
-        Returns:
-          Tuple of the boolean batch of agents whose rollout ends with this
-          step while their episode goes on (None without `rollout_length`),
-          and the operation that updates the counts. A count starts anew
-          when it reaches `rollout_length`, whether or not the episode ended
-          there, and goes on across episodes, so that updates come every
-          `rollout_length` steps as with a fixed-length rollout.
-        """
-        rollout_length = self._config.rollout_length
-        if not rollout_length:
-            return None, tf.no_op()
-        steps = tf.gather(self._rollout_steps, agent_indices) + 1
-        complete = steps >= int(rollout_length)
-        count = tf.scatter_update(
-            self._rollout_steps, agent_indices,
-            compiled_ops.where(complete, tf.zeros_like(steps), steps))
-        return tf.logical_and(complete, tf.logical_not(done)), count
-
-    def _end_rollouts(self, agent_indices):
-        """Hand the running segments of agents to the memory.
-
-        Their episodes go on: the next steps start new segments in the
-        cleared buffer rows. The return of each segment was bootstrapped at
-        its last step.
-
-        Returns:
-          Summary tensor, available once the buffer rows are cleared.
-        """
-        def _define():
-            store = self._define_end_episode(agent_indices)
-            with tf.control_dependencies([store]):
-                clear = self._episodes.clear(agent_indices)
-            with tf.control_dependencies([clear]):
-                return tf.identity(store)
-
-        with tf.name_scope('end_rollouts'):
-            return tf.cond(tf.size(agent_indices) > 0, _define, str)
-
-    def _bootstrap_value(self, agent_indices, nextob, cut=None):
-        """Discounted value of the next observation where the return goes on.
-
-        An episode cut by its time limit did not end in the environment, so
-        its return continues beyond the last step. With `bootstrap_truncated`
-        the last step's return adds the discounted value estimate of the
-        following observation, in normalized reward units. So does the last
-        step of a rollout whose episode goes on (`cut`).
-        """
-        zeros = tf.zeros(tf.shape(agent_indices), tf.float32)
-        bootstrap = None
-        if self._config.bootstrap_truncated:
-            bootstrap = tf.gather(self._batch_env.truncated, agent_indices)
-        if cut is not None:
-            bootstrap = cut if bootstrap is None else tf.logical_or(
-                bootstrap, cut)
-        if bootstrap is None:
-            return zeros
-
-        def _value():
-            value = utility.network_step(
-                self._network, self._device,
-                self._observ_filter.transform(nextob), self._last_state,
-                agent_indices).value
-            discounted = self._config.discount * tf.stop_gradient(value[:, 0])
-            return compiled_ops.where(bootstrap, discounted, zeros)
-
-        return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
+    def _experience_summary(self, step):
+        """Summaries of the normalizers, once they hold the step."""
+        observ_filter, reward_filter = self._observ_filter, self._reward_filter
+        return tf.summary.merge([
+            observ_filter.summary(), reward_filter.summary(),
+            tf.summary.scalar('memory_size', self._memory_index),
+            tf.summary.histogram(
+                'normalized_observ', observ_filter.transform(step.observ)),
+            tf.summary.scalar('normalized_reward', tf.reduce_mean(
+                reward_filter.transform(step.reward)))])
 
     def end_episode(self, agent_indices):
-        """Move finished episodes into the memory and train when it is full.
+        """Nothing left to do: `experience` stored the ended episodes.
 
         Args:
           agent_indices: Integer tensor of agent indices.
 
         Returns:
-          Summary tensor of the update where one ran, else empty.
+          Empty summary tensor.
         """
-        with tf.name_scope('end_episode/'):
-            return tf.cond(
-                self._is_training,
-                lambda: self._define_end_episode(agent_indices), str)
-
-    def _define_end_episode(self, agent_indices):
-        """Store episodes, dropping those that do not fit into the memory."""
-        episodes, length = self._episodes.data(agent_indices)
-        space_left = self._config.update_every - self._memory_index
-        use_episodes = tf.range(
-            tf.minimum(tf.shape(agent_indices)[0], space_left))
-        episodes = tools.nested.map(
-            lambda value: tf.gather(value, use_episodes), episodes)
-        length = tf.gather(length, use_episodes)
-        rows = self._memory_index + use_episodes
-        append = self._memory.replace(episodes, length, rows)
-        with tf.control_dependencies([append]):
-            increment = tf.group(
-                self._memory_index.assign_add(tf.shape(use_episodes)[0]),
-                self._memory_steps.assign_add(tf.reduce_sum(length)))
-        with tf.control_dependencies([increment]):
-            should_train = self._memory_index >= self._config.update_every
-            update_steps = self._config.update_steps
-            if update_steps:
-                should_train = tf.logical_or(
-                    should_train, self._memory_steps >= int(update_steps))
-            return tf.cond(should_train, self._training, str)
+        del agent_indices
+        return tf.constant('')
 
 
 def _sample_seed(seed, purpose=_SAMPLE_PURPOSE):

@@ -1,12 +1,13 @@
 """PPO's bookkeeping of a step, as pure functions of a loop's state.
 
-What `PPO.collect` does with a step once the agents acted and the
-environments stepped: the normalizers' statistics, the transition in the
-episode buffers, the rollouts and ended episodes moved into the update
-memory (as `experience` and `end_episode` do on the one-step path), and the
-scores. The loop of an in-graph task calls it inside its compiled loop; the
-loop over environments behind the bridge replays its recorded steps through
-it in one compiled call (see `ppo_collect`).
+What PPO does with a step once the agents acted and the environments
+stepped: the normalizers' statistics, the transition in the episode
+buffers, the rollouts and ended episodes moved into the update memory, and
+the scores. Every driver takes this step: the one-step path of
+`tools.simulate` (`PPO.experience`) runs it on the state read from the
+variables; the loop of an in-graph task calls it inside its compiled loop;
+the loop over environments behind the bridge replays its recorded steps
+through it in one compiled call (see `ppo_collect`).
 """
 
 import collections
@@ -56,20 +57,32 @@ class BookkeepingMixin:
     write no variable: they map a loop state to the next.
     """
 
-    def _bookkeep(self, carry, step):
+    def _bookkeep(self, carry, step, begin=None, state=None):
         """The loop state after a step, from what the agents saw and did.
+
+        The step of every driver: the one-step path (`experience`), the
+        compiled loop of an in-graph task and the replay of the bridge
+        loop (`collect`).
 
         Args:
           carry: `_Carry` before the step.
           step: `Step`: the observations acted on (after the resets of
               episodes that begin), the actions and their policy
               parameters, and the environments' outcome.
+          begin: bool flags of the agents whose episode begins with the
+              step; None: those whose episode ended before it
+              (`carry.done`). The one-step path begins episodes in
+              `begin_episode` and passes none.
+          state: The recurrent state of the agents after they acted, from
+              which the value of the next observation continues; None for
+              a feed-forward network.
 
         Returns:
           `_Carry` after the step; its `env` and `bad` unchanged.
         """
         config = self._config
-        begin = carry.done
+        if begin is None:
+            begin = carry.done
         zeros = tf.zeros_like(carry.score)
         score = compiled_ops.where(begin, zeros, carry.score)
         running_return = compiled_ops.where(begin, zeros, carry.running_return)
@@ -91,7 +104,8 @@ class BookkeepingMixin:
             self._observ_filter.transform(step.observ, observ_statistics),
             step.action, step.policy_params, step.reward,
             self._bootstrap(
-                step.nextob, observ_statistics, step.truncated, marks.cut))
+                step.nextob, observ_statistics, step.truncated, marks.cut,
+                state))
         indices = tf.stack(
             [tf.range(self._num_agents), marks.length - 1], axis=1)
         episodes = tuple(
@@ -101,11 +115,10 @@ class BookkeepingMixin:
                 carry.episodes, tf.nest.flatten(transition)))
         episode_steps = episode_steps + 1
         score = score + step.reward
-        # The rollouts go into the memory first, as `experience` hands them
-        # over before `end_episode` stores the step's ended episodes; their
-        # rows begin new segments. Where the rollouts filled the memory,
-        # the one-step path trains before it stores the ended episodes:
-        # they wait as pending for the update that follows the loop.
+        # The rollouts go into the memory first, then the step's ended
+        # episodes; the rows of rollouts begin new segments. Where the
+        # rollouts filled the memory, the ended episodes wait as pending
+        # for the update that follows (see `_train_where_due`).
         rows = tuple(carry.memory) + (carry.memory_length,)
         rows = self._write_rows(
             rows, episodes, marks.length, marks.store_cut,
@@ -139,8 +152,8 @@ class BookkeepingMixin:
         """The rows' lengths and the memory's counts after a step.
 
         Rollouts that the step completes are stored first, then the
-        episodes it ended, as on the one-step path; ended episodes wait as
-        pending where the rollouts filled the memory.
+        episodes it ended; ended episodes wait as pending where the
+        rollouts filled the memory.
 
         Args:
           counts: `Counts` before the step.
@@ -177,7 +190,12 @@ class BookkeepingMixin:
                 ended_index=index)
 
     def _rollout_cut(self, rollout_steps, done):
-        """Count the agents' steps as `_count_rollout_steps` does.
+        """Count the agents' steps and find where a rollout is complete.
+
+        A count starts anew when it reaches `rollout_length`, whether or
+        not the episode ended there, and goes on across episodes, so that
+        updates come every `rollout_length` steps as with a fixed-length
+        rollout.
 
         Args:
           rollout_steps: int32 steps of each agent since its last rollout.
@@ -197,10 +215,15 @@ class BookkeepingMixin:
             tf.logical_and(complete, tf.logical_not(done)),
             compiled_ops.where(complete, tf.zeros_like(steps), steps))
 
-    def _bootstrap(self, nextob, observ_statistics, truncated, cut):
-        """The discounted value of the next observation, as
-        `_bootstrap_value` gives it: where a time limit (with
-        `bootstrap_truncated`) or a rollout cut the return."""
+    def _bootstrap(self, nextob, observ_statistics, truncated, cut, state):
+        """Discounted value of the next observation where the return goes on.
+
+        An episode cut by its time limit did not end in the environment, so
+        its return continues beyond the last step: with `bootstrap_truncated`
+        the last step's return adds the discounted value estimate of the
+        following observation, in normalized reward units. So does the last
+        step of a rollout whose episode goes on (`cut`).
+        """
         zeros = tf.zeros([self._num_agents], tf.float32)
         if not (self._config.bootstrap_truncated or
                 self._config.rollout_length):
@@ -213,20 +236,19 @@ class BookkeepingMixin:
             value = self._network(
                 self._observ_filter.transform(
                     nextob, observ_statistics)[:, None],
-                tf.ones([self._num_agents], tf.int32)).value[:, 0]
+                tf.ones([self._num_agents], tf.int32), state).value[:, 0]
             return compiled_ops.where(
                 bootstrap, self._config.discount * tf.stop_gradient(value),
                 zeros)
 
-        # Only steps that cut a return run the value network, as on the
-        # one-step path.
+        # Only steps that cut a return run the value network.
         return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
 
     def _store(self, memory, episodes, episode_length, mask):
         """Move the rows of some agents into the memory.
 
-        Into its next rows while it has rows left, in agent order, as
-        `_define_end_episode` stores them; the others are dropped.
+        Into its next rows while it has rows left, in agent order; the
+        others are dropped.
 
         Args:
           memory: `Memory` of tensors.

@@ -61,19 +61,14 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
 
         One loop steps every agent: it begins episodes where the last ended,
         samples actions (stateless random ops keyed by the sample seed and
-        the global step, as `perform` does), steps the environments,
-        updates the normalizers, appends the transitions to the episode
-        buffers, hands over complete rollouts (with `rollout_length`) and
-        moves ended episodes into the memory, exactly as the one-step path
-        of `tools.simulate` with `perform`, `experience` and `end_episode`
-        does. It stops after the step that fills the memory, and the update
-        then trains in the same session call (outside the loop), so the
-        next step acts with the new weights as on the one-step path. Where
-        the rollouts of a step filled the memory, the one-step path trains
-        in `experience` and then stores the step's ended episodes: here
-        they wait as pending until the update ran and then go into the
-        memory; should they fill it again, the next call trains before its
-        first step. On an in-graph task the loop is one XLA-compiled call;
+        the global step, which `perform` uses too), steps the environments,
+        and takes PPO's step (`_bookkeep`, the step of `experience` too).
+        It stops after the step that fills the memory, and the update then
+        trains in the same session call (outside the loop), so that the
+        next step acts with the new weights. Ended episodes that a step's
+        rollouts left pending go into the memory after the update; should
+        they fill it again, the next call trains before its first step. On
+        an in-graph task the loop is one XLA-compiled call;
         on environments behind the numpy_function bridge a plain
         `tf.while_loop` acts and calls into Python at every step (and at
         the resets of steps where episodes begin), and one XLA-compiled
@@ -114,18 +109,8 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             carry = loop(carry)
             writes = self._write_carry(env, carry, tally)
         with tf.control_dependencies(writes):
-            # The update logs its summaries when this run logs.
-            mark_log = self._log_pending.assign(
-                tf.logical_or(self._log_pending, self._should_log))
-        with tf.control_dependencies([mark_log]):
-            full = self._memory_full(
-                self._memory_index.read_value(),
-                self._memory_steps.read_value())
-            training = tf.cond(
-                tf.logical_and(full, self._is_training), self._training, str)
+            training = self._train_where_due(carry)
         with tf.control_dependencies([training]):
-            store_pending = self._store_pending(carry)
-        with tf.control_dependencies([store_pending]):
             made = tf.identity(carry.index)
             ended = tf.identity(carry.ended)
             last_score = tf.identity(carry.last_score)
@@ -161,13 +146,24 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
 
     def _initial_carry(self, env, tally):
         """The variables as the loop's initial state."""
+        score, length = tally
+        return self._read_state()._replace(
+            env=env.initial(), score=score.read_value(),
+            episode_steps=length.read_value())
+
+    def _read_state(self):
+        """PPO's state in its variables, as a loop state without env.
+
+        Returns:
+          `_Carry` of the variables, with no env state and no running
+          scores.
+        """
         batch_env = self._batch_env
         episodes, episode_length = self._episodes.variables
         memory, memory_length = self._memory.variables
-        score, length = tally
         zeros = tf.zeros([self._num_agents], tf.float32)
         return _Carry(
-            index=tf.constant(0), env=env.initial(),
+            index=tf.constant(0), env=(),
             observ=batch_env.observ.read_value(),
             done=batch_env.done.read_value(),
             action=batch_env.action.read_value(),
@@ -187,7 +183,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             memory_index=self._memory_index.read_value(),
             memory_steps=self._memory_steps.read_value(),
             pending=tf.zeros([self._num_agents], tf.bool),
-            score=score.read_value(), episode_steps=length.read_value(),
+            score=zeros, episode_steps=tf.zeros([self._num_agents], tf.int32),
             ended=tf.zeros([self._num_agents], tf.bool),
             last_score=zeros, score_sum=tf.constant(0.0),
             length_sum=tf.constant(0.0), count=tf.constant(0),
@@ -412,14 +408,28 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         """Assign the loop's final state to the variables, once checked."""
         batch_env = self._batch_env
         checks = compiled_rollout.failure_checks(carry.bad)
-        episodes, episode_length = self._episodes.variables
-        memory, memory_length = self._memory.variables
         score, length = tally
         pairs = [
             (batch_env.observ, carry.observ),
             (batch_env.done, carry.done), (batch_env.action, carry.action),
             (batch_env.reward, carry.reward),
             (batch_env.truncated, carry.truncated),
+            (score, carry.score), (length, carry.episode_steps)]
+        with tf.control_dependencies(checks):
+            writes = [variable.assign(value) for variable, value in pairs]
+            writes += env.assign(carry.env)
+            writes += self._write_state(carry)
+        return writes
+
+    def _write_state(self, carry):
+        """Assign PPO's state of a loop state to its variables.
+
+        Returns:
+          List of the assign operations.
+        """
+        episodes, episode_length = self._episodes.variables
+        memory, memory_length = self._memory.variables
+        pairs = [
             # The environments' action dtype may be wider than the
             # policy's (float64 of MuJoCo tasks).
             (self._last_action, tf.cast(
@@ -429,15 +439,48 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             (self._rollout_steps, carry.rollout_steps),
             (memory_length, carry.memory_length),
             (self._memory_index, carry.memory_index),
-            (self._memory_steps, carry.memory_steps),
-            (score, carry.score), (length, carry.episode_steps)]
+            (self._memory_steps, carry.memory_steps)]
         pairs += list(zip(episodes, carry.episodes))
         pairs += list(zip(memory, carry.memory))
         pairs += list(zip(
             tools.nested.flatten(self._last_policy), carry.policy_params))
-        with tf.control_dependencies(checks):
-            writes = [variable.assign(value) for variable, value in pairs]
-            writes += env.assign(carry.env)
-            writes.append(self._observ_filter.assign(carry.observ_statistics))
-            writes.append(self._reward_filter.assign(carry.reward_statistics))
+        writes = [variable.assign(value) for variable, value in pairs]
+        writes.append(self._observ_filter.assign(carry.observ_statistics))
+        writes.append(self._reward_filter.assign(carry.reward_statistics))
         return writes
+
+    def _train_where_due(self, carry, again=False):
+        """Train where the memory is full, then store the pending episodes.
+
+        Runs once the state of `carry` is in the variables. The update logs
+        its summaries when this run logs.
+
+        Args:
+          carry: `_Carry` whose `pending` episodes wait for the update.
+          again: Whether to train again where the pending episodes fill
+              the memory anew (the one-step path, which has no next loop
+              call that would).
+
+        Returns:
+          Summary tensor of the updates, available once the pending
+          episodes are stored (and trained on, with `again`).
+        """
+        mark_log = self._log_pending.assign(
+            tf.logical_or(self._log_pending, self._should_log))
+
+        def _train():
+            full = self._memory_full(
+                self._memory_index.read_value(),
+                self._memory_steps.read_value())
+            return tf.cond(
+                tf.logical_and(full, self._is_training), self._training, str)
+
+        with tf.control_dependencies([mark_log]):
+            training = _train()
+        with tf.control_dependencies([training]):
+            store_pending = self._store_pending(carry)
+        if again:
+            with tf.control_dependencies([store_pending]):
+                training = tf.summary.merge([training, _train()])
+        with tf.control_dependencies([store_pending]):
+            return tf.identity(training)
