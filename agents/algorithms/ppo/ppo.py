@@ -341,20 +341,14 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         restarted = getattr(batch_env, 'restarted', None)
         if restarted is None:
             restarted = tf.zeros_like(done)
+        carry = self._read_state()
+        # The state after `perform` acted, which it remembered.
         step = ppo_bookkeeping.Step(
             observ, tf.cast(action, self._last_action.dtype),
-            tuple(variable.read_value() for variable in tools.nested.flatten(
-                self._last_policy)),
-            nextob, reward, done, batch_env.truncated.read_value(),
-            tf.identity(restarted))
-        state = None
-        if self._last_state is not None:
-            state = tools.nested.map(
-                lambda variable: variable.read_value(), self._last_state)
+            carry.policy_params, carry.state, nextob, reward, done,
+            batch_env.truncated.read_value(), tf.identity(restarted))
         with tf.device(self._device):
-            carry = self._bookkeep(
-                self._read_state(), step, begin=tf.zeros_like(done),
-                state=state)
+            carry = self._bookkeep(carry, step, begin=tf.zeros_like(done))
         writes = self._write_state(carry)
         with tf.control_dependencies(writes):
             summary = tf.cond(

@@ -26,9 +26,10 @@ Memory = collections.namedtuple(
 
 # What a step's bookkeeping needs to know of it: the observations acted on
 # (after the resets of episodes that begin), the actions and the tuple of
-# their policy's parameters, and the environments' outcome.
+# their policy's parameters, the recurrent state after acting (`()` for a
+# feed-forward network), and the environments' outcome.
 Step = collections.namedtuple('Step', (
-    'observ, action, policy_params, nextob, reward, done, truncated, '
+    'observ, action, policy_params, state, nextob, reward, done, truncated, '
     'restarted'))
 
 # The lengths of the agents' rows, their steps since their last rollout,
@@ -41,6 +42,13 @@ Counts = collections.namedtuple(
 # stored of each, and the memory's rows in use before the ended ones.
 Marks = collections.namedtuple('Marks', (
     'length, cut, ended, pending, store_cut, store_ended, ended_index'))
+
+
+def network_state(state):
+    """The state argument of a network: None for the `()` of feed-forward."""
+    if isinstance(state, tuple) and not state:
+        return None
+    return state
 
 
 def counts_of(carry):
@@ -57,7 +65,7 @@ class BookkeepingMixin:
     write no variable: they map a loop state to the next.
     """
 
-    def _bookkeep(self, carry, step, begin=None, state=None):
+    def _bookkeep(self, carry, step, begin=None):
         """The loop state after a step, from what the agents saw and did.
 
         The step of every driver: the one-step path (`experience`), the
@@ -73,9 +81,6 @@ class BookkeepingMixin:
               step; None: those whose episode ended before it
               (`carry.done`). The one-step path begins episodes in
               `begin_episode` and passes none.
-          state: The recurrent state of the agents after they acted, from
-              which the value of the next observation continues; None for
-              a feed-forward network.
 
         Returns:
           `_Carry` after the step; its `env` and `bad` unchanged.
@@ -105,7 +110,7 @@ class BookkeepingMixin:
             step.action, step.policy_params, step.reward,
             self._bootstrap(
                 step.nextob, observ_statistics, step.truncated, marks.cut,
-                state))
+                step.state))
         indices = tf.stack(
             [tf.range(self._num_agents), marks.length - 1], axis=1)
         episodes = tuple(
@@ -132,7 +137,7 @@ class BookkeepingMixin:
             index=carry.index + 1,
             observ=step.nextob, done=step.done, action=step.action,
             reward=step.reward, truncated=step.truncated,
-            policy_params=tuple(step.policy_params),
+            policy_params=tuple(step.policy_params), state=step.state,
             observ_statistics=observ_statistics,
             reward_statistics=reward_statistics,
             running_return=running_return, episodes=episodes,
@@ -236,12 +241,14 @@ class BookkeepingMixin:
             value = self._network(
                 self._observ_filter.transform(
                     nextob, observ_statistics)[:, None],
-                tf.ones([self._num_agents], tf.int32), state).value[:, 0]
+                tf.ones([self._num_agents], tf.int32),
+                network_state(state)).value[:, 0]
             return compiled_ops.where(
                 bootstrap, self._config.discount * tf.stop_gradient(value),
                 zeros)
 
-        # Only steps that cut a return run the value network.
+        # Only steps that cut a return run the value network, whose
+        # recurrent state continues from the one after acting.
         return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
 
     def _store(self, memory, episodes, episode_length, mask):

@@ -26,7 +26,7 @@ from agents.tools import compiled_ops
 # The loop state of a compiled collection.
 _Carry = collections.namedtuple('_Carry', (
     'index, env, observ, done, action, reward, truncated, '
-    'policy_params, '
+    'policy_params, state, '
     'observ_statistics, reward_statistics, running_return, episodes, '
     'episode_length, rollout_steps, memory, memory_length, memory_index, '
     'memory_steps, pending, score, episode_steps, ended, last_score, '
@@ -35,7 +35,7 @@ _Carry = collections.namedtuple('_Carry', (
 # The state of the plain loop over environments behind the bridge (see
 # `_bridge_collect`).
 _Acted = collections.namedtuple('_Acted', (
-    'index, env, observ, done, observ_statistics, counts, records'))
+    'index, env, observ, done, state, observ_statistics, counts, records'))
 
 
 class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
@@ -50,11 +50,10 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
 
         It can on an in-graph task with the pure `transition` and `restart`
         (compiled with XLA) and on a `tools.InGraphBatchEnv` (plain graph
-        ops around its numpy_function), with a feed-forward network.
+        ops around its numpy_function), with feed-forward and recurrent
+        networks.
         """
-        return bool(
-            rollout_env.rollout_env(batch_env) is not None
-            and self._last_state is None)
+        return rollout_env.rollout_env(batch_env) is not None
 
     def collect(self, num_steps, steps_left):
         """Train on the batch for up to `num_steps` batch steps.
@@ -172,6 +171,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             policy_params=tuple(
                 variable.read_value()
                 for variable in tools.nested.flatten(self._last_policy)),
+            state=self._read_recurrent_state(),
             observ_statistics=self._observ_filter.read(),
             reward_statistics=self._reward_filter.read(),
             running_return=self._running_return.read_value(),
@@ -224,18 +224,20 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
     def _collect_step(self, env, carry, key):
         """One step of all agents, as a function of the loop state."""
         env_state, observ = env.begin(carry.env, carry.done, carry.observ)
-        action, policy_params = self._act(
-            observ, carry.observ_statistics, key, carry.action.dtype)
+        action, policy_params, state = self._act(
+            observ, carry.observ_statistics, key, carry.action.dtype,
+            _begun(carry.state, carry.done))
         env_state, nextob, reward, done, truncated, restarted = env.step(
             env_state, action)
         carry = self._bookkeep(carry, ppo_bookkeeping.Step(
-            observ, action, policy_params, nextob, reward, done, truncated,
-            restarted))
+            observ, action, policy_params, state, nextob, reward, done,
+            truncated, restarted))
         return carry._replace(env=env_state, bad=compiled_rollout.first_failure(
             carry.bad, action, nextob, reward))
 
-    def _act(self, observ, observ_statistics, key, dtype, noise=None):
-        """The sampled actions and their policy's parameters (a tuple).
+    def _act(self, observ, observ_statistics, key, dtype, state, noise=None):
+        """The sampled actions, their policy's parameters (a tuple) and the
+        recurrent state after acting (`()` for a feed-forward network).
 
         With `noise`, the noise of the key (see `_noise_of_steps`), which
         our distributions take instead of drawing; other distributions (of
@@ -244,7 +246,8 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         output = self._network(
             self._observ_filter.transform(
                 observ, observ_statistics)[:, None],
-            tf.ones([self._num_agents], tf.int32))
+            tf.ones([self._num_agents], tf.int32),
+            ppo_bookkeeping.network_state(state))
         if noise is not None and type(output.policy) in (
                 distributions.DiagonalGaussian, distributions.Categorical):
             sample = output.policy.sample(noise=noise)
@@ -253,7 +256,8 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         action = tf.cast(sample[:, 0], dtype)
         policy_params = tuple(
             param[:, 0] for param in losses.policy_params(output.policy))
-        return action, policy_params
+        state = () if output.state is None else output.state
+        return action, policy_params, state
 
     def _bridge_collect(
             self, carry, env, limit, first_key, num_steps, sample_seed):
@@ -273,13 +277,15 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         """
         specs = step_records.specs(ppo_bookkeeping.Step(
             observ=carry.observ, action=carry.action,
-            policy_params=tuple(carry.policy_params), nextob=carry.observ,
+            policy_params=tuple(carry.policy_params), state=carry.state,
+            nextob=carry.observ,
             reward=carry.reward, done=carry.done, truncated=carry.truncated,
             restarted=carry.done))
         noise = self._noise_of_steps(sample_seed, first_key, num_steps)
         acted = _Acted(
             index=carry.index, env=carry.env, observ=carry.observ,
-            done=carry.done, observ_statistics=carry.observ_statistics,
+            done=carry.done, state=carry.state,
+            observ_statistics=carry.observ_statistics,
             counts=ppo_bookkeeping.counts_of(carry),
             records=tf.TensorArray(
                 tf.float32, size=num_steps, element_shape=[
@@ -291,22 +297,24 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         def _step(acted):
             begin = acted.done
             env_state, observ = env.begin(acted.env, begin, acted.observ)
-            action, policy_params = self._act(
+            action, policy_params, state = self._act(
                 observ, acted.observ_statistics,
                 self._step_key(sample_seed, first_key, acted.index),
-                carry.action.dtype, tf.gather(noise, acted.index))
+                carry.action.dtype, _begun(acted.state, begin),
+                tf.gather(noise, acted.index))
             env_state, nextob, reward, done, truncated, restarted = (
                 env.step(env_state, action))
             counts, _ = self._count(acted.counts, begin, done, restarted)
             step = ppo_bookkeeping.Step(
-                observ, action, policy_params, nextob, reward, done,
+                observ, action, policy_params, state, nextob, reward, done,
                 truncated, restarted)
             # The policy acts on the statistics of the steps before; the
             # replay merges them again (compiled, it costs next to nothing)
             # rather than record them with every row.
             return [_Acted(
                 index=acted.index + 1, env=env_state, observ=nextob,
-                done=done, observ_statistics=self._observ_filter.merged(
+                done=done, state=state,
+                observ_statistics=self._observ_filter.merged(
                     acted.observ_statistics, observ),
                 counts=counts, records=acted.records.write(
                     acted.index, step_records.pack(step)))]
@@ -404,6 +412,13 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             tf.reduce_any(carry.pending), _define,
             lambda: tf.constant(False))
 
+    def _read_recurrent_state(self):
+        """The agents' recurrent state in its variables, `()` without."""
+        if self._last_state is None:
+            return ()
+        return tools.nested.map(
+            lambda variable: variable.read_value(), self._last_state)
+
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
         batch_env = self._batch_env
@@ -444,6 +459,10 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         pairs += list(zip(memory, carry.memory))
         pairs += list(zip(
             tools.nested.flatten(self._last_policy), carry.policy_params))
+        if self._last_state is not None:
+            pairs += list(zip(
+                tools.nested.flatten(self._last_state),
+                tools.nested.flatten(carry.state)))
         writes = [variable.assign(value) for variable, value in pairs]
         writes.append(self._observ_filter.assign(carry.observ_statistics))
         writes.append(self._reward_filter.assign(carry.reward_statistics))
@@ -484,3 +503,10 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
                 training = tf.summary.merge([training, _train()])
         with tf.control_dependencies([store_pending]):
             return tf.identity(training)
+
+
+def _begun(state, begin):
+    """The recurrent state with zeros for the agents whose episode begins."""
+    return tf.nest.map_structure(
+        lambda tensor: compiled_ops.where(begin, tf.zeros_like(tensor), tensor),
+        state)
