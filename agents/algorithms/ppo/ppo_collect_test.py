@@ -1,7 +1,9 @@
-"""Tests of PPO's collection of many steps per call against the one-step path.
+"""Tests of PPO's one step under its drivers: the one-step path of
+`tools.simulate` and the collection of many steps per call.
 
 On in-graph tasks (compiled with XLA) and on gymnasium and EnvPool
-environments behind the numpy_function bridge (a plain graph loop).
+environments behind the numpy_function bridge (a plain graph loop), with
+feed-forward and recurrent networks.
 """
 
 import gymnasium as gym
@@ -19,6 +21,10 @@ from agents.scripts import networks
 from agents.tools import envpool_batch_env
 
 _AGENTS = 4
+
+_RECURRENT = dict(
+    network=networks.recurrent_gaussian, recurrent_value=True,
+    chunk_length=10)
 
 
 def _config(**overrides):
@@ -130,6 +136,8 @@ def _assert_same_state(compiled, expected):
     # Episodes of 10 steps, all ending together: an update every 10 steps.
     (environments.Pendulum, {}, 30),
     (environments.Pendulum, dict(reward_normalization='reward'), 30),
+    # A recurrent policy and value, whose state the loop carries.
+    (environments.Pendulum, _RECURRENT, 30),
     # Episodes that terminate at different steps; more end at once than
     # the memory holds.
     (environments.CartPole, dict(
@@ -168,6 +176,7 @@ class _Float64Pendulum(gym.ActionWrapper):
 
 @pytest.mark.parametrize('env_mode, env', [
     ('inprocess', 'Pendulum-v1'),
+    ('inprocess', _RECURRENT),
     # Actions wider than the policy's.
     ('inprocess', _Float64Pendulum),
     pytest.param('envpool', 'Pendulum-v1', marks=pytest.mark.skipif(
@@ -177,7 +186,8 @@ def test_bridge_collection_equals_the_one_step_path(env_mode, env):
     """Pendulum-v1 in Python (gymnasium) or C (EnvPool) through the
     numpy_function bridge: runs of 4 steps, shorter than the episodes of
     10, give the one-step path's episodes, memory, weights and scores."""
-    config = _config(env=env)
+    config = _config(
+        **(env if isinstance(env, dict) else dict(env=env)))
     made, updates, looped, scores, _ = _state_after(
         config, env_mode, True, 30, num_steps=4)
     _, one_step_updates, expected, one_step_scores, _ = _state_after(
