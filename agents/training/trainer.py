@@ -141,8 +141,10 @@ def _train_locked(config, env_mode, lock, on_report):
                 simulation = simulation_lib.define_simulation(
                     batch_env, eval_batch_env, config)
             except ValueError as error:
-                # The algorithm and network reject their settings this way.
-                raise config_io.ConfigError(str(error)) from error
+                # The algorithm and network reject their settings this way;
+                # templates append where they were defined, in more lines.
+                raise config_io.ConfigError(
+                    str(error).strip().splitlines()[0]) from error
             # Model checkpoints leave out temporary state, but the state
             # of an exact resumption is kept (see `tools.resume_state`).
             saver = checkpoints.define_saver(
