@@ -124,8 +124,10 @@ class RunSaver:
                         sess, os.path.join(self._logdir, 'model.ckpt'),
                         int(global_step))
             except (OSError, tf.errors.OpError) as error:
-                self._remove_partial(before, os.path.basename(prefix))
+                # Forgotten first: rewriting the index on a full disk may
+                # leave a temporary file of its own.
                 self._forget(prefix)
+                self._remove_partial(before, os.path.basename(prefix))
                 raise errors.CheckpointError(
                     f'Cannot save checkpoint {prefix}: '
                     f'{_error_cause(error)}.') from error
