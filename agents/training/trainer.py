@@ -278,11 +278,20 @@ def _run_loop(
         stop.deferred = True
     scores = loop.run(
         sess, saver, total_steps, stop=stop and stop.requested)
+    interrupted = False
     try:
         for score in scores:
             if on_report is not None:
                 on_report(int(sess.run(simulation.step)), score)
             yield score
+        interrupted = bool(stop and stop.requested()) and (
+            int(sess.run(simulation.step)) < total_steps)
+        if interrupted:
+            save(on_failure=True)
+        else:
+            # The run finished. Still deferred, a signal during the final
+            # save waits for it; the script then says the run finished.
+            save()
     except (KeyboardInterrupt, GeneratorExit):
         save(on_failure=True)
         raise
@@ -313,10 +322,8 @@ def _run_loop(
         scores.close()
         if stop:
             stop.deferred = False
-    if stop and stop.requested():
-        save(on_failure=True)
+    if interrupted:
         raise stopping.Interrupted(stop.signum)
-    save()
 
 
 def _abandon(save, lock, message, code):
