@@ -193,7 +193,10 @@ def _train_locked(config, env_mode, lock, on_report):
                     lambda: 'Error: Training stopped: '
                     f'{batch_env_lib.first_line(error)}', 1),
                 on_stuck_signal=lambda signum: abandon(
-                    lambda: stop.describe(signum), 128 + signum))
+                    lambda: stop.describe(signum), 128 + signum),
+                # As the handler does, where Python calls it twice.
+                on_second_signal=lambda signum: stopping.exit_now(
+                    stop.describe(signum, again=True), 128 + signum))
             with watchdog, (
                     watchdog.watch_signals() if stop
                     else contextlib.nullcontext()):
