@@ -84,15 +84,20 @@ class RunSaver:
     `tools.StepWatchdog`) happen one after another.
     """
 
-    def __init__(self, saver, logdir):
+    def __init__(self, saver, logdir, check=None):
         """Wrap a saver.
 
         Args:
           saver: `tf.train.Saver`, e.g. of `define_saver`.
           logdir: The run folder.
+          check: None, or a callable run before every save that raises
+              when the run folder must not be written (see
+              `run_folder.RunLock.check`); its error becomes the
+              `CheckpointError`.
         """
         self._saver = saver
         self._logdir = logdir
+        self._check = check
         self._lock = threading.Lock()
 
     def save(self, sess, unused_prefix=None, global_step=None):
@@ -112,6 +117,15 @@ class RunSaver:
         """
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
+            if self._check:
+                try:
+                    self._check()
+                except RuntimeError as error:
+                    # `tools.Loop` creates the folder before it saves: an
+                    # empty one at the path is that, not another run's.
+                    with contextlib.suppress(OSError):
+                        os.rmdir(self._logdir)
+                    raise errors.CheckpointError(str(error)) from error
             if prefix in self._saver.last_checkpoints and os.path.exists(
                     prefix + '.index'):
                 return prefix

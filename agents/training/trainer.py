@@ -100,6 +100,8 @@ def train(config, env_mode, on_report=None):
                 f'Cannot create the run folder {config.logdir}: '
                 f'{error.strerror or error}.') from error
     try:
+        if lock:
+            _check_own_checkpoints(config.logdir)
         yield from _train_locked(config, env_mode, lock, on_report)
     finally:
         if lock:
@@ -107,6 +109,27 @@ def train(config, env_mode, on_report=None):
             # no folder behind.
             lock.release(remove_created=not os.path.exists(
                 os.path.join(config.logdir, 'config.yaml')))
+
+
+def _check_own_checkpoints(run_dir):
+    """Refuse a new run in a folder that holds checkpoints of another.
+
+    A new run's folder has no config.yaml; checkpoints there were written
+    by another trainer (one whose folder moved away kept saving to its old
+    path, say), and restoring them would train on from its weights.
+
+    Raises:
+      config_io.ConfigError: Naming the folder and the newest checkpoint.
+    """
+    if os.path.exists(os.path.join(run_dir, 'config.yaml')):
+        return
+    found = checkpoints.list_checkpoints(run_dir)
+    if found:
+        raise config_io.ConfigError(
+            f'Run folder {run_dir} holds checkpoints of another run '
+            f'({os.path.basename(found[0])}) but no config.yaml; a '
+            'new run restores none it did not write: pass another '
+            '--timestamp.')
 
 
 def _train_locked(config, env_mode, lock, on_report):
@@ -181,7 +204,8 @@ def _train_locked(config, env_mode, lock, on_report):
                 logging.getLogger('agents').info(
                     'No checkpoint in %s yet; training starts at step 0.',
                     config.logdir)
-            saver = checkpoints.RunSaver(saver, config.logdir)
+            saver = checkpoints.RunSaver(
+                saver, config.logdir, check=lock and lock.check)
             abandon = functools.partial(_abandon, functools.partial(
                 _save_checkpoint, sess, saver, simulation.step,
                 config.logdir, on_failure=True), lock)
