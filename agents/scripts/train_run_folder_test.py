@@ -198,6 +198,29 @@ def test_new_run_restores_no_checkpoint_it_did_not_write(
     assert _listing(tmp_path) == before
 
 
+@pytest.mark.parametrize('values, message', [
+    (dict(num_agents=4), "config.yaml's num_agents=4 changes the shape of "
+     'ppo_temporary/episodes/length from [2] in model.ckpt-80 to [4]'),
+    (dict(policy_layers=(16,)), "config.yaml's policy_layers=(16,) changes "
+     'the shape of network/policy/hidden_0/kernel from [3, 8] in '
+     'model.ckpt-80 to [3, 16]'),
+])
+def test_resume_that_changes_a_shape_exits_2_naming_the_key(
+        finished_run, tmp_path, capsys, values, message):
+    """Refused before the restore, which would take the values and fail
+    steps later; the folder stays as it was."""
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    _edit_config(run_dir, **values)
+    before = _listing(tmp_path)
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--timestamp=T',
+        '--env_mode=inprocess') == (
+            2, f'Error: Cannot resume {run_dir}: {message}; a resumed run '
+            'keeps the shapes it started with: restore the value, or start '
+            'a new run with another --timestamp.')
+    assert _listing(tmp_path) == before
+
+
 def _fail_meta_graph_writes(
         monkeypatch, error=tf.errors.ResourceExhaustedError,
         cause='No space left on device'):

@@ -70,6 +70,26 @@ class _ResumeSaver(tf.train.Saver):
         self.optional = list(optional)
 
 
+class CheckpointShapeError(ValueError):
+    """A checkpoint holds a variable in another shape than the graph.
+
+    Attributes:
+      path: The checkpoint.
+      name: The variable's name.
+      saved: Its shape in the checkpoint, a list.
+      current: Its shape in the graph, a list.
+    """
+
+    def __init__(self, path, name, saved, current):
+        super().__init__(
+            f'checkpoint {os.path.basename(path)} holds {name} of shape '
+            f'{saved}, the graph has {current}')
+        self.path = path
+        self.name = name
+        self.saved = saved
+        self.current = current
+
+
 class RunSaver:
     """Saves the checkpoints of a run folder for the loop and the script.
 
@@ -261,6 +281,9 @@ def initialize_variables(
           either.
 
     Raises:
+      CheckpointShapeError: When the newest readable checkpoint holds a
+          variable in another shape than the graph; the previous ones are
+          not tried, as they hold it alike.
       ValueError: When resume is requested without checkpoints, or
           checkpoints exist when starting a new run, or none is readable.
 
@@ -292,6 +315,8 @@ def initialize_variables(
     for path in candidates:
         try:
             _restore(sess, saver, path)
+        except CheckpointShapeError:
+            raise
         except (tf.errors.OpError, ValueError) as error:
             message = _error_line(error)
             failures.append(f'{path}: {message}')
@@ -310,9 +335,18 @@ def _restore(sess, saver, path):
     that `define_saver(include=...)` adds: the variables it holds are
     restored, the others keep their initial values, and one line says so.
     """
+    shapes = dict(tf.train.list_variables(path))
+    for variable in sess.graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES):
+        saved = shapes.get(variable.op.name)
+        current = variable.shape.as_list()
+        # A variable takes a value of another shape without complaint,
+        # and fails at its first use in the graph, steps later.
+        if saved is not None and list(saved) != current:
+            raise CheckpointShapeError(
+                path, variable.op.name, list(saved), current)
     optional = getattr(saver, 'optional', None)
     if optional:
-        names = {name for name, _ in tf.train.list_variables(path)}
+        names = set(shapes)
         missing = [
             variable for variable in optional
             if variable.op.name not in names]

@@ -194,6 +194,10 @@ def _train_locked(config, env_mode, lock, on_report):
             try:
                 restored = checkpoints.initialize_variables(
                     sess, saver, config.logdir)
+            except checkpoints.CheckpointShapeError as error:
+                raise config_io.ConfigError(
+                    f'Cannot resume {config.logdir}: '
+                    f'{_describe_shape_change(config, error)}') from error
             except ValueError as error:
                 raise config_io.ConfigError(
                     f'Cannot resume {config.logdir}: {error}') from error
@@ -351,6 +355,47 @@ def _run_loop(
             stop.deferred = False
     if interrupted:
         raise stopping.Interrupted(stop.signum)
+
+
+# Keys whose values are sizes of variables, and where in a variable's name
+# a key's size may appear (None: anywhere).
+_SHAPE_KEYS = (
+    ('num_agents', None), ('eval_episodes', None), ('update_every', None),
+    ('max_length', None), ('rollout_length', None),
+    ('policy_layers', '/policy/'), ('value_layers', '/value/'))
+
+
+def _describe_shape_change(config, error):
+    """What changed the shape of a checkpoint's variable: the config keys
+    whose values are the graph's new sizes.
+
+    Args:
+      config: The resumed run's configuration.
+      error: `checkpoints.CheckpointShapeError`.
+
+    Returns:
+      The text after 'Cannot resume RUN: '.
+    """
+    if len(error.saved) == len(error.current):
+        sizes = {
+            new for old, new in zip(error.saved, error.current) if old != new}
+    else:
+        sizes = set(error.current)
+    keys = []
+    for key, where in _SHAPE_KEYS:
+        value = config.get(key)
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if (where is None or where in f'/{error.name}/') and sizes & {
+                size for size in values if isinstance(size, int)}:
+            keys.append(f'{key}={value!r}')
+    cause = (
+        f"config.yaml's {' or '.join(keys)}" if keys
+        else 'config.yaml, a size in it,')
+    return (
+        f'{cause} changes the shape of {error.name} from {error.saved} in '
+        f'{os.path.basename(error.path)} to {error.current}; a resumed run '
+        'keeps the shapes it started with: restore the value, or start a '
+        'new run with another --timestamp.')
 
 
 def _abandon(save, lock, message, code):
