@@ -331,14 +331,14 @@ _BAD_EVALUATION = [
      'from 1 to steps=120: the run evaluates after every eval_every steps '
      'and at its end.'),
     (dict(eval_episodes=0),
-     'Config eval_episodes=0 must be a positive integer: the number of '
-     'evaluation environments, one episode each.'),
+     'Config eval_episodes=0 must be an integer from 1 to max_agents=1024: '
+     'the number of evaluation environments, one episode each.'),
     (dict(eval_episodes=-2),
-     'Config eval_episodes=-2 must be a positive integer: the number of '
-     'evaluation environments, one episode each.'),
+     'Config eval_episodes=-2 must be an integer from 1 to max_agents=1024: '
+     'the number of evaluation environments, one episode each.'),
     (dict(eval_episodes=True),
-     'Config eval_episodes=True must be a positive integer: the number of '
-     'evaluation environments, one episode each.'),
+     'Config eval_episodes=True must be an integer from 1 to max_agents=1024: '
+     'the number of evaluation environments, one episode each.'),
     (dict(eval_stochastic='yes'),
      "Config eval_stochastic='yes' must be True (sample actions) or False "
      '(the greedy mode).'),

@@ -263,7 +263,7 @@ def test_env_constructor_that_raises_is_one_line():
     with pytest.raises(config_io.ConfigError) as error:
         config_spec.complete_config(_pendulum(env=make))
     assert str(error.value) == (
-        "Config env 'agents.scripts.config_spec_test:"
+        "Config env 'agents.training.config_spec_test:"
         "test_env_constructor_that_raises_is_one_line.<locals>.make' cannot "
         'be built: _Raises: no simulator here.')
 
