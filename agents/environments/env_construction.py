@@ -15,6 +15,7 @@ unpickle the constructors of their environments.
 import gymnasium as gym
 
 from agents import tools
+from agents.training import config_io
 from agents.training.config_io import ConfigError
 
 
@@ -46,18 +47,24 @@ def create_environment(
     tools.mujoco_warnings.install(config.env)
     if isinstance(config.env, str):
         check_env_id(config.env)
-        kwargs = {'render_mode': render_mode} if render_mode else {}
-        env = gym.make(config.env, **kwargs)
-    elif render_mode:
-        env = config.env(render_mode=render_mode)
-    else:
-        env = config.env()
+    try:
+        if isinstance(config.env, str):
+            kwargs = {'render_mode': render_mode} if render_mode else {}
+            env = gym.make(config.env, **kwargs)
+        elif render_mode:
+            env = config.env(render_mode=render_mode)
+        else:
+            env = config.env()
+    except Exception as error:  # pylint: disable=broad-exception-caught
+        # A missing simulator (Box2D's DependencyNotInstalled) or a
+        # constructor that fails: one line with the type and message.
+        raise ConfigError(
+            f"Config env '{_env_name(config.env)}' cannot be built: "
+            f'{config_io.describe_exception(error)}') from error
     # A constructor may have imported MuJoCo just now.
     tools.mujoco_warnings.install()
     if not all(hasattr(env, name) for name in _ENV_ATTRIBUTES):
-        name = getattr(config.env, '__qualname__', None) or repr(config.env)
-        module = getattr(config.env, '__module__', None)
-        name = f'{module}:{name}' if module else name
+        name = _env_name(config.env)
         shown = repr(env)
         shown = shown if len(shown) <= 60 else shown[:57] + '...'
         raise ConfigError(
@@ -76,6 +83,16 @@ def create_environment(
         env.reset(seed=int(seed))
         env.action_space.seed(int(seed))
     return env
+
+
+def _env_name(env):
+    """How errors name a config's env: its id, or the constructor's
+    import path."""
+    if isinstance(env, str):
+        return env
+    name = getattr(env, '__qualname__', None) or repr(env)
+    module = getattr(env, '__module__', None)
+    return f'{module}:{name}' if module else name
 
 
 def wrap_batch_env(config, batch_env):

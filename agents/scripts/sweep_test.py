@@ -208,8 +208,8 @@ def test_own_error_fails_the_run_once_with_its_line(swept):
     name = 'agents.scripts.sweep_test_broken-seed0'
     row = _runs(results)[name]
     error = (
-        'Config worker_timeout=-1 must be a positive number of seconds or '
-        'None.')
+        'Config worker_timeout=-1 must be a positive number of seconds up '
+        'to 1e7 (16 weeks) or None.')
     assert row['status'] == 'failed'
     assert row['attempts'] == 1
     assert row['error'] == error

@@ -129,6 +129,13 @@ def main(argv):
                 trainer.train(config, env_mode)) as scores:
             for _ in scores:
                 pass
+            if stop.requested():
+                # The signal came as the run ended; it finished all the
+                # same, with its final checkpoint.
+                stopping.exit_with(
+                    'Training finished; '
+                    f'{signal.Signals(stop.signum).name} arrived at its end '
+                    'and waited for the final checkpoint.', 0)
     except config_io.ConfigError as error:
         stopping.exit_with(f'Error: {error}', 2)
     except errors.TrainingError as error:

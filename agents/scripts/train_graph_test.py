@@ -95,6 +95,20 @@ def test_graph_mode_for_a_task_without_one_exits_2_writing_nothing(
     assert not _listing(tmp_path) and not os.listdir(tmp_path)
 
 
+def test_network_that_refuses_the_space_exits_2_in_one_line(
+        tmp_path, capsys):
+    """Without the "originally defined at" lines of `tf.make_template`."""
+    code = _main(f'--logdir={tmp_path}', '--config=pendulum',
+                 '--env_mode=graph', '--set=env=CartPole-v1')
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert lines[-1:] == [
+        'Error: feed_forward_gaussian needs a Box action space with one '
+        'dimension, got Discrete(2)']
+    assert not [line for line in lines if not line[:1].isdigit()][:-1]
+    assert not os.listdir(tmp_path)
+
+
 def test_sigterm_saves_a_checkpoint_and_the_graph_run_resumes(
         monkeypatch, tmp_path):
     """SIGTERM during a graph-mode run saves and exits 143; the same

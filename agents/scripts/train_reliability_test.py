@@ -558,9 +558,10 @@ _ENV = 'agents.scripts.train_reliability_test'
     ('discount: 2\n', 'Error: Config discount=2 must be in [0, 1].'),
     ('worker_timeout: -1\n',
      'Error: Config worker_timeout=-1 must be a positive number of seconds '
-     'or None.'),
+     'up to 1e7 (16 weeks) or None.'),
     ('session_threads: 0\n',
-     'Error: Config session_threads=0 must be a positive integer or None.'),
+     'Error: Config session_threads=0 must be an integer from 1 to 1024 '
+     "(threads of each of TensorFlow's pools) or None."),
     ('seed: -1\n',
      'Error: Config seed=-1 must be an integer from 0 to 4294967295.'),
     ('env: !callable os:getcwd\n',
@@ -576,7 +577,8 @@ _ENV = 'agents.scripts.train_reliability_test'
     ('steps: 0\n', 'Error: Config steps=0 must be a finite number of '
      'environment steps from 1 to 1e12.'),
     ('max_length: -1\n',
-     'Error: Config max_length=-1 must be an integer >= 1 or None.'),
+     'Error: Config max_length=-1 must be an integer from 1 to 8388608 or '
+     'None.'),
     ('num_agents: 0\n', 'Error: Config num_agents=0 must be an integer from '
      '1 to max_agents=1024.'),
     ('num_agents: -3\n', 'Error: Config num_agents=-3 must be an integer '
@@ -585,7 +587,7 @@ _ENV = 'agents.scripts.train_reliability_test'
      'integer from 1 to max_agents=1024: it would build 1000000 '
      'environments; raise max_agents where the machine holds that many.'),
     ('update_every: 0\n',
-     'Error: Config update_every=0 must be an integer >= 1.'),
+     'Error: Config update_every=0 must be an integer from 1 to 838860.'),
 ], ids=[
     'env_id', 'observation_space', 'action_space', 'yaml', 'import',
     'python_object', 'algorithm_setting', 'worker_timeout',
@@ -622,7 +624,8 @@ def test_invalid_saved_config_exits_2_and_changes_nothing(
      'from 1 to 1e12.'),
     ('steps=0', 'steps=0.0 must be a finite number of environment steps '
      'from 1 to 1e12.'),
-    ('max_length=-1', 'max_length=-1 must be an integer >= 1 or None.'),
+    ('max_length=-1',
+     'max_length=-1 must be an integer from 1 to 2097152 or None.'),
     ('num_agents=0',
      'num_agents=0 must be an integer from 1 to max_agents=1024.'),
     ('num_agents=-3',

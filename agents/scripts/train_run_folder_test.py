@@ -154,6 +154,73 @@ def test_resume_without_a_readable_checkpoint_exits_2_and_writes_nothing(
     assert _listing(tmp_path) == before
 
 
+def test_moved_run_folder_stops_its_trainer_at_the_next_save(
+        finished_run, tmp_path, capsys, monkeypatch):
+    """The lock follows the path: a trainer whose folder moved saves
+    nothing more at the old path, and the moved folder keeps its files."""
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    _edit_config(run_dir, steps=80)
+    moved = str(tmp_path / 'moved')
+    save = checkpoints.RunSaver.save
+
+    def move_then_save(self, *args, **kwargs):
+        if not os.path.exists(moved):
+            os.rename(run_dir, moved)
+        return save(self, *args, **kwargs)
+
+    monkeypatch.setattr(checkpoints.RunSaver, 'save', move_then_save)
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--timestamp=T',
+        '--env_mode=inprocess') == (
+            1, f'Error: Run folder {run_dir} was moved or removed while '
+            'training; stopped without saving there. A moved folder resumes '
+            'from its last checkpoint where it is now.')
+    assert not os.path.exists(run_dir)
+    assert checkpoints.list_checkpoints(moved) == [
+        os.path.join(moved, 'model.ckpt-80')]
+    # Its `.lock` went along, free now.
+    run_folder.RunLock(moved).acquire().release()
+
+
+def test_new_run_restores_no_checkpoint_it_did_not_write(
+        finished_run, tmp_path, capsys):
+    """A folder with checkpoints but no config.yaml (another trainer's
+    after a move) is refused to a new run, which writes nothing."""
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    os.remove(os.path.join(run_dir, 'config.yaml'))
+    before = _listing(tmp_path)
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--timestamp=T', '--config=pendulum',
+        '--env_mode=inprocess') == (
+            2, f'Error: Run folder {run_dir} holds checkpoints of another '
+            'run (model.ckpt-80) but no config.yaml; a new run restores none '
+            'it did not write: pass another --timestamp.')
+    assert _listing(tmp_path) == before
+
+
+@pytest.mark.parametrize('values, message', [
+    (dict(num_agents=4), "config.yaml's num_agents=4 changes the shape of "
+     'ppo_temporary/episodes/length from [2] in model.ckpt-80 to [4]'),
+    (dict(policy_layers=(16,)), "config.yaml's policy_layers=(16,) changes "
+     'the shape of network/policy/hidden_0/kernel from [3, 8] in '
+     'model.ckpt-80 to [3, 16]'),
+])
+def test_resume_that_changes_a_shape_exits_2_naming_the_key(
+        finished_run, tmp_path, capsys, values, message):
+    """Refused before the restore, which would take the values and fail
+    steps later; the folder stays as it was."""
+    run_dir = _copy_run(finished_run, str(tmp_path))
+    _edit_config(run_dir, **values)
+    before = _listing(tmp_path)
+    assert _main_last_line(
+        capsys, f'--logdir={tmp_path}', '--timestamp=T',
+        '--env_mode=inprocess') == (
+            2, f'Error: Cannot resume {run_dir}: {message}; a resumed run '
+            'keeps the shapes it started with: restore the value, or start '
+            'a new run with another --timestamp.')
+    assert _listing(tmp_path) == before
+
+
 def _fail_meta_graph_writes(
         monkeypatch, error=tf.errors.ResourceExhaustedError,
         cause='No space left on device'):

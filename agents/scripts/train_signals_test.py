@@ -16,7 +16,9 @@ import pytest
 
 from agents import tools
 from agents.training import checkpoints
+from agents.training import stopping
 from agents.scripts.train_reliability_test import _Script
+from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _new_run_folder
 from agents.scripts.train_reliability_test import _resume_one_phase
 from agents.scripts.train_reliability_test import _saved_checkpoint
@@ -176,3 +178,29 @@ def test_signal_during_a_hung_step_saves_and_exits(tmp_path, env_mode):
     assert saved_step >= _last_reported_step(script.lines)
     assert not _wait_until_gone(script.descendants)
     assert os.listdir(temp_dir) == []
+
+
+def test_signal_during_the_final_save_says_the_run_finished(
+        monkeypatch, tmp_path, capsys):
+    """SIGTERM as the last checkpoint is saved waits for it: the run
+    finished, exit 0, and the checkpoint is whole."""
+    run_dir = _new_run_folder(str(tmp_path), 'T')
+    save = checkpoints.RunSaver.save
+
+    def save_with_a_signal(self, sess, prefix=None, global_step=None):
+        if global_step == 80:  # The run's last step.
+            os.kill(os.getpid(), signal.SIGTERM)
+        return save(self, sess, prefix, global_step)
+
+    monkeypatch.setattr(checkpoints.RunSaver, 'save', save_with_a_signal)
+    # An interruption would end this process, the test's, with os._exit.
+    monkeypatch.setattr(stopping, 'exit_now', stopping.exit_with)
+    code = _main(
+        f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
+    assert code == 0
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        'Training finished; SIGTERM arrived at its end and waited for the '
+        'final checkpoint.')
+    assert checkpoints.list_checkpoints(run_dir)[0] == os.path.join(
+        run_dir, 'model.ckpt-80')
+    assert os.path.exists(os.path.join(run_dir, 'model.ckpt-80.meta'))

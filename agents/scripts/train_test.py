@@ -171,8 +171,14 @@ def test_own_config_file_with_overrides_trains_quietly_and_resumes(
      "'lerning_rate'; did you mean 'learning_rate'?"),
     ('learning_rate=fast', "--set=learning_rate=fast: learning_rate expects "
      "a number (float), got 'fast'."),
-    ('num_agents=2.5', '--set=num_agents=2.5: num_agents expects an integer '
-     '(int), got 2.5.'),
+    ('num_agents=2.5', 'Config num_agents=2.5 must be an integer from 1 to '
+     'max_agents=1024.'),
+    ('num_agents=.inf', 'Config num_agents=inf must be an integer from 1 to '
+     'max_agents=1024.'),
+    ('policy_layers=' + '[' * 5000 + ']' * 5000,
+     '--set=policy_layers=[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[['
+     '[[[[[[[[[[[[...: not a valid value for policy_layers (it nests too '
+     'deeply).'),
     ('policy_layers=64', '--set=policy_layers=64: policy_layers expects a '
      'list such as [64, 64] (tuple), got 64.'),
     ('learning_rate', '--set=learning_rate is not KEY=VALUE; expected e.g. '
@@ -325,14 +331,14 @@ _BAD_EVALUATION = [
      'from 1 to steps=120: the run evaluates after every eval_every steps '
      'and at its end.'),
     (dict(eval_episodes=0),
-     'Config eval_episodes=0 must be a positive integer: the number of '
-     'evaluation environments, one episode each.'),
+     'Config eval_episodes=0 must be an integer from 1 to max_agents=1024: '
+     'the number of evaluation environments, one episode each.'),
     (dict(eval_episodes=-2),
-     'Config eval_episodes=-2 must be a positive integer: the number of '
-     'evaluation environments, one episode each.'),
+     'Config eval_episodes=-2 must be an integer from 1 to max_agents=1024: '
+     'the number of evaluation environments, one episode each.'),
     (dict(eval_episodes=True),
-     'Config eval_episodes=True must be a positive integer: the number of '
-     'evaluation environments, one episode each.'),
+     'Config eval_episodes=True must be an integer from 1 to max_agents=1024: '
+     'the number of evaluation environments, one episode each.'),
     (dict(eval_stochastic='yes'),
      "Config eval_stochastic='yes' must be True (sample actions) or False "
      '(the greedy mode).'),

@@ -270,6 +270,36 @@ def test_failed_save_leaves_no_index_entry_naming_it(
     assert not warnings
 
 
+def test_failed_save_on_a_full_disk_leaves_no_temporary_file(
+        tmp_path, monkeypatch):
+    """A full disk fails every write after creating the file, also the
+    rewrite of the index after the failed save."""
+    _save_steps(str(tmp_path), [10])
+    write = file_io.write_string_to_file
+
+    def write_string_to_file(filename, file_content):
+        if '.tmp' not in filename:
+            return write(filename, file_content)
+        write(filename, '')
+        raise tf.errors.ResourceExhaustedError(
+            None, None, f'{filename}; No space left on device')
+
+    with tf.Graph().as_default():
+        tf.Variable(0.0)
+        saver = utility.define_saver()
+        with tf.Session() as sess:
+            utility.initialize_variables(sess, saver, str(tmp_path))
+            run_saver = utility.RunSaver(saver, str(tmp_path))
+            monkeypatch.setattr(
+                file_io, 'write_string_to_file', write_string_to_file)
+            with pytest.raises(utility.CheckpointError):
+                run_saver.save(sess, None, 20)
+    # The index that could not be rewritten is removed (see `_forget`).
+    assert sorted(os.listdir(tmp_path)) == [
+        'model.ckpt-10.data-00000-of-00001', 'model.ckpt-10.index',
+        'model.ckpt-10.meta']
+
+
 def test_max_to_keep_holds_across_restarts(tmp_path):
     """Checkpoints of earlier runs count against the saver's max_to_keep.
 

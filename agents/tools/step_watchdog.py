@@ -35,6 +35,11 @@ class StepWatchdog:
       Python handler arrived, the batch has been busy for at least `grace`
       seconds: the handler cannot run before the step ends. Signals reach
       the watchdog through `signal.set_wakeup_fd`, set by `watch_signals`.
+    - `on_second_signal(signum)` as soon as a second signal arrives,
+      whatever the batch does. Python merges signals that arrive while the
+      main thread is in one call of TensorFlow (a compiled update, or the
+      steps of an in-graph task, which has no `busy` record) into one
+      handler call after it; the watchdog sees every one.
 
     The callbacks run in the watchdog's thread while the stuck step goes on,
     so they should end the process. Nothing costs time per step: the batch
@@ -43,7 +48,7 @@ class StepWatchdog:
     """
 
     def __init__(self, batch_env=None, timeout=None, on_hang=None,
-                 on_stuck_signal=None, grace=2.0):
+                 on_stuck_signal=None, grace=2.0, on_second_signal=None):
         """Create the watchdog; `start` starts its thread.
 
         Args:
@@ -55,6 +60,7 @@ class StepWatchdog:
             on_stuck_signal: Callable taking the signal number, or None.
             grace: Seconds that a step in progress has to end after a signal
                 before `on_stuck_signal` is called.
+            on_second_signal: Callable taking the signal number, or None.
 
         Raises:
             ValueError: When `timeout` or `grace` is not positive.
@@ -68,6 +74,7 @@ class StepWatchdog:
         self._timeout = timeout
         self._on_hang = on_hang
         self._on_stuck_signal = on_stuck_signal
+        self._on_second_signal = on_second_signal
         self._grace = grace
         self._poll = min(
             _MAX_POLL_SECONDS, grace / 2, (timeout or float('inf')) / 4)
@@ -124,12 +131,20 @@ class StepWatchdog:
             readable, _, _ = select.select(
                 [self._read_fd], [], [], self._poll)
             now = time.monotonic()
+            again = None
             if readable:
                 with contextlib.suppress(BlockingIOError):
                     for byte in os.read(self._read_fd, 64):
-                        if byte and signum is None:
+                        if not byte:
+                            continue
+                        if signum is None:
                             signum, signal_time = byte, now
+                        elif again is None:
+                            again = byte
             if self._closed.is_set():
+                return
+            if again is not None and self._on_second_signal:
+                self._on_second_signal(again)
                 return
             busy = getattr(self.batch_env, 'busy', None)
             if not busy:

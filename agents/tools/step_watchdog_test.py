@@ -106,6 +106,31 @@ def test_signal_during_a_stuck_step_calls_on_stuck_signal(stuck_batch):
     assert stuck == [signal.SIGUSR1]
 
 
+def test_second_signal_calls_on_second_signal_without_a_busy_batch():
+    """Two signals reach the watchdog as two, also where Python would call
+    the handler once after a long TensorFlow call, and whatever the batch
+    (an in-graph task has no `busy` record)."""
+    seconds = []
+    reported = threading.Event()
+
+    def on_second_signal(signum):
+        seconds.append(signum)
+        reported.set()
+
+    handled = []
+    previous = signal.signal(
+        signal.SIGUSR1, lambda signum, _: handled.append(signum))
+    watchdog = StepWatchdog(object(), on_second_signal=on_second_signal)
+    try:
+        with watchdog, watchdog.watch_signals():
+            os.kill(os.getpid(), signal.SIGUSR1)
+            os.kill(os.getpid(), signal.SIGUSR1)
+            assert reported.wait(_WAIT_SECONDS)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert seconds == [signal.SIGUSR1]
+
+
 def test_timeout_must_be_positive():
     """A timeout of zero seconds is refused in one line."""
     with pytest.raises(ValueError, match=(

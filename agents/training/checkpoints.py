@@ -70,6 +70,26 @@ class _ResumeSaver(tf.train.Saver):
         self.optional = list(optional)
 
 
+class CheckpointShapeError(ValueError):
+    """A checkpoint holds a variable in another shape than the graph.
+
+    Attributes:
+      path: The checkpoint.
+      name: The variable's name.
+      saved: Its shape in the checkpoint, a list.
+      current: Its shape in the graph, a list.
+    """
+
+    def __init__(self, path, name, saved, current):
+        super().__init__(
+            f'checkpoint {os.path.basename(path)} holds {name} of shape '
+            f'{saved}, the graph has {current}')
+        self.path = path
+        self.name = name
+        self.saved = saved
+        self.current = current
+
+
 class RunSaver:
     """Saves the checkpoints of a run folder for the loop and the script.
 
@@ -84,15 +104,20 @@ class RunSaver:
     `tools.StepWatchdog`) happen one after another.
     """
 
-    def __init__(self, saver, logdir):
+    def __init__(self, saver, logdir, check=None):
         """Wrap a saver.
 
         Args:
           saver: `tf.train.Saver`, e.g. of `define_saver`.
           logdir: The run folder.
+          check: None, or a callable run before every save that raises
+              when the run folder must not be written (see
+              `run_folder.RunLock.check`); its error becomes the
+              `CheckpointError`.
         """
         self._saver = saver
         self._logdir = logdir
+        self._check = check
         self._lock = threading.Lock()
 
     def save(self, sess, unused_prefix=None, global_step=None):
@@ -112,6 +137,15 @@ class RunSaver:
         """
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
+            if self._check:
+                try:
+                    self._check()
+                except RuntimeError as error:
+                    # `tools.Loop` creates the folder before it saves: an
+                    # empty one at the path is that, not another run's.
+                    with contextlib.suppress(OSError):
+                        os.rmdir(self._logdir)
+                    raise errors.CheckpointError(str(error)) from error
             if prefix in self._saver.last_checkpoints and os.path.exists(
                     prefix + '.index'):
                 return prefix
@@ -124,8 +158,10 @@ class RunSaver:
                         sess, os.path.join(self._logdir, 'model.ckpt'),
                         int(global_step))
             except (OSError, tf.errors.OpError) as error:
-                self._remove_partial(before, os.path.basename(prefix))
+                # Forgotten first: rewriting the index on a full disk may
+                # leave a temporary file of its own.
                 self._forget(prefix)
+                self._remove_partial(before, os.path.basename(prefix))
                 raise errors.CheckpointError(
                     f'Cannot save checkpoint {prefix}: '
                     f'{_error_cause(error)}.') from error
@@ -245,6 +281,9 @@ def initialize_variables(
           either.
 
     Raises:
+      CheckpointShapeError: When the newest readable checkpoint holds a
+          variable in another shape than the graph; the previous ones are
+          not tried, as they hold it alike.
       ValueError: When resume is requested without checkpoints, or
           checkpoints exist when starting a new run, or none is readable.
 
@@ -276,6 +315,8 @@ def initialize_variables(
     for path in candidates:
         try:
             _restore(sess, saver, path)
+        except CheckpointShapeError:
+            raise
         except (tf.errors.OpError, ValueError) as error:
             message = _error_line(error)
             failures.append(f'{path}: {message}')
@@ -294,9 +335,18 @@ def _restore(sess, saver, path):
     that `define_saver(include=...)` adds: the variables it holds are
     restored, the others keep their initial values, and one line says so.
     """
+    shapes = dict(tf.train.list_variables(path))
+    for variable in sess.graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES):
+        saved = shapes.get(variable.op.name)
+        current = variable.shape.as_list()
+        # A variable takes a value of another shape without complaint,
+        # and fails at its first use in the graph, steps later.
+        if saved is not None and list(saved) != current:
+            raise CheckpointShapeError(
+                path, variable.op.name, list(saved), current)
     optional = getattr(saver, 'optional', None)
     if optional:
-        names = {name for name, _ in tf.train.list_variables(path)}
+        names = set(shapes)
         missing = [
             variable for variable in optional
             if variable.op.name not in names]

@@ -35,6 +35,64 @@ class ConfigError(ValueError):
     """A configuration file or value that cannot be used."""
 
 
+# Most characters of a value that an error line shows.
+_SHOWN_CHARACTERS = 80
+# Most levels of lists and mappings in a value, and most items in all: a
+# setting or config.yaml holds a few dozen; YAML aliases can make 150
+# characters stand for millions.
+MAX_VALUE_DEPTH = 16
+MAX_VALUE_ITEMS = 10000
+
+
+def shorten(text, limit=_SHOWN_CHARACTERS):
+    """The text, cut to `limit` characters with '...' where longer."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    return f'{text[:limit - 3]}...'
+
+
+def describe_exception(error):
+    """'TypeError: message', the first line of the message, shortened."""
+    lines = str(error).strip().splitlines()
+    message = shorten(lines[0], 200) if lines else ''
+    return f'{type(error).__name__}: {message}'.rstrip(': ') + '.'
+
+
+def check_value_size(value):
+    """Raise a ValueError unless a parsed value is small enough to use.
+
+    Shared items (YAML aliases) count as often as they appear, and the walk
+    stops at the first item over the limits, so a value that would expand
+    to gigabytes costs no more than the limits to refuse.
+
+    Args:
+      value: Parsed YAML value.
+
+    Raises:
+      ValueError: Saying which limit it passes.
+    """
+    count = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if count > MAX_VALUE_ITEMS:
+            raise ValueError(
+                f'it holds more than {MAX_VALUE_ITEMS} items')
+        if isinstance(item, dict):
+            children = list(item.keys()) + list(item.values())
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth >= MAX_VALUE_DEPTH and children:
+            raise ValueError(
+                f'it nests lists or mappings more than {MAX_VALUE_DEPTH} '
+                'deep')
+        stack.extend((child, depth + 1) for child in children)
+
+
 class ConfigNotFoundError(ConfigError, OSError):
     """A run folder has no config.yaml.
 
@@ -128,8 +186,11 @@ def load_config(logdir):
             '--timestamp.')
     try:
         values = yaml.load(text)
-    except ruamel.yaml.YAMLError as error:
-        detail = ' '.join(str(error).split())
+        check_value_size(values)
+    except (ruamel.yaml.YAMLError, ValueError, RecursionError) as error:
+        detail = shorten(' '.join(str(error).split()), 300)
+        if isinstance(error, RecursionError):
+            detail = 'it nests too deeply'
         raise ConfigError(f'Invalid YAML in {path}: {detail}') from error
     if not isinstance(values, dict):
         raise ConfigError(
@@ -306,17 +367,19 @@ def apply_overrides(config, settings):
     for setting in settings:
         key, equals, text = str(setting).partition('=')
         key = key.strip()
+        shown = shorten(setting)
         if not equals or not key:
             raise ConfigError(
-                f"--set={setting} is not KEY=VALUE; expected e.g. "
+                f"--set={shown} is not KEY=VALUE; expected e.g. "
                 '--set=learning_rate=1e-3.')
         if key not in config:
             close = difflib.get_close_matches(key, [str(k) for k in config])
             hint = (f"did you mean '{close[0]}'?" if close else
                     f"keys: {', '.join(sorted(str(k) for k in config))}.")
             raise ConfigError(
-                f"--set={setting}: the config has no key '{key}'; {hint}")
-        overrides[key] = _convert_override(setting, key, config[key], text)
+                f"--set={shown}: the config has no key "
+                f"'{shorten(key, 40)}'; {hint}")
+        overrides[key] = _convert_override(shown, key, config[key], text)
     with config.unlocked:
         config.update(overrides)
     return overrides
@@ -327,8 +390,11 @@ def _convert_override(setting, key, old, text):
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     try:
         value = yaml.load(text) if text.strip() else None
-    except ruamel.yaml.YAMLError as error:
-        detail = ' '.join(str(error).split())
+        check_value_size(value)
+    except (ruamel.yaml.YAMLError, ValueError, RecursionError) as error:
+        detail = shorten(' '.join(str(error).split()), 200)
+        if isinstance(error, RecursionError):
+            detail = 'it nests too deeply'
         raise ConfigError(
             f'--set={setting}: not a valid value for {key} ({detail}).'
         ) from error
@@ -342,10 +408,10 @@ def _convert_override(setting, key, old, text):
     except ConfigError as error:
         raise ConfigError(
             f'--set={setting}: {key} expects {expected}; {error}') from error
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, OverflowError) as error:
         raise ConfigError(
             f'--set={setting}: {key} expects {expected}, got '
-            f'{value!r}.') from error
+            f'{shorten(repr(value))}.') from error
 
 
 def _optional_keys():
@@ -359,10 +425,13 @@ def _override_type(old):
     """Description and converter of values that may replace `old`."""
 
     def integer(value):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or value != int(value):
-            raise TypeError(value)
-        return int(value)
+        # A number that is no integer stays as it is, for the rules of
+        # `config_spec` to judge: an integer count refuses it, a number of
+        # seconds (`worker_timeout`) takes it.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        value = number(value)
+        return int(value) if value.is_integer() else value
 
     def number(value):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -379,7 +448,7 @@ def _override_type(old):
     if isinstance(old, (bool, np.bool_)):
         return 'true or false (bool)', of_type(bool)
     if isinstance(old, (int, np.integer)):
-        return 'an integer (int)', integer
+        return 'a number (int)', integer
     if isinstance(old, (float, np.floating)):
         return 'a number (float)', number
     if isinstance(old, str):

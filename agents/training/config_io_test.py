@@ -185,3 +185,45 @@ def test_bad_config_files_name_the_problem(tmp_path, monkeypatch, spec,
     (tmp_path / 'plain.py').write_text('def _hidden():\n    return {}\n')
     with pytest.raises(config_io.ConfigError, match=message):
         config_io.import_config_function(spec)
+
+
+_ALIASES = (
+    '[&a [1, 1, 1, 1, 1, 1, 1, 1, 1], &b [*a, *a, *a, *a, *a, *a, *a, *a, '
+    '*a], &c [*b, *b, *b, *b, *b, *b, *b, *b, *b], &d [*c, *c, *c, *c, *c, '
+    '*c, *c, *c, *c], [*d, *d, *d, *d, *d, *d, *d, *d, *d]]')
+
+
+@pytest.mark.parametrize('text, detail', [
+    ('[' * 5000 + ']' * 5000, 'it nests too deeply'),
+    ('[' * 20 + ']' * 20, 'it nests lists or mappings more than 16 deep'),
+    (_ALIASES, 'it holds more than 10000 items'),
+])
+def test_overrides_are_bounded_in_depth_and_size(text, detail):
+    """Nested brackets and YAML aliases end in one short line."""
+    config = tools.AttrDict(policy_layers=(64, 64))
+    with pytest.raises(config_io.ConfigError) as error:
+        config_io.apply_overrides(config, [f'policy_layers={text}'])
+    shown = config_io.shorten(f'policy_layers={text}')
+    assert str(error.value) == (
+        f'--set={shown}: not a valid value for policy_layers ({detail}).')
+    assert len(str(error.value)) < 200
+
+
+def test_saved_config_is_bounded_in_depth_and_size(tmp_path):
+    (tmp_path / 'config.yaml').write_text(f'policy_layers: {_ALIASES}\n')
+    with pytest.raises(config_io.ConfigError) as error:
+        config_io.load_config(str(tmp_path))
+    assert str(error.value) == (
+        f'Invalid YAML in {tmp_path}/config.yaml: it holds more than 10000 '
+        'items')
+
+
+def test_overrides_of_a_number_keep_what_the_rules_judge():
+    """Integral numbers become integers; others, infinite ones too, stay
+    for `config_spec.RULES`: seconds may be 2.5, a count may not."""
+    config = tools.AttrDict(worker_timeout=600, num_agents=8, max_length=200)
+    overrides = config_io.apply_overrides(config, [
+        'worker_timeout=2.5', 'num_agents=.inf', 'max_length=1e400'])
+    assert overrides == dict(
+        worker_timeout=2.5, num_agents=float('inf'),
+        max_length=float('inf'))

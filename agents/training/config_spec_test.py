@@ -87,7 +87,8 @@ def _pendulum(**values):
      '1e12.'),
     ('steps', 0,
      'steps=0 must be a finite number of environment steps from 1 to 1e12.'),
-    ('max_length', -1, 'max_length=-1 must be an integer >= 1 or None.'),
+    ('max_length', -1,
+     'max_length=-1 must be an integer from 1 to 2097152 or None.'),
     ('num_agents', 0,
      'num_agents=0 must be an integer from 1 to max_agents=1024.'),
     ('num_agents', -3,
@@ -107,19 +108,21 @@ def _pendulum(**values):
     ('use_gpu', 'yes', "use_gpu='yes' must be True or False."),
     ('compile_update', 1, 'compile_update=1 must be True or False.'),
     ('policy_layers', (64, 0),
-     'policy_layers=(64, 0) must be a list of positive integers, the sizes '
-     'of the layers.'),
+     'policy_layers=(64, 0) must be a list of 1 to 64 layer sizes from 1 '
+     'to 65536, with at most 2^27 = 134217728 weights between the '
+     'layers.'),
     ('network', 'feed_forward',
-     "network='feed_forward' must be a callable, the network function."),
+     "network='feed_forward' must be a function of (config, action_space, "
+     'observations, length), the network.'),
     ('weight_summaries', {'all': '('},
      "weight_summaries={'all': '('} must be None or a mapping of names to "
      'regular expressions.'),
-    ('max_agents', 0, 'max_agents=0 must be an integer >= 1.'),
+    ('max_agents', 0, 'max_agents=0 must be an integer from 1 to 16777216.'),
     # The checks that PPO made, with their words.
     ('discount', 2, 'discount=2 must be in [0, 1].'),
-    ('update_every', 0, 'update_every=0 must be an integer >= 1.'),
+    ('update_every', 0, 'update_every=0 must be an integer from 1 to 83886.'),
     ('rollout_length', 0,
-     'rollout_length=0 must be an integer >= 1 or None.'),
+     'rollout_length=0 must be an integer from 1 to 16777216 or None.'),
     ('kl_target', 0, 'kl_target=0 must be a finite number > 0.'),
     ('gae_lambda', 1.5, 'gae_lambda=1.5 must be in [0, 1] or None.'),
     ('reward_normalization', 'returns',
@@ -130,6 +133,73 @@ def _pendulum(**values):
     ('kl_penalty', False,
      'kl_penalty=False needs ppo_clip, the policy objective would have no '
      'trust region otherwise.'),
+    # The probes of issue 39: callables by signature or on a probe.
+    ('network', print,
+     'network=<built-in function print> must be a function of (config, '
+     'action_space, observations, length), the network.'),
+    ('activation', print,
+     'activation=<built-in function print> must be a function mapping a '
+     'float32 tensor to one of its shape, the activation.'),
+    ('activation', len,
+     'activation=<built-in function len> must be a function mapping a '
+     'float32 tensor to one of its shape, the activation.'),
+    ('optimizer', print,
+     'optimizer=<built-in function print> must be a callable taking the '
+     'learning rate, the optimizer class.'),
+    ('algorithm', print,
+     'algorithm=<built-in function print> must be a class taking '
+     '(batch_env, step, is_training, should_log, config), the algorithm.'),
+    # Finite in float32, the graph's dtype.
+    ('init_std', 1e300,
+     'init_std=1e+300 must be a finite number > 0: it is inf in float32, '
+     'the dtype of the graph.'),
+    ('init_std', 1e-300,
+     'init_std=1e-300 must be a finite number > 0: it is 0.0 in float32, '
+     'the dtype of the graph.'),
+    ('learning_rate', 1e300,
+     'learning_rate=1e+300 must be a finite number > 0: it is inf in '
+     'float32, the dtype of the graph.'),
+    # Limits of every size, with their reasons.
+    ('max_length', 10**9,
+     'max_length=1000000000 must be an integer from 1 to 2097152 or None: '
+     'the episodes of num_agents=8 agents are held in one buffer of at '
+     'most 2^24 steps.'),
+    ('update_every', 10**9,
+     'update_every=1000000000 must be an integer from 1 to 83886: the '
+     'update memory holds update_every episodes of max_length=200 steps, '
+     'at most 2^24 steps.'),
+    ('chunk_length', 10**9,
+     'chunk_length=1000000000 must be an integer from 1 to 2097152 or '
+     'None: the update pads each of the update_every=8 episodes to whole '
+     'chunks, at most 2^24 steps in all.'),
+    ('batch_size', 10**9,
+     'batch_size=1000000000 must be an integer from 1 to 335544 or None: a '
+     'mini-batch holds batch_size chunks of chunk_length=50 steps, at most '
+     '2^24 steps.'),
+    ('update_epochs', 10**6,
+     'update_epochs=1000000 must be an integer from 1 to 10000: an update '
+     'is one session call, which a first signal waits for.'),
+    ('eval_episodes', 10**8,
+     'eval_episodes=100000000 must be an integer from 1 to max_agents=1024: '
+     'the number of evaluation environments, one episode each; it would '
+     'build 100000000 environments; raise max_agents where the machine '
+     'holds that many.'),
+    ('policy_layers', (100000, 100000),
+     'policy_layers=(100000, 100000) must be a list of 1 to 64 layer sizes '
+     'from 1 to 65536, with at most 2^27 = 134217728 weights between the '
+     'layers: these layers would hold 10000000000 weights, 40 GB in '
+     'float32.'),
+    ('session_threads', 10**6,
+     'session_threads=1000000 must be an integer from 1 to 1024 (threads '
+     "of each of TensorFlow's pools) or None."),
+    ('worker_timeout', 1e300,
+     'worker_timeout=1e+300 must be a positive number of seconds up to 1e7 '
+     '(16 weeks) or None.'),
+    ('policy_layers', (1,) * 100,
+     'policy_layers=(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, '
+     '1, 1, 1, 1, 1, 1, 1, 1... must be a list of 1 to 64 layer sizes '
+     'from 1 to 65536, with at most 2^27 = 134217728 weights between the '
+     'layers.'),
     # The networks' choices.
     ('weight_init', 'he',
      "weight_init='he' must be one of ('glorot', 'orthogonal')."),
@@ -141,6 +211,61 @@ def test_invalid_value_names_the_key_the_value_and_what_is_expected(
     with pytest.raises(config_io.ConfigError) as error:
         config_spec.complete_config(_pendulum(**{key: value}))
     assert str(error.value) == 'Config ' + message
+
+
+def test_worker_timeout_and_eval_every_take_what_the_docs_say():
+    """Any positive number of seconds; any eval_every from 1 to steps."""
+    config = config_spec.complete_config(
+        _pendulum(worker_timeout=2.5, eval_every=1))
+    assert (config.worker_timeout, config.eval_every) == (2.5, 1)
+
+
+@pytest.mark.parametrize('setting, message', [
+    ('num_agents=.inf',
+     'num_agents=inf must be an integer from 1 to max_agents=1024.'),
+    ('num_agents=1e400',
+     'num_agents=inf must be an integer from 1 to max_agents=1024.'),
+    ('max_length=.inf',
+     'max_length=inf must be an integer from 1 to 2097152 or None.'),
+    ('num_agents=2.5',
+     'num_agents=2.5 must be an integer from 1 to max_agents=1024.'),
+])
+def test_infinite_or_fractional_counts_name_the_key(setting, message):
+    config = tools.AttrDict(configs.pendulum())
+    config_io.apply_overrides(config, [setting])
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.check_config(config, completed=False)
+    assert str(error.value) == 'Config ' + message
+
+
+class _Raises(Exception):
+    pass
+
+
+def test_config_function_that_raises_is_one_line(tmp_path):
+    path = tmp_path / 'config_spec_test_raising.py'
+    path.write_text(
+        'def broken():\n    raise RuntimeError("broken\\nsecond line")\n')
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.load_config_spec(f'{path}:broken')
+    assert str(error.value) == (
+        f"Config function '{path}:broken' raised RuntimeError: broken.")
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.load_config_spec('os.path:join')
+    assert str(error.value) == (
+        "Config function 'os.path:join' raised TypeError: join() missing 1 "
+        "required positional argument: 'a'.")
+
+
+def test_env_constructor_that_raises_is_one_line():
+    def make():
+        raise _Raises('no simulator here')
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.complete_config(_pendulum(env=make))
+    assert str(error.value) == (
+        "Config env 'agents.training.config_spec_test:"
+        "test_env_constructor_that_raises_is_one_line.<locals>.make' cannot "
+        'be built: _Raises: no simulator here.')
 
 
 def test_max_agents_raises_the_limit_and_other_keys_are_left_alone():

@@ -79,12 +79,19 @@ class RunFolderInUse(RuntimeError):
         self.pid = pid
 
 
+class RunFolderMoved(RuntimeError):
+    """The locked run folder was moved or removed while its trainer ran."""
+
+
 class RunLock:
     """The exclusive lock of a trainer on a run folder.
 
     `acquire` creates the run folder where needed, so that the lock exists
     before anything else is written; `release(remove_created=True)` removes
-    what it created when the run wrote nothing after all.
+    what it created when the run wrote nothing after all. The lock belongs
+    to the folder at the path, not to a file that moves: `check` tells
+    whether the path still names the folder and lock file that `acquire`
+    took.
     """
 
     def __init__(self, run_dir):
@@ -96,6 +103,7 @@ class RunLock:
         self.run_dir = run_dir
         self._path = os.path.join(run_dir, LOCK_NAME)
         self._fd = None
+        self._folder = None
         self._created = []
 
     @property
@@ -137,7 +145,33 @@ class RunLock:
         os.ftruncate(fd, 0)
         os.write(fd, f'{os.getpid()}\n'.encode())
         self._fd = fd
+        self._folder = os.stat(self.run_dir)
         return self
+
+    def check(self):
+        """Raise unless the path still names the locked folder and lock.
+
+        A folder moved away (or removed, or replaced by another trainer's)
+        while its trainer runs would take the lock with it: TensorFlow saves
+        to the path, recreating the folder there, and another trainer finds
+        it unlocked.
+
+        Raises:
+            RunFolderMoved: Naming the folder.
+        """
+        if not self.held:
+            return
+        try:
+            folder = os.stat(self.run_dir)
+            lock = os.stat(self._path)
+        except OSError:
+            folder = lock = None
+        if not (folder and os.path.samestat(folder, self._folder)
+                and os.path.samestat(lock, os.fstat(self._fd))):
+            raise RunFolderMoved(
+                f'Run folder {self.run_dir} was moved or removed while '
+                'training; stopped without saving there. A moved folder '
+                'resumes from its last checkpoint where it is now.')
 
     def release(self, remove_created=False):
         """Remove the lock file and release the lock; safe to call again.
@@ -159,7 +193,10 @@ class RunLock:
             # free once closed: an error here would replace the one that
             # ended the run.
             with contextlib.suppress(OSError):
-                os.remove(self._path)
+                # Unless the folder moved: the path may hold another
+                # trainer's lock by now.
+                if os.path.samestat(os.stat(self._path), os.fstat(fd)):
+                    os.remove(self._path)
         finally:
             with contextlib.suppress(OSError):
                 os.close(fd)

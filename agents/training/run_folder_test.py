@@ -102,3 +102,31 @@ def test_release_in_a_read_only_folder_raises_nothing_and_frees_it(
     monkeypatch.setattr(os, 'remove', remove)
     run_folder.RunLock(run_dir).acquire().release()
     assert os.listdir(run_dir) == []
+
+
+@pytest.mark.parametrize('change', ['move', 'remove', 'replace'])
+def test_lock_follows_the_path_of_the_folder(tmp_path, change):
+    """A folder moved, removed or replaced by another trainer's fails
+    `check`; the other trainer's lock survives the release."""
+    run_dir = str(tmp_path / 'T-pendulum')
+    lock = run_folder.RunLock(run_dir).acquire()
+    lock.check()
+    if change == 'remove':
+        os.remove(os.path.join(run_dir, run_folder.LOCK_NAME))
+        os.rmdir(run_dir)
+    else:
+        os.rename(run_dir, str(tmp_path / 'moved'))
+    other = run_folder.RunLock(run_dir).acquire() if (
+        change == 'replace') else None
+    with pytest.raises(run_folder.RunFolderMoved) as error:
+        lock.check()
+    assert str(error.value) == (
+        f'Run folder {run_dir} was moved or removed while training; '
+        'stopped without saving there. A moved folder resumes from its '
+        'last checkpoint where it is now.')
+    lock.release()
+    if other:
+        assert os.path.exists(os.path.join(run_dir, run_folder.LOCK_NAME))
+        with pytest.raises(run_folder.RunFolderInUse):
+            run_folder.RunLock(run_dir).acquire()
+        other.release()

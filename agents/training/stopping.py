@@ -27,6 +27,9 @@ import threading
 _ABANDON_SAVE_SECONDS = 20.0
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _active = None
+# Held by the one thread that ends the process: the handler of a second
+# signal and the watchdog's thread may both try (see `exit_now`).
+_exiting = threading.Lock()
 
 
 class Interrupted(KeyboardInterrupt):
@@ -130,12 +133,15 @@ def exit_now(message, code):
     """Print one line to stderr and end the process without cleaning up.
 
     Only the temporary folder of multiprocessing is removed first (see
-    `remove_multiprocessing_temp_dir`).
+    `remove_multiprocessing_temp_dir`). Where two threads call it, the
+    second waits for the first to end the process, so that one line is
+    printed.
 
     Args:
       message: The line to print.
       code: Exit code.
     """
+    _exiting.acquire()  # pylint: disable=consider-using-with
     print(message, file=sys.stderr, flush=True)
     remove_multiprocessing_temp_dir()
     os._exit(code)  # pylint: disable=protected-access

@@ -100,6 +100,8 @@ def train(config, env_mode, on_report=None):
                 f'Cannot create the run folder {config.logdir}: '
                 f'{error.strerror or error}.') from error
     try:
+        if lock:
+            _check_own_checkpoints(config.logdir)
         yield from _train_locked(config, env_mode, lock, on_report)
     finally:
         if lock:
@@ -107,6 +109,27 @@ def train(config, env_mode, on_report=None):
             # no folder behind.
             lock.release(remove_created=not os.path.exists(
                 os.path.join(config.logdir, 'config.yaml')))
+
+
+def _check_own_checkpoints(run_dir):
+    """Refuse a new run in a folder that holds checkpoints of another.
+
+    A new run's folder has no config.yaml; checkpoints there were written
+    by another trainer (one whose folder moved away kept saving to its old
+    path, say), and restoring them would train on from its weights.
+
+    Raises:
+      config_io.ConfigError: Naming the folder and the newest checkpoint.
+    """
+    if os.path.exists(os.path.join(run_dir, 'config.yaml')):
+        return
+    found = checkpoints.list_checkpoints(run_dir)
+    if found:
+        raise config_io.ConfigError(
+            f'Run folder {run_dir} holds checkpoints of another run '
+            f'({os.path.basename(found[0])}) but no config.yaml; a '
+            'new run restores none it did not write: pass another '
+            '--timestamp.')
 
 
 def _train_locked(config, env_mode, lock, on_report):
@@ -141,8 +164,10 @@ def _train_locked(config, env_mode, lock, on_report):
                 simulation = simulation_lib.define_simulation(
                     batch_env, eval_batch_env, config)
             except ValueError as error:
-                # The algorithm and network reject their settings this way.
-                raise config_io.ConfigError(str(error)) from error
+                # The algorithm and network reject their settings this way;
+                # templates append where they were defined, in more lines.
+                raise config_io.ConfigError(
+                    str(error).strip().splitlines()[0]) from error
             # Model checkpoints leave out temporary state, but the state
             # of an exact resumption is kept (see `tools.resume_state`).
             saver = checkpoints.define_saver(
@@ -169,6 +194,10 @@ def _train_locked(config, env_mode, lock, on_report):
             try:
                 restored = checkpoints.initialize_variables(
                     sess, saver, config.logdir)
+            except checkpoints.CheckpointShapeError as error:
+                raise config_io.ConfigError(
+                    f'Cannot resume {config.logdir}: '
+                    f'{_describe_shape_change(config, error)}') from error
             except ValueError as error:
                 raise config_io.ConfigError(
                     f'Cannot resume {config.logdir}: {error}') from error
@@ -179,7 +208,8 @@ def _train_locked(config, env_mode, lock, on_report):
                 logging.getLogger('agents').info(
                     'No checkpoint in %s yet; training starts at step 0.',
                     config.logdir)
-            saver = checkpoints.RunSaver(saver, config.logdir)
+            saver = checkpoints.RunSaver(
+                saver, config.logdir, check=lock and lock.check)
             abandon = functools.partial(_abandon, functools.partial(
                 _save_checkpoint, sess, saver, simulation.step,
                 config.logdir, on_failure=True), lock)
@@ -191,7 +221,10 @@ def _train_locked(config, env_mode, lock, on_report):
                     lambda: 'Error: Training stopped: '
                     f'{batch_env_lib.first_line(error)}', 1),
                 on_stuck_signal=lambda signum: abandon(
-                    lambda: stop.describe(signum), 128 + signum))
+                    lambda: stop.describe(signum), 128 + signum),
+                # As the handler does, where Python calls it twice.
+                on_second_signal=lambda signum: stopping.exit_now(
+                    stop.describe(signum, again=True), 128 + signum))
             with watchdog, (
                     watchdog.watch_signals() if stop
                     else contextlib.nullcontext()):
@@ -276,11 +309,20 @@ def _run_loop(
         stop.deferred = True
     scores = loop.run(
         sess, saver, total_steps, stop=stop and stop.requested)
+    interrupted = False
     try:
         for score in scores:
             if on_report is not None:
                 on_report(int(sess.run(simulation.step)), score)
             yield score
+        interrupted = bool(stop and stop.requested()) and (
+            int(sess.run(simulation.step)) < total_steps)
+        if interrupted:
+            save(on_failure=True)
+        else:
+            # The run finished. Still deferred, a signal during the final
+            # save waits for it; the script then says the run finished.
+            save()
     except (KeyboardInterrupt, GeneratorExit):
         save(on_failure=True)
         raise
@@ -311,10 +353,49 @@ def _run_loop(
         scores.close()
         if stop:
             stop.deferred = False
-    if stop and stop.requested():
-        save(on_failure=True)
+    if interrupted:
         raise stopping.Interrupted(stop.signum)
-    save()
+
+
+# Keys whose values are sizes of variables, and where in a variable's name
+# a key's size may appear (None: anywhere).
+_SHAPE_KEYS = (
+    ('num_agents', None), ('eval_episodes', None), ('update_every', None),
+    ('max_length', None), ('rollout_length', None),
+    ('policy_layers', '/policy/'), ('value_layers', '/value/'))
+
+
+def _describe_shape_change(config, error):
+    """What changed the shape of a checkpoint's variable: the config keys
+    whose values are the graph's new sizes.
+
+    Args:
+      config: The resumed run's configuration.
+      error: `checkpoints.CheckpointShapeError`.
+
+    Returns:
+      The text after 'Cannot resume RUN: '.
+    """
+    if len(error.saved) == len(error.current):
+        sizes = {
+            new for old, new in zip(error.saved, error.current) if old != new}
+    else:
+        sizes = set(error.current)
+    keys = []
+    for key, where in _SHAPE_KEYS:
+        value = config.get(key)
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if (where is None or where in f'/{error.name}/') and sizes & {
+                size for size in values if isinstance(size, int)}:
+            keys.append(f'{key}={value!r}')
+    cause = (
+        f"config.yaml's {' or '.join(keys)}" if keys
+        else 'config.yaml, a size in it,')
+    return (
+        f'{cause} changes the shape of {error.name} from {error.saved} in '
+        f'{os.path.basename(error.path)} to {error.current}; a resumed run '
+        'keeps the shapes it started with: restore the value, or start a '
+        'new run with another --timestamp.')
 
 
 def _abandon(save, lock, message, code):
