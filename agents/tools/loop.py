@@ -394,6 +394,12 @@ class Loop:
         """
         if done.shape.ndims == 0:
             done, score = done[None], score[None]
+        # The ops are built on the loop's first run, after the session ran:
+        # `control_dependencies` marks the ops it is given with an attribute,
+        # which TensorFlow warns about on ops a session ran, so it is given
+        # new ones.
+        done, score, summary = (
+            tf.identity(tensor) for tensor in (done, score, summary))
         submits = []
         with tf.control_dependencies([done, score, summary]):
             for position, mean_score in enumerate(mean_scores):

@@ -618,3 +618,18 @@ def test_summary_write_error_is_one_line(tmp_path, monkeypatch):
     path = tmp_path / 'train' / 'events.out.tfevents.1.host'
     assert str(error.value) == (
             f'Cannot write {path}: No space left on device.')
+
+
+def test_run_changes_no_operation_the_session_ran():
+    """Once TensorFlow's warning that an operation 'was changed by setting
+    attribute after it was run by a session', per phase and run."""
+    runs = []
+    with tf.Graph().as_default() as graph:
+        loop = _define_loop(None, runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            before = {node.name: node for node in graph.as_graph_def().node}
+            list(loop.run(sess, None, max_step=11))
+            after = {node.name: node for node in graph.as_graph_def().node}
+    changed = [name for name, node in before.items() if after[name] != node]
+    assert changed == []
