@@ -462,3 +462,25 @@ def test_a_config_with_only_the_2017_keys_builds_ppo():
     # was.
     with pytest.raises(AttributeError):
         config.chunk_length  # pylint: disable=pointless-statement
+
+
+def test_set_up_logging_lets_a_scripts_info_through(tmp_path):
+    """As in 2017: once TensorFlow's logger stopped below ERROR, and a 2017
+    script's `tf.logging.info('Score ...')` printed nothing. TensorFlow's
+    own lines below ERROR stay out."""
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    tf_logger = logging.getLogger('tensorflow')
+    tf_logger.addHandler(handler)
+    try:
+        utility.set_up_logging()
+        tf.logging.info('Score %s.', -1000.0)
+        _save_steps(str(tmp_path), [1])
+        # TensorFlow logs 'Restoring parameters from ...' at INFO.
+        assert _restore(str(tmp_path))[1] == 1.0
+        tf.logging.error('Failed.')
+    finally:
+        tf_logger.removeHandler(handler)
+    assert [record.getMessage() for record in records] == [
+        'Score -1000.0.', 'Failed.']
