@@ -235,6 +235,20 @@ def test_train_refuses_unknown_env_modes():
         next(train.train(_tiny_config('pendulum'), 'fast'))
 
 
+def test_train_takes_the_2017_env_processes_keyword():
+    """Once `TypeError: train() got an unexpected keyword argument
+    'env_processes'` for the 2017 call."""
+    scores = list(train.train(
+        _tiny_config('pendulum', steps=40), env_processes=False))
+    assert scores == list(train.train(
+        _tiny_config('pendulum', steps=40), 'inprocess'))
+    with pytest.raises(config_io.ConfigError, match=(
+            r'^--noenv_processes means --env_mode=inprocess and conflicts '
+            r'with --env_mode=slices; pass one of them\.$')):
+        next(train.train(
+            _tiny_config('pendulum'), 'slices', env_processes=False))
+
+
 def test_auto_mode_trains_like_the_mode_it_chose(caplog):
     with caplog.at_level('INFO', logger='agents'):
         auto = list(train.train(_tiny_config('pendulum', steps=40), 'auto'))

@@ -37,7 +37,7 @@ from agents.training import errors
 _STUCK_STEP_GRACE = 2.0
 
 
-def train(config, env_mode, on_report=None):
+def train(config, env_mode=None, on_report=None, *, env_processes=None):
     """Train an agent as the configuration describes.
 
     With `config.logdir`, a new run folder receives `config.yaml` once the
@@ -66,10 +66,12 @@ def train(config, env_mode, on_report=None):
       env_mode: How to step the environments: 'auto', 'inprocess',
           'processes' or 'slices' (see `env_modes.MODES`), or 'graph' for
           the in-graph task (see `env_modes.resolve_env_mode`); True
-          stands for 'processes' and False for 'inprocess'.
+          stands for 'processes' and False for 'inprocess'. None: 'auto'.
       on_report: None, or a function called with the global step and the
           score at every report, before the score is yielded (the sweep
           records both).
+      env_processes: The 2017 name of a boolean `env_mode`
+          (`train(config, env_processes=True)`).
 
     Raises:
       config_io.ConfigError: When the configuration, the environment or the
@@ -81,7 +83,7 @@ def train(config, env_mode, on_report=None):
     Yields:
       The mean evaluation score at every evaluation report.
     """
-    env_mode = env_modes.check_env_mode(env_mode)
+    env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
     if env_mode == env_modes.GRAPH:
         # Before `complete_config` builds the environment, whose loading
         # (MuJoCo's warnings, say) would print ahead of the one line.
