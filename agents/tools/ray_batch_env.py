@@ -16,6 +16,7 @@ module must not import TensorFlow: actors import it.
 
 import os
 
+from agents.tools import env_registry
 from agents.tools import env_slice
 from agents.tools import external_process
 from agents.tools import worker_errors
@@ -131,7 +132,10 @@ class _ActorWorker:
         self._node = None
         self._failure = None
         self._closed = False
-        self._actor = actor_class.remote(payload, start, stop)
+        # With the environment ids this process registered, which the
+        # actor's interpreter would not know.
+        self._actor = actor_class.remote(env_registry.WithRegistry(
+            env_slice.SliceConstructor(payload, start, stop)))
         self._ready = self._actor.start.remote()
         self._handshake = None
         self._ray = ray
@@ -267,9 +271,8 @@ class _SliceActor:
     that errors keep their type name and traceback in the caller.
     """
 
-    def __init__(self, payload, start, stop):
-        self._constructor = env_slice.SliceConstructor(
-            payload, start, stop)
+    def __init__(self, constructor):
+        self._constructor = constructor
         self._slice = None
 
     def start(self):
