@@ -7,6 +7,7 @@ import gc
 import os
 import re
 import signal
+import sys
 
 import numpy as np
 
@@ -261,3 +262,18 @@ def write_old_gym(directory):
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+
+
+class ModuleProbe(mock_environment.MockEnvironment):
+    """A mock environment that tells which modules its process imported."""
+
+    def imported(self, name):
+        """Whether the process of the environment imported a module.
+
+        Args:
+            name: Full name of the module.
+
+        Returns:
+            Bool.
+        """
+        return name in sys.modules

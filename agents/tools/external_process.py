@@ -32,6 +32,7 @@ from agents.tools import external_worker
 from agents.tools import forwarding
 from agents.tools import message_frames
 from agents.tools import worker_errors
+from agents.tools import worker_pickle
 from agents.tools import worker_process
 
 # Seconds a worker may take to answer, unless told otherwise.
@@ -154,7 +155,8 @@ class ExternalProcess(gym.Env):
                 worker_conn,
                 # With the gymnasium ids this process registered, which the
                 # fresh interpreter of the worker would not know.
-                cloudpickle.dumps(env_registry.WithRegistry(constructor))),
+                # Without the modules of TensorFlow the constructor holds.
+                worker_pickle.dumps(env_registry.WithRegistry(constructor))),
             daemon=True)
         worker_process.start(
             self._process, context, main_module=main_module,
