@@ -12,6 +12,7 @@ import pickle
 
 import cloudpickle
 
+from agents.tools import forwarding
 from agents.tools import message_frames
 from agents.tools import worker_errors
 from agents.tools import worker_process
@@ -161,7 +162,10 @@ def _describe_env(env):
     attributes = dict(name=str(env))
     for name in ('observation_space', 'action_space', 'metadata',
                  'render_mode', 'spec'):
-        value = getattr(env, name, None)
+        if name == 'spec':
+            value = forwarding.spec_of(env)
+        else:
+            value = getattr(env, name, None)
         try:
             cloudpickle.dumps(value, PICKLE_PROTOCOL)
         except Exception:

@@ -191,7 +191,7 @@ def complete_config(config):
         env = env_construction.create_environment(config)
         try:
             if not config.max_length:
-                spec = env.spec
+                spec = tools.forwarding.spec_of(env)
                 config.max_length = spec.max_episode_steps if spec else None
         finally:
             env.close()
