@@ -245,7 +245,10 @@ OLD_GYM_FILES = {
     'old_gym_compat.py': (
         'import gym\n'
         'def make(env_id):\n'
-        '    return gym.make(env_id)\n'),
+        '    env = gym.make(env_id)\n'
+        "    # As shimmy's, the environment has old gym's spec.\n"
+        '    env.unwrapped.spec = gym.envs.registry[env_id]\n'
+        '    return env\n'),
 }
 OLD_GYM_MODULES = (
     'gym', 'gym.envs', 'gym.envs.registration', 'old_gym_tasks',
