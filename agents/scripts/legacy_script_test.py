@@ -22,7 +22,7 @@ import sys
 
 import psutil
 
-from agents.tools import worker_testing
+from agents.testing import worker_testing
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -6,8 +6,8 @@ import warnings
 import gymnasium as gym
 import pytest
 
+from agents.testing import mock_environment
 from agents.tools import forwarding
-from agents.tools import mock_environment
 
 
 class _Proxy:
