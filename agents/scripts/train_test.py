@@ -249,6 +249,26 @@ def test_train_takes_the_2017_env_processes_keyword():
             _tiny_config('pendulum'), 'slices', env_processes=False))
 
 
+_PYTHON_API = """
+from agents.scripts import train
+from agents.scripts.train_reliability_test import _tiny_config
+scores = list(train.train(_tiny_config('pendulum', steps=40), 'inprocess'))
+print(len(scores))
+"""
+
+
+def test_train_from_python_prints_nothing_of_tensorflows():
+    """Once TensorFlow's start-up lines (oneDNN, cpu_feature_guard, the
+    failed cuInit) and its warning about the package's own graph ("will
+    trigger an error in the future")."""
+    result = subprocess.run(
+        [sys.executable, '-c', _PYTHON_API], capture_output=True, text=True,
+        timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == '1\n'
+    assert result.stderr == ''
+
+
 def test_auto_mode_trains_like_the_mode_it_chose(caplog):
     with caplog.at_level('INFO', logger='agents'):
         auto = list(train.train(_tiny_config('pendulum', steps=40), 'auto'))

@@ -10,10 +10,11 @@ stderr file descriptor, so `quiet_tensorflow` loads TensorFlow and lists its
 devices (the step that calls cuInit) while that descriptor goes to a
 temporary file, then writes back what is not such a start-up line.
 
-Only the scripts call it, when run as programs, before they import
-TensorFlow; a user who sets `TF_CPP_MIN_LOG_LEVEL` keeps every line
-TensorFlow prints at that level. This module does not import TensorFlow
-itself unless asked to.
+The scripts call it before they import TensorFlow, when run as programs;
+`agents.scripts.train` and `agents.scripts.sweep` also when imported, since
+their `train` and `sweep` are the Python API; and the benchmarks. A user
+who sets `TF_CPP_MIN_LOG_LEVEL` keeps every line TensorFlow prints at that
+level. This module does not import TensorFlow itself unless asked to.
 """
 
 import contextlib
