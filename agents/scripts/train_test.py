@@ -42,15 +42,22 @@ def test_recurrent_policy_trains():
     assert len(scores) == 3 and all(np.isfinite(scores))
 
 
-def test_resume_continues_global_step(tmp_path):
+def test_resume_continues_global_step(tmp_path, caplog):
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
-    list(train.train(config, 'inprocess'))
+    with caplog.at_level('INFO', logger='agents'):
+        list(train.train(config, 'inprocess'))
+    # The run folder on the first line; once only at its end.
+    assert caplog.records[0].getMessage() == f'Run folder {tmp_path}.'
+    caplog.clear()
     first = checkpoints.list_checkpoints(str(tmp_path))
     assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
     # What produced the run is written once, beside config.yaml.
     recorded = (tmp_path / 'provenance.yaml').read_text()
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
-    scores = list(train.train(config, 'inprocess'))
+    with caplog.at_level('INFO', logger='agents'):
+        scores = list(train.train(config, 'inprocess'))
+    assert caplog.records[0].getMessage() == (
+        f'Run folder {tmp_path}, resumed.')
     # Only the second training and evaluation phases are left to run.
     assert len(scores) == 1
     last = checkpoints.list_checkpoints(str(tmp_path))

@@ -44,6 +44,8 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
     graph is built, so that a configuration that fails to build leaves no
     folder behind; then summaries and checkpoints. An existing run folder
     keeps its `config.yaml` and resumes from its latest readable checkpoint.
+    Once the configuration is complete, the 'agents' logger names the run
+    folder ('Run folder PATH.', or 'Run folder PATH, resumed.').
 
     Training that stops early saves a checkpoint of the last complete step
     first: on `KeyboardInterrupt` (Ctrl-C, or SIGTERM in the script), when
@@ -89,6 +91,12 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
         # (MuJoCo's warnings, say) would print ahead of the one line.
         env_modes.check_graph_task(config)
     config = config_spec.complete_config(config)
+    if config.logdir:
+        # First, since visualize and export need it, and a long run may be
+        # followed in TensorBoard from the start.
+        resumed = os.path.exists(os.path.join(config.logdir, 'config.yaml'))
+        logging.getLogger('agents').info(
+            'Run folder %s%s.', config.logdir, ', resumed' if resumed else '')
     env_mode = env_modes.resolve_env_mode(config, env_mode)
     lock = None
     if config.logdir:
