@@ -19,6 +19,7 @@ import os
 from agents.tools import env_registry
 from agents.tools import env_slice
 from agents.tools import external_process
+from agents.tools import mujoco_warnings
 from agents.tools import worker_errors
 from agents.tools import sliced_batch_env
 
@@ -133,9 +134,11 @@ class _ActorWorker:
         self._failure = None
         self._closed = False
         # With the environment ids this process registered, which the
-        # actor's interpreter would not know.
+        # actor's interpreter would not know, and the MuJoCo warnings it
+        # showed.
         self._actor = actor_class.remote(env_registry.WithRegistry(
-            env_slice.SliceConstructor(payload, start, stop)))
+            mujoco_warnings.WithSeen(
+                env_slice.SliceConstructor(payload, start, stop))))
         self._ready = self._actor.start.remote()
         self._handshake = None
         self._ray = ray
