@@ -14,6 +14,7 @@ import cloudpickle
 
 from agents.tools import forwarding
 from agents.tools import message_frames
+from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import worker_process
 
@@ -50,6 +51,7 @@ def serve_environment(conn, constructor):
         constructor: The environment constructor, pickled with cloudpickle.
     """
     worker_process.leave_stopping_to_parent(conn)
+    plain_warnings.install()
     env = None
     channel = message_frames.Channel(conn)
     try:

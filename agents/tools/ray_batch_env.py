@@ -20,6 +20,7 @@ from agents.tools import env_registry
 from agents.tools import env_slice
 from agents.tools import external_process
 from agents.tools import mujoco_warnings
+from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import sliced_batch_env
 
@@ -285,6 +286,7 @@ class _SliceActor:
             Tuple of success and a dict of the process id, node id and the
             spaces of the slice.
         """
+        plain_warnings.install()
         try:
             self._slice = self._constructor()
         except Exception as error:

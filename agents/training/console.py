@@ -7,6 +7,8 @@ import threading
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import plain_warnings
+
 
 def set_up_logging(level=logging.INFO):
     """Print the framework's progress lines and quiet TensorFlow's own logs.
@@ -14,7 +16,8 @@ def set_up_logging(level=logging.INFO):
     TensorFlow's logger lets INFO through, as in 2017, so that a script's
     `tf.logging.info('Score ...')` prints; the lines TensorFlow logs about
     itself below ERROR (deprecations, 'Restoring parameters from ...') are
-    left out, and so are its C++ logs below ERROR.
+    left out, and so are its C++ logs below ERROR. Warnings print without
+    gymnasium's colour codes.
 
     Args:
       level: Logging level of the 'agents' logger.
@@ -29,6 +32,7 @@ def set_up_logging(level=logging.INFO):
         logger.addHandler(handler)
         logger.propagate = False
     tf.logging.set_verbosity(tf.logging.INFO)
+    plain_warnings.install()
     if not getattr(threading.excepthook, 'quiet_event_writers', False):
         threading.excepthook = _quiet_event_writers(threading.excepthook)
     tf_logger = logging.getLogger('tensorflow')
