@@ -24,7 +24,7 @@ import cloudpickle
 
 _TENSORFLOW = 'tensorflow'
 # Dunder attributes of the object that a `Deferred` reads from it.
-_NAMES = ('__name__', '__qualname__', '__wrapped__')
+_NAMES = ('__name__', '__wrapped__')
 # Functions and classes a worker may receive by reference.
 _BY_REFERENCE = (type, types.FunctionType, types.BuiltinFunctionType)
 
@@ -58,6 +58,9 @@ class Deferred:
         self._module = module
         self._qualname = qualname
         self._target = None
+        # Those of the object, which messages name it by.
+        self.__module__ = module
+        self.__qualname__ = qualname
 
     def resolve(self):
         """The object itself, imported on the first call.

@@ -21,6 +21,8 @@ def test_functions_and_classes_of_tensorflow_modules_are_deferred():
         '<agents.scripts.networks:feed_forward_gaussian, imported on first '
         'use>')
     assert isinstance(loaded.optimizer, worker_pickle.Deferred)
+    assert (loaded.network.__module__, loaded.network.__qualname__) == (
+        'agents.scripts.networks', 'feed_forward_gaussian')
     # Others as cloudpickle sends them.
     assert loaded.getcwd is os.getcwd
     assert loaded.layers == (8,)
