@@ -67,12 +67,13 @@ def restore(specs):
 
 
 def _specs_of(module):
-    """The dict of id to spec of gymnasium or old gym.
+    """The dict of id to spec of gymnasium or old gym; empty without one.
 
     Old gym before 0.26 keeps it as `env_specs` of a registry object.
     """
-    registry = module.envs.registry
-    return getattr(registry, 'env_specs', registry)
+    registry = getattr(getattr(module, 'envs', None), 'registry', None)
+    registry = getattr(registry, 'env_specs', registry)
+    return registry if isinstance(registry, dict) else {}
 
 
 class WithRegistry:
