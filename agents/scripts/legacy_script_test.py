@@ -56,6 +56,8 @@ def pendulum_old_gym():
 
 def _run(tmp_path, *flags):
     environ = dict(os.environ, PYTHONPATH=_ROOT)
+    # As a user's would be: TensorFlow's warnings show.
+    environ.pop('TF_CPP_MIN_LOG_LEVEL', None)
     result = subprocess.run(
         [sys.executable, str(tmp_path / 'train_2017.py'),
          f'--logdir={tmp_path / "logs"}', '--config=pendulum_old_gym',
