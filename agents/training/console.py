@@ -8,6 +8,7 @@ import threading
 import tensorflow.compat.v1 as tf
 
 from agents.tools import plain_warnings
+from agents.training import quiet_start
 
 
 def set_up_logging(level=logging.INFO):
@@ -22,7 +23,7 @@ def set_up_logging(level=logging.INFO):
     Args:
       level: Logging level of the 'agents' logger.
     """
-    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+    quiet_start.set_log_level('2')
     logger = logging.getLogger('agents')
     logger.setLevel(level)
     if not logger.handlers:
