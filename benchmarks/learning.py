@@ -46,6 +46,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
 # pylint: disable=wrong-import-position
+from agents.training import quiet_start
+# Before anything imports TensorFlow.
+quiet_start.quiet_tensorflow()
+
 from agents.training import config_spec
 from agents.environments import env_modes
 from agents.training import provenance

@@ -225,9 +225,16 @@ def same_work_settings(config):
             log_std_init=math.log(config.init_std)))
 
 
+def _quiet_tensorflow():
+    """Load TensorFlow without its start-up lines, before our modules do."""
+    from agents.training import quiet_start
+    quiet_start.quiet_tensorflow()
+
+
 def _our_config(task, steps, seed, overrides=None):
     """Our completed config of a task for a run, with `--ours_set`'s
     overrides (a dict of values)."""
+    _quiet_tensorflow()
     from agents.training import config_spec
     config = config_spec.load_named_config(TASKS[task]['config'])
     with config.unlocked:
@@ -297,6 +304,7 @@ def make_spec(system, task, seed, steps, stop_at=None):
 
 def _train_ours(spec):
     """Train our PPO as the spec says; see `_train_sb3` for the result."""
+    _quiet_tensorflow()
     from agents.training import simulation
     from agents.training import trainer
     from agents.scripts import utility

@@ -12,6 +12,8 @@ This module does not import TensorFlow: worker processes import it when they
 unpickle the constructors of their environments.
 """
 
+import inspect
+
 import gymnasium as gym
 
 from agents import tools
@@ -186,6 +188,49 @@ class EnvironmentConstructor:
         """
         return create_environment(
             self.config, seed, render_mode, self.batch_wrappers)
+
+
+def taking_seed(constructor):
+    """A constructor that takes a seed, from one of today's or a 2017 one.
+
+    Args:
+      constructor: Callable taking a seed (or None) and returning an env,
+          or a callable without arguments (the 2017 form).
+
+    Returns:
+      The constructor itself when it takes an argument, else a constructor
+      that calls it without the seed.
+    """
+    if _takes_argument(constructor):
+        return constructor
+    return _WithoutSeed(constructor)
+
+
+def _takes_argument(function):
+    """Whether a callable accepts one positional argument."""
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError:
+        return False
+    except ValueError:
+        # Some builtins have no signature; assume today's form.
+        return True
+    return True
+
+
+class _WithoutSeed:
+    """A 2017 constructor without arguments, called with a seed it ignores.
+
+    A class rather than a closure, so that worker processes receive it
+    with cloudpickle like any other constructor; in this module, which
+    does not import TensorFlow, so that they unpickle it without.
+    """
+
+    def __init__(self, constructor):
+        self._constructor = constructor
+
+    def __call__(self, unused_seed):
+        return self._constructor()
 
 
 def _env_config(config):

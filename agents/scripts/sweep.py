@@ -60,6 +60,7 @@ import sys
 import threading
 import time
 
+from agents.training import quiet_start
 from agents.training import xla_cache
 
 if __name__ == '__main__':
@@ -68,6 +69,8 @@ if __name__ == '__main__':
     # the runs of a sweep after the first of a graph load its compiled code
     # (see xla_cache).
     xla_cache.use_requested_cache()
+# Also when imported, since `sweep` is the Python API.
+quiet_start.quiet_tensorflow()
 
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app

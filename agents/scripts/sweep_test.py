@@ -371,6 +371,22 @@ def test_bad_input_raises_one_line_and_writes_nothing(
     assert not (tmp_path / 'logdir').exists()
 
 
+def test_command_line_prints_no_start_up_lines_of_tensorflow(tmp_path):
+    """Once TensorFlow's start-up lines (oneDNN, cpu_feature_guard, the
+    failed cuInit) before the sweep's own."""
+    env = dict(os.environ)
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)  # As a user's would be.
+    result = subprocess.run(
+        [sys.executable, '-m', 'agents.scripts.sweep',
+         f'--logdir={tmp_path}', '--configs=pendulm', '--seeds=0'],
+        capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ''
+    assert result.stderr.splitlines() == [
+        "Error: Unknown config 'pendulm'; valid configs: "
+        f"{', '.join(train_lib.config_names())}."]
+
+
 def test_grid_names_runs_after_the_varied_settings():
     """A key given several values varies; the others hold for all runs."""
     runs = sweep_grid.grid(

@@ -38,7 +38,9 @@ from agents.training import xla_cache
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
     xla_cache.use_requested_cache()
-    quiet_start.quiet_tensorflow()
+# Also when imported, since `train` is the Python API: before anything
+# imports TensorFlow.
+quiet_start.quiet_tensorflow()
 
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app

@@ -42,15 +42,22 @@ def test_recurrent_policy_trains():
     assert len(scores) == 3 and all(np.isfinite(scores))
 
 
-def test_resume_continues_global_step(tmp_path):
+def test_resume_continues_global_step(tmp_path, caplog):
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
-    list(train.train(config, 'inprocess'))
+    with caplog.at_level('INFO', logger='agents'):
+        list(train.train(config, 'inprocess'))
+    # The run folder on the first line; once only at its end.
+    assert caplog.records[0].getMessage() == f'Run folder {tmp_path}.'
+    caplog.clear()
     first = checkpoints.list_checkpoints(str(tmp_path))
     assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
     # What produced the run is written once, beside config.yaml.
     recorded = (tmp_path / 'provenance.yaml').read_text()
     config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
-    scores = list(train.train(config, 'inprocess'))
+    with caplog.at_level('INFO', logger='agents'):
+        scores = list(train.train(config, 'inprocess'))
+    assert caplog.records[0].getMessage() == (
+        f'Run folder {tmp_path}, resumed.')
     # Only the second training and evaluation phases are left to run.
     assert len(scores) == 1
     last = checkpoints.list_checkpoints(str(tmp_path))
@@ -239,6 +246,42 @@ def test_bad_env_mode_flags_exit_2_in_one_line(tmp_path, capsys, flags,
 def test_train_refuses_unknown_env_modes():
     with pytest.raises(config_io.ConfigError, match="Unknown env mode 'fast'"):
         next(train.train(_tiny_config('pendulum'), 'fast'))
+
+
+def test_train_takes_the_2017_env_processes_keyword():
+    """Once `TypeError: train() got an unexpected keyword argument
+    'env_processes'` for the 2017 call."""
+    scores = list(train.train(
+        _tiny_config('pendulum', steps=40), env_processes=False))
+    assert scores == list(train.train(
+        _tiny_config('pendulum', steps=40), 'inprocess'))
+    with pytest.raises(config_io.ConfigError, match=(
+            r'^--noenv_processes means --env_mode=inprocess and conflicts '
+            r'with --env_mode=slices; pass one of them\.$')):
+        next(train.train(
+            _tiny_config('pendulum'), 'slices', env_processes=False))
+
+
+_PYTHON_API = """
+from agents.scripts import train
+from agents.scripts.train_reliability_test import _tiny_config
+scores = list(train.train(_tiny_config('pendulum', steps=40), 'inprocess'))
+print(len(scores))
+"""
+
+
+def test_train_from_python_prints_nothing_of_tensorflows():
+    """Once TensorFlow's start-up lines (oneDNN, cpu_feature_guard, the
+    failed cuInit) and its warning about the package's own graph ("will
+    trigger an error in the future")."""
+    env = dict(os.environ)
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)  # As a user's would be.
+    result = subprocess.run(
+        [sys.executable, '-c', _PYTHON_API], capture_output=True, text=True,
+        env=env, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == '1\n'
+    assert result.stderr == ''
 
 
 def test_auto_mode_trains_like_the_mode_it_chose(caplog):

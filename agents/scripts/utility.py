@@ -7,11 +7,10 @@ now (`define_simulation_graph`, `define_saver`, `initialize_variables`,
 `save_config`, `load_config`, `set_up_logging`), imported here plainly.
 """
 
-import inspect
-
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.environments import env_construction
 from agents.environments import env_modes
 from agents.training import config_io
 from agents.training.checkpoints import define_saver
@@ -81,34 +80,7 @@ def define_batch_env(
         env_mode = env_processes
     env_mode = env_modes.check_env_mode(
         'inprocess' if env_mode is None else env_mode)
-    if not _takes_argument(constructor):
-        constructor = _WithoutSeed(constructor)
+    constructor = env_construction.taking_seed(constructor)
     with tf.variable_scope('environments'):
         return tools.InGraphBatchEnv(env_modes.create_batch_env(
             constructor, num_agents, env_mode, seed, timeout, restart))
-
-
-def _takes_argument(function):
-    """Whether a callable accepts one positional argument."""
-    try:
-        inspect.signature(function).bind(None)
-    except TypeError:
-        return False
-    except ValueError:
-        # Some builtins have no signature; assume today's form.
-        return True
-    return True
-
-
-class _WithoutSeed:
-    """A 2017 constructor without arguments, called with a seed it ignores.
-
-    A class rather than a closure, so that worker processes receive it
-    with cloudpickle like any other constructor.
-    """
-
-    def __init__(self, constructor):
-        self._constructor = constructor
-
-    def __call__(self, unused_seed):
-        return self._constructor()

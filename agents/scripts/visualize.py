@@ -331,9 +331,11 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
         simulation.is_training, simulation.should_log,
         simulation.force_reset]))
     episodes = []
+    progress = episode_videos.Progress(num_episodes)
     while len(episodes) < num_episodes:
         done, score = sess.run([simulation.done, simulation.score])
         lengths += 1
+        progress.step(len(episodes), num_agents)
         for agent in np.flatnonzero(done):
             recording = batch_env[agent].videos[finished[agent]]
             finished[agent] += 1

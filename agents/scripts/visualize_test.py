@@ -24,6 +24,7 @@ from agents.scripts import train
 from agents.scripts import utility
 from agents.training import checkpoints
 from agents.training import config_io
+from agents.training import episode_videos
 from agents.training import simulation as simulation_lib
 from agents.scripts import visualize
 from agents.tools import gl_backend
@@ -279,6 +280,33 @@ def test_pendulum_two_episodes(pendulum_run, pendulum_expected, tmp_path):
     assert statistics['seed'] == 3
     assert statistics['checkpoint'] == os.path.abspath(
         checkpoints.list_checkpoints(str(pendulum_run))[0])
+
+
+class _Clock:
+    """A clock that advances by a second on every reading."""
+
+    def __init__(self):
+        self._now = 0.0
+
+    def monotonic(self):
+        """Return the time, then advance it."""
+        self._now += 1.0
+        return self._now - 1.0
+
+
+def test_recording_logs_its_progress(
+        pendulum_run, tmp_path, monkeypatch, caplog):
+    """Once nothing for 3.5 minutes while a cheetah episode rendered."""
+    monkeypatch.setattr(episode_videos, 'time', _Clock())
+    with caplog.at_level('INFO', logger='agents'):
+        visualize.visualize(
+            str(pendulum_run), str(tmp_path / 'videos'), num_agents=1,
+            num_episodes=2, seed=3)
+    # A line every 10 s of the clock: every 10 steps of episodes of 50.
+    assert [record.getMessage() for record in caplog.records
+            if record.getMessage().startswith('Recording')] == [
+        f'Recording: {step // 51} of 2 episodes done, {step} steps at 1.0 '
+        'steps/s.' for step in range(10, 101, 10)]
 
 
 def test_episodes_use_the_cores_by_default(

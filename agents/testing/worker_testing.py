@@ -7,6 +7,7 @@ import gc
 import os
 import re
 import signal
+import sys
 
 import numpy as np
 
@@ -206,3 +207,76 @@ def step_trace(batch_env, steps, info_keys=('terminated', 'truncated')):
         if done.any():
             batch_env.reset(np.flatnonzero(done))
     return trace
+
+
+# Old gym, as far as a package registering its tasks there needs it: the
+# registry (a dict, as from gym 0.26), `register` and `make`. Beside it, a
+# package in the manner of PyBullet's `pybullet_envs`, which registers
+# `OldGymPendulum-v0` there when imported, and a stand-in for shimmy's
+# `GymV21CompatibilityV0`, which makes an id of old gym's registry.
+OLD_GYM_FILES = {
+    'gym/__init__.py': (
+        '"""A stand-in for old gym: its registry and make."""\n'
+        'from gym import envs\n'
+        'from gym.envs.registration import make, register\n'),
+    'gym/envs/__init__.py': (
+        'from gym.envs.registration import registry\n'),
+    'gym/envs/registration.py': (
+        'import collections\n'
+        'import importlib\n'
+        "EnvSpec = collections.namedtuple('EnvSpec', 'id, entry_point')\n"
+        'registry = {}\n'
+        'class NameNotFound(Exception):\n'
+        '    pass\n'
+        'def register(id, entry_point):\n'
+        '    registry[id] = EnvSpec(id, entry_point)\n'
+        'def make(id):\n'
+        '    if id not in registry:\n'
+        '        raise NameNotFound(f"Environment {id} doesn\'t exist.")\n'
+        "    module, _, name = registry[id].entry_point.partition(':')\n"
+        '    return getattr(importlib.import_module(module), name)()\n'),
+    'old_gym_tasks.py': (
+        'import gymnasium\n'
+        'import gym\n'
+        "gym.envs.registration.register(\n"
+        "    id='OldGymPendulum-v0', entry_point='old_gym_tasks:pendulum')\n"
+        'def pendulum():\n'
+        "    return gymnasium.make('Pendulum-v1')\n"),
+    'old_gym_compat.py': (
+        'import gym\n'
+        'def make(env_id):\n'
+        '    env = gym.make(env_id)\n'
+        "    # As shimmy's, the environment has old gym's spec.\n"
+        '    env.unwrapped.spec = gym.envs.registry[env_id]\n'
+        '    return env\n'),
+}
+OLD_GYM_MODULES = (
+    'gym', 'gym.envs', 'gym.envs.registration', 'old_gym_tasks',
+    'old_gym_compat')
+
+
+def write_old_gym(directory):
+    """Write `OLD_GYM_FILES` into a directory, for `sys.path`.
+
+    Args:
+        directory: `pathlib.Path` of the directory.
+    """
+    for name, text in OLD_GYM_FILES.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+class ModuleProbe(mock_environment.MockEnvironment):
+    """A mock environment that tells which modules its process imported."""
+
+    def imported(self, name):
+        """Whether the process of the environment imported a module.
+
+        Args:
+            name: Full name of the module.
+
+        Returns:
+            Bool.
+        """
+        return name in sys.modules

@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import forwarding
 from agents.tools import message_frames
 from agents.tools import worker_errors
 
@@ -68,7 +69,7 @@ class Slice:
         self.action_space = first.action_space
         self.metadata = getattr(first, 'metadata', {})
         self.render_mode = getattr(first, 'render_mode', None)
-        self.spec = getattr(first, 'spec', None)
+        self.spec = forwarding.spec_of(first)
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         space = self.observation_space
         self._blank = np.zeros(space.shape, space.dtype)

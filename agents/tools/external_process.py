@@ -31,7 +31,9 @@ from agents.tools import env_registry
 from agents.tools import external_worker
 from agents.tools import forwarding
 from agents.tools import message_frames
+from agents.tools import mujoco_warnings
 from agents.tools import worker_errors
+from agents.tools import worker_pickle
 from agents.tools import worker_process
 
 # Seconds a worker may take to answer, unless told otherwise.
@@ -152,9 +154,12 @@ class ExternalProcess(gym.Env):
         self._process = context.Process(
             target=external_worker.serve_environment, args=(
                 worker_conn,
-                # With the gymnasium ids this process registered, which the
-                # fresh interpreter of the worker would not know.
-                cloudpickle.dumps(env_registry.WithRegistry(constructor))),
+                # With the environment ids this process registered, which
+                # the fresh interpreter of the worker would not know, and
+                # the MuJoCo warnings it showed; without the modules of
+                # TensorFlow the constructor holds.
+                worker_pickle.dumps(env_registry.WithRegistry(
+                    mujoco_warnings.WithSeen(constructor)))),
             daemon=True)
         worker_process.start(
             self._process, context, main_module=main_module,

@@ -12,7 +12,9 @@ import pickle
 
 import cloudpickle
 
+from agents.tools import forwarding
 from agents.tools import message_frames
+from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import worker_process
 
@@ -49,6 +51,7 @@ def serve_environment(conn, constructor):
         constructor: The environment constructor, pickled with cloudpickle.
     """
     worker_process.leave_stopping_to_parent(conn)
+    plain_warnings.install()
     env = None
     channel = message_frames.Channel(conn)
     try:
@@ -161,7 +164,10 @@ def _describe_env(env):
     attributes = dict(name=str(env))
     for name in ('observation_space', 'action_space', 'metadata',
                  'render_mode', 'spec'):
-        value = getattr(env, name, None)
+        if name == 'spec':
+            value = forwarding.spec_of(env)
+        else:
+            value = getattr(env, name, None)
         try:
             cloudpickle.dumps(value, PICKLE_PROTOCOL)
         except Exception:

@@ -1,7 +1,12 @@
 """Tests of attribute forwarding's guard of private names."""
 
+import collections
+import warnings
+
+import gymnasium as gym
 import pytest
 
+from agents.testing import mock_environment
 from agents.tools import forwarding
 
 
@@ -33,3 +38,21 @@ def test_unpickling_state_is_not_looked_up_in_the_target():
     with pytest.raises(AttributeError) as error:
         getattr(proxy, 'value')
     assert str(error.value) == "'_Proxy' object has no attribute '_target'"
+
+
+def test_spec_of_an_old_gym_environment_is_none_without_a_warning():
+    """Once gymnasium's warning `'EnvSpec' object has no attribute
+    'additional_wrappers'` from every worker's handshake."""
+    env = mock_environment.MockEnvironment(
+        observ_shape=(2,), action_shape=(1,), min_duration=2,
+        max_duration=2)
+    # As shimmy's GymV21CompatibilityV0 hands on old gym's spec.
+    env.spec = collections.namedtuple('EnvSpec', 'id')('OldGym-v0')
+    wrapped = gym.Wrapper(env)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        assert forwarding.spec_of(wrapped) is None
+        assert caught == []
+        assert wrapped.spec is None
+        assert "no attribute 'additional_wrappers'" in str(caught[0].message)
+    assert forwarding.spec_of(gym.make('Pendulum-v1')).id == 'Pendulum-v1'

@@ -201,7 +201,11 @@ class Loop:
     def run(self, sess, saver, max_step=None, stop=None):
         """Run the phases in turn, yielding the mean score at each report.
 
-        Each report also logs one progress line to the 'agents' logger.
+        Each report also logs one progress line to the 'agents' logger:
+        the global step, the phase, the mean score, the steps per second
+        since the last report, the time elapsed and, from the second report
+        on, the time left at the mean speed since the first report (the
+        time before it holds the graph's start-up).
 
         Args:
             sess: Session to run the phases in.
@@ -243,6 +247,10 @@ class Loop:
             callables.append(made[id(op)])
         start_time = last_time = time.monotonic()
         last_step = global_step
+        # The time and step of the first report: the time before it holds
+        # the graph's start-up (its compilation, say), so the remaining time
+        # is estimated from the steps since.
+        first_report = None
         previous_turn = None
         if sess.run(self._in_turn):
             # A restored turn goes on.
@@ -281,9 +289,15 @@ class Loop:
                     speed = None
                     if now > last_time:
                         speed = (global_step - last_step) / (now - last_time)
+                    rate = None
+                    if first_report is None:
+                        first_report = now, global_step
+                    elif now > first_report[0]:
+                        rate = (global_step - first_report[1]) / (
+                            now - first_report[0])
                     self._log_progress(
                             phase.name, global_step, mean_score, max_step,
-                            speed, now - start_time)
+                            speed, now - start_time, rate)
                     last_time, last_step = now, global_step
                     if phase.summary_dir is not None:
                         self._flush(phase)
@@ -394,6 +408,12 @@ class Loop:
         """
         if done.shape.ndims == 0:
             done, score = done[None], score[None]
+        # The ops are built on the loop's first run, after the session ran:
+        # `control_dependencies` marks the ops it is given with an attribute,
+        # which TensorFlow warns about on ops a session ran, so it is given
+        # new ones.
+        done, score, summary = (
+            tf.identity(tensor) for tensor in (done, score, summary))
         submits = []
         with tf.control_dependencies([done, score, summary]):
             for position, mean_score in enumerate(mean_scores):
@@ -502,7 +522,9 @@ class Loop:
         saver.save(sess, filename, global_step)
 
     def _log_progress(
-            self, name, global_step, mean_score, max_step, speed, elapsed):
+            self, name, global_step, mean_score, max_step, speed, elapsed,
+            rate):
+        """Log a report; its ETA once `rate` (steps per second) is known."""
         message = (
                 f'Global step {global_step} ({name}): mean score '
                 f'{mean_score:.3f}, ')
@@ -514,12 +536,9 @@ class Loop:
         if max_step is not None:
             remaining = max(0, max_step - global_step)
             if not remaining:
-                eta = _format_seconds(0)
-            elif speed:
-                eta = _format_seconds(remaining / speed)
-            else:
-                eta = 'n/a'
-            message += f', ETA {eta}'
+                message += f', ETA {_format_seconds(0)}'
+            elif rate:
+                message += f', ETA {_format_seconds(remaining / rate)}'
         _logger.info('%s.', message)
 
 

@@ -363,13 +363,15 @@ def test_progress_line(monkeypatch, caplog):
             with caplog.at_level(logging.INFO, logger='agents'):
                 list(loop.run(sess, None, max_step=22))
     assert [record.name for record in caplog.records] == ['agents'] * 4
+    # No ETA on the first report, whose time holds the start-up (once ETA
+    # 0:19:52 on the first line of a run of 27 s); then at the speed since.
     assert [record.getMessage() for record in caplog.records] == [
             'Global step 8 (train): mean score 3.500, 2.0 steps/s, elapsed '
-            '0:00:04, ETA 0:00:07.',
+            '0:00:04.',
             'Global step 11 (eval): mean score 9.000, steps/s n/a, elapsed '
-            '0:00:04, ETA n/a.',
+            '0:00:04.',
             'Global step 19 (train): mean score 14.500, 1.6 steps/s, '
-            'elapsed 0:00:09, ETA 0:00:02.',
+            'elapsed 0:00:09, ETA 0:00:01.',
             'Global step 22 (eval): mean score 20.000, 3.0 steps/s, '
             'elapsed 0:00:10, ETA 0:00:00.']
 
@@ -618,3 +620,18 @@ def test_summary_write_error_is_one_line(tmp_path, monkeypatch):
     path = tmp_path / 'train' / 'events.out.tfevents.1.host'
     assert str(error.value) == (
             f'Cannot write {path}: No space left on device.')
+
+
+def test_run_changes_no_operation_the_session_ran():
+    """Once TensorFlow's warning that an operation 'was changed by setting
+    attribute after it was run by a session', per phase and run."""
+    runs = []
+    with tf.Graph().as_default() as graph:
+        loop = _define_loop(None, runs)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            before = {node.name: node for node in graph.as_graph_def().node}
+            list(loop.run(sess, None, max_step=11))
+            after = {node.name: node for node in graph.as_graph_def().node}
+    changed = [name for name, node in before.items() if after[name] != node]
+    assert changed == []

@@ -1,4 +1,4 @@
-"""MuJoCo's warnings once per process, not once per environment built.
+"""MuJoCo's warnings once, not once per environment built or per worker.
 
 MuJoCo's XML compiler warns about every model it compiles that uses a
 deprecated attribute (gymnasium's HalfCheetah and Walker2d models set
@@ -6,7 +6,10 @@ deprecated attribute (gymnasium's HalfCheetah and Walker2d models set
 appends it to `MUJOCO_LOG.TXT` in the working directory. A batch builds
 many environments in one or several processes, so a training log would
 repeat the same warning for every one of them. `install` gives MuJoCo a
-handler that logs each distinct message once per process instead.
+handler that logs each distinct message once per process instead, and
+`WithSeen` hands the messages a process logged to the workers it starts,
+which leave them out: the trainer builds the environment once before its
+workers do, so a run shows each warning once.
 
 This module must not import TensorFlow: worker processes import it.
 """
@@ -22,6 +25,9 @@ _SEEN = set()
 
 def install(env_id=None):
     """Have MuJoCo's warnings logged once per process from now on.
+
+    Messages that a `WithSeen` constructor brought from the parent process
+    count as logged.
 
     Imports MuJoCo only when it is imported already or `env_id` names a
     MuJoCo environment, so that other environments do not pay for the
@@ -57,10 +63,26 @@ def _uses_mujoco(env_id):
     return isinstance(entry_point, str) and 'mujoco' in entry_point
 
 
+class WithSeen:
+    """A constructor that first takes on the messages its creator logged.
+
+    Args:
+      constructor: The environment constructor to call.
+    """
+
+    def __init__(self, constructor):
+        self._constructor = constructor
+        self._seen = sorted(_SEEN)
+
+    def __call__(self, *args, **kwargs):
+        _SEEN.update(self._seen)
+        return self._constructor(*args, **kwargs)
+
+
 def _log_once(message):
     # MuJoCo calls this from C: it must not raise.
     if message in _SEEN:
         return
     _SEEN.add(message)
     logging.getLogger('agents').warning(
-        'MuJoCo warning (shown once per process): %s', message)
+        'MuJoCo warning (shown once): %s', message)

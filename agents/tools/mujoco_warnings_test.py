@@ -1,30 +1,44 @@
-"""Tests of MuJoCo's warnings once per process."""
+"""Tests of MuJoCo's warnings once."""
 
+import os
 import subprocess
 import sys
 
 from agents.tools import mujoco_warnings
 
-# Builds HalfCheetah three times, as a batch builds its environments, and
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+# Builds HalfCheetah three times, as a batch builds its environments, then
+# in a worker process, as the trainer does before its workers do, and
 # prints what reached the log.
 _BUILD_THREE = """
+import functools
 import logging
 from agents.environments import env_construction
 from agents.tools import attr_dict
+from agents.tools import external_process
 logging.basicConfig(format='%(levelname)s %(message)s')
 config = attr_dict.AttrDict(env='HalfCheetah-v5', max_length=10)
 for _ in range(3):
     env_construction.create_environment(config, batch_wrappers=True).close()
+env = external_process.ExternalProcess(functools.partial(
+    env_construction.create_environment, config, batch_wrappers=True),
+    main_module=False)
+env.reset()
+env.close()
 """
 
 
-def test_settotalmass_warning_is_one_line_per_process(tmp_path):
+def test_settotalmass_warning_is_one_line(tmp_path):
+    """Once once per process: from the trainer and each of its workers."""
     result = subprocess.run(
         [sys.executable, '-c', _BUILD_THREE], cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=_ROOT),
         capture_output=True, text=True, check=True)
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines == [
-        'WARNING MuJoCo warning (shown once per process): compiler '
+        'WARNING MuJoCo warning (shown once): compiler '
         "attribute 'settotalmass' is deprecated and will be removed in a "
         'future release: scale the masses and densities in the model, or '
         'call mj_setTotalmass and mj_setConst on the compiled model']

@@ -16,8 +16,11 @@ module must not import TensorFlow: actors import it.
 
 import os
 
+from agents.tools import env_registry
 from agents.tools import env_slice
 from agents.tools import external_process
+from agents.tools import mujoco_warnings
+from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import sliced_batch_env
 
@@ -131,7 +134,12 @@ class _ActorWorker:
         self._node = None
         self._failure = None
         self._closed = False
-        self._actor = actor_class.remote(payload, start, stop)
+        # With the environment ids this process registered, which the
+        # actor's interpreter would not know, and the MuJoCo warnings it
+        # showed.
+        self._actor = actor_class.remote(env_registry.WithRegistry(
+            mujoco_warnings.WithSeen(
+                env_slice.SliceConstructor(payload, start, stop))))
         self._ready = self._actor.start.remote()
         self._handshake = None
         self._ray = ray
@@ -267,9 +275,8 @@ class _SliceActor:
     that errors keep their type name and traceback in the caller.
     """
 
-    def __init__(self, payload, start, stop):
-        self._constructor = env_slice.SliceConstructor(
-            payload, start, stop)
+    def __init__(self, constructor):
+        self._constructor = constructor
         self._slice = None
 
     def start(self):
@@ -279,6 +286,7 @@ class _SliceActor:
             Tuple of success and a dict of the process id, node id and the
             spaces of the slice.
         """
+        plain_warnings.install()
         try:
             self._slice = self._constructor()
         except Exception as error:

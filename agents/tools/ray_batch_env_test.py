@@ -211,6 +211,23 @@ def test_seeded_episodes_match_the_in_process_batch(second_node):
     assert [record[0] for record in remote].count('reset') == 3
 
 
+def test_actor_makes_an_id_registered_here(second_node):
+    """Once `NameNotFound: Environment ... doesn't exist` in the actor."""
+    del second_node
+    gym.register('AgentsRayRegistryTest-v0', entry_point=_pendulum)
+    try:
+        batch_env = RayBatchEnv(
+            [lambda: gym.make('AgentsRayRegistryTest-v0')],
+            actor_options=_SECOND_NODE)
+    finally:
+        del gym.envs.registry['AgentsRayRegistryTest-v0']
+    try:
+        assert batch_env.reset(seed=5).tolist() == [
+            _pendulum().reset(seed=5)[0].tolist()]
+    finally:
+        batch_env.close()
+
+
 def test_error_names_the_environment_and_keeps_actors_in_step(batch_env):
     """An environment's error names its index; the others stepped on."""
     batch_env.reset()

@@ -16,7 +16,6 @@ import functools
 import logging
 import os
 
-import cloudpickle
 import gymnasium as gym
 import numpy as np
 
@@ -25,6 +24,7 @@ from agents.tools import env_slice
 from agents.tools import external_process
 from agents.tools import forwarding
 from agents.tools import worker_errors
+from agents.tools import worker_pickle
 from agents.tools import message_frames
 
 _logger = logging.getLogger('agents')
@@ -81,7 +81,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             constructors: Sequence of callables without arguments, one per
                 environment, that return environments with equal spaces.
                 They are sent to the workers with cloudpickle once, here, so
-                that restarts reuse what they were then.
+                that restarts reuse what they were then (see
+                `worker_pickle`).
             num_workers: Number of worker processes; None means one per CPU
                 core this process may use. At most one per environment.
             restart: Whether to replace a worker whose environment failed,
@@ -125,7 +126,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         self._bounds = list(zip(starts[:-1], starts[1:]))
         self._worker_of = np.repeat(np.arange(num_workers), sizes).tolist()
         self._payloads = [
-            cloudpickle.dumps(constructors[start:stop])
+            worker_pickle.dumps(constructors[start:stop])
             for start, stop in self._bounds]
         self._timeout = timeout
         self._start_method = start_method

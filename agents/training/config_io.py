@@ -1,15 +1,17 @@
 """The configuration file of a run folder: `config.yaml` in YAML.
 
 Callables in a configuration (algorithm, network, optimizer, ...) are stored
-as their import paths under the `!callable` tag, and the file is read with a
-safe loader that resolves only those tags: loading a config never constructs
-arbitrary Python objects.
+as their import paths under the `!callable` tag, and a `functools.partial`
+of one as a `!partial` mapping of that path and its arguments (values a
+config may hold). The file is read with a safe loader that resolves only
+those tags: loading a config never constructs arbitrary Python objects.
 
 This module does not import TensorFlow, so that environment worker processes
 may import it.
 """
 
 import difflib
+import functools
 import importlib
 import importlib.util
 import io
@@ -25,6 +27,7 @@ from agents.tools import atomic_file
 
 
 _CALLABLE_TAG = '!callable'
+_PARTIAL_TAG = '!partial'
 # The key of config.yaml that records the config function of the run:
 # 'agents.scripts.configs:pendulum', 'package.module:function', or
 # '/absolute/path/to/file.py:function'.
@@ -482,7 +485,17 @@ class _CallablePath(str):
     """Marks a string as an import path to dump with the callable tag."""
 
 
+class _PartialFields(dict):
+    """The function, args and keywords of a `functools.partial`, tagged."""
+
+
 def _to_yaml(value):
+    if isinstance(value, functools.partial):
+        # PyBullet's 2017 configs hold e.g. `functools.partial(
+        # minitaur_gym_env.MinitaurBulletEnv, render=False)`.
+        return _PartialFields(
+            function=_to_yaml(value.func), args=_to_yaml(value.args),
+            keywords=_to_yaml(value.keywords))
     if isinstance(value, dict):
         return {str(key): _to_yaml(item) for key, item in value.items()}
     if isinstance(value, (tuple, list)):
@@ -497,11 +510,29 @@ def _to_yaml(value):
 def _from_yaml(value):
     if isinstance(value, _CallablePath):
         return import_callable(value)
+    if isinstance(value, _PartialFields):
+        return _partial(value)
     if isinstance(value, dict):
         return {key: _from_yaml(item) for key, item in value.items()}
     if isinstance(value, list):
         return tuple(_from_yaml(item) for item in value)
     return value
+
+
+def _partial(fields):
+    """The `functools.partial` of the fields of a `!partial` mapping."""
+    function = fields.get('function')
+    args = fields.get('args', [])
+    keywords = fields.get('keywords', {})
+    if not isinstance(function, _CallablePath) or not isinstance(
+            args, list) or not isinstance(keywords, dict) or set(
+                fields) - {'function', 'args', 'keywords'}:
+        raise ConfigError(
+            f'Cannot read the {_PARTIAL_TAG} value {dict(fields)!r}; expected '
+            f'a mapping of function ({_CALLABLE_TAG} path), args (list) and '
+            'keywords (mapping).')
+    return functools.partial(
+        import_callable(function), *_from_yaml(args), **_from_yaml(keywords))
 
 
 class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
@@ -519,6 +550,19 @@ def _represent_callable(representer, value):
 def _construct_callable(constructor, node):
     # Resolved once the whole file is read; see `read_config`.
     return _CallablePath(constructor.construct_scalar(node))
+
+
+def _represent_partial(representer, value):
+    return representer.represent_mapping(_PARTIAL_TAG, dict(value))
+
+
+def _construct_partial(constructor, node):
+    if not isinstance(node, ruamel.yaml.nodes.MappingNode):
+        raise ruamel.yaml.constructor.ConstructorError(
+            None, None, f'expected a mapping after {_PARTIAL_TAG}',
+            node.start_mark)
+    # Resolved with the callables; see `_from_yaml`.
+    return _PartialFields(constructor.construct_mapping(node, deep=True))
 
 
 # Files of the 2017 package were written by PyYAML's unsafe dumper: the
@@ -577,6 +621,8 @@ def is_legacy_config(text):
 
 _ConfigRepresenter.add_representer(_CallablePath, _represent_callable)
 _ConfigConstructor.add_constructor(_CALLABLE_TAG, _construct_callable)
+_ConfigRepresenter.add_representer(_PartialFields, _represent_partial)
+_ConfigConstructor.add_constructor(_PARTIAL_TAG, _construct_partial)
 _ConfigConstructor.add_multi_constructor(
     _PYTHON_TAG + 'name:', _construct_legacy_callable)
 _ConfigConstructor.add_constructor(

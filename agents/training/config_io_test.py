@@ -1,8 +1,10 @@
 """Tests of the configuration file of a run folder."""
 
+import functools
 import os
 
 import cloudpickle
+import gymnasium as gym
 import pytest
 import tensorflow.compat.v1 as tf
 
@@ -95,6 +97,65 @@ def test_save_config_rejects_lambdas(tmp_path):
     with pytest.raises(config_io.ConfigError, match='only module-level'):
         config_io.save_config(config, str(tmp_path))
     assert not (tmp_path / 'config.yaml').exists()
+
+
+def test_partial_of_importable_callables_round_trips(tmp_path):
+    """Once `Cannot store functools.partial(...) in config.yaml` for
+    PyBullet's 2017 minitaur config, which 2017 stored."""
+    env = functools.partial(
+        gym.make, 'Pendulum-v1', max_episode_steps=50,
+        wrappers=(functools.partial(gym.wrappers.ClipAction),))
+    config = tools.AttrDict(configs.pendulum(), env=env)
+    config_io.save_config(config, str(tmp_path))
+    text = (tmp_path / 'config.yaml').read_text()
+    assert (
+        'env: !partial\n'
+        '  args:\n'
+        '  - Pendulum-v1\n'
+        '  function: !callable gymnasium.envs.registration:make\n'
+        '  keywords:\n'
+        '    max_episode_steps: 50\n'
+        '    wrappers:\n'
+        '    - !partial\n'
+        '      args: []\n'
+        '      function: !callable '
+        'gymnasium.wrappers.transform_action:ClipAction\n'
+        '      keywords: {}\n') in text
+    loaded = config_io.load_config(str(tmp_path)).env
+    assert isinstance(loaded, functools.partial)
+    assert (loaded.func, loaded.args) == (gym.make, ('Pendulum-v1',))
+    assert loaded.keywords['max_episode_steps'] == 50
+    (wrapper,) = loaded.keywords['wrappers']
+    assert (wrapper.func, wrapper.args, wrapper.keywords) == (
+        gym.wrappers.ClipAction, (), {})
+
+
+def test_partial_of_a_lambda_is_refused(tmp_path):
+    function = lambda: None  # pylint: disable=unnecessary-lambda-assignment
+    config = tools.AttrDict(
+        configs.pendulum(), env=functools.partial(function))
+    with pytest.raises(config_io.ConfigError, match=(
+            r'^Cannot store <function .*<lambda> at .*> in config\.yaml: '
+            r'only module-level functions and classes have an import '
+            r'path\.$')):
+        config_io.save_config(config, str(tmp_path))
+    assert not (tmp_path / 'config.yaml').exists()
+
+
+@pytest.mark.parametrize('text', [
+    'env: !partial [1]\n',
+    'env: !partial {function: 3}\n',
+    'env: !partial {function: !callable os:getcwd, args: 1}\n',
+    'env: !partial {function: !callable os:getcwd, state: 1}\n',
+])
+def test_bad_partials_are_refused(tmp_path, text):
+    (tmp_path / 'config.yaml').write_text(text)
+    with pytest.raises(config_io.ConfigError, match=(
+            r'^(Invalid YAML in .*expected a mapping after !partial.*|'
+            r"Cannot read the !partial value \{.*\}; expected a mapping of "
+            r'function \(!callable path\), args \(list\) and keywords '
+            r'\(mapping\)\.)$')):
+        config_io.load_config(str(tmp_path))
 
 
 @pytest.mark.parametrize('umask', [0o022, 0o027])

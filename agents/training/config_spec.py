@@ -14,6 +14,7 @@ import contextlib
 import functools
 import inspect
 import io
+import logging
 import math
 import re
 
@@ -134,13 +135,29 @@ MAX_THREADS = 1024
 MAX_TIMEOUT = 1e7
 
 
+# What a config written for the 2017 package, which lacks both keys, gets
+# instead of their defaults: PPO updated on whole episodes, all of them in
+# each epoch's one mini-batch.
+_KEYS_OF_2017 = dict(chunk_length=None, batch_size=None)
+
+# Keys of the 2017 package's configs (PyBullet's among them) that nothing
+# reads now, and the keys that took their place.
+RETIRED_KEYS = dict(
+    update_epochs_policy='update_epochs', update_epochs_value='update_epochs',
+    policy_optimizer='optimizer', value_optimizer='optimizer',
+    policy_lr='learning_rate', value_lr='learning_rate',
+    init_mean_factor='init_output_factor', init_logstd='init_std')
+
+
 def with_defaults(config):
     """A copy of the config with the keys it leaves out from the defaults.
 
     `configs.default()` is the one place of the defaults that training and
     PPO read; a config that lacks one of its keys (a 2017 config, say, from
-    before the key existed) takes its value. Keys that `default()` does not
-    define stay missing, so reading one still raises.
+    before the key existed) takes its value. A config that lacks both
+    `chunk_length` and `batch_size` was written for the 2017 package, which
+    updated on whole episodes, and keeps doing so: both are None. Keys that
+    `default()` does not define stay missing, so reading one still raises.
 
     Args:
       config: Configuration mapping.
@@ -150,10 +167,27 @@ def with_defaults(config):
     """
     config = tools.AttrDict(config)
     with config.unlocked:
+        if not any(key in config for key in _KEYS_OF_2017):
+            config.update(_KEYS_OF_2017)
         for key, value in configs.default().items():
             config.setdefault(key, value)
     config.lock()
     return config
+
+
+def warn_retired_keys(config):
+    """Log one warning naming the keys of `RETIRED_KEYS` a config has.
+
+    Args:
+      config: Configuration mapping.
+    """
+    retired = [key for key in RETIRED_KEYS if key in config]
+    if not retired:
+        return
+    instead = sorted({RETIRED_KEYS[key] for key in retired})
+    logging.getLogger('agents').warning(
+        'Config keys of the 2017 package that nothing reads now: %s; '
+        'set %s instead.', ', '.join(retired), ', '.join(instead))
 
 
 def complete_config(config):
@@ -178,6 +212,7 @@ def complete_config(config):
         raise ConfigError(
             f"Config has no {', '.join(repr(key) for key in missing)}; "
             f"expected the keys {', '.join(_REQUIRED_KEYS)}.")
+    warn_retired_keys(config)
     config = with_defaults(config)
     with config.unlocked:
         config.setdefault('logdir', None)
@@ -185,7 +220,7 @@ def complete_config(config):
         env = env_construction.create_environment(config)
         try:
             if not config.max_length:
-                spec = env.spec
+                spec = tools.forwarding.spec_of(env)
                 config.max_length = spec.max_episode_steps if spec else None
         finally:
             env.close()

@@ -1,5 +1,7 @@
 """Tests of config specs and their completion."""
 
+import logging
+
 import pytest
 
 from agents import tools
@@ -35,10 +37,39 @@ def test_complete_config_fills_what_is_left_out_from_the_defaults():
     assert config.bootstrap_truncated is False
     assert config.max_length == 200  # The env's time limit.
     assert config.logdir is None
+    # Without chunk_length and batch_size, a config of the 2017 package.
+    assert (config.chunk_length, config.batch_size) == (None, None)
     assert all(
         config[key] == value for key, value in default.items()
         if key not in ('algorithm', 'num_agents', 'update_every',
-                       'eval_episodes', 'bootstrap_truncated', 'max_length'))
+                       'eval_episodes', 'bootstrap_truncated', 'max_length',
+                       'chunk_length', 'batch_size'))
+
+
+@pytest.mark.parametrize('given, expected', [
+    # 2017: whole episodes, all in one mini-batch; once chunks of 50 in
+    # batches of 20, silently.
+    ({}, (None, None)),
+    (dict(chunk_length=10), (10, 20)),
+    (dict(batch_size=4), (50, 4)),
+])
+def test_a_config_without_chunks_and_batches_keeps_2017s_updates(
+        given, expected):
+    config = config_spec.with_defaults(dict(env='Pendulum-v1', **given))
+    assert (config.chunk_length, config.batch_size) == expected
+
+
+def test_keys_that_nothing_reads_get_one_warning(caplog):
+    """Once ignored silently."""
+    config = tools.AttrDict(
+        configs.pendulum(), update_epochs_policy=64, update_epochs_value=64,
+        init_logstd=-1, my_own_key=1)
+    with caplog.at_level(logging.WARNING, logger='agents'):
+        config_spec.complete_config(config)
+    assert [record.getMessage() for record in caplog.records] == [
+        'Config keys of the 2017 package that nothing reads now: '
+        'update_epochs_policy, update_epochs_value, init_logstd; set '
+        'init_std, update_epochs instead.']
 
 
 def test_complete_config_names_the_missing_keys():

@@ -1,19 +1,29 @@
 """The console of the scripts: the framework's progress lines, quiet logs."""
 
+import importlib.util
 import logging
 import os
 import threading
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import plain_warnings
+from agents.training import quiet_start
+
 
 def set_up_logging(level=logging.INFO):
-    """Print the framework's progress lines and quiet TensorFlow's C++ logs.
+    """Print the framework's progress lines and quiet TensorFlow's own logs.
+
+    TensorFlow's logger lets INFO through, as in 2017, so that a script's
+    `tf.logging.info('Score ...')` prints; the lines TensorFlow logs about
+    itself below ERROR (deprecations, 'Restoring parameters from ...') are
+    left out, and so are its C++ logs below ERROR. Warnings print without
+    gymnasium's colour codes.
 
     Args:
       level: Logging level of the 'agents' logger.
     """
-    os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
+    quiet_start.set_log_level('2')
     logger = logging.getLogger('agents')
     logger.setLevel(level)
     if not logger.handlers:
@@ -22,25 +32,31 @@ def set_up_logging(level=logging.INFO):
             '%(asctime)s %(levelname)s %(message)s', '%H:%M:%S'))
         logger.addHandler(handler)
         logger.propagate = False
-    tf.logging.set_verbosity(tf.logging.ERROR)
+    tf.logging.set_verbosity(tf.logging.INFO)
+    plain_warnings.install()
     if not getattr(threading.excepthook, 'quiet_event_writers', False):
         threading.excepthook = _quiet_event_writers(threading.excepthook)
     tf_logger = logging.getLogger('tensorflow')
-    if not any(isinstance(item, _EventWriterErrors)
+    if not any(isinstance(item, _TensorFlowOwnLines)
                for item in tf_logger.filters):
-        tf_logger.addFilter(_EventWriterErrors())
+        tf_logger.addFilter(_TensorFlowOwnLines())
 
 
-class _EventWriterErrors(logging.Filter):
-    """Leaves out TensorFlow's log of a failed event writer thread.
+class _TensorFlowOwnLines(logging.Filter):
+    """Leaves out what TensorFlow logs about itself, below ERROR.
 
-    The writer raises the error again where the loop writes next, which
-    reports it in one line.
+    Also its log of a failed event writer thread: the writer raises the
+    error again where the loop writes next, which reports it in one line.
     """
 
+    _PACKAGE = os.path.dirname(
+        importlib.util.find_spec('tensorflow').origin) + os.sep
+
     def filter(self, record):
-        return not str(record.msg).startswith(
-            'EventFileWriter writer thread error')
+        if str(record.msg).startswith('EventFileWriter writer thread error'):
+            return False
+        return record.levelno >= logging.ERROR or not str(
+            record.pathname).startswith(self._PACKAGE)
 
 
 def _quiet_event_writers(excepthook):

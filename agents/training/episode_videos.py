@@ -9,6 +9,7 @@ functions here.
 import json
 import logging
 import os
+import time
 
 import numpy as np
 
@@ -16,6 +17,8 @@ from agents.training import config_io
 from agents.tools import gl_backend as gl_backend_lib
 
 STATISTICS_FILE = 'episodes.json'
+# Seconds between the progress lines of a recording.
+PROGRESS_SECONDS = 10.0
 
 
 class VisualizeError(Exception):
@@ -92,6 +95,39 @@ def select_gl_backend(env):
         except gl_backend_lib.GLBackendError as error:
             raise VisualizeError(str(error)) from error
     return gl_needed, gl_backend
+
+
+class Progress:
+    """Logs a line every `PROGRESS_SECONDS` while episodes record.
+
+    Rendering is slow (a MuJoCo episode of 1,000 steps takes minutes on a
+    CPU), and without it nothing would print until an episode ended.
+
+    Args:
+      num_episodes: Number of episodes to record.
+    """
+
+    def __init__(self, num_episodes):
+        self._num_episodes = num_episodes
+        self._start = self._last = time.monotonic()
+        self._steps = 0
+
+    def step(self, episodes_done, count=1):
+        """Count steps of every environment; log when it is time.
+
+        Args:
+          episodes_done: Number of episodes recorded so far.
+          count: Number of environment steps taken.
+        """
+        self._steps += count
+        now = time.monotonic()
+        if now - self._last < PROGRESS_SECONDS:
+            return
+        self._last = now
+        logging.getLogger('agents').info(
+            'Recording: %d of %d episodes done, %s steps at %.1f steps/s.',
+            episodes_done, self._num_episodes, f'{self._steps:,}',
+            self._steps / (now - self._start))
 
 
 def keep_episode(

@@ -80,9 +80,10 @@ def visualize_policy(
         environment = constructor()
     try:
         os.makedirs(outdir, exist_ok=True)
+        progress = episode_videos.Progress(num_episodes)
         episodes = [
             _policy_episode(model, environment, outdir, index, seed,
-                            num_episodes)
+                            num_episodes, progress)
             for index in range(num_episodes)]
     finally:
         environment.close()
@@ -116,7 +117,8 @@ def _load_policy_metadata(policy):
         return json.load(file_)
 
 
-def _policy_episode(model, environment, outdir, index, seed, num_episodes):
+def _policy_episode(
+        model, environment, outdir, index, seed, num_episodes, progress):
     """Run and record one episode of an exported policy."""
     if seed is not None:
         environment.reset(seed=int(seed) + index)
@@ -135,6 +137,7 @@ def _policy_episode(model, environment, outdir, index, seed, num_episodes):
         total += float(reward)
         length += 1
         done = terminated or truncated
+        progress.step(index)
     return episode_videos.keep_episode(
         environment.videos[-1], outdir, index, num_episodes, 0, total,
         length)

@@ -10,10 +10,14 @@ stderr file descriptor, so `quiet_tensorflow` loads TensorFlow and lists its
 devices (the step that calls cuInit) while that descriptor goes to a
 temporary file, then writes back what is not such a start-up line.
 
-Only the scripts call it, when run as programs, before they import
-TensorFlow; a user who sets `TF_CPP_MIN_LOG_LEVEL` keeps every line
-TensorFlow prints at that level. This module does not import TensorFlow
-itself unless asked to.
+The scripts call it before they import TensorFlow, when run as programs;
+`agents.scripts.train` and `agents.scripts.sweep` also when imported, since
+their `train` and `sweep` are the Python API; and the benchmarks. A user
+who sets `TF_CPP_MIN_LOG_LEVEL` keeps every line TensorFlow prints at that
+level. The level this module sets is marked as its own, so that processes
+started from here (the benchmark's spawned seeds, a sweep's Ray workers),
+which inherit it, still hold the lines back. This module does not import
+TensorFlow itself unless asked to.
 """
 
 import contextlib
@@ -33,28 +37,50 @@ _NOISE = re.compile(
     r'|WARNING: All log messages before absl::InitializeLog\(\) '
     r'|E\d{4} \d\d:\d\d:\d+\.\d+ +\d+ \S+:\d+\] .*'
     r'(?:cuInit|CUDA error|cuda drivers))')
+_LEVEL = 'TF_CPP_MIN_LOG_LEVEL'
+# Holds the value of `TF_CPP_MIN_LOG_LEVEL` where this module set it.
+_OWN_LEVEL = 'BATCH_PPO_TF_CPP_MIN_LOG_LEVEL'
 
 
 def quiet_tensorflow(level='2'):
     """Load TensorFlow without its start-up lines, unless the user asked.
 
-    Does nothing when `TF_CPP_MIN_LOG_LEVEL` is set, or TensorFlow is
-    loaded already. Otherwise sets `TF_CPP_MIN_LOG_LEVEL` to `level` (2
-    keeps warnings out and errors in), then imports TensorFlow and lists
-    its devices with the stderr descriptor redirected, and writes the lines
-    that are not start-up noise back to stderr.
+    Does nothing when the user set `TF_CPP_MIN_LOG_LEVEL`, or TensorFlow
+    is loaded already. Otherwise sets the level (see `set_log_level`), then
+    imports TensorFlow and lists its devices with the stderr descriptor
+    redirected, and writes the lines that are not start-up noise back to
+    stderr.
 
     Args:
         level: Value for `TF_CPP_MIN_LOG_LEVEL`.
     """
-    if 'TF_CPP_MIN_LOG_LEVEL' in os.environ or 'tensorflow' in sys.modules:
+    if users_log_level() is not None or 'tensorflow' in sys.modules:
         return
-    os.environ['TF_CPP_MIN_LOG_LEVEL'] = str(level)
+    set_log_level(level)
     with filter_stderr():
         tensorflow = importlib.import_module('tensorflow')
         # Creating the devices is when a machine without a GPU reports its
         # failed cuInit; later sessions reuse them.
         tensorflow.config.list_physical_devices()
+
+
+def set_log_level(level='2'):
+    """Set `TF_CPP_MIN_LOG_LEVEL` as this module's own, unless it is set.
+
+    Args:
+        level: Value for `TF_CPP_MIN_LOG_LEVEL`; 2 keeps TensorFlow's
+            warnings out and its errors in.
+    """
+    if _LEVEL not in os.environ:
+        os.environ[_LEVEL] = os.environ[_OWN_LEVEL] = str(level)
+
+
+def users_log_level():
+    """`TF_CPP_MIN_LOG_LEVEL` where the user set it, else None."""
+    level = os.environ.get(_LEVEL)
+    if level is not None and level == os.environ.get(_OWN_LEVEL):
+        return None
+    return level
 
 
 def is_noise(line):

@@ -1,5 +1,6 @@
 """Tests of TensorFlow's quiet start in the scripts."""
 
+import json
 import os
 import subprocess
 import sys
@@ -66,4 +67,22 @@ def test_the_users_log_level_wins():
     assert result.stdout.split() == ['2', 'True']
     assert not [line for line in result.stderr.splitlines()
                 if quiet_start.is_noise(line)]
+    assert result.stderr == ''
+
+
+def test_a_child_that_inherits_the_level_set_here_starts_quietly():
+    """Once the seeds that benchmarks/learning.py spawns printed the start-up
+    lines: they inherit the level their parent set, which read as the
+    user's."""
+    env = dict(os.environ)
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
+    parent = subprocess.run(
+        [sys.executable, '-c',
+         _QUIET + 'import json\nprint(json.dumps(dict(os.environ)))'],
+        capture_output=True, text=True, check=True, env=env)
+    inherited = json.loads(parent.stdout.splitlines()[1])
+    result = subprocess.run(
+        [sys.executable, '-c', _QUIET], capture_output=True, text=True,
+        check=True, env=inherited)
+    assert result.stdout.split() == ['2', 'True']
     assert result.stderr == ''

@@ -350,7 +350,9 @@ def define_simulation_graph(batch_env, algo_cls, config):
       batch_env: In-graph batch environment.
       algo_cls: Constructor of the algorithm.
       config: Configuration object for the algorithm; keys of
-          `configs.default()` that it lacks take their default.
+          `configs.default()` that it lacks take their default (see
+          `config_spec.with_defaults`: a 2017 config updates on whole
+          episodes); keys that nothing reads now get a warning.
 
     Returns:
       AttrDict of the graph's interface: step; the bool variables
@@ -358,7 +360,8 @@ def define_simulation_graph(batch_env, algo_cls, config):
       summary.
     """
     # A config written for an older version of the package (a 2017 one,
-    # say) takes today's defaults for the keys it does not have.
+    # say) takes the defaults of its time for the keys it does not have.
+    config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
     switches = define_switches()
     algo = algo_cls(

@@ -37,13 +37,15 @@ from agents.training import errors
 _STUCK_STEP_GRACE = 2.0
 
 
-def train(config, env_mode, on_report=None):
+def train(config, env_mode=None, on_report=None, *, env_processes=None):
     """Train an agent as the configuration describes.
 
     With `config.logdir`, a new run folder receives `config.yaml` once the
     graph is built, so that a configuration that fails to build leaves no
     folder behind; then summaries and checkpoints. An existing run folder
     keeps its `config.yaml` and resumes from its latest readable checkpoint.
+    Once the configuration is complete, the 'agents' logger names the run
+    folder ('Run folder PATH.', or 'Run folder PATH, resumed.').
 
     Training that stops early saves a checkpoint of the last complete step
     first: on `KeyboardInterrupt` (Ctrl-C, or SIGTERM in the script), when
@@ -66,10 +68,12 @@ def train(config, env_mode, on_report=None):
       env_mode: How to step the environments: 'auto', 'inprocess',
           'processes' or 'slices' (see `env_modes.MODES`), or 'graph' for
           the in-graph task (see `env_modes.resolve_env_mode`); True
-          stands for 'processes' and False for 'inprocess'.
+          stands for 'processes' and False for 'inprocess'. None: 'auto'.
       on_report: None, or a function called with the global step and the
           score at every report, before the score is yielded (the sweep
           records both).
+      env_processes: The 2017 name of a boolean `env_mode`
+          (`train(config, env_processes=True)`).
 
     Raises:
       config_io.ConfigError: When the configuration, the environment or the
@@ -81,12 +85,18 @@ def train(config, env_mode, on_report=None):
     Yields:
       The mean evaluation score at every evaluation report.
     """
-    env_mode = env_modes.check_env_mode(env_mode)
+    env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
     if env_mode == env_modes.GRAPH:
         # Before `complete_config` builds the environment, whose loading
         # (MuJoCo's warnings, say) would print ahead of the one line.
         env_modes.check_graph_task(config)
     config = config_spec.complete_config(config)
+    if config.logdir:
+        # First, since visualize and export need it, and a long run may be
+        # followed in TensorBoard from the start.
+        resumed = os.path.exists(os.path.join(config.logdir, 'config.yaml'))
+        logging.getLogger('agents').info(
+            'Run folder %s%s.', config.logdir, ', resumed' if resumed else '')
     env_mode = env_modes.resolve_env_mode(config, env_mode)
     lock = None
     if config.logdir:

@@ -1,0 +1,180 @@
+"""Pickle what a worker receives without making it import TensorFlow.
+
+An environment constructor often closes over more than the environment
+needs: the 2017 training script's `lambda: _create_environment(config)`
+holds the whole config, with its algorithm class, network function and
+optimizer. Pickled as they are, by reference, each worker would import
+their modules, and so TensorFlow, for seconds and hundreds of megabytes,
+before building an environment that never uses them. `dumps` sends the
+functions and classes of modules that import TensorFlow as `Deferred`
+references instead, which import their module where first called or read.
+An object whose class is one of them still needs that class, which its
+worker imports as it unpickles it.
+
+This module must not import TensorFlow: worker processes import it.
+"""
+
+import copyreg
+import importlib
+import io
+import sys
+import types
+
+import cloudpickle
+
+_TENSORFLOW = 'tensorflow'
+# Dunder attributes of the object that a `Deferred` reads from it.
+_NAMES = ('__name__', '__wrapped__')
+# Functions and classes a worker may receive by reference.
+_BY_REFERENCE = (type, types.FunctionType, types.BuiltinFunctionType)
+
+
+def dumps(value):
+    """Pickle a value for a worker; see the module's docstring.
+
+    Args:
+        value: The value, such as an environment constructor.
+
+    Returns:
+        Bytes for `cloudpickle.loads` (or `pickle.loads`).
+    """
+    buffer = io.BytesIO()
+    _Pickler(buffer).dump(value)
+    return buffer.getvalue()
+
+
+class Deferred:
+    """A function or class of a module that imports TensorFlow.
+
+    Calls, attribute reads and pickling reach the object, imported on
+    first use.
+
+    Args:
+        module: Name of its module.
+        qualname: Its qualified name in the module.
+    """
+
+    def __init__(self, module, qualname):
+        self._module = module
+        self._qualname = qualname
+        self._target = None
+        # Those of the object, which messages name it by.
+        self.__module__ = module
+        self.__qualname__ = qualname
+
+    def resolve(self):
+        """The object itself, imported on the first call.
+
+        Returns:
+            The function or class.
+        """
+        if self._target is None:
+            self._target = _import_object(self._module, self._qualname)
+        return self._target
+
+    def __call__(self, *args, **kwargs):
+        return self.resolve()(*args, **kwargs)
+
+    def __getattr__(self, name):
+        # Not the protocols of pickling and copying, nor its own state.
+        if name in ('_module', '_qualname', '_target') or (
+                name.startswith('__') and name not in _NAMES):
+            raise AttributeError(name)
+        return getattr(self.resolve(), name)
+
+    def __reduce__(self):
+        return Deferred, (self._module, self._qualname)
+
+    def __repr__(self):
+        return f'<{self._module}:{self._qualname}, imported on first use>'
+
+
+def _import_object(module, qualname):
+    """The object of a module by its qualified name, importing the module."""
+    value = importlib.import_module(module)
+    for part in qualname.split('.'):
+        value = getattr(value, part)
+    return value
+
+
+class _Pickler(cloudpickle.Pickler):
+    """cloudpickle's pickler that defers what imports TensorFlow."""
+
+    def reducer_override(self, obj):
+        path = _deferred_path(obj) if isinstance(obj, _BY_REFERENCE) else None
+        if path is not None:
+            return Deferred, path
+        path = _deferred_path(type(obj))
+        if path is not None:
+            # An instance needs its class: the worker imports it.
+            reduced = _with_class(obj.__reduce_ex__(self.proto), type(obj),
+                                  path)
+            if reduced is not None:
+                return reduced
+        return super().reducer_override(obj)
+
+
+def _with_class(reduced, cls, path):
+    """A reduce tuple with `cls` replaced by its import, or None."""
+    if not isinstance(reduced, tuple) or len(reduced) < 2:
+        return None
+    function, args = reduced[:2]
+    if function is cls:
+        return (_construct, path + tuple(args)) + reduced[2:]
+    if function is copyreg.__newobj__ and args and args[0] is cls:
+        return (_new, path + tuple(args[1:])) + reduced[2:]
+    return None
+
+
+def _construct(module, qualname, *args):
+    """An instance of a class, imported by its name, from arguments."""
+    return _import_object(module, qualname)(*args)
+
+
+def _new(module, qualname, *args):
+    """`copyreg.__newobj__` of a class imported by its name."""
+    cls = _import_object(module, qualname)
+    return cls.__new__(cls, *args)
+
+
+_imports_tensorflow = {}
+
+
+def _deferred_path(obj):
+    """Module and qualified name to defer `obj` by, or None to pickle it.
+
+    Only objects that cloudpickle would pickle by reference are deferred:
+    reachable under their name in a module other than `__main__` that is
+    not pickled by value.
+    """
+    module_name = getattr(obj, '__module__', None)
+    qualname = getattr(obj, '__qualname__', None)
+    if not isinstance(module_name, str) or not isinstance(qualname, str) or (
+            '<' in qualname or module_name == '__main__'):
+        return None
+    module = sys.modules.get(module_name)
+    if module is None or not _module_imports_tensorflow(module):
+        return None
+    by_value = cloudpickle.list_registry_pickle_by_value()
+    if module_name in by_value or module_name.split('.')[0] in by_value:
+        return None
+    try:
+        if _import_object(module_name, qualname) is not obj:
+            return None
+    except (AttributeError, ImportError):
+        return None
+    return module_name, qualname
+
+
+def _module_imports_tensorflow(module):
+    """Whether a module is TensorFlow's or holds one of its modules."""
+    name = module.__name__
+    if name not in _imports_tensorflow:
+        _imports_tensorflow[name] = _is_tensorflow(name) or any(
+            isinstance(value, types.ModuleType) and _is_tensorflow(
+                value.__name__) for value in list(vars(module).values()))
+    return _imports_tensorflow[name]
+
+
+def _is_tensorflow(name):
+    return name == _TENSORFLOW or name.startswith(_TENSORFLOW + '.')
