@@ -131,8 +131,7 @@ class BookkeepingMixin:
         rows = self._write_rows(
             rows, episodes, marks.length, marks.store_ended,
             marks.ended_index)
-        ended = marks.ended
-        ended_float = tf.cast(ended, tf.float32)
+        carry = _tallied(carry, score, episode_steps, marks.ended)
         return carry._replace(
             index=carry.index + 1,
             observ=step.nextob, done=step.done, action=step.action,
@@ -144,14 +143,7 @@ class BookkeepingMixin:
             episode_length=counts.episode_length,
             rollout_steps=counts.rollout_steps, memory=rows[:-1],
             memory_length=rows[-1], memory_index=counts.memory_index,
-            memory_steps=counts.memory_steps, pending=marks.pending,
-            score=score, episode_steps=episode_steps,
-            ended=tf.logical_or(carry.ended, ended),
-            last_score=compiled_ops.where(ended, score, carry.last_score),
-            score_sum=carry.score_sum + tf.reduce_sum(score * ended_float),
-            length_sum=carry.length_sum + tf.reduce_sum(
-                tf.cast(episode_steps, tf.float32) * ended_float),
-            count=carry.count + tf.reduce_sum(tf.cast(ended, tf.int32)))
+            memory_steps=counts.memory_steps, pending=marks.pending)
 
     def _count(self, counts, begin, done, restarted):
         """The rows' lengths and the memory's counts after a step.
@@ -334,3 +326,17 @@ class BookkeepingMixin:
         if update_steps:
             full = tf.logical_or(full, memory_steps >= int(update_steps))
         return full
+
+
+def _tallied(carry, score, episode_steps, ended):
+    """The loop state with the running scores and the tally of the episodes
+    that ended."""
+    ended_float = tf.cast(ended, tf.float32)
+    return carry._replace(
+        score=score, episode_steps=episode_steps,
+        ended=tf.logical_or(carry.ended, ended),
+        last_score=compiled_ops.where(ended, score, carry.last_score),
+        score_sum=carry.score_sum + tf.reduce_sum(score * ended_float),
+        length_sum=carry.length_sum + tf.reduce_sum(
+            tf.cast(episode_steps, tf.float32) * ended_float),
+        count=carry.count + tf.reduce_sum(tf.cast(ended, tf.int32)))

@@ -330,21 +330,24 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             [num_steps, self._num_agents, step_records.width(specs)])
 
         def _replay(carry, rows, made):
-            def _step(carry):
-                step = step_records.unpack(
-                    tf.gather(rows, carry.index), specs)
-                return [self._bookkeep(carry, step)]
+            return self._replay(carry, rows, made, specs, num_steps)
 
-            return tf.while_loop(
-                lambda carry: carry.index < made, _step, [carry],
-                maximum_iterations=num_steps)[0]
-
-        replayed = compiled_ops.compiled_function(_replay)(
-            carry, rows, made)
+        replayed = compiled_ops.compiled_function(_replay)(carry, rows, made)
         # The observations, flags and loop state of the batch are those of
         # the plain loop (the rows hold observations as float32).
         return replayed._replace(
             env=acted.env, observ=acted.observ, done=acted.done)
+
+    def _replay(self, carry, rows, made, specs, num_steps):
+        """PPO's step over the packed rows of the steps a loop made."""
+
+        def _step(carry):
+            step = step_records.unpack(tf.gather(rows, carry.index), specs)
+            return [self._bookkeep(carry, step)]
+
+        return tf.while_loop(
+            lambda carry: carry.index < made, _step, [carry],
+            maximum_iterations=num_steps)[0]
 
     def _noise_of_steps(self, sample_seed, first_key, num_steps):
         """The noise of the samples of up to `num_steps` steps.
@@ -378,39 +381,6 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
 
         return compiled_ops.compiled_function(_draw)(
             sample_seed, first_key)
-
-    def _store_pending(self, carry):
-        """Store the episodes that the loop left pending, after the update.
-
-        Returns:
-          Bool tensor, available once the memory's variables hold them.
-        """
-        memory, memory_length = self._memory.variables
-        variables = memory + (
-            memory_length, self._memory_index, self._memory_steps)
-
-        def _define():
-            current = ppo_bookkeeping.Memory(
-                memory=tuple(buffer_.read_value() for buffer_ in memory),
-                memory_length=memory_length.read_value(),
-                memory_index=self._memory_index.read_value(),
-                memory_steps=self._memory_steps.read_value())
-            stored = self._store(
-                current, carry.episodes, carry.episode_length, carry.pending)
-            values = stored.memory + (
-                stored.memory_length, stored.memory_index,
-                stored.memory_steps)
-            writes = [
-                variable.assign(value)
-                for variable, value in zip(variables, values)]
-            with tf.control_dependencies(writes):
-                return tf.constant(True)
-
-        # Only a call whose rollouts filled the memory leaves episodes
-        # pending.
-        return tf.cond(
-            tf.reduce_any(carry.pending), _define,
-            lambda: tf.constant(False))
 
     def _read_recurrent_state(self):
         """The agents' recurrent state in its variables, `()` without."""
@@ -468,41 +438,6 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         writes.append(self._reward_filter.assign(carry.reward_statistics))
         return writes
 
-    def _train_where_due(self, carry, again=False):
-        """Train where the memory is full, then store the pending episodes.
-
-        Runs once the state of `carry` is in the variables. The update logs
-        its summaries when this run logs.
-
-        Args:
-          carry: `_Carry` whose `pending` episodes wait for the update.
-          again: Whether to train again where the pending episodes fill
-              the memory anew (the one-step path, which has no next loop
-              call that would).
-
-        Returns:
-          Summary tensor of the updates, available once the pending
-          episodes are stored (and trained on, with `again`).
-        """
-        mark_log = self._log_pending.assign(
-            tf.logical_or(self._log_pending, self._should_log))
-
-        def _train():
-            full = self._memory_full(
-                self._memory_index.read_value(),
-                self._memory_steps.read_value())
-            return tf.cond(
-                tf.logical_and(full, self._is_training), self._training, str)
-
-        with tf.control_dependencies([mark_log]):
-            training = _train()
-        with tf.control_dependencies([training]):
-            store_pending = self._store_pending(carry)
-        if again:
-            with tf.control_dependencies([store_pending]):
-                training = tf.summary.merge([training, _train()])
-        with tf.control_dependencies([store_pending]):
-            return tf.identity(training)
 
 
 def _begun(state, begin):

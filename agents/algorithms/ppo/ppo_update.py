@@ -1,4 +1,4 @@
-"""The training phase of PPO: update epochs on the collected episodes."""
+"""The training phase of PPO: when it runs, and its epochs on the memory."""
 
 import functools
 
@@ -8,6 +8,7 @@ from agents import parts
 from agents import tools
 from agents.algorithms.ppo import compiled_update
 from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import ppo_bookkeeping
 from agents.algorithms.ppo import utility
 from agents.tools import compiled_ops
 
@@ -18,6 +19,75 @@ class UpdateMixin:
     `PPO` inherits these methods; they read the networks, memory and
     settings that its constructor creates.
     """
+
+    def _store_pending(self, carry):
+        """Store the episodes that the loop left pending, after the update.
+
+        Returns:
+          Bool tensor, available once the memory's variables hold them.
+        """
+        memory, memory_length = self._memory.variables
+        variables = memory + (
+            memory_length, self._memory_index, self._memory_steps)
+
+        def _define():
+            current = ppo_bookkeeping.Memory(
+                memory=tuple(buffer_.read_value() for buffer_ in memory),
+                memory_length=memory_length.read_value(),
+                memory_index=self._memory_index.read_value(),
+                memory_steps=self._memory_steps.read_value())
+            stored = self._store(
+                current, carry.episodes, carry.episode_length, carry.pending)
+            values = stored.memory + (
+                stored.memory_length, stored.memory_index,
+                stored.memory_steps)
+            writes = [
+                variable.assign(value)
+                for variable, value in zip(variables, values)]
+            with tf.control_dependencies(writes):
+                return tf.constant(True)
+
+        # Only a call whose rollouts filled the memory leaves episodes
+        # pending.
+        return tf.cond(
+            tf.reduce_any(carry.pending), _define,
+            lambda: tf.constant(False))
+
+    def _train_where_due(self, carry, again=False):
+        """Train where the memory is full, then store the pending episodes.
+
+        Runs once the state of `carry` is in the variables. The update logs
+        its summaries when this run logs.
+
+        Args:
+          carry: `_Carry` whose `pending` episodes wait for the update.
+          again: Whether to train again where the pending episodes fill
+              the memory anew (the one-step path, which has no next loop
+              call that would).
+
+        Returns:
+          Summary tensor of the updates, available once the pending
+          episodes are stored (and trained on, with `again`).
+        """
+        mark_log = self._log_pending.assign(
+            tf.logical_or(self._log_pending, self._should_log))
+
+        def _train():
+            full = self._memory_full(
+                self._memory_index.read_value(),
+                self._memory_steps.read_value())
+            return tf.cond(
+                tf.logical_and(full, self._is_training), self._training, str)
+
+        with tf.control_dependencies([mark_log]):
+            training = _train()
+        with tf.control_dependencies([training]):
+            store_pending = self._store_pending(carry)
+        if again:
+            with tf.control_dependencies([store_pending]):
+                training = tf.summary.merge([training, _train()])
+        with tf.control_dependencies([store_pending]):
+            return tf.identity(training)
 
     def _training(self):
         """Train on the memory, adapt the penalty, and clear the memory.
