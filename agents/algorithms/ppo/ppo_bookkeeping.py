@@ -15,6 +15,25 @@ import collections
 import tensorflow.compat.v1 as tf
 from agents.tools import compiled_ops
 
+# PPO's state, the value that its step (`_bookkeep`) maps to the next, and
+# that its variables hold between session calls (`PPO._read_state`,
+# `PPO._write_state`): the agents' last observations, flags, actions, policy
+# parameters and recurrent state (`()` for a feed-forward network); the
+# normalizers' statistics; each agent's running discounted return, episode
+# buffer row and its length, and steps since its last rollout; the update
+# memory, its row lengths, rows in use and steps; the episodes left pending
+# for the next update. A loop adds its own: the step `index`, the
+# environments' `env` state, the running `score` and `episode_steps`, the
+# tally of the episodes that `ended` (`last_score`, `score_sum`,
+# `length_sum`, `count`) and the first non-finite value seen (`bad`).
+State = collections.namedtuple('State', (
+    'index, env, observ, done, action, reward, truncated, '
+    'policy_params, state, '
+    'observ_statistics, reward_statistics, running_return, episodes, '
+    'episode_length, rollout_steps, memory, memory_length, memory_index, '
+    'memory_steps, pending, score, episode_steps, ended, last_score, '
+    'score_sum, length_sum, count, bad'))
+
 # One step of an agent as the episode buffers store it.
 Transition = collections.namedtuple(
     'Transition', 'observ, action, policy_params, reward, bootstrap')
@@ -73,7 +92,7 @@ class BookkeepingMixin:
         loop (`collect`).
 
         Args:
-          carry: `_Carry` before the step.
+          carry: `State` before the step.
           step: `Step`: the observations acted on (after the resets of
               episodes that begin), the actions and their policy
               parameters, and the environments' outcome.
@@ -83,7 +102,7 @@ class BookkeepingMixin:
               `begin_episode` and passes none.
 
         Returns:
-          `_Carry` after the step; its `env` and `bad` unchanged.
+          `State` after the step; its `env` and `bad` unchanged.
         """
         config = self._config
         if begin is None:

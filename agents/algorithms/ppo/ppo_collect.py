@@ -23,15 +23,6 @@ from agents.algorithms.ppo import ppo_bookkeeping
 from agents.parts import distributions
 from agents.tools import compiled_ops
 
-# The loop state of a compiled collection.
-_Carry = collections.namedtuple('_Carry', (
-    'index, env, observ, done, action, reward, truncated, '
-    'policy_params, state, '
-    'observ_statistics, reward_statistics, running_return, episodes, '
-    'episode_length, rollout_steps, memory, memory_length, memory_index, '
-    'memory_steps, pending, score, episode_steps, ended, last_score, '
-    'score_sum, length_sum, count, bad'))
-
 # The state of the plain loop over environments behind the bridge (see
 # `_bridge_collect`).
 _Acted = collections.namedtuple('_Acted', (
@@ -154,14 +145,14 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         """PPO's state in its variables, as a loop state without env.
 
         Returns:
-          `_Carry` of the variables, with no env state and no running
-          scores.
+          `ppo_bookkeeping.State` of the variables, with no env state and
+          no running scores.
         """
         batch_env = self._batch_env
         episodes, episode_length = self._episodes.variables
         memory, memory_length = self._memory.variables
         zeros = tf.zeros([self._num_agents], tf.float32)
-        return _Carry(
+        return ppo_bookkeeping.State(
             index=tf.constant(0), env=(),
             observ=batch_env.observ.read_value(),
             done=batch_env.done.read_value(),

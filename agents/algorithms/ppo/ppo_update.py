@@ -60,7 +60,8 @@ class UpdateMixin:
         its summaries when this run logs.
 
         Args:
-          carry: `_Carry` whose `pending` episodes wait for the update.
+          carry: `ppo_bookkeeping.State` whose `pending` episodes wait for
+              the update.
           again: Whether to train again where the pending episodes fill
               the memory anew (the one-step path, which has no next loop
               call that would).
