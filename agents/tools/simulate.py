@@ -1,5 +1,7 @@
 """One graph operation that steps a batch of environments and an algorithm."""
 
+import collections
+
 import tensorflow.compat.v1 as tf
 
 from agents.tools import control_flow
@@ -54,123 +56,146 @@ def simulate(batch_env, algo, log=True, reset=False):
         the float32 tensor of the scores of the current (or just ended)
         episodes, and the merged summary string tensor.
     """
-
-    def _define_begin_episode(agent_indices):
-        observ = batch_env.reset(agent_indices)
-        reset_score = tf.scatter_update(
-                score, agent_indices, tf.zeros_like(agent_indices, tf.float32))
-        reset_length = tf.scatter_update(
-                length, agent_indices, tf.zeros_like(agent_indices))
-        resets = [observ, reset_score, reset_length]
-        with tf.control_dependencies(resets):
-            summary = algo.begin_episode(agent_indices)
-        return control_flow.identity_after(resets, summary)
-
-    def _define_step(begin_episode):
-        agent_indices = tf.range(len(batch_env))
-        with tf.control_dependencies([begin_episode]):
-            # A snapshot of the observations before the step overwrites them.
-            observ = tf.identity(batch_env.observ)
-        # The algorithm is called in a block of its own, so that its ops and
-        # conditionals, whose inputs come from outside the block, get the
-        # control inputs and may read the environment's variables; see
-        # `control_flow.identity_after`.
-        with tf.control_dependencies([begin_episode]):
-            action, perform_summary = algo.perform(agent_indices, observ)
-        with tf.control_dependencies([observ, perform_summary]):
-            step = batch_env.simulate(action)
-        # Read the outcome once and hand the same tensors to every consumer;
-        # the scores and lengths build on them by data dependencies.
-        with tf.control_dependencies([step]):
-            action = tf.identity(batch_env.action)
-            reward = tf.identity(batch_env.reward)
-            done = tf.identity(batch_env.done)
-            nextob = tf.identity(batch_env.observ)
-            ones = tf.ones_like(agent_indices)
-            ended = done
-            if restarted is not None:
-                # An episode interrupted by a failed environment has no
-                # result; only `begin_episode` follows it.
-                ended = tf.logical_and(
-                        done, tf.logical_not(tf.identity(restarted)))
-        new_score = tf.identity(score.assign_add(reward))
-        new_length = tf.identity(length.assign_add(ones))
-        with tf.control_dependencies([step]):
-            # A block of its own again, as for perform.
-            experience_summary = algo.experience(
-                    agent_indices, observ, action, reward, done, nextob)
-        summary = tf.summary.merge([perform_summary, experience_summary])
-        return summary, ended, new_score, new_length
-
-    def _define_end_episode(agent_indices, new_score, new_length):
-        episode_score = tf.gather(new_score, agent_indices)
-        episode_length = tf.cast(
-                tf.gather(new_length, agent_indices), tf.float32)
-        submits = [
-                mean_score.submit(episode_score),
-                mean_length.submit(episode_length)]
-        with tf.control_dependencies(submits):
-            summary = algo.end_episode(agent_indices)
-        return control_flow.identity_after(submits, summary)
-
-    def _define_summaries():
-        # tf.cond(pred, fn, str) builds a summary only where the predicate
-        # holds; `str` returns '', the empty summary, that merges to nothing.
-        # One conditional on `log` around both: steps that do not log run
-        # the switches of one conditional instead of two.
-
-        def _summaries():
-            score_summary = tf.cond(
-                    mean_score.count > 0,
-                    lambda: tf.summary.scalar(
-                            'mean_score', mean_score.clear()),
-                    str)
-            length_summary = tf.cond(
-                    mean_length.count > 0,
-                    lambda: tf.summary.scalar(
-                            'mean_length', mean_length.clear()),
-                    str)
-            return tf.summary.merge([score_summary, length_summary])
-
-        return tf.cond(log, _summaries, str)
-
-    def _done_indices(done):
-        return tf.cast(tf.where(done)[:, 0], tf.int32)
-
     with tf.variable_scope('simulate_temporary'):
-        score = tf.Variable(
+        tallies = _Tallies(
+            score=tf.Variable(
                 lambda: tf.zeros(len(batch_env), tf.float32),
-                trainable=False, name='score')
-        length = tf.Variable(
+                trainable=False, name='score'),
+            length=tf.Variable(
                 lambda: tf.zeros(len(batch_env), tf.int32),
-                trainable=False, name='length')
-        mean_score = streaming_mean.StreamingMean((), tf.float32, 'mean_score')
-        mean_length = streaming_mean.StreamingMean(
-                (), tf.float32, 'mean_length')
-    restarted = getattr(batch_env, 'restarted', None)
+                trainable=False, name='length'),
+            mean_score=streaming_mean.StreamingMean(
+                (), tf.float32, 'mean_score'),
+            mean_length=streaming_mean.StreamingMean(
+                (), tf.float32, 'mean_length'))
     with tf.name_scope('simulate'):
         log = tf.convert_to_tensor(log, tf.bool)
         reset = tf.convert_to_tensor(reset, tf.bool)
         begin_indices = tf.cond(
-                reset, lambda: tf.range(len(batch_env)),
-                lambda: _done_indices(batch_env.done))
+            reset, lambda: tf.range(len(batch_env)),
+            lambda: _done_indices(batch_env.done))
         begin_episode = tf.cond(
-                tf.size(begin_indices) > 0,
-                lambda: _define_begin_episode(begin_indices), str)
-        step_summary, done, new_score, new_length = _define_step(
-                begin_episode)
+            tf.size(begin_indices) > 0,
+            lambda: _begin_episode(batch_env, algo, tallies, begin_indices),
+            str)
+        step_summary, done, new_score, new_length = _step(
+            batch_env, algo, tallies, begin_episode)
         with tf.control_dependencies([step_summary]):
             end_indices = _done_indices(done)
         end_episode = tf.cond(
-                tf.size(end_indices) > 0,
-                lambda: _define_end_episode(
-                        end_indices, new_score, new_length),
-                str)
+            tf.size(end_indices) > 0,
+            lambda: _end_episode(
+                algo, tallies, end_indices, new_score, new_length),
+            str)
         with tf.control_dependencies([end_episode]):
-            summaries = _define_summaries()
+            summaries = _summaries(tallies, log)
         summary = tf.summary.merge(
-                [begin_episode, step_summary, end_episode, summaries])
+            [begin_episode, step_summary, end_episode, summaries])
         return (
-                control_flow.identity_after([summary], done),
-                control_flow.identity_after([summary], new_score),
-                summary)
+            control_flow.identity_after([summary], done),
+            control_flow.identity_after([summary], new_score),
+            summary)
+
+
+# The scores and lengths of the running episodes, and the running means of
+# those of the ended ones.
+_Tallies = collections.namedtuple(
+    '_Tallies', 'score, length, mean_score, mean_length')
+
+
+def _begin_episode(batch_env, algo, tallies, agent_indices):
+    """Reset environments and their tallies, then begin their episodes."""
+    observ = batch_env.reset(agent_indices)
+    reset_score = tf.scatter_update(
+        tallies.score, agent_indices,
+        tf.zeros_like(agent_indices, tf.float32))
+    reset_length = tf.scatter_update(
+        tallies.length, agent_indices, tf.zeros_like(agent_indices))
+    resets = [observ, reset_score, reset_length]
+    with tf.control_dependencies(resets):
+        summary = algo.begin_episode(agent_indices)
+    return control_flow.identity_after(resets, summary)
+
+
+def _step(batch_env, algo, tallies, begin_episode):
+    """Act, step the environments and hand the transition to the algorithm.
+
+    Returns:
+        Tuple of the summary, the flags of the episodes that ended (not
+        those of restarted environments), and the new scores and lengths.
+    """
+    agent_indices = tf.range(len(batch_env))
+    restarted = getattr(batch_env, 'restarted', None)
+    with tf.control_dependencies([begin_episode]):
+        # A snapshot of the observations before the step overwrites them.
+        observ = tf.identity(batch_env.observ)
+    # The algorithm is called in a block of its own, so that its ops and
+    # conditionals, whose inputs come from outside the block, get the
+    # control inputs and may read the environment's variables; see
+    # `control_flow.identity_after`.
+    with tf.control_dependencies([begin_episode]):
+        action, perform_summary = algo.perform(agent_indices, observ)
+    with tf.control_dependencies([observ, perform_summary]):
+        step = batch_env.simulate(action)
+    # Read the outcome once and hand the same tensors to every consumer;
+    # the scores and lengths build on them by data dependencies.
+    with tf.control_dependencies([step]):
+        action = tf.identity(batch_env.action)
+        reward = tf.identity(batch_env.reward)
+        done = tf.identity(batch_env.done)
+        nextob = tf.identity(batch_env.observ)
+        ones = tf.ones_like(agent_indices)
+        ended = done
+        if restarted is not None:
+            # An episode interrupted by a failed environment has no
+            # result; only `begin_episode` follows it.
+            ended = tf.logical_and(
+                done, tf.logical_not(tf.identity(restarted)))
+    new_score = tf.identity(tallies.score.assign_add(reward))
+    new_length = tf.identity(tallies.length.assign_add(ones))
+    with tf.control_dependencies([step]):
+        # A block of its own again, as for perform.
+        experience_summary = algo.experience(
+            agent_indices, observ, action, reward, done, nextob)
+    summary = tf.summary.merge([perform_summary, experience_summary])
+    return summary, ended, new_score, new_length
+
+
+def _end_episode(algo, tallies, agent_indices, new_score, new_length):
+    """Submit the ended episodes' scores and lengths, then end them."""
+    episode_score = tf.gather(new_score, agent_indices)
+    episode_length = tf.cast(
+        tf.gather(new_length, agent_indices), tf.float32)
+    submits = [
+        tallies.mean_score.submit(episode_score),
+        tallies.mean_length.submit(episode_length)]
+    with tf.control_dependencies(submits):
+        summary = algo.end_episode(agent_indices)
+    return control_flow.identity_after(submits, summary)
+
+
+def _summaries(tallies, log):
+    """The mean score and length since the last logged step, where logged."""
+    # tf.cond(pred, fn, str) builds a summary only where the predicate
+    # holds; `str` returns '', the empty summary, that merges to nothing.
+    # One conditional on `log` around both: steps that do not log run the
+    # switches of one conditional instead of two.
+
+    def _define():
+        score_summary = tf.cond(
+            tallies.mean_score.count > 0,
+            lambda: tf.summary.scalar(
+                'mean_score', tallies.mean_score.clear()),
+            str)
+        length_summary = tf.cond(
+            tallies.mean_length.count > 0,
+            lambda: tf.summary.scalar(
+                'mean_length', tallies.mean_length.clear()),
+            str)
+        return tf.summary.merge([score_summary, length_summary])
+
+    return tf.cond(log, _define, str)
+
+
+def _done_indices(done):
+    return tf.cast(tf.where(done)[:, 0], tf.int32)
