@@ -7,8 +7,14 @@ and the environments step together in one `tf.while_loop` inside one
 runs as a single operation of the TF1 graph, without the per-operation cost
 of the graph (about 1-3 us per node) at every step. On Python or C
 environments behind the numpy_function bridge the same loop runs as plain
-graph ops, one session call instead of one per step. Summaries, checks that
-raise and variable writes stay outside the loop.
+graph ops, one session call instead of one per step (see
+`tools.rollout_env`). Summaries, checks that raise and variable writes stay
+outside the loop.
+
+The environments stop at the first step whose actions, observations or
+rewards are not finite; the rollout's result then fails as the checks of
+the one-step path fail (`observ : Tensor had NaN values`, and so on) and no
+variable is written.
 """
 
 import collections
@@ -70,15 +76,8 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
     path draw the same initial states and give the same scores for the same
     actions.
 
-    On an in-graph task (with the pure functions `transition` and
-    `restart`) the loop is one XLA-compiled call; on Python or C
-    environments behind a `tools.InGraphBatchEnv` it is a plain graph loop
-    that calls into Python at every step (see `tools.rollout_env`).
-
-    The environments stop at the first step whose actions, observations or
-    rewards are not finite; the returned tensor then fails as the checks of
-    the one-step path fail (`observ : Tensor had NaN values`, and so on) and
-    no variable is written.
+    On an in-graph task the loop is one XLA-compiled call, elsewhere a plain
+    graph loop (see the module's docstring, also for non-finite values).
 
     Args:
         batch_env: An in-graph task (`InGraphTaskBatch`) or a
@@ -111,11 +110,6 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             f'tools.InGraphBatchEnv, got {type(batch_env).__name__}.')
     size = len(batch_env)
 
-    def _initial_state():
-        # An empty tuple stands for no state in the loop's structure.
-        state = policy.initial_state(size)
-        return () if state is None else state
-
     def _rollout(seed, env_state):
         zeros = tf.zeros([size], tf.float32)
         flags = tf.zeros([size], tf.bool)
@@ -124,8 +118,8 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
         carry = _Carry(
             index=tf.constant(0), env=env_state, observ=observ,
             done=tf.ones([size], tf.bool), action=action, reward=zeros,
-            truncated=flags, policy_state=_initial_state(), score=zeros,
-            first_done=flags, first_score=zeros,
+            truncated=flags, policy_state=_initial_state(policy, size),
+            score=zeros, first_done=flags, first_score=zeros,
             bad=no_failure(observ, action))
 
         def _running(carry):
@@ -133,36 +127,14 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
                 carry.index < num_steps, tf.logical_not(carry.bad.failed))
 
         def _step(carry):
-            begin = carry.done
-            env_state, observ = env.begin(carry.env, begin, carry.observ)
-            policy_state = _where_nested(
-                begin, _initial_state(), carry.policy_state)
-            score = compiled_ops.where(
-                begin, tf.zeros_like(carry.score), carry.score)
-            key = tf.stack([
-                seed, key_offset + env.resets(env_state) * num_steps +
-                tf.cast(carry.index, tf.int64)])
-            action, policy_state = policy.step(
-                observ, _none_if_empty(policy_state), key)
-            policy_state = () if policy_state is None else policy_state
-            action = tf.cast(action, carry.action.dtype)
-            env_state, observ, reward, done, truncated, _ = env.step(
-                env_state, action)
-            score = score + reward
-            ended_first = tf.logical_and(
-                done, tf.logical_not(carry.first_done))
-            return _Carry(
-                index=carry.index + 1, env=env_state, observ=observ,
-                done=done, action=action, reward=reward, truncated=truncated,
-                policy_state=policy_state, score=score,
-                first_done=tf.logical_or(carry.first_done, done),
-                first_score=compiled_ops.where(
-                    ended_first, score, carry.first_score),
-                bad=first_failure(carry.bad, action, observ, reward))
+            return [_rollout_step(
+                env, policy, carry, size,
+                lambda env_state: tf.stack([
+                    seed, key_offset + env.resets(env_state) * num_steps +
+                    tf.cast(carry.index, tf.int64)]))]
 
         carry = tf.while_loop(
-            _running, lambda carry: [_step(carry)], [carry],
-            maximum_iterations=num_steps)[0]
+            _running, _step, [carry], maximum_iterations=num_steps)[0]
         # Episodes that did not end report their running score.
         first_score = compiled_ops.where(
             carry.first_done, carry.first_score, carry.score)
@@ -183,6 +155,49 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
         with tf.control_dependencies(writes):
             return tf.identity(carry.first_done), tf.identity(
                 carry.first_score)
+
+
+def _initial_state(policy, size):
+    """The policy's initial state; an empty tuple stands for none."""
+    state = policy.initial_state(size)
+    return () if state is None else state
+
+
+def _rollout_step(env, policy, carry, size, key_of):
+    """One step of a rollout: begin episodes where the last ended, act,
+    step, and score the first episodes.
+
+    Args:
+        env: `rollout_env` of the batch.
+        policy: `Policy`.
+        carry: `_Carry` before the step.
+        size: Python int, the environments of the batch.
+        key_of: Function from the env state after the resets to the random
+            key of the policy's step.
+
+    Returns:
+        `_Carry` after the step.
+    """
+    begin = carry.done
+    env_state, observ = env.begin(carry.env, begin, carry.observ)
+    policy_state = _where_nested(
+        begin, _initial_state(policy, size), carry.policy_state)
+    score = compiled_ops.where(begin, tf.zeros_like(carry.score), carry.score)
+    action, policy_state = policy.step(
+        observ, _none_if_empty(policy_state), key_of(env_state))
+    policy_state = () if policy_state is None else policy_state
+    action = tf.cast(action, carry.action.dtype)
+    env_state, observ, reward, done, truncated, _ = env.step(
+        env_state, action)
+    score = score + reward
+    ended_first = tf.logical_and(done, tf.logical_not(carry.first_done))
+    return _Carry(
+        index=carry.index + 1, env=env_state, observ=observ,
+        done=done, action=action, reward=reward, truncated=truncated,
+        policy_state=policy_state, score=score,
+        first_done=tf.logical_or(carry.first_done, done),
+        first_score=compiled_ops.where(ended_first, score, carry.first_score),
+        bad=first_failure(carry.bad, action, observ, reward))
 
 
 def _none_if_empty(state):

@@ -1,4 +1,18 @@
-"""One graph operation that steps a batch of environments and an algorithm."""
+"""One graph operation that steps a batch of environments and an algorithm.
+
+Each algorithm method is called inside a control block after the stage
+before it, with arguments created outside that block, so its ops, also its
+`tf.cond`s, run after that stage and may read the environment's variables
+(`batch_env.truncated`, for example). A method's results are the only way
+to order the next stage after its side effects: they must depend on them.
+Return `tf.identity(x)` created inside a control block over the side
+effects, with `x` from outside the block; a `tf.cond` built inside such a
+block gets no control inputs when it captures a tensor of the same block,
+and its output need not wait.
+
+Scores, lengths and the running means live in the variable scope
+`simulate_temporary`, which checkpoints leave out.
+"""
 
 import collections
 
@@ -24,19 +38,6 @@ def simulate(batch_env, algo, log=True, reset=False):
     restarted after a failure (where `batch_env.restarted` is true, for
     batches that have it): they count as not done in the returned flags, and
     the next step begins a new episode there.
-
-    Each algorithm method is called inside a control block after the stage
-    before it, with arguments created outside that block, so its ops, also
-    its `tf.cond`s, run after that stage and may read the environment's
-    variables (`batch_env.truncated`, for example). A method's results are
-    the only way to order the next stage after its side effects: they must
-    depend on them. Return `tf.identity(x)` created inside a control block
-    over the side effects, with `x` from outside the block; a `tf.cond`
-    built inside such a block gets no control inputs when it captures a
-    tensor of the same block, and its output need not wait.
-
-    Scores, lengths and the running means live in the variable scope
-    `simulate_temporary`, which checkpoints leave out.
 
     Args:
         batch_env: In-graph batch environment like `tools.InGraphBatchEnv`.
