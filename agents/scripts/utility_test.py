@@ -169,7 +169,9 @@ def test_saver_keeps_the_resume_state_and_restores_older_checkpoints(
         with tf.variable_scope('episodes_temporary'):
             tools.keep_for_resume(tf.Variable(-1.0, name='length'))
         saver = utility.define_saver(exclude=(r'.*_temporary/.*',))
-        assert type(saver) is tf.train.Saver  # pylint: disable=unidiomatic-typecheck
+        assert not saver.optional
+        assert [variable.op.name for variable in saver.restored_variables] == [
+            'model']
 
 
 @pytest.mark.parametrize('index, warning', [

@@ -36,7 +36,8 @@ def define_saver(exclude=None, include=None, **kwargs):
       **kwargs: Passed on to `tf.train.Saver`.
 
     Returns:
-      `tf.train.Saver`.
+      `tf.train.Saver`; its `restored_variables` are those it saves and
+      restores.
     """
     variables = []
     exclude = exclude or ()
@@ -49,25 +50,32 @@ def define_saver(exclude=None, include=None, **kwargs):
         if not any(variable is other for other in variables)]
     kwargs.setdefault('max_to_keep', 5)
     kwargs.setdefault('save_relative_paths', True)
-    if not optional:
-        return tf.train.Saver(variables, **kwargs)
     return _ResumeSaver(variables, optional, **kwargs)
 
 
 class _ResumeSaver(tf.train.Saver):
-    """A saver that knows which of its variables a checkpoint may lack."""
+    """A saver that knows which of its variables a checkpoint may lack.
+
+    Attributes:
+      required: Variables that every checkpoint holds.
+      optional: Further variables, which older checkpoints lack.
+      restored_variables: Both, which `initialize_variables` compares with
+          a checkpoint's shapes.
+    """
 
     def __init__(self, variables, optional, **kwargs):
         """Save the variables and the optional ones.
 
         Args:
           variables: Variables that every checkpoint holds.
-          optional: Further variables, which older checkpoints lack.
+          optional: Further variables, which older checkpoints lack; may
+              be empty.
           **kwargs: Passed on to `tf.train.Saver`.
         """
         super().__init__(list(variables) + list(optional), **kwargs)
         self.required = list(variables)
         self.optional = list(optional)
+        self.restored_variables = self.required + self.optional
 
 
 class CheckpointShapeError(ValueError):
@@ -336,12 +344,15 @@ def _restore(sess, saver, path):
     restored, the others keep their initial values, and one line says so.
     """
     shapes = dict(tf.train.list_variables(path))
-    for variable in sess.graph.get_collection(tf.GraphKeys.GLOBAL_VARIABLES):
+    # Only what this saver restores: the episodes of another batch size,
+    # which evaluation leaves out, may differ.
+    for variable in getattr(saver, 'restored_variables', ()):
         saved = shapes.get(variable.op.name)
         current = variable.shape.as_list()
         # A variable takes a value of another shape without complaint,
         # and fails at its first use in the graph, steps later.
-        if saved is not None and list(saved) != current:
+        if (saved is not None and variable.shape.is_fully_defined()
+                and list(saved) != current):
             raise CheckpointShapeError(
                 path, variable.op.name, list(saved), current)
     optional = getattr(saver, 'optional', None)
