@@ -553,9 +553,7 @@ def _max_length_reason(config):
 
 
 def _update_every_limit(config):
-    length = config.get('max_length')
-    length = length if _is_integer(length) and length >= 1 else 1
-    return MAX_BUFFER_STEPS // length
+    return _buffer_limit(config.get('max_length'))
 
 
 def _update_every_reason(config):
@@ -576,11 +574,14 @@ def _chunk_length_reason(config):
 
 
 def _batch_size_limit(config):
-    chunk = config.get('chunk_length')
-    if not (_is_integer(chunk) and chunk >= 1):
-        chunk = config.get('max_length')
-    chunk = chunk if _is_integer(chunk) and chunk >= 1 else 1
-    return MAX_BUFFER_STEPS // chunk
+    return _buffer_limit(config.get('chunk_length'), config.get('max_length'))
+
+
+def _buffer_limit(*sizes):
+    """How many rows of the first valid size (else 1) a buffer holds."""
+    size = next(
+        (size for size in sizes if _is_integer(size) and size >= 1), 1)
+    return MAX_BUFFER_STEPS // size
 
 
 def _batch_size_reason(config):
