@@ -80,6 +80,7 @@ from agents.training import config_io
 from agents.training import config_spec
 from agents.environments import env_modes
 from agents.training import run_folder
+from agents.training import simulation
 from agents.training import stopping
 from agents.training import sweep_grid
 from agents.training import sweep_records
@@ -358,8 +359,7 @@ def _train_run(config, env_mode, record, progress):
     os.makedirs(run_dir, exist_ok=True)
     record = sweep_records.read_record(run_dir) or record
     _log_to_file(os.path.join(run_dir, 'train.log'))
-    checkpoints = checkpoints_lib.list_checkpoints(run_dir)
-    resumed = _checkpoint_step(checkpoints[0]) if checkpoints else 0
+    resumed = _checkpoint_steps(run_dir)
     import ray
     record['attempts'].append(dict(
         pid=os.getpid(), host=socket.gethostname(),
@@ -410,10 +410,7 @@ def _train_run(config, env_mode, record, progress):
             pass
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
-        checkpoints = checkpoints_lib.list_checkpoints(run_dir)
-        if checkpoints:
-            record['steps'] = max(
-                record['steps'], _checkpoint_step(checkpoints[0]))
+        record['steps'] = max(record['steps'], _checkpoint_steps(run_dir))
         record['status'] = 'interrupted'
         save()
         progress.put.remote(
@@ -440,9 +437,19 @@ def _train_run(config, env_mode, record, progress):
     return record
 
 
-def _checkpoint_step(path):
-    """The global step in the name of a checkpoint, 'model.ckpt-<step>'."""
-    return int(path.rsplit('-', 1)[1])
+def _checkpoint_steps(run_dir):
+    """The training steps of the latest checkpoint of a run folder; 0
+    without one.
+
+    Its name holds the global step, training and evaluation steps, which
+    the run's `config.yaml` (written before any checkpoint) divides.
+    """
+    checkpoints = checkpoints_lib.list_checkpoints(run_dir)
+    if not checkpoints:
+        return 0
+    global_step = int(checkpoints[0].rsplit('-', 1)[1])
+    return simulation.training_steps(
+        config_io.load_config(run_dir), global_step)
 
 
 def _log_to_file(path):

@@ -23,6 +23,7 @@ import pytest
 
 from agents.training import config_io
 from agents.scripts import configs
+from agents.training import simulation
 from agents.scripts import sweep as sweep_lib
 from agents.training import sweep_grid
 from agents.training import sweep_records
@@ -46,7 +47,8 @@ def _tiny(**overrides):
     """Pendulum of 10-step episodes and tiny networks on one environment.
 
     An epoch is 20 global steps (10 training steps and one evaluation
-    episode), each a report; checkpoints come every 10 epochs, at step 200.
+    episode), each a report at the training steps so far; checkpoints come
+    every 10 epochs, at global step 200 (100 training steps).
     """
     config = configs.pendulum()
     config.update(
@@ -59,7 +61,8 @@ def _tiny(**overrides):
 
 
 def killed_once():
-    """Tiny runs of 300 steps; the first worker dies at global step 244."""
+    """Tiny runs of 150 training steps (300 global steps); the first worker
+    dies at global step 244."""
     return _tiny(env=pendulum_killed_once)
 
 
@@ -69,7 +72,8 @@ def broken():
 
 
 def held():
-    """Runs of 600 steps that hold at global step 244 while 'hold' exists."""
+    """Runs of 300 training steps (600 global steps) that hold at global step
+    244 while 'hold' exists."""
     return _tiny(env=pendulum_held, steps=300)
 
 
@@ -173,22 +177,24 @@ def _runs(results):
 
 
 def test_killed_worker_is_retried_and_resumes_from_its_checkpoint(swept):
-    """The retry resumes the run folder at step 200 and finishes at 300."""
+    """The retry resumes the run folder at training step 100 (global step
+    200) and finishes at 150."""
     logdir, results, lines = swept
     name = 'agents.scripts.sweep_test_killed_once-seed0'
     row = _runs(results)[name]
     assert row['status'] == 'finished'
-    assert row['steps'] == 300
+    assert row['steps'] == 150
     assert row['attempts'] == 2
     record = sweep_records.read_record(os.path.join(logdir, 'first', name))
     first, second = record['attempts']
     assert first['resumed_from'] == 0
-    assert second['resumed_from'] == 200
+    assert second['resumed_from'] == 100
     assert first['pid'] != second['pid']
-    # The global step continues past the checkpoint: one report per epoch.
+    # The steps continue past the checkpoint: one report per epoch, at
+    # its training steps.
     assert [step for step, _ in record['reports']] == list(
-        range(20, 301, 20))
-    assert f'[{name}] attempt 2 resumes from step 200.' in lines
+        range(10, 151, 10))
+    assert f'[{name}] attempt 2 resumes from step 100.' in lines
     log = (logdir / 'first' / name / 'train.log').read_text(encoding='utf-8')
     assert f'Restored checkpoint {logdir}/first/{name}/model.ckpt-200.' in log
     assert row['final_score'] == record['reports'][-1][1]
@@ -293,8 +299,10 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         assert record['status'] == 'interrupted'
         # The checkpoint of the interruption, past the held step.
         checkpoint = checkpoints.list_checkpoints(str(run_dir))[0]
-        steps[seed] = int(checkpoint.rsplit('-', 1)[1])
-        assert _HOLD_STEP <= steps[seed] < 600
+        global_step = int(checkpoint.rsplit('-', 1)[1])
+        assert _HOLD_STEP <= global_step < 600
+        steps[seed] = simulation.training_steps(
+            config_io.load_config(str(run_dir)), global_step)
         assert record['steps'] == steps[seed]
         assert (f'[{name}] stopped with a checkpoint at step '
                 f'{steps[seed]:,}.') in text
@@ -311,12 +319,12 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         (tmp_path / 'sweep' / 'results.json').read_text(encoding='utf-8'))
     for seed, row in enumerate(results['runs']):
         assert row['status'] == 'finished'
-        assert row['steps'] == 600
+        assert row['steps'] == 300
         assert row['attempts'] == 2
         record = sweep_records.read_record(tmp_path / 'sweep' / row['run'])
         assert record['attempts'][1]['resumed_from'] == steps[seed]
         assert [step for step, _ in record['reports']] == list(
-            range(20, 601, 20))
+            range(10, 301, 10))
     header = table.index(next(line for line in table if line.startswith(
         'run ')))
     assert table[header].split() == [

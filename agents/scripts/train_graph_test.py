@@ -118,7 +118,7 @@ def test_sigterm_saves_a_checkpoint_and_the_graph_run_resumes(
     script = _Script(
         f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=graph')
     try:
-        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
+        script.wait_for(r'INFO Step \d+ \(eval\): mean score ')
         script.process.send_signal(signal.SIGTERM)
         code, seconds = script.finish()
     finally:

@@ -481,7 +481,7 @@ def test_sigkill_leaves_a_run_that_resumes_past_a_corrupt_checkpoint(
     try:
         script.wait_for(r'Restored checkpoint')
         script.record_descendants()
-        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
+        script.wait_for(r'INFO Step \d+ \(eval\): mean score ')
         os.kill(script.process.pid, signal.SIGKILL)
         code, _ = script.finish()
     finally:

@@ -25,7 +25,7 @@ from agents.scripts.train_reliability_test import _summary_values
 # about 25 ms once compiled), and the signal reaches it before its end.
 _PHASES = 100
 _SETTINGS = dict(steps=30 * _PHASES, eval_every=30, seed=0)
-_REPORT = r'INFO Global step (\d+) \(eval\): mean score '
+_REPORT = r'INFO Step (\d+) \(eval\): mean score '
 
 
 def _start(logdir):

@@ -64,7 +64,7 @@ def test_second_trainer_on_a_run_folder_exits_2_and_writes_nothing(
     script = _Script(
         f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=inprocess')
     try:
-        script.wait_for(r'INFO Global step \d+ \(eval\)')
+        script.wait_for(r'INFO Step \d+ \(eval\)')
         # Frozen, so that the folder changes only if the second one writes.
         os.killpg(script.process.pid, signal.SIGSTOP)
         before = _listing(tmp_path)

@@ -16,6 +16,8 @@ import pytest
 
 from agents import tools
 from agents.training import checkpoints
+from agents.training import config_io
+from agents.training import simulation
 from agents.training import stopping
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _main
@@ -41,7 +43,7 @@ def test_signal_saves_a_checkpoint_and_the_run_resumes(
     script = _Script(
         f'--logdir={tmp_path}', '--timestamp=T', '--env_mode=slices')
     try:
-        script.wait_for(r'INFO Global step \d+ \(eval\): mean score ')
+        script.wait_for(r'INFO Step \d+ \(eval\): mean score ')
         script.record_descendants()
         if signum == signal.SIGINT:
             os.killpg(script.process.pid, signum)
@@ -84,7 +86,7 @@ def _faulty_run(tmp_path, env_mode, fault, environ=None, **overrides):
     script = _Script(
         f'--logdir={tmp_path}', '--timestamp=T', f'--env_mode={env_mode}',
         fault_file=fault_file, environ=environ)
-    script.wait_for(r'INFO Global step \d+ \(eval\)')
+    script.wait_for(r'INFO Step \d+ \(eval\)')
     fault_file.write_text(fault)
     _wait_for_file(str(fault_file) + '.reached')
     script.record_descendants()
@@ -92,10 +94,10 @@ def _faulty_run(tmp_path, env_mode, fault, environ=None, **overrides):
 
 
 def _last_reported_step(lines):
-    """The global step of the last progress line of the script."""
+    """The training steps of the last progress line of the script."""
     return max(
         int(match.group(1)) for match in map(
-            re.compile(r'INFO Global step (\d+) ').search, lines) if match)
+            re.compile(r'INFO Step (\d+) ').search, lines) if match)
 
 
 @pytest.mark.parametrize('env_mode', ['inprocess', 'processes', 'slices'])
@@ -117,7 +119,8 @@ def _terminate_group_and_check_the_save(script, run_dir, tmp_path):
     """SIGTERM the script's process group; check exit, line and checkpoint.
 
     Returns:
-        The step of the one checkpoint that the interrupted run saved.
+        The training steps of the one checkpoint that the interrupted run
+        saved.
     """
     try:
         os.killpg(script.process.pid, signal.SIGTERM)
@@ -130,7 +133,13 @@ def _terminate_group_and_check_the_save(script, run_dir, tmp_path):
         '--timestamp=T.')
     saved, = _saved_checkpoints(script.lines)
     assert checkpoints.list_checkpoints(run_dir)[0] == saved
-    return int(saved.rsplit('-', 1)[1])
+    return _training_steps(run_dir, saved)
+
+
+def _training_steps(run_dir, checkpoint):
+    """The training steps of a checkpoint, named by its global step."""
+    return simulation.training_steps(
+        config_io.load_config(run_dir), int(checkpoint.rsplit('-', 1)[1]))
 
 
 def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
@@ -157,7 +166,8 @@ def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
         'stops.')
     saved, = _saved_checkpoints(script.lines)
     assert checkpoints.list_checkpoints(run_dir)[0] == saved
-    assert int(saved.rsplit('-', 1)[1]) >= _last_reported_step(script.lines)
+    assert _training_steps(run_dir, saved) >= _last_reported_step(
+        script.lines)
     assert not _wait_until_gone(script.descendants)
     assert os.listdir(temp_dir) == []
 

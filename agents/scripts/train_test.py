@@ -19,6 +19,7 @@ from agents.scripts import networks
 from agents.training import run_folder
 from agents.scripts import train
 from agents.training import checkpoints
+from agents.training import trainer
 from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _tiny_config as _tiny
 
@@ -71,21 +72,37 @@ def test_resume_continues_global_step(tmp_path, caplog):
     assert (tmp_path / 'provenance.yaml').read_text() == recorded
 
 
-def test_summaries_written_for_both_phases(tmp_path):
-    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
-    list(train.train(config, 'inprocess'))
-    tags = {}
+def test_steps_shown_are_training_steps(tmp_path, caplog):
+    """Reports, progress lines and summaries show training steps, so that
+    the config's `steps` is the last step shown; evaluation steps show
+    beside them, and checkpoints keep the global step."""
+    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
+    reports = []
+    with caplog.at_level('INFO', logger='agents'):
+        list(trainer.train(
+            config, 'inprocess',
+            on_report=lambda step, score: reports.append(step)))
+    assert reports == [40, 80]
+    lines = [
+        record.getMessage() for record in caplog.records
+        if '(eval): mean score' in record.getMessage()]
+    assert [re.sub(r'mean score \S+, ', '', line).split(', ')[0]
+            for line in lines] == [
+        'Step 40 (eval): eval steps 40', 'Step 80 (eval): eval steps 80']
+    steps = {}
     for phase in ('train', 'eval'):
-        tags[phase] = set()
+        steps[phase] = {}
         directory = tmp_path / phase
         for name in os.listdir(directory):
             for event in tf.train.summary_iterator(str(directory / name)):
                 for value in event.summary.value:
-                    tags[phase].add(value.tag)
-    assert 'simulate/mean_score' in tags['eval'] or 'mean_score' in ' '.join(
-        tags['eval'])
-    assert any('policy_loss' in tag for tag in tags['train'])
-    assert any('kl_change' in tag for tag in tags['train'])
+                    steps[phase].setdefault(value.tag, []).append(event.step)
+    assert steps['eval'] == {'mean_score': [40, 80]}
+    assert steps['train']['mean_score'] == [40, 80]
+    assert steps['train']['training/update/policy_loss'] == [40, 80]
+    assert steps['train']['training/adjust_penalty/kl_change'] == [40, 80]
+    assert os.path.basename(
+        checkpoints.list_checkpoints(str(tmp_path))[0]) == 'model.ckpt-160'
 
 
 def _run_script(*args, timeout=120):

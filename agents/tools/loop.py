@@ -44,6 +44,11 @@ class Loop:
     multiples of their batch sizes; otherwise a phase's last run overshoots
     into the next phase, which then runs correspondingly shorter.
 
+    The loop shows (in its progress lines and as the step of its summaries)
+    the global step, or with `step_phases` the steps of some phases alone,
+    such as training steps, with the steps of the others beside them; its
+    checkpoints keep the global step.
+
     Phase steps count the environment steps a phase made over all its turns.
     The intervals `report_every`, `log_every` and `checkpoint_every` fire on
     the run during which a phase's step count reaches a multiple of them.
@@ -64,7 +69,9 @@ class Loop:
     long as the first run of a phase) instead of once per phase.
     """
 
-    def __init__(self, logdir, step=None, log=None, report=None, reset=None):
+    def __init__(
+            self, logdir, step=None, log=None, report=None, reset=None,
+            step_phases=None):
         """Create a loop without phases.
 
         Args:
@@ -79,8 +86,15 @@ class Loop:
             reset: Scalar bool placeholder or variable, true on the first run
                 of each turn of a phase, so that all episodes begin anew;
                 None creates a variable.
+            step_phases: None, or the names of the phases whose steps make
+                the step that the loop shows (in its progress lines and as
+                the step of its summaries), such as only the training
+                phase's; the steps of the other phases show beside it, by
+                name. None shows the global step, the steps of all phases.
         """
         self._logdir = logdir
+        self._step_phases = (
+            None if step_phases is None else tuple(step_phases))
         if step is None:
             step = tf.train.get_or_create_global_step()
         self._step = step
@@ -281,7 +295,7 @@ class Loop:
                 summary, mean_score, global_step = callables[index](values)
                 global_step = int(global_step)
                 if summary and phase.summary_dir is not None:
-                    self._write(phase, summary, global_step)
+                    self._write(phase, summary, self.shown_step(global_step))
                 if _fires(phase_step, phase.batch, phase.checkpoint_every):
                     self._store_checkpoint(sess, saver, global_step)
                 if should_report:
@@ -310,6 +324,32 @@ class Loop:
             raise
         for phase in self._phases:
             self._flush(phase)
+
+    def shown_step(self, global_step):
+        """The step that the loop shows at a global step.
+
+        Args:
+            global_step: Integer global step.
+
+        Returns:
+            The steps of the phases of `step_phases` up to the global step;
+            the global step where the loop shows it.
+        """
+        return self._phase_steps(global_step)[0]
+
+    def _phase_steps(self, global_step):
+        """The shown step and the steps of each other phase, by name."""
+        if self._step_phases is None:
+            return global_step, {}
+        counts = [phase.name in self._step_phases for phase in self._phases]
+        steps = phase_steps_at(
+            global_step, [phase.steps for phase in self._phases])
+        shown = sum(
+            count for count, counted in zip(steps, counts) if counted)
+        others = {
+            phase.name: count for phase, count, counted in zip(
+                self._phases, steps, counts) if not counted}
+        return shown, others
 
     def _writer(self, phase):
         """The summary writer of a phase, created on first use."""
@@ -525,9 +565,14 @@ class Loop:
             self, name, global_step, mean_score, max_step, speed, elapsed,
             rate):
         """Log a report; its ETA once `rate` (steps per second) is known."""
-        message = (
-                f'Global step {global_step} ({name}): mean score '
-                f'{mean_score:.3f}, ')
+        shown, others = self._phase_steps(global_step)
+        if self._step_phases is None:
+            message = f'Global step {global_step} ({name}): '
+        else:
+            message = f'Step {shown} ({name}): '
+        message += f'mean score {mean_score:.3f}, '
+        for other, steps in others.items():
+            message += f'{other} steps {steps}, '
         if speed is None:
             message += 'steps/s n/a, '
         else:
@@ -543,6 +588,26 @@ class Loop:
 
 
 _Location = collections.namedtuple('Location', 'epoch, index, phase_step')
+
+
+def phase_steps_at(global_step, steps):
+    """The steps each phase made up to a global step.
+
+    Phases take turns in their order, each for its steps, as in `Loop`.
+
+    Args:
+        global_step: Integer global step, the steps of all phases.
+        steps: The steps of each turn of each phase.
+
+    Returns:
+        List of the steps of each phase.
+    """
+    epoch, within = divmod(int(global_step), sum(steps))
+    made = []
+    for turn in steps:
+        made.append(epoch * turn + min(within, turn))
+        within = max(0, within - turn)
+    return made
 
 
 def _switch(tensor, name):

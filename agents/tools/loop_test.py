@@ -49,7 +49,7 @@ def _define_phase(loop, name, batch, runs, extra=None):
     return done, score, summary
 
 
-def _define_loop(logdir, runs, switches='variables'):
+def _define_loop(logdir, runs, switches='variables', step_phases=None):
     """Phases 'train' (8 steps, batch 2) and 'eval' (3 steps, batch 1).
 
     With `switches='placeholders'` the loop feeds its switches and the phase
@@ -57,10 +57,11 @@ def _define_loop(logdir, runs, switches='variables'):
     """
     if switches == 'placeholders':
         loop = loop_module.Loop(
-                logdir, None, *[tf.placeholder(tf.bool, ()) for _ in range(3)])
+                logdir, None, *[tf.placeholder(tf.bool, ()) for _ in range(3)],
+                step_phases=step_phases)
         is_training = tf.placeholder(tf.int32, ())
     else:
-        loop = loop_module.Loop(logdir)
+        loop = loop_module.Loop(logdir, step_phases=step_phases)
         is_training = tf.Variable(0, trainable=False, name='is_training')
     loop.add_phase(
             'train', *_define_phase(loop, 'train', 2, runs, is_training),
@@ -229,6 +230,36 @@ def test_intervals_and_reported_scores(tmp_path, switches):
     assert _event_steps(os.path.join(logdir, 'eval'), 'eval') == [10, 20, 22]
     assert _checkpoint_steps(logdir) == [6, 15]
     assert os.path.exists(os.path.join(logdir, 'model.ckpt-15.index'))
+
+
+def test_step_phases_show_their_steps_and_the_others_beside(
+        tmp_path, caplog):
+    """With `step_phases`, progress lines and summaries show the training
+    steps, the evaluation steps beside them; checkpoints keep the global
+    step."""
+    logdir = str(tmp_path)
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, [], step_phases=('train',))
+        saver = _define_saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with caplog.at_level(logging.INFO, logger='agents'):
+                list(loop.run(sess, saver, max_step=22))
+    assert [record.getMessage().split(', ')[:2] for record in caplog.records
+            ] == [
+                ['Step 8 (train): mean score 3.500', 'eval steps 0'],
+                ['Step 8 (eval): mean score 9.000', 'eval steps 3'],
+                ['Step 16 (train): mean score 14.500', 'eval steps 3'],
+                ['Step 16 (eval): mean score 20.000', 'eval steps 6']]
+    # Those of `test_intervals_and_reported_scores`, at the global steps
+    # 4, 8, 15, 19 and 10, 20, 22.
+    assert _event_steps(os.path.join(logdir, 'train'), 'train') == [
+            4, 8, 12, 16]
+    assert _event_steps(os.path.join(logdir, 'eval'), 'eval') == [8, 16, 16]
+    assert _checkpoint_steps(logdir) == [6, 15]
+    assert [loop.shown_step(step) for step in (0, 7, 8, 11, 12, 22)] == [
+            0, 7, 8, 8, 9, 16]
+    assert loop_module.phase_steps_at(20, [8, 3]) == [16, 4]
 
 
 def test_runs_of_many_steps_count_them():

@@ -25,7 +25,7 @@ _NOISE = [
 _KEPT = [
     'E0000 00:00:1795439410.903012   20947 kernel.cc:52] Out of memory',
     'Error: Unknown config.',
-    '12:00:00 INFO Global step 6400 (eval): mean score -1288.6',
+    '12:00:00 INFO Step 3200 (eval): mean score -1288.6',
 ]
 
 _WRITE = """

@@ -17,6 +17,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.tools import compiled_rollout
+from agents.tools import loop as loop_lib
 from agents.tools import rollout_env
 from agents.training import config_spec
 
@@ -54,9 +55,11 @@ def define_loop(
     Returns:
       `tools.Loop`.
     """
+    # Progress lines and summaries show training steps, so that a config's
+    # `steps` is the last step shown; checkpoints keep the global step.
     loop = tools.Loop(
         logdir, graph.step, graph.should_log, graph.do_report,
-        graph.force_reset)
+        graph.force_reset, step_phases=('train',))
     # How often a failed environment was replaced (`restart_workers`), read
     # once the run's steps assigned the count: the predicate waits for them.
     restarts = tf.cond(
@@ -324,6 +327,19 @@ def phase_steps(config):
     batches = int(math.ceil(steps / phases / config.num_agents))
     train_steps = batches * config.num_agents
     return train_steps, int(config.eval_episodes * config.max_length)
+
+
+def training_steps(config, global_step):
+    """The training steps of a run at a global step (of a checkpoint).
+
+    Args:
+      config: Completed configuration.
+      global_step: Integer global step, training and evaluation steps.
+
+    Returns:
+      Integer.
+    """
+    return loop_lib.phase_steps_at(global_step, phase_steps(config))[0]
 
 
 def schedule_steps(config):

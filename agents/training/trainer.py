@@ -69,8 +69,8 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
           'processes' or 'slices' (see `env_modes.MODES`), or 'graph' for
           the in-graph task (see `env_modes.resolve_env_mode`); True
           stands for 'processes' and False for 'inprocess'. None: 'auto'.
-      on_report: None, or a function called with the global step and the
-          score at every report, before the score is yielded (the sweep
+      on_report: None, or a function called with the training steps and
+          the score at every report, before the score is yielded (the sweep
           records both).
       env_processes: The 2017 name of a boolean `env_mode`
           (`train(config, env_processes=True)`).
@@ -302,7 +302,7 @@ def _run_loop(
       simulation: AttrDict of the simulation graph's tensors.
       logdir: Run folder, or None to save nothing.
       total_steps: Global step at which training ends.
-      on_report: None, or a function of the global step and the score,
+      on_report: None, or a function of the training steps and the score,
           called at every report.
 
     Raises:
@@ -323,7 +323,8 @@ def _run_loop(
     try:
         for score in scores:
             if on_report is not None:
-                on_report(int(sess.run(simulation.step)), score)
+                on_report(
+                    loop.shown_step(int(sess.run(simulation.step))), score)
             yield score
         interrupted = bool(stop and stop.requested()) and (
             int(sess.run(simulation.step)) < total_steps)
