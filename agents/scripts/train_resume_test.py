@@ -13,11 +13,15 @@ import os
 import re
 import signal
 
+import pytest
+
 from agents.training import checkpoints
+from agents.training import trainer
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _new_run_folder
 from agents.scripts.train_reliability_test import _saved_checkpoints
 from agents.scripts.train_reliability_test import _summary_values
+from agents.scripts.train_reliability_test import _tiny_config
 
 # Training phases of 15 batch steps and episodes of 20: interruptions
 # between phases stop the training episodes half way. 100 phases, so that
@@ -91,3 +95,36 @@ def test_run_stopped_twice_by_sigterm_ends_as_one_run_straight_through(
     # One evaluation per phase, none repeated or lost by the resumptions.
     assert len(scores) == _PHASES
     assert _eval_scores(stopped_dir) == scores
+
+
+def _closed_and_resumed(config, env_mode, stops):
+    """Scores of a run whose generator is closed after some of its reports
+    and resumed from its checkpoint, each time, then trained to its end."""
+    scores = []
+    for stop in stops:
+        run = trainer.train(config, env_mode)
+        for score in run:
+            scores.append(score)
+            if len(scores) == stop:
+                break
+        run.close()
+    return scores + list(trainer.train(config, env_mode))
+
+
+@pytest.mark.parametrize('name', ['pendulum', 'cheetah'])
+def test_inprocess_run_resumed_ends_as_one_run_straight_through(
+        tmp_path, name, caplog):
+    """Python environments in process continue where the checkpoint left
+    them: physics, random generators and time limits, so that a seeded run
+    stopped twice (training episodes of 20 steps cross phases of 15) and
+    resumed scores as one run straight through."""
+    settings = dict(steps=120, eval_every=30, max_length=20)
+    straight = list(trainer.train(
+        _tiny_config(name, **settings), 'inprocess'))
+    config = _tiny_config(name, logdir=str(tmp_path), **settings)
+    with caplog.at_level('INFO', logger='agents'):
+        resumed = _closed_and_resumed(config, 'inprocess', (1, 3))
+    assert len(straight) == 4
+    assert resumed == straight
+    assert 'Restored checkpoint' in caplog.text
+    assert 'Resumed with new episodes' not in caplog.text

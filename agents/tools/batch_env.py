@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from agents.tools import action_checks
+from agents.tools import env_state
 from agents.tools import forwarding
 
 _logger = logging.getLogger('agents')
@@ -211,6 +212,32 @@ class BatchEnv:
         if not results:
             return np.zeros((0,) + self._observ_shape, self._observ_dtype)
         return self._stack([observ for observ, _ in results])
+
+    def get_env_state(self):
+        """The state of every environment, for an exact resumption.
+
+        Raises:
+            env_state.StateUnavailable: When an environment is not a
+                gymnasium environment of this process (an `ExternalProcess`,
+                say).
+
+        Returns:
+            List of the states of `env_state.get_state`.
+        """
+        return [env_state.get_state(env) for env in self._envs]
+
+    def set_env_state(self, states):
+        """Set the states of `get_env_state` on the environments.
+
+        Raises:
+            env_state.StateUnavailable: When the states do not fit.
+        """
+        if len(states) != len(self._envs):
+            raise env_state.StateUnavailable(
+                f'the saved state is of {len(states)} environments; the '
+                f'batch has {len(self._envs)}')
+        for env, state in zip(self._envs, states):
+            env_state.set_state(env, state)
 
     def close(self):
         """Close every environment of the batch; safe to call again.

@@ -70,6 +70,25 @@ class BatchWrapper:
         """Close the wrapped batch."""
         self._batch_env.close()
 
+    def get_env_state(self):
+        """The state of the batch and its wrappers; see
+        `tools.BatchEnv.get_env_state`."""
+        return dict(self._own_state(), batch=self._batch_env.get_env_state())
+
+    def set_env_state(self, state):
+        """Set the state of `get_env_state`."""
+        state = dict(state)
+        self._batch_env.set_env_state(state.pop('batch'))
+        self._set_own_state(state)
+
+    def _own_state(self):
+        """The state of this wrapper alone, a dict of arrays."""
+        return {}
+
+    def _set_own_state(self, state):
+        """Set the state of `_own_state`."""
+        del state
+
 
 class LimitDuration(BatchWrapper):
     """End episodes by truncation after a number of steps, batch-wide.
@@ -131,6 +150,16 @@ class LimitDuration(BatchWrapper):
         self._started[rows] = True
         self._ended[rows] = False
         return observ
+
+    def _own_state(self):
+        return dict(
+            steps=self._steps.copy(), started=self._started.copy(),
+            ended=self._ended.copy())
+
+    def _set_own_state(self, state):
+        self._steps[...] = state['steps']
+        self._started[...] = state['started']
+        self._ended[...] = state['ended']
 
 
 class RangeNormalize(BatchWrapper):

@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import env_state
 from agents.tools import forwarding
 from agents.tools import message_frames
 from agents.tools import worker_errors
@@ -146,6 +147,16 @@ class Slice:
         observ = np.stack(observs).astype(
             self.observation_space.dtype, copy=False)
         return observ, {'errors': errors}
+
+    def get_env_state(self):
+        """The states of the environments of the slice; see
+        `tools.BatchEnv.get_env_state`."""
+        return [env_state.get_state(env) for env in self._envs]
+
+    def set_env_state(self, states):
+        """Set the states of `get_env_state` on the environments."""
+        for env, state in zip(self._envs, states):
+            env_state.set_state(env, state)
 
     def member_attribute(self, position, name):
         """Read an attribute of an environment of the slice.

@@ -13,6 +13,7 @@ batch is built: the package works without it.
 import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import env_state
 from agents.tools import sliced_batch_env
 
 _INSTALL = (
@@ -149,6 +150,16 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             return np.zeros((0,) + self._observ_shape, self._observ_dtype)
         observ, _ = self._env.reset(np.array(indices, np.int32))
         return np.asarray(observ, self._observ_dtype)
+
+    def get_env_state(self):
+        """Refuse: EnvPool's environments keep their state in C++.
+
+        Raises:
+            env_state.StateUnavailable: Always.
+        """
+        raise env_state.StateUnavailable(
+            "EnvPool's environments keep their state in C++, out of reach "
+            'of checkpoints')
 
     def close(self):
         """Close the environments; safe to call again."""

@@ -5,7 +5,9 @@ import collections
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents.tools import env_state
 from agents.tools import in_graph_env
+from agents.tools import resume_state
 from agents.tools import temporary_scope
 
 # What a step or reset of environments returns, a row per environment: the
@@ -29,6 +31,13 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     An error that the batch raises in a step or reset fails the operation;
     the original exception stays available as `error`, since TensorFlow
     turns it into text.
+
+    For an exact resumption, the trainer's checkpoints keep the variables
+    and the state of the environments, which the batch reads and sets with
+    `get_env_state` and `set_env_state` (of `tools.BatchEnv`, see
+    `tools.env_state`) through a string variable (see
+    `tools.resume_state.on_save`). A batch without that state (environments
+    in other processes, EnvPool's) resumes with all episodes begun anew.
     """
 
     def __init__(self, batch_env):
@@ -64,6 +73,14 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
             # of its own calls into Python on every step.
             self._restarts = in_graph_env.define_variable(
                     'restarts', (), tf.int64)
+            # The state of the environments at the last checkpoint.
+            self._env_state = tf.Variable(
+                    '', trainable=False, name='env_state')
+        resume_state.keep_for_resume((
+                self._observ, self._action, self._reward, self._done,
+                self._truncated, self._restarted, self._restarts,
+                self._env_state))
+        self._define_resume_ops()
 
     @property
     def _wrapped(self):
@@ -228,6 +245,52 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     def close(self):
         """Close the environments of the batch."""
         self._batch_env.close()
+
+    def _define_resume_ops(self):
+        """Copy the environments' state to checkpoints and back.
+
+        Setting it evaluates to '' or to why it could not; then every
+        episode begins anew, as `done` says.
+        """
+        with tf.name_scope('environment_state'):
+            capture = self._env_state.assign(tf.numpy_function(
+                    self._read_env_state, [], tf.string, stateful=True))
+            forget = self._env_state.assign(env_state.encode(dict(
+                    reason='a step of the environments hung or failed '
+                    'before the checkpoint')))
+            reason = tf.numpy_function(
+                    self._set_env_state, [self._env_state], tf.string,
+                    stateful=True)
+            reason.set_shape(())
+            anew = tf.not_equal(reason, '')
+            with tf.control_dependencies([self._done.assign(
+                    tf.logical_or(self._done.read_value(), anew))]):
+                reason = tf.identity(reason)
+        resume_state.on_save(capture, forget, reason)
+
+    def _read_env_state(self):
+        try:
+            state = dict(state=self._batch_env.get_env_state())
+        except (env_state.StateUnavailable, AttributeError) as error:
+            state = dict(reason=str(error))
+        return np.array(env_state.encode(state), object)
+
+    def _set_env_state(self, data):
+        if not data:
+            return np.array(
+                    b'the checkpoint holds no state of the environments',
+                    object)
+        state = env_state.decode(data)
+        if 'reason' in state:
+            return np.array(state['reason'].encode('utf-8'), object)
+        try:
+            self._batch_env.set_env_state(state['state'])
+        except Exception as error:  # pylint: disable=broad-except
+            # Whatever the batch refuses, the run goes on with new episodes.
+            message = str(error).splitlines()[0] if str(error) else (
+                    type(error).__name__)
+            return np.array(message.encode('utf-8'), object)
+        return np.array(b'', object)
 
     def _step(self, action):
         self._error = None

@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
+from agents import tools
 from agents.tools import batch_env
 from agents.tools import external_process
 from agents.tools import in_graph_batch_env
 from agents.testing import mock_environment
+from agents.tools import resume_state
 
 
 class NonFiniteEnvironment(mock_environment.MockEnvironment):
@@ -38,6 +40,40 @@ def _in_process_batch(*envs):
     return in_graph_batch_env.InGraphBatchEnv(batch_env.BatchEnv(envs, True))
 
 
+def _stepped(env, sess, steps):
+    for _ in range(steps):
+        sess.run(env.simulate(tf.zeros_like(env.action)))
+    return sess.run(env.observ)
+
+
+def test_environment_state_is_copied_to_its_variable_and_back():
+    """The state read before a save is set on the environments after a
+    restore, so that they continue where they stood."""
+    def make():
+        return mock_environment.MockEnvironment(
+            observ_shape=(2,), action_shape=(3,), min_duration=9,
+            max_duration=9)
+
+    with tf.Graph().as_default():
+        env = _in_process_batch(make(), make())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            _stepped(env, sess, 2)
+            resume_state.capture(sess)
+            expected = _stepped(env, sess, 3)
+            assert resume_state.apply_saved(sess) == []
+            np.testing.assert_array_equal(_stepped(env, sess, 3), expected)
+            # Where the state is not that of a completed step, it is
+            # forgotten, and every episode begins anew.
+            resume_state.capture(sess, consistent=False)
+            sess.run(env.done.assign([False, False]))
+            assert resume_state.apply_saved(sess) == [
+                'a step of the environments hung or failed before the '
+                'checkpoint']
+            assert sess.run(env.done).tolist() == [True, True]
+
+
 def test_variables():
     """Variables have the spaces' dtypes and shapes and are temporary."""
     with tf.Graph().as_default():
@@ -49,8 +85,10 @@ def test_variables():
                 'env_temporary/observ:0', 'env_temporary/action:0',
                 'env_temporary/reward:0', 'env_temporary/done:0',
                 'env_temporary/truncated:0', 'env_temporary/restarted:0',
-                'env_temporary/restarts:0']
+                'env_temporary/restarts:0', 'env_temporary/env_state:0']
         assert not tf.trainable_variables()
+        # Checkpoints of the trainer keep them, for an exact resumption.
+        assert tools.resume_variables() == tf.global_variables()
         assert env.observ.shape.as_list() == [2, 2, 4]
         assert env.observ.dtype.base_dtype == tf.float32
         assert env.action.shape.as_list() == [2, 3]

@@ -18,6 +18,7 @@ import os
 
 from agents.tools import env_registry
 from agents.tools import env_slice
+from agents.tools import env_state
 from agents.tools import external_process
 from agents.tools import mujoco_warnings
 from agents.tools import plain_warnings
@@ -103,6 +104,17 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
         super().__init__(
             constructors, num_workers=num_actors, restart=restart,
             timeout=timeout)
+
+    def get_env_state(self):
+        """Refuse: the environments live in Ray actors, which Ray may
+        restart or place on other nodes.
+
+        Raises:
+            env_state.StateUnavailable: Always.
+        """
+        raise env_state.StateUnavailable(
+            'the environments of Ray actors keep their state on the nodes '
+            'of the cluster, out of reach of checkpoints')
 
     def _start(self, worker):
         """Start the actor of slice `worker`; it builds in turn."""

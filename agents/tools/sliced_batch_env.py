@@ -21,6 +21,7 @@ import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_slice
+from agents.tools import env_state
 from agents.tools import external_process
 from agents.tools import forwarding
 from agents.tools import worker_errors
@@ -267,6 +268,26 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             for (order, _, _), row in zip(requested[worker], observ):
                 rows[order] = row
         return self._stack(rows)
+
+    def get_env_state(self):
+        """The state of every environment, read in the workers; see
+        `BatchEnv.get_env_state`."""
+        return [
+            state for worker in self._workers
+            for state in worker.call('get_env_state')]
+
+    def set_env_state(self, states):
+        """Set the states of `get_env_state`, in the workers.
+
+        Raises:
+            env_state.StateUnavailable: When the states do not fit.
+        """
+        if len(states) != len(self):
+            raise env_state.StateUnavailable(
+                f'the saved state is of {len(states)} environments; the '
+                f'batch has {len(self)}')
+        for worker, (start, stop) in zip(self._workers, self._bounds):
+            worker.call('set_env_state', states[start:stop])
 
     def locate(self, index):
         """The worker that steps environment `index`, and its position there.

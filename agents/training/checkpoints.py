@@ -16,6 +16,7 @@ import shutil
 from google.protobuf import text_format
 import tensorflow.compat.v1 as tf
 
+from agents.tools import resume_state
 from agents.training import errors
 
 
@@ -128,14 +129,21 @@ class RunSaver:
         self._check = check
         self._lock = threading.Lock()
 
-    def save(self, sess, unused_prefix=None, global_step=None):
+    def save(self, sess, unused_prefix=None, global_step=None,
+             consistent=True):
         """Save the variables as `<logdir>/model.ckpt-<global_step>`.
+
+        The state that the graph keeps outside its variables (that of the
+        environments) is copied into them first (`tools.resume_state`).
 
         Args:
           sess: Session of the graph.
           unused_prefix: Ignored; the prefix is always `model.ckpt` in the
               run folder (the signature of `tf.train.Saver.save`).
           global_step: Integer step of the checkpoint.
+          consistent: Whether the environments are at the last completed
+              step; false where a step hangs or failed, whose checkpoint
+              then holds no state of the environments.
 
         Raises:
           CheckpointError: When saving failed.
@@ -162,6 +170,7 @@ class RunSaver:
             try:
                 # The session's graph is the default in its own thread only.
                 with sess.graph.as_default():
+                    resume_state.capture(sess, consistent)
                     return self._saver.save(
                         sess, os.path.join(self._logdir, 'model.ckpt'),
                         int(global_step))

@@ -21,6 +21,7 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 
 from agents import tools
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import resume_state
 from agents.training import config_io
 from agents.training import config_spec
 from agents.environments import env_modes
@@ -214,6 +215,7 @@ def _train_locked(config, env_mode, lock, on_report):
             if restored:
                 logging.getLogger('agents').info(
                     'Restored checkpoint %s.', restored)
+                _apply_environment_state(sess)
             elif resumed:
                 logging.getLogger('agents').info(
                     'No checkpoint in %s yet; training starts at step 0.',
@@ -222,7 +224,7 @@ def _train_locked(config, env_mode, lock, on_report):
                 saver, config.logdir, check=lock and lock.check)
             abandon = functools.partial(_abandon, functools.partial(
                 _save_checkpoint, sess, saver, simulation.step,
-                config.logdir, on_failure=True), lock)
+                config.logdir, on_failure=True, consistent=False), lock)
             stop = stopping.active()
             watchdog = tools.StepWatchdog(
                 batches, timeout=config.worker_timeout or 600,
@@ -334,8 +336,12 @@ def _run_loop(
             # The run finished. Still deferred, a signal during the final
             # save waits for it; the script then says the run finished.
             save()
-    except (KeyboardInterrupt, GeneratorExit):
+    except GeneratorExit:
         save(on_failure=True)
+        raise
+    except KeyboardInterrupt:
+        # Raised anywhere, within an environment's step too.
+        save(on_failure=True, consistent=False)
         raise
     except OSError as error:
         # Summaries could not be written, e.g. on a full disk.
@@ -348,7 +354,7 @@ def _run_loop(
         if stop and stop.requested():
             # Workers that the signal reached too may have failed the step;
             # either way it changed no state that checkpoints hold.
-            save(on_failure=True)
+            save(on_failure=True, consistent=False)
             raise stopping.Interrupted(stop.signum) from None
         if failure is None:
             step = int(sess.run(simulation.step))
@@ -356,7 +362,7 @@ def _run_loop(
                 f'Training stopped at global step {step}: '
                 f'{_describe_op_error(error)}') from error
         # A failed step changed no state that checkpoints hold.
-        save(on_failure=True)
+        save(on_failure=True, consistent=False)
         message = batch_env_lib.first_line(failure)
         raise errors.TrainingError(
             f'Training stopped: {message}') from failure
@@ -409,6 +415,20 @@ def _describe_shape_change(config, error):
         'new run with another --timestamp.')
 
 
+def _apply_environment_state(sess):
+    """Continue the environments where the restored checkpoint left them.
+
+    Where it holds no state of them, their episodes begin anew, and one
+    line says so: the run goes on, but not to the scores of a run straight
+    through.
+    """
+    reasons = resume_state.apply_saved(sess)
+    if reasons:
+        logging.getLogger('agents').warning(
+            'Resumed with new episodes: %s; scores differ from those of a '
+            'run straight through.', reasons[0])
+
+
 def _abandon(save, lock, message, code):
     """End the process from the watchdog's thread; see `stopping.abandon`.
 
@@ -424,7 +444,8 @@ def _abandon(save, lock, message, code):
     stopping.abandon(save, lock and lock.release, message(), code)
 
 
-def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
+def _save_checkpoint(
+        sess, saver, step, logdir, on_failure=False, consistent=True):
     """Save the variables at the current global step, if there is a logdir.
 
     Args:
@@ -434,6 +455,8 @@ def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
       logdir: Run folder, or None to save nothing.
       on_failure: Whether training is stopping for another reason, which an
           error of the saving should not hide; it is logged instead.
+      consistent: Whether the environments are at the last completed step
+          (see `checkpoints.RunSaver.save`).
 
     Raises:
       errors.CheckpointError: When saving failed, unless `on_failure`.
@@ -441,7 +464,8 @@ def _save_checkpoint(sess, saver, step, logdir, on_failure=False):
     if not logdir:
         return
     try:
-        path = saver.save(sess, None, int(sess.run(step)))
+        path = saver.save(
+            sess, None, int(sess.run(step)), consistent=consistent)
     except errors.CheckpointError as error:
         if not on_failure:
             raise

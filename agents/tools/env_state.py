@@ -1,0 +1,209 @@
+"""The state of gymnasium environments in this process, read and set.
+
+A resumed run repeats a run straight through only if its environments
+continue where they stood at the checkpoint: their physics, their random
+generators and their wrappers' counters. This module reads that state from
+an environment and sets it on another built alike, layer by layer down its
+chain of gymnasium wrappers: of every layer, the attributes that are
+numbers, booleans, None, NumPy arrays and random generators
+(`np.random.Generator`), and MuJoCo's simulation state (`mj_getState` of
+`mjSTATE_INTEGRATION`: time, `qpos`, `qvel`, actuator state, warm start,
+controls and applied forces). Classic control keeps its state so (Pendulum's
+`state`, CartPole's `steps_beyond_terminated`), and so do gymnasium's
+`TimeLimit` and the MuJoCo tasks.
+
+An environment whose state lives elsewhere (in another process, in C++ as
+EnvPool's) or in attributes of other kinds cannot be restored so; the
+batches that hold such environments raise `StateUnavailable`.
+
+`encode` and `decode` turn a state into bytes and back with JSON and
+base64, without pickle: loading a checkpoint constructs no arbitrary
+Python objects.
+"""
+
+import base64
+import json
+import numbers
+
+import gymnasium as gym
+import numpy as np
+
+
+class StateUnavailable(Exception):
+    """The state of an environment cannot be read or set in this process."""
+
+
+def get_state(env):
+    """Read the state of a gymnasium environment and its wrappers.
+
+    Args:
+        env: A `gym.Env`, usually wrapped.
+
+    Raises:
+        StateUnavailable: When `env` is not a gymnasium environment of this
+            process.
+
+    Returns:
+        List of one dict per layer, outermost first, for `set_state`.
+    """
+    return [_layer_state(layer) for layer in _layers(env)]
+
+
+def set_state(env, state):
+    """Set the state that `get_state` read, on an environment built alike.
+
+    Args:
+        env: A `gym.Env` with the same chain of wrappers.
+        state: What `get_state` returned (or `decode` of `encode` of it).
+
+    Raises:
+        StateUnavailable: When `env` is not a gymnasium environment of this
+            process, or its wrappers differ from those of the state.
+    """
+    layers = list(_layers(env))
+    if len(layers) != len(state):
+        raise StateUnavailable(
+            f'the saved state has {len(state)} layers of wrappers; the '
+            f'environment {env} has {len(layers)}')
+    for layer, saved in zip(layers, state):
+        for name, (kind, value) in saved.items():
+            _set_attribute(layer, name, kind, value)
+
+
+def encode(state):
+    """Bytes of a state of `get_state`, or of a structure of them.
+
+    Args:
+        state: Nested lists and dicts of str keys, numbers, booleans, None,
+            strings and NumPy arrays.
+
+    Returns:
+        UTF-8 bytes of JSON.
+    """
+    return json.dumps(_to_json(state)).encode('utf-8')
+
+
+def decode(data):
+    """The state that `encode` turned into bytes.
+
+    Args:
+        data: Bytes of `encode`.
+
+    Returns:
+        The state, with its NumPy arrays.
+    """
+    return _from_json(json.loads(data.decode('utf-8')))
+
+
+def _layers(env):
+    """The environment and the environments it wraps, outermost first."""
+    if not isinstance(env, gym.Env):
+        raise StateUnavailable(
+            f'{env!r} is not a gymnasium environment of this process')
+    layers = [env]
+    while isinstance(layers[-1], gym.Wrapper):
+        layers.append(layers[-1].env)
+    return layers
+
+
+def _layer_state(layer):
+    """The attributes of one layer that make its state, by kind."""
+    state = {}
+    for name, value in vars(layer).items():
+        if isinstance(value, np.random.Generator):
+            state[name] = ('generator', value.bit_generator.state)
+        elif _is_mujoco_data(value):
+            state[name] = ('physics', _physics_state(layer, value))
+        elif isinstance(value, np.ndarray) and value.dtype != object:
+            state[name] = ('array', value.copy())
+        elif isinstance(value, np.generic):
+            state[name] = ('scalar', np.asarray(value))
+        elif value is None or isinstance(value, (bool, numbers.Number)):
+            if isinstance(value, numbers.Number) and not isinstance(
+                    value, (bool, int, float)):
+                continue
+            state[name] = ('value', value)
+    return state
+
+
+def _set_attribute(layer, name, kind, value):
+    """Set one attribute that `_layer_state` read."""
+    current = getattr(layer, name, None)
+    if kind == 'generator':
+        if not isinstance(current, np.random.Generator):
+            current = np.random.Generator(
+                getattr(np.random, value['bit_generator'])())
+            setattr(layer, name, current)
+        current.bit_generator.state = value
+    elif kind == 'physics':
+        _set_physics_state(layer, current, value)
+    elif kind == 'array' and isinstance(current, np.ndarray) and (
+            current.shape == value.shape and current.dtype == value.dtype
+            and current.flags.writeable):
+        # In place: other objects may hold views of it.
+        current[...] = value
+    elif kind == 'array':
+        setattr(layer, name, np.array(value))
+    elif kind == 'scalar':
+        setattr(layer, name, value[()])
+    else:
+        setattr(layer, name, value)
+
+
+def _is_mujoco_data(value):
+    return type(value).__name__ == 'MjData' and type(
+        value).__module__.startswith('mujoco')
+
+
+def _physics_spec():
+    import mujoco  # pylint: disable=import-outside-toplevel
+    return mujoco, mujoco.mjtState.mjSTATE_INTEGRATION
+
+
+def _physics_state(layer, data):
+    """MuJoCo's integration state of the `data` of a layer with `model`."""
+    mujoco, spec = _physics_spec()
+    model = layer.model
+    state = np.empty(mujoco.mj_stateSize(model, spec), np.float64)
+    mujoco.mj_getState(model, data, state, spec)
+    return state
+
+
+def _set_physics_state(layer, data, state):
+    mujoco, spec = _physics_spec()
+    if data is None or state.shape != (
+            mujoco.mj_stateSize(layer.model, spec),):
+        raise StateUnavailable(
+            f'the saved physics state of {layer} does not fit its model')
+    mujoco.mj_setState(layer.model, data, state, spec)
+
+
+def _to_json(value):
+    if isinstance(value, dict):
+        return {'dict': {key: _to_json(item) for key, item in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return {'list': [_to_json(item) for item in value]}
+    if isinstance(value, np.ndarray):
+        array = np.ascontiguousarray(value)
+        return {'array': [
+            array.dtype.str, list(array.shape),
+            base64.b64encode(array.tobytes()).decode('ascii')]}
+    if isinstance(value, float) and not np.isfinite(value):
+        # Strict JSON has no NaN and infinities.
+        return {'float': repr(value)}
+    return value
+
+
+def _from_json(value):
+    if isinstance(value, dict):
+        if 'dict' in value:
+            return {
+                key: _from_json(item) for key, item in value['dict'].items()}
+        if 'list' in value:
+            return [_from_json(item) for item in value['list']]
+        if 'float' in value:
+            return float(value['float'])
+        dtype, shape, data = value['array']
+        array = np.frombuffer(base64.b64decode(data), np.dtype(dtype))
+        return array.reshape(shape).copy()
+    return value
