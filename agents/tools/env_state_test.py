@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from agents.tools import env_state
-from agents.tools import mock_environment
+from agents.testing import mock_environment
 
 
 def _rollout(env, actions):
