@@ -350,7 +350,9 @@ def resolve_env_mode(config, env_mode):
     logs it as 'Env mode auto: <env id> has an in-graph task; using
     graph.'. A run
     folder resumes only with the kind of batch its checkpoint was trained
-    on, which 'auto' follows.
+    on, which 'auto' follows; where the checkpoint recorded the Python mode
+    it trained in (`graph_env.saved_env_mode`), 'auto' resumes in it, so
+    that the environments' state in the checkpoint fits.
 
     Args:
       config: Completed configuration with `env` and `logdir`.
@@ -362,9 +364,16 @@ def resolve_env_mode(config, env_mode):
           run folder was trained on the other kind of batch.
 
     Returns:
-      'graph', or the Python mode as given ('auto' included).
+      'graph', or the Python mode as given or recorded ('auto' included).
     """
     from agents.environments import graph_env
+    saved = graph_env.saved_env_mode(config.logdir)
+    if env_mode == 'auto' and saved in MODES:
+        # The environments' state in the checkpoint is that of this mode.
+        env_mode = saved
+        logging.getLogger('agents').info(
+            'Env mode auto: the run resumes in %s, the mode it trained in.',
+            saved)
     if env_mode == 'auto':
         kind, _ = graph_env.checkpoint_env_kind(config.logdir)
         if auto_batch_env.picks_graph(
@@ -410,8 +419,13 @@ def define_in_graph_batch(
         from agents.environments import graph_env
         return graph_env.define_task_batch(config, seed, evaluation)
     # pylint: disable-next=not-callable
-    return tools.InGraphBatchEnv(make_batch_env(
+    batch_env = tools.InGraphBatchEnv(make_batch_env(
         config, seed, env_mode, evaluation, leader))
+    if not evaluation:
+        # pylint: disable-next=import-outside-toplevel
+        from agents.environments import graph_env
+        graph_env.define_env_mode_record(batch_env, env_mode)
+    return batch_env
 
 
 class SeededConstructor:

@@ -24,6 +24,8 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents import environments
+from agents import tools
+from agents.tools import resume_state
 from agents.environments import in_graph_task
 from agents.environments import task as task_lib
 from agents.training import checkpoints
@@ -32,6 +34,8 @@ from agents.training.config_io import ConfigError
 # A variable that every checkpoint of a graph-mode run holds, below the
 # scope of the batch of environments.
 _TASK_VARIABLE = 'task/state'
+# The variable of the env mode of a run's Python environments.
+_ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 
 def task_ids():
@@ -263,6 +267,60 @@ def task_seed(seed, evaluation=False):
         return seed
     child = np.random.SeedSequence(int(seed)).spawn(2)[1]
     return int(child.generate_state(1, np.uint32)[0])
+
+
+def define_env_mode_record(batch_env, env_mode):
+    """Record in checkpoints the env mode of a run's Python environments.
+
+    A run resumed without an env mode of its own (`auto`) takes the one
+    recorded (see `saved_env_mode`): the mode that `auto` chose, whose
+    environments the checkpoint's state fits, rather than a new choice.
+
+    Args:
+      batch_env: The in-graph batch of the run's training environments.
+      env_mode: The run's Python env mode; for 'auto', the mode it chooses
+          (`AutoBatchEnv.mode`) is recorded once chosen.
+    """
+    scope, name = _ENV_MODE_VARIABLE.split('/')
+    with tf.variable_scope(scope):
+        variable = tf.Variable(env_mode, trainable=False, name=name)
+    tools.keep_for_resume(variable)
+
+    def chosen():
+        mode = getattr(batch_env, 'mode', None) if env_mode == 'auto' else (
+            env_mode)
+        return np.array((mode or env_mode).encode('utf-8'), object)
+
+    record = variable.assign(tf.numpy_function(
+        chosen, [], tf.string, stateful=True))
+    resume_state.on_save(record, record, tf.constant(''))
+
+
+def saved_env_mode(logdir):
+    """The env mode that the newest readable checkpoint of a run recorded.
+
+    Args:
+      logdir: Run folder, or None.
+
+    Returns:
+      The name of a Python env mode, or None: no checkpoint, one of the
+      in-graph task or of a run from before the record (2026-11-27), or
+      one of a run that stopped before `auto` chose.
+    """
+    _, path = checkpoint_env_kind(logdir)
+    if path is None:
+        return None
+    try:
+        names = [name for name, _ in tf.train.list_variables(path)]
+        name = next((
+            name for name in names if name == _ENV_MODE_VARIABLE
+            or name.endswith('/' + _ENV_MODE_VARIABLE)), None)
+        if name is None:
+            return None
+        mode = tf.train.load_variable(path, name).decode('utf-8')
+    except (tf.errors.OpError, ValueError):
+        return None
+    return None if mode == 'auto' else mode
 
 
 def checkpoint_env_kind(logdir):
