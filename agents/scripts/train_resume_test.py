@@ -115,25 +115,26 @@ def _closed_and_resumed(config, env_mode, stops):
     return scores + list(trainer.train(config, 'auto'))
 
 
-@pytest.mark.parametrize('name', ['pendulum', 'cheetah'])
-def test_inprocess_run_resumed_ends_as_one_run_straight_through(
-        tmp_path, name, caplog):
-    """Python environments in process continue where the checkpoint left
-    them: physics, random generators and time limits, so that a seeded run
-    stopped twice (training episodes of 20 steps cross phases of 15) and
-    resumed scores as one run straight through."""
+@pytest.mark.parametrize('name, env_mode', [
+    ('pendulum', 'inprocess'), ('cheetah', 'inprocess'),
+    ('pendulum', 'slices')])
+def test_python_run_resumed_ends_as_one_run_straight_through(
+        tmp_path, name, env_mode, caplog):
+    """Python environments in process or in slices continue where the
+    checkpoint left them: physics, random generators and time limits, so
+    that a seeded run stopped twice (training episodes of 20 steps cross
+    phases of 15) and resumed scores as one run straight through."""
     settings = dict(steps=120, eval_every=30, max_length=20)
-    straight = list(trainer.train(
-        _tiny_config(name, **settings), 'inprocess'))
+    straight = list(trainer.train(_tiny_config(name, **settings), env_mode))
     config = _tiny_config(name, logdir=str(tmp_path), **settings)
     with caplog.at_level('INFO', logger='agents'):
-        resumed = _closed_and_resumed(config, 'inprocess', (1, 3))
+        resumed = _closed_and_resumed(config, env_mode, (1, 3))
     assert len(straight) == 4
     assert resumed == straight
     assert caplog.text.count('Restored checkpoint') == 2
     # Not the in-graph task, which auto picks for pendulum, nor a faster
     # mode for cheetah.
     assert caplog.text.count(
-        'Env mode auto: the run resumes in inprocess, the mode it trained '
+        f'Env mode auto: the run resumes in {env_mode}, the mode it trained '
         'in.') == 2
     assert 'Resumed with new episodes' not in caplog.text
