@@ -33,7 +33,10 @@ and resumes from its last checkpoint in the same run folder. A run that
 fails for its own reasons (a bad setting, NaN) is not retried; its one-line
 error shows in the table. Rerunning the command with `--timestamp` of an
 earlier sweep resumes its unfinished runs and skips the finished ones.
-Ctrl-C (or SIGTERM) stops every run with a checkpoint.
+Ctrl-C (or SIGTERM, to the sweep or its process group) stops every run with
+a checkpoint: Ray's cancellation interrupts the run, and the file
+`stop-requested` beside the run folders, which a run looks for between its
+session runs, stops it where the interruption misses.
 
 The runs are plain Ray tasks rather than Ray Tune trials: Ray's own task
 retries are exactly "retry when the worker dies, never for the task's own
@@ -124,8 +127,12 @@ flags.DEFINE_integer(
 RESULTS_NAME = 'results.json'
 # Every evaluation report of every run: config, seed, step, score.
 CURVES_NAME = 'curves.csv'
+# The file by which the sweep asks its runs to save and stop, beside them.
+STOP_NAME = 'stop-requested'
 # Seconds to wait for the runs to save their checkpoints after Ctrl-C.
 _STOP_SECONDS = 600.0
+# Seconds between a run's looks for the sweep's stop file.
+_STOP_POLL_SECONDS = 0.25
 _POLL_SECONDS = 0.5
 
 
@@ -198,6 +205,9 @@ def sweep(
             todo.append((run, config))
     _init_ray(ray, ray_address)
     _check_cpus(ray, cpus_per_run)
+    # Of an earlier sweep of this timestamp that was interrupted.
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(sweep_dir, STOP_NAME))
     if todo:
         echo(f'Sweep {sweep_dir}: {len(todo)} runs to train '
              f'({len(runs) - len(todo)} finished earlier), '
@@ -206,7 +216,7 @@ def sweep(
     try:
         _train_runs(ray, todo, records, dict(
             cpus_per_run=cpus_per_run, env_mode=env_mode,
-            max_retries=max_retries), echo)
+            max_retries=max_retries, sweep_dir=sweep_dir), echo)
     except KeyboardInterrupt as interrupt:
         interrupted = interrupt
     results = sweep_records.summarize(timestamp, sweep_dir, runs, records)
@@ -221,7 +231,9 @@ def sweep(
         echo(line)
     echo(f'Results in {os.path.join(sweep_dir, RESULTS_NAME)}.')
     if interrupted is not None:
-        echo(f'Resume with the same command and --timestamp={timestamp}.')
+        if any(row['status'] != 'finished' for row in results['runs']):
+            echo(
+                f'Resume with the same command and --timestamp={timestamp}.')
         raise interrupted
     return results
 
@@ -234,7 +246,8 @@ def _train_runs(ray, todo, records, options, echo):
       ray: The `ray` module, initialized.
       todo: List of `(run, config)` to train.
       records: Dict from run names to records, filled in.
-      options: Dict of `cpus_per_run`, `env_mode` and `max_retries`.
+      options: Dict of `cpus_per_run`, `env_mode`, `max_retries` and
+          `sweep_dir`.
       echo: Function that prints a line.
 
     Raises:
@@ -249,15 +262,20 @@ def _train_runs(ray, todo, records, options, echo):
         num_cpus=options['cpus_per_run'], max_retries=options['max_retries'],
         retry_exceptions=False)
     pending = {}
-    for run, config in todo:
-        ref = task.remote(
-            config, options['env_mode'], sweep_records.new_record(run),
-            progress)
-        pending[ref] = run
     try:
         with _interruptible():
+            # Within: runs submitted before an interruption stop with it.
+            for run, config in todo:
+                ref = task.remote(
+                    config, options['env_mode'],
+                    sweep_records.new_record(run), progress)
+                pending[ref] = run
             _wait(ray, pending, records, progress, echo)
     except KeyboardInterrupt:
+        # Every run looks for the file between its session runs, whatever
+        # becomes of Ray's cancellation, which interrupts the run's thread
+        # (its start-up too) but can miss it.
+        _request_stop(options['sweep_dir'])
         echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
              '(interrupt again to stop them without).')
         for ref in pending:
@@ -310,6 +328,50 @@ def _wait(ray, pending, records, progress, echo, deadline=None):
                     f'{batch_env_lib.first_line(error)}'))
                 echo(f'[{run.name}] failed: {record["error"]}')
             records[run.name] = record
+
+
+def _request_stop(sweep_dir):
+    """Write the file that asks the sweep's runs to save and stop."""
+    os.makedirs(sweep_dir, exist_ok=True)
+    with open(os.path.join(sweep_dir, STOP_NAME), 'w', encoding='utf-8'):
+        pass
+
+
+class _RunStop(stopping.StopRequest):
+    """What asks a run of the sweep to save and stop, in its Ray worker.
+
+    Ray's cancellation interrupts the worker's main thread as SIGINT does:
+    during training the trainer stops before its next session run (see
+    `stopping.StopRequest`), before it at once. The sweep's stop file asks
+    the same where that interruption is lost. Repeated cancellations only
+    ask again, and a step stuck meanwhile is left to `worker_timeout`: the
+    worker never exits without its record, since Ray would take that for
+    a dead worker.
+    """
+
+    abandon_stuck = False
+
+    def __init__(self, marker):
+        """Watch for the stop file `marker` too."""
+        super().__init__(lambda signum, again=False: '')
+        self._marker = marker
+        self._looked = None
+
+    def handle(self, signum, unused_frame):
+        """The signal handler; only the first signal counts."""
+        if self.signum is None:
+            super().handle(signum, unused_frame)
+
+    def requested(self):
+        """Whether a signal or the stop file asked to stop."""
+        now = time.monotonic()
+        if self.signum is None and (
+                self._looked is None
+                or now - self._looked >= _STOP_POLL_SECONDS):
+            self._looked = now
+            if os.path.exists(self._marker):
+                self.signum = signal.SIGINT
+        return self.signum is not None
 
 
 def _drain(ray, progress, echo):
@@ -406,8 +468,13 @@ def _train_run(config, env_mode, record, progress):
         if config_spec.with_defaults(config).seed is not None:
             # Process-wide, as in train.py; each run has its own worker.
             tf.config.experimental.enable_op_determinism()
-        for _ in trainer.train(config, env_mode, on_report=on_report):
-            pass
+        stop = _RunStop(os.path.join(os.path.dirname(run_dir), STOP_NAME))
+        with stop.install() if threading.current_thread() is (
+                threading.main_thread()) else contextlib.nullcontext():
+            if stop.requested():
+                raise stopping.Interrupted(stop.signum)
+            for _ in trainer.train(config, env_mode, on_report=on_report):
+                pass
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
         record['steps'] = max(record['steps'], _checkpoint_steps(run_dir))

@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import gymnasium as gym
@@ -77,6 +78,13 @@ def held():
     return _tiny(env=pendulum_held, steps=300)
 
 
+def held_deaf():
+    """Held runs whose environment ignores SIGINT, as some simulators set
+    up: Ray's cancellation of the run, an interrupt of its thread, is lost.
+    """
+    return _tiny(env=pendulum_held_deaf, steps=300)
+
+
 def pendulum_seeded():
     """Tiny runs of 3 environments for the env-mode comparison."""
     return _tiny(
@@ -128,6 +136,13 @@ def pendulum_killed_once():
 def pendulum_held():
     """Pendulum that waits at its 125th step while the 'hold' file exists."""
     return _AtStep(gym.make('Pendulum-v1'), _HOLD_STEP, _hold)
+
+
+def pendulum_held_deaf():
+    """`pendulum_held` whose construction makes Python ignore SIGINT."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return pendulum_held()
 
 
 @pytest.fixture(scope='module', name='ray_address')
@@ -249,11 +264,11 @@ def test_rerun_with_the_timestamp_skips_finished_runs(swept):
         'failed')
 
 
-def _sweep_command(ray_address, logdir, *flags):
+def _sweep_command(ray_address, logdir, *flags, config=held, seeds='0,1'):
     return [
         sys.executable, '-m', 'agents.scripts.sweep',
         f'--ray_address={ray_address}', f'--logdir={logdir}',
-        f'--configs={_name(held)}', '--seeds=0,1', *flags]
+        f'--configs={_name(config)}', f'--seeds={seeds}', *flags]
 
 
 def _wait_for(condition, what):
@@ -334,6 +349,76 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
     assert table[header + 5].split()[:2] == [
         'agents.scripts.sweep_test_held', '2/2']
     assert table[-1] == f'Results in {tmp_path}/sweep/results.json.'
+
+
+def test_ctrl_c_to_the_group_stops_a_run_that_ray_cannot_interrupt(
+        ray_address, tmp_path):
+    """SIGINT to the sweep's process group, as a terminal's Ctrl-C sends
+    it, stops a run with a checkpoint although Ray's cancellation misses
+    it: the run sees the sweep's stop file between two session runs."""
+    marker_dir = os.environ[_DIR_VARIABLE]
+    held_before = {
+        name for name in os.listdir(marker_dir) if name.startswith('held-')}
+    hold = os.path.join(marker_dir, 'hold')
+    with open(hold, 'w', encoding='utf-8'):
+        pass
+    output = tmp_path / 'output.txt'
+    with open(output, 'w', encoding='utf-8') as file_, subprocess.Popen(
+            _sweep_command(
+                ray_address, tmp_path, '--timestamp=sweep',
+                config=held_deaf, seeds='0'),
+            stdout=file_, stderr=subprocess.STDOUT,
+            start_new_session=True) as process:
+        try:
+            _wait_for(lambda: {
+                name for name in os.listdir(marker_dir)
+                if name.startswith('held-')} - held_before, 'the run to hold')
+            os.killpg(process.pid, signal.SIGINT)
+            _wait_for(lambda: 'Interrupted; stopping 1 runs' in (
+                output.read_text(encoding='utf-8')),
+                'the sweep to stop its run')
+        finally:
+            os.remove(hold)
+            code = process.wait(_SECONDS)
+    text = output.read_text(encoding='utf-8')
+    assert code == 130, text
+    name = 'agents.scripts.sweep_test_held_deaf-seed0'
+    run_dir = tmp_path / 'sweep' / name
+    record = sweep_records.read_record(run_dir)
+    assert record['status'] == 'interrupted', text
+    global_step = int(checkpoints.list_checkpoints(str(run_dir))[0].rsplit(
+        '-', 1)[1])
+    assert _HOLD_STEP <= global_step < 600
+    assert record['steps'] == simulation.training_steps(
+        config_io.load_config(str(run_dir)), global_step) < 300
+    assert (f'[{name}] stopped with a checkpoint at step '
+            f'{record["steps"]:,}.') in text
+    assert text.rstrip().endswith(
+        'Resume with the same command and --timestamp=sweep.\n'
+        'Interrupted by SIGINT.'), text
+
+
+def test_interrupt_once_every_run_finished_prints_no_resume_hint(
+        ray_address, tmp_path):
+    """Ctrl-C that comes when the runs have finished leaves nothing to
+    resume: the sweep ends with the interruption, without the hint."""
+    del ray_address
+    lines = []
+
+    def echo(line):
+        lines.append(line)
+        if ' finished at step ' in line:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep_lib.sweep(
+            str(tmp_path), [_name(pendulum_seeded)], [0], timestamp='done',
+            echo=echo)
+    assert lines[-1] == f'Results in {tmp_path}/done/results.json.'
+    assert not any(line.startswith('Resume with') for line in lines)
+    record = sweep_records.read_record(
+        tmp_path / 'done' / 'agents.scripts.sweep_test_pendulum_seeded-seed0')
+    assert record['status'] == 'finished'
 
 
 def test_ray_env_mode_trains_as_in_process(ray_address):

@@ -47,7 +47,14 @@ class StopRequest:
     while it is true, the handler only records the signal, for the training
     loop to ask `requested` before every session run. A second signal ends
     the process at once, without saving.
+
+    Attributes:
+        abandon_stuck: Whether a signal during a step stuck past a grace
+            period ends the process without that step (see
+            `tools.StepWatchdog.watch_signals`); a subclass may say no.
     """
+
+    abandon_stuck = True
 
     def __init__(self, describe):
         """Create the request; `install` installs its handlers.

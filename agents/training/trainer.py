@@ -238,7 +238,7 @@ def _train_locked(config, env_mode, lock, on_report):
                 on_second_signal=lambda signum: stopping.exit_now(
                     stop.describe(signum, again=True), 128 + signum))
             with watchdog, (
-                    watchdog.watch_signals() if stop
+                    watchdog.watch_signals() if stop and stop.abandon_stuck
                     else contextlib.nullcontext()):
                 yield from _run_loop(
                     loop, sess, saver, simulation, config.logdir,
