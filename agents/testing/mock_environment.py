@@ -22,6 +22,9 @@ class MockEnvironment(gym.Env):
     """
 
     metadata = {'render_modes': ['rgb_array'], 'render_fps': 30}
+    # Its stepping state is in plain attributes (see `tools.env_state`);
+    # `steps` and `actions` record calls and are left out.
+    state_in_attributes = True
 
     def __init__(
             self, observ_shape=(2,), action_shape=(3,), min_duration=None,

@@ -217,9 +217,9 @@ class BatchEnv:
         """The state of every environment, for an exact resumption.
 
         Raises:
-            env_state.StateUnavailable: When an environment is not a
-                gymnasium environment of this process (an `ExternalProcess`,
-                say).
+            env_state.StateUnavailable: When an environment's state is not
+                all in attributes of this process (an `ExternalProcess`'s,
+                say; see `env_state`).
 
         Returns:
             List of the states of `env_state.get_state`.

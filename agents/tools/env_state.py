@@ -12,9 +12,13 @@ controls and applied forces). Classic control keeps its state so (Pendulum's
 `state`, CartPole's `steps_beyond_terminated`), and so do gymnasium's
 `TimeLimit` and the MuJoCo tasks.
 
-An environment whose state lives elsewhere (in another process, in C++ as
-EnvPool's) or in attributes of other kinds cannot be restored so; the
-batches that hold such environments raise `StateUnavailable`.
+Only layers known to keep their whole state so are read: gymnasium's
+classic control and MuJoCo environments, its common wrappers (`TimeLimit`,
+`OrderEnforcing`, `PassiveEnvChecker`), and classes that declare it with
+`state_in_attributes = True`. Other layers (an `ExternalProcess`, whose
+environment lives in another process, PyBullet's, whose physics lives in
+C++, a wrapper holding a deque of frames) raise `StateUnavailable`, so
+that a resumption never claims an exactness it lacks.
 
 `encode` and `decode` turn a state into bytes and back with JSON and
 base64, without pickle: loading a checkpoint constructs no arbitrary
@@ -95,6 +99,12 @@ def decode(data):
     return _from_json(json.loads(data.decode('utf-8')))
 
 
+# The modules of the gymnasium classes whose whole state `get_state` reads.
+_KNOWN_MODULES = (
+    'gymnasium.envs.classic_control.', 'gymnasium.envs.mujoco.',
+    'gymnasium.wrappers.common')
+
+
 def _layers(env):
     """The environment and the environments it wraps, outermost first."""
     if not isinstance(env, gym.Env):
@@ -103,6 +113,15 @@ def _layers(env):
     layers = [env]
     while isinstance(layers[-1], gym.Wrapper):
         layers.append(layers[-1].env)
+    for layer in layers:
+        kind = type(layer)
+        # Of the class: ExternalProcess forwards attributes to its worker.
+        known = getattr(kind, 'state_in_attributes', False) or (
+            kind.__module__ + '.').startswith(_KNOWN_MODULES)
+        if not known:
+            raise StateUnavailable(
+                f'{kind.__name__} is not known to keep its whole state in '
+                'attributes of this process')
     return layers
 
 

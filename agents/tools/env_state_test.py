@@ -71,3 +71,16 @@ def test_state_of_other_wrappers_is_refused():
             r'^the saved state has 2 layers of wrappers; the environment .* '
             r'has 1$')):
         env_state.set_state(env, state)
+
+
+def test_layers_not_known_to_keep_their_state_so_are_refused():
+    """A wrapper or environment whose state may lie elsewhere (a deque of
+    frames, a simulator in C++) is refused rather than half restored."""
+
+    class Frames(gym.Wrapper):
+        """A wrapper of this test, not known to `env_state`."""
+
+    with pytest.raises(env_state.StateUnavailable, match=(
+            r'^Frames is not known to keep its whole state in attributes of '
+            r'this process$')):
+        env_state.get_state(Frames(gym.make('Pendulum-v1')))

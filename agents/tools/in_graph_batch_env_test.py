@@ -305,6 +305,14 @@ def test_external_processes():
                 sess.run(simulate)
                 assert sess.run(env.done).tolist() == [True, True]
                 assert sess.run(env.reward).tolist() == [1, 2]
+                # Checkpoints cannot hold the state of the environments in
+                # other processes: a resumed run begins its episodes anew.
+                resume_state.capture(sess)
+                sess.run(env.done.assign([False, False]))
+                assert resume_state.apply_saved(sess) == [
+                    'ExternalProcess is not known to keep its whole state in '
+                    'attributes of this process']
+                assert sess.run(env.done).tolist() == [True, True]
         finally:
             env.close()
 
