@@ -197,10 +197,11 @@ def test_signal_during_the_final_save_says_the_run_finished(
     run_dir = _new_run_folder(str(tmp_path), 'T')
     save = checkpoints.RunSaver.save
 
-    def save_with_a_signal(self, sess, prefix=None, global_step=None):
+    def save_with_a_signal(
+            self, sess, prefix=None, global_step=None, **kwargs):
         if global_step == 80:  # The run's last step.
             os.kill(os.getpid(), signal.SIGTERM)
-        return save(self, sess, prefix, global_step)
+        return save(self, sess, prefix, global_step, **kwargs)
 
     monkeypatch.setattr(checkpoints.RunSaver, 'save', save_with_a_signal)
     # An interruption would end this process, the test's, with os._exit.
