@@ -200,8 +200,8 @@ def test_new_run_restores_no_checkpoint_it_did_not_write(
 
 @pytest.mark.parametrize('values, message', [
     (dict(num_agents=4), "config.yaml's num_agents=4 changes the shape of "
-     'ppo_temporary/episodes/buffer_0 from [2, 20, 3] in model.ckpt-80 to '
-     '[4, 20, 3]'),
+     'environments/env_temporary/observ from [2, 3] in model.ckpt-80 to '
+     '[4, 3]'),
     (dict(policy_layers=(16,)), "config.yaml's policy_layers=(16,) changes "
      'the shape of network/policy/hidden_0/kernel from [3, 8] in '
      'model.ckpt-80 to [3, 16]'),
