@@ -104,7 +104,7 @@ def profile(path, config_name, rounds):
     # pylint: disable=import-outside-toplevel,protected-access
     import tensorflow.compat.v1 as tf
     from agents.training import config_spec
-    from agents.environments import env_modes
+    from agents.environments import graph_env
     from agents.training import simulation
     from agents.training import trainer
     env_mode, overrides = PATHS[path]
@@ -116,11 +116,8 @@ def profile(path, config_name, rounds):
     graph = tf.Graph()
     with graph.as_default():
         tf.set_random_seed(0)
-        with tf.variable_scope('environments'):
-            batch_env = env_modes.define_in_graph_batch(config, 0, env_mode)
-        with tf.variable_scope('eval_environments'):
-            eval_batch_env = env_modes.define_in_graph_batch(
-                config, 0, env_mode, evaluation=True, leader=batch_env)
+        _, batch_env, eval_batch_env = graph_env.define_run_batches(
+            config, env_mode)
         graph_ = simulation.define_simulation(
             batch_env, eval_batch_env, config)
         start_training = graph_.is_training.assign(True)

@@ -81,6 +81,7 @@ def main(argv):
     mark('import tensorflow')
     from agents.training import config_spec
     from agents.environments import env_modes
+    from agents.environments import graph_env
     from agents.training import simulation as simulation_lib
     from agents.training import trainer
     from agents.scripts import utility
@@ -88,12 +89,12 @@ def main(argv):
     config = config_spec.complete_config(
         config_spec.load_named_config(FLAGS.run_config))
     mark('configuration (builds one environment)')
-    env_mode = env_modes.resolve_env_mode(
+    env_mode = graph_env.resolve_env_mode(
         config, env_modes.check_env_mode(FLAGS.run_env_mode))
     graph = tf.Graph()
     with graph.as_default():
         with tf.variable_scope('environments'):
-            batch_env = env_modes.define_in_graph_batch(
+            batch_env = graph_env.define_in_graph_batch(
                 config, config.seed, env_mode)
         mark('batch of environments' + {
             'auto': ' (auto: the candidates start in the background)',

@@ -3,24 +3,24 @@
 An env mode is one entry of `MODES`: its name, the function that builds the
 batch of environments from their constructors, and the check of what it
 needs. The mode 'auto' times some of them and keeps the fastest (see
-`auto_batch_env`). The mode 'graph' builds no Python environments: the
-config's task runs as operations of the graph (see `graph_env`); 'auto'
-picks it where the task has one. `make_batch_env` builds the Python batch of
-a run from its config, and `define_in_graph_batch` the batch in the graph
-of any mode. Adding a mode is one entry and its builder:
+`auto_batch_env`). The mode 'graph' is the entry whose environments are
+operations of the graph (`in_graph`): its builder refuses Python
+environments, and `graph_env.define_run_batches` builds a run's batches in
+any mode; 'auto' picks 'graph' where the task has one. `make_batch_env`
+builds the Python batch of a run from its config, with the environment
+seeds of `env_seeds`, the one home of seed derivation. Adding a mode is one
+entry and its builder:
 
     def _build_mine(constructors, timeout, restart):
         ...  # Return a batch env: step, reset, close, spaces, len.
 
     MODES['mine'] = EnvMode(_build_mine, 'one line for the --env_mode help')
 
-This module does not import TensorFlow (`graph_env` is imported where
-needed): worker processes import it when they unpickle the constructors of
-their environments.
+This module does not import TensorFlow: worker processes import it when
+they unpickle the constructors of their environments.
 """
 
 import collections
-import logging
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from agents.training.config_io import ConfigError
 
 
 class EnvMode(collections.namedtuple(
-        'EnvMode', 'build, description, check')):
+        'EnvMode', 'build, description, check, in_graph')):
     """How a batch of environments steps.
 
     Attributes:
@@ -43,10 +43,12 @@ class EnvMode(collections.namedtuple(
       description: One line for the help of the --env_mode flags.
       check: None, or a function `() -> None` that raises a `ConfigError`
           saying what to install when the mode cannot run here.
+      in_graph: Whether the environments are operations of the graph, which
+          `build` refuses (see `graph_env.define_in_graph_batch`).
     """
 
-    def __new__(cls, build, description, check=None):
-        return super().__new__(cls, build, description, check)
+    def __new__(cls, build, description, check=None, in_graph=False):
+        return super().__new__(cls, build, description, check, in_graph)
 
 
 def _build_inprocess(constructors, timeout, restart):
@@ -119,6 +121,15 @@ def _check_envpool():
         raise ConfigError(f'--env_mode=envpool: {error}') from None
 
 
+def _build_graph(constructors, timeout, restart):
+    """Refuse: the in-graph task builds no Python environments."""
+    del constructors, timeout, restart
+    raise ConfigError(
+        '--env_mode=graph builds no Python environments; expected a '
+        'Python env mode (the in-graph task of a config comes from '
+        'define_in_graph_batch).')
+
+
 MODES = {
     'inprocess': EnvMode(
         _build_inprocess, 'every environment in this process'),
@@ -134,16 +145,21 @@ MODES = {
     'envpool': EnvMode(
         _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
         'it has (extra envpool; Linux, Python >= 3.11)', _check_envpool),
+    'graph': EnvMode(
+        _build_graph, 'the task as TensorFlow operations in the graph where '
+        'it has an in-graph version (Pendulum-v1, CartPole-v1, Acrobot-v1, '
+        'MountainCar-v0, MountainCarContinuous-v0)', in_graph=True),
 }
-
-# The env mode of the in-graph tasks, which builds no Python environments
-# (see `graph_env`).
-GRAPH = 'graph'
 
 
 def mode_names():
-    """Names of the env modes: 'auto', those of `MODES`, and 'graph'."""
-    return ('auto',) + tuple(MODES) + (GRAPH,)
+    """Names of the env modes: 'auto' and those of `MODES`."""
+    return ('auto',) + tuple(MODES)
+
+
+def in_graph_mode(env_mode):
+    """Whether a checked env mode steps in-graph tasks, not Python ones."""
+    return env_mode != 'auto' and MODES[env_mode].in_graph
 
 
 def flag_help():
@@ -152,10 +168,7 @@ def flag_help():
         f'{name}: {mode.description}' for name, mode in MODES.items())
     return (
         'How to step the environments: auto (the default): '
-        f'{auto_batch_env.describe()}; {modes}; {GRAPH}: the task as '
-        'TensorFlow operations in the graph where it has an in-graph '
-        'version (Pendulum-v1, CartPole-v1, Acrobot-v1, MountainCar-v0, '
-        'MountainCarContinuous-v0).')
+        f'{auto_batch_env.describe()}; {modes}.')
 
 
 def check_env_mode(env_mode):
@@ -181,7 +194,7 @@ def check_env_mode(env_mode):
         raise ConfigError(
             f'Unknown env mode {env_mode!r}; expected one of '
             f"{', '.join(mode_names())}.")
-    if env_mode not in ('auto', GRAPH) and MODES[env_mode].check:
+    if env_mode != 'auto' and MODES[env_mode].check:
         MODES[env_mode].check()
     return env_mode
 
@@ -223,10 +236,9 @@ def create_batch_env(
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
       env_mode: A checked name of `mode_names()` (see `check_env_mode`).
-      seed: None; a base seed, environment i getting `seed + i` (the 2017
-          scheme of `utility.define_batch_env`); or a sequence of one seed
-          per environment (see `env_seeds`). EnvPool seeds its
-          environments from the first seed onwards by itself.
+      seed: None, a base seed or a sequence of one seed per environment
+          (see `env_seeds`). EnvPool seeds its environments from the first
+          seed onwards by itself.
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
 
@@ -239,27 +251,18 @@ def create_batch_env(
       `tools.SlicedBatchEnv` for 'slices', `auto_batch_env.AutoBatchEnv`
       for 'auto', ...
     """
-    if env_mode == GRAPH:
-        raise ConfigError(
-            f'--env_mode={GRAPH} builds no Python environments; expected a '
-            'Python env mode (the in-graph task of a config comes from '
-            'define_in_graph_batch).')
     if env_mode == 'auto':
         return auto_batch_env.create(
             create_batch_env, constructor, num_agents, seed, timeout, restart,
             leader=leader)
-    if seed is None or isinstance(seed, (int, np.integer)):
-        seeds = [None if seed is None else seed + index
-                 for index in range(num_agents)]
-    else:
-        seeds = [int(value) for value in seed]
-        if len(seeds) != num_agents:
-            raise ValueError(
-                f'Got {len(seeds)} seeds for {num_agents} environments; '
-                'expected one seed per environment.')
     constructors = [
-        SeededConstructor(constructor, value) for value in seeds]
+        SeededConstructor(constructor, value)
+        for value in _given_seeds(seed, num_agents)]
     return MODES[env_mode].build(constructors, timeout, restart)
+
+
+# The environment seeds of a run: SeedSequence children of the run's seed.
+_PURPOSES = ('train', 'eval')
 
 
 def env_seeds(seed, count, purpose='train'):
@@ -284,16 +287,52 @@ def env_seeds(seed, count, purpose='train'):
     Returns:
       List of `count` Python ints, or None when `seed` is None.
     """
-    purposes = ('train', 'eval')
-    if purpose not in purposes:
+    if purpose not in _PURPOSES:
         raise ValueError(
             f"Environment seeds for {purpose!r}; expected 'train' or 'eval'.")
     if seed is None:
         return None
-    child = np.random.SeedSequence(int(seed)).spawn(len(purposes))[
-        purposes.index(purpose)]
-    return [
-        int(value >> 1) for value in child.generate_state(count, np.uint32)]
+    return [int(value >> 1) for value in _seed_words(seed, purpose, count)]
+
+
+def task_seed(seed, evaluation=False):
+    """The seed of a training or evaluation batch of a run's in-graph task.
+
+    Args:
+      seed: The run's seed, or None.
+      evaluation: Whether the batch evaluates.
+
+    Returns:
+      None for None; the run's seed for training; for evaluation a 32-bit
+      seed of the evaluation child of `SeedSequence(seed)` (see
+      `env_seeds`), so that evaluation episodes draw other initial states
+      than training.
+    """
+    if seed is None or not evaluation:
+        return seed
+    return int(_seed_words(seed, 'eval', 1)[0])
+
+
+def _given_seeds(seed, count):
+    """One seed per environment of a batch: None for None; `seed + i` for a
+    base seed, the 2017 scheme of `utility.define_batch_env`; or a sequence
+    of `count` seeds (see `env_seeds`)."""
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return [None if seed is None else seed + index
+                for index in range(count)]
+    seeds = [int(value) for value in seed]
+    if len(seeds) != count:
+        raise ValueError(
+            f'Got {len(seeds)} seeds for {count} environments; '
+            'expected one seed per environment.')
+    return seeds
+
+
+def _seed_words(seed, purpose, count):
+    """`count` 32-bit words of the run seed's child sequence of a purpose."""
+    child = np.random.SeedSequence(int(seed)).spawn(len(_PURPOSES))[
+        _PURPOSES.index(purpose)]
+    return child.generate_state(count, np.uint32)
 
 
 def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
@@ -327,8 +366,8 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
         # The training batch holds an actor per free CPU; the evaluation
         # batch, which never steps at the same time, takes none.
         batch_env = _build_ray(
-            [SeededConstructor(constructor, value) for value in (
-                seeds or [None] * count)],
+            [SeededConstructor(constructor, value)
+             for value in _given_seeds(seeds, count)],
             config.worker_timeout, config.restart_workers,
             num_actors=1, actor_options=dict(num_cpus=0))
     else:
@@ -340,92 +379,6 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     except BaseException:
         batch_env.close()
         raise
-
-
-def resolve_env_mode(config, env_mode):
-    """The env mode of a run: whether it trains on the in-graph task.
-
-    'graph' needs a config env with an in-graph task; 'auto' becomes
-    'graph' where the env has one (see `auto_batch_env.picks_graph`), and
-    logs it as 'Env mode auto: <env id> has an in-graph task; using
-    graph.'. A run
-    folder resumes only with the kind of batch its checkpoint was trained
-    on, which 'auto' follows; where the checkpoint recorded the Python mode
-    it trained in (`graph_env.saved_env_mode`), 'auto' resumes in it, so
-    that the environments' state in the checkpoint fits.
-
-    Args:
-      config: Completed configuration with `env` and `logdir`.
-      env_mode: A checked name of `mode_names()` (see `check_env_mode`).
-
-    Raises:
-      ConfigError: In one line, when 'graph' is asked for an env without an
-          in-graph task (naming those with one), or the checkpoint of the
-          run folder was trained on the other kind of batch.
-
-    Returns:
-      'graph', or the Python mode as given or recorded ('auto' included).
-    """
-    from agents.environments import graph_env
-    saved = graph_env.saved_env_mode(config.logdir)
-    if env_mode == 'auto' and saved in MODES:
-        # The environments' state in the checkpoint is that of this mode.
-        env_mode = saved
-        logging.getLogger('agents').info(
-            'Env mode auto: the run resumes in %s, the mode it trained in.',
-            saved)
-    if env_mode == 'auto':
-        kind, _ = graph_env.checkpoint_env_kind(config.logdir)
-        if auto_batch_env.picks_graph(
-                graph_env.task_of(config) is not None, kind):
-            env_mode = GRAPH
-            logging.getLogger('agents').info(
-                'Env mode auto: %s has an in-graph task; using %s.',
-                config.env, GRAPH)
-    if env_mode == GRAPH:
-        graph_env.check_task(config)
-    graph_env.check_resume(config.logdir, env_mode == GRAPH)
-    return env_mode
-
-
-def check_graph_task(config):
-    """Raise a one-line ConfigError unless the config's env has an
-    in-graph task; see `graph_env.check_task`."""
-    # pylint: disable-next=import-outside-toplevel
-    from agents.environments import graph_env
-    graph_env.check_task(config)
-
-
-def define_in_graph_batch(
-        config, seed, env_mode, evaluation=False, leader=None):
-    """The batch of a run inside the graph, in any env mode.
-
-    Args:
-      config: Completed configuration (see `make_batch_env`).
-      seed: The run's seed, or None. In the mode 'graph', the seed of the
-          task's random resets.
-      env_mode: A name that `resolve_env_mode` returned.
-      evaluation: Whether to build the evaluation batch.
-      leader: The run's training batch, whose choice of mode an evaluation
-          batch takes under 'auto' (see `make_batch_env`).
-
-    Returns:
-      `environments.InGraphTaskBatch` for 'graph' (see
-      `graph_env.define_task_batch`), else `tools.InGraphBatchEnv` of
-      `make_batch_env`; its variables live below the current scope.
-    """
-    if env_mode == GRAPH:
-        # pylint: disable-next=import-outside-toplevel
-        from agents.environments import graph_env
-        return graph_env.define_task_batch(config, seed, evaluation)
-    # pylint: disable-next=not-callable
-    batch_env = tools.InGraphBatchEnv(make_batch_env(
-        config, seed, env_mode, evaluation, leader))
-    if not evaluation:
-        # pylint: disable-next=import-outside-toplevel
-        from agents.environments import graph_env
-        graph_env.define_env_mode_record(batch_env, env_mode)
-    return batch_env
 
 
 class SeededConstructor:

@@ -1,4 +1,10 @@
-"""The env mode 'graph': the configured task as operations of the graph.
+"""A run's batches in the graph, and the env mode 'graph' that steps its
+task as operations of the graph.
+
+`define_run_batches` is the one call that builds a run's environments: it
+checks the env mode, resolves 'auto', and defines the training and the
+evaluation batch in the graph, of Python environments
+(`env_modes.make_batch_env`) or of the config's in-graph task.
 
 Where the config's gymnasium id has a task written in TensorFlow
 (`agents.environments.TASKS`), `--env_mode=graph` trains on a batch of it
@@ -19,16 +25,23 @@ a checkpoint tells which kind of batch trained it (`checkpoint_env_kind`);
 a run resumes only with the same kind (`check_resume`).
 """
 
+import collections
+import logging
+
 import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents import environments
 from agents import tools
-from agents.tools import resume_state
+from agents.environments import auto_batch_env
+from agents.environments import env_modes
 from agents.environments import in_graph_task
 from agents.environments import task as task_lib
+from agents.tools import batch_env as batch_env_lib
+from agents.tools import resume_state
 from agents.training import checkpoints
+from agents.training import errors
 from agents.training.config_io import ConfigError
 
 # A variable that every checkpoint of a graph-mode run holds, below the
@@ -232,7 +245,7 @@ def define_task_batch(config, seed, evaluation=False):
           evaluation batch).
       seed: The run's seed, or None for a random one. The training batch's
           resets are keyed by it; an evaluation batch's by a seed derived
-          from it (see `task_seed`).
+          from it (see `env_modes.task_seed`).
       evaluation: Whether to build a batch of `eval_episodes` environments
           for evaluation, with the derived seed.
 
@@ -248,25 +261,8 @@ def define_task_batch(config, seed, evaluation=False):
         task_of(config), config.normalize_ranges)
     count = config.eval_episodes if evaluation else config.num_agents
     return in_graph_task.InGraphTaskBatch(
-        task, count, task_seed(seed, evaluation), max_length(config, task))
-
-
-def task_seed(seed, evaluation=False):
-    """The seed of a training or evaluation batch of a run's task.
-
-    Args:
-      seed: The run's seed, or None.
-      evaluation: Whether the batch evaluates.
-
-    Returns:
-      None for None; the run's seed for training; for evaluation a 32-bit
-      seed that NumPy's `SeedSequence(seed)` spawns (the second child), so
-      that evaluation episodes draw other initial states than training.
-    """
-    if seed is None or not evaluation:
-        return seed
-    child = np.random.SeedSequence(int(seed)).spawn(2)[1]
-    return int(child.generate_state(1, np.uint32)[0])
+        task, count, env_modes.task_seed(seed, evaluation),
+        max_length(config, task))
 
 
 def define_env_mode_record(batch_env, env_mode):
@@ -374,3 +370,125 @@ def check_resume(logdir, graph_mode):
         f'Cannot resume {logdir} on Python environments: checkpoint {path} '
         'holds the state of an in-graph task (task/*), it was trained with '
         '--env_mode=graph; resume with --env_mode=graph or auto.')
+
+
+RunBatches = collections.namedtuple(
+    'RunBatches', 'env_mode, train, evaluation')
+
+
+def define_run_batches(config, env_mode, evaluation=True):
+    """Define the batches of a run in the graph: the one call that builds a
+    run's environments.
+
+    Checks the env mode, resolves 'auto' (`resolve_env_mode`), and defines
+    the training batch in the variable scope `environments` and, with
+    `evaluation`, the evaluation batch in `eval_environments`, with the
+    seeds of `env_modes.env_seeds` or `env_modes.task_seed`.
+
+    Args:
+      config: Completed configuration (see `env_modes.make_batch_env`) with
+          `seed` and `logdir`.
+      env_mode: A name of `env_modes.mode_names()` or a boolean (see
+          `env_modes.check_env_mode`).
+      evaluation: Whether to define an evaluation batch.
+
+    Raises:
+      ConfigError: When the mode is unknown or cannot run here, or the
+          config or run folder cannot use it (see `resolve_env_mode`).
+      errors.TrainingError: When an environment cannot start; its cause is
+          the original error.
+
+    Returns:
+      `RunBatches` of the resolved mode's name, the training batch and the
+      evaluation batch or None.
+    """
+    env_mode = resolve_env_mode(config, env_modes.check_env_mode(env_mode))
+    train = evaluate = None
+    try:
+        with tf.variable_scope('environments'):
+            train = define_in_graph_batch(config, config.seed, env_mode)
+        if evaluation:
+            with tf.variable_scope('eval_environments'):
+                evaluate = define_in_graph_batch(
+                    config, config.seed, env_mode, evaluation=True,
+                    leader=train)
+    except Exception as error:
+        if train is not None:
+            train.close()
+        # The same environment was built in this process already.
+        message = batch_env_lib.first_line(error)
+        raise errors.TrainingError(
+            f'Cannot start the environments: {message}') from error
+    return RunBatches(env_mode, train, evaluate)
+
+
+def resolve_env_mode(config, env_mode):
+    """The env mode of a run: whether it trains on the in-graph task.
+
+    'graph' needs a config env with an in-graph task; 'auto' becomes
+    'graph' where the env has one (see `auto_batch_env.picks_graph`), and
+    logs it as 'Env mode auto: <env id> has an in-graph task; using
+    graph.'. A run folder resumes only with the kind of batch its
+    checkpoint was trained on, which 'auto' follows; where the checkpoint
+    recorded the Python mode it trained in (`saved_env_mode`), 'auto'
+    resumes in it, so that the environments' state in the checkpoint fits.
+
+    Args:
+      config: Completed configuration with `env` and `logdir`.
+      env_mode: A checked name of `env_modes.mode_names()`.
+
+    Raises:
+      ConfigError: In one line, when 'graph' is asked for an env without an
+          in-graph task (naming those with one), or the checkpoint of the
+          run folder was trained on the other kind of batch.
+
+    Returns:
+      'graph', or the Python mode as given or recorded ('auto' included).
+    """
+    saved = saved_env_mode(config.logdir)
+    if env_mode == 'auto' and saved in env_modes.MODES:
+        # The environments' state in the checkpoint is that of this mode.
+        env_mode = saved
+        logging.getLogger('agents').info(
+            'Env mode auto: the run resumes in %s, the mode it trained in.',
+            saved)
+    if env_mode == 'auto':
+        kind, _ = checkpoint_env_kind(config.logdir)
+        if auto_batch_env.picks_graph(task_of(config) is not None, kind):
+            env_mode = 'graph'
+            logging.getLogger('agents').info(
+                'Env mode auto: %s has an in-graph task; using graph.',
+                config.env)
+    if env_modes.in_graph_mode(env_mode):
+        check_task(config)
+    check_resume(config.logdir, env_modes.in_graph_mode(env_mode))
+    return env_mode
+
+
+def define_in_graph_batch(
+        config, seed, env_mode, evaluation=False, leader=None):
+    """One batch of a run inside the graph, in any env mode.
+
+    Args:
+      config: Completed configuration (see `env_modes.make_batch_env`).
+      seed: The run's seed, or None. In the mode 'graph', the seed of the
+          task's random resets.
+      env_mode: A name that `resolve_env_mode` returned.
+      evaluation: Whether to build the evaluation batch.
+      leader: The run's training batch, whose choice of mode an evaluation
+          batch takes under 'auto' (see `env_modes.make_batch_env`).
+
+    Returns:
+      `environments.InGraphTaskBatch` for 'graph' (see
+      `define_task_batch`), else `tools.InGraphBatchEnv` of
+      `env_modes.make_batch_env`; its variables live below the current
+      scope.
+    """
+    if env_modes.in_graph_mode(env_mode):
+        return define_task_batch(config, seed, evaluation)
+    # pylint: disable-next=not-callable
+    batch_env = tools.InGraphBatchEnv(env_modes.make_batch_env(
+        config, seed, env_mode, evaluation, leader))
+    if not evaluation:
+        define_env_mode_record(batch_env, env_mode)
+    return batch_env

@@ -104,7 +104,7 @@ def test_graph_mode_for_an_env_without_a_task_names_those_with_one(
         env, name):
     config = _config(env=env)
     with pytest.raises(config_io.ConfigError) as error:
-        env_modes.resolve_env_mode(config, 'graph')
+        graph_env.resolve_env_mode(config, 'graph')
     assert str(error.value) == (
         f'--env_mode=graph: the config env {name} has no in-graph task; '
         'tasks with one: Acrobot-v1, CartPole-v1, MountainCar-v0, '
@@ -117,7 +117,7 @@ def test_graph_mode_for_an_env_without_a_task_names_those_with_one(
     ('HalfCheetah-v5', 'auto', 'auto')])
 def test_resolve_env_mode_of_a_new_run(env, mode, expected):
     config = _config(env=env)
-    assert env_modes.resolve_env_mode(config, mode) == expected
+    assert graph_env.resolve_env_mode(config, mode) == expected
 
 
 @pytest.mark.parametrize('has_task, kind, expected', [
@@ -138,7 +138,7 @@ def test_create_batch_env_refuses_the_graph_mode():
 
 def test_auto_logs_that_it_picked_the_graph_mode(caplog):
     with caplog.at_level('INFO', logger='agents'):
-        assert env_modes.resolve_env_mode(_config(), 'auto') == 'graph'
+        assert graph_env.resolve_env_mode(_config(), 'auto') == 'graph'
     assert [record.getMessage() for record in caplog.records] == [
         'Env mode auto: Pendulum-v1 has an in-graph task; using graph.']
 
@@ -146,24 +146,37 @@ def test_auto_logs_that_it_picked_the_graph_mode(caplog):
 def test_graph_is_a_mode_and_its_help_lists_the_tasks():
     assert env_modes.check_env_mode('graph') == 'graph'
     assert env_modes.mode_names()[-1] == 'graph'
+    assert env_modes.MODES['graph'].in_graph
+    assert not any(
+        mode.in_graph for name, mode in env_modes.MODES.items()
+        if name != 'graph')
     assert (
         f"graph: the task as TensorFlow operations in the graph where it has "
         f"an in-graph version ({', '.join(environments.TASKS)})."
         in env_modes.flag_help())
 
 
-def test_an_evaluation_batch_has_eval_episodes_and_a_derived_seed():
+def test_one_call_resolves_auto_and_defines_both_batches_of_a_run():
     graph = tf.Graph()
     with graph.as_default():
-        config = _config(num_agents=3, eval_episodes=5)
-        train_batch = graph_env.define_task_batch(config, 17)
-        with tf.variable_scope('eval_environments'):
-            eval_batch = graph_env.define_task_batch(
-                config, 17, evaluation=True)
+        config = _config(num_agents=3, eval_episodes=5, seed=17)
+        env_mode, train_batch, eval_batch = graph_env.define_run_batches(
+            config, 'auto')
+        assert env_mode == 'graph'
         assert (len(train_batch), len(eval_batch)) == (3, 5)
+        assert {variable.name.split('/')[0]
+                for variable in tf.global_variables()} == {
+                    'environments', 'eval_environments'}
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             seeds = sess.run([train_batch.seed, eval_batch.seed])
     derived = np.random.SeedSequence(17).spawn(2)[1].generate_state(1)[0]
     assert seeds == [17, derived] and seeds[1] != 17
-    assert graph_env.task_seed(None, True) is None
+    assert env_modes.task_seed(None, True) is None
+
+
+def test_one_call_defines_no_evaluation_batch_unless_asked():
+    with tf.Graph().as_default():
+        batches = graph_env.define_run_batches(
+            _config(num_agents=2), 'graph', False)
+    assert batches.evaluation is None and len(batches.train) == 2

@@ -177,7 +177,7 @@ def visualize(
     config = _load_run_config(logdir)
     checkpoint = _find_checkpoint(logdir, checkpoint)
     gl_needed, gl_backend = episode_videos.select_gl_backend(config.env)
-    if env_mode == env_modes.GRAPH:
+    if env_modes.in_graph_mode(env_mode):
         # The in-graph tasks render nothing; gymnasium's environment of the
         # same dynamics records the policy trained on them.
         env_mode = 'auto'

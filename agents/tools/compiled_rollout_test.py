@@ -8,7 +8,7 @@ from agents import environments
 from agents import tools
 from agents.environments import in_graph_task
 from agents.scripts import configs
-from agents.environments import env_modes
+from agents.environments import graph_env
 from agents.tools import compiled_rollout
 from agents.tools.simulate import simulate
 
@@ -214,7 +214,7 @@ def _bridge_batch():
     config = tools.AttrDict(configs.pendulum())
     with config.unlocked:
         config.update(num_agents=3, eval_episodes=3, max_length=15)
-    return env_modes.define_in_graph_batch(
+    return graph_env.define_in_graph_batch(
         config, 5, 'inprocess', evaluation=True)
 
 

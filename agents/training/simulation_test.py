@@ -10,7 +10,7 @@ import tensorflow.compat.v1 as tf
 from agents import tools
 from agents.tools import compiled_ops
 from agents.training import config_spec
-from agents.environments import env_modes
+from agents.environments import graph_env
 from agents.scripts import configs
 from agents.scripts import networks
 from agents.scripts import train
@@ -245,11 +245,8 @@ def test_compiled_programs_translate_to_xla_directly(name):
     start of a run, but for the few without a direct equivalent."""
     config = config_spec.complete_config(_graph_config(name))
     with tf.Graph().as_default() as graph:
-        with tf.variable_scope('environments'):
-            batch_env = env_modes.define_in_graph_batch(config, 5, 'graph')
-        with tf.variable_scope('eval_environments'):
-            eval_batch_env = env_modes.define_in_graph_batch(
-                config, 5, 'graph', evaluation=True, leader=batch_env)
+        _, batch_env, eval_batch_env = graph_env.define_run_batches(
+            config, 'graph')
         graphs = simulation.define_simulation(
             batch_env, eval_batch_env, config)
         # The loop's phases call the compiled rollouts.

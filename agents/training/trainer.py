@@ -25,6 +25,7 @@ from agents.tools import resume_state
 from agents.training import config_io
 from agents.training import config_spec
 from agents.environments import env_modes
+from agents.environments import graph_env
 from agents.training import provenance
 from agents.training import run_folder
 from agents.training import simulation as simulation_lib
@@ -68,7 +69,7 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
       config: Configuration object; `config.logdir` may be None.
       env_mode: How to step the environments: 'auto', 'inprocess',
           'processes' or 'slices' (see `env_modes.MODES`), or 'graph' for
-          the in-graph task (see `env_modes.resolve_env_mode`); True
+          the in-graph task (see `graph_env.define_run_batches`); True
           stands for 'processes' and False for 'inprocess'. None: 'auto'.
       on_report: None, or a function called with the training steps and
           the score at every report, before the score is yielded (the sweep
@@ -87,10 +88,10 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
       The mean evaluation score at every evaluation report.
     """
     env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
-    if env_mode == env_modes.GRAPH:
+    if env_modes.in_graph_mode(env_mode):
         # Before `complete_config` builds the environment, whose loading
         # (MuJoCo's warnings, say) would print ahead of the one line.
-        env_modes.check_graph_task(config)
+        graph_env.check_task(config)
     config = config_spec.complete_config(config)
     if config.logdir:
         # First, since visualize and export need it, and a long run may be
@@ -98,7 +99,6 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
         resumed = os.path.exists(os.path.join(config.logdir, 'config.yaml'))
         logging.getLogger('agents').info(
             'Run folder %s%s.', config.logdir, ', resumed' if resumed else '')
-    env_mode = env_modes.resolve_env_mode(config, env_mode)
     lock = None
     if config.logdir:
         lock = run_folder.RunLock(config.logdir)
@@ -151,24 +151,8 @@ def _train_locked(config, env_mode, lock, on_report):
             random.seed(config.seed)
             np.random.seed(config.seed)
             tf.set_random_seed(config.seed)
-        separate = hasattr(config.algorithm, 'evaluation_view')
-        batch_env = eval_batch_env = None
-        try:
-            with tf.variable_scope('environments'):
-                batch_env = env_modes.define_in_graph_batch(
-                    config, config.seed, env_mode)
-            if separate:
-                with tf.variable_scope('eval_environments'):
-                    eval_batch_env = env_modes.define_in_graph_batch(
-                        config, config.seed, env_mode, evaluation=True,
-                        leader=batch_env)
-        except Exception as error:
-            if batch_env is not None:
-                batch_env.close()
-            # The same environment was built in this process already.
-            message = batch_env_lib.first_line(error)
-            raise errors.TrainingError(
-                f'Cannot start the environments: {message}') from error
+        env_mode, batch_env, eval_batch_env = graph_env.define_run_batches(
+            config, env_mode, hasattr(config.algorithm, 'evaluation_view'))
         batches = _Batches(batch_env, eval_batch_env)
         try:
             try:
@@ -289,7 +273,7 @@ def fully_compiled(config, env_mode):
     """Whether training and its update run as XLA calls: an in-graph task
     with `compile_rollout` and `compile_update`."""
     return bool(
-        env_mode == env_modes.GRAPH and config.get('compile_rollout')
+        env_modes.in_graph_mode(env_mode) and config.get('compile_rollout')
         and config.get('compile_update'))
 
 

@@ -16,7 +16,7 @@ from agents import tools
 from agents.algorithms.ppo import ppo
 from agents.environments import in_graph_task
 from agents.scripts import configs
-from agents.environments import env_modes
+from agents.environments import graph_env
 from agents.scripts import networks
 from agents.tools import envpool_batch_env
 
@@ -51,7 +51,7 @@ def _has_envpool():
 def _batch(config, task):
     """An in-graph task, or the config's environments in an env mode."""
     if isinstance(task, str):
-        return env_modes.define_in_graph_batch(config, 11, task)
+        return graph_env.define_in_graph_batch(config, 11, task)
     return in_graph_task.InGraphTaskBatch(
         task, _AGENTS, seed=11, max_length=config.max_length)
 
