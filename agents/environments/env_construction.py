@@ -74,13 +74,7 @@ def create_environment(
             f'{type(env).__name__}; expected a gymnasium environment.')
     check_spaces(env)
     if not batch_wrappers:
-        if config.max_length:
-            env = tools.wrappers.LimitDuration(env, config.max_length)
-        if config.normalize_ranges:
-            env = tools.wrappers.RangeNormalize(env)
-        if isinstance(env.action_space, gym.spaces.Box):
-            env = tools.wrappers.ClipAction(env)
-        env = tools.wrappers.ConvertTo32Bit(env)
+        env = _apply_wrappers(config, env, tools.wrappers)
     if seed is not None:
         env.reset(seed=int(seed))
         env.action_space.seed(int(seed))
@@ -97,6 +91,42 @@ def _env_name(env):
     return f'{module}:{name}' if module else name
 
 
+def standard_wrappers(config, action_space):
+    """The standard wrappers of the configured environments: one recipe.
+
+    Each environment applies it with `tools.wrappers`
+    (`create_environment`), a batch with `tools.batch_wrappers` on its
+    stacked arrays (`wrap_batch_env`), and an in-graph task as graph
+    operations (`graph_env.define_task_batch`).
+
+    Args:
+      config: Configuration with `max_length` and `normalize_ranges`.
+      action_space: The action space of the environment to wrap.
+
+    Returns:
+      List of pairs of the name of a wrapper class, innermost first, and
+      its keyword arguments: `LimitDuration` to `max_length` steps where
+      it is set, `RangeNormalize` with `normalize_ranges`, `ClipAction`
+      for Box actions, and `ConvertTo32Bit`.
+    """
+    recipe = []
+    if config.max_length:
+        recipe.append(('LimitDuration', dict(duration=config.max_length)))
+    if config.normalize_ranges:
+        recipe.append(('RangeNormalize', {}))
+    if isinstance(action_space, gym.spaces.Box):
+        recipe.append(('ClipAction', {}))
+    recipe.append(('ConvertTo32Bit', {}))
+    return recipe
+
+
+def _apply_wrappers(config, env, module):
+    """`env` inside the `standard_wrappers` of a module's classes."""
+    for name, kwargs in standard_wrappers(config, env.action_space):
+        env = getattr(module, name)(env, **kwargs)
+    return env
+
+
 def wrap_batch_env(config, batch_env):
     """Apply the standard wrappers to a batch, on its stacked arrays.
 
@@ -111,14 +141,7 @@ def wrap_batch_env(config, batch_env):
     Returns:
       The wrapped batch.
     """
-    wrappers = tools.batch_wrappers
-    if config.max_length:
-        batch_env = wrappers.LimitDuration(batch_env, config.max_length)
-    if config.normalize_ranges:
-        batch_env = wrappers.RangeNormalize(batch_env)
-    if isinstance(batch_env.action_space, gym.spaces.Box):
-        batch_env = wrappers.ClipAction(batch_env)
-    return wrappers.ConvertTo32Bit(batch_env)
+    return _apply_wrappers(config, batch_env, tools.batch_wrappers)
 
 
 _ENV_ATTRIBUTES = ('observation_space', 'action_space', 'reset', 'step')

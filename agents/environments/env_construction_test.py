@@ -34,3 +34,33 @@ def test_create_environment_normalizes_and_seeds():
     observ_one = first.step(action)[0]
     observ_two = second.step(action)[0]
     np.testing.assert_array_equal(observ_one, observ_two)
+
+
+@pytest.mark.parametrize('max_length, normalize, space, expected', [
+    (100, True, gym.spaces.Box(-1, 1), [
+        ('LimitDuration', dict(duration=100)), ('RangeNormalize', {}),
+        ('ClipAction', {}), ('ConvertTo32Bit', {})]),
+    (None, False, gym.spaces.Discrete(2), [('ConvertTo32Bit', {})])])
+def test_standard_wrappers_are_one_recipe(
+        max_length, normalize, space, expected):
+    config = tools.AttrDict(max_length=max_length, normalize_ranges=normalize)
+    assert env_construction.standard_wrappers(config, space) == expected
+
+
+def test_an_environment_and_a_batch_apply_the_same_recipe():
+    config = tools.AttrDict(configs.pendulum())
+    env = env_construction.create_environment(config)
+    batch = env_construction.wrap_batch_env(config, tools.BatchEnv([
+        env_construction.create_environment(config, batch_wrappers=True)],
+        blocking=True))
+    names = []
+    while type(env).__module__.startswith('agents.'):
+        names.append(type(env).__name__)
+        env = env.env
+    wrapped = []
+    while isinstance(batch, tools.batch_wrappers.BatchWrapper):
+        wrapped.append(type(batch).__name__)
+        batch = batch.batch_env
+    assert names == wrapped == [
+        name for name, _ in reversed(env_construction.standard_wrappers(
+            config, env.action_space))]

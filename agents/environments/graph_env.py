@@ -35,6 +35,7 @@ import tensorflow.compat.v1 as tf
 from agents import environments
 from agents import tools
 from agents.environments import auto_batch_env
+from agents.environments import env_construction
 from agents.environments import env_modes
 from agents.environments import in_graph_task
 from agents.environments import task as task_lib
@@ -218,26 +219,14 @@ def _normalized_space(space):
         low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
 
-def max_length(config, task):
-    """Steps after which an episode is truncated, as on the Python path.
-
-    Gymnasium's registry limit truncates before a longer `max_length`.
-
-    Args:
-      config: Configuration with `max_length`, or None or 0 for none.
-      task: `environments.Task` class or instance.
-
-    Returns:
-      The int limit.
-    """
-    limit = task.max_episode_steps
-    if config.max_length:
-        limit = min(limit, int(config.max_length))
-    return limit
-
-
 def define_task_batch(config, seed, evaluation=False):
     """The in-graph batch of the config's task, with its standard wrappers.
+
+    The wrappers of `env_construction.standard_wrappers` as graph
+    operations: `StandardTask` maps ranges (`RangeNormalize`) and clips Box
+    actions (`ClipAction`), the batch truncates episodes after the
+    `LimitDuration` or at gymnasium's registry limit, whichever comes
+    first, and holds 32-bit values.
 
     Args:
       config: Completed configuration with `env`, `num_agents`,
@@ -257,12 +246,16 @@ def define_task_batch(config, seed, evaluation=False):
       `task` below the current one.
     """
     check_task(config)
-    task = StandardTask(
-        task_of(config), config.normalize_ranges)
+    task = task_of(config)()
+    recipe = dict(
+        env_construction.standard_wrappers(config, task.action_space))
+    task = StandardTask(task, 'RangeNormalize' in recipe)
+    limit = task.max_episode_steps
+    if 'LimitDuration' in recipe:
+        limit = min(limit, int(recipe['LimitDuration']['duration']))
     count = config.eval_episodes if evaluation else config.num_agents
     return in_graph_task.InGraphTaskBatch(
-        task, count, env_modes.task_seed(seed, evaluation),
-        max_length(config, task))
+        task, count, env_modes.task_seed(seed, evaluation), limit)
 
 
 def define_env_mode_record(batch_env, env_mode):

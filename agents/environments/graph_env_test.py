@@ -82,7 +82,8 @@ def test_standard_task_maps_with_the_wrappers_affine_maps():
 def test_max_length_is_the_configs_within_the_registry_limit(
         max_length, expected):
     config = _config(max_length=max_length)
-    assert graph_env.max_length(config, environments.Pendulum) == expected
+    with tf.Graph().as_default():
+        assert graph_env.define_task_batch(config, 0).max_length == expected
 
 
 def test_define_task_batch_takes_seed_length_and_agents():
