@@ -3,8 +3,9 @@
 `create_environment` builds the environment a config names (by gymnasium id
 or constructor) with the standard wrappers: a time limit of `max_length`,
 observations and actions of finite bounds mapped to [-1, 1], clipped
-actions, 32-bit values. A batch applies the same wrappers to its stacked
-arrays instead (`wrap_batch_env`), once per step for all its environments;
+actions, 32-bit values, as one recipe (`standard_wrappers`). A batch
+applies the same recipe to its stacked arrays instead (`wrap_batch_env`),
+once per step for all its environments;
 `environment_constructor(config, batch_wrappers=True)` then builds the
 environments without them.
 
