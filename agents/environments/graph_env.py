@@ -41,6 +41,7 @@ from agents.environments import in_graph_task
 from agents.environments import task as task_lib
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import resume_state
+from agents.tools import space_wrappers
 from agents.training import checkpoints
 from agents.training import errors
 from agents.training.config_io import ConfigError
@@ -135,16 +136,14 @@ class StandardTask(task_lib.Task):
     def _define_spaces(self):
         observation_space = self._task.observation_space
         action_space = self._task.action_space
-        self._observ_map = self._action_map = None
-        if self._normalize and _finite_dims(observation_space).any():
-            self._observ_map = _affine_map(observation_space)
-            observation_space = _normalized_space(observation_space)
+        self._observ_map = self._action_map = self._clip = None
+        if self._normalize:
+            # The maps and spaces of the wrappers' `RangeNormalize`.
+            (self._observ_map, self._action_map, observation_space,
+             action_space) = space_wrappers.range_scales(
+                 observation_space, action_space, None, None)
         if isinstance(action_space, gym.spaces.Discrete):
-            self._clip = None
             return observation_space, action_space
-        if self._normalize and _finite_dims(action_space).any():
-            self._action_map = _affine_map(action_space)
-            action_space = _normalized_space(action_space)
         self._clip = (
             action_space.low.astype(np.float32),
             action_space.high.astype(np.float32))
@@ -171,8 +170,9 @@ class StandardTask(task_lib.Task):
                 low, high = self._clip
                 action = tf.minimum(tf.maximum(action, low), high)
                 if self._action_map is not None:
-                    center, half_range = self._action_map
-                    action = action * half_range + center
+                    action = (
+                        action * self._action_map.half_range
+                        + self._action_map.center)
         state, observ, reward, terminated = self._task.step(state, action)
         return state, self._map_observ(observ), reward, terminated
 
@@ -184,39 +184,9 @@ class StandardTask(task_lib.Task):
         if self._observ_map is None:
             return observ
         with tf.name_scope('standard_observ'):
-            center, half_range = self._observ_map
-            return (observ - center) / half_range
-
-
-def _finite_dims(space):
-    """The dimensions of a Box with finite, distinct bounds."""
-    with np.errstate(invalid='ignore', over='ignore'):
-        half_range = (
-            space.high.astype(np.float64) - space.low.astype(np.float64)) / 2
-    return np.isfinite(half_range) & (half_range > 0)
-
-
-def _affine_map(space):
-    """Centre and half range of each dimension, as `RangeNormalize` has
-    them: computed in float64, 0 and 1 where a bound is infinite."""
-    low = space.low.astype(np.float64)
-    high = space.high.astype(np.float64)
-    mask = _finite_dims(space)
-    with np.errstate(invalid='ignore', over='ignore'):
-        half_range = (high - low) / 2
-        center = low + half_range
-    return (
-        np.where(mask, center, 0).astype(np.float32),
-        np.where(mask, half_range, 1).astype(np.float32))
-
-
-def _normalized_space(space):
-    """The Box with [-1, 1] in place of the finite bounds."""
-    mask = _finite_dims(space)
-    low = np.where(mask, -1.0, space.low.astype(np.float64))
-    high = np.where(mask, 1.0, space.high.astype(np.float64))
-    return gym.spaces.Box(
-        low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+            return (
+                (observ - self._observ_map.center)
+                / self._observ_map.half_range)
 
 
 def define_task_batch(config, seed, evaluation=False):

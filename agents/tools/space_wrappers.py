@@ -351,7 +351,12 @@ class CacheSpaces(ForwardingWrapper):
 
 
 class _Scale:
-    """Affine map between finite Box bounds and [-1, 1], per dimension."""
+    """Affine map between finite Box bounds and [-1, 1], per dimension.
+
+    Attributes:
+        center: Centre of each dimension, 0 where it is not mapped.
+        half_range: Half range of each dimension, 1 where it is not mapped.
+    """
 
     def __init__(self, space, dtype):
         low = space.low.astype(np.float64)
@@ -363,8 +368,8 @@ class _Scale:
         self._space = space
         self._dtype = dtype
         # Masked out dimensions map through centre 0 and half range 1.
-        self._center = np.where(self._mask, center, 0).astype(dtype)
-        self._half_range = np.where(self._mask, half_range, 1).astype(dtype)
+        self.center = np.where(self._mask, center, 0).astype(dtype)
+        self.half_range = np.where(self._mask, half_range, 1).astype(dtype)
 
     def normalized_space(self):
         """The Box with [-1, 1] in place of the mapped bounds."""
@@ -377,13 +382,13 @@ class _Scale:
     def normalize(self, value):
         """Map a value from the bounds to [-1, 1]."""
         value = np.asarray(value, self._dtype)
-        return ((value - self._center) / self._half_range).astype(
+        return ((value - self.center) / self.half_range).astype(
             self._dtype, copy=False)
 
     def denormalize(self, value):
         """Map a value from [-1, 1] to the bounds, in the space's dtype."""
         value = np.asarray(value, self._dtype)
-        return (value * self._half_range + self._center).astype(
+        return (value * self.half_range + self.center).astype(
             self._space.dtype, copy=False)
 
 
