@@ -80,7 +80,6 @@ def main(argv):
     import tensorflow.compat.v1 as tf
     mark('import tensorflow')
     from agents.training import config_spec
-    from agents.environments import env_modes
     from agents.environments import graph_env
     from agents.training import simulation as simulation_lib
     from agents.training import trainer
@@ -89,13 +88,10 @@ def main(argv):
     config = config_spec.complete_config(
         config_spec.load_named_config(FLAGS.run_config))
     mark('configuration (builds one environment)')
-    env_mode = graph_env.resolve_env_mode(
-        config, env_modes.check_env_mode(FLAGS.run_env_mode))
     graph = tf.Graph()
     with graph.as_default():
-        with tf.variable_scope('environments'):
-            batch_env = graph_env.define_in_graph_batch(
-                config, config.seed, env_mode)
+        env_mode, batch_env, _ = graph_env.define_run_batches(
+            config, FLAGS.run_env_mode, evaluation=False)
         mark('batch of environments' + {
             'auto': ' (auto: the candidates start in the background)',
             'graph': ' (graph: the in-graph task)'}.get(env_mode, ''))

@@ -3,9 +3,8 @@
 `create_environment` builds the environment a config names (by gymnasium id
 or constructor) with the standard wrappers: a time limit of `max_length`,
 observations and actions of finite bounds mapped to [-1, 1], clipped
-actions, 32-bit values, as one recipe (`standard_wrappers`). A batch
-applies the same recipe to its stacked arrays instead (`wrap_batch_env`),
-once per step for all its environments;
+actions, 32-bit values (the recipe of `standard_wrappers`). A batch applies
+them to its stacked arrays instead (`wrap_batch_env`), once per step;
 `environment_constructor(config, batch_wrappers=True)` then builds the
 environments without them.
 
@@ -93,22 +92,16 @@ def _env_name(env):
 
 
 def standard_wrappers(config, action_space):
-    """The standard wrappers of the configured environments: one recipe.
-
-    Each environment applies it with `tools.wrappers`
-    (`create_environment`), a batch with `tools.batch_wrappers` on its
-    stacked arrays (`wrap_batch_env`), and an in-graph task as graph
-    operations (`graph_env.define_task_batch`).
+    """The standard wrappers, one recipe for `tools.wrappers` (one
+    environment), `tools.batch_wrappers` (a batch) and the in-graph tasks
+    (`graph_env.define_task_batch`).
 
     Args:
       config: Configuration with `max_length` and `normalize_ranges`.
       action_space: The action space of the environment to wrap.
 
     Returns:
-      List of pairs of the name of a wrapper class, innermost first, and
-      its keyword arguments: `LimitDuration` to `max_length` steps where
-      it is set, `RangeNormalize` with `normalize_ranges`, `ClipAction`
-      for Box actions, and `ConvertTo32Bit`.
+      List of (wrapper class name, keyword arguments), innermost first.
     """
     recipe = []
     if config.max_length:
@@ -129,11 +122,8 @@ def _apply_wrappers(config, env, module):
 
 
 def wrap_batch_env(config, batch_env):
-    """Apply the standard wrappers to a batch, on its stacked arrays.
-
-    The same wrappers as `create_environment` applies to one environment,
-    from `tools.batch_wrappers`: one NumPy operation per step for the whole
-    batch instead of a few Python calls per environment.
+    """Apply the standard wrappers to a batch, on its stacked arrays: one
+    NumPy operation per step for the whole batch (`tools.batch_wrappers`).
 
     Args:
       config: Configuration with `max_length` and `normalize_ranges`.

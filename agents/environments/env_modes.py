@@ -3,13 +3,10 @@
 An env mode is one entry of `MODES`: its name, the function that builds the
 batch of environments from their constructors, and the check of what it
 needs. The mode 'auto' times some of them and keeps the fastest (see
-`auto_batch_env`). The mode 'graph' is the entry whose environments are
-operations of the graph (`in_graph`): its builder refuses Python
-environments, and `graph_env.define_run_batches` builds a run's batches in
-any mode; 'auto' picks 'graph' where the task has one. `make_batch_env`
-builds the Python batch of a run from its config, with the environment
-seeds of `env_seeds`, the one home of seed derivation. Adding a mode is one
-entry and its builder:
+`auto_batch_env`). The environments of 'graph' are graph operations
+(`in_graph`, see `graph_env.define_run_batches`). `make_batch_env` builds
+the Python batch of a run; every environment seed is derived here. Adding
+a mode is one entry and its builder:
 
     def _build_mine(constructors, timeout, restart):
         ...  # Return a batch env: step, reset, close, spaces, len.
@@ -43,8 +40,8 @@ class EnvMode(collections.namedtuple(
       description: One line for the help of the --env_mode flags.
       check: None, or a function `() -> None` that raises a `ConfigError`
           saying what to install when the mode cannot run here.
-      in_graph: Whether the environments are operations of the graph, which
-          `build` refuses (see `graph_env.define_in_graph_batch`).
+      in_graph: Whether the environments are graph operations (`build`
+          refuses), as in 'graph'.
     """
 
     def __new__(cls, build, description, check=None, in_graph=False):
@@ -314,9 +311,8 @@ def task_seed(seed, evaluation=False):
 
 
 def _given_seeds(seed, count):
-    """One seed per environment of a batch: None for None; `seed + i` for a
-    base seed, the 2017 scheme of `utility.define_batch_env`; or a sequence
-    of `count` seeds (see `env_seeds`)."""
+    """One seed per environment: `seed + i` (the 2017 scheme) for a base
+    seed, Nones for None, or a sequence's `count` seeds."""
     if seed is None or isinstance(seed, (int, np.integer)):
         return [None if seed is None else seed + index
                 for index in range(count)]

@@ -1,31 +1,26 @@
-"""A run's batches in the graph, and the env mode 'graph' that steps its
-task as operations of the graph.
+"""A run's batches in the graph, and the env mode 'graph'.
 
 `define_run_batches` is the one call that builds a run's environments: it
 checks the env mode, resolves 'auto', and defines the training and the
-evaluation batch in the graph, of Python environments
-(`env_modes.make_batch_env`) or of the config's in-graph task.
+evaluation batch in the graph, of Python environments or of the config's
+in-graph task. Where the config's gymnasium id has a task written in
+TensorFlow (`agents.environments.TASKS`), `--env_mode=graph` trains on a
+batch of it (`environments.InGraphTaskBatch`): a step is a few dozen graph
+operations and no Python call.
 
-Where the config's gymnasium id has a task written in TensorFlow
-(`agents.environments.TASKS`), `--env_mode=graph` trains on a batch of it
-(`environments.InGraphTaskBatch`) instead of gymnasium's environments: a
-step is a few dozen graph operations and no Python call.
-
-The batch behaves as the Python batch of `env_modes.make_batch_env` with
-the config's standard wrappers (see `env_construction`): episodes end after
-`max_length` steps or at the limit of gymnasium's registry, whichever comes
-first; with `normalize_ranges` observations and actions of finite bounds are
-mapped to [-1, 1] by the same affine maps in float32 (`StandardTask`); Box
-actions are clipped to their bounds, and the action space has infinite
-bounds as after `ClipAction`. The config's seed keys the task's random
-resets (another stream than gymnasium's NumPy generators).
+The task batch behaves as the Python batch of `env_modes.make_batch_env`:
+it applies the same recipe of standard wrappers
+(`env_construction.standard_wrappers`) as graph operations
+(`StandardTask`, in float32 with the wrappers' affine maps) and truncates
+episodes after `max_length` steps or at gymnasium's registry limit. The
+config's seed keys the task's random resets (another stream than
+gymnasium's NumPy generators).
 
 The task's state lives in the variable scope `task` and is checkpointed, so
 a checkpoint tells which kind of batch trained it (`checkpoint_env_kind`);
 a run resumes only with the same kind (`check_resume`).
 """
 
-import collections
 import logging
 
 import gymnasium as gym
@@ -51,11 +46,6 @@ from agents.training.config_io import ConfigError
 _TASK_VARIABLE = 'task/state'
 # The variable of the env mode of a run's Python environments.
 _ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
-
-
-def task_ids():
-    """The gymnasium ids that have an in-graph task, sorted."""
-    return sorted(environments.TASKS)
 
 
 def task_of(config):
@@ -92,7 +82,7 @@ def check_task(config):
         name = getattr(env, '__qualname__', None) or repr(env)
     raise ConfigError(
         f'--env_mode=graph: the config env {name} has no in-graph task; '
-        f"tasks with one: {', '.join(task_ids())}.")
+        f"tasks with one: {', '.join(sorted(environments.TASKS))}.")
 
 
 class StandardTask(task_lib.Task):
@@ -335,35 +325,23 @@ def check_resume(logdir, graph_mode):
         '--env_mode=graph; resume with --env_mode=graph or auto.')
 
 
-RunBatches = collections.namedtuple(
-    'RunBatches', 'env_mode, train, evaluation')
-
-
 def define_run_batches(config, env_mode, evaluation=True):
-    """Define the batches of a run in the graph: the one call that builds a
-    run's environments.
-
-    Checks the env mode, resolves 'auto' (`resolve_env_mode`), and defines
-    the training batch in the variable scope `environments` and, with
-    `evaluation`, the evaluation batch in `eval_environments`, with the
-    seeds of `env_modes.env_seeds` or `env_modes.task_seed`.
+    """Check the env mode, resolve 'auto' and define a run's batches.
 
     Args:
-      config: Completed configuration (see `env_modes.make_batch_env`) with
-          `seed` and `logdir`.
-      env_mode: A name of `env_modes.mode_names()` or a boolean (see
-          `env_modes.check_env_mode`).
+      config: Completed configuration (see `env_modes.make_batch_env`).
+      env_mode: A name of `env_modes.mode_names()` or a boolean.
       evaluation: Whether to define an evaluation batch.
 
     Raises:
-      ConfigError: When the mode is unknown or cannot run here, or the
-          config or run folder cannot use it (see `resolve_env_mode`).
-      errors.TrainingError: When an environment cannot start; its cause is
-          the original error.
+      ConfigError: When the mode, the config or the run folder cannot be
+          used (see `env_modes.check_env_mode`, `resolve_env_mode`).
+      errors.TrainingError: When an environment cannot start.
 
     Returns:
-      `RunBatches` of the resolved mode's name, the training batch and the
-      evaluation batch or None.
+      Tuple of the resolved mode, the training batch (variable scope
+      `environments`) and the evaluation batch (`eval_environments`) or
+      None.
     """
     env_mode = resolve_env_mode(config, env_modes.check_env_mode(env_mode))
     train = evaluate = None
@@ -382,31 +360,25 @@ def define_run_batches(config, env_mode, evaluation=True):
         message = batch_env_lib.first_line(error)
         raise errors.TrainingError(
             f'Cannot start the environments: {message}') from error
-    return RunBatches(env_mode, train, evaluate)
+    return env_mode, train, evaluate
 
 
 def resolve_env_mode(config, env_mode):
-    """The env mode of a run: whether it trains on the in-graph task.
+    """The env mode of a run: 'graph', or the Python mode as given or
+    recorded.
 
-    'graph' needs a config env with an in-graph task; 'auto' becomes
-    'graph' where the env has one (see `auto_batch_env.picks_graph`), and
-    logs it as 'Env mode auto: <env id> has an in-graph task; using
-    graph.'. A run folder resumes only with the kind of batch its
-    checkpoint was trained on, which 'auto' follows; where the checkpoint
-    recorded the Python mode it trained in (`saved_env_mode`), 'auto'
-    resumes in it, so that the environments' state in the checkpoint fits.
+    'auto' becomes 'graph' where the env has an in-graph task and the run
+    folder's checkpoint allows (`auto_batch_env.picks_graph`), and logs it;
+    where the checkpoint recorded the Python mode it trained in
+    (`saved_env_mode`), 'auto' resumes in it and logs that.
 
     Args:
       config: Completed configuration with `env` and `logdir`.
       env_mode: A checked name of `env_modes.mode_names()`.
 
     Raises:
-      ConfigError: In one line, when 'graph' is asked for an env without an
-          in-graph task (naming those with one), or the checkpoint of the
-          run folder was trained on the other kind of batch.
-
-    Returns:
-      'graph', or the Python mode as given or recorded ('auto' included).
+      ConfigError: In one line, when the env has no in-graph task for
+          'graph', or the checkpoint was trained on the other kind of batch.
     """
     saved = saved_env_mode(config.logdir)
     if env_mode == 'auto' and saved in env_modes.MODES:
@@ -430,22 +402,15 @@ def resolve_env_mode(config, env_mode):
 
 def define_in_graph_batch(
         config, seed, env_mode, evaluation=False, leader=None):
-    """One batch of a run inside the graph, in any env mode.
+    """One batch of a run in the graph, below the current scope.
 
     Args:
-      config: Completed configuration (see `env_modes.make_batch_env`).
-      seed: The run's seed, or None. In the mode 'graph', the seed of the
-          task's random resets.
+      config, seed, evaluation, leader: See `env_modes.make_batch_env`.
       env_mode: A name that `resolve_env_mode` returned.
-      evaluation: Whether to build the evaluation batch.
-      leader: The run's training batch, whose choice of mode an evaluation
-          batch takes under 'auto' (see `env_modes.make_batch_env`).
 
     Returns:
-      `environments.InGraphTaskBatch` for 'graph' (see
-      `define_task_batch`), else `tools.InGraphBatchEnv` of
-      `env_modes.make_batch_env`; its variables live below the current
-      scope.
+      `define_task_batch` for an in-graph mode, else `tools.InGraphBatchEnv`
+      of `env_modes.make_batch_env`.
     """
     if env_modes.in_graph_mode(env_mode):
         return define_task_batch(config, seed, evaluation)

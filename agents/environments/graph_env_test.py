@@ -178,6 +178,6 @@ def test_one_call_resolves_auto_and_defines_both_batches_of_a_run():
 
 def test_one_call_defines_no_evaluation_batch_unless_asked():
     with tf.Graph().as_default():
-        batches = graph_env.define_run_batches(
+        env_mode, train, evaluation = graph_env.define_run_batches(
             _config(num_agents=2), 'graph', False)
-    assert batches.evaluation is None and len(batches.train) == 2
+    assert (env_mode, len(train), evaluation) == ('graph', 2, None)

@@ -351,12 +351,8 @@ class CacheSpaces(ForwardingWrapper):
 
 
 class _Scale:
-    """Affine map between finite Box bounds and [-1, 1], per dimension.
-
-    Attributes:
-        center: Centre of each dimension, 0 where it is not mapped.
-        half_range: Half range of each dimension, 1 where it is not mapped.
-    """
+    """Affine map between finite Box bounds and [-1, 1], per dimension, by
+    `center` and `half_range` (0 and 1 where not mapped)."""
 
     def __init__(self, space, dtype):
         low = space.low.astype(np.float64)
