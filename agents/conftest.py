@@ -1,6 +1,7 @@
 """Fixtures that tests across the package share."""
 
 import os
+import sys
 
 import cloudpickle
 import pytest
@@ -29,3 +30,18 @@ def fixture_restore_mujoco_gl(monkeypatch):
     else:
         monkeypatch.setenv('MUJOCO_GL', original)
     return monkeypatch
+
+
+@pytest.fixture(autouse=True)
+def fixture_op_determinism_per_test():
+    """Switch TensorFlow's op determinism back off after a test that ran a
+    script's `main` in process with a seed, which switches it on for the
+    whole process: later tests of the same worker build unseeded random
+    ops."""
+    yield
+    if 'tensorflow' not in sys.modules:
+        return
+    # pylint: disable-next=import-outside-toplevel
+    from tensorflow.python.framework import config
+    if config.is_op_determinism_enabled():
+        config.disable_op_determinism()

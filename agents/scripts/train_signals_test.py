@@ -9,7 +9,9 @@ and test doubles come from `train_reliability_test`.
 
 import os
 import re
+import shutil
 import signal
+import tempfile
 import time
 
 import pytest
@@ -142,15 +144,25 @@ def _training_steps(run_dir, checkpoint):
         config_io.load_config(run_dir), int(checkpoint.rsplit('-', 1)[1]))
 
 
-def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
+@pytest.fixture(name='short_temp_dir')
+def fixture_short_temp_dir():
+    """An empty temporary folder with a short path: the socket of the
+    forkserver of the slices lies below it, and a Unix socket's path holds
+    at most 107 bytes, which pytest's folders of long test names exceed."""
+    path = tempfile.mkdtemp(prefix='sig-')
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_hung_environment_in_process_stops_the_run_in_one_line(
+        tmp_path, short_temp_dir):
     """An environment stuck in process stops the run after worker_timeout.
 
     Nothing interrupts the stuck step, so the watchdog saves the last
     completed step, prints the line of a worker's timeout and exits,
     leaving no multiprocessing folder `pymp-*` in the temporary folder.
     """
-    temp_dir = tmp_path / 'tmp'
-    temp_dir.mkdir()
+    temp_dir = short_temp_dir
     script, run_dir = _faulty_run(
         tmp_path, 'inprocess', 'hang', environ=dict(TMPDIR=str(temp_dir)),
         worker_timeout=2)
@@ -173,15 +185,15 @@ def test_hung_environment_in_process_stops_the_run_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize('env_mode', ['inprocess', 'slices'])
-def test_signal_during_a_hung_step_saves_and_exits(tmp_path, env_mode):
+def test_signal_during_a_hung_step_saves_and_exits(
+        tmp_path, env_mode, short_temp_dir):
     """SIGTERM ends a run whose step hangs, long before worker_timeout.
 
     The last completed step is saved, no process is left, nor a
     multiprocessing folder `pymp-*` in the temporary folder (the forkserver
     of the slices has its socket there), and the run resumes from it.
     """
-    temp_dir = tmp_path / 'tmp'
-    temp_dir.mkdir()
+    temp_dir = short_temp_dir
     script, run_dir = _faulty_run(
         tmp_path, env_mode, 'hang', environ=dict(TMPDIR=str(temp_dir)))
     saved_step = _terminate_group_and_check_the_save(script, run_dir, tmp_path)

@@ -3,6 +3,7 @@
 import importlib.util
 import logging
 import os
+import sys
 import threading
 
 import tensorflow.compat.v1 as tf
@@ -27,7 +28,7 @@ def set_up_logging(level=logging.INFO):
     logger = logging.getLogger('agents')
     logger.setLevel(level)
     if not logger.handlers:
-        handler = logging.StreamHandler()
+        handler = _StderrHandler()
         handler.setFormatter(logging.Formatter(
             '%(asctime)s %(levelname)s %(message)s', '%H:%M:%S'))
         logger.addHandler(handler)
@@ -73,3 +74,20 @@ def _quiet_event_writers(excepthook):
 
     hook.quiet_event_writers = True
     return hook
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to the `sys.stderr` of the moment, not to the one of its
+    creation, which a caller (a test's capture, say) may have closed."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        """The current standard error."""
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, unused_value):
+        pass
