@@ -1,0 +1,501 @@
+"""The rules of a configuration's values, one table (`RULES`): per key,
+whether a value is valid given the rest of the config, and what is expected,
+with the reason of a limit; `config_spec.check_config` applies them."""
+
+import collections
+import contextlib
+import functools
+import inspect
+import io
+import math
+import re
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.algorithms.ppo import ppo
+from agents.scripts import configs
+from agents.scripts import networks
+from agents.training import config_io
+
+# Seeds of NumPy's global generator, which the config's seed also sets.
+MAX_SEED = 2**32 - 1
+# Most environment steps of a run (the message of `RULES` says 1e12): a
+# trillion, eleven days at a million steps a second; the loop's step counters
+# and time estimates hold it.
+MAX_STEPS = 1e12
+# Most steps one buffer of the graph holds: the episodes of all agents
+# (num_agents x max_length), the update memory (update_every x max_length),
+# an update's chunks and a mini-batch. 2^24 steps of a few dozen float32
+# each stay below TensorFlow's 2 GB per tensor and int32 sizes, which a
+# bigger product overflows (a shape of -294967296).
+MAX_BUFFER_STEPS = 2**24
+# Most passes over the update memory per update: an update is one session
+# call, which a first signal waits for.
+MAX_UPDATE_EPOCHS = 10000
+# Most units of a hidden layer, hidden layers of a network, and weights
+# between its hidden layers: 2^27 float32 weights are 512 MB, three times
+# that with Adam's slots; [100000, 100000] would need 40 GB.
+MAX_LAYER_UNITS = 65536
+MAX_LAYERS = 64
+MAX_HIDDEN_WEIGHTS = 2**27
+# Most threads of each of TensorFlow's pools.
+MAX_THREADS = 1024
+# Most seconds a worker may take to answer: 1e7 is 16 weeks; Python's waits
+# overflow on far larger ones.
+MAX_TIMEOUT = 1e7
+
+
+class Rule(collections.namedtuple('Rule', 'valid, describe')):
+    """How one config value is checked.
+
+    Attributes:
+      valid: Function of the value and the config: whether it is valid.
+      describe: Function of the value and the config returning what the
+          error says after 'Config KEY=VALUE ', e.g. 'must be >= 1'.
+    """
+
+
+def _is_integer(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def _is_real(value):
+    return (isinstance(value, (int, float, np.integer, np.floating))
+            and not isinstance(value, (bool, np.bool_))
+            and math.isfinite(value))
+
+
+def _float32(value):
+    """The value as the graph holds it: float32, where 1e300 is inf and
+    1e-300 is 0."""
+    with np.errstate(over='ignore', under='ignore'):
+        return np.float32(value)
+
+
+def _is_number(value):
+    """Whether a value is a number, finite in float32, the graph's dtype."""
+    return _is_real(value) and bool(np.isfinite(_float32(value)))
+
+
+def _must(expected):
+    return lambda unused_value, unused_config: f'must be {expected}'
+
+
+def _integer(low, high=None, optional=False, expected=None, reason=None):
+    """Rule of an integer from `low` to `high`, or None where optional.
+
+    Args:
+      low: Smallest valid integer.
+      high: None, the largest valid integer, or a function of the config
+          returning it.
+      optional: Whether None is valid.
+      expected: What the message says the value must be; by default it
+          names the range.
+      reason: None, or a function of the config returning why the range
+          ends at `high`, which the message gives after a colon.
+    """
+    def upper(config):
+        return high(config) if callable(high) else high
+
+    def valid(value, config):
+        if value is None:
+            return optional
+        limit = upper(config)
+        return _is_integer(value) and low <= value and (
+            limit is None or value <= limit)
+
+    def describe(value, config):
+        limit = upper(config)
+        text = expected
+        if text is None:
+            text = (f'an integer >= {low}' if limit is None
+                    else f'an integer from {low} to {limit}')
+            text += ' or None' if optional else ''
+        text = f'must be {text}'
+        if reason and _is_integer(value) and limit is not None and (
+                value > limit):
+            text += f': {reason(config)}'
+        return text
+    return Rule(valid, describe)
+
+
+def _number(low=-math.inf, high=math.inf, optional=False, above=False,
+            expected=None):
+    """Rule of a finite number in a range, or None where optional.
+
+    With `above`, the number must exceed `low`; otherwise it may equal it.
+    """
+    def inside(value):
+        return (low < value if above else low <= value) and value <= high
+
+    def valid(value, unused_config):
+        if value is None:
+            return optional
+        return _is_number(value) and inside(_float32(value))
+    if expected is None:
+        if high < math.inf:
+            expected = f'in [{low}, {high}]'
+        else:
+            expected = f"{'>' if above else '>='} {low}"
+        expected = f'a finite number {expected}'
+        expected += ' or None' if optional else ''
+
+    def describe(value, unused_config):
+        text = f'must be {expected}'
+        if _is_real(value) and inside(value):
+            # Valid in float64, not as the graph holds it.
+            text += (
+                f': it is {float(_float32(value))!r} in float32, the dtype '
+                'of the graph')
+        return text
+    return Rule(valid, describe)
+
+
+def _choice(choices):
+    """Rule of one of some strings or None."""
+    def valid(value, unused_config):
+        return any(
+            value is choice or (isinstance(value, str) and value == choice)
+            for choice in choices)
+    return Rule(valid, _must(f'one of {choices}'))
+
+
+def _of_type(kinds, expected, optional=False):
+    """Rule of a value of some types, or None where optional."""
+    def valid(value, unused_config):
+        return (value is None and optional) or (
+            isinstance(value, kinds) and value is not None)
+    return Rule(valid, _must(expected))
+
+
+def _takes_positional(value, count):
+    """Whether a callable takes `count` named positional arguments.
+
+    Arguments that only `*args` would take do not count: `print` takes
+    anything and is no network.
+    """
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return False
+    kinds = (inspect.Parameter.POSITIONAL_ONLY,
+             inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    named = [
+        parameter for parameter in signature.parameters.values()
+        if parameter.kind in kinds]
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return False
+    return len(named) >= count
+
+
+def _signature(expected, count, is_class=False):
+    """Rule of a callable (a class where `is_class`) taking `count`
+    positional arguments."""
+    def valid(value, unused_config):
+        if is_class and not inspect.isclass(value):
+            return False
+        return callable(value) and _takes_positional(value, count)
+    return Rule(valid, _must(expected))
+
+
+@functools.lru_cache(maxsize=None)
+def _maps_tensors(function):
+    """Whether a function maps a float32 tensor to one of its shape.
+
+    Called once on a probe in a graph of its own; what it prints is
+    dropped.
+    """
+    if not _takes_positional(function, 1):
+        return False
+    try:
+        with tf.Graph().as_default(), contextlib.redirect_stdout(
+                io.StringIO()):
+            probe = tf.zeros([2, 3], tf.float32)
+            result = function(probe)
+            return (isinstance(result, tf.Tensor)
+                    and result.dtype == tf.float32
+                    and result.shape.as_list() == [2, 3])
+    except Exception:  # pylint: disable=broad-exception-caught
+        return False
+
+
+def _valid_activation(value, unused_config):
+    try:
+        return callable(value) and _maps_tensors(value)
+    except TypeError:  # Unhashable.
+        return False
+
+
+def _layers(value, unused_config):
+    if not isinstance(value, (tuple, list)) or not all(
+            _is_integer(size) and 1 <= size <= MAX_LAYER_UNITS
+            for size in value):
+        return False
+    return len(value) <= MAX_LAYERS and _hidden_weights(value) <= (
+        MAX_HIDDEN_WEIGHTS)
+
+
+def _hidden_weights(sizes):
+    return sum(int(a) * int(b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+
+def _describe_layers(value, unused_config):
+    message = (
+        f'must be a list of 1 to {MAX_LAYERS} layer sizes from 1 to '
+        f'{MAX_LAYER_UNITS}, with at most 2^27 = {MAX_HIDDEN_WEIGHTS} '
+        'weights between the layers')
+    if isinstance(value, (tuple, list)) and all(
+            _is_integer(size) and size >= 1 for size in value):
+        weights = _hidden_weights(value)
+        if weights > MAX_HIDDEN_WEIGHTS or max(
+                value, default=0) > MAX_LAYER_UNITS:
+            message += (
+                f': these layers would hold {weights} weights, '
+                f'{weights * 4 / 1e9:g} GB in float32')
+    return message
+
+
+def _regexes(value, unused_config):
+    if value is None:
+        return True
+    if not isinstance(value, dict):
+        return False
+    for name, pattern in value.items():
+        if not isinstance(name, str) or not isinstance(pattern, str):
+            return False
+        try:
+            re.compile(pattern)
+        except re.error:
+            return False
+    return True
+
+
+def _max_agents(config):
+    """The valid `max_agents` of a config, or the default one."""
+    limit = config.max_agents
+    if _is_integer(limit) and limit >= 1:
+        return limit
+    return configs.default()['max_agents']
+
+
+def _valid_integer(config, key):
+    """A config's integer value of a key, or its default where it is not
+    a positive integer (its own rule reports it)."""
+    value = config.get(key)
+    if _is_integer(value) and value >= 1:
+        return int(value)
+    return configs.default()[key]
+
+
+def _max_length_limit(config):
+    return MAX_BUFFER_STEPS // _valid_integer(config, 'num_agents')
+
+
+def _max_length_reason(config):
+    return (
+        f"the episodes of num_agents={_valid_integer(config, 'num_agents')} "
+        'agents are held in one buffer of at most 2^24 steps')
+
+
+def _update_every_limit(config):
+    return _buffer_limit(config.get('max_length'))
+
+
+def _update_every_reason(config):
+    return (
+        'the update memory holds update_every episodes of '
+        f"max_length={config.get('max_length')} steps, at most 2^24 steps")
+
+
+def _chunk_length_limit(config):
+    return MAX_BUFFER_STEPS // _valid_integer(config, 'update_every')
+
+
+def _chunk_length_reason(config):
+    return (
+        'the update pads each of the '
+        f"update_every={_valid_integer(config, 'update_every')} episodes "
+        'to whole chunks, at most 2^24 steps in all')
+
+
+def _batch_size_limit(config):
+    return _buffer_limit(config.get('chunk_length'), config.get('max_length'))
+
+
+def _buffer_limit(*sizes):
+    """How many rows of the first valid size (else 1) a buffer holds."""
+    size = next(
+        (size for size in sizes if _is_integer(size) and size >= 1), 1)
+    return MAX_BUFFER_STEPS // size
+
+
+def _batch_size_reason(config):
+    return (
+        'a mini-batch holds batch_size chunks of '
+        f"chunk_length={config.get('chunk_length')} steps, at most 2^24 "
+        'steps')
+
+
+def _valid_eval_episodes(value, config):
+    return _is_integer(value) and 1 <= value <= _max_agents(config)
+
+
+def _describe_eval_episodes(value, config):
+    limit = _max_agents(config)
+    message = (
+        f'must be an integer from 1 to max_agents={limit}: the number of '
+        'evaluation environments, one episode each')
+    if _is_integer(value) and value > limit:
+        message += (
+            f'; it would build {value} environments; raise max_agents where '
+            'the machine holds that many')
+    return message
+
+
+def _valid_num_agents(value, config):
+    return _is_integer(value) and 1 <= value <= _max_agents(config)
+
+
+def _describe_num_agents(value, config):
+    limit = _max_agents(config)
+    message = f'must be an integer from 1 to max_agents={limit}'
+    if _is_integer(value) and value > limit:
+        message += (
+            f': it would build {value} environments; raise max_agents where '
+            'the machine holds that many')
+    return message
+
+
+def _valid_kl_penalty(value, config):
+    return isinstance(value, (bool, np.bool_)) and (
+        bool(value) or bool(config.ppo_clip))
+
+
+def _describe_kl_penalty(value, unused_config):
+    if isinstance(value, (bool, np.bool_)):
+        return ('needs ppo_clip, the policy objective would have no trust '
+                'region otherwise')
+    return 'must be True or False'
+
+
+def _valid_eval_every(value, config):
+    return value is None or (
+        _is_number(value) and 1 <= value <= config.steps)
+
+
+def _describe_eval_every(unused_value, config):
+    return (
+        'must be None or a number of training steps from 1 to '
+        f'steps={config.steps:g}: the run evaluates after every eval_every '
+        'steps and at its end')
+
+
+_BOOL = _of_type((bool, np.bool_), 'True or False')
+
+# Every key of `configs.default()` and the task keys, in the order they are
+# checked: a rule may read keys checked before it (`max_agents` before
+# `num_agents`). The messages read 'Config KEY=VALUE must be ...'.
+RULES = collections.OrderedDict([
+    # Task.
+    ('env', Rule(
+        lambda value, unused_config: (
+            isinstance(value, str) and bool(value)) or callable(value),
+        _must('a gymnasium env id or a callable returning an env'))),
+    ('steps', _number(
+        1, MAX_STEPS,
+        expected='a finite number of environment steps from 1 to 1e12')),
+    (config_io.SOURCE_KEY, _of_type(
+        str, "a 'package.module:function' string", optional=True)),
+    ('logdir', _of_type(str, 'a folder path or None', optional=True)),
+    # General.
+    ('algorithm', _signature(
+        'a class taking (batch_env, step, is_training, should_log, '
+        'config), the algorithm', 5, is_class=True)),
+    ('max_agents', _integer(
+        1, MAX_BUFFER_STEPS,
+        reason=lambda unused_config: (
+            'the agents share buffers of at most 2^24 steps'))),
+    ('num_agents', Rule(_valid_num_agents, _describe_num_agents)),
+    ('eval_episodes', Rule(_valid_eval_episodes, _describe_eval_episodes)),
+    ('eval_stochastic', _of_type(
+        (bool, np.bool_), 'True (sample actions) or False (the greedy mode)')),
+    ('use_gpu', _BOOL),
+    ('seed', _integer(0, MAX_SEED, optional=True,
+                      expected=f'an integer from 0 to {MAX_SEED}')),
+    # Environment.
+    ('normalize_ranges', _BOOL),
+    ('max_length', _integer(
+        1, _max_length_limit, optional=True, reason=_max_length_reason)),
+    ('worker_timeout', _number(
+        0, MAX_TIMEOUT, above=True, optional=True,
+        expected='a positive number of seconds up to 1e7 (16 weeks) or '
+        'None')),
+    ('restart_workers', _BOOL),
+    ('session_threads', _integer(
+        1, MAX_THREADS, optional=True,
+        expected=f'an integer from 1 to {MAX_THREADS} (threads of each of '
+        "TensorFlow's pools) or None")),
+    ('caller_thread', _BOOL),
+    ('compile_rollout', _BOOL),
+    ('eval_every', Rule(_valid_eval_every, _describe_eval_every)),
+    # Network.
+    ('network', _signature(
+        'a function of (config, action_space, observations, length), the '
+        'network', 4)),
+    ('weight_summaries', Rule(_regexes, _must(
+        'None or a mapping of names to regular expressions'))),
+    ('policy_layers', Rule(_layers, _describe_layers)),
+    ('value_layers', Rule(_layers, _describe_layers)),
+    ('activation', Rule(_valid_activation, _must(
+        'a function mapping a float32 tensor to one of its shape, the '
+        'activation'))),
+    ('mean_activation', _choice(networks.MEAN_ACTIVATIONS)),
+    ('weight_init', _choice(networks.WEIGHT_INITS)),
+    ('init_output_factor', _number(0, above=True)),
+    ('init_std', _number(0, above=True)),
+    ('recurrent_value', _BOOL),
+    # Optimization.
+    ('update_every', _integer(
+        1, _update_every_limit, reason=_update_every_reason)),
+    ('update_steps', _integer(
+        1, MAX_BUFFER_STEPS, optional=True, reason=lambda unused_config: (
+            'the update memory holds at most 2^24 steps'))),
+    ('rollout_length', _integer(
+        1, MAX_BUFFER_STEPS, optional=True, reason=lambda unused_config: (
+            'the episode buffers hold at most 2^24 steps'))),
+    ('update_epochs', _integer(
+        1, MAX_UPDATE_EPOCHS, reason=lambda unused_config: (
+            'an update is one session call, which a first signal waits '
+            'for'))),
+    ('optimizer', _signature(
+        'a callable taking the learning rate, the optimizer class', 1)),
+    ('learning_rate', _number(0, above=True)),
+    ('learning_rate_decay', _choice((None, 'linear'))),
+    ('chunk_length', _integer(
+        1, _chunk_length_limit, optional=True,
+        reason=_chunk_length_reason)),
+    ('batch_size', _integer(
+        1, _batch_size_limit, optional=True, reason=_batch_size_reason)),
+    ('max_gradient_norm', _number(0, above=True, optional=True)),
+    ('compile_update', _BOOL),
+    # Losses.
+    ('discount', _number(0, 1, expected='in [0, 1]')),
+    ('gae_lambda', _number(0, 1, optional=True, expected='in [0, 1] or None')),
+    ('bootstrap_truncated', _BOOL),
+    ('reward_normalization', _choice(ppo.REWARD_NORMALIZATIONS)),
+    ('value_loss_clip', _number(0, above=True, optional=True)),
+    ('entropy_regularization', _number(0)),
+    ('ppo_clip', _number(0, above=True, optional=True)),
+    ('kl_penalty', Rule(_valid_kl_penalty, _describe_kl_penalty)),
+    ('kl_target', _number(0, above=True)),
+    ('kl_cutoff_factor', _number(0, above=True)),
+    ('kl_cutoff_coef', _number(0)),
+    ('kl_init_penalty', _number(0)),
+])
+
+# Keys whose rule needs the values derived from the environment.
+DERIVED = ('eval_every',)
