@@ -396,9 +396,8 @@ def _describe_eval_every(unused_value, config):
 
 _BOOL = _of_type((bool, np.bool_), 'True or False')
 
-# Every key of `configs.default()` and the task keys, in the order they are
-# checked: a rule may read keys checked before it (`max_agents` before
-# `num_agents`). The messages read 'Config KEY=VALUE must be ...'.
+# Every key of `configs.default()` and the task keys, checked in this order
+# (`max_agents` before `num_agents`, which reads it): 'Config KEY=VALUE ...'.
 RULES = collections.OrderedDict([
     # Task.
     ('env', Rule(
