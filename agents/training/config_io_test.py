@@ -10,6 +10,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.training import config_io
+from agents.training import config_overrides
 from agents.scripts import configs
 from agents.scripts import networks
 
@@ -175,7 +176,7 @@ def test_overrides_convert_to_the_type_they_replace():
         steps=1e6, num_agents=8, use_gpu=False, seed=None,
         policy_layers=(64, 64), network=networks.feed_forward_gaussian,
         env='Pendulum-v1')
-    overrides = config_io.apply_overrides(config, [
+    overrides = config_overrides.apply_overrides(config, [
         'steps=1e5', 'num_agents=1e1', 'use_gpu=true', 'seed=3',
         'policy_layers=[32, 16]', 'env=CartPole-v1',
         'network=agents.scripts.networks:recurrent_gaussian'])
@@ -188,7 +189,7 @@ def test_overrides_convert_to_the_type_they_replace():
 
 def test_null_switches_off_options_that_are_off_by_default():
     config = tools.AttrDict(configs.cheetah())
-    overrides = config_io.apply_overrides(
+    overrides = config_overrides.apply_overrides(
         config, ['rollout_length=null', 'eval_every=null'])
     assert overrides == dict(rollout_length=None, eval_every=None)
     assert config.rollout_length is None
@@ -208,7 +209,7 @@ def test_overrides_of_the_wrong_type_name_key_and_type(setting, message):
         env='Pendulum-v1', discount=0.99)
     before = dict(config)
     with pytest.raises(config_io.ConfigError) as error:
-        config_io.apply_overrides(config, ['steps=5', setting])
+        config_overrides.apply_overrides(config, ['steps=5', setting])
     assert str(error.value).startswith(f'--set={setting}: ')
     assert message in str(error.value)
     assert '\n' not in str(error.value)
@@ -263,7 +264,7 @@ def test_overrides_are_bounded_in_depth_and_size(text, detail):
     """Nested brackets and YAML aliases end in one short line."""
     config = tools.AttrDict(policy_layers=(64, 64))
     with pytest.raises(config_io.ConfigError) as error:
-        config_io.apply_overrides(config, [f'policy_layers={text}'])
+        config_overrides.apply_overrides(config, [f'policy_layers={text}'])
     shown = config_io.shorten(f'policy_layers={text}')
     assert str(error.value) == (
         f'--set={shown}: not a valid value for policy_layers ({detail}).')
@@ -283,7 +284,7 @@ def test_overrides_of_a_number_keep_what_the_rules_judge():
     """Integral numbers become integers; others, infinite ones too, stay
     for `config_spec.RULES`: seconds may be 2.5, a count may not."""
     config = tools.AttrDict(worker_timeout=600, num_agents=8, max_length=200)
-    overrides = config_io.apply_overrides(config, [
+    overrides = config_overrides.apply_overrides(config, [
         'worker_timeout=2.5', 'num_agents=.inf', 'max_length=1e400'])
     assert overrides == dict(
         worker_timeout=2.5, num_agents=float('inf'),

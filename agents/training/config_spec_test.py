@@ -6,6 +6,7 @@ import pytest
 
 from agents import tools
 from agents.training import config_io
+from agents.training import config_overrides
 from agents.training import config_spec
 from agents.scripts import configs
 
@@ -263,7 +264,7 @@ def test_worker_timeout_and_eval_every_take_what_the_docs_say():
 ])
 def test_infinite_or_fractional_counts_name_the_key(setting, message):
     config = tools.AttrDict(configs.pendulum())
-    config_io.apply_overrides(config, [setting])
+    config_overrides.apply_overrides(config, [setting])
     with pytest.raises(config_io.ConfigError) as error:
         config_spec.check_config(config, completed=False)
     assert str(error.value) == 'Config ' + message

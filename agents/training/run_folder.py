@@ -21,6 +21,7 @@ import re
 
 from agents import tools
 from agents.training import config_io
+from agents.training import config_overrides
 from agents.training import config_spec
 
 LOCK_NAME = '.lock'
@@ -245,7 +246,7 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
         if not config_name:
             raise config_io.ConfigError('Pass --config (and usually --logdir).')
         config = config_spec.load_config_spec(config_name)
-        config_io.apply_overrides(config, settings)
+        config_overrides.apply_overrides(config, settings)
         return config, None, None
     logdir = os.path.expanduser(logdir)
     if timestamp is not None:
@@ -279,7 +280,7 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
             'Pass --config to start a new run (no run folder with timestamp '
             f"'{timestamp}' in {logdir}).")
     config = config_spec.load_config_spec(config_name)
-    config_io.apply_overrides(config, settings)
+    config_overrides.apply_overrides(config, settings)
     run_dir = os.path.join(
         logdir, f'{timestamp}-{config_spec.config_label(config_name)}')
     check_writable(logdir)
@@ -298,7 +299,7 @@ def check_resume_overrides(config, settings, run_dir):
     changed = tools.AttrDict(config)
     for setting in settings:
         key, value = next(iter(
-            config_io.apply_overrides(changed, [setting]).items()))
+            config_overrides.apply_overrides(changed, [setting]).items()))
         if config[key] != value:
             raise config_io.ConfigError(
                 f'--set={setting} would change {key} of the resumed run '

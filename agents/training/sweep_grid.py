@@ -4,6 +4,7 @@ import itertools
 import re
 
 from agents.training import config_io
+from agents.training import config_overrides
 from agents.training import config_spec
 
 
@@ -98,7 +99,7 @@ def build_config(run, run_dir, cpus_per_run=1):
     """
     config = config_spec.load_config_spec(run.config_name)
     # Checked against the config's keys and types as train.py's --set.
-    config_io.apply_overrides(
+    config_overrides.apply_overrides(
         config, [f'{key}={text}' for key, text in run.setting])
     with config.unlocked:
         config.seed = run.seed

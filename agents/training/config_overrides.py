@@ -1,0 +1,140 @@
+"""Overrides of a config's values from the command line: `--set=KEY=VALUE`.
+
+A value is YAML, converted to the type of the value it replaces; the rules
+of `config_rules` judge it afterwards, as any other value.
+"""
+
+import difflib
+
+import numpy as np
+import ruamel.yaml
+
+from agents.scripts import configs
+from agents.training import config_io
+
+
+def apply_overrides(config, settings):
+    """Set config values from 'KEY=VALUE' strings, checking keys and types.
+
+    A value is parsed as YAML, of which JSON is a part: numbers, true and
+    false, null, strings, lists ('[64, 64]', stored as tuples) and mappings.
+    It must fit the type of the value it replaces: an integer where the
+    config holds an integer (1e5 also counts, being integral), a number
+    where it holds a float, true or false for a boolean, a list for a tuple,
+    an import path 'package.module:name' for a callable. Any value may
+    replace None, and null may replace the value of a key that is None by
+    default (`configs.default()`: an option switched off, such as
+    `rollout_length` or `eval_every`).
+
+    Args:
+      config: `tools.AttrDict` to edit; unlocked meanwhile.
+      settings: Sequence of 'KEY=VALUE' strings.
+
+    Raises:
+      config_io.ConfigError: Naming the setting, the key and the expected
+          type, when a setting is not KEY=VALUE, the key is not in the
+          config, or the value does not fit; the config is left unchanged.
+
+    Returns:
+      Dict of the keys set to their new values.
+    """
+    overrides = {}
+    for setting in settings:
+        key, equals, text = str(setting).partition('=')
+        key = key.strip()
+        shown = config_io.shorten(setting)
+        if not equals or not key:
+            raise config_io.ConfigError(
+                f"--set={shown} is not KEY=VALUE; expected e.g. "
+                '--set=learning_rate=1e-3.')
+        if key not in config:
+            close = difflib.get_close_matches(key, [str(k) for k in config])
+            hint = (f"did you mean '{close[0]}'?" if close else
+                    f"keys: {', '.join(sorted(str(k) for k in config))}.")
+            raise config_io.ConfigError(
+                f"--set={shown}: the config has no key "
+                f"'{config_io.shorten(key, 40)}'; {hint}")
+        overrides[key] = _convert_override(shown, key, config[key], text)
+    with config.unlocked:
+        config.update(overrides)
+    return overrides
+
+
+def _convert_override(setting, key, old, text):
+    """The value of an override, converted to the type of the old value."""
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    try:
+        value = yaml.load(text) if text.strip() else None
+        config_io.check_value_size(value)
+    except (ruamel.yaml.YAMLError, ValueError, RecursionError) as error:
+        detail = config_io.shorten(' '.join(str(error).split()), 200)
+        if isinstance(error, RecursionError):
+            detail = 'it nests too deeply'
+        raise config_io.ConfigError(
+            f'--set={setting}: not a valid value for {key} ({detail}).'
+        ) from error
+    if isinstance(value, list):
+        value = tuple(value)
+    if old is None or (value is None and key in _optional_keys()):
+        return value
+    expected, convert = _override_type(old)
+    try:
+        return convert(value)
+    except config_io.ConfigError as error:
+        raise config_io.ConfigError(
+            f'--set={setting}: {key} expects {expected}; {error}') from error
+    except (TypeError, ValueError, OverflowError) as error:
+        raise config_io.ConfigError(
+            f'--set={setting}: {key} expects {expected}, got '
+            f'{config_io.shorten(repr(value))}.') from error
+
+
+def _optional_keys():
+    """Keys that are None by default, where None switches an option off."""
+    return {key for key, value in configs.default().items() if value is None}
+
+
+def _override_type(old):
+    """Description and converter of values that may replace `old`."""
+
+    def integer(value):
+        # A number that is no integer stays as it is, for the rules of
+        # `config_spec` to judge: an integer count refuses it, a number of
+        # seconds (`worker_timeout`) takes it.
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        value = number(value)
+        return int(value) if value.is_integer() else value
+
+    def number(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(value)
+        return float(value)
+
+    def of_type(kind):
+        def check(value):
+            if not isinstance(value, kind):
+                raise TypeError(value)
+            return value
+        return check
+
+    if isinstance(old, (bool, np.bool_)):
+        return 'true or false (bool)', of_type(bool)
+    if isinstance(old, (int, np.integer)):
+        return 'a number (int)', integer
+    if isinstance(old, (float, np.floating)):
+        return 'a number (float)', number
+    if isinstance(old, str):
+        return 'a string (str)', of_type(str)
+    if isinstance(old, (tuple, list)):
+        return 'a list such as [64, 64] (tuple)', of_type(tuple)
+    if isinstance(old, dict):
+        return 'a mapping such as {a: 1} (dict)', of_type(dict)
+    if callable(old):
+        def imported(value):
+            if not isinstance(value, str):
+                raise TypeError(value)
+            return config_io.import_callable(value)
+        return "an import path 'package.module:name' (callable)", imported
+    kind = type(old).__name__
+    return f'a value of type {kind}', of_type(type(old))
