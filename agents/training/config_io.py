@@ -6,8 +6,7 @@ of one as a `!partial` mapping of that path and its arguments (values a
 config may hold). The file is read with a safe loader that resolves only
 those tags: loading a config never constructs arbitrary Python objects.
 
-This module does not import TensorFlow, so that environment worker processes
-may import it.
+It does not import TensorFlow: environment worker processes import it.
 """
 
 import functools
