@@ -283,11 +283,11 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 return tf.identity(action), tf.identity(summary)
 
     def _sample(self, policy):
-        """Sample actions, as the compiled collection does where it can run.
+        """Sample actions with the key of the global step.
 
         On a batch that `collect` can step, the samples come from stateless
-        random ops keyed by the sample seed and the global step, so that the
-        one-step path and the compiled one take the same actions; elsewhere
+        random ops keyed by the sample seed and the global step (the key of
+        `_step_key`), so that every driver takes the same actions; elsewhere
         from TensorFlow's stateful random ops, seeded by the graph seed.
         """
         if not self.compiles_collection(self._batch_env):
