@@ -112,7 +112,10 @@ def test_sigterm_to_the_process_group_mid_step_saves_and_exits_143(
     """
     script, run_dir = _faulty_run(tmp_path, env_mode, 'slow')
     saved_step = _terminate_group_and_check_the_save(script, run_dir, tmp_path)
-    assert saved_step > _last_reported_step(script.lines), '\n'.join(
+    # The signal may land in an evaluation step, or between a report and
+    # the next step (a loaded machine, seen in CI): the step saved is then
+    # the one reported last, never an earlier one.
+    assert saved_step >= _last_reported_step(script.lines), '\n'.join(
         script.lines)
     assert not _wait_until_gone(script.descendants)
 
