@@ -480,9 +480,11 @@ def _train_run(config, env_mode, record, progress):
         record['steps'] = max(record['steps'], _checkpoint_steps(run_dir))
         record['status'] = 'interrupted'
         save()
-        progress.put.remote(
+        # Waited for, as the lines below: the sweep prints its runs' lines
+        # once their tasks returned, and must find this one there.
+        ray.get(progress.put.remote(
             f'[{name}] stopped with a checkpoint at step '
-            f'{record["steps"]:,}.')
+            f'{record["steps"]:,}.'))
         return record
     except Exception as error:
         message = batch_env_lib.first_line(error)
@@ -491,16 +493,16 @@ def _train_run(config, env_mode, record, progress):
             message = f'{type(error).__name__}: {message}'
         record.update(status='failed', error=message)
         save()
-        progress.put.remote(f'[{name}] failed: {message}')
+        ray.get(progress.put.remote(f'[{name}] failed: {message}'))
         return record
     record['status'] = 'finished'
     save()
     final, best = sweep_records.final_and_best(record)
-    progress.put.remote(
+    ray.get(progress.put.remote(
         f'[{name}] finished at step {record["steps"]:,} in '
         f'{record["wall_clock"]:.0f} s: final score '
         f'{sweep_records.format_score(final)}, best '
-        f'{sweep_records.format_score(best)}.')
+        f'{sweep_records.format_score(best)}.'))
     return record
 
 
