@@ -340,34 +340,32 @@ def _batch_size_reason(config):
         'steps')
 
 
-def _valid_eval_episodes(value, config):
+def _valid_environment_count(value, config):
     return _is_integer(value) and 1 <= value <= _max_agents(config)
 
 
 def _describe_eval_episodes(value, config):
     limit = _max_agents(config)
-    message = (
+    return (
         f'must be an integer from 1 to max_agents={limit}: the number of '
-        'evaluation environments, one episode each')
-    if _is_integer(value) and value > limit:
-        message += (
-            f'; it would build {value} environments; raise max_agents where '
-            'the machine holds that many')
-    return message
-
-
-def _valid_num_agents(value, config):
-    return _is_integer(value) and 1 <= value <= _max_agents(config)
+        'evaluation environments, one episode each' +
+        _beyond_max_agents(value, limit, '; '))
 
 
 def _describe_num_agents(value, config):
     limit = _max_agents(config)
-    message = f'must be an integer from 1 to max_agents={limit}'
-    if _is_integer(value) and value > limit:
-        message += (
-            f': it would build {value} environments; raise max_agents where '
-            'the machine holds that many')
-    return message
+    return (
+        f'must be an integer from 1 to max_agents={limit}' +
+        _beyond_max_agents(value, limit, ': '))
+
+
+def _beyond_max_agents(value, limit, separator):
+    """What a count of environments above `max_agents` would build."""
+    if not (_is_integer(value) and value > limit):
+        return ''
+    return (
+        f'{separator}it would build {value} environments; raise max_agents '
+        'where the machine holds that many')
 
 
 def _valid_kl_penalty(value, config):
@@ -418,8 +416,8 @@ RULES = collections.OrderedDict([
         1, MAX_BUFFER_STEPS,
         reason=lambda unused_config: (
             'the agents share buffers of at most 2^24 steps'))),
-    ('num_agents', Rule(_valid_num_agents, _describe_num_agents)),
-    ('eval_episodes', Rule(_valid_eval_episodes, _describe_eval_episodes)),
+    ('num_agents', Rule(_valid_environment_count, _describe_num_agents)),
+    ('eval_episodes', Rule(_valid_environment_count, _describe_eval_episodes)),
     ('eval_stochastic', _of_type(
         (bool, np.bool_), 'True (sample actions) or False (the greedy mode)')),
     ('use_gpu', _BOOL),
