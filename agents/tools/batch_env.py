@@ -54,19 +54,9 @@ class BatchEnv:
         self._restarts = 0
         # Indices of replacements that have not completed a step yet.
         self._fresh = set()
+        check_spaces(self._envs)
         observation_space = self._envs[0].observation_space
         action_space = self._envs[0].action_space
-        for index, env in enumerate(self._envs[1:], 1):
-            if env.observation_space != observation_space:
-                raise ValueError(
-                    f'Environment {index} has the observation space '
-                    f'{env.observation_space}; expected '
-                    f'{observation_space} like environment 0.')
-            if env.action_space != action_space:
-                raise ValueError(
-                    f'Environment {index} has the action space '
-                    f'{env.action_space}; expected {action_space} like '
-                    'environment 0.')
         if getattr(observation_space, 'dtype', None) is None:
             raise ValueError(
                 'BatchEnv stacks observations into one array; expected an '
@@ -346,6 +336,19 @@ def blame(index, function, when=''):
     except Exception as error:
         name_index(error, index, when)
         raise
+
+
+def check_spaces(envs, start=0):
+    """Raise a ValueError unless all environments have the spaces of the
+    first, whose index in the batch is `start`."""
+    for index, env in enumerate(envs[1:], start + 1):
+        for name in ('observation', 'action'):
+            space = getattr(env, name + '_space')
+            expected = getattr(envs[0], name + '_space')
+            if space != expected:
+                raise ValueError(
+                    f'Environment {index} has the {name} space {space}; '
+                    f'expected {expected} like environment {start}.')
 
 
 def close_all(envs):
