@@ -16,11 +16,8 @@ _logger = logging.getLogger('agents')
 class BatchEnv:
     """A batch of environments stepped together.
 
-    `step` returns stacked arrays; `done` is `terminated | truncated`, both
-    flags in the info. Finished environments are reset by `reset` only. In
-    non-blocking mode every action is sent before any result is awaited, so
-    that `ExternalProcess` workers step in parallel. Errors name the index of
-    the environment. With a `restart` function a failed environment is
+    Finished environments are reset by `reset` only. Errors name the index
+    of the environment; with a `restart` function a failed environment is
     replaced instead: a failed reset is retried on the replacement, a failed
     step returns its first observation with zero reward and
     `info['restarted']` set, so that the episode is dropped, not scored.
@@ -55,16 +52,14 @@ class BatchEnv:
         # Indices of replacements that have not completed a step yet.
         self._fresh = set()
         check_spaces(self._envs)
-        observation_space = self._envs[0].observation_space
-        action_space = self._envs[0].action_space
-        if getattr(observation_space, 'dtype', None) is None:
+        self._observation_space = self._envs[0].observation_space
+        self._action_space = self._envs[0].action_space
+        if getattr(self._observation_space, 'dtype', None) is None:
             raise ValueError(
                 'BatchEnv stacks observations into one array; expected an '
-                f'array observation space, got {observation_space}.')
-        self._observation_space = observation_space
-        self._action_space = action_space
-        self._observ_dtype = observation_space.dtype
-        self._observ_shape = observation_space.shape
+                f'array observation space, got {self._observation_space}.')
+        self._observ_dtype = self._observation_space.dtype
+        self._observ_shape = self._observation_space.shape
         self._closed = False
 
     def __len__(self):
@@ -82,27 +77,24 @@ class BatchEnv:
 
     @property
     def observation_space(self):
-        """Observation space of a single environment of the batch."""
+        """Observation space of one environment of the batch."""
         return self._observation_space
 
     @property
     def action_space(self):
-        """Action space of a single environment of the batch."""
+        """Action space of one environment of the batch."""
         return self._action_space
 
     @property
     def restarts(self):
-        """Number of environments replaced after a failure so far."""
+        """Number of environments replaced after failures so far."""
         return self._restarts
 
     @property
     def busy(self):
-        """What a step or reset in progress waits for (`tools.StepWatchdog`).
-
-        None between steps; during one, a tuple of the index of the
-        environment stepping in this process (None while waiting for
-        workers) and the `time.monotonic()` of when that began.
-        """
+        """For `tools.StepWatchdog`: None between steps; during one, the
+        index of the environment stepping in this process (None while
+        waiting for workers) and the `time.monotonic()` it began."""
         return self._busy
 
     def step(self, actions):
@@ -113,15 +105,14 @@ class BatchEnv:
                 cast to the space's dtype, Discrete ones passed as ints.
 
         Raises:
-            ValueError: When the batch size is wrong or an action lies
-                outside the action space.
+            ValueError: When an action is invalid.
             Exception: The first error of a step, naming the environment,
                 unless the batch restarts failed environments.
 
         Returns:
             Tuple of the stacked observations, float32 rewards, bool `done`
-            and an info dict of bool arrays `terminated`, `truncated` and
-            `restarted` and the tuple `infos` of the environments' infos.
+            (terminated or truncated) and an info dict of bool arrays
+            `terminated`, `truncated` and `restarted` and the tuple `infos`.
         """
         actions = self._check_actions(actions)
         results, errors = self._gather([
@@ -135,15 +126,13 @@ class BatchEnv:
             restarted[index] = True
         self._fresh.difference_update(np.flatnonzero(~restarted).tolist())
         observs, rewards, terminated, truncated, infos = zip(*results)
-        observ = self._stack(observs)
-        reward = np.array(rewards, np.float32)
         terminated = np.array(terminated, bool)
         truncated = np.array(truncated, bool)
-        done = terminated | truncated
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
             infos=infos)
-        return observ, reward, done, info
+        return (self._stack(observs), np.array(rewards, np.float32),
+                terminated | truncated, info)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments of the batch.
