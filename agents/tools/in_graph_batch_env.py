@@ -63,10 +63,12 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                     'restarts', (), tf.int64)
             self._env_state = tf.Variable(
                     '', trainable=False, name='env_state')
-        resume_state.keep_for_resume((
-                self._observ, self._action, self._reward, self._done,
-                self._truncated, self._restarted, self._restarts,
-                self._env_state))
+        # The variables of the fields of an `Outcome`, in order.
+        self._outcome = Outcome(
+                self._observ, self._reward, self._done, self._truncated,
+                self._restarted, self._restarts)
+        resume_state.keep_for_resume((self._observ, self._action) + tuple(
+                self._outcome[1:]) + (self._env_state,))
         self._define_resume_ops()
 
     @property
@@ -153,13 +155,8 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
 
     def assign_outcome(self, outcome):
         """The assignment ops of an `Outcome` of every environment."""
-        return [
-                self._observ.assign(outcome.observ),
-                self._reward.assign(outcome.reward),
-                self._done.assign(outcome.done),
-                self._truncated.assign(outcome.truncated),
-                self._restarted.assign(outcome.restarted),
-                self._restarts.assign(outcome.restarts)]
+        return [variable.assign(value)
+                for variable, value in zip(self._outcome, outcome)]
 
     def reset(self, indices=None):
         """Reset some or all environments and store their observations.
@@ -176,15 +173,11 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                 indices = tf.range(len(self._batch_env))
             indices = tf.cast(indices, tf.int32)
             outcome = self.reset_outcome(indices)
-            with tf.control_dependencies([
-                    tf.scatter_update(self._observ, indices, outcome.observ),
-                    tf.scatter_update(self._reward, indices, outcome.reward),
-                    tf.scatter_update(self._done, indices, outcome.done),
-                    tf.scatter_update(
-                            self._truncated, indices, outcome.truncated),
-                    tf.scatter_update(
-                            self._restarted, indices, outcome.restarted),
-                    self._restarts.assign(outcome.restarts)]):
+            updates = [
+                    tf.scatter_update(variable, indices, value)
+                    for variable, value in zip(self._outcome[:-1], outcome)]
+            with tf.control_dependencies(
+                    updates + [self._restarts.assign(outcome.restarts)]):
                 return tf.identity(outcome.observ)
 
     def close(self):
