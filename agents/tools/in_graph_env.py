@@ -13,7 +13,7 @@ _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
 class InGraphEnvBase:
-    """The variables and spaces that `InGraphEnv` and `InGraphBatchEnv` share.
+    """The variables that `InGraphEnv` and `InGraphBatchEnv` share.
 
     Subclasses create the variables `_observ`, `_action`, `_reward`, `_done`
     and `_truncated` (as `_define_variables` does) and name the object whose
@@ -28,16 +28,6 @@ class InGraphEnvBase:
     def __getattr__(self, name):
         forwarding.check_public(self, name)
         return getattr(self._wrapped, name)
-
-    @property
-    def observation_space(self):
-        """Observation space of the environment (of each one of a batch)."""
-        return self._wrapped.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment (of each one of a batch)."""
-        return self._wrapped.action_space
 
     @property
     def observ(self):
