@@ -26,14 +26,8 @@ class Policy:
     """
 
     def initial_state(self, batch_size):
-        """The nested `[batch_size, ...]` state at the start of episodes.
-
-        Args:
-            batch_size: Python int of the environments.
-
-        Returns:
-            Nested tensors, or None for a policy without state.
-        """
+        """The nested `[batch_size, ...]` state at the start of episodes, or
+        None for a policy without state."""
         raise NotImplementedError
 
     def step(self, observ, state, key):
