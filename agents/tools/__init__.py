@@ -1,14 +1,9 @@
 """Generic infrastructure: environment batching, in-graph envs, the loop.
 
-Names load lazily from their modules on first access. Environment worker
-processes import `agents.tools.wrappers` alone and so never import TensorFlow;
-the graph-side names (`InGraphBatchEnv`, `simulate`, `Loop`, ...) import it
-when first used.
-
-Two functions share the name of their module (`simulate`, `count_weights`).
-Importing a submodule makes Python set it as an attribute of the package,
-which would hide the function; the exported names are therefore properties
-of the package's module type, which ignore that assignment.
+Names load lazily, so that worker processes never import TensorFlow. They
+are properties of the package's module type, because Python sets an
+imported submodule as a package attribute, which would hide the functions
+`simulate` and `count_weights` of the modules of the same name.
 """
 
 import importlib

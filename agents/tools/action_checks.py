@@ -16,19 +16,22 @@ def check_actions(actions, space, count):
 
     Raises:
         ValueError: When the batch size, dtype or shape is wrong or an
-            action lies outside the action space, naming the action and its
-            environment.
+            action lies outside the action space, naming its environment.
 
     Returns:
         Box actions as an array in the dtype of the space, Discrete actions
         as a list of Python integers, other actions as a list.
     """
-    if isinstance(space, gym.spaces.Box):
-        array = np.asarray(actions)
-        if array.ndim == 0 or len(array) != count:
-            raise ValueError(
-                f'Expected a batch of {count} actions, one per '
-                f'environment, got {_size(array)}.')
+    box = isinstance(space, gym.spaces.Box)
+    if not box and not isinstance(space, gym.spaces.Discrete):
+        return _check_other(list(actions), space, count)
+    array = np.asarray(actions)
+    if array.ndim == 0 or len(array) != count or (
+            not box and array.ndim != 1):
+        raise ValueError(
+            f'Expected a batch of {count} actions, one per '
+            f'environment, got {_size(array)}.')
+    if box:
         if array.dtype.kind not in _NUMERIC_KINDS:
             raise ValueError(
                 f'Expected numeric actions, got dtype {array.dtype}.')
@@ -38,31 +41,23 @@ def check_actions(actions, space, count):
                 f'got {array.shape}.')
         # Comparisons with NaN are false, so NaN fails this check too.
         valid = (array >= space.low) & (array <= space.high)
-        if not valid.all():
-            index = int(np.argmin(valid.reshape(count, -1).all(1)))
-            raise ValueError(
-                f'Action {array[index]!r} of environment {index} is '
-                f'outside the action space {space}.')
-        return array.astype(space.dtype, copy=False)
-    if isinstance(space, gym.spaces.Discrete):
-        array = np.asarray(actions)
-        if array.ndim != 1 or len(array) != count:
-            raise ValueError(
-                f'Expected a batch of {count} actions, one per '
-                f'environment, got {_size(array)}.')
+    else:
         if array.dtype.kind not in 'iu':
             raise ValueError(
                 f'Expected integer actions for {space}, got dtype '
                 f'{array.dtype}: {array!r}.')
         start = int(space.start)
         valid = (array >= start) & (array < start + int(space.n))
-        if not valid.all():
-            index = int(np.argmin(valid))
-            raise ValueError(
-                f'Action {array[index]!r} of environment {index} is '
-                f'outside the action space {space}.')
-        return array.tolist()
-    actions = list(actions)
+    if not valid.all():
+        index = int(np.argmin(valid.reshape(count, -1).all(1)))
+        raise ValueError(
+            f'Action {array[index]!r} of environment {index} is '
+            f'outside the action space {space}.')
+    return array.astype(space.dtype, copy=False) if box else array.tolist()
+
+
+def _check_other(actions, space, count):
+    """Check actions of a space that is neither Box nor Discrete."""
     if len(actions) != count:
         raise ValueError(
             f'Expected a batch of {count} actions, one per environment, '

@@ -7,13 +7,12 @@ import uuid
 def write_atomic(path, content):
     """Write text to a file so that readers see the old or the new content.
 
-    The text goes to a temporary file beside `path`, which is synced and
-    renamed into place. The file gets the permissions of any other file the
-    process creates (0666 less the umask), not the 0600 of `tempfile`.
+    A synced temporary file beside `path` is renamed into place; it gets
+    the permissions 0666 less the umask, not the 0600 of `tempfile`.
 
     Args:
-      path: Destination file.
-      content: Text to write.
+        path: Destination file.
+        content: Text to write.
     """
     directory = os.path.dirname(os.path.abspath(path))
     temp_path = os.path.join(

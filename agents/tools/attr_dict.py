@@ -6,33 +6,19 @@ import contextlib
 class AttrDict(dict):
     """Dictionary whose keys can also be read and written as attributes.
 
-    Configurations are `AttrDict`s: `config.learning_rate` reads the key
-    `'learning_rate'`, and reading a missing key raises an `AttributeError`
-    that lists the keys (the 2017 class returned None, which let typos
-    pass). As in 2017, every dictionary is locked once constructed, an
-    empty `AttrDict()` included: every edit raises a `RuntimeError`, so that
-    code receiving a configuration cannot change it by accident; pass the
-    values at construction or edit inside `with config.unlocked:`. Locking
-    applies to this dictionary only, not to dictionaries nested in its
-    values.
-
-    Keys that name methods of the class (`copy`, `items`, `lock`, ...) stay
-    reachable with item access (`config['items']`) only.
+    A missing key raises an `AttributeError` that lists the keys (the 2017
+    class returned None, which let typos pass). As in 2017, a dictionary is
+    locked once constructed, even empty: edits raise a `RuntimeError` except
+    inside `with config.unlocked:`. Nested dictionaries are not locked. Keys
+    that name methods (`copy`, `items`, ...) are reachable as items only.
     """
 
-    # Class default, so that instances created through `__new__` alone
-    # (without `__init__`) behave as unlocked until their state is restored.
+    # Instances made by `__new__` alone (unpickling) are unlocked until their
+    # state is restored.
     _locked = False
 
     def __init__(self, *args, **kwargs):
-        """Create a dictionary, with the arguments of `dict()`.
-
-        It is locked, also when empty, as in 2017.
-
-        Args:
-            *args: Optional mapping or iterable of key-value pairs.
-            **kwargs: Further keys and values.
-        """
+        """Create a locked dictionary, with the arguments of `dict()`."""
         super().__init__(*args, **kwargs)
         self.__dict__['_locked'] = True
 
@@ -43,14 +29,7 @@ class AttrDict(dict):
 
     @property
     def unlocked(self):
-        """Context manager that allows edits while it is entered.
-
-        The previous lock state is restored on exit, also after an exception,
-        so nested uses work.
-
-        Returns:
-            A context manager.
-        """
+        """Context manager that allows edits, then restores the lock state."""
         return self._unlocked_context()
 
     def lock(self):
@@ -58,22 +37,13 @@ class AttrDict(dict):
         self.__dict__['_locked'] = True
 
     def copy(self, **updates):
-        """Return a shallow copy with the same lock state.
-
-        Args:
-            **updates: Keys to set or replace in the copy; allowed also when
-                the dictionary is locked, since it does not change this one.
-
-        Returns:
-            A new dictionary of the same type.
-        """
+        """A shallow copy with the same lock state and the keys `updates`."""
         result = type(self)(self)
         dict.update(result, updates)
         result.__dict__['_locked'] = self._locked
         return result
 
     def __getattr__(self, name):
-        # Only called when normal attribute lookup fails.
         if name.startswith('__') and name.endswith('__'):
             # Protocols like copy and pickle probe for special methods.
             raise AttributeError(name)
@@ -108,83 +78,40 @@ class AttrDict(dict):
         super().__delitem__(key)
 
     def __ior__(self, other):
-        if self._locked:
-            self._check_unlocked('update keys ' + _format_keys(dict(other)))
-        return super().__ior__(other)
+        self.update(other)
+        return self
 
     def update(self, *args, **kwargs):
-        """Update keys as `dict.update` does.
-
-        Args:
-            *args: Optional mapping or iterable of key-value pairs.
-            **kwargs: Further keys and values.
-
-        Raises:
-            RuntimeError: When the dictionary is locked.
-        """
+        """`dict.update`; a RuntimeError when locked."""
         if self._locked:
             keys = dict(*args, **kwargs)
             self._check_unlocked('update keys ' + _format_keys(keys))
         super().update(*args, **kwargs)
 
     def setdefault(self, key, default=None):
-        """Return the value of `key`, first setting it to `default` if missing.
-
-        Args:
-            key: Key to look up.
-            default: Value stored when the key is missing.
-
-        Raises:
-            RuntimeError: When the key is missing and the dictionary is locked.
-
-        Returns:
-            The value of the key.
-        """
+        """`dict.setdefault`; a RuntimeError when locked and `key` missing."""
         if key not in self:
             self._check_unlocked(f'set key {key!r}')
         return super().setdefault(key, default)
 
     def pop(self, key, *default):
-        """Remove `key` and return its value, as `dict.pop` does.
-
-        Args:
-            key: Key to remove.
-            *default: Optional value returned when the key is missing.
-
-        Raises:
-            RuntimeError: When the dictionary is locked.
-
-        Returns:
-            The removed value, or the default.
-        """
+        """`dict.pop`; a RuntimeError when locked."""
         self._check_unlocked(f'delete key {key!r}')
         return super().pop(key, *default)
 
     def popitem(self):
-        """Remove and return the last inserted key-value pair.
-
-        Raises:
-            RuntimeError: When the dictionary is locked.
-
-        Returns:
-            Tuple of key and value.
-        """
+        """`dict.popitem`; a RuntimeError when locked."""
         self._check_unlocked('delete the last key')
         return super().popitem()
 
     def clear(self):
-        """Remove all keys.
-
-        Raises:
-            RuntimeError: When the dictionary is locked.
-        """
+        """`dict.clear`; a RuntimeError when locked."""
         self._check_unlocked('delete all keys')
         super().clear()
 
     def __reduce__(self):
-        # Restore the items before the lock state, because the default
-        # protocol of copy.deepcopy() sets the state first and then assigns
-        # items one by one, which a locked dictionary refuses.
+        # Items before the lock state: the default protocol of deepcopy
+        # sets the state first, then items, which a locked dict refuses.
         return type(self), (), (dict(self), self._locked)
 
     def __setstate__(self, state):
@@ -198,6 +125,7 @@ class AttrDict(dict):
 
     @contextlib.contextmanager
     def _unlocked_context(self):
+        """Unlock while entered."""
         previous = self._locked
         self.__dict__['_locked'] = False
         try:
@@ -206,6 +134,7 @@ class AttrDict(dict):
             self.__dict__['_locked'] = previous
 
     def _check_unlocked(self, edit):
+        """Raise the RuntimeError of an `edit` when locked."""
         if self._locked:
             raise RuntimeError(
                     f'Cannot {edit} of a locked {type(self).__name__}; edit '
@@ -213,4 +142,5 @@ class AttrDict(dict):
 
 
 def _format_keys(keys):
+    """The keys as a comma-separated list of reprs."""
     return ', '.join(repr(key) for key in keys)

@@ -16,22 +16,11 @@ _logger = logging.getLogger('agents')
 class BatchEnv:
     """A batch of environments stepped together.
 
-    `step` takes one action per environment and returns stacked arrays;
-    `done` is `terminated | truncated` and both flags stay available in the
-    info, so that algorithms can bootstrap truncated episodes. Environments
-    are not reset automatically: reset the finished ones with `reset`.
-
-    In non-blocking mode every environment is asked to step with
-    `env.step(action, blocking=False)` before any result is awaited, so that
-    `ExternalProcess` workers step in parallel.
-
-    An error of an environment's step or reset names the environment's index
-    in the batch. With a `restart` function, an environment that fails is
-    closed and replaced by a fresh one instead, so that a long run survives
-    a flaky simulator: a failed reset is retried on the replacement, and a
-    failed step returns the replacement's first observation with a zero
-    reward and the environment's flag in `info['restarted']`, so that its
-    episode can be dropped rather than scored.
+    Finished environments are reset by `reset` only. Errors name the index
+    of the environment; with a `restart` function a failed environment is
+    replaced instead: a failed reset is retried on the replacement, a failed
+    step returns its first observation with zero reward and
+    `info['restarted']` set, so that the episode is dropped, not scored.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -43,21 +32,16 @@ class BatchEnv:
 
         Args:
             envs: Sequence of environments with equal spaces.
-            blocking: Whether to step the environments one after another
-                rather than sending all actions before awaiting the results
-                (which needs environments like `ExternalProcess` whose `step`
-                and `reset` accept `blocking=False`).
+            blocking: Whether to step the environments one after another,
+                rather than call `step(action, blocking=False)` on all.
             restart: None to raise the errors of the environments, or a
-                function that takes the index of an environment whose step
-                or reset raised and returns a new environment in its place.
-                A replacement that fails again before its first successful
-                step raises, so that a broken environment cannot restart
-                forever.
+                function from the index of a failed environment to its
+                replacement. A replacement that fails before its first
+                successful step raises.
 
         Raises:
-            ValueError: When `envs` is empty, when an environment's spaces
-                differ from those of the first, or when observations are not
-                arrays.
+            ValueError: When `envs` is empty, their spaces differ, or
+                observations are not arrays.
         """
         self._envs = list(envs)
         if not self._envs:
@@ -67,27 +51,15 @@ class BatchEnv:
         self._restarts = 0
         # Indices of replacements that have not completed a step yet.
         self._fresh = set()
-        observation_space = self._envs[0].observation_space
-        action_space = self._envs[0].action_space
-        for index, env in enumerate(self._envs[1:], 1):
-            if env.observation_space != observation_space:
-                raise ValueError(
-                    f'Environment {index} has the observation space '
-                    f'{env.observation_space}; expected '
-                    f'{observation_space} like environment 0.')
-            if env.action_space != action_space:
-                raise ValueError(
-                    f'Environment {index} has the action space '
-                    f'{env.action_space}; expected {action_space} like '
-                    'environment 0.')
-        if getattr(observation_space, 'dtype', None) is None:
+        check_spaces(self._envs)
+        self._observation_space = self._envs[0].observation_space
+        self._action_space = self._envs[0].action_space
+        if getattr(self._observation_space, 'dtype', None) is None:
             raise ValueError(
                 'BatchEnv stacks observations into one array; expected an '
-                f'array observation space, got {observation_space}.')
-        self._observation_space = observation_space
-        self._action_space = action_space
-        self._observ_dtype = observation_space.dtype
-        self._observ_shape = observation_space.shape
+                f'array observation space, got {self._observation_space}.')
+        self._observ_dtype = self._observation_space.dtype
+        self._observ_shape = self._observation_space.shape
         self._closed = False
 
     def __len__(self):
@@ -105,55 +77,42 @@ class BatchEnv:
 
     @property
     def observation_space(self):
-        """Observation space of a single environment of the batch."""
+        """Observation space of one environment of the batch."""
         return self._observation_space
 
     @property
     def action_space(self):
-        """Action space of a single environment of the batch."""
+        """Action space of one environment of the batch."""
         return self._action_space
 
     @property
     def restarts(self):
-        """Number of environments replaced after a failure so far."""
+        """Number of environments replaced after failures so far."""
         return self._restarts
 
     @property
     def busy(self):
-        """What a step or reset in progress waits for, for watchdogs.
-
-        None between steps and resets. During one, a tuple of the index of
-        the environment that steps or resets in this process, or None while
-        the batch waits for worker processes, and the `time.monotonic()` of
-        when that began. Another thread may read it: a stuck environment in
-        this process cannot be interrupted, but it can be noticed (see
-        `tools.StepWatchdog`).
-        """
+        """For `tools.StepWatchdog`: None between steps; during one, the
+        index of the environment stepping in this process (None while
+        waiting for workers) and the `time.monotonic()` it began."""
         return self._busy
 
     def step(self, actions):
         """Step every environment of the batch.
 
-        Box actions are cast to the dtype of the action space after the
-        bounds check, and Discrete actions handed on as Python integers.
-
         Args:
-            actions: Batch of actions, one per environment.
+            actions: Batch of actions, one per environment; Box actions are
+                cast to the space's dtype, Discrete ones passed as ints.
 
         Raises:
-            ValueError: When the batch size is wrong or an action lies
-                outside the action space.
-            Exception: The first error of an environment's step, its message
-                prefixed with the environment's index, unless the batch
-                restarts failed environments.
+            ValueError: When an action is invalid.
+            Exception: The first error of a step, naming the environment,
+                unless the batch restarts failed environments.
 
         Returns:
-            Tuple of the observations stacked in the dtype of the observation
-            space, float32 rewards, bool `done` flags, and an info dict with
-            bool arrays `terminated`, `truncated` and `restarted` and the
-            tuple `infos` of the environments' info dicts. A restarted
-            environment has just been reset, is neither done nor terminated
-            nor truncated, and earned no reward.
+            Tuple of the stacked observations, float32 rewards, bool `done`
+            (terminated or truncated) and an info dict of bool arrays
+            `terminated`, `truncated` and `restarted` and the tuple `infos`.
         """
         actions = self._check_actions(actions)
         results, errors = self._gather([
@@ -167,34 +126,27 @@ class BatchEnv:
             restarted[index] = True
         self._fresh.difference_update(np.flatnonzero(~restarted).tolist())
         observs, rewards, terminated, truncated, infos = zip(*results)
-        observ = self._stack(observs)
-        reward = np.array(rewards, np.float32)
         terminated = np.array(terminated, bool)
         truncated = np.array(truncated, bool)
-        done = terminated | truncated
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
             infos=infos)
-        return observ, reward, done, info
+        return (self._stack(observs), np.array(rewards, np.float32),
+                terminated | truncated, info)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments of the batch.
 
         Args:
             indices: Indices of the environments to reset; None resets all.
-            seed: None, or an integer from which environment `i` receives the
-                seed `seed + i`.
+            seed: None, or an int; environment `i` gets the seed `seed + i`.
 
         Raises:
-            ValueError: When an index is not an integer in range or the seed
-                is not an integer.
-            Exception: The first error of an environment's reset, its
-                message prefixed with the environment's index, unless the
-                batch restarts failed environments.
+            ValueError: When an index or the seed is not a valid integer.
+            Exception: The first error of a reset, as in `step`.
 
         Returns:
-            Stacked observations of the reset environments, in the order of
-            `indices`.
+            Stacked observations of the reset environments, in order.
         """
         indices = self._check_indices(indices)
         if seed is not None and not isinstance(seed, (int, np.integer)):
@@ -214,15 +166,10 @@ class BatchEnv:
         return self._stack([observ for observ, _ in results])
 
     def get_env_state(self):
-        """The state of every environment, for an exact resumption.
+        """The states of `env_state.get_state`, for an exact resumption.
 
         Raises:
-            env_state.StateUnavailable: When an environment's state is not
-                all in attributes of this process (an `ExternalProcess`'s,
-                say; see `env_state`).
-
-        Returns:
-            List of the states of `env_state.get_state`.
+            env_state.StateUnavailable: When a state is out of reach.
         """
         return [env_state.get_state(env) for env in self._envs]
 
@@ -240,12 +187,7 @@ class BatchEnv:
             env_state.set_state(env, state)
 
     def close(self):
-        """Close every environment of the batch; safe to call again.
-
-        Raises:
-            Exception: The first error of an environment's `close`, after
-                all environments were closed.
-        """
+        """Close every environment, then raise the first error of one."""
         if self._closed:
             return
         self._closed = True
@@ -258,17 +200,10 @@ class BatchEnv:
             pass  # Nothing to report to at garbage collection or exit.
 
     def _gather(self, requests, indices=None):
-        """Call every environment's request; collect results and errors.
+        """Run the requests (of environments `indices`, default all).
 
-        Args:
-            requests: One call per environment, such as a partial of its
-                `step`, that accepts `blocking=False` in non-blocking mode.
-            indices: The index of the environment of each request; None when
-                there is one request per environment, in order.
-
-        Returns:
-            The list of results, None where a request failed, and a dict
-            from the positions of failed requests to their errors.
+        Returns the results, None where one failed, and a dict from the
+        positions of failed requests to their errors.
         """
         if not self._blocking:
             return self._in_parallel([
@@ -277,8 +212,6 @@ class BatchEnv:
         results, errors = [], {}
         try:
             for position, request in enumerate(requests):
-                # A read of the clock per environment and step: the cost of
-                # noticing a stuck environment.
                 self._busy = (
                     position if indices is None else indices[position],
                     time.monotonic())
@@ -292,7 +225,7 @@ class BatchEnv:
         return results, errors
 
     def _in_parallel(self, requests):
-        """`_in_parallel` of the requests, marking the batch busy meanwhile."""
+        """`_in_parallel` of the requests, marking the batch busy."""
         self._busy = (None, time.monotonic())
         try:
             return _in_parallel(requests)
@@ -300,20 +233,7 @@ class BatchEnv:
             self._busy = None
 
     def _replace(self, index, error):
-        """Replace the failed environment `index`, or raise its error.
-
-        Args:
-            index: Index of the environment whose request failed.
-            error: The exception of the request.
-
-        Raises:
-            Exception: `error`, naming the index, without a restart function
-                or when the environment is a replacement that has not
-                completed a step yet; or the error of the restart.
-
-        Returns:
-            The new environment, already in the batch.
-        """
+        """Replace the failed environment `index`, or raise its error."""
         if self._restart is None:
             raise name_index(error, index)
         if index in self._fresh:
@@ -342,6 +262,7 @@ class BatchEnv:
         return env
 
     def _stack(self, observs):
+        """The observations as one array of the space's dtype."""
         return np.stack(observs).astype(self._observ_dtype, copy=False)
 
     def _check_indices(self, indices):
@@ -367,19 +288,10 @@ class BatchEnv:
 
 
 def _in_parallel(requests):
-    """Send every request, then resolve every promise; collect the errors.
+    """Send every request, then resolve every promise; as `_gather`.
 
-    Sending and resolving continue past a failure, so that every healthy
-    worker advances exactly once and its answers stay in step with its
-    requests.
-
-    Args:
-        requests: Callables that send a request and return its promise.
-
-    Returns:
-        The list of the results of the promises, None where a request
-        failed, and a dict from the positions of failed requests to their
-        errors.
+    Both go on past a failure, so that every healthy worker's answers stay
+    in step with its requests.
     """
     promises, errors = [], {}
     for position, request in enumerate(requests):
@@ -401,15 +313,12 @@ def _in_parallel(requests):
 
 
 def blame(index, function, when=''):
-    """Call a function of environment `index`; name the index in its error.
+    """Return `function()`; its error names environment `index`.
 
     Args:
         index: Index of the environment in the batch.
         function: Callable without arguments.
         when: Text after the index in the message, see `name_index`.
-
-    Returns:
-        What the function returns.
     """
     try:
         return function()
@@ -418,14 +327,24 @@ def blame(index, function, when=''):
         raise
 
 
+def check_spaces(envs, start=0):
+    """Raise a ValueError unless all environments have the spaces of the
+    first, whose index in the batch is `start`."""
+    for index, env in enumerate(envs[1:], start + 1):
+        for name in ('observation', 'action'):
+            space = getattr(env, name + '_space')
+            expected = getattr(envs[0], name + '_space')
+            if space != expected:
+                raise ValueError(
+                    f'Environment {index} has the {name} space {space}; '
+                    f'expected {expected} like environment {start}.')
+
+
 def close_all(envs):
     """Close every environment, then raise the first error of one.
 
     Args:
-        envs: Environments, or anything else with a `close()` method.
-
-    Raises:
-        Exception: The first error of a `close()`, after all were called.
+        envs: Objects with a `close()` method.
     """
     error = None
     for env in envs:
@@ -440,8 +359,7 @@ def close_all(envs):
 def name_index(error, index, when=''):
     """Prefix the message of an environment's error with its batch index.
 
-    The exception keeps its type and traceback, so that callers can still
-    catch it by type; an error raised again is not prefixed twice.
+    The exception keeps its type and traceback; it is never prefixed twice.
 
     Args:
         error: Exception raised by environment `index` or its worker.
@@ -461,16 +379,8 @@ def name_index(error, index, when=''):
 
 
 def first_line(error):
-    """The first line of an error, and its last if that names the cause.
-
-    Errors of workers carry the child's traceback after the first line.
-
-    Args:
-        error: Exception.
-
-    Returns:
-        One line of text; the exception's type name when it has no message.
-    """
+    """One line of an error: its first, and its last if that names the
+    cause (a worker's traceback); the type name when it has no message."""
     lines = [line for line in str(error).strip().splitlines() if line]
     if not lines:
         return type(error).__name__

@@ -1,20 +1,9 @@
 """Wrappers of a whole batch of environments, on its stacked arrays.
 
-The per-environment wrappers `LimitDuration`, `RangeNormalize`, `ClipAction`
-and `ConvertTo32Bit` of `agents.tools.wrappers` cost a few Python calls per
-environment and step; at thousands of steps per second these calls take
-longer than simple physics. The wrappers of this module do the same on the
-arrays of a batch like `BatchEnv`: one NumPy operation per step for all the
-environments, with the same results value for value.
-
-A batch wrapper has the batch interface: `step(actions)` returns
-`(observ, reward, done, info)` with the bool arrays `terminated`,
-`truncated` and `restarted` in `info`, and `reset(indices=None, seed=None)`
-returns the stacked observations of the reset environments, with the
-arguments of `BatchEnv.step` and `BatchEnv.reset`; the docstrings of the
-wrappers say what they change. Indexing gives
-the wrapped batch's environments as they are, without the batch wrappers;
-other public attributes are read from the wrapped batch.
+The per-environment wrappers of `agents.tools.wrappers` cost Python calls
+per environment and step; these do the same with one NumPy operation per
+step of a batch like `BatchEnv`, with the same results, and keep its
+`step` and `reset`. Indexing gives the batch's environments unwrapped.
 
 This module must not import TensorFlow: worker processes import it.
 """
@@ -30,12 +19,7 @@ class BatchWrapper:
     """Base of the batch wrappers: forwards everything to the batch."""
 
     def __init__(self, batch_env):
-        """Wrap a batch.
-
-        Args:
-            batch_env: Batch of environments like `tools.BatchEnv`, or
-                another batch wrapper.
-        """
+        """Wrap a batch like `tools.BatchEnv`, or another batch wrapper."""
         self._batch_env = batch_env
         self.observation_space = batch_env.observation_space
         self.action_space = batch_env.action_space
@@ -71,8 +55,7 @@ class BatchWrapper:
         self._batch_env.close()
 
     def get_env_state(self):
-        """The state of the batch and its wrappers; see
-        `tools.BatchEnv.get_env_state`."""
+        """The state of the batch and its wrappers."""
         return dict(self._own_state(), batch=self._batch_env.get_env_state())
 
     def set_env_state(self, state):
@@ -93,19 +76,12 @@ class BatchWrapper:
 class LimitDuration(BatchWrapper):
     """End episodes by truncation after a number of steps, batch-wide.
 
-    The step that reaches the limit sets `truncated` (and so `done`).
-    Stepping an environment whose episode ended, by the limit or otherwise,
-    or that was never reset, raises an error until it is reset. An
-    environment that the batch restarted after a failure begins a new
-    episode.
+    As `wrappers.LimitDuration`; an environment the batch restarted after a
+    failure begins a new episode.
     """
 
     def __init__(self, batch_env, duration):
-        """Wrap a batch, with the `duration` of `wrappers.LimitDuration`.
-
-        Raises:
-            ValueError: As `wrappers.LimitDuration` does.
-        """
+        """Wrap a batch, with the `duration` of `wrappers.LimitDuration`."""
         checked = episode_wrappers.check_duration(duration)
         super().__init__(batch_env)
         self._duration = checked
@@ -152,11 +128,13 @@ class LimitDuration(BatchWrapper):
         return observ
 
     def _own_state(self):
+        """The step counts and flags."""
         return dict(
             steps=self._steps.copy(), started=self._started.copy(),
             ended=self._ended.copy())
 
     def _set_own_state(self, state):
+        """Set the step counts and flags."""
         self._steps[...] = state['steps']
         self._started[...] = state['started']
         self._ended[...] = state['ended']
@@ -165,16 +143,11 @@ class LimitDuration(BatchWrapper):
 class RangeNormalize(BatchWrapper):
     """Map finite Box bounds of observations and actions to [-1, 1].
 
-    The batch version of `wrappers.RangeNormalize`, with the same arguments
-    and the same results.
+    The batch version of `wrappers.RangeNormalize`.
     """
 
     def __init__(self, batch_env, observ=None, action=None):
-        """Wrap a batch, with the arguments of `wrappers.RangeNormalize`.
-
-        Raises:
-            ValueError: As `wrappers.RangeNormalize` does.
-        """
+        """Wrap a batch, with the arguments of `wrappers.RangeNormalize`."""
         super().__init__(batch_env)
         self._observ, self._action, observation_space, action_space = (
             space_wrappers.range_scales(
@@ -184,11 +157,7 @@ class RangeNormalize(BatchWrapper):
         self.action_space = action_space
 
     def step(self, actions):
-        """Map the actions to the environments' bounds and step.
-
-        Args:
-            actions: Batch of actions in the normalised action space.
-        """
+        """Map the normalised actions to the environments' bounds; step."""
         if self._action is not None:
             actions = self._action.denormalize(actions)
         observ, reward, done, info = self._batch_env.step(actions)
@@ -207,15 +176,11 @@ class RangeNormalize(BatchWrapper):
 class ClipAction(BatchWrapper):
     """Clip actions to the bounds of the Box action space.
 
-    The batch version of `wrappers.ClipAction`: the action space has
-    infinite bounds, so that samples of an unbounded policy pass.
+    The batch version of `wrappers.ClipAction`, with infinite bounds.
     """
 
     def __init__(self, batch_env):
         """Wrap a batch.
-
-        Args:
-            batch_env: Batch with a Box action space.
 
         Raises:
             ValueError: When the action space is not a Box.
@@ -225,26 +190,15 @@ class ClipAction(BatchWrapper):
         self.action_space = self._clip.space
 
     def step(self, actions):
-        """Clip the actions to the environments' bounds and step.
-
-        Args:
-            actions: Batch of actions of any magnitude.
-        """
+        """Clip the actions to the environments' bounds and step."""
         return self._batch_env.step(self._clip(actions))
 
 
 class ConvertTo32Bit(BatchWrapper):
-    """Convert 64-bit observations to 32 bits; rewards are float32 already.
-
-    The batch version of `wrappers.ConvertTo32Bit`.
-    """
+    """The batch version of `wrappers.ConvertTo32Bit`."""
 
     def __init__(self, batch_env):
-        """Wrap a batch.
-
-        Args:
-            batch_env: Batch to convert.
-        """
+        """Wrap a batch."""
         super().__init__(batch_env)
         self.observation_space = space_wrappers.space_to_32bit(
             batch_env.observation_space)
@@ -261,6 +215,7 @@ class ConvertTo32Bit(BatchWrapper):
         return self._convert(self._batch_env.reset(indices, seed))
 
     def _convert(self, observ):
+        """The observations in 32 bits."""
         if self._dtype is None:
             return observ
         return np.asarray(observ).astype(self._dtype, copy=False)

@@ -1,22 +1,9 @@
 """Operations for code that XLA compiles, and the compiled functions.
 
-XLA turns most TensorFlow operations into its own instructions directly, but
-on this TensorFlow (2.21) a few common ones have no such kernel any more and
-are translated one at a time through MLIR: `Select` (TF1's `tf.where`),
-`Relu` and its gradient, `IsFinite`, `Sqrt`, `CheckNumerics`, `Exp`, `Tanh`
-and others. That costs about 8 ms per operation in the graph, against 0.1 ms
-for the rest, and it is paid at every start of a run, also when the compiled
-program comes from the persistent cache (its key is the translated program):
-the `pendulum` config's three programs held 163 such operations, 1.3 s of
-its start-up (TensorFlow's XLA logs; `benchmarks/profile_paths.py`). The
-functions here compute the same values with operations that XLA translates
-directly; code that may be compiled uses them, and the uncompiled paths do
-too, so that both give the same numbers.
-
-`compiled_function` makes the `tf.function(jit_compile=True)` of the
-package. While it traces, `check_numerics` adds no check: XLA cannot fail a
-call, so it would drop the check anyway; compiled code checks for NaN and
-Inf with `is_finite` and returns a flag that ops outside the call check.
+On TensorFlow 2.21 XLA translates some common operations (`Select`, `Relu`,
+`Sqrt`, ...) one at a time, at about 8 ms each per start of a run (see
+docs/performance.md); the functions here compute the same values without
+them, on the compiled and the uncompiled paths alike.
 """
 
 import collections
@@ -27,8 +14,7 @@ import threading
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-# Operations that this TensorFlow translates to XLA one at a time through
-# MLIR, at about 8 ms each: compiled code goes without them where it can.
+# The operations that XLA translates one at a time, through MLIR.
 SLOW_TO_TRANSLATE = frozenset((
     'Select', 'Relu', 'ReluGrad', 'IsFinite', 'IsNan', 'Sqrt', 'Rsqrt',
     'CheckNumerics', 'Exp', 'Tanh', 'Cos', 'Abs', 'Sigmoid', 'Softmax',
@@ -38,8 +24,11 @@ _tracing = threading.local()
 
 
 def compiled_function(function):
-    """`tf.function(function, jit_compile=True, autograph=False)`, whose
-    tracing leaves out `check_numerics`."""
+    """`tf.function(function, jit_compile=True, autograph=False)`.
+
+    Its tracing leaves out `check_numerics`, which XLA would drop anyway:
+    compiled code returns an `is_finite` flag that ops outside check.
+    """
 
     @functools.wraps(function)
     def _traced(*args, **kwargs):
@@ -65,29 +54,18 @@ def _compiling():
 
 
 def check_numerics(tensor, message):
-    """`tf.debugging.check_numerics` of a floating point tensor, except in
-    compiled code (see the module's docstring) or for other dtypes, where
-    the tensor is returned as it is."""
+    """`tf.debugging.check_numerics` of a floating point tensor; other
+    tensors, and all in compiled code, are returned as they are."""
     if tracing_compiled() or not tensor.dtype.is_floating:
         return tensor
     return tf.debugging.check_numerics(tensor, message)
 
 
 def where(condition, x, y):
-    """Elements of `x` where `condition` holds, else of `y`.
+    """TF1's `tf.where(condition, x, y)`: elements of `x` where true.
 
-    Like TF1's `tf.where` of three arguments: a condition of lower rank than
-    `x` selects along the leading dimensions (a rank-1 condition selects
-    whole rows), one of the same shape elementwise.
-
-    Args:
-        condition: Boolean tensor whose shape is a prefix of `x`'s.
-        x: Tensor.
-        y: Tensor of the dtype of `x`, of its shape or one that broadcasts
-            to it (such as a scalar).
-
-    Returns:
-        Tensor of the shape of `x`.
+    A condition of lower rank selects along the leading dimensions (rank 1:
+    whole rows); `y` broadcasts to the shape of `x`.
     """
     x = tf.convert_to_tensor(x)
     condition = tf.convert_to_tensor(condition)
@@ -103,11 +81,9 @@ def where(condition, x, y):
 
 
 def is_finite(tensor):
-    """Elementwise whether the values are neither NaN nor infinite.
-
-    NaN compares false with every number, so the range test fails for it.
-    """
+    """Elementwise whether the values are neither NaN nor infinite."""
     tensor = tf.convert_to_tensor(tensor)
+    # NaN compares false with every number, so it fails the range test.
     largest = tf.constant(
         np.finfo(tensor.dtype.as_numpy_dtype).max, tensor.dtype)
     return tf.logical_and(tensor >= -largest, tensor <= largest)
@@ -145,16 +121,8 @@ def _values(tensors):
 
 
 def compiled_op_types(graph):
-    """Counts of the operation types in the compiled functions of a graph.
-
-    Args:
-        graph: `tf.Graph`.
-
-    Returns:
-        `collections.Counter` from operation type to its number of
-        operations in the functions that XLA compiles, and in those they
-        call (loop bodies, branches).
-    """
+    """`collections.Counter` of the op types in the functions of `graph`
+    that XLA compiles, and in those they call (loop bodies, branches)."""
     library = {
         function.signature.name: function
         for function in graph.as_graph_def().library.function}

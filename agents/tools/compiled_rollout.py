@@ -1,19 +1,11 @@
 """Many steps of a policy on a batch of environments in one session call.
 
-On a batch of environments written in TensorFlow operations (such as
-`agents.environments.InGraphTaskBatch`) the policy, a set of pure functions,
-and the environments step together in one `tf.while_loop` inside one
-`tf.function(jit_compile=True)`: XLA compiles the whole rollout, which then
-runs as a single operation of the TF1 graph, without the per-operation cost
-of the graph (about 1-3 us per node) at every step. On Python or C
-environments behind the numpy_function bridge the same loop runs as plain
-graph ops, one session call instead of one per step (see
-`tools.rollout_env`). Summaries, checks that raise and variable writes stay
-outside the loop.
-
-The environments stop at the first step whose actions, observations or
-rewards are not finite; the rollout's result then fails as the checks of
-the one-step path fail (`observ : Tensor had NaN values`, and so on) and no
+On in-graph tasks (`agents.environments.InGraphTaskBatch`) the policy and
+the environments step in one `tf.while_loop` that XLA compiles; on Python or
+C environments (`tools.rollout_env`) the same loop runs as plain graph ops.
+Summaries, raising checks and variable writes stay outside the loop. The
+loop stops at the first step that is not finite; the result then fails as
+the one-step path's checks do (`observ : Tensor had NaN values`) and no
 variable is written.
 """
 
@@ -29,22 +21,13 @@ from agents.tools import compiled_ops
 class Policy:
     """The interface of a policy that a compiled rollout calls.
 
-    Everything is a pure function of tensors, since it runs inside the
-    compiled loop: the policy may read variables (its weights, normalizer
-    statistics) but must not write them, and random numbers must come from
-    stateless operations keyed by the given key.
+    Pure functions of tensors: they may read variables but not write them,
+    and draw random numbers from stateless ops keyed by the given key.
     """
 
     def initial_state(self, batch_size):
-        """The per-environment state at the beginning of episodes.
-
-        Args:
-            batch_size: Python int of the environments.
-
-        Returns:
-            Nested structure of tensors `[batch_size, ...]`, or None for a
-            policy without state.
-        """
+        """The nested `[batch_size, ...]` state at the start of episodes, or
+        None for a policy without state."""
         raise NotImplementedError
 
     def step(self, observ, state, key):
@@ -53,12 +36,10 @@ class Policy:
         Args:
             observ: float32 tensor of the batch of observations.
             state: The nested per-environment state, or None.
-            key: int64 tensor `[2]`, the seed of stateless random ops,
-                different at every step.
+            key: int64 tensor `[2]`, a new seed of stateless ops every step.
 
         Returns:
-            Tuple of the action batch and the next state (None without
-            state).
+            Tuple of the action batch and the next state (or None).
         """
         raise NotImplementedError
 
@@ -66,34 +47,23 @@ class Policy:
 def first_episodes(batch_env, policy, num_steps, key_offset=0):
     """Begin all episodes anew and run `num_steps` steps in one session call.
 
-    Every environment begins an episode, steps under the policy's actions,
-    and begins a new episode on the step after one ends, as `tools.simulate`
-    does on a batch reset at the first step; the first episode of each
-    environment is scored. The batch's variables are then set as that many
-    steps of `tools.simulate` would have left them (observations, flags and
-    outcome of the last step, and on an in-graph task its states, step
-    counts and random counter), so that a rollout here and the one-step
-    path draw the same initial states and give the same scores for the same
-    actions.
-
-    On an in-graph task the loop is one XLA-compiled call, elsewhere a plain
-    graph loop (see the module's docstring, also for non-finite values).
+    Episodes begin anew on the step after they end, as in `tools.simulate`;
+    the first of each environment is scored. The batch's variables (and an
+    in-graph task's states, step counts and random counter) are left as
+    that many steps of `tools.simulate` would leave them, with the same
+    initial states and scores for the same actions.
 
     Args:
         batch_env: An in-graph task (`InGraphTaskBatch`) or a
-            `tools.InGraphBatchEnv`; the variables `observ`, `done`, and
-            where it has them `action`, `reward` and `truncated`, receive
-            those of the last step.
+            `tools.InGraphBatchEnv`.
         policy: `Policy`.
         num_steps: Python int of the steps, at least 1.
-        key_offset: Integer added to the random key of the policy, so that
+        key_offset: Integer added to the policy's random key, so that
             rollouts of different purposes draw different numbers.
 
     Returns:
-        Tuple of the bool tensor `[batch]` of the environments whose first
-        episode ended, and the float32 tensor `[batch]` of those episodes'
-        scores (the running score of episodes that did not end), both
-        available once the variables were written.
+        Tuple of bool `[batch]`, whose first episode ended, and float32
+        `[batch]`, its score (the running score where it did not end).
 
     Raises:
         ValueError: When `num_steps` is not a positive Python int, or the
@@ -111,16 +81,7 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
     size = len(batch_env)
 
     def _rollout(seed, env_state):
-        zeros = tf.zeros([size], tf.float32)
-        flags = tf.zeros([size], tf.bool)
-        observ = tf.zeros_like(batch_env.observ)
-        action = tf.zeros_like(batch_env.action)
-        carry = _Carry(
-            index=tf.constant(0), env=env_state, observ=observ,
-            done=tf.ones([size], tf.bool), action=action, reward=zeros,
-            truncated=flags, policy_state=_initial_state(policy, size),
-            score=zeros, first_done=flags, first_score=zeros,
-            bad=no_failure(observ, action))
+        carry = _initial_carry(batch_env, policy, env_state)
 
         def _running(carry):
             return tf.logical_and(
@@ -145,16 +106,39 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             _rollout = compiled_ops.compiled_function(_rollout)
         carry = _rollout(env.rollout_seed(), env.initial())
         with tf.control_dependencies(failure_checks(carry.bad)):
-            writes = env.assign(carry.env) + [
-                batch_env.observ.assign(carry.observ),
-                batch_env.done.assign(carry.done)]
-            for name in ('action', 'reward', 'truncated'):
-                variable = getattr(batch_env, name, None)
-                if variable is not None:
-                    writes.append(variable.assign(getattr(carry, name)))
+            writes = _write_last_step(batch_env, env, carry)
         with tf.control_dependencies(writes):
             return tf.identity(carry.first_done), tf.identity(
                 carry.first_score)
+
+
+def _initial_carry(batch_env, policy, env_state):
+    """The `_Carry` of a rollout before its first step: all episodes done."""
+    size = len(batch_env)
+    zeros = tf.zeros([size], tf.float32)
+    flags = tf.zeros([size], tf.bool)
+    observ = tf.zeros_like(batch_env.observ)
+    action = tf.zeros_like(batch_env.action)
+    return _Carry(
+        index=tf.constant(0), env=env_state, observ=observ,
+        done=tf.ones([size], tf.bool), action=action, reward=zeros,
+        truncated=flags, policy_state=_initial_state(policy, size),
+        score=zeros, first_done=flags, first_score=zeros,
+        bad=no_failure(observ, action))
+
+
+def _write_last_step(batch_env, env, carry):
+    """The assignments of the last step to the env state and the variables
+    `observ`, `done`, and where the batch has them `action`, `reward` and
+    `truncated`."""
+    writes = env.assign(carry.env) + [
+        batch_env.observ.assign(carry.observ),
+        batch_env.done.assign(carry.done)]
+    for name in ('action', 'reward', 'truncated'):
+        variable = getattr(batch_env, name, None)
+        if variable is not None:
+            writes.append(variable.assign(getattr(carry, name)))
+    return writes
 
 
 def _initial_state(policy, size):
@@ -164,20 +148,9 @@ def _initial_state(policy, size):
 
 
 def _rollout_step(env, policy, carry, size, key_of):
-    """One step of a rollout: begin episodes where the last ended, act,
-    step, and score the first episodes.
-
-    Args:
-        env: `rollout_env` of the batch.
-        policy: `Policy`.
-        carry: `_Carry` before the step.
-        size: Python int, the environments of the batch.
-        key_of: Function from the env state after the resets to the random
-            key of the policy's step.
-
-    Returns:
-        `_Carry` after the step.
-    """
+    """The `_Carry` after a step: begin episodes where the last ended, act,
+    step, and score the first episodes; `key_of` maps the env state after
+    the resets to the policy's random key."""
     begin = carry.done
     env_state, observ = env.begin(carry.env, begin, carry.observ)
     policy_state = _where_nested(
@@ -210,16 +183,12 @@ def _none_if_empty(state):
 def no_failure(observ, action):
     """The `Failure` record of a loop that has not failed.
 
-    A compiled loop carries the record from step to step (`first_failure`)
-    and stops where it failed; outside the compiled call, `failure_checks`
-    fail the session run as the one-step path's checks would.
+    A compiled loop carries it (`first_failure`) and stops where it failed;
+    outside the call, `failure_checks` fail as the one-step path would.
 
     Args:
         observ: Tensor of a batch of observations, for the shape.
         action: Tensor of a batch of actions, for the shape.
-
-    Returns:
-        `Failure` of zeros, not failed.
     """
     return Failure(
         failed=tf.constant(False), action=tf.zeros_like(action),
@@ -228,16 +197,13 @@ def no_failure(observ, action):
 
 
 def first_failure(failure, action, observ, reward):
-    """The record after a step: the values of the first step not finite.
+    """The `Failure` after a step: the values of the first not finite.
 
     Args:
         failure: `Failure` before the step.
         action: The step's actions (checked where floating point).
         observ: The step's observations.
         reward: The step's rewards.
-
-    Returns:
-        `Failure`.
     """
     checked = [observ, reward]
     if action.dtype.is_floating:
@@ -253,16 +219,14 @@ def first_failure(failure, action, observ, reward):
 
 
 def failure_checks(failure):
-    """Checks that fail as the one-step path does where a step failed.
-
-    In the order of the one-step path's checks, actions first: for example
-    `action : Tensor had NaN values`.
+    """Checks that fail as the one-step path's, actions first, where a
+    step failed (`action : Tensor had NaN values`).
 
     Args:
         failure: `Failure` after a compiled loop.
 
     Returns:
-        List of the last check's tensor; run after the earlier ones.
+        List of the last check's tensor, run after the earlier ones.
     """
     checks = []
     for name in ('action', 'observ', 'reward'):
@@ -280,9 +244,8 @@ def _where_nested(condition, new, old):
         lambda new, old: compiled_ops.where(condition, new, old), new, old)
 
 
-# The loop state of a rollout: the batch's loop state (see
-# `tools.rollout_env`) and variables, the policy's state,
-# the scores, and the record of the first step that was not finite.
+# The loop state of a rollout: the batch's (see `tools.rollout_env`), its
+# variables, the policy's state, the scores and the `Failure` record.
 _Carry = collections.namedtuple('_Carry', (
     'index, env, observ, done, action, reward, truncated, policy_state, '
     'score, first_done, first_score, bad'))

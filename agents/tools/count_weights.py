@@ -10,10 +10,10 @@ def count_weights(scope=None, exclude=None, graph=None):
     """Count the trainable weights, optionally of one scope only.
 
     Args:
-        scope: Count only variables whose names start with this scope; a
-            trailing slash is added, so 'policy' does not match 'policy_2'.
-        exclude: Regular expression (a string or compiled pattern); variables
-            whose names match it from their start are left out.
+        scope: Count only variables of this scope ('policy' does not match
+            'policy_2').
+        exclude: Regular expression; variables whose names match it from
+            their start are left out.
         graph: Graph to search; defaults to the default graph.
 
     Raises:
@@ -22,11 +22,10 @@ def count_weights(scope=None, exclude=None, graph=None):
     Returns:
         Integer number of weights.
     """
-    if scope:
-        scope = scope if scope.endswith('/') else scope + '/'
     graph = graph or tf.get_default_graph()
     variables = graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
     if scope:
+        scope = scope if scope.endswith('/') else scope + '/'
         variables = [var for var in variables if var.name.startswith(scope)]
     if exclude:
         exclude = re.compile(exclude)

@@ -1,15 +1,10 @@
 """Carry the trainer's environment registrations into worker processes.
 
-A research package registers its tasks when it is imported, often by the
-training script alone: with `gymnasium.register`, or, written for old gym
-(PyBullet's `pybullet_envs`, whose environments reach gymnasium through
-shimmy's `GymV21CompatibilityV0`), in old gym's registry. Worker processes
-start from a fresh interpreter (fork server, spawn, a Ray actor) and import
-neither that package nor, by default, the main module, so `make` there
-would not know the id. The registrations travel with the constructor
-instead. Old gym is never imported here unless the trainer imported it.
-
-This module must not import TensorFlow: worker processes import it.
+Workers start from a fresh interpreter that lacks the ids a research
+package registered (in gymnasium's registry, or old gym's for packages like
+`pybullet_envs`), so the registrations travel with the constructor. Old gym
+is imported only where the trainer imported it. This module must not import
+TensorFlow: worker processes import it.
 """
 
 import importlib
@@ -18,23 +13,18 @@ import sys
 
 import cloudpickle
 
-# Registries by module name, and the prefix of the entry points of the tasks
-# every process has, which stay behind.
+# Registries by module name, and the entry point prefix of their own tasks.
 _REGISTRIES = (('gymnasium', 'gymnasium.'), ('gym', 'gym.'))
 
 
 def capture():
     """The registered specs that a fresh import of their package lacks.
 
-    Gymnasium's registry, and old gym's where this process imported old
-    gym. Specs whose entry point is a string inside the package itself are
-    left out, since every process has them. Specs that cannot be pickled
-    are left out too (a worker that needs one fails as it would have
-    without this).
+    Specs of the package's own entry points, and those that cannot be
+    pickled, are left out.
 
     Returns:
-        List of tuples of the registry's module name and a pickled
-        `EnvSpec`.
+        List of tuples of the registry's module name and a pickled spec.
     """
     specs = []
     for module_name, builtin in _REGISTRIES:
@@ -54,11 +44,7 @@ def capture():
 
 
 def restore(specs):
-    """Register the captured specs that this process does not have yet.
-
-    Args:
-        specs: List from `capture`.
-    """
+    """Register the specs of `capture` that this process lacks."""
     for module_name, payload in specs:
         registry = _specs_of(importlib.import_module(module_name))
         spec = pickle.loads(payload)
@@ -67,21 +53,15 @@ def restore(specs):
 
 
 def _specs_of(module):
-    """The dict of id to spec of gymnasium or old gym; empty without one.
-
-    Old gym before 0.26 keeps it as `env_specs` of a registry object.
-    """
+    """The dict of id to spec of gymnasium or old gym; empty without one."""
     registry = getattr(getattr(module, 'envs', None), 'registry', None)
-    registry = getattr(registry, 'env_specs', registry)
+    registry = getattr(registry, 'env_specs', registry)  # Old gym < 0.26.
     return registry if isinstance(registry, dict) else {}
 
 
 class WithRegistry:
-    """A constructor that first registers the creating process's tasks.
-
-    Args:
-        constructor: The environment constructor to call.
-    """
+    """The environment `constructor`, which first registers the tasks of
+    the process that created this."""
 
     def __init__(self, constructor):
         self._constructor = constructor

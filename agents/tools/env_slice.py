@@ -1,9 +1,6 @@
 """The environments of one slice of a batch, built and stepped together.
 
-`SlicedBatchEnv` and `RayBatchEnv` hand each worker a `SliceConstructor`;
-the worker builds the `Slice` of its environments from it and steps all of
-them per message.
-
+`SlicedBatchEnv` and `RayBatchEnv` hand each worker a `SliceConstructor`.
 This module must not import TensorFlow: worker processes import it.
 """
 
@@ -19,8 +16,8 @@ from agents.tools import forwarding
 from agents.tools import message_frames
 from agents.tools import worker_errors
 
-# A step of a slice that leaves some of its environments alone: those of a
-# replaced worker whose first observation the batch still has to hand out.
+# A step that leaves alone the environments at the positions `skip`: those
+# of a replaced worker whose first observation the batch has yet to hand out.
 Request = collections.namedtuple('Request', 'actions, skip')
 
 
@@ -28,26 +25,26 @@ class SliceConstructor:
     """Builds the slice of a worker from its pickled constructors."""
 
     def __init__(self, payload, start, stop):
+        """The environments `start` to `stop` of `payload`'s constructors."""
         self._payload = payload
         self._start = start
         # `ExternalProcess` names its worker after this.
         self.__qualname__ = f'slice of environments {start} to {stop - 1}'
 
     def __call__(self):
+        """The `Slice`."""
         return Slice(cloudpickle.loads(self._payload), self._start)
 
 
 class Slice:
     """The environments of one slice of the batch, inside their worker.
 
-    `step` takes the actions of the slice and returns a `StepBatch`; errors
-    of single environments are part of it, so that the other environments
-    of the slice step on. `reset` takes the positions to reset in its
-    options and returns their stacked observations and the errors in its
-    info.
+    Errors of single environments are returned, not raised, so that the
+    others step on.
     """
 
     def __init__(self, constructors, start):
+        """Build the environments, the first of index `start`."""
         self._start = start
         self._envs = []
         for position, constructor in enumerate(constructors):
@@ -58,14 +55,11 @@ class Slice:
                 raise batch_env_lib.name_index(
                     error, start + position) from None
         first = self._envs[0]
-        for position, env in enumerate(self._envs[1:], 1):
-            for name in ('observation_space', 'action_space'):
-                if getattr(env, name) != getattr(first, name):
-                    self.close()
-                    raise ValueError(
-                        f'Environment {start + position} has the {name} '
-                        f'{getattr(env, name)}; expected '
-                        f'{getattr(first, name)} like environment {start}.')
+        try:
+            batch_env_lib.check_spaces(self._envs, start)
+        except ValueError:
+            self.close()
+            raise
         self.observation_space = first.observation_space
         self.action_space = first.action_space
         self.metadata = getattr(first, 'metadata', {})
@@ -84,8 +78,7 @@ class Slice:
         """Step the environments of the slice.
 
         Args:
-            request: The actions of the slice; or a `Request` of actions
-                and the positions to leave alone.
+            request: The actions of the slice, or a `Request`.
 
         Returns:
             `StepBatch`; positions left alone or failed hold zeros.
@@ -95,8 +88,7 @@ class Slice:
             request, skip = request
         if self._discrete and isinstance(request, np.ndarray):
             request = request.tolist()
-        observs, rewards, terminated, truncated, infos = [], [], [], [], []
-        errors = {}
+        results, errors = [], {}
         for position, (env, action) in enumerate(zip(self._envs, request)):
             if skip and position in skip:
                 result = None
@@ -106,32 +98,25 @@ class Slice:
                 except Exception as error:
                     errors[position] = worker_errors.error_details(error)
                     result = None
-            if result is None:
-                result = self._blank, 0.0, False, False, {}
-            observs.append(result[0])
-            rewards.append(result[1])
-            terminated.append(result[2])
-            truncated.append(result[3])
-            infos.append(result[4])
+            results.append(result or (self._blank, 0.0, False, False, {}))
+        observs, rewards, terminated, truncated, infos = zip(*results)
         observ = np.stack(observs).astype(
             self.observation_space.dtype, copy=False)
         return message_frames.StepBatch(
             observ, np.array(rewards, np.float32), np.array(terminated, bool),
-            np.array(truncated, bool), tuple(infos), errors)
+            np.array(truncated, bool), infos, errors)
 
     def reset(self, *, seed=None, options=None):
         """Reset environments of the slice.
 
         Args:
             seed: Seed of every reset environment, unless `options` hold
-                seeds.
-            options: None to reset all, or a dict with the `positions` to
-                reset and optionally their `seeds`.
+                `seeds`.
+            options: None to reset all, or a dict of the `positions`.
 
         Returns:
-            Tuple of their stacked observations, zeros where a reset failed,
-            and a dict whose `errors` map the positions of failed resets to
-            the details of their errors.
+            Tuple of the stacked observations, zeros where a reset failed,
+            and a dict whose `errors` map positions to error details.
         """
         options = options or {}
         positions = options.get('positions', range(len(self._envs)))
@@ -149,8 +134,7 @@ class Slice:
         return observ, {'errors': errors}
 
     def get_env_state(self):
-        """The states of the environments of the slice; see
-        `tools.BatchEnv.get_env_state`."""
+        """The states of the environments, as `BatchEnv.get_env_state`."""
         return [env_state.get_state(env) for env in self._envs]
 
     def set_env_state(self, states):
@@ -159,11 +143,8 @@ class Slice:
             env_state.set_state(env, state)
 
     def member_attribute(self, position, name):
-        """Read an attribute of an environment of the slice.
-
-        Returns:
-            Tuple of whether it is a method, and its value otherwise.
-        """
+        """Whether an attribute of an environment is a method, and else its
+        value."""
         value = getattr(self._envs[position], name)
         if callable(value) and not isinstance(value, type):
             return True, None

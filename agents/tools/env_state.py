@@ -1,28 +1,12 @@
 """The state of gymnasium environments in this process, read and set.
 
-A resumed run repeats a run straight through only if its environments
-continue where they stood at the checkpoint: their physics, their random
-generators and their wrappers' counters. This module reads that state from
-an environment and sets it on another built alike, layer by layer down its
-chain of gymnasium wrappers: of every layer, the attributes that are
-numbers, booleans, None, NumPy arrays and random generators
-(`np.random.Generator`), and MuJoCo's simulation state (`mj_getState` of
-`mjSTATE_INTEGRATION`: time, `qpos`, `qvel`, actuator state, warm start,
-controls and applied forces). Classic control keeps its state so (Pendulum's
-`state`, CartPole's `steps_beyond_terminated`), and so do gymnasium's
-`TimeLimit` and the MuJoCo tasks.
-
-Only layers known to keep their whole state so are read: gymnasium's
-classic control and MuJoCo environments, its common wrappers (`TimeLimit`,
-`OrderEnforcing`, `PassiveEnvChecker`), and classes that declare it with
-`state_in_attributes = True`. Other layers (an `ExternalProcess`, whose
-environment lives in another process, PyBullet's, whose physics lives in
-C++, a wrapper holding a deque of frames) raise `StateUnavailable`, so
-that a resumption never claims an exactness it lacks.
-
-`encode` and `decode` turn a state into bytes and back with JSON and
-base64, without pickle: loading a checkpoint constructs no arbitrary
-Python objects.
+For an exact resumption: of every layer of wrappers, the attributes that
+are numbers, booleans, None, arrays and random generators, and MuJoCo's
+integration state (`mjSTATE_INTEGRATION`). Only layers known to keep their
+whole state so are read (gymnasium's classic control and MuJoCo tasks, its
+common wrappers, classes with `state_in_attributes = True`); others raise
+`StateUnavailable`. `encode` and `decode` use JSON, not pickle, so that
+loading a checkpoint constructs no arbitrary objects.
 """
 
 import base64
@@ -38,31 +22,20 @@ class StateUnavailable(Exception):
 
 
 def get_state(env):
-    """Read the state of a gymnasium environment and its wrappers.
-
-    Args:
-        env: A `gym.Env`, usually wrapped.
+    """The state of a `gym.Env` and its wrappers: a dict per layer.
 
     Raises:
-        StateUnavailable: When `env` is not a gymnasium environment of this
-            process.
-
-    Returns:
-        List of one dict per layer, outermost first, for `set_state`.
+        StateUnavailable: When a layer's state is out of reach.
     """
     return [_layer_state(layer) for layer in _layers(env)]
 
 
 def set_state(env, state):
-    """Set the state that `get_state` read, on an environment built alike.
-
-    Args:
-        env: A `gym.Env` with the same chain of wrappers.
-        state: What `get_state` returned (or `decode` of `encode` of it).
+    """Set a state of `get_state` on an environment built alike.
 
     Raises:
-        StateUnavailable: When `env` is not a gymnasium environment of this
-            process, or its wrappers differ from those of the state.
+        StateUnavailable: When a layer's state is out of reach or the
+            wrappers differ.
     """
     layers = list(_layers(env))
     if len(layers) != len(state):
@@ -75,27 +48,13 @@ def set_state(env, state):
 
 
 def encode(state):
-    """Bytes of a state of `get_state`, or of a structure of them.
-
-    Args:
-        state: Nested lists and dicts of str keys, numbers, booleans, None,
-            strings and NumPy arrays.
-
-    Returns:
-        UTF-8 bytes of JSON.
-    """
+    """UTF-8 JSON bytes of nested lists and dicts (of str keys), numbers,
+    booleans, None, strings and arrays."""
     return json.dumps(_to_json(state)).encode('utf-8')
 
 
 def decode(data):
-    """The state that `encode` turned into bytes.
-
-    Args:
-        data: Bytes of `encode`.
-
-    Returns:
-        The state, with its NumPy arrays.
-    """
+    """The state of the bytes of `encode`."""
     return _from_json(json.loads(data.decode('utf-8')))
 
 

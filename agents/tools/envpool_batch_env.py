@@ -1,13 +1,8 @@
 """A batch of environments stepped by EnvPool's C++ thread pool.
 
-EnvPool (extra `envpool`; wheels for Linux and Python >= 3.11 only) steps
-its environments in C++ threads, without the GIL and without a Python call
-per environment. It has its own implementations of many gymnasium tasks,
-which behave like gymnasium's but do not draw the same random initial
-states for the same seed.
-
-This module must not import TensorFlow, and imports EnvPool only when a
-batch is built: the package works without it.
+EnvPool (extra `envpool`) has its own versions of gymnasium tasks, which do
+not draw the same initial states for a seed. This module imports neither
+TensorFlow nor, until a batch is built, EnvPool.
 """
 
 import numpy as np
@@ -22,14 +17,7 @@ _INSTALL = (
 
 
 def import_envpool():
-    """The envpool module.
-
-    Raises:
-        ImportError: Saying which extra installs EnvPool.
-
-    Returns:
-        The imported module.
-    """
+    """The envpool module; an ImportError says which extra installs it."""
     try:
         import envpool
     except ImportError as error:
@@ -38,14 +26,7 @@ def import_envpool():
 
 
 def has_task(task):
-    """Whether EnvPool is installed and has a task of this gymnasium id.
-
-    Args:
-        task: Gymnasium environment id, or anything else (no task).
-
-    Returns:
-        Bool.
-    """
+    """Whether EnvPool is installed and has a task of this gymnasium id."""
     if not isinstance(task, str):
         return False
     try:
@@ -58,31 +39,26 @@ def has_task(task):
 class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
     """EnvPool's environments of one task behind the `BatchEnv` interface.
 
-    `step` takes one action per environment and returns stacked arrays with
-    `done = terminated | truncated` and both flags in the info; `reset`
-    resets some or all environments. EnvPool resets a finished environment
-    by itself on the next step; the batch resets finished environments
-    explicitly, as a `BatchEnv` of gymnasium environments expects, so that
-    this never happens. Environment `i` is seeded with `seed + i` once,
-    when the batch is built; EnvPool cannot be seeded again later. No
-    environment is ever restarted.
+    Finished environments are reset explicitly, as in a `BatchEnv`, before
+    EnvPool would reset them by itself. Environment `i` is seeded with
+    `seed + i` once, when the batch is built. None is ever restarted, and
+    `info['infos']` holds empty dicts.
     """
 
     def __init__(self, task, num_envs, seed=None, num_threads=None):
         """Build the environments.
 
         Args:
-            task: Gymnasium id of a task that EnvPool has, e.g.
-                'HalfCheetah-v5'.
+            task: Gymnasium id of a task of EnvPool, e.g. 'HalfCheetah-v5'.
             num_envs: Number of environments in the batch.
-            seed: Base seed; environment `i` gets `seed + i`. None draws one.
+            seed: Base seed; None draws one.
             num_threads: Threads stepping the environments; None uses one
-                per CPU core this process may run on, at most `num_envs`.
+                per available CPU core, at most `num_envs`.
 
         Raises:
             ImportError: When EnvPool is not installed.
-            ValueError: When EnvPool has no task of this id or an argument
-                is out of range.
+            ValueError: When EnvPool has no such task or an argument is out
+                of range.
         """
         envpool = import_envpool()
         if not isinstance(task, str) or task not in envpool.list_all_envs():
@@ -102,8 +78,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             num_threads=int(num_threads))
         self._task = task
         self._all = np.arange(num_envs, dtype=np.int32)
-        # EnvPool's infos are arrays of the whole batch; each environment's
-        # info dict stays empty.
+        # EnvPool's infos are arrays of the whole batch, dropped.
         self._infos = ({},) * num_envs
         super().__init__(
             [_Member(task, self._env.observation_space,
@@ -116,12 +91,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
         return self._task
 
     def step(self, actions):
-        """Step every environment of the batch, as `BatchEnv.step` does.
-
-        No environment ever restarts, and EnvPool returns the infos of the
-        whole batch as arrays (which are dropped): `info['restarted']` is all
-        false and `info['infos']` holds empty dicts.
-        """
+        """Step every environment of the batch, as `BatchEnv.step` does."""
         actions = self._check_actions(actions)
         observ, reward, terminated, truncated, _ = self._env.step(
             np.asarray(actions), self._all)
@@ -138,8 +108,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
         """Reset some or all environments, as `BatchEnv.reset` does.
 
         Raises:
-            ValueError: Also for any seed other than None, since EnvPool
-                seeds its environments once, when the batch is built.
+            ValueError: Also for any seed but None (EnvPool seeds once).
         """
         if seed is not None:
             raise ValueError(
@@ -152,11 +121,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
         return np.asarray(observ, self._observ_dtype)
 
     def get_env_state(self):
-        """Refuse: EnvPool's environments keep their state in C++.
-
-        Raises:
-            env_state.StateUnavailable: Always.
-        """
+        """Raise `env_state.StateUnavailable`: the state is in C++."""
         raise env_state.StateUnavailable(
             "EnvPool's environments keep their state in C++, out of reach "
             'of checkpoints')

@@ -17,35 +17,22 @@ _RANDOM_START_ATTEMPTS = 10
 class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """A `gymnasium.Wrapper` that forwards unknown public attributes.
 
-    Attributes the wrapper does not define are read from the wrapped
-    environment, as wrappers did in the 2017 framework (gymnasium 1.0 dropped
-    this). The base of every wrapper in `agents.tools.wrappers`. Each
-    wrapper passes its constructor arguments on, so that `env.spec` can
-    recreate the wrapped environment as gymnasium's own wrappers allow (its
-    `check_env` requires it).
-
-    The wrappers keep gymnasium's arguments and results: `step(action)`
-    returns a tuple of observation, reward, terminated, truncated and info,
-    and `reset(*, seed=None, options=None)` a tuple of observation and info.
-    Their docstrings say what they change. Wrappers that keep state of the
-    episode raise a RuntimeError when stepped before their first reset.
+    The base of the wrappers of `agents.tools.wrappers`: attributes are read
+    from the wrapped environment, as in 2017 (gymnasium 1.0 dropped this),
+    and constructor arguments are recorded so that `env.spec` recreates the
+    environment. `step` and `reset` keep gymnasium's arguments and results;
+    wrappers with episode state raise a RuntimeError when stepped before
+    their first reset.
     """
 
     def __init__(self, env, **constructor_args):
-        """Wrap an environment.
-
-        Args:
-            env: The environment to wrap.
-            **constructor_args: The wrapper's other constructor arguments,
-                recorded for `env.spec`.
-        """
+        """Wrap `env`, recording the other `constructor_args` for its spec."""
         gym.utils.RecordConstructorArgs.__init__(self, **constructor_args)
         gym.Wrapper.__init__(self, env)
 
     def __getattr__(self, name):
         forwarding.check_public(self, name)
         if name == 'env':
-            # Missing until `__init__` ran.
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute 'env'")
         return getattr(self.env, name)
@@ -60,29 +47,18 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 class AutoReset(ForwardingWrapper):
     """Reset the environment automatically after an episode ended.
 
-    The step that ends an episode is returned as it is. The next call to
-    `step` ignores its action, resets the environment, and returns the first
-    observation of the new episode with reward 0.0, `terminated` and
-    `truncated` false, and the reset's info. This is gymnasium's "next step"
-    autoreset: every step's observation follows from the one before, and the
-    final observation of an episode is never replaced.
+    gymnasium's "next step" autoreset: the step after the one that ends an
+    episode ignores its action and returns the reset's observation and info
+    with reward 0.0 and both flags false.
     """
 
     def __init__(self, env):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to reset automatically.
-        """
+        """Wrap the environment `env`."""
         super().__init__(env)
         self._done = False
 
     def step(self, action):
-        """Step the environment, or reset it when the episode ended.
-
-        Args:
-            action: Action for the environment; ignored on the reset step.
-        """
+        """Step the environment, or reset it when the episode ended."""
         if self._done:
             self._done = False
             observ, info = self.env.reset()
@@ -100,16 +76,12 @@ class AutoReset(ForwardingWrapper):
 class ActionRepeat(ForwardingWrapper):
     """Repeat each action several times and sum the rewards.
 
-    Repetition stops early at the end of an episode; the returned
-    observation, flags and info are those of the last step taken.
+    Repetition stops at the end of an episode; observation, flags and info
+    are those of the last step.
     """
 
     def __init__(self, env, amount):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to step.
-            amount: Positive number of times to apply each action.
+        """Wrap `env`, applying each action `amount` times.
 
         Raises:
             ValueError: When `amount` is not a positive integer.
@@ -121,12 +93,7 @@ class ActionRepeat(ForwardingWrapper):
         self._amount = int(amount)
 
     def step(self, action):
-        """Apply the action up to `amount` times.
-
-        Returns:
-            Tuple of the last observation, the summed reward, the last
-            terminated and truncated flags, and the last info.
-        """
+        """Apply the action up to `amount` times; sum the rewards."""
         total_reward = 0.0
         for _ in range(self._amount):
             observ, reward, terminated, truncated, info = self.env.step(action)
@@ -139,12 +106,10 @@ class ActionRepeat(ForwardingWrapper):
 class RandomStart(ForwardingWrapper):
     """Begin each episode with a random number of random actions.
 
-    After every reset, a number of steps drawn uniformly from 0 to
-    `max_steps` is taken with actions sampled from the action space, or with
-    a fixed no-op action. Their rewards are dropped. Should the episode end
-    during these steps, the environment is reset and a new number drawn.
-    The reset's info gains the key `random_start_steps`. A seed given to
-    `reset` seeds these draws too, so seeded episodes repeat exactly.
+    After a reset, 0 to `max_steps` steps (uniformly) are taken with sampled
+    actions or a fixed no-op, their rewards dropped; an episode that ends
+    meanwhile is reset and a new number drawn. The reset's info gains
+    `random_start_steps`. A seed given to `reset` seeds the draws too.
     """
 
     def __init__(self, env, max_steps, noop_action=None):
@@ -153,8 +118,7 @@ class RandomStart(ForwardingWrapper):
         Args:
             env: Environment to start randomly.
             max_steps: Largest number of random steps after a reset.
-            noop_action: Action to repeat instead of random actions; None
-                samples from the action space.
+            noop_action: Action to repeat; None samples the action space.
 
         Raises:
             ValueError: When `max_steps` is not a non-negative integer or
@@ -172,17 +136,12 @@ class RandomStart(ForwardingWrapper):
         super().__init__(env, max_steps=max_steps, noop_action=noop_action)
         self._max_steps = int(max_steps)
         self._noop_action = noop_action
-        # A copy, so that seeding our samples leaves the environment's space
-        # and its random state alone.
+        # A copy, so that seeding it leaves the environment's space alone.
         self._sample_space = copy.deepcopy(env.action_space)
         self._random = np.random.default_rng()
 
     def reset(self, *, seed=None, options=None):
         """Reset the environment and take the random steps.
-
-        Args:
-            seed: Seed for the environment and the random steps, or None.
-            options: Options for the environment's reset, or None.
 
         Raises:
             RuntimeError: When episodes keep ending during the random steps.
@@ -218,11 +177,7 @@ class LimitDuration(ForwardingWrapper):
     """
 
     def __init__(self, env, duration):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to limit.
-            duration: Positive number of steps per episode.
+        """Wrap `env`, truncating after `duration` steps.
 
         Raises:
             ValueError: When `duration` is not a positive integer.
@@ -237,8 +192,7 @@ class LimitDuration(ForwardingWrapper):
         """Step the environment and truncate at the limit.
 
         Raises:
-            RuntimeError: When called before `reset` or after the episode
-                ended.
+            RuntimeError: Before `reset` or after the episode ended.
         """
         self._require_reset(self._step)
         if self._ended:
@@ -261,16 +215,10 @@ class LimitDuration(ForwardingWrapper):
 
 
 def check_duration(duration):
-    """The step limit of `LimitDuration`, per environment or per batch.
-
-    Args:
-        duration: Positive number of steps per episode.
+    """The `duration` of a `LimitDuration` as an int.
 
     Raises:
         ValueError: When `duration` is not a positive integer.
-
-    Returns:
-        The duration as an int.
     """
     if not _is_integer(duration) or duration < 1:
         raise ValueError(
@@ -279,4 +227,5 @@ def check_duration(duration):
 
 
 def _is_integer(value):
+    """Whether `value` is an integer, not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

@@ -1,16 +1,9 @@
 """Step an environment in a child process, as if it were local.
 
-The parent and the worker exchange `(message, payload)` tuples, pickled and
-length-prefixed on the pipe's file descriptor. Steps are the hot path of
-every batched simulation, so a step whose action is a numeric array or an
-integer, and whose result holds a numeric array observation, travels as a
-binary frame of `message_frames` instead; any step whose values do not fit
-falls back to a pickle. A frame starts with its message constant, a pickle
-with the pickle protocol opcode, which no message constant equals. An
-environment that stands for several, such as a slice of a batch, may return
-a `message_frames.StepBatch` from its step, which travels as one frame too.
-
-This module must not import TensorFlow: worker processes import it.
+Parent and worker exchange pickled `(message, payload)` tuples; steps of
+numeric arrays and integers travel as binary frames of `message_frames` (see
+docs/architecture.md). This module must not import TensorFlow: worker
+processes import it.
 """
 
 import atexit
@@ -47,35 +40,21 @@ _Message = external_worker.Message
 ExternalProcessError = worker_errors.ExternalProcessError
 
 
-
-
-
 class ExternalProcess(gym.Env):
     """Environment that lives in a child process.
 
-    The constructor runs in the child, so the environment, its simulator and
-    its memory never enter the parent. Steps, resets, rendering, the spaces
-    and any other public attribute or method are forwarded. Errors raised by
-    the environment come back with the child's traceback in their message;
-    built-in exception types keep their type, so `except ValueError` and
-    `hasattr` behave as they do in process, and other types arrive as
-    `ExternalProcessError`. A worker that dies or does not answer within the
-    timeout raises a clear error instead of hanging the parent. The worker
-    ignores SIGINT and SIGTERM, which Ctrl-C in a terminal and job schedulers
-    (Slurm, Kubernetes, `timeout`) send to the whole process group, so that
-    the parent can finish its step, save its state and close its workers; it
-    exits when the parent dies, even while stuck in the environment, and the
-    parent ends it with SIGKILL where it does not exit when asked.
-
-    Creating the object starts the child without waiting for it, so a batch
-    of workers builds its environments in parallel; the first call waits for
-    the child's READY message and re-raises errors of the constructor. The
-    observation space, action space, metadata, render mode and spec arrive
-    with that message and are cached, so reading them costs no round trip.
-    Attributes are read and methods called in the child, and so are
-    `get_wrapper_attr`, `has_wrapper_attr` and `set_wrapper_attr`, which
-    reach the attributes of every wrapper of the child's environment; plain
-    assignments to the proxy stay in the parent. `unwrapped` is the proxy.
+    The constructor runs in the child. Steps, resets, rendering, the spaces
+    and other public attributes and methods are forwarded, `get_wrapper_attr`,
+    `has_wrapper_attr` and `set_wrapper_attr` included; plain assignments to
+    the proxy stay in the parent, and `unwrapped` is the proxy. The child
+    starts at once; the first call waits for its READY message, which brings
+    the spaces, metadata, render mode and spec, and re-raises errors of the
+    constructor. Errors come back with the child's traceback, built-in types
+    keeping their type, others as `ExternalProcessError`; a worker that dies
+    or exceeds the timeout raises instead of hanging the parent. The worker
+    ignores SIGINT and SIGTERM, which Ctrl-C and job schedulers send to the
+    whole process group, so that the parent can save and close it; it exits
+    with its parent and is killed where it does not exit when asked.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` failed
@@ -91,50 +70,22 @@ class ExternalProcess(gym.Env):
 
         Args:
             constructor: Callable without arguments that returns the
-                environment; lambdas and closures work with every start
-                method because it is sent with cloudpickle.
+                environment, sent with cloudpickle (lambdas work).
             start_method: 'fork', 'spawn' or 'forkserver'; None picks
                 'forkserver' where the platform has it, else 'spawn'.
-            timeout: Seconds to wait for any answer of the child before it is
+            timeout: Seconds to wait for any answer before the child is
                 terminated and `TimeoutError` raised; None means 600. The
-                constructor gets at least 60 seconds, since loading an
-                environment, and the fork server on first use, can take
-                longer than a step.
-            main_module: Whether the child imports the parent's main module
-                first, as the 'spawn' and 'forkserver' start methods do so
-                that functions defined there unpickle. The constructor needs
-                no such import, since cloudpickle sends those by value; pass
-                False to spare the child the main module's imports, such as
-                TensorFlow, and its other side effects.
+                constructor gets at least 60.
+            main_module: Whether the child first imports the parent's main
+                module; False spares it that module's imports (TensorFlow).
 
         Raises:
-            TypeError: When `constructor` is an environment instance or is
-                not callable.
+            TypeError: When `constructor` is an environment or not callable.
             ValueError: When `start_method` is unknown or `timeout` is not
                 positive.
         """
-        if isinstance(constructor, gym.Env):
-            raise TypeError(
-                'ExternalProcess needs a callable that constructs the '
-                f'environment, got the environment instance {constructor!r};'
-                ' pass e.g. `lambda: env_constructor(...)` instead.')
-        if not callable(constructor):
-            raise TypeError(
-                'ExternalProcess needs a callable that constructs the '
-                f'environment, got {constructor!r}.')
-        methods = multiprocessing.get_all_start_methods()
-        if start_method is None:
-            start_method = 'forkserver' if 'forkserver' in methods else 'spawn'
-        if start_method not in methods:
-            raise ValueError(
-                f'Unknown start method {start_method!r}; expected one of '
-                f'{methods}.')
-        if timeout is None:
-            timeout = DEFAULT_TIMEOUT
-        if math.isnan(timeout) or timeout <= 0:
-            raise ValueError(
-                f'timeout must be a positive number of seconds, got '
-                f'{timeout!r}.')
+        start_method, timeout = _check_arguments(
+            constructor, start_method, timeout)
         self._timeout = float(timeout)
         self._name = _describe(constructor)
         self._ready = False
@@ -148,28 +99,23 @@ class ExternalProcess(gym.Env):
         self._conn, worker_conn = context.Pipe()
         self._channel = message_frames.Channel(self._conn)
         self._poller = _make_poller(self._conn)
-        # Daemonic, so that multiprocessing terminates the worker should the
-        # parent exit without closing it. (The environment therefore cannot
-        # start multiprocessing children of its own.)
+        # Daemonic, so that multiprocessing ends the worker should the parent
+        # exit without closing it (the environment cannot start children).
         self._process = context.Process(
             target=external_worker.serve_environment, args=(
                 worker_conn,
-                # With the environment ids this process registered, which
-                # the fresh interpreter of the worker would not know, and
-                # the MuJoCo warnings it showed; without the modules of
-                # TensorFlow the constructor holds.
+                # With the ids this process registered and the MuJoCo
+                # warnings it showed; without the TensorFlow modules.
                 worker_pickle.dumps(env_registry.WithRegistry(
                     mujoco_warnings.WithSeen(constructor)))),
             daemon=True)
         worker_process.start(
             self._process, context, main_module=main_module,
             preload=__name__)
-        # Only the child may hold its end, so that the parent sees the end of
-        # the pipe as soon as the child dies.
+        # Only the child holds its end, so the parent sees it die at once.
         worker_conn.close()
         self._closed = False
-        # A weak reference, so that the hook does not keep a garbage
-        # collected environment and its process alive.
+        # Weak, so that the hook keeps no collected environment alive.
         self._atexit_hook = functools.partial(_close_ref, weakref.ref(self))
         atexit.register(self._atexit_hook)
 
@@ -212,19 +158,11 @@ class ExternalProcess(gym.Env):
 
     @property
     def _np_random(self):
-        """The same copy as `np_random`, under the name gymnasium reads.
-
-        `gymnasium.utils.env_checker` reads `env.unwrapped._np_random` to
-        check seeding; `unwrapped` is the proxy, so the proxy answers it.
-        """
+        """`np_random`, which gymnasium's env checker reads as `_np_random`."""
         return self.np_random
 
     def __getattr__(self, name):
-        """Read a public attribute of the environment in the child.
-
-        Methods and other callables come back as functions that call them in
-        the child.
-        """
+        """Read a public attribute in the child; methods are called there."""
         forwarding.check_public(self, name)
         return self._receive(self._send_message(_Message.ACCESS, name))
 
@@ -238,8 +176,7 @@ class ExternalProcess(gym.Env):
         """Run `get_wrapper_attr` in the child, which searches every wrapper.
 
         Args:
-            name: Attribute name; names starting with an underscore raise
-                AttributeError, since they are never forwarded.
+            name: Public attribute name; private names raise AttributeError.
 
         Returns:
             The value, or for a method a function that calls it in the child.
@@ -254,11 +191,6 @@ class ExternalProcess(gym.Env):
     def set_wrapper_attr(self, name, value, *, force=True):
         """Run `set_wrapper_attr` in the child; see `get_wrapper_attr`.
 
-        Args:
-            name: Attribute name, not starting with an underscore.
-            value: New value, sent with cloudpickle.
-            force: Whether to set the attribute when no wrapper has it.
-
         Returns:
             Whether the attribute was set.
         """
@@ -266,16 +198,7 @@ class ExternalProcess(gym.Env):
         return self.call('set_wrapper_attr', name, value, force=force)
 
     def call(self, name, *args, **kwargs):
-        """Call a method of the environment in the child.
-
-        Args:
-            name: Name of the method.
-            *args: Positional arguments, sent with cloudpickle.
-            **kwargs: Keyword arguments, sent with cloudpickle.
-
-        Returns:
-            The return value of the method.
-        """
+        """Call the method `name` in the child; arguments go by cloudpickle."""
         return self._receive(self._send_message(
             _Message.CALL, (name, args, kwargs, False), cloudpickle.dumps))
 
@@ -289,30 +212,19 @@ class ExternalProcess(gym.Env):
 
         Args:
             action: Action for the environment.
-            blocking: Whether to wait for the result; otherwise return a
+            blocking: Whether to wait for the result, rather than return a
                 promise, so that a batch sends every action before waiting.
 
         Returns:
             The tuple of observation, reward, terminated, truncated and info,
-            or a callable that waits for and returns it. Promises must be
-            called once each, in the order they were made.
+            or a callable that returns it. Call promises once, in order.
         """
-        parts = None
-        if type(action) is np.ndarray:  # pylint: disable=unidiomatic-typecheck
-            parts = message_frames.array_parts(action)
-            if parts:
-                parts = (_STEP_ARRAY_PREFIX, *parts)
-        elif type(action) in _INTEGER_TYPES:
-            parts = message_frames.pack_integer(_Message.STEP_INTEGER, action)
-            if parts:
-                parts = (parts,)
+        parts = _step_frame(action)
         if parts:
             ticket = self._send_frame(*parts)
         else:
             ticket = self._send_message(_Message.STEP, action)
-        if blocking:
-            return self._receive(ticket)
-        return functools.partial(self._receive, ticket)
+        return self._answer(ticket, blocking)
 
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the environment in the child.
@@ -320,32 +232,23 @@ class ExternalProcess(gym.Env):
         Args:
             seed: Seed for the environment's random generator, or None.
             options: Options for the environment's reset, or None.
-            blocking: Whether to wait for the result; otherwise return a
-                promise.
+            blocking: Whether to wait for the result, as in `step`.
 
         Returns:
-            The tuple of observation and info, or a callable that waits for
-            and returns it.
+            The tuple of observation and info, or a promise of it.
         """
         ticket = self._send_message(_Message.RESET, (seed, options))
-        if blocking:
-            return self._receive(ticket)
-        return functools.partial(self._receive, ticket)
+        return self._answer(ticket, blocking)
 
     def render(self):
-        """Render the environment in the child.
-
-        Returns:
-            What the environment's `render` returns.
-        """
+        """Render the environment in the child and return the result."""
         return self.call('render')
 
     def close(self):
-        """Close the environment and end the child process.
+        """Close the environment and end the child; safe to call again.
 
-        Safe to call more than once and after the child died: it asks the
-        child to close the environment, waits a few seconds for it to exit,
-        then kills it (the child ignores SIGTERM).
+        The child gets a few seconds to exit, then is killed (it ignores
+        SIGTERM).
         """
         self._shutdown(_CLOSE_SECONDS)
 
@@ -387,18 +290,27 @@ class ExternalProcess(gym.Env):
         if not self._ready:
             self._receive(None)
 
+    def _answer(self, ticket, blocking):
+        """The answer to `ticket`, or a promise of it."""
+        if blocking:
+            return self._receive(ticket)
+        return functools.partial(self._receive, ticket)
+
+    def _check_open(self):
+        """Raise the failure of the worker, or that it is closed."""
+        if self._failure:
+            raise self._failure
+        if self._closed:
+            raise RuntimeError(f'{self._describe()} is closed.')
+
     def _send_message(self, message, payload, dumps=pickle.dumps):
         """Send a pickled message; return the ticket of its answer."""
         return self._send_frame(dumps((message, payload), _PICKLE_PROTOCOL))
 
     def _send_frame(self, *parts):
         """Send a message made of byte strings; return its ticket."""
-        if not self._ready:
-            self._ensure_ready()
-        if self._failure:
-            raise self._failure
-        if self._closed:
-            raise RuntimeError(f'{self._describe()} is closed.')
+        self._ensure_ready()
+        self._check_open()
         try:
             self._channel.send(*parts)
         except (OSError, ValueError):
@@ -408,10 +320,7 @@ class ExternalProcess(gym.Env):
 
     def _receive(self, ticket):
         """Wait for the answer to request `ticket`, or None for READY."""
-        if self._failure:
-            raise self._failure
-        if self._closed:
-            raise RuntimeError(f'{self._describe()} is closed.')
+        self._check_open()
         if ticket is not None and ticket != self._received + 1:
             raise RuntimeError(
                 f'Promise {ticket} of {self._describe()} called out of '
@@ -495,6 +404,45 @@ _STEP_ARRAY_PREFIX = bytes((_Message.STEP_ARRAY,))
 _INTEGER_TYPES = frozenset((int, np.int64, np.int32))
 
 
+def _check_arguments(constructor, start_method, timeout):
+    """Check the arguments of `ExternalProcess`; return the start method
+    and timeout with their defaults."""
+    if isinstance(constructor, gym.Env):
+        raise TypeError(
+            'ExternalProcess needs a callable that constructs the '
+            f'environment, got the environment instance {constructor!r};'
+            ' pass e.g. `lambda: env_constructor(...)` instead.')
+    if not callable(constructor):
+        raise TypeError(
+            'ExternalProcess needs a callable that constructs the '
+            f'environment, got {constructor!r}.')
+    methods = multiprocessing.get_all_start_methods()
+    if start_method is None:
+        start_method = 'forkserver' if 'forkserver' in methods else 'spawn'
+    if start_method not in methods:
+        raise ValueError(
+            f'Unknown start method {start_method!r}; expected one of '
+            f'{methods}.')
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
+    if math.isnan(timeout) or timeout <= 0:
+        raise ValueError(
+            f'timeout must be a positive number of seconds, got '
+            f'{timeout!r}.')
+    return start_method, timeout
+
+
+def _step_frame(action):
+    """The parts of the binary frame of a step, or None to pickle it."""
+    if type(action) is np.ndarray:  # pylint: disable=unidiomatic-typecheck
+        parts = message_frames.array_parts(action)
+        return parts and (_STEP_ARRAY_PREFIX, *parts)
+    if type(action) in _INTEGER_TYPES:
+        frame = message_frames.pack_integer(_Message.STEP_INTEGER, action)
+        return frame and (frame,)
+    return None
+
+
 def _make_poller(conn):
     """Return a function that waits up to a timeout for data on the pipe."""
     if not hasattr(select, 'poll'):
@@ -505,6 +453,7 @@ def _make_poller(conn):
 
 
 def _close_ref(ref):
+    """Close the environment of a weak reference, if it still lives."""
     env = ref()
     if env is not None:
         env.close()

@@ -1,10 +1,5 @@
 """The child side of `ExternalProcess`: build the environment and serve it.
 
-The worker builds the environment from its pickled constructor, answers
-with a READY handshake, and then answers the parent's messages (see
-`external_process` for the frames of the hot path) until the parent asks
-to close or goes away.
-
 This module must not import TensorFlow: worker processes import it.
 """
 
@@ -44,7 +39,7 @@ class Message:
 
 
 def serve_environment(conn, constructor):
-    """Build the environment and serve the parent's messages.
+    """Build the environment, send READY, and serve the parent's messages.
 
     Args:
         conn: This process's end of the pipe.
@@ -59,10 +54,9 @@ def serve_environment(conn, constructor):
             env = cloudpickle.loads(constructor)()
             # Cloudpickle, for spaces of classes the constructor defined.
             channel.send(cloudpickle.dumps(
-                (Message.READY, _describe_env(env)),
-                PICKLE_PROTOCOL))
+                (Message.READY, _describe_env(env)), PICKLE_PROTOCOL))
         except Exception as error:
-            channel.send(_exception_message(error))
+            channel.send(*_error_reply(error))
             return
         _serve(channel, env)
     except (EOFError, OSError):
@@ -96,7 +90,7 @@ def _serve(channel, env):
         except Exception as error:
             # Keep serving: a failed attribute read or step must not take the
             # environment down with it.
-            reply = (_exception_message(error),)
+            reply = _error_reply(error)
         if reply is None:
             return
         send_bytes(*reply)
@@ -121,8 +115,7 @@ def _handle(env, data):
         result = _lookup(env, payload, wrapped)
         if callable(result) and not isinstance(result, type):
             # Methods stay in the child; the parent forwards calls.
-            return (pickle.dumps(
-                (Message.CALLABLE, (payload, wrapped)), PICKLE_PROTOCOL),)
+            return _reply(Message.CALLABLE, (payload, wrapped))
     elif message == Message.CALL:
         name, args, kwargs, wrapped = payload
         result = _lookup(env, name, wrapped)(*args, **kwargs)
@@ -131,7 +124,7 @@ def _handle(env, data):
             f'Received message {message!r}; expected one of '
             f'{Message.ACCESS}, {Message.WRAPPER_ACCESS}, {Message.CALL}, '
             f'{Message.STEP}, {Message.RESET} or {Message.CLOSE}.')
-    return (pickle.dumps((Message.RESULT, result), PICKLE_PROTOCOL),)
+    return _reply(Message.RESULT, result)
 
 
 def _lookup(env, name, wrapped):
@@ -148,15 +141,17 @@ def _step_reply(result):
             Message.STEP_BATCH_RESULT, result)
     else:
         parts = message_frames.pack_step(Message.STEP_RESULT, result)
-    if parts is None:
-        return (pickle.dumps((Message.RESULT, result), PICKLE_PROTOCOL),)
-    return parts
+    return parts or _reply(Message.RESULT, result)
 
 
-def _exception_message(error):
-    return pickle.dumps(
-        (Message.EXCEPTION, worker_errors.error_details(error)),
-        PICKLE_PROTOCOL)
+def _reply(message, payload):
+    """The parts of the answer of a pickled message."""
+    return (pickle.dumps((message, payload), PICKLE_PROTOCOL),)
+
+
+def _error_reply(error):
+    """The parts of the answer of an error."""
+    return _reply(Message.EXCEPTION, worker_errors.error_details(error))
 
 
 def _describe_env(env):

@@ -1,13 +1,7 @@
 """Off-screen OpenGL for MuJoCo rendering: which backend works here.
 
-MuJoCo renders without a display through EGL (GPU drivers or Mesa) or
-OSMesa (Mesa's software renderer). `select_gl_backend` tries them and stores
-the first that creates a context in `MUJOCO_GL`, which worker processes
-started later inherit.
-
-This module does not import TensorFlow: Mesa's OpenGL crashes in a process
-that loaded TensorFlow (their bundled LLVM builds collide), so rendering
-workers must not import it.
+This module must not import TensorFlow: Mesa's OpenGL crashes in a process
+that loaded it (their bundled LLVM builds collide).
 """
 
 import os
@@ -16,16 +10,14 @@ import sys
 
 import gymnasium as gym
 
-# Off-screen OpenGL backends of MuJoCo in the order they are tried, and the
-# Debian packages that provide each.
+# MuJoCo's off-screen backends in the order tried, and their Debian packages.
 GL_BACKENDS = ('egl', 'osmesa')
 _GL_PACKAGES = {
     'egl': ('EGL', 'libegl1 libgl1-mesa-dri'),
     'osmesa': ('OSMesa', 'libosmesa6'),
 }
-# Creates a context the way MuJoCo's renderer does, in a fresh interpreter:
-# the backend is fixed at import time and cannot change in a process that
-# already tried another one.
+# Run in a fresh interpreter: a process cannot change its backend once
+# mujoco was imported.
 _GL_PROBE = (
     'import mujoco\n'
     'context = mujoco.GLContext(16, 16)\n'
@@ -41,18 +33,15 @@ class GLBackendError(RuntimeError):
 def select_gl_backend(required=True):
     """Choose MuJoCo's off-screen OpenGL backend for this process.
 
-    A backend set in `MUJOCO_GL` is checked as it is; otherwise EGL and then
-    OSMesa are tried, each in a fresh interpreter, and the first that creates
-    a context is stored in `MUJOCO_GL`, where worker processes started later
-    inherit it.
+    The backend of `MUJOCO_GL` is checked, or else EGL and OSMesa are tried;
+    the first that creates a context is stored in `MUJOCO_GL`, which later
+    workers inherit.
 
     Args:
-        required: Whether to raise when no backend works; otherwise None is
-            returned and `MUJOCO_GL` left as it was.
+        required: Whether to raise when no backend works, not return None.
 
     Raises:
-        GLBackendError: Naming the packages to install when no backend
-            works and `required` is true.
+        GLBackendError: Naming the packages to install.
 
     Returns:
         Name of the backend, or None.
@@ -100,15 +89,8 @@ def _probe_gl_backend(backend):
 
 
 def needs_gl(env):
-    """Whether an environment id or constructor renders through MuJoCo.
-
-    Args:
-        env: Gymnasium id or environment constructor of a configuration.
-
-    Returns:
-        True for MuJoCo environments, False for others, and None when a
-        constructor does not reveal it.
-    """
+    """Whether a gymnasium id or constructor renders through MuJoCo; None
+    when a constructor does not reveal it."""
     if isinstance(env, str):
         entry_point = gym.spec(env).entry_point
         if callable(entry_point):

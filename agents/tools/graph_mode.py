@@ -10,21 +10,16 @@ class GraphModeError(RuntimeError):
 def require_graph_mode(what):
     """Raise a clear error unless TensorFlow builds graphs with TF2 semantics.
 
-    The framework builds TF1-style graphs (sessions, `tf.cond` side
-    effects, `tf.summary` ops) over resource variables and TF2 control flow.
-    TensorFlow 2 starts in eager mode, so a script written for the 2017
-    package that does not switch eager execution off would otherwise fail
-    deep inside TensorFlow (with a message about `tf.contrib.summary`);
-    `tf.compat.v1.disable_v2_behavior()` also brings back reference
-    variables and TF1 control flow, under which assignments inside
-    conditionals fail with a type error about `float32_ref`.
+    Eager mode would fail deep inside TensorFlow, and reference variables
+    or TF1 control flow (`disable_v2_behavior()`) with a type error about
+    `float32_ref`.
 
     Args:
         what: Name of the caller, for the message.
 
     Raises:
-        GraphModeError: When eager execution is on outside any graph, or
-            resource variables or TF2 control flow are switched off.
+        GraphModeError: When eager execution, or TF1 variables or control
+            flow, are on.
     """
     if tf.executing_eagerly():
         raise GraphModeError(

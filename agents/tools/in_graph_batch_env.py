@@ -10,10 +10,9 @@ from agents.tools import in_graph_env
 from agents.tools import resume_state
 from agents.tools import temporary_scope
 
-# What a step or reset of environments returns, a row per environment: the
-# observations, float32 rewards, bool flags `done` (terminated, truncated
-# or restarted), `truncated` (without terminating) and `restarted` (a failed
-# environment was replaced), and the int64 scalar count of restarts so far.
+# A step's or reset's tensors, a row per environment: observations, float32
+# rewards, bool `done` (terminated, truncated or restarted), `truncated`
+# (without terminating) and `restarted`, and the int64 count of restarts.
 Outcome = collections.namedtuple(
         'Outcome', 'observ, reward, done, truncated, restarted, restarts')
 
@@ -22,35 +21,25 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     """Batch of environments whose current state lives in graph variables.
 
     The variables `observ`, `action`, `reward`, `done`, `truncated` and
-    `restarted` hold the outcome of the last step of every environment of the
-    batch, along their first axis; they live in the variable scope
-    `env_temporary` so that checkpoints leave them out. `done` starts true
-    everywhere, so that the first simulation step resets every environment.
-    Attributes the class does not define are read from the wrapped batch.
-
-    An error that the batch raises in a step or reset fails the operation;
-    the original exception stays available as `error`, since TensorFlow
-    turns it into text.
-
-    For an exact resumption, the trainer's checkpoints keep the variables
-    and the state of the environments, which the batch reads and sets with
-    `get_env_state` and `set_env_state` (of `tools.BatchEnv`, see
-    `tools.env_state`) through a string variable (see
-    `tools.resume_state.on_save`). A batch without that state (environments
-    in other processes, EnvPool's) resumes with all episodes begun anew.
+    `restarted` hold the last step of every environment along their first
+    axis, in the scope `env_temporary`; `done` starts true, so that the first
+    simulation step resets all. Other attributes are read from the batch.
+    A failed step or reset keeps the batch's exception as `error`. The
+    trainer's resume checkpoints keep the variables and the environments'
+    `get_env_state` (see `tools.resume_state.on_save`); a batch without one
+    (workers, EnvPool) resumes with all episodes begun anew.
     """
 
     def __init__(self, batch_env):
         """Create the variables for a batch of environments.
 
         Args:
-            batch_env: Batch of environments like `tools.BatchEnv`, with a Box
-                or Discrete observation and action space.
+            batch_env: Batch like `tools.BatchEnv`, with Box or Discrete
+                spaces.
 
         Raises:
             ValueError: When a space is neither Box nor Discrete.
-            graph_mode.GraphModeError: When TensorFlow executes eagerly or
-                without TF2 variables and control flow.
+            graph_mode.GraphModeError: When not in TF2 graph mode.
         """
         self._batch_env = batch_env
         self._error = None
@@ -59,8 +48,8 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
                 self._truncated) = self._define_variables(
                         'InGraphBatchEnv', batch)
         self._observ_dtype = self._observ.dtype.base_dtype
-        # The layout of the bytes that the step and reset return per
-        # environment; the flags are done, truncated and restarted.
+        # The bytes a step or reset returns per environment; the flags are
+        # done, truncated and restarted.
         self._row = np.dtype([
                 ('observ', self._observ_dtype.as_numpy_dtype,
                  tuple(self._observ.shape.as_list()[1:])),
@@ -69,21 +58,22 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         with temporary_scope.reenter(scope):
             self._restarted = in_graph_env.define_variable(
                     'restarted', batch, tf.bool)
-            # Read from the batch by the step and reset ops, so that no op
-            # of its own calls into Python on every step.
+            # Set by the step and reset ops, so no op of its own calls Python.
             self._restarts = in_graph_env.define_variable(
                     'restarts', (), tf.int64)
-            # The state of the environments at the last checkpoint.
             self._env_state = tf.Variable(
                     '', trainable=False, name='env_state')
-        resume_state.keep_for_resume((
-                self._observ, self._action, self._reward, self._done,
-                self._truncated, self._restarted, self._restarts,
-                self._env_state))
+        # The variables of the fields of an `Outcome`, in order.
+        self._outcome = Outcome(
+                self._observ, self._reward, self._done, self._truncated,
+                self._restarted, self._restarts)
+        resume_state.keep_for_resume((self._observ, self._action) + tuple(
+                self._outcome[1:]) + (self._env_state,))
         self._define_resume_ops()
 
     @property
     def _wrapped(self):
+        """The batch."""
         return self._batch_env
 
     def __len__(self):
@@ -96,83 +86,56 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
 
     @property
     def restarted(self):
-        """Variable telling which environments failed in the last step.
+        """Bool variable: where the last step replaced a failed environment.
 
-        True where the batch replaced a failed environment by a fresh one,
-        whose first observation is now in `observ`; the episode that ran
-        there ended without a result and should be dropped, not scored.
+        Its episode ended without a result, to be dropped, not scored.
         """
         return self._restarted
 
     @property
     def restarts(self):
-        """Int64 variable of the environments replaced after failures so far.
-
-        As of the last step or reset; zero for batches that do not restart
-        environments.
-        """
+        """Int64 variable of the environments replaced after failures."""
         return self._restarts
 
     @property
     def error(self):
-        """The exception of the batch that failed the last step or reset.
-
-        None when the last step or reset succeeded or failed in the graph,
-        for example on NaN values.
+        """The batch's exception that failed the last step or reset, or None.
         """
         return self._error
 
     def simulate(self, action):
         """Step the batch and store the outcomes in the variables.
 
-        One Python call steps the batch and returns one packed byte buffer,
-        which cheap graph ops split into the variables' values: the bridge
-        between TensorFlow and the environments costs one call and one
-        output per step, and the checks for NaN and Inf run in NumPy.
-
         Args:
             action: Tensor of one action per environment, of the action
-                variable's shape; its dtype may differ in width but not in
-                kind (integer or floating point).
+                variable's shape and dtype kind (width may differ).
 
         Raises:
             TypeError: When the action's dtype kind does not match.
             ValueError: When the action's shape does not match.
 
         Returns:
-            Operation that steps and assigns; running it fails when the
-            actions, observations or rewards hold NaN or Inf, naming the
-            tensor as `tf.debugging.check_numerics` does
-            (`observ : Tensor had NaN values`), and then assigns nothing.
+            Operation that steps and assigns; it fails and assigns nothing
+            on NaN or Inf (`observ : Tensor had NaN values`).
         """
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
                     action, self._action, check_numerics=False)
             outcome = self.step_outcome(action)
-            # The action's assignment waits for the step too, so that a
-            # failed step assigns nothing.
+            # The action too waits, so that a failed step assigns nothing.
             with tf.control_dependencies([outcome.observ]):
                 return tf.group(
                         self._action.assign(action),
                         *self.assign_outcome(outcome))
 
     def step_outcome(self, action):
-        """Step the batch and return the outcome, assigning no variable.
+        """Step the batch and return its `Outcome`, assigning nothing.
 
-        The op of `simulate` without its assignments, for loops of many
-        steps in one session call (such as `PPO.collect`), which carry the
-        outcome from step to step and assign the last one
-        (`assign_outcome`). It runs Python, so it cannot be part of an
-        XLA-compiled function.
+        For loops of many steps in one session call, which assign the last
+        outcome with `assign_outcome`; not for XLA (it runs Python).
 
         Args:
-            action: Tensor of one action per environment, of the action
-                variable's dtype and shape.
-
-        Returns:
-            `Outcome` of tensors; computing them fails as `simulate` does
-            when the actions, observations or rewards hold NaN or Inf, or
-            the batch raised.
+            action: Tensor of the action variable's dtype and shape.
         """
         packed = tf.numpy_function(
                 self._step, [action], tf.uint8, name='step')
@@ -180,17 +143,10 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         return self._unpack(packed)
 
     def reset_outcome(self, indices):
-        """Reset some environments and return their outcome, assigning none.
-
-        The op of `reset` without its assignments (see `step_outcome`).
+        """Reset environments and return their `Outcome`, assigning nothing.
 
         Args:
             indices: 1-D int32 tensor of the environments to reset.
-
-        Returns:
-            `Outcome` of tensors with a row per index: the first
-            observations, zero rewards, false flags, and the count of
-            restarts; computing them fails as `reset` does.
         """
         indices.set_shape((None,))
         packed = tf.numpy_function(
@@ -198,48 +154,30 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         return self._unpack(packed, every_row=False)
 
     def assign_outcome(self, outcome):
-        """Assign the outcome of a step of every environment to the variables.
-
-        Args:
-            outcome: `Outcome` with a row per environment.
-
-        Returns:
-            List of the assignment ops.
-        """
-        return [
-                self._observ.assign(outcome.observ),
-                self._reward.assign(outcome.reward),
-                self._done.assign(outcome.done),
-                self._truncated.assign(outcome.truncated),
-                self._restarted.assign(outcome.restarted),
-                self._restarts.assign(outcome.restarts)]
+        """The assignment ops of an `Outcome` of every environment."""
+        return [variable.assign(value)
+                for variable, value in zip(self._outcome, outcome)]
 
     def reset(self, indices=None):
         """Reset some or all environments and store their observations.
 
         Args:
-            indices: 1-D integer tensor of the environments to reset; None
-                resets all.
+            indices: 1-D integer tensor of the environments; None for all.
 
         Returns:
-            Tensor of the first observations of those environments, available
-            once the variables were updated; running it fails when an
-            observation holds NaN or Inf.
+            Tensor of their first observations, once the variables are set;
+            it fails on NaN or Inf.
         """
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(len(self._batch_env))
             indices = tf.cast(indices, tf.int32)
             outcome = self.reset_outcome(indices)
-            with tf.control_dependencies([
-                    tf.scatter_update(self._observ, indices, outcome.observ),
-                    tf.scatter_update(self._reward, indices, outcome.reward),
-                    tf.scatter_update(self._done, indices, outcome.done),
-                    tf.scatter_update(
-                            self._truncated, indices, outcome.truncated),
-                    tf.scatter_update(
-                            self._restarted, indices, outcome.restarted),
-                    self._restarts.assign(outcome.restarts)]):
+            updates = [
+                    tf.scatter_update(variable, indices, value)
+                    for variable, value in zip(self._outcome[:-1], outcome)]
+            with tf.control_dependencies(
+                    updates + [self._restarts.assign(outcome.restarts)]):
                 return tf.identity(outcome.observ)
 
     def close(self):
@@ -249,8 +187,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     def _define_resume_ops(self):
         """Copy the environments' state to checkpoints and back.
 
-        Setting it evaluates to '' or to why it could not; then every
-        episode begins anew, as `done` says.
+        Setting it gives '' or why it could not; then all episodes begin anew.
         """
         with tf.name_scope('environment_state'):
             capture = self._env_state.assign(tf.numpy_function(
@@ -269,6 +206,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         resume_state.on_save(capture, forget, reason)
 
     def _read_env_state(self):
+        """The encoded state of the batch, or why there is none."""
         try:
             state = dict(state=self._batch_env.get_env_state())
         except (env_state.StateUnavailable, AttributeError) as error:
@@ -276,6 +214,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         return np.array(env_state.encode(state), object)
 
     def _set_env_state(self, data):
+        """Set the encoded state; return '' or why it could not."""
         if not data:
             return np.array(
                     b'the checkpoint holds no state of the environments',
@@ -293,6 +232,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         return np.array(b'', object)
 
     def _step(self, action):
+        """Step the batch; the packed rows of `_row`."""
         self._error = None
         _check_finite(action, 'action')
         try:
@@ -321,6 +261,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _reset(self, indices):
+        """Reset environments; the packed rows of `_row`."""
         self._error = None
         try:
             observ = self._batch_env.reset(indices)
@@ -334,20 +275,12 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _count_restarts(self):
+        """The batch's count of restarts; 0 where it has none."""
         return getattr(self._batch_env, 'restarts', 0)
 
     def _unpack(self, packed, every_row=True):
-        """Split the packed rows of `_step` or `_reset` into tensors.
-
-        Args:
-            packed: uint8 tensor of one row of bytes per environment, laid out
-                as the structured dtype `self._row`.
-            every_row: Whether there is a row for every environment, rather
-                than for some, maybe none.
-
-        Returns:
-            `Outcome`.
-        """
+        """Split uint8 rows of `_row` into an `Outcome`; `every_row` when
+        there is one per environment (a step), not some or none (a reset)."""
         observ_bytes = self._row.fields['observ'][0].itemsize
         packed.set_shape((None, self._row.itemsize))
         # The rows of `packed`, known for a step of every environment.
@@ -371,17 +304,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
 
 
 def _from_bytes(rows, dtype, shape, batch=None):
-    """Reinterpret rows of bytes as values of a dtype and shape.
-
-    Args:
-        rows: uint8 tensor [batch, bytes].
-        dtype: TensorFlow dtype of the values.
-        shape: TensorShape of one row's values.
-        batch: Number of rows where known, else None.
-
-    Returns:
-        Tensor [batch, *shape] of dtype.
-    """
+    """Reinterpret uint8 rows [batch, bytes] as a [batch, *shape] tensor."""
     if dtype == tf.bool:
         values = tf.cast(rows, tf.bool)
     elif dtype.size == 1:
@@ -396,15 +319,10 @@ def _from_bytes(rows, dtype, shape, batch=None):
 
 
 def _check_finite(value, name):
-    """Raise like `tf.debugging.check_numerics` on NaN or Inf values.
+    """Raise like `tf.debugging.check_numerics` on floating NaN or Inf.
 
-    Args:
-        value: Array of any dtype; only floating point values are checked.
-        name: Name of the tensor for the message.
-
-    Raises:
-        ValueError: `'<name> : Tensor had NaN values'` (or `Inf`, or
-            `Inf and NaN`), which fails the op with an InvalidArgumentError.
+    The ValueError `'<name> : Tensor had NaN values'` (or `Inf`, or `Inf and
+    NaN`) fails the op with an InvalidArgumentError.
     """
     value = np.asarray(value)
     if value.dtype.kind != 'f' or np.isfinite(value).all():

@@ -13,33 +13,21 @@ _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
 class InGraphEnvBase:
-    """The variables and spaces that `InGraphEnv` and `InGraphBatchEnv` share.
+    """The variables that `InGraphEnv` and `InGraphBatchEnv` share.
 
     Subclasses create the variables `_observ`, `_action`, `_reward`, `_done`
-    and `_truncated` (with `_define_variables`, or their own), and name the
-    object they wrap in `_wrapped`, whose spaces they expose and whose public
-    attributes the subclass does not define are read from it. In a batch,
-    each variable holds the values of every environment along its first
-    axis.
+    and `_truncated` (as `_define_variables` does) and name the object whose
+    spaces and other public attributes they expose in `_wrapped`.
     """
 
     @property
     def _wrapped(self):
+        """The environment or batch whose attributes are forwarded."""
         raise NotImplementedError
 
     def __getattr__(self, name):
         forwarding.check_public(self, name)
         return getattr(self._wrapped, name)
-
-    @property
-    def observation_space(self):
-        """Observation space of the environment (of each one of a batch)."""
-        return self._wrapped.observation_space
-
-    @property
-    def action_space(self):
-        """Action space of the environment (of each one of a batch)."""
-        return self._wrapped.action_space
 
     @property
     def observ(self):
@@ -58,40 +46,21 @@ class InGraphEnvBase:
 
     @property
     def done(self):
-        """Variable telling whether the episode ended, by either cause.
-
-        In a batch that restarts failed environments, also true where one
-        was restarted, so that the next simulation step begins a new episode
-        there.
-        """
+        """Bool variable: whether the episode ended (or was restarted)."""
         return self._done
 
     @property
     def truncated(self):
-        """Variable telling whether the episode ended by truncation only.
-
-        True when the last step truncated the episode without terminating
-        it, so that an algorithm may bootstrap from the last observation.
-        """
+        """Bool variable: whether the episode was truncated, not terminated,
+        so that an algorithm may bootstrap from the last observation."""
         return self._truncated
 
     def _define_variables(self, name, batch):
         """Check the graph mode and spaces; create the variables of a step.
 
-        Args:
-            name: Class name for the error of `graph_mode.require_graph_mode`.
-            batch: Shape tuple before each variable's own shape: `()` for one
-                environment, `(n,)` for a batch of n.
-
-        Raises:
-            ValueError: When a space is neither Box nor Discrete.
-            graph_mode.GraphModeError: When TensorFlow executes eagerly or
-                without TF2 variables and control flow.
-
-        Returns:
-            Tuple of the variable scope `env_temporary`, to add more with
-            `temporary_scope.reenter`, and the tuple of the variables
-            observ, action, reward, done (true at first) and truncated.
+        `batch` is the shape before each variable's own: `()` or `(n,)`.
+        Returns the scope `env_temporary` and the variables observ, action,
+        reward, done (true at first) and truncated.
         """
         graph_mode.require_graph_mode(name)
         observ_shape, observ_dtype = parse_space(
@@ -109,23 +78,12 @@ class InGraphEnvBase:
         return scope, variables
 
     def _assign_step(self, observ, reward, assignments):
-        """The op that assigns a step's outcome once it proved finite.
-
-        Args:
-            observ: Tensor of the observations, checked for NaN and Inf.
-            reward: Float tensor of the rewards, checked for NaN and Inf.
-            assignments: Pairs of the other variables and their new values,
-                assigned together with `observ` and `reward`.
-
-        Returns:
-            Operation that assigns every value; running it fails when the
-            observation or reward holds NaN or Inf, and then assigns nothing.
-        """
+        """The op assigning `observ`, `reward` and the (variable, value)
+        `assignments`, which fails and assigns nothing on NaN or Inf."""
         observ = compiled_ops.check_numerics(observ, 'observ')
         reward = compiled_ops.check_numerics(reward, 'reward')
         pairs = [(self._observ, observ), (self._reward, reward)] + assignments
-        # Assign nothing unless every check passed, so that the variables
-        # keep a consistent step.
+        # Assign nothing unless every check passed: a consistent step.
         with tf.control_dependencies([observ, reward]):
             return tf.group(*[
                     variable.assign(value) for variable, value in pairs])
@@ -134,24 +92,21 @@ class InGraphEnvBase:
 class InGraphEnv(InGraphEnvBase):
     """Environment whose current state lives in graph variables.
 
-    The variables `observ`, `action`, `reward`, `done` and `truncated` hold the
-    outcome of the last step; they live in the variable scope `env_temporary`
-    so that checkpoints leave them out. `done` starts true, so that the first
-    simulation step resets the environment. Attributes the class does not
-    define are read from the wrapped environment.
+    The variables `observ`, `action`, `reward`, `done` and `truncated` hold
+    the last step, in the scope `env_temporary` that checkpoints leave out;
+    `done` starts true, so that the first simulation step resets. Other
+    attributes are read from the environment.
     """
 
     def __init__(self, env):
         """Create the variables for an environment.
 
         Args:
-            env: Gymnasium environment with a Box or Discrete observation and
-                action space.
+            env: Gymnasium environment with Box or Discrete spaces.
 
         Raises:
             ValueError: When a space is neither Box nor Discrete.
-            graph_mode.GraphModeError: When TensorFlow executes eagerly or
-                without TF2 variables and control flow.
+            graph_mode.GraphModeError: When not in TF2 graph mode.
         """
         self._env = env
         self._discrete = isinstance(env.action_space, gym.spaces.Discrete)
@@ -161,23 +116,22 @@ class InGraphEnv(InGraphEnvBase):
 
     @property
     def _wrapped(self):
+        """The environment."""
         return self._env
 
     def simulate(self, action):
         """Step the environment and store the outcome in the variables.
 
         Args:
-            action: Tensor of the action, of the action variable's shape; its
-                dtype may differ in width but not in kind (integer or
-                floating point).
+            action: Tensor of the action variable's shape and dtype kind
+                (width may differ).
 
         Raises:
             TypeError: When the action's dtype kind does not match.
             ValueError: When the action's shape does not match.
 
         Returns:
-            Operation that steps and assigns; running it fails when the
-            action, observation or reward holds NaN or Inf.
+            Operation that steps and assigns; it fails on NaN or Inf.
         """
         with tf.name_scope('environment_simulate'):
             action = prepare_action(action, self._action)
@@ -186,9 +140,8 @@ class InGraphEnv(InGraphEnvBase):
                     [self._observ_dtype, tf.float32, tf.bool, tf.bool],
                     name='step')
             observ.set_shape(self._observ.shape)
-            reward.set_shape(())
-            done.set_shape(())
-            truncated.set_shape(())
+            for scalar in (reward, done, truncated):
+                scalar.set_shape(())
             return self._assign_step(observ, reward, [
                     (self._action, action), (self._done, done),
                     (self._truncated, truncated)])
@@ -197,9 +150,8 @@ class InGraphEnv(InGraphEnvBase):
         """Reset the environment and store its first observation.
 
         Returns:
-            Tensor of the first observation, available once the variables
-            were updated; running it fails when the observation holds NaN or
-            Inf.
+            Tensor of the first observation, once the variables are set; it
+            fails on NaN or Inf.
         """
         with tf.name_scope('environment_reset'):
             observ = tf.numpy_function(
@@ -218,6 +170,7 @@ class InGraphEnv(InGraphEnvBase):
         self._env.close()
 
     def _step(self, action):
+        """Step the environment; observation, reward, done, truncated."""
         if self._discrete:
             # Environments may use discrete actions as keys or indices.
             action = int(action)
@@ -229,12 +182,13 @@ class InGraphEnv(InGraphEnvBase):
                 np.bool_(truncated and not terminated))
 
     def _reset(self):
+        """Reset the environment; its first observation."""
         observ, _ = self._env.reset()
         return np.asarray(observ, self._observ_dtype.as_numpy_dtype)
 
 
 def parse_space(space, name):
-    """Return the shape and dtype of the tensors holding values of a space.
+    """The shape and dtype of tensors of a Box or Discrete space.
 
     Args:
         space: Gymnasium space.
@@ -242,9 +196,6 @@ def parse_space(space, name):
 
     Raises:
         ValueError: When the space is neither Box nor Discrete.
-
-    Returns:
-        Tuple of the shape tuple and the TensorFlow dtype.
     """
     if isinstance(space, gym.spaces.Box):
         return tuple(space.shape), tf.as_dtype(space.dtype)
@@ -268,16 +219,14 @@ def prepare_action(action, variable, check_numerics=True):
     Args:
         action: Tensor or value of the actions.
         variable: Variable that will hold the actions.
-        check_numerics: Whether to add an op that fails on NaN or Inf; the
-            batch checks in NumPy instead.
+        check_numerics: Whether to add an op that fails on NaN or Inf.
 
     Raises:
         TypeError: When the dtype kinds differ.
         ValueError: When the shapes are not compatible.
 
     Returns:
-        Tensor of the variable's dtype and shape, checked for NaN and Inf
-        unless told otherwise.
+        Tensor of the variable's dtype and shape.
     """
     action = tf.convert_to_tensor(action)
     dtype = variable.dtype.base_dtype
