@@ -17,6 +17,7 @@ from agents import tools
 from agents.tools import batch_env
 from agents.tools import in_graph_batch_env
 from agents.tools import loop as loop_module
+from agents.tools import phase_reports
 from agents.testing import mock_algorithm
 from agents.testing import mock_environment
 from agents.tools.simulate import simulate
@@ -385,7 +386,8 @@ def test_progress_line(monkeypatch, caplog):
             return next(self._times)
 
     monkeypatch.setattr(
-            loop_module, 'time', FakeTime([100.0, 104.0, 104.0, 109.0, 110.0]))
+            phase_reports, 'time',
+            FakeTime([100.0, 104.0, 104.0, 109.0, 110.0]))
     runs = []
     with tf.Graph().as_default():
         loop = _define_loop(None, runs)

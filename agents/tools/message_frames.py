@@ -1,16 +1,10 @@
 """Binary frames for the messages between `ExternalProcess` and its worker.
 
-Steps are the hot path of every batched simulation. Pickling a small NumPy
-array or scalar costs more than stepping a classic control task, and the
-info of a physics step holds several of them, so step actions and results
-travel as compact frames: numeric arrays as their raw bytes with dtype and
-shape, scalars and flags with a code for their exact type, so that the
-receiver gets back the types that were sent. Values that do not fit return
-None from the packing functions, and the caller pickles them instead.
-
-`Channel` carries length-prefixed messages on a pipe's file descriptor.
-
-This module must not import TensorFlow: worker processes import it.
+Step actions and results travel as raw array bytes and typed scalars, which
+costs less than pickling them; values that do not fit return None from the
+packing functions, and the caller pickles them instead. `Channel` carries
+length-prefixed messages. This module must not import TensorFlow: worker
+processes import it.
 """
 
 import collections
@@ -60,27 +54,14 @@ StepBatch = collections.namedtuple(
     'StepBatch', 'observ, reward, terminated, truncated, infos, errors')
 StepBatch.__doc__ = """Results of stepping several environments at once.
 
-Fields:
-    observ: Array of the stacked observations.
-    reward: Array of the rewards.
-    terminated: Bool array of the termination flags.
-    truncated: Bool array of the truncation flags.
-    infos: Tuple of the info dicts.
-    errors: Dict from positions in the batch whose step raised to a tuple
-        of the error's module, qualified name and formatted traceback; their
-        rows hold zeros and an empty info.
+The arrays `observ`, `reward`, `terminated`, `truncated`, the tuple of
+`infos`, and `errors`: a dict from the positions whose step raised (their
+rows hold zeros) to `worker_errors.error_details`.
 """
 
 
 def array_parts(array):
-    """Frame parts of a numeric array in native byte order.
-
-    Args:
-        array: The array.
-
-    Returns:
-        Tuple of byte strings, or None for other arrays.
-    """
+    """Frame parts (byte strings) of a native numeric array, else None."""
     dtype = array.dtype
     if (dtype.kind not in _ARRAY_KINDS or not dtype.isnative
             or array.ndim >= len(_DIMENSIONS)):
@@ -90,15 +71,7 @@ def array_parts(array):
 
 
 def unpack_array(data, offset):
-    """Decode a framed array.
-
-    Args:
-        data: Bytes-like object holding the frame.
-        offset: Where the array's parts start.
-
-    Returns:
-        Tuple of a writable copy of the array and the offset after it.
-    """
+    """A writable array decoded from `data` at `offset`; the offset after."""
     char, ndim = _ARRAY_HEADER.unpack_from(data, offset)
     offset += _ARRAY_HEADER.size
     shape = _DIMENSIONS[ndim].unpack_from(data, offset)
@@ -116,15 +89,7 @@ def _dtype(char):
 
 
 def pack_integer(message, value):
-    """Frame a message of one int, np.int64 or np.int32.
-
-    Args:
-        message: Message constant that starts the frame.
-        value: The integer.
-
-    Returns:
-        The frame, or None when the value needs more than 64 bits.
-    """
+    """Frame a message of one int, np.int64 or np.int32; None past 64 bits."""
     if not _INT64_MIN <= value <= _INT64_MAX:
         return None
     return _INTEGER_ACTION.pack(message, _SCALAR_CODES[type(value)], value)
@@ -137,15 +102,10 @@ def unpack_integer(data):
 
 
 def pack_step(message, result):
-    """Frame the result of a step.
-
-    Args:
-        message: Message constant that starts the frame.
-        result: Tuple of observation, reward, terminated, truncated, info.
+    """Frame a step's `(observ, reward, terminated, truncated, info)`.
 
     Returns:
-        Tuple of byte strings; or None when the observation is not a
-        numeric array, or the reward or the flags of no framed type.
+        Tuple of byte strings; or None for values of other types.
     """
     observ, reward, terminated, truncated, info = result
     reward_code = _SCALAR_CODES.get(type(reward))
@@ -166,52 +126,26 @@ def pack_step(message, result):
     head = _STEP_HEADER.pack(message, flags, reward_code, reward)
     if not info:
         return (head, *parts)
-    entries = _pack_info(info)
-    if entries is None:
-        return (head, *parts, _INFO_PICKLED,
-                pickle.dumps(info, PICKLE_PROTOCOL))
-    return (head, *parts, _INFO_FRAMED, *entries)
+    return (head, *parts, *_info_parts(info))
 
 
 def unpack_step(data):
-    """Decode a frame of `pack_step`.
-
-    Args:
-        data: Bytes-like object holding the frame.
-
-    Returns:
-        Tuple of observation, reward, terminated, truncated and info, of
-        the types that were packed.
-    """
+    """Decode a frame of `pack_step` into values of the packed types."""
     _, flags, reward_code, reward = _STEP_HEADER.unpack_from(data)
     observ, offset = unpack_array(data, _STEP_HEADER.size)
     if reward_code:
         reward = _SCALAR_TYPES[reward_code](reward)
     terminated = _FLAG_TYPES[flags >> 2 & 1](flags & 1)
     truncated = _FLAG_TYPES[flags >> 3 & 1](flags & 2)
-    if len(data) == offset:
-        info = {}
-    elif data[offset] == _INFO_FRAMED[0]:
-        info = _unpack_info(data, offset + 1)
-    else:
-        info = pickle.loads(data[offset + 1:])
+    info = _read_info(data, offset, len(data))
     return observ, reward, terminated, truncated, info
 
 
 def pack_step_batch(message, batch):
-    """Frame the results of stepping several environments.
-
-    The arrays travel as raw bytes and every info dict as in `pack_step`, so
-    a batch of flat infos needs no pickle; only errors and infos that do not
-    fit are pickled.
-
-    Args:
-        message: Message constant that starts the frame.
-        batch: `StepBatch`.
+    """Frame a `StepBatch`; errors and infos that do not fit are pickled.
 
     Returns:
-        Tuple of byte strings; or None when a field of the batch is not a
-        numeric array.
+        Tuple of byte strings; or None when an array field is not numeric.
     """
     arrays = []
     for array in batch[:4]:
@@ -226,13 +160,7 @@ def pack_step_batch(message, batch):
         if not info:
             infos.append(_LENGTHS.pack(0))
             continue
-        entries = None
-        if type(info) is dict:  # pylint: disable=unidiomatic-typecheck
-            entries = _pack_info(info)
-        if entries is None:
-            entries = (_INFO_PICKLED, pickle.dumps(info, PICKLE_PROTOCOL))
-        else:
-            entries = (_INFO_FRAMED, *entries)
+        entries = _info_parts(info)
         infos += (_LENGTHS.pack(sum(len(part) for part in entries)),
                   *entries)
     errors = ()
@@ -243,15 +171,7 @@ def pack_step_batch(message, batch):
 
 
 def unpack_step_batch(data):
-    """Decode a frame of `pack_step_batch`.
-
-    Args:
-        data: Bytes-like object holding the frame.
-
-    Returns:
-        `StepBatch` with writable arrays and info values of the types that
-        were packed.
-    """
+    """Decode a frame of `pack_step_batch` into a `StepBatch`."""
     _, count = _BATCH_HEADER.unpack_from(data)
     offset = _BATCH_HEADER.size
     arrays = []
@@ -261,24 +181,33 @@ def unpack_step_batch(data):
     infos = []
     for _ in range(count):
         (size,), offset = _LENGTHS.unpack_from(data, offset), offset + 4
-        end = offset + size
-        if not size:
-            infos.append({})
-        elif data[offset] == _INFO_FRAMED[0]:
-            infos.append(_unpack_info(data[:end], offset + 1))
-        else:
-            infos.append(pickle.loads(data[offset + 1:end]))
-        offset = end
+        infos.append(_read_info(data, offset, offset + size))
+        offset += size
     errors = pickle.loads(data[offset:]) if offset < len(data) else {}
     return StepBatch(*arrays, tuple(infos), errors)
 
 
-def _pack_info(info):
-    """Frame parts of a flat info dict, or None when it needs a pickle.
+def _info_parts(info):
+    """Parts of a non-empty info: framed where it fits, else pickled."""
+    entries = None
+    if type(info) is dict:  # pylint: disable=unidiomatic-typecheck
+        entries = _pack_info(info)
+    if entries is None:
+        return _INFO_PICKLED, pickle.dumps(info, PICKLE_PROTOCOL)
+    return (_INFO_FRAMED, *entries)
 
-    Infos of physics tasks hold a few NumPy scalars, each of which takes
-    longer to pickle than the physics step.
-    """
+
+def _read_info(data, offset, end):
+    """The info that `_info_parts` put in `data[offset:end]`."""
+    if offset == end:
+        return {}
+    if data[offset] == _INFO_FRAMED[0]:
+        return _unpack_info(data[:end], offset + 1)
+    return pickle.loads(data[offset + 1:end])
+
+
+def _pack_info(info):
+    """Frame parts of a flat info dict, or None when it needs a pickle."""
     parts = []
     for key, value in info.items():
         if type(key) is not str:  # pylint: disable=unidiomatic-typecheck
@@ -324,10 +253,8 @@ def _unpack_info(data, offset):
 class Channel:
     """Length-prefixed messages over the file descriptor of a connection.
 
-    Reading and writing the descriptor directly skips the buffering layers
-    of `multiprocessing.connection`, which cost more than a small message.
-    A read takes whatever is available, so it may hold the start of the
-    next message; `buffered` tells whether a whole one is waiting.
+    The descriptor is read and written directly, without the buffering of
+    `multiprocessing.connection`, which costs more than a small message.
     """
 
     _LENGTH = struct.Struct('<I')
@@ -355,13 +282,10 @@ class Channel:
                 and len(buffer) >= 4 + self._LENGTH.unpack_from(buffer)[0])
 
     def receive(self):
-        """Read one message, waiting for it.
+        """Read one message (bytes-like), waiting for it.
 
         Raises:
             EOFError: When the other end closed the connection.
-
-        Returns:
-            The message as a bytes-like object.
         """
         buffer = self._buffer
         while len(buffer) < 4:

@@ -1,16 +1,8 @@
 """MuJoCo's warnings once, not once per environment built or per worker.
 
-MuJoCo's XML compiler warns about every model it compiles that uses a
-deprecated attribute (gymnasium's HalfCheetah and Walker2d models set
-`settotalmass`); its default handler prints the warning to stderr and
-appends it to `MUJOCO_LOG.TXT` in the working directory. A batch builds
-many environments in one or several processes, so a training log would
-repeat the same warning for every one of them. `install` gives MuJoCo a
-handler that logs each distinct message once per process instead, and
-`WithSeen` hands the messages a process logged to the workers it starts,
-which leave them out: the trainer builds the environment once before its
-workers do, so a run shows each warning once.
-
+MuJoCo warns about every model it compiles with a deprecated attribute, to
+stderr and `MUJOCO_LOG.TXT`. `install` logs each message once per process;
+`WithSeen` hands the logged messages to workers, so a run shows each once.
 This module must not import TensorFlow: worker processes import it.
 """
 
@@ -26,12 +18,8 @@ _SEEN = set()
 def install(env_id=None):
     """Have MuJoCo's warnings logged once per process from now on.
 
-    Messages that a `WithSeen` constructor brought from the parent process
-    count as logged.
-
-    Imports MuJoCo only when it is imported already or `env_id` names a
-    MuJoCo environment, so that other environments do not pay for the
-    import. A warning handler installed by someone else stays.
+    MuJoCo is imported only where it is already or `env_id` names one of
+    its environments; a handler installed by someone else stays.
 
     Args:
       env_id: Gymnasium id of the environment about to be built, or None.
@@ -64,11 +52,8 @@ def _uses_mujoco(env_id):
 
 
 class WithSeen:
-    """A constructor that first takes on the messages its creator logged.
-
-    Args:
-      constructor: The environment constructor to call.
-    """
+    """An environment constructor that first takes on the messages its
+    creator logged."""
 
     def __init__(self, constructor):
         self._constructor = constructor

@@ -1,14 +1,9 @@
 """Functions over nested tuples, lists, dicts and namedtuples.
 
-A structure is a tuple, list, dict or namedtuple whose elements are again
-structures or leaves; anything else (a number, a string, a tensor, an array,
-None) is a leaf. The functions keep the containers' types (namedtuple classes
-and dict subclasses included, a locked AttrDict stays locked) and the dicts'
-key order. Several structures passed together must have the same nesting: a
-dict where the first has a dict, with the same keys (matched by key, in the
-order of the first structure), and a sequence of the same length where the
-first has a tuple, list or namedtuple (these three mix freely, the result
-takes the types of the first structure).
+Other values are leaves. Results keep the containers' types (a locked
+AttrDict stays locked) and the first structure's dict key order. Structures
+passed together must have the same nesting (tuples, lists and namedtuples
+mix freely).
 """
 
 import builtins
@@ -16,11 +11,8 @@ import collections
 
 from agents.tools import attr_dict
 
-# The keyword argument `flatten` of map, zip and filter shares its name with
-# the function flatten by design of the interface.
+# The 2017 interface: map, zip and filter, and their argument `flatten`.
 # pylint: disable=redefined-outer-name
-
-# The module defines map, zip and filter as its interface.
 _builtin_zip = builtins.zip
 
 
@@ -37,8 +29,7 @@ def map(function, *structures, flatten=False):
         ValueError: When the structures do not have the same nesting.
 
     Returns:
-        A structure like the first one holding the results, or a tuple of
-        the results in the order of `flatten()` when `flatten` is true.
+        A structure like the first one holding the results.
     """
     if not structures:
         raise TypeError('map() needs at least one structure.')
@@ -51,21 +42,11 @@ def map(function, *structures, flatten=False):
 def zip(*structures, flatten=False):
     """Combine the leaves at each position of structures into tuples.
 
-    As in the 2017 framework, a single structure comes back as it is (a copy
-    with the same leaves), not with one-element tuples as its leaves.
-
-    Args:
-        *structures: Structures of the same nesting.
-        flatten: Return a flat tuple of the leaf tuples instead of nested.
-
-    Raises:
-        TypeError: When no structure is given.
-        ValueError: When the structures do not have the same nesting.
+    A single structure comes back as a copy (as in 2017), not with
+    one-element tuples. Arguments and errors as `map`.
 
     Returns:
-        A structure like the first one with tuples of leaves as its leaves, or
-        a tuple of those tuples when `flatten` is true; for one structure,
-        its leaves instead of one-element tuples.
+        A structure like the first one with tuples of leaves as its leaves.
     """
     if not structures:
         raise TypeError('zip() needs at least one structure.')
@@ -75,41 +56,20 @@ def zip(*structures, flatten=False):
 
 
 def flatten(structure):
-    """Return the leaves of a structure as a tuple.
-
-    Sequences are visited in order and dicts in their key order, depth first.
-
-    Args:
-        structure: Structure to flatten.
-
-    Returns:
-        Tuple of leaves.
-    """
+    """The leaves of a structure as a tuple, depth first in order."""
     return tuple(leaves[0] for leaves in _zip_leaves((structure,), ()))
 
 
 def filter(predicate, *structures, flatten=False):
     """Keep only the leaves for which a predicate is true.
 
-    Filtered leaves leave tuples, lists and dicts; containers emptied by the
-    filtering are removed too, while containers that were empty to begin with
-    stay. Namedtuples cannot drop fields, so removed fields become None. A
-    single leaf that the predicate drops gives `()`, as in the 2017
-    framework.
-
-    Args:
-        predicate: Called with one leaf of each structure at every position.
-        *structures: Structures of the same nesting.
-        flatten: Return the kept leaves as a flat tuple instead of nested.
-
-    Raises:
-        TypeError: When no structure is given.
-        ValueError: When the structures do not have the same nesting.
+    Containers emptied by the filter are removed (those empty before stay);
+    removed namedtuple fields become None; a dropped single leaf gives `()`
+    (as in 2017). Arguments and errors as `map`.
 
     Returns:
-        A structure like the first one with the kept leaves; with several
-        structures its leaves are tuples of one leaf from each. A tuple of
-        those leaves in the order of `flatten()` when `flatten` is true.
+        A structure like the first one with the kept leaves, tuples of one
+        leaf of each structure where several are given.
     """
     if not structures:
         raise TypeError('filter() needs at least one structure.')

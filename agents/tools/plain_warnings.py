@@ -1,12 +1,8 @@
 """Python warnings without terminal colour codes.
 
-Gymnasium colours the text of its warnings (`gymnasium.logger.warn` wraps
-it in ANSI escape sequences), which shows as raw codes such as `[33m` in
-log files, CI logs and terminals that do not read them, among the plain
-lines of the framework. `install` strips them from every warning this
-process prints.
-
-This module must not import TensorFlow: worker processes import it.
+Gymnasium colours its warnings with ANSI escape codes, which show as `[33m`
+in log files. `install` strips them. This module must not import
+TensorFlow: worker processes import it.
 """
 
 import re

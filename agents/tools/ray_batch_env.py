@@ -1,17 +1,7 @@
 """A batch of environments stepped in slices by Ray actors.
 
-`RayBatchEnv` is `SlicedBatchEnv` with Ray actors in place of worker
-processes: the batch is split into contiguous slices, and each slice lives
-in one actor, which Ray may place on any node of its cluster. A batch step
-sends one request per actor, all before waiting on any. The semantics are
-those of `SlicedBatchEnv`: errors name the environment's index in the
-batch, every healthy actor advances once per step, and with `restart` the
-actor of a failed environment is replaced by a new one built from the same
-constructors.
-
-Ray is an optional dependency (`pip install -e '.[ray]'`): it is imported
-when a batch is created, so that this package works without it. This
-module must not import TensorFlow: actors import it.
+Ray is an optional dependency (`pip install -e '.[ray]'`), imported when a
+batch is created. This module must not import TensorFlow: actors import it.
 """
 
 import os
@@ -25,19 +15,15 @@ from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import sliced_batch_env
 
-# Seconds the actor of a slice may take to close its environments before it
-# is killed.
+# Seconds an actor may take to close its environments before it is killed.
 _CLOSE_SECONDS = 5.0
 
 
 def import_ray():
-    """Import Ray, or say which extra installs it.
+    """The `ray` module.
 
     Raises:
         ImportError: One line naming the `ray` extra when Ray is missing.
-
-    Returns:
-        The `ray` module.
     """
     try:
         import ray  # pylint: disable=import-outside-toplevel
@@ -49,20 +35,11 @@ def import_ray():
 
 
 class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
-    """A batch of environments stepped by Ray actors, a slice each.
+    """`SlicedBatchEnv` with Ray actors in place of worker processes.
 
-    The batch keeps the contract of `BatchEnv` and `SlicedBatchEnv` (see
-    there): stacked observations, float32 rewards, `done` flags and the
-    info arrays `terminated`, `truncated` and `restarted`; errors naming
-    the index of the environment; `restart` replacing the actor of a
-    failed environment. An actor that dies, or whose node dies, raises an
-    `ExternalProcessError` naming the environments of its slice, and one
-    that does not answer within `timeout` seconds is killed and raises a
-    `TimeoutError`.
-
-    Ray must be running (`ray.init()`), or it is started here as
-    `ray.init()` does: joining the cluster of `RAY_ADDRESS`, else a local
-    one. Actors belong to this process and end with it.
+    A dead actor (or node) raises an `ExternalProcessError`, one that does
+    not answer in time is killed and raises a `TimeoutError`. Ray starts
+    here unless running (`RAY_ADDRESS`'s cluster, else a local one).
     """
 
     def __init__(
@@ -71,25 +48,18 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
         """Start the actors, each building the environments of its slice.
 
         Args:
-            constructors: Sequence of callables without arguments, one per
-                environment, that return environments with equal spaces;
-                sent to the actors with cloudpickle.
-            num_actors: Number of actors; None means one per CPU of the Ray
-                cluster that is free now, at least one. At most one per
-                environment.
-            restart: Whether to replace an actor whose environment failed,
-                instead of raising the error.
-            timeout: Seconds an actor may take to answer before it counts
-                as failed; None means 600. Building the environments gets at
-                least 60 seconds.
-            actor_options: Dict of Ray actor options, such as `num_cpus` or
-                `scheduling_strategy`; by default each actor takes one CPU
-                and Ray spreads the actors over the nodes ('SPREAD').
+            constructors: Callables without arguments, one per environment.
+            num_actors: Number of actors, at most one per environment; None:
+                one per free CPU of the cluster, at least one.
+            restart: Whether to replace a failed actor instead of raising.
+            timeout: Seconds an actor may take to answer; None: 600 (at
+                least 60 to build the environments).
+            actor_options: Dict of Ray actor options; by default one CPU
+                each, spread over the nodes ('SPREAD').
 
         Raises:
             ImportError: When Ray is not installed.
-            TypeError, ValueError, Exception: As `SlicedBatchEnv` does, for
-                `num_actors` as for its `num_workers`.
+            TypeError, ValueError, Exception: As `SlicedBatchEnv` does.
         """
         ray = import_ray()
         if not ray.is_initialized():
@@ -106,8 +76,7 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
             timeout=timeout)
 
     def get_env_state(self):
-        """Refuse: the environments live in Ray actors, which Ray may
-        restart or place on other nodes.
+        """Refuse: Ray may restart actors or place them on other nodes.
 
         Raises:
             env_state.StateUnavailable: Always.
@@ -130,11 +99,7 @@ def _from_handshake(key, doc):
 
 
 class _ActorWorker:
-    """The actor of one slice, with the interface of an `ExternalProcess`.
-
-    `step` and `reset` may return promises; errors raised in the actor come
-    back with its traceback in their message, as from a worker process.
-    """
+    """The actor of one slice, with the interface of an `ExternalProcess`."""
 
     def __init__(self, actor_class, payload, start, stop, timeout):
         ray = import_ray()
@@ -146,9 +111,7 @@ class _ActorWorker:
         self._node = None
         self._failure = None
         self._closed = False
-        # With the environment ids this process registered, which the
-        # actor's interpreter would not know, and the MuJoCo warnings it
-        # showed.
+        # With the environment ids and MuJoCo warnings of this process.
         self._actor = actor_class.remote(env_registry.WithRegistry(
             mujoco_warnings.WithSeen(
                 env_slice.SliceConstructor(payload, start, stop))))
@@ -205,10 +168,8 @@ class _ActorWorker:
             if self._pid is not None else '')
 
     def handshake(self):
-        """The dict of pid, node id and spaces that the actor sent at start.
-
-        Waits for the actor to build its environments, the first time.
-        """
+        """The dict of pid, node id and spaces that the actor sent at start
+        (waiting for it the first time)."""
         if self._handshake is None:
             startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
             handshake = self._wait(self._ready, startup, starting=True)
@@ -280,11 +241,10 @@ def _death_cause(error):
 
 
 class _SliceActor:
-    """The environments of one slice of the batch, inside a Ray actor.
+    """The environments of one slice, inside a Ray actor.
 
-    Every method returns a tuple of whether it succeeded and its value, or
-    the details of its error (see `worker_errors.error_details`), so
-    that errors keep their type name and traceback in the caller.
+    Methods return whether they succeeded and their value or the
+    `worker_errors.error_details` of their error.
     """
 
     def __init__(self, constructor):
@@ -292,12 +252,7 @@ class _SliceActor:
         self._slice = None
 
     def start(self):
-        """Build the environments of the slice.
-
-        Returns:
-            Tuple of success and a dict of the process id, node id and the
-            spaces of the slice.
-        """
+        """Build the slice; its pid, node id and spaces as `handshake`."""
         plain_warnings.install()
         try:
             self._slice = self._constructor()

@@ -1,14 +1,8 @@
 """Videos of the episodes of an environment, encoded where it steps.
 
-`RecordEpisodes` wraps an environment that renders RGB arrays and streams
-every frame to an ffmpeg encoder; `RecordedEnvironment` is a picklable
-constructor of such environments for batches whose environments live in
-worker processes, so that frames are rendered and encoded inside the worker
-and never cross a pipe.
-
-This module does not import TensorFlow: worker processes import it, and a
-worker that renders MuJoCo through Mesa's OpenGL crashes once TensorFlow is
-loaded.
+`RecordedEnvironment` builds recorded environments inside worker processes,
+so frames never cross a pipe. No TensorFlow here: a worker that renders
+MuJoCo through Mesa's OpenGL crashes once TensorFlow is loaded.
 """
 
 import os
@@ -28,13 +22,9 @@ PRESET = 'veryfast'
 class RecordEpisodes(gym.Wrapper):
     """Encode every complete episode of an environment into an mp4 video.
 
-    The frame after `reset` and the frame after every `step` are streamed to
-    an ffmpeg encoder (H.264, yuv420p), so memory stays constant however long
-    the episode. Frames are padded at their borders, repeating the edge
-    pixels, to sizes divisible by 16, which every H.264 decoder accepts
-    without rescaling. An episode that ends (terminated or truncated) keeps
-    its video, and its path is appended to `videos`; an episode cut short by
-    a reset or by `close` is deleted.
+    Frames stream to an ffmpeg encoder (H.264), padded to sizes divisible
+    by 16. The video of an episode that ends joins `videos`; that of one
+    cut short by a reset or `close` is deleted.
     """
 
     def __init__(
@@ -43,12 +33,10 @@ class RecordEpisodes(gym.Wrapper):
 
         Args:
             env: Environment created with `render_mode='rgb_array'`.
-            directory: Existing or future directory for the video files;
-                created at the first reset.
-            fps: Frames per second of the videos; None uses the
-                environment's `metadata['render_fps']`, or 30 without one.
-            preset: The x264 preset of the encoder, e.g. 'medium' (ffmpeg's
-                default), 'veryfast' or 'ultrafast'.
+            directory: Directory for the videos, created at the first reset.
+            fps: Frames per second; None: the environment's
+                `metadata['render_fps']`, or 30.
+            preset: The x264 preset of the encoder, e.g. 'medium'.
             threads: Threads of the encoder; None lets ffmpeg choose.
 
         Raises:
@@ -73,15 +61,7 @@ class RecordEpisodes(gym.Wrapper):
         return tuple(self._videos)
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and start recording a new episode.
-
-        Args:
-            seed: Seed for the environment's random generator, or None.
-            options: Options for the environment's reset, or None.
-
-        Returns:
-            Tuple of the first observation and the info dict.
-        """
+        """Reset the environment and start recording a new episode."""
         self._discard()
         observ, info = self.env.reset(seed=seed, options=options)
         os.makedirs(self._directory, exist_ok=True)
@@ -93,17 +73,10 @@ class RecordEpisodes(gym.Wrapper):
         return observ, info
 
     def step(self, action):
-        """Step the environment, record the frame, and finish the video when
-        the episode ends.
-
-        Args:
-            action: Action for the environment.
+        """Step the environment and record the frame.
 
         Raises:
             RuntimeError: When stepped before the first reset.
-
-        Returns:
-            Tuple of observation, reward, terminated, truncated, and info.
         """
         if self._path is None:
             raise RuntimeError(
@@ -157,17 +130,14 @@ class RecordEpisodes(gym.Wrapper):
 
 
 def pad_frame(frame, multiple=16):
-    """Pad an image to a height and width divisible by `multiple`.
-
-    The padding repeats the edge pixels and is split evenly between both
-    sides, so the picture stays centred and is never rescaled.
+    """Pad an image to sizes divisible by `multiple`, repeating its edges.
 
     Args:
         frame: Array of shape (height, width, 3); converted to uint8.
         multiple: Divisor of the padded height and width.
 
     Returns:
-        C-contiguous uint8 array of the padded frame.
+        C-contiguous uint8 array of the centred frame.
     """
     frame = np.asarray(frame)
     if frame.dtype != np.uint8:
@@ -186,28 +156,22 @@ def pad_frame(frame, multiple=16):
 class RecordedEnvironment:
     """Picklable constructor `(seed) -> RecordEpisodes` of recorded envs.
 
-    A batch calls it once per environment, inside the worker process where
-    the environment lives, so it sets the rendering environment variables
-    there before the environment, and with it MuJoCo, is created.
+    Called in the worker, it sets the rendering environment variables there
+    before the environment, and with it MuJoCo, is created.
+
+    Args:
+        constructor: Callable `(seed, render_mode=...) -> env`, called with
+            `render_mode='rgb_array'`.
+        directory: Directory for the videos.
+        gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
+        threads: Threads of Mesa's software renderer (`LP_NUM_THREADS`,
+            unless set) and of each encoder; None leaves both to choose.
+        effects: Whether MuJoCo renders shadows and reflections.
     """
 
     def __init__(
             self, constructor, directory, gl_backend=None, threads=None,
             effects=True):
-        """Describe the environments to build.
-
-        Args:
-            constructor: Callable `(seed, render_mode=...) -> env` that
-                builds the environment, e.g. with the wrappers of training;
-                it is called with `render_mode='rgb_array'`.
-            directory: Directory for the videos.
-            gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
-            threads: Threads for the software renderer of Mesa
-                (`LP_NUM_THREADS`, unless set) and for the encoder of each
-                environment; None leaves both to choose.
-            effects: Whether MuJoCo renders shadows and reflections; see
-                `disable_effects`.
-        """
         self._constructor = constructor
         self._directory = directory
         self._gl_backend = gl_backend
@@ -215,14 +179,7 @@ class RecordedEnvironment:
         self._effects = effects
 
     def __call__(self, seed=None):
-        """Build one recorded environment.
-
-        Args:
-            seed: Seed of the environment, or None.
-
-        Returns:
-            `RecordEpisodes` around the environment.
-        """
+        """Build one recorded environment with a seed or None."""
         if self._gl_backend:
             os.environ['MUJOCO_GL'] = self._gl_backend
         # Rendering to arrays opens no window. SDL, which the classic control
@@ -247,14 +204,11 @@ class RecordedEnvironment:
 def disable_effects(env):
     """Turn off the shadows and reflections of a MuJoCo environment.
 
-    They take most of the time of Mesa's software renderer: on HalfCheetah,
-    about two thirds of a frame for the shadows and a tenth more for the
-    reflections (see benchmarks/profile_video.py). Call before the first
-    frame, which creates the renderer's context with its shadow map.
+    They take most of the time of Mesa's software renderer (see
+    benchmarks/profile_video.py). Call before the first frame.
 
     Args:
-        env: Environment, wrapped or not; others than MuJoCo's are left
-            alone.
+        env: Environment, wrapped or not; others are left alone.
 
     Returns:
         Whether the environment renders through MuJoCo.

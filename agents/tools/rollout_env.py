@@ -1,20 +1,9 @@
 """The environments of a loop of many steps in one session call.
 
-A loop that steps a batch many times in one `tf.while_loop` (such as
-`PPO.collect`) carries the batch's state from step to step instead of
-assigning its variables at every step, and assigns the last state once the
-loop ended. How the batch begins episodes and steps differs by kind of
-batch, and is all the loop needs to know of it:
-
-- `TaskRolloutEnv`: a task written in TensorFlow operations (an
-  `InGraphTaskBatch`, with the pure functions `restart` and `transition`);
-  its loop can be one XLA-compiled function.
-- `BridgeRolloutEnv`: Python or C environments behind a
-  `tools.InGraphBatchEnv` (gymnasium in process, worker processes,
-  EnvPool), stepped through its `numpy_function`; its loop runs as plain
-  graph ops, since XLA cannot compile a call into Python.
-
-`rollout_env(batch_env)` picks the one of a batch.
+Such a loop (`PPO.collect`) carries a batch's state from step to step and
+assigns it once at the end. `TaskRolloutEnv` steps an in-graph task through
+its pure functions (a loop XLA can compile); `BridgeRolloutEnv` steps a
+`tools.InGraphBatchEnv` through its `numpy_function`. `rollout_env` picks.
 """
 
 import tensorflow.compat.v1 as tf
@@ -26,19 +15,17 @@ from agents.tools import compiled_ops
 class TaskRolloutEnv:
     """The loop's view of an in-graph task: pure functions of its state.
 
-    The loop state of the batch is the tuple of its reset counter, its
-    physical states and its episodes' step counts.
+    Its loop state is the tuple of its reset counter, its physical states
+    and its episodes' step counts.
+
+    Args:
+        batch_env: In-graph batch with `transition`, `restart` and the
+            variables `seed`, `counter`, `state`, `steps`.
     """
 
     jit_compile = True
 
     def __init__(self, batch_env):
-        """Wrap an in-graph task.
-
-        Args:
-            batch_env: In-graph batch with `transition`, `restart` and the
-                variables `seed`, `counter`, `state`, `steps`.
-        """
         self._batch_env = batch_env
 
     def initial(self):
@@ -49,8 +36,7 @@ class TaskRolloutEnv:
             batch_env.steps.read_value())
 
     def rollout_seed(self):
-        """The first half of the random keys of a rollout: the task's seed.
-        """
+        """The first half of the random keys of a rollout: the task's seed."""
         return self._batch_env.seed.read_value()
 
     @staticmethod
@@ -59,12 +45,7 @@ class TaskRolloutEnv:
         return env_state[0]
 
     def begin(self, env_state, begin, observ):
-        """Begin new episodes where `begin` is true.
-
-        Args:
-            env_state: The batch's loop state.
-            begin: bool tensor `[batch]`.
-            observ: Tensor of the batch's current observations.
+        """Begin new episodes where `begin` ([batch] bool) is true.
 
         Returns:
             Tuple of the loop state and the observations after the resets.
@@ -77,10 +58,6 @@ class TaskRolloutEnv:
     def step(self, env_state, action):
         """Step every environment of the batch.
 
-        Args:
-            env_state: The batch's loop state.
-            action: Tensor of the actions, of the action variable's dtype.
-
         Returns:
             Tuple of the loop state, the observations, float32 rewards, and
             the bool flags done, truncated and restarted (never, for a task).
@@ -92,14 +69,7 @@ class TaskRolloutEnv:
                 tf.zeros_like(done))
 
     def assign(self, env_state):
-        """The writes of the batch's loop state to its variables.
-
-        Args:
-            env_state: The loop state after the last step.
-
-        Returns:
-            List of assignment ops.
-        """
+        """The assignments of a loop state to the batch's variables."""
         batch_env = self._batch_env
         counter, state, steps = env_state
         return [
@@ -108,24 +78,19 @@ class TaskRolloutEnv:
 
 
 class BridgeRolloutEnv:
-    """The loop's view of Python or C environments behind a numpy_function.
+    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python.
 
-    Each step and each reset is a call into Python of the wrapped
-    `tools.InGraphBatchEnv` (`step_outcome`, `reset_outcome`), so the
-    batch's own checks (NaN and Inf, worker errors) fail the loop as they
-    fail a step of `simulate`. The loop state of the batch is the tuple of
-    the flags of the environments restarted after a failure and the count
-    of restarts.
+    Steps and resets call its `step_outcome` and `reset_outcome`, with the
+    batch's own checks. Its loop state is the tuple of the flags of the
+    environments restarted after a failure and the count of restarts.
+
+    Args:
+        batch_env: `tools.InGraphBatchEnv`.
     """
 
     jit_compile = False
 
     def __init__(self, batch_env):
-        """Wrap a batch behind the Python bridge.
-
-        Args:
-            batch_env: `tools.InGraphBatchEnv`.
-        """
         self._batch_env = batch_env
 
     def initial(self):
@@ -136,12 +101,8 @@ class BridgeRolloutEnv:
 
     @staticmethod
     def rollout_seed():
-        """The first half of the random keys of a rollout, drawn per call.
-
-        The environments' resets draw no numbers in the graph, so a draw of
-        the graph's random op (seeded by the graph's seed) keys the
-        policy's samples of each call.
-        """
+        """The first half of the random keys of a rollout, drawn per call
+        by the graph's seed (the resets draw no numbers in the graph)."""
         return tf.random.uniform([], maxval=tf.int64.max, dtype=tf.int64)
 
     @staticmethod
@@ -150,17 +111,9 @@ class BridgeRolloutEnv:
         return tf.constant(0, tf.int64)
 
     def begin(self, env_state, begin, observ):
-        """Reset the environments where `begin` is true, as `reset` does.
+        """Reset where `begin` is true, as `TaskRolloutEnv.begin` does.
 
         Steps where no episode begins call no Python.
-
-        Args:
-            env_state: The batch's loop state.
-            begin: bool tensor `[batch]`.
-            observ: Tensor of the batch's current observations.
-
-        Returns:
-            Tuple of the loop state and the observations after the resets.
         """
         restarted, restarts = env_state
 
@@ -181,16 +134,9 @@ class BridgeRolloutEnv:
         return (restarted, restarts), observ
 
     def step(self, env_state, action):
-        """Step every environment of the batch through Python.
+        """Step the batch through Python, as `TaskRolloutEnv.step` does.
 
-        Args:
-            env_state: The batch's loop state.
-            action: Tensor of the actions, of the action variable's dtype.
-
-        Returns:
-            Tuple of the loop state, the observations, float32 rewards, and
-            the bool flags done (also where restarted), truncated and
-            restarted.
+        Done is true also where an environment restarted.
         """
         del env_state
         outcome = self._batch_env.step_outcome(action)
@@ -200,14 +146,7 @@ class BridgeRolloutEnv:
             outcome.restarted)
 
     def assign(self, env_state):
-        """The writes of the batch's loop state to its variables.
-
-        Args:
-            env_state: The loop state after the last step.
-
-        Returns:
-            List of assignment ops.
-        """
+        """The assignments of a loop state to the batch's variables."""
         restarted, restarts = env_state
         return [
             self._batch_env.restarted.assign(restarted),
@@ -215,11 +154,10 @@ class BridgeRolloutEnv:
 
 
 def rollout_env(batch_env):
-    """The loop's view of a batch, or None for a batch it cannot step.
+    """The loop's view of an in-graph batch, or None for one it cannot step.
 
     Args:
-        batch_env: In-graph batch: an in-graph task, a
-            `tools.InGraphBatchEnv`, or anything else.
+        batch_env: An in-graph task, a `tools.InGraphBatchEnv`, or other.
 
     Returns:
         `TaskRolloutEnv`, `BridgeRolloutEnv` or None.

@@ -1,27 +1,8 @@
 """Statistics of scores over seeds, as reinforcement-learning papers report.
 
-Scores of a few seeds are summarised by their mean, their median and their
-interquartile mean (IQM) with a 95% stratified bootstrap confidence interval
-(Agarwal et al. 2021, "Deep Reinforcement Learning at the Edge of the
-Statistical Precipice", the `rliable` package). Curves over seeds are written
-as CSV (`config,seed,step,score`) so that others can re-plot them.
-
-The interquartile mean is `scipy.stats.trim_mean(scores, 0.25)`, as
-`rliable` computes it: the scores are sorted, `floor(n / 4)` of them are cut
-from each end and the rest are averaged. So with 3 seeds nothing is cut (the
-IQM is the mean), with 5 to 7 seeds one is cut from each end, with 10 seeds
-two. Scores of several strata (configs or tasks, each with its seeds) are
-pooled into one set before the cut.
-
-The interval is the percentile interval of the statistic over bootstrap
-resamples. A resample draws, within every stratum separately, as many scores
-as the stratum has, with replacement (the stratified bootstrap: every
-resample keeps the number of seeds of each config). The indices come from a
-seeded NumPy `Generator`, drawn stratum after stratum as `integers(0, n,
-(resamples, n))`, which is what `scipy.stats.bootstrap` does with several
-independent samples; with the same generator, the intervals are the same.
-
-This module needs NumPy only: no TensorFlow, no SciPy.
+The interquartile mean (IQM) with a stratified bootstrap percentile interval
+(Agarwal et al. 2021, the `rliable` package), and curves as CSV. NumPy
+only; the sampling of `scipy.stats.bootstrap` (see docs/learning.md).
 """
 
 import csv
@@ -41,11 +22,7 @@ SUMMARY_HEADER = (
 
 
 def interquartile_mean(scores, axis=None):
-    """Mean of the scores left after cutting a quarter from each end.
-
-    The same as `scipy.stats.trim_mean(scores, 0.25, axis)`: `floor(n / 4)`
-    of the sorted scores are cut from each end, where `n` is their number
-    along `axis`, so fewer than 4 scores keep all of them.
+    """`scipy.stats.trim_mean(scores, 0.25, axis)`: cuts n // 4 of each end.
 
     Args:
       scores: Array-like of numbers.
@@ -55,8 +32,7 @@ def interquartile_mean(scores, axis=None):
       ValueError: When there are no scores to average.
 
     Returns:
-      The interquartile mean: a float when `axis` is None, else an array
-      without that axis.
+      A float when `axis` is None, else an array without that axis.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if axis is None:
@@ -77,20 +53,19 @@ def bootstrap_interval(
         resamples=RESAMPLES, seed=SEED):
     """Stratified bootstrap percentile confidence interval of a statistic.
 
+    Each resample draws, within every stratum, as many scores as it has.
+
     Args:
       strata: Sequence of 1-D array-likes, the scores of each stratum (a
-          config or task, one score per seed); they may differ in length.
-          Scores of different tasks should be on one scale (e.g.
-          normalised) before they are pooled.
-      statistic: Function of an array of pooled scores and `axis`, like
-          `interquartile_mean` or `np.mean`, reducing that axis.
+          config or task, one score per seed), pooled for the statistic.
+      statistic: Function of pooled scores and `axis`, reducing that axis.
       confidence: Probability the interval covers, strictly between 0 and 1.
       resamples: Number of bootstrap resamples, at least 1.
       seed: Seed of the NumPy generator that draws the resamples.
 
     Raises:
-      ValueError: On no strata, an empty stratum, a stratum that is not
-          1-D, or a confidence or number of resamples out of range.
+      ValueError: On no strata, an empty or not 1-D stratum, or a
+          confidence or number of resamples out of range.
 
     Returns:
       Tuple of floats `(low, high)`.
@@ -123,18 +98,15 @@ def seed_summary(
 
     Args:
       scores: 1-D array-like, one score per seed, or a sequence of such
-          (strata; the rows of a 2-D array), pooled for every statistic
-          and resampled stratum by stratum for the interval.
-      confidence: Probability the interval covers.
-      resamples: Number of bootstrap resamples.
-      seed: Seed of the resampling.
+          (strata, as for `bootstrap_interval`).
+      confidence, resamples, seed: As for `bootstrap_interval`.
 
     Raises:
       ValueError: As `bootstrap_interval`.
 
     Returns:
-      Dict with `seeds` (number of scores), `mean`, `median`, `iqm`,
-      `iqm_low`, `iqm_high` (the interval) and `confidence`, as floats.
+      Dict of `seeds` (number of scores), `mean`, `median`, `iqm`,
+      `iqm_low`, `iqm_high` and `confidence`.
     """
     strata = _check_strata([scores] if _is_flat(scores) else list(scores))
     pooled = np.concatenate(strata)
@@ -151,15 +123,11 @@ def curve_band(
         curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
     """IQM and its bootstrap interval at every step of curves over seeds.
 
-    Every step is resampled with the same seed, so the band of a step does
-    not depend on how many steps there are.
+    Every step is resampled with the same seed.
 
     Args:
-      curves: 2-D array-like `[seeds, steps]` of scores, the seeds' curves
-          aligned step by step.
-      confidence: Probability the interval covers.
-      resamples: Number of bootstrap resamples per step.
-      seed: Seed of the resampling.
+      curves: 2-D array-like `[seeds, steps]` of scores.
+      confidence, resamples, seed: As for `bootstrap_interval`, per step.
 
     Raises:
       ValueError: When `curves` is not 2-D with at least one seed and step.
@@ -181,17 +149,8 @@ def curve_band(
 
 
 def summary_cells(summary, digits=1):
-    """Text cells of a `seed_summary` under `SUMMARY_HEADER`.
-
-    Args:
-      summary: Dict from `seed_summary`, or None where there are no scores
-          (e.g. no run of a config finished).
-      digits: Decimals of the scores.
-
-    Returns:
-      Tuple of strings: seeds, mean, median, IQM and the interval as
-      `[low, high]`; `'0'` and dashes for None.
-    """
+    """Text cells of a `seed_summary` (or None: '0' and dashes) under
+    `SUMMARY_HEADER`, the scores with `digits` decimals."""
     if summary is None:
         return ('0',) + ('-',) * (len(SUMMARY_HEADER) - 1)
 
@@ -204,16 +163,15 @@ def summary_cells(summary, digits=1):
 
 
 def summary_table(summaries, label='config', digits=1):
-    """Lines of a markdown table with one row per config.
+    """Lines of a markdown table of `(name, summary)` pairs, a row each.
 
     Args:
-      summaries: Sequence of `(name, summary)` pairs, `summary` from
-          `seed_summary` or None.
+      summaries: Pairs of a name and a `seed_summary` or None.
       label: Header of the name column.
       digits: Decimals of the scores.
 
     Returns:
-      List of lines: the header, the alignment row and one row per config.
+      List of lines.
     """
     header = (label,) + SUMMARY_HEADER
     lines = [
@@ -226,15 +184,11 @@ def summary_table(summaries, label='config', digits=1):
 
 
 def write_curves_csv(path, rows):
-    """Write curves as CSV with the columns `config,seed,step,score`.
-
-    The file is written to a temporary name beside `path` and renamed into
-    place, so that readers see a complete file.
+    """Write curves as CSV `config,seed,step,score`, atomically.
 
     Args:
       path: Destination file.
-      rows: Iterable of `(config, seed, step, score)`: a config name, an
-          integer seed, an integer step and a number.
+      rows: Iterable of `(config, seed, step, score)`.
 
     Raises:
       ValueError: When a row does not have four values.
@@ -257,14 +211,13 @@ def read_curves_csv(path):
     """Read curves written by `write_curves_csv`.
 
     Args:
-      path: CSV file with the header `config,seed,step,score`.
+      path: The CSV file.
 
     Raises:
       ValueError: When the header differs.
 
     Returns:
-      List of `(config, seed, step, score)` tuples with an int seed and
-      step and a float score.
+      List of `(config, seed, step, score)` tuples.
     """
     with open(path, encoding='utf-8', newline='') as file_:
         reader = csv.reader(file_)

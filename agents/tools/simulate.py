@@ -1,17 +1,9 @@
 """One graph operation that steps a batch of environments and an algorithm.
 
-Each algorithm method is called inside a control block after the stage
-before it, with arguments created outside that block, so its ops, also its
-`tf.cond`s, run after that stage and may read the environment's variables
-(`batch_env.truncated`, for example). A method's results are the only way
-to order the next stage after its side effects: they must depend on them.
-Return `tf.identity(x)` created inside a control block over the side
-effects, with `x` from outside the block; a `tf.cond` built inside such a
-block gets no control inputs when it captures a tensor of the same block,
-and its output need not wait.
-
-Scores, lengths and the running means live in the variable scope
-`simulate_temporary`, which checkpoints leave out.
+Each algorithm method is called in a control block after the stage before
+it, so its ops may read the environment's variables; its results must
+depend on its side effects (`control_flow.identity_after`), since they
+order the next stage.
 """
 
 import collections
@@ -25,37 +17,27 @@ from agents.tools import streaming_mean
 def simulate(batch_env, algo, log=True, reset=False):
     """Define one step of the environments and the algorithm.
 
-    Running the returned tensors, in this order: resets the environments whose
-    episode is done (all of them when `reset` is true), zeroes their score and
-    length and calls `algo.begin_episode` with their indices; asks
-    `algo.perform` for actions of all agents; steps the environments; adds the
-    rewards to the scores; hands the transition to `algo.experience`; and
-    calls `algo.end_episode` with the indices of the episodes that ended,
-    whose scores and lengths enter running means. The `begin_episode` and
-    `end_episode` calls happen only when some agent needs them. Episodes cut
-    short by `reset` are not ended: they call no `end_episode` and stay out
-    of the means. So are the episodes of environments that the batch
-    restarted after a failure (where `batch_env.restarted` is true, for
-    batches that have it): they count as not done in the returned flags, and
-    the next step begins a new episode there.
+    The step resets the environments whose episode is done (all with
+    `reset`) and begins their episodes (`algo.begin_episode`), asks
+    `algo.perform` for actions, steps the environments, hands the transition
+    to `algo.experience` and ends the episodes that ended
+    (`algo.end_episode`), whose scores and lengths enter running means.
+    Episodes cut short by `reset`, or by a restart after a failure (where
+    `batch_env.restarted`), are not ended and count as not done.
 
     Args:
         batch_env: In-graph batch environment like `tools.InGraphBatchEnv`.
-        algo: Algorithm with the methods `begin_episode(agent_indices)`,
-            `perform(agent_indices, observ)`, `experience(agent_indices,
-            observ, action, reward, done, nextob)` and
-            `end_episode(agent_indices)`, each returning a summary string
-            tensor (`perform` a tuple of the actions and a summary).
-        log: Python bool or bool tensor; when true, the summary includes the
-            mean score and length of the episodes that ended since the last
-            logged step (if any did), and those means restart.
-        reset: Python bool or bool tensor; when true, all episodes begin anew
-            before the step.
+        algo: Algorithm with `begin_episode(agent_indices)`,
+            `perform(agent_indices, observ)` (actions and a summary),
+            `experience(agent_indices, observ, action, reward, done,
+            nextob)` and `end_episode(agent_indices)`, returning summaries.
+        log: Bool or bool tensor: include the mean score and length of the
+            episodes ended since the last logged step, and restart them.
+        reset: Bool or bool tensor: begin all episodes anew first.
 
     Returns:
-        Tuple of the bool tensor telling which episodes ended in this step,
-        the float32 tensor of the scores of the current (or just ended)
-        episodes, and the merged summary string tensor.
+        Tuple of the bool tensor of the episodes that ended, the float32
+        tensor of the episodes' scores, and the summary string tensor.
     """
     with tf.variable_scope('simulate_temporary'):
         tallies = _Tallies(
@@ -119,27 +101,20 @@ def _begin_episode(batch_env, algo, tallies, agent_indices):
 
 
 def _step(batch_env, algo, tallies, begin_episode):
-    """Act, step the environments and hand the transition to the algorithm.
-
-    Returns:
-        Tuple of the summary, the flags of the episodes that ended (not
-        those of restarted environments), and the new scores and lengths.
-    """
+    """Act, step and experience: the summary, the flags of the episodes
+    that ended (not restarted), and the new scores and lengths."""
     agent_indices = tf.range(len(batch_env))
     restarted = getattr(batch_env, 'restarted', None)
     with tf.control_dependencies([begin_episode]):
         # A snapshot of the observations before the step overwrites them.
         observ = tf.identity(batch_env.observ)
-    # The algorithm is called in a block of its own, so that its ops and
-    # conditionals, whose inputs come from outside the block, get the
-    # control inputs and may read the environment's variables; see
-    # `control_flow.identity_after`.
+    # A block of its own: ops and conditionals whose inputs come from
+    # outside it get its control inputs (see `control_flow.identity_after`).
     with tf.control_dependencies([begin_episode]):
         action, perform_summary = algo.perform(agent_indices, observ)
     with tf.control_dependencies([observ, perform_summary]):
         step = batch_env.simulate(action)
-    # Read the outcome once and hand the same tensors to every consumer;
-    # the scores and lengths build on them by data dependencies.
+    # The outcome, read once for every consumer.
     with tf.control_dependencies([step]):
         action = tf.identity(batch_env.action)
         reward = tf.identity(batch_env.reward)
@@ -148,8 +123,7 @@ def _step(batch_env, algo, tallies, begin_episode):
         ones = tf.ones_like(agent_indices)
         ended = done
         if restarted is not None:
-            # An episode interrupted by a failed environment has no
-            # result; only `begin_episode` follows it.
+            # An episode interrupted by a failure has no result.
             ended = tf.logical_and(
                 done, tf.logical_not(tf.identity(restarted)))
     new_score = tf.identity(tallies.score.assign_add(reward))
@@ -177,10 +151,9 @@ def _end_episode(algo, tallies, agent_indices, new_score, new_length):
 
 def _summaries(tallies, log):
     """The mean score and length since the last logged step, where logged."""
-    # tf.cond(pred, fn, str) builds a summary only where the predicate
-    # holds; `str` returns '', the empty summary, that merges to nothing.
-    # One conditional on `log` around both: steps that do not log run the
-    # switches of one conditional instead of two.
+    # tf.cond(pred, fn, str): a summary where the predicate holds, else ''
+    # (the empty summary). One conditional around both saves steps that do
+    # not log the switches of a second.
 
     def _define():
         score_summary = tf.cond(

@@ -1,15 +1,8 @@
 """A batch of environments stepped in slices by a few worker processes.
 
-One `ExternalProcess` per environment costs a round trip through a pipe per
-environment and step, which on a machine of few cores costs more than
-stepping a cheap task. `SlicedBatchEnv` splits the batch into contiguous
-slices, one per worker process (by default one per CPU core): each worker
-builds the environments of its slice in process and steps all of them per
-message, so that a batch step costs one round trip per worker, and all
-workers step at the same time. The results of a slice travel as one binary
-frame, a `message_frames.StepBatch`.
-
-This module must not import TensorFlow: worker processes import it.
+Each worker steps its contiguous slice per message: one round trip per
+worker and step instead of one per environment. This module must not import
+TensorFlow: worker processes import it.
 """
 
 import functools
@@ -32,42 +25,21 @@ _logger = logging.getLogger('agents')
 
 
 def available_cpus():
-    """Number of CPU cores this process may run on.
-
-    The affinity mask where the platform has one, since containers and
-    `taskset` limit it below `os.cpu_count()`.
-    """
+    """Number of CPU cores this process may run on (its affinity mask)."""
     if hasattr(os, 'sched_getaffinity'):
         return len(os.sched_getaffinity(0)) or 1
     return os.cpu_count() or 1
 
 
-
 class SlicedBatchEnv(batch_env_lib.BatchEnv):
     """A batch of environments stepped by a few workers, a slice each.
 
-    The batch keeps the contract of `BatchEnv`: `step` returns stacked
-    observations, float32 rewards, `done` flags and an info dict with the
-    arrays `terminated`, `truncated` and `restarted` and the tuple `infos`;
-    `reset(indices, seed)` resets some or all environments; actions are
-    checked against the action space first; errors of an environment name
-    its index in the whole batch; and every healthy worker advances once per
-    step even when another fails, so that all stay in step.
-
-    Environment `i` is built by `constructors[i]` inside the worker of its
-    slice. Indexing the batch gives a proxy of that environment, which reads
-    attributes and calls methods in the worker.
-
-    With `restart`, a failure of any environment of a slice, or of its
-    worker, replaces the whole worker by a new one built from the same
-    constructors: every environment of the slice starts a new episode and is
-    flagged in `info['restarted']`, so that its episode can be dropped
-    rather than scored. In a step, they return their first observation with
-    a zero reward. In a reset, the requested environments are reset, and the
-    others of the slice report their first observation in the next step,
-    which does not step them. A replacement that fails again before its
-    first successful step raises, so that a broken environment cannot
-    restart forever.
+    It keeps the contract of `BatchEnv`; indexing it gives a proxy of an
+    environment in its worker. With `restart`, a failure in a slice replaces
+    its worker: every environment of the slice begins a new episode, flagged
+    in `info['restarted']` (with its first observation and a zero reward in
+    a step; in a reset, the others of the slice hand theirs out in the next
+    step). A replacement that fails before its first step raises.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -79,27 +51,20 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         """Start the workers, each building the environments of its slice.
 
         Args:
-            constructors: Sequence of callables without arguments, one per
-                environment, that return environments with equal spaces.
-                They are sent to the workers with cloudpickle once, here, so
-                that restarts reuse what they were then (see
-                `worker_pickle`).
-            num_workers: Number of worker processes; None means one per CPU
-                core this process may use. At most one per environment.
-            restart: Whether to replace a worker whose environment failed,
-                instead of raising the error.
-            timeout: Seconds a worker may take to answer before it counts as
-                failed; None uses the default of `ExternalProcess`.
-            start_method: Start method of the workers; None uses the default
-                of `ExternalProcess`.
+            constructors: Callables without arguments, one per environment,
+                pickled once here (restarts reuse them).
+            num_workers: Number of workers, at most one per environment;
+                None: one per CPU core this process may use.
+            restart: Whether to replace a failed worker instead of raising.
+            timeout: Seconds a worker may take to answer; None: the default
+                of `ExternalProcess`, as for `start_method`.
+            start_method: Start method of the workers, or None.
 
         Raises:
-            TypeError: When a constructor is an environment instance or not
-                callable.
-            ValueError: When there are no constructors, `num_workers` is not
-                a positive integer, or the spaces of the environments differ.
-            Exception: The error of a constructor, naming the index of its
-                environment.
+            TypeError: When a constructor is an environment or not callable.
+            ValueError: On no constructors, a `num_workers` that is not a
+                positive integer, or environments of different spaces.
+            Exception: A constructor's error, naming its environment.
         """
         constructors = list(constructors)
         if not constructors:
@@ -145,7 +110,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 [_Member(self, index) for index in range(count)],
                 blocking=False)
         except BaseException:
-            self._close_workers()
+            batch_env_lib.close_all(self._workers)
             raise
 
     @property
@@ -160,18 +125,13 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
 
     @property
     def restarts(self):
-        """Number of environments replaced after a failure so far.
-
-        A replaced worker counts every environment of its slice.
-        """
+        """Number of environments replaced after failures (whole slices)."""
         return self._restarts
 
     def step(self, actions):
         """Step every environment of the batch, as `BatchEnv.step` does.
 
-        All workers step at once. Without `restart`, the error raised is
-        that of the environment with the lowest index whose step failed, or
-        of its worker, its message prefixed with the index.
+        Without `restart`, raises the failure of the lowest index.
         """
         actions = self._check_actions(actions)
         if isinstance(self._action_space, gym.spaces.Discrete):
@@ -211,7 +171,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             results[worker] = result._replace(infos=tuple(infos))
         self._pending.clear()
         self._fresh_workers.intersection_update(failures)
-        observ = self._stack_rows([result.observ for result in results])
+        observ = np.concatenate([result.observ for result in results]).astype(
+            self._observ_dtype, copy=False)
         reward = np.concatenate([result.reward for result in results])
         terminated = np.concatenate([
             result.terminated for result in results]).astype(bool)
@@ -226,9 +187,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     def reset(self, indices=None, seed=None):
         """Reset some or all environments, as `BatchEnv.reset` does.
 
-        Without `restart`, the error raised is that of the environment with
-        the lowest index whose reset failed, or of its worker, its message
-        prefixed with the index.
+        Without `restart`, raises the failure of the lowest index.
         """
         indices = self._check_indices(indices)
         if seed is not None and not isinstance(seed, (int, np.integer)):
@@ -270,14 +229,13 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         return self._stack(rows)
 
     def get_env_state(self):
-        """The state of every environment, read in the workers; see
-        `BatchEnv.get_env_state`."""
+        """The state of every environment; see `BatchEnv.get_env_state`."""
         return [
             state for worker in self._workers
             for state in worker.call('get_env_state')]
 
     def set_env_state(self, states):
-        """Set the states of `get_env_state`, in the workers.
+        """Set the states of `get_env_state`.
 
         Raises:
             env_state.StateUnavailable: When the states do not fit.
@@ -290,31 +248,19 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             worker.call('set_env_state', states[start:stop])
 
     def locate(self, index):
-        """The worker that steps environment `index`, and its position there.
-
-        Args:
-            index: Index of the environment in the batch.
-
-        Returns:
-            Tuple of the `ExternalProcess` of the slice and the position of
-            the environment in the slice.
-        """
+        """The worker of environment `index` and its position in the slice."""
         worker = self._worker_of[index]
         return self._workers[worker], index - self._bounds[worker][0]
 
     def close(self):
-        """Close every worker and its environments; safe to call again.
+        """Close every worker; safe to call again.
 
         Raises:
-            Exception: The first error of closing a worker, after all workers
-                were closed.
+            Exception: The first error of a worker's close, after all closed.
         """
         if self._closed:
             return
         self._closed = True
-        self._close_workers()
-
-    def _close_workers(self):
         batch_env_lib.close_all(self._workers)
 
     def _start(self, worker):
@@ -326,20 +272,12 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             main_module=False)
 
     def _failures(self, results, errors, requested=None):
-        """The failure with the lowest index of each worker that had one.
+        """Per failed worker, its lowest failed index and that error.
 
-        Args:
-            results: Per worker (or per requested worker), a `StepBatch` or
-                None where its request failed.
-            errors: Dict from the position in `results` of failed requests to
-                their errors.
-            requested: For resets, the dict from workers to the tuples of
-                order, position and seed of their requested environments;
-                the keys match `results` in sorted order.
-
-        Returns:
-            Dict from worker index to a tuple of the index of the failed
-            environment and its error, naming the index.
+        `results` holds a `StepBatch` per worker (per requested worker of a
+        reset, whose `requested` maps workers to (order, position, seed)
+        tuples), None where the request raised (`errors`, by position).
+        Raises the first failure without `restart`.
         """
         workers = sorted(requested) if requested else range(len(results))
         failures = {}
@@ -368,16 +306,10 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         return failures
 
     def _replace_worker(self, worker, index, error):
-        """Replace the worker of a failed environment, or raise its error.
+        """Replace the worker of failed environment `index`.
 
-        Args:
-            worker: Index of the worker whose environment failed.
-            index: Index of the failed environment in the batch.
-            error: The exception, already naming the index.
-
-        Raises:
-            Exception: `error` when the worker is a replacement that has not
-                completed a step yet; or the error of the replacement.
+        Raises `error` where the worker is a replacement that has not
+        completed a step yet.
         """
         start, stop = self._bounds[worker]
         if worker in self._fresh_workers:
@@ -408,21 +340,10 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                     f'with the {name} space {space}; expected {expected}.')
 
     def _reset_worker(self, worker, index, requested=None):
-        """Reset every environment of a new worker.
+        """Reset every environment of a new worker; `(observ, {})`.
 
-        Args:
-            worker: Index of the worker.
-            index: Index of the environment whose failure replaced it.
-            requested: For a reset, the tuples of order, position and seed
-                of its requested environments; the first observations of
-                the others are handed out by the next step.
-
-        Raises:
-            Exception: An error of the resets, naming the environment.
-
-        Returns:
-            Tuple of the stacked first observations of the requested
-            environments (of all without `requested`) and an empty dict.
+        With `requested` (of a reset), the observations of those alone; the
+        next step hands out those of the others.
         """
         start, stop = self._bounds[worker]
         seeds = [None] * (stop - start)
@@ -447,9 +368,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 position: observ[position] for position in others}
         return observ[positions], {}
 
-    def _stack_rows(self, observs):
-        return np.concatenate(observs).astype(self._observ_dtype, copy=False)
-
 
 def _as_batch(result):
     """A reset result `(observ, info)` as a batch with the reset's errors."""
@@ -470,18 +388,15 @@ def _name_envs(error, start, stop):
         error.args = (prefix + args[0],) + args[1:]
     return error
 
+
 def _from_worker(name, doc):
     """A property of `_Member` that reads `name` from the worker's process."""
     return property(lambda member: getattr(member.worker, name), doc=doc)
 
 
 class _Member:
-    """Proxy of one environment of a `SlicedBatchEnv`, in its worker.
-
-    Attributes are read and methods called in the worker; the spaces come
-    from the worker's handshake. After the worker was replaced, the proxy
-    reaches the new environment.
-    """
+    """Proxy of one environment of a `SlicedBatchEnv`, in its worker
+    (the new one after a restart)."""
 
     def __init__(self, batch_env, index):
         self._batch_env = batch_env
@@ -499,10 +414,7 @@ class _Member:
         'action_space', 'Action space of the environment.')
 
     def __getattr__(self, name):
-        """Read a public attribute of the environment in its worker.
-
-        Methods come back as functions that call them in the worker.
-        """
+        """A public attribute of the environment; methods call the worker."""
         forwarding.check_public(self, name)
         worker = self.worker
         position = self._position()

@@ -13,11 +13,10 @@ from agents.tools.episode_wrappers import ForwardingWrapper
 class FrameHistory(ForwardingWrapper):
     """Observe a stack of past observations at the given offsets.
 
-    Offset 0 is the current observation, 1 the one before, and so on. At the
-    start of an episode, missing past observations repeat the first one.
-    The observation has shape `(len(past_indices),) + shape`, or with
-    `flatten` the history is merged into the first axis, giving
-    `(len(past_indices) * shape[0],) + shape[1:]`.
+    Offset 0 is the current observation, 1 the one before; at the start of
+    an episode, the first one fills the past. Observations have the shape
+    `(len(past_indices),) + shape`, or with `flatten` the history merged
+    into the first axis.
     """
 
     def __init__(self, env, past_indices, flatten):
@@ -25,14 +24,11 @@ class FrameHistory(ForwardingWrapper):
 
         Args:
             env: Environment with a Box observation space.
-            past_indices: Non-empty sequence of non-negative offsets into the
-                past, e.g. `(0, 1, 2)`.
+            past_indices: Non-empty sequence of non-negative offsets.
             flatten: Whether to merge the history into the first axis.
 
         Raises:
-            ValueError: When `past_indices` is empty or holds something other
-                than non-negative integers, or the observation space is not
-                a Box.
+            ValueError: On other offsets or observation spaces.
         """
         past_indices = tuple(past_indices)
         if not past_indices or not all(
@@ -83,16 +79,12 @@ class FrameHistory(ForwardingWrapper):
 class FrameDelta(ForwardingWrapper):
     """Observe the difference of each observation to the previous one.
 
-    The first observation of an episode has no predecessor, so its delta is
-    zero. Deltas of integer observations use a signed type of twice the
-    width, so that they cannot overflow.
+    The first delta of an episode is zero. Integer deltas have a signed type
+    of twice the width, so that they cannot overflow.
     """
 
     def __init__(self, env):
-        """Wrap an environment.
-
-        Args:
-            env: Environment with a Box observation space.
+        """Wrap an environment with a Box observation space.
 
         Raises:
             ValueError: When the observation space is not a Box.
@@ -117,11 +109,7 @@ class FrameDelta(ForwardingWrapper):
         return delta, reward, terminated, truncated, info
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and observe a zero delta.
-
-        Returns:
-            Tuple of zero observation delta and info.
-        """
+        """Reset the environment and observe a zero delta."""
         observ, info = self.env.reset(seed=seed, options=options)
         self._last = np.array(observ, self._dtype)
         return np.zeros_like(self._last), info
@@ -130,12 +118,9 @@ class FrameDelta(ForwardingWrapper):
 class RangeNormalize(ForwardingWrapper):
     """Map finite Box bounds of observations and actions to [-1, 1].
 
-    Dimensions with an infinite bound, or with equal bounds, are left
-    untouched. Observations are normalised in their floating point type
-    (float32 for integer observations). Actions are expected in [-1, 1] and
-    mapped back to the bounds of the environment before stepping; values
-    outside map linearly outside the bounds (wrap this wrapper in
-    `ClipAction` to clip them).
+    Dimensions with an infinite or empty range stay as they are. Integer
+    observations become float32. Actions outside [-1, 1] map linearly
+    outside the bounds (`ClipAction` around this wrapper clips them).
     """
 
     def __init__(self, env, observ=None, action=None):
@@ -143,16 +128,13 @@ class RangeNormalize(ForwardingWrapper):
 
         Args:
             env: Environment to normalise.
-            observ: Whether to normalise observations; None normalises them
-                when the observation space is a Box with finite bounds in
-                some dimension.
-            action: Whether to normalise actions; None normalises them when
-                the action space is a floating point Box with finite bounds
-                in some dimension.
+            observ: Whether to normalise observations; None: where the space
+                is a Box with finite bounds somewhere.
+            action: Whether to normalise actions; None: where the space is
+                a floating point Box with finite bounds somewhere.
 
         Raises:
-            ValueError: When `observ` or `action` is not None or a bool, or
-                is True for a space that is not a (floating point) Box.
+            ValueError: On a non-bool switch, or True for another space.
         """
         super().__init__(env, observ=observ, action=action)
         self._observ, self._action, observation_space, action_space = (
@@ -162,15 +144,7 @@ class RangeNormalize(ForwardingWrapper):
         self.action_space = action_space
 
     def step(self, action):
-        """Map the action to the environment's bounds and step.
-
-        Args:
-            action: Action in the normalised action space.
-
-        Returns:
-            Tuple of normalised observation, reward, terminated, truncated
-            and info.
-        """
+        """Map the action to the environment's bounds and step."""
         if self._action is not None:
             action = self._action.denormalize(action)
         observ, reward, terminated, truncated, info = self.env.step(action)
@@ -179,11 +153,7 @@ class RangeNormalize(ForwardingWrapper):
         return observ, reward, terminated, truncated, info
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and normalise its observation.
-
-        Returns:
-            Tuple of normalised observation and info.
-        """
+        """Reset the environment and normalise its observation."""
         observ, info = self.env.reset(seed=seed, options=options)
         if self._observ is not None:
             observ = self._observ.normalize(observ)
@@ -191,23 +161,16 @@ class RangeNormalize(ForwardingWrapper):
 
 
 def range_scales(observation_space, action_space, observ, action):
-    """The maps of `RangeNormalize` and the normalised spaces.
-
-    Shared by the wrappers of single environments and of batches.
+    """The maps of `RangeNormalize` (for environments and batches).
 
     Args:
         observation_space: Observation space of the environment.
         action_space: Action space of the environment.
-        observ: Whether to normalise observations; None normalises them when
-            the observation space is a Box with finite bounds in some
-            dimension.
-        action: Whether to normalise actions; None normalises them when the
-            action space is a floating point Box with finite bounds in some
-            dimension.
+        observ: Switch of observations, as for `RangeNormalize`.
+        action: Switch of actions, as for `RangeNormalize`.
 
     Raises:
-        ValueError: When `observ` or `action` is not None or a bool, or is
-            True for a space that is not a (floating point) Box.
+        ValueError: As `RangeNormalize`.
 
     Returns:
         Tuple of the observation map or None, the action map or None, and
@@ -241,16 +204,12 @@ def range_scales(observation_space, action_space, observ, action):
 class ClipAction(ForwardingWrapper):
     """Clip actions to the bounds of the Box action space.
 
-    The wrapper's action space has infinite bounds, so that samples of an
-    unbounded policy, such as a Gaussian, pass a batch's action check and
-    are clipped here.
+    Its action space is unbounded, so that samples of a Gaussian policy pass
+    a batch's action check.
     """
 
     def __init__(self, env):
-        """Wrap an environment.
-
-        Args:
-            env: Environment with a Box action space.
+        """Wrap an environment with a Box action space.
 
         Raises:
             ValueError: When the action space is not a Box.
@@ -260,27 +219,19 @@ class ClipAction(ForwardingWrapper):
         self.action_space = self._clip.space
 
     def step(self, action):
-        """Clip the action to the environment's bounds and step.
-
-        Args:
-            action: Action of any magnitude.
-        """
+        """Clip the action to the environment's bounds and step."""
         return self.env.step(self._clip(action))
 
 
 class ActionClip:
-    """The clipping of `ClipAction`, for single environments and batches.
+    """The clipping of `ClipAction`, for environments and batches.
 
     Attributes:
-        space: The action space of the wrapper: the Box of the environment
-            with infinite bounds.
+        space: The Box of the environment with infinite bounds.
     """
 
     def __init__(self, space):
-        """Read the bounds of an action space.
-
-        Args:
-            space: Box action space of the environment.
+        """Read the bounds of a Box action space.
 
         Raises:
             ValueError: When the space is not a Box.
@@ -299,29 +250,15 @@ class ActionClip:
 
 
 class ConvertTo32Bit(ForwardingWrapper):
-    """Convert 64-bit observations and rewards to 32 bits.
-
-    Float64 observations become float32 and int64 observations int32, with
-    the observation space (Box or Discrete) converted to match; rewards
-    become `np.float32`. Actions and the action space stay as they are.
-    """
+    """Convert 64-bit observations, their space and rewards to 32 bits."""
 
     def __init__(self, env):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to convert.
-        """
+        """Wrap an environment."""
         super().__init__(env)
         self.observation_space = space_to_32bit(env.observation_space)
 
     def step(self, action):
-        """Step the environment and convert observation and reward.
-
-        Returns:
-            Tuple of observation, float32 reward, terminated, truncated and
-            info.
-        """
+        """Step the environment and convert observation and reward."""
         observ, reward, terminated, truncated, info = self.env.step(action)
         return (_to_32bit(observ), np.float32(reward), terminated, truncated,
                 info)
@@ -333,26 +270,17 @@ class ConvertTo32Bit(ForwardingWrapper):
 
 
 class CacheSpaces(ForwardingWrapper):
-    """Read the observation and action space once and keep them.
-
-    Useful around environments whose spaces are slow to read, or that build
-    a new space object on every access.
-    """
+    """Read the observation and action space once and keep them."""
 
     def __init__(self, env):
-        """Wrap an environment.
-
-        Args:
-            env: Environment whose spaces to cache.
-        """
+        """Wrap an environment."""
         super().__init__(env)
         self.observation_space = env.observation_space
         self.action_space = env.action_space
 
 
 class _Scale:
-    """Affine map between finite Box bounds and [-1, 1], per dimension, by
-    `center` and `half_range` (0 and 1 where not mapped)."""
+    """Affine map between finite Box bounds and [-1, 1], per dimension."""
 
     def __init__(self, space, dtype):
         low = space.low.astype(np.float64)

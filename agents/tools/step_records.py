@@ -1,15 +1,8 @@
 """The values of a batch step packed into one float32 row per environment.
 
-A plain graph loop that records many values at every step (a
-`tf.TensorArray` each) pays for every one of them at every step: a write,
-and the loop's plumbing around the array's flow. Packed, a step is one
-concatenation and one write; a compiled function unpacks the rows again.
-
-Packing casts to float32, which holds every value of the dtypes a step
-records exactly: bools, small integers (discrete actions), float32, and
-float64 actions sampled in float32. Observations of other float dtypes
-lose their extra precision, which normalizers drop anyway (they compute in
-float32).
+A graph loop pays per recorded `tf.TensorArray` and step; packed, a step is
+one write. float32 holds exactly the values a step records (bools, small
+integers, float32); wider floats lose precision that normalizers drop.
 """
 
 import numpy as np
@@ -17,15 +10,8 @@ import tensorflow.compat.v1 as tf
 
 
 def specs(structure):
-    """The `tf.TensorSpec` of every tensor of a nested structure.
-
-    Args:
-        structure: Nested structure of tensors (or variables) of a batch,
-            all with the batch as first dimension and static shapes.
-
-    Returns:
-        The structure of specs, which `unpack` takes.
-    """
+    """The `tf.TensorSpec` of every tensor of a nested structure, for
+    `unpack`; the tensors have static shapes `[batch, ...]`."""
     return tf.nest.map_structure(
         lambda value: tf.TensorSpec(value.shape, value.dtype), structure)
 
@@ -38,15 +24,8 @@ def width(spec_structure):
 
 
 def pack(structure):
-    """Concatenate a batch's values into rows of float32.
-
-    Args:
-        structure: Nested structure of tensors `[batch, ...]`.
-
-    Returns:
-        float32 tensor `[batch, width]`, the values in the order of
-        `tf.nest.flatten`.
-    """
+    """Concatenate a nested structure of tensors `[batch, ...]` into a
+    float32 tensor `[batch, width]`, in the order of `tf.nest.flatten`."""
     columns = [
         tf.reshape(tf.cast(value, tf.float32), [value.shape[0], -1])
         for value in tf.nest.flatten(structure)]
@@ -54,14 +33,7 @@ def pack(structure):
 
 
 def unpack(rows, spec_structure):
-    """The values that `pack` packed into rows.
-
-    Args:
-        rows: float32 tensor `[batch, width]`.
-        spec_structure: Nested `tf.TensorSpec` of the packed structure.
-
-    Returns:
-        The nested structure of tensors of the specs' shapes and dtypes.
+    """The values that `pack` packed into rows, by their nested specs.
 
     Raises:
         ValueError: When the rows' width is not that of the specs.

@@ -19,32 +19,14 @@ _MAX_POLL_SECONDS = 1.0
 class StepWatchdog:
     """A thread that acts when a batch of environments is stuck in a step.
 
-    A batch stepped inside a TensorFlow operation keeps the main thread in
-    `session.run` for as long as the step lasts, and Python runs signal
-    handlers only in the main thread, between two bytecodes. So while an
-    environment that steps in this process is stuck, neither a timeout nor a
-    SIGTERM handler can act, and nothing can interrupt the environment.
-    (Worker processes time out by themselves: the batch waits for them with
-    a timeout.) The watchdog is a thread that looks at the batch's `busy`
-    record a few times per timeout and calls, at most once:
-
-    - `on_hang(error)` when an environment stepping or resetting in this
-      process has not answered within `timeout` seconds; the `TimeoutError`
-      names its index in the batch, as the errors of worker processes do.
-    - `on_stuck_signal(signum)` when, `grace` seconds after a signal with a
-      Python handler arrived, the batch has been busy for at least `grace`
-      seconds: the handler cannot run before the step ends. Signals reach
-      the watchdog through `signal.set_wakeup_fd`, set by `watch_signals`.
-    - `on_second_signal(signum)` as soon as a second signal arrives,
-      whatever the batch does. Python merges signals that arrive while the
-      main thread is in one call of TensorFlow (a compiled update, or the
-      steps of an in-graph task, which has no `busy` record) into one
-      handler call after it; the watchdog sees every one.
-
-    The callbacks run in the watchdog's thread while the stuck step goes on,
-    so they should end the process. Nothing costs time per step: the batch
-    only records the time when it starts waiting for an environment.
-    Assigning the batch later (`batch_env`) lets the watchdog start first.
+    While a step runs inside `session.run`, Python's signal handlers cannot
+    run and nothing interrupts an environment stepping in this process. The
+    thread reads the batch's `busy` record and calls, at most once, one of:
+    `on_hang(error)` when an environment in this process has not answered
+    within `timeout`; `on_stuck_signal(signum)` when the batch is still busy
+    `grace` seconds after a signal; `on_second_signal(signum)` as soon as a
+    second signal arrives. The callbacks run in the thread and should end
+    the process. The batch may be assigned later (`batch_env`).
     """
 
     def __init__(self, batch_env=None, timeout=None, on_hang=None,
@@ -52,14 +34,13 @@ class StepWatchdog:
         """Create the watchdog; `start` starts its thread.
 
         Args:
-            batch_env: Batch with a `busy` attribute like `tools.BatchEnv`'s
-                (also through `tools.InGraphBatchEnv`), or None for now.
-            timeout: Seconds an environment stepping in this process may take
-                to answer; None never times out.
+            batch_env: Batch with a `busy` attribute like `tools.BatchEnv`'s,
+                or None for now.
+            timeout: Seconds an environment in this process may take to
+                answer; None never times out.
             on_hang: Callable taking the `TimeoutError`, or None.
             on_stuck_signal: Callable taking the signal number, or None.
-            grace: Seconds that a step in progress has to end after a signal
-                before `on_stuck_signal` is called.
+            grace: Seconds a step has to end after a signal.
             on_second_signal: Callable taking the signal number, or None.
 
         Raises:
@@ -110,10 +91,9 @@ class StepWatchdog:
 
     @contextlib.contextmanager
     def watch_signals(self):
-        """Have signals with a Python handler wake the watchdog meanwhile.
+        """Have signals wake the watchdog (by `signal.set_wakeup_fd`).
 
-        Call it in the main thread, with the handlers installed. It replaces
-        the process's wakeup file descriptor for the `with` block.
+        Call it in the main thread, with the Python handlers installed.
 
         Yields:
             Nothing.

@@ -4,12 +4,9 @@ import tensorflow.compat.v1 as tf
 
 
 class StreamingMean:
-    """Mean over all values submitted since the last clear, in variables.
-
-    The sum and count live in non-trainable variables of the current
-    variable scope; create the object inside a scope whose name ends in
-    `_temporary` to keep them out of checkpoints.
-    """
+    """Mean over all values submitted since the last clear, in variables
+    of the current variable scope (`*_temporary` keeps them out of
+    checkpoints)."""
 
     def __init__(self, shape, dtype, name='streaming_mean'):
         """Create the variables of the running mean.
@@ -45,15 +42,7 @@ class StreamingMean:
         return self._count
 
     def submit(self, value):
-        """Add a batch of values to the mean.
-
-        Args:
-            value: Tensor of values stacked along the first axis; a single
-                value of the mean's shape counts as a batch of one.
-
-        Returns:
-            Operation that adds the values.
-        """
+        """Operation adding values stacked along the first axis (or one)."""
         with tf.name_scope('streaming_mean_submit'):
             value = tf.convert_to_tensor(value, self._dtype)
             if value.shape.ndims == self._sum.shape.ndims:
@@ -63,11 +52,7 @@ class StreamingMean:
             return tf.group(update_sum, update_count)
 
     def clear(self):
-        """Return the mean and reset the sum and count to zero.
-
-        Returns:
-            Tensor of the mean before the reset; NaN if it had no values.
-        """
+        """Tensor of the mean (NaN without values), zeroing sum and count."""
         with tf.name_scope('streaming_mean_clear'):
             value = self._sum / tf.cast(self._count, self._dtype)
             # Reset only after the mean was read.

@@ -9,18 +9,15 @@ import tensorflow.compat.v1 as tf
 def temporary_scope(name):
     """Open a new variable scope whose name ends in `_temporary`.
 
-    Savers leave out variables matching `.*_temporary/.*` (the 2017
-    package's pattern, which research code passes to `define_saver`).
-    TensorFlow makes a repeated scope name unique by appending `_1`, which
-    the pattern would miss (`loop_temporary_1/...`); here the number goes
-    before the suffix instead (`loop_1_temporary/...`).
+    Savers leave out `.*_temporary/.*` (the 2017 pattern). A repeated name
+    is numbered before the suffix (`loop_1_temporary`), where TensorFlow's
+    `loop_temporary_1` would escape the pattern.
 
     Args:
         name: Base name of the scope, e.g. 'loop'.
 
     Yields:
-        The `tf.VariableScope`; `reenter(scope)` adds variables under the
-        same name later.
+        The `tf.VariableScope`, for `reenter`.
     """
     graph = tf.get_default_graph()
     outer = graph.get_name_scope()
@@ -39,13 +36,8 @@ def temporary_scope(name):
 
 @contextlib.contextmanager
 def reenter(scope):
-    """Enter a variable scope again with its original name scope.
-
-    `tf.variable_scope(scope)` alone would open a new name scope
-    (`loop_temporary_1/`), under which `tf.Variable`s are named.
-
-    Args:
-        scope: A `tf.VariableScope`, e.g. from `temporary_scope`.
+    """Enter a variable scope again with its original name scope (which
+    names `tf.Variable`s), not a new one.
 
     Yields:
         The same scope.

@@ -11,51 +11,31 @@ class ExternalProcessError(RuntimeError):
     """Error of a worker process that died or raised a non-builtin error."""
 
 
-
 def timeout_error(where, seconds, consequence):
-    """The error of an environment that did not answer in time.
-
-    Args:
-        where: Description of the environment, such as 'Environment worker
-            ... (pid 123)'.
-        seconds: The timeout that passed.
-        consequence: What became of it, such as 'it was terminated'.
-
-    Returns:
-        `TimeoutError` with a one-line message.
-    """
+    """One-line `TimeoutError` of an environment (`where`) that did not
+    answer within `seconds`, and what became of it (`consequence`)."""
     return TimeoutError(
         f'{where} did not answer within {seconds:g} seconds; {consequence}.')
 
 
 def error_details(error):
-    """Describe an exception so that another process can raise it again.
-
-    Args:
-        error: The exception.
-
-    Returns:
-        Tuple of the module and qualified name of its type and its formatted
-        traceback, the arguments of `worker_error`.
-    """
+    """The module, qualified type name and formatted traceback of an
+    exception, for `worker_error` in another process."""
     stacktrace = ''.join(traceback.format_exception(error))
     cls = type(error)
     return cls.__module__, cls.__qualname__, stacktrace
 
 
 def worker_error(where, module, name, stacktrace):
-    """Build the parent's exception for an error raised in a worker.
+    """The parent's exception for an error raised in a worker.
 
     Args:
         where: Description of the worker that opens the message.
-        module: Module of the type of the error, from `error_details`.
-        name: Qualified name of the type of the error.
-        stacktrace: The formatted traceback of the error.
+        module, name, stacktrace: As from `error_details`.
 
     Returns:
-        An exception of the same type for built-in types that take a
-        message, else an `ExternalProcessError`, whose message holds the
-        traceback.
+        An exception of the same built-in type, else an
+        `ExternalProcessError`; its message holds the traceback.
     """
     message = f'{name} in {where}:\n{stacktrace}'
     cls = getattr(builtins, name, None) if module == 'builtins' else None

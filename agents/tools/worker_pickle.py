@@ -1,17 +1,10 @@
 """Pickle what a worker receives without making it import TensorFlow.
 
-An environment constructor often closes over more than the environment
-needs: the 2017 training script's `lambda: _create_environment(config)`
-holds the whole config, with its algorithm class, network function and
-optimizer. Pickled as they are, by reference, each worker would import
-their modules, and so TensorFlow, for seconds and hundreds of megabytes,
-before building an environment that never uses them. `dumps` sends the
-functions and classes of modules that import TensorFlow as `Deferred`
-references instead, which import their module where first called or read.
-An object whose class is one of them still needs that class, which its
-worker imports as it unpickles it.
-
-This module must not import TensorFlow: worker processes import it.
+A constructor often closes over more than the environment needs (the 2017
+`lambda: _create_environment(config)` holds the whole config). `dumps` sends
+the functions and classes of modules that import TensorFlow as `Deferred`
+references, imported where first used; an instance of such a class still
+imports it. This module must not import TensorFlow: workers import it.
 """
 
 import copyreg
@@ -30,24 +23,15 @@ _BY_REFERENCE = (type, types.FunctionType, types.BuiltinFunctionType)
 
 
 def dumps(value):
-    """Pickle a value for a worker; see the module's docstring.
-
-    Args:
-        value: The value, such as an environment constructor.
-
-    Returns:
-        Bytes for `cloudpickle.loads` (or `pickle.loads`).
-    """
+    """Pickle a value, such as an environment constructor, for a worker."""
     buffer = io.BytesIO()
     _Pickler(buffer).dump(value)
     return buffer.getvalue()
 
 
 class Deferred:
-    """A function or class of a module that imports TensorFlow.
-
-    Calls, attribute reads and pickling reach the object, imported on
-    first use.
+    """A function or class of a module that imports TensorFlow, imported
+    on first use by calls, attribute reads and pickling.
 
     Args:
         module: Name of its module.
@@ -63,11 +47,7 @@ class Deferred:
         self.__qualname__ = qualname
 
     def resolve(self):
-        """The object itself, imported on the first call.
-
-        Returns:
-            The function or class.
-        """
+        """The function or class itself, imported on the first call."""
         if self._target is None:
             self._target = _import_object(self._module, self._qualname)
         return self._target
@@ -141,12 +121,8 @@ _imports_tensorflow = {}
 
 
 def _deferred_path(obj):
-    """Module and qualified name to defer `obj` by, or None to pickle it.
-
-    Only objects that cloudpickle would pickle by reference are deferred:
-    reachable under their name in a module other than `__main__` that is
-    not pickled by value.
-    """
+    """Module and qualified name to defer `obj` by, or None to pickle it:
+    only what cloudpickle would pickle by reference."""
     module_name = getattr(obj, '__module__', None)
     qualname = getattr(obj, '__qualname__', None)
     if not isinstance(module_name, str) or not isinstance(qualname, str) or (

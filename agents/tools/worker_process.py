@@ -1,14 +1,9 @@
 """Start and end environment worker processes, and how they meet signals.
 
-Ctrl-C and job schedulers (Slurm, Kubernetes, `timeout`) signal a whole
-process group with SIGINT or SIGTERM. A worker that died of it would fail the
-step in progress before its parent could save; so workers, and the fork
-server that forks them, ignore both and leave the decision to stop to their
-parent, which closes them (and kills them when they do not exit). A worker
-exits on its own once its parent is gone, even while stuck in its
-environment.
-
-This module must not import TensorFlow: worker processes import it.
+Workers, and the fork server that forks them, ignore SIGINT and SIGTERM
+sent to the process group and leave stopping to their parent, which closes
+them; a worker exits once its parent is gone. This module must not import
+TensorFlow: worker processes import it.
 """
 
 import contextlib
@@ -29,13 +24,11 @@ def start(process, context, main_module=True, preload=None):
     """Start a worker process that ignores SIGINT and SIGTERM from the start.
 
     Args:
-        process: Unstarted `multiprocessing` process whose target calls
-            `leave_stopping_to_parent` first.
+        process: Unstarted process whose target first calls
+            `leave_stopping_to_parent`.
         context: The `multiprocessing` context of the process.
-        main_module: Whether the child imports the parent's main module (see
-            `main_hidden`).
-        preload: Name of a module for the fork server to import before it
-            forks, or None.
+        main_module: Whether the child imports the parent's main module.
+        preload: Module for the fork server to import before it forks.
     """
     # The resource tracker unblocks the signals when it starts, so it starts
     # before they are blocked.
@@ -52,12 +45,11 @@ def start(process, context, main_module=True, preload=None):
 def leave_stopping_to_parent(conn):
     """Called first in a worker: ignore stop signals, exit with the parent.
 
-    A handler that does nothing rather than SIG_IGN, so that programs the
-    environment executes get the default handling back.
-
     Args:
         conn: The worker's end of the pipe to its parent.
     """
+    # A handler that does nothing rather than SIG_IGN, so that programs the
+    # environment executes get the default handling back.
     for signum in STOP_SIGNALS:
         signal.signal(signum, _ignore_signal)
     if _HAVE_SIGMASK:
@@ -67,12 +59,7 @@ def leave_stopping_to_parent(conn):
 
 
 def reap(process, seconds):
-    """Wait for a process to exit, then kill it (it ignores SIGTERM).
-
-    Args:
-        process: Started `multiprocessing` process, or None.
-        seconds: How long to wait before killing it.
-    """
+    """Wait `seconds` for a process (or None) to exit, then kill it."""
     if process is None:
         return
     process.join(seconds)
@@ -85,10 +72,9 @@ def reap(process, seconds):
 def signals_blocked():
     """Block SIGINT and SIGTERM in this thread meanwhile.
 
-    Processes started meanwhile inherit the blocked signals, so that a signal
-    to the process group cannot end them before they install their handlers;
-    this thread receives signals that arrived meanwhile once the block ends.
-    `multiprocessing`'s resource tracker starts the same way.
+    Processes started meanwhile inherit the block, so a signal cannot end
+    them before they install their handlers; this thread receives the
+    signals once the block ends.
 
     Yields:
         Nothing.
@@ -105,14 +91,11 @@ def signals_blocked():
 
 @contextlib.contextmanager
 def main_hidden():
-    """Hide the main module from processes started meanwhile.
-
-    multiprocessing tells 'spawn' and 'forkserver' children to import the
-    main module by its `__spec__` name or `__file__` path; without them, the
-    children leave it alone. ('fork' children inherit it either way.)
+    """Hide the main module from 'spawn' and 'forkserver' children started
+    meanwhile, by its `__spec__` and `__file__`.
 
     Yields:
-        Nothing; the attributes return after the `with` block.
+        Nothing.
     """
     main = sys.modules.get('__main__')
     saved = {
@@ -130,13 +113,8 @@ def main_hidden():
 def _start_forkserver(context, preload):
     """Start the fork server, importing `preload`, unless it runs already.
 
-    Workers forked from a server that already imported the module, NumPy and
-    gymnasium start in milliseconds instead of importing them each. The
-    preload only takes effect before the server started, and keeps modules
-    others asked to preload. The server starts with SIGINT and SIGTERM
-    blocked, which it keeps: a signal to the process group leaves it
-    running, since the workers it forked count on it to report their exit
-    codes.
+    Its workers start in milliseconds, with the module imported. It keeps
+    SIGINT and SIGTERM blocked: its workers count on it for their exit codes.
     """
     from multiprocessing import forkserver
     server = getattr(forkserver, '_forkserver', None)
@@ -152,18 +130,11 @@ def _ignore_signal(unused_signum, unused_frame):
 
 
 def _exit_with_parent(conn):
-    """End this worker process as soon as its parent process is gone.
+    """End this worker as soon as its parent process is gone.
 
-    A worker waiting for a message learns of the parent's death from the end
-    of the pipe, but one stuck in the environment would outlive it, so a
-    thread watches the pipe for the hang-up too. With the 'fork' start
-    method, later workers inherit the parent's end of the pipe and keep it
-    open, so the thread also watches for the worker's parent process to
-    change. (With 'forkserver', the parent process is the fork server, which
-    every worker keeps alive.)
-
-    Args:
-        conn: This process's end of the pipe to the parent.
+    A thread watches the pipe `conn` for the hang-up, also while the worker
+    is stuck in its environment, and the parent process id (forked siblings
+    keep the pipe open).
     """
     parent = os.getppid()
     poller = None

@@ -1,15 +1,9 @@
 """Environment wrappers, each one concept, on the gymnasium step contract.
 
-Every wrapper is a `gymnasium.Wrapper`: `step(action)` returns `(observ,
-reward, terminated, truncated, info)` and `reset(*, seed=None, options=None)`
-returns `(observ, info)`. As in the 2017 framework, public attributes the
-wrapper does not define are read from the wrapped environment, so that code
-around a stack of wrappers (or an `ExternalProcess` holding one) reaches the
-environment's own attributes.
-
-The wrappers live in two modules by theme, `episode_wrappers` (episode flow)
-and `space_wrappers` (spaces and values); import them from here. This module
-must not import TensorFlow: worker processes import it.
+Public attributes a wrapper does not define are read from the wrapped
+environment (as in 2017). The wrappers live in `episode_wrappers` and
+`space_wrappers`; import them from here. This module must not import
+TensorFlow: worker processes import it.
 """
 
 from agents.tools.episode_wrappers import ActionRepeat

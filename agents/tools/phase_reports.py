@@ -1,0 +1,128 @@
+"""The summaries and progress lines of the phases of a `Loop`."""
+
+import contextlib
+import datetime
+import logging
+import time
+
+import tensorflow.compat.v1 as tf
+
+from agents.tools import phase_schedule
+
+_logger = logging.getLogger('agents')
+
+
+class PhaseReports:
+    """The summary writers of a loop's phases and its progress lines.
+
+    Args:
+        phases: The loop's list of phases, with `name`, `summary_dir` and
+            `steps`; phases added later count too.
+        step_phases: Names of the phases whose steps are shown, or None to
+            show the global step.
+        graph: The graph that the event files hold.
+    """
+
+    def __init__(self, phases, step_phases, graph):
+        self._phases = phases
+        self._step_phases = step_phases
+        self._graph = graph
+        self._writers = {}
+        self._start = self._last_time = self._last_step = self._first = None
+
+    def start(self, global_step):
+        """Open the writers, which a loop that never runs leaves unwritten,
+        and start the clocks of the progress lines."""
+        for phase in self._phases:
+            if phase.summary_dir is not None:
+                self._writer(phase)
+        self._start = self._last_time = time.monotonic()
+        self._last_step = global_step
+        self._first = None
+
+    def shown_steps(self, global_step):
+        """The shown step and the steps of each other phase, by name."""
+        if self._step_phases is None:
+            return global_step, {}
+        steps = zip(self._phases, phase_schedule.phase_steps_at(
+            global_step, [phase.steps for phase in self._phases]))
+        shown, others = 0, {}
+        for phase, count in steps:
+            if phase.name in self._step_phases:
+                shown += count
+            else:
+                others[phase.name] = count
+        return shown, others
+
+    def write(self, phase, summary, global_step):
+        """Write a summary of a phase at the shown step of a global step."""
+        with _write_errors(phase.summary_dir):
+            self._writer(phase).add_summary(
+                summary, self.shown_steps(global_step)[0])
+
+    def flush(self, phase):
+        """Flush the writer of a phase, if it has one."""
+        if phase.name in self._writers:
+            with _write_errors(phase.summary_dir):
+                self._writers[phase.name].flush()
+
+    def report(self, phase, global_step, mean_score, max_step):
+        """Log the progress line of a report and flush the phase's writer.
+
+        The line holds the step, the mean score, the steps per second since
+        the last report, the time elapsed and the time left at the speed
+        since the first report (the time before it holds the graph's
+        start-up).
+        """
+        now = time.monotonic()
+        speed = rate = None
+        if now > self._last_time:
+            speed = (global_step - self._last_step) / (now - self._last_time)
+        if self._first is None:
+            self._first = now, global_step
+        elif now > self._first[0]:
+            rate = (global_step - self._first[1]) / (now - self._first[0])
+        self._last_time, self._last_step = now, global_step
+        shown, others = self.shown_steps(global_step)
+        where = (f'Global step {global_step}' if self._step_phases is None
+                 else f'Step {shown}')
+        parts = [f'{where} ({phase.name}): mean score {mean_score:.3f}']
+        parts += [f'{other} steps {steps}' for other, steps in others.items()]
+        parts.append(
+            'steps/s n/a' if speed is None else f'{speed:.1f} steps/s')
+        parts.append(f'elapsed {_format_seconds(now - self._start)}')
+        remaining = None if max_step is None else max(0, max_step - global_step)
+        if remaining == 0 or (remaining and rate):
+            parts.append(f'ETA {_format_seconds(remaining / (rate or 1))}')
+        _logger.info('%s.', ', '.join(parts))
+        self.flush(phase)
+
+    def _writer(self, phase):
+        """The summary writer of a phase, created on first use."""
+        if phase.name not in self._writers:
+            with _write_errors(phase.summary_dir, OSError):
+                self._writers[phase.name] = tf.summary.FileWriter(
+                    phase.summary_dir, self._graph)
+        return self._writers[phase.name]
+
+
+@contextlib.contextmanager
+def _write_errors(directory, *more_types):
+    """Raise the errors of a summary writer as one-line `OSError`s.
+
+    TensorFlow's writers raise `RuntimeError`s that read 'PATH; CAUSE' and
+    go on with lines about the events they lost.
+    """
+    try:
+        yield
+    except (RuntimeError, tf.errors.OpError, *more_types) as error:
+        lines = str(error).strip().splitlines()
+        first = lines[0].strip() if lines else type(error).__name__
+        path, separator, cause = first.rpartition('; ')
+        if not separator:
+            path, cause = directory, first
+        raise OSError(f'Cannot write {path}: {cause}.') from error
+
+
+def _format_seconds(seconds):
+    return str(datetime.timedelta(seconds=int(round(seconds))))
