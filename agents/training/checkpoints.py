@@ -1,10 +1,4 @@
-"""Checkpoints of a run folder: the saver, saving, finding and restoring.
-
-`RunSaver` saves the checkpoints of a run and cleans up after a failed save;
-`initialize_variables` restores the newest readable checkpoint of a folder
-or initializes a new run; `list_checkpoints` names the checkpoints of a
-folder, newest first.
-"""
+"""Checkpoints of a run folder: the saver, saving, finding and restoring."""
 
 import contextlib
 import logging
@@ -23,22 +17,17 @@ from agents.training import errors
 def define_saver(exclude=None, include=None, **kwargs):
     """Create a saver for the variables not matching any exclude pattern.
 
-    The saver writes the `checkpoint` index with paths relative to the run
-    folder, so that a copied or moved run folder still names its own files.
+    The `checkpoint` index holds paths relative to the run folder, so that
+    a copied or moved folder still names its own files.
 
     Args:
-      exclude: Regexes over variable names to leave out, e.g. temporary
-          episode state.
-      include: Variables to save even where an exclude pattern matches
-          them, such as the state of an exact resumption
-          (`tools.resume_variables()`). `initialize_variables` restores a
-          checkpoint that lacks some of them (one of an older run) without
-          them.
+      exclude: Regexes over variable names to leave out.
+      include: Variables to save even where excluded (the state of an exact
+          resumption); a checkpoint that lacks them restores without them.
       **kwargs: Passed on to `tf.train.Saver`.
 
     Returns:
-      `tf.train.Saver`; its `restored_variables` are those it saves and
-      restores.
+      `tf.train.Saver`; its `restored_variables` are those it restores.
     """
     variables = []
     exclude = exclude or ()
@@ -55,24 +44,10 @@ def define_saver(exclude=None, include=None, **kwargs):
 
 
 class _ResumeSaver(tf.train.Saver):
-    """A saver that knows which of its variables a checkpoint may lack.
-
-    Attributes:
-      required: Variables that every checkpoint holds.
-      optional: Further variables, which older checkpoints lack.
-      restored_variables: Both, which `initialize_variables` compares with
-          a checkpoint's shapes.
-    """
+    """A saver of `required` variables and `optional` ones that old
+    checkpoints lack."""
 
     def __init__(self, variables, optional, **kwargs):
-        """Save the variables and the optional ones.
-
-        Args:
-          variables: Variables that every checkpoint holds.
-          optional: Further variables, which older checkpoints lack; may
-              be empty.
-          **kwargs: Passed on to `tf.train.Saver`.
-        """
         super().__init__(list(variables) + list(optional), **kwargs)
         self.required = list(variables)
         self.optional = list(optional)
@@ -80,13 +55,9 @@ class _ResumeSaver(tf.train.Saver):
 
 
 class CheckpointShapeError(ValueError):
-    """A checkpoint holds a variable in another shape than the graph.
+    """A checkpoint (`path`) holds variable `name` in another shape.
 
-    Attributes:
-      path: The checkpoint.
-      name: The variable's name.
-      saved: Its shape in the checkpoint, a list.
-      current: Its shape in the graph, a list.
+    `saved` is its shape in the checkpoint, `current` in the graph (lists).
     """
 
     def __init__(self, path, name, saved, current):
@@ -100,30 +71,21 @@ class CheckpointShapeError(ValueError):
 
 
 class RunSaver:
-    """Saves the checkpoints of a run folder for the loop and the script.
+    """Saves the checkpoints of a run folder; other attributes: the saver's.
 
-    Wraps a `tf.train.Saver` (other attributes are the saver's). A save of
-    a step that is saved already returns its path. Before saving, it
-    deletes the oldest checkpoints beyond the saver's `max_to_keep`, which
-    may be more than one after a restart. A save that fails, for
-    example on a full disk, removes the files it began to write (TensorFlow
-    leaves temporary files behind), keeps the earlier checkpoints, and
-    raises `errors.CheckpointError` with one line naming the checkpoint and
-    the cause. Saves from several threads (the watchdog's, see
-    `tools.StepWatchdog`) happen one after another.
+    It keeps `max_to_keep` across restarts. A failed save (a full disk)
+    removes what it began to write, keeps the earlier checkpoints and
+    raises `errors.CheckpointError`. Saves from several threads (the
+    watchdog's) happen one after another.
+
+    Args:
+      saver: `tf.train.Saver`, e.g. of `define_saver`.
+      logdir: The run folder.
+      check: None, or a callable that raises `RuntimeError` where the run
+          folder must not be written (`run_folder.RunLock.check`).
     """
 
     def __init__(self, saver, logdir, check=None):
-        """Wrap a saver.
-
-        Args:
-          saver: `tf.train.Saver`, e.g. of `define_saver`.
-          logdir: The run folder.
-          check: None, or a callable run before every save that raises
-              when the run folder must not be written (see
-              `run_folder.RunLock.check`); its error becomes the
-              `CheckpointError`.
-        """
         self._saver = saver
         self._logdir = logdir
         self._check = check
@@ -133,17 +95,15 @@ class RunSaver:
              consistent=True):
         """Save the variables as `<logdir>/model.ckpt-<global_step>`.
 
-        The state that the graph keeps outside its variables (that of the
-        environments) is copied into them first (`tools.resume_state`).
+        The environments' state is copied into variables first
+        (`tools.resume_state`); a step saved already returns its path.
 
         Args:
           sess: Session of the graph.
-          unused_prefix: Ignored; the prefix is always `model.ckpt` in the
-              run folder (the signature of `tf.train.Saver.save`).
+          unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
           global_step: Integer step of the checkpoint.
           consistent: Whether the environments are at the last completed
-              step; false where a step hangs or failed, whose checkpoint
-              then holds no state of the environments.
+              step; if not (a step hung or failed), no environment state.
 
         Raises:
           CheckpointError: When saving failed.
@@ -184,11 +144,7 @@ class RunSaver:
                     f'{_error_cause(error)}.') from error
 
     def _drop_old_checkpoints(self):
-        """Make room for one checkpoint within the saver's `max_to_keep`.
-
-        The saver deletes one old checkpoint per save; the checkpoints of
-        earlier runs (see `initialize_variables`) may be more.
-        """
+        """Make room for one checkpoint within `max_to_keep`, restarts too."""
         keep = self._saver.saver_def.max_to_keep
         last = self._saver.last_checkpoints
         excess = len(last) + 1 - keep
@@ -205,11 +161,8 @@ class RunSaver:
     def _forget(self, prefix):
         """Leave no record of a failed save in the saver or the index file.
 
-        TensorFlow updates the `checkpoint` index before it writes the meta
-        graph, so a save that fails there (a full disk) leaves the index
-        naming a checkpoint whose files are gone. The index is written anew
-        with the checkpoints that remain, or removed where none remains or
-        it cannot be written: `list_checkpoints` finds them in the folder.
+        TensorFlow updates the index before it writes the meta graph; where
+        it cannot be rewritten it is removed (`list_checkpoints` scans).
         """
         remaining = [
             path for path in self._saver.last_checkpoints
@@ -248,6 +201,7 @@ class RunSaver:
 
 
 def _listdir(directory):
+    """The folder's entries; none where it is gone."""
     try:
         return os.listdir(directory)
     except FileNotFoundError:
@@ -255,11 +209,7 @@ def _listdir(directory):
 
 
 def _error_cause(error):
-    """The cause of an error of writing a file, without the file's path.
-
-    TensorFlow's messages read 'PATH; CAUSE', followed by lines that locate
-    the failed operation.
-    """
+    """The cause of an error of writing a file ('PATH; CAUSE'), no path."""
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
     return _error_line(error).rpartition('; ')[2]
@@ -284,10 +234,8 @@ def initialize_variables(
     """Initialize or restore the variables of a session.
 
     The newest checkpoint inside `logdir` is restored (see
-    `list_checkpoints`); a truncated or corrupt one falls back to the
-    previous checkpoint with a warning, and so does a damaged or stale
-    `checkpoint` index. The saver then counts the checkpoints already in the
-    folder, so that its `max_to_keep` holds across restarts.
+    `list_checkpoints`); an unreadable one falls back to the previous one
+    with a warning.
 
     Args:
       sess: Session to initialize variables in.
@@ -299,8 +247,7 @@ def initialize_variables(
 
     Raises:
       CheckpointShapeError: When the newest readable checkpoint holds a
-          variable in another shape than the graph; the previous ones are
-          not tried, as they hold it alike.
+          variable in another shape than the graph.
       ValueError: When resume is requested without checkpoints, or
           checkpoints exist when starting a new run, or none is readable.
 
@@ -346,12 +293,7 @@ def initialize_variables(
 
 
 def _restore(sess, saver, path):
-    """Restore a checkpoint; one without the optional variables, too.
-
-    A checkpoint of an older run lacks the state of an exact resumption
-    that `define_saver(include=...)` adds: the variables it holds are
-    restored, the others keep their initial values, and one line says so.
-    """
+    """Restore a checkpoint; one lacking optional variables, with one line."""
     shapes = dict(tf.train.list_variables(path))
     # Only what this saver restores: the episodes of another batch size,
     # which evaluation leaves out, may differ.
@@ -388,12 +330,9 @@ def _restore(sess, saver, path):
 def list_checkpoints(logdir, warn=False):
     """Checkpoint paths inside a run folder, newest first.
 
-    The folder is scanned for `model.ckpt-<step>` checkpoints whose index
-    file exists, the highest step first. The `checkpoint` index file that
-    TensorFlow keeps adds checkpoints of other names, by their base names
-    within the folder: its paths may be absolute paths of the folder the run
-    was copied or moved from, and the file may be damaged or stale (an older
-    saver's, which omits newer checkpoints).
+    The folder's `model.ckpt-<step>` checkpoints, highest step first, then
+    others that the `checkpoint` index names, by base name (its paths may
+    be of the folder the run was copied from; it may be damaged or stale).
 
     Args:
       logdir: Directory holding checkpoints.
@@ -439,11 +378,7 @@ _CHECKPOINT_INDEX = re.compile(r'^(model\.ckpt-(\d+))\.index$')
 
 
 def _read_checkpoint_index(logdir):
-    """The base names the `checkpoint` index file lists, latest first.
-
-    Returns:
-      Tuple of the names and, when the file cannot be read, the reason.
-    """
+    """The base names the index lists, latest first, and why unreadable."""
     if not os.path.exists(os.path.join(logdir, 'checkpoint')):
         return [], None
     try:

@@ -1,12 +1,8 @@
 """The configuration file of a run folder: `config.yaml` in YAML.
 
-Callables in a configuration (algorithm, network, optimizer, ...) are stored
-as their import paths under the `!callable` tag, and a `functools.partial`
-of one as a `!partial` mapping of that path and its arguments (values a
-config may hold). The file is read with a safe loader that resolves only
-those tags: loading a config never constructs arbitrary Python objects.
-
-It does not import TensorFlow: environment worker processes import it.
+Callables are stored as import paths (`!callable`), a `functools.partial` as
+a `!partial` mapping; a safe loader resolves only those tags. No TensorFlow:
+worker processes import this module.
 """
 
 import functools
@@ -27,8 +23,7 @@ from agents.tools import atomic_file
 _CALLABLE_TAG = '!callable'
 _PARTIAL_TAG = '!partial'
 # The key of config.yaml that records the config function of the run:
-# 'agents.scripts.configs:pendulum', 'package.module:function', or
-# '/absolute/path/to/file.py:function'.
+# 'package.module:function' or '/absolute/path/to/file.py:function'.
 SOURCE_KEY = 'config_function'
 
 
@@ -63,9 +58,8 @@ def describe_exception(error):
 def check_value_size(value):
     """Raise a ValueError unless a parsed value is small enough to use.
 
-    Shared items (YAML aliases) count as often as they appear, and the walk
-    stops at the first item over the limits, so a value that would expand
-    to gigabytes costs no more than the limits to refuse.
+    YAML aliases count as often as they appear; the walk stops at the first
+    item over the limits, so a huge expansion costs no more to refuse.
 
     Args:
       value: Parsed YAML value.
@@ -95,33 +89,26 @@ def check_value_size(value):
 
 
 class ConfigNotFoundError(ConfigError, OSError):
-    """A run folder has no config.yaml.
-
-    Also an `OSError` (`IOError`), as the 2017 package raised: its training
-    scripts start a new run inside `except IOError:` around `load_config`.
-    """
+    """A run folder has no config.yaml; an `IOError` as in 2017, whose
+    scripts start a new run under `except IOError:`."""
 
 
 def save_config(config, logdir=None):
     """Write the configuration to `logdir/config.yaml` atomically.
 
-    Callables (algorithm, network, optimizer, ...) are stored as their
-    import paths, so loading never constructs arbitrary Python objects. The
-    file opens with a comment that announces its last line, `# end of
-    config.yaml`, so that a file cut short (cutting `worker_timeout: 600`
-    to `6`, say) is refused instead of read.
+    The file opens with a comment that announces its last line, so that a
+    file cut short is refused instead of read.
 
     Args:
       config: Configuration mapping.
       logdir: Directory to write to; nothing is written when None.
 
     Raises:
-      ConfigError: When a value cannot be stored, before anything is
-          written, or when the file cannot be written.
+      ConfigError: When a value cannot be stored (before anything is
+          written) or the file cannot be written.
 
     Returns:
-      The configuration, with `logdir` set to `logdir` as in 2017 (2017
-      training scripts read `config.logdir` next).
+      The configuration, with `logdir` set as in 2017.
     """
     if not logdir:
         return config
@@ -152,19 +139,13 @@ def save_config(config, logdir=None):
 def load_config(logdir):
     """Load the configuration stored in a run folder.
 
-    The callables are imported by their stored paths; those of a config
-    file (see `SOURCE_KEY`) after that file was loaded again.
-
     Args:
       logdir: Run folder containing config.yaml.
 
     Raises:
-      ConfigNotFoundError: When the folder has no config.yaml; an `OSError`
-          too, as in 2017.
-      ConfigError: When the file is cut short (see `save_config`;
-          files without the opening comment are read as they are), is not
-          valid YAML, or names a callable or config file that cannot be
-          imported.
+      ConfigNotFoundError: When the folder has no config.yaml.
+      ConfigError: When the file is cut short, is not valid YAML, or names
+          a callable or config file that cannot be imported.
 
     Returns:
       Locked `tools.AttrDict` of the configuration.
@@ -213,17 +194,11 @@ write_atomic = atomic_file.write_atomic
 
 
 def import_callable(path):
-    """Resolve an import path 'package.module:Qual.name' to the object.
-
-    Args:
-      path: Module path and qualified name separated by a colon.
+    """Resolve an import path 'package.module:Qual.name' to the callable.
 
     Raises:
       ConfigError: When the module or attribute does not exist or the
           object is not callable.
-
-    Returns:
-      The callable.
     """
     module_name, _, qualname = str(path).partition(':')
     if not module_name or not qualname:
@@ -249,21 +224,13 @@ def import_callable(path):
 def import_config_function(spec):
     """The config function of 'package.module:function' or 'file.py:function'.
 
-    A file is imported as the module named after it (see
-    `load_file_module`).
-
-    Args:
-      spec: 'package.module:function', or a path of a Python file, ending in
-          '.py', and the function's name after a colon.
-
     Raises:
       ConfigError: When the module, file or function cannot be imported or
           is not callable.
 
     Returns:
-      Tuple of the function and its source to record in config.yaml under
-      `SOURCE_KEY`: the import path, or the file's absolute path and the
-      function's name.
+      Tuple of the function and its source to record under `SOURCE_KEY`
+      (a file by its absolute path).
     """
     location, colon, name = str(spec).rpartition(':')
     if not colon or not location or not name.isidentifier():
@@ -284,19 +251,11 @@ def import_config_function(spec):
 def load_file_module(path):
     """Import a Python file as the module named after it, once.
 
-    The module is registered with cloudpickle to travel by value, so that
-    worker processes, which cannot import it by name, receive the
-    environment constructors it defines.
-
-    Args:
-      path: Path of a Python file, e.g. 'my_configs.py'.
+    Cloudpickle sends it by value, since worker processes cannot import it.
 
     Raises:
       ConfigError: When the file does not exist, its name is no module
           name, another module has that name, or importing it fails.
-
-    Returns:
-      The module.
     """
     path = os.path.abspath(os.path.expanduser(path))
     name = os.path.splitext(os.path.basename(path))[0]
@@ -359,6 +318,7 @@ class _PartialFields(dict):
 
 
 def _to_yaml(value):
+    """The value with callables as tagged import paths."""
     if isinstance(value, functools.partial):
         # PyBullet's 2017 configs hold e.g. `functools.partial(
         # minitaur_gym_env.MinitaurBulletEnv, render=False)`.
@@ -377,6 +337,7 @@ def _to_yaml(value):
 
 
 def _from_yaml(value):
+    """The value with tagged import paths resolved."""
     if isinstance(value, _CallablePath):
         return import_callable(value)
     if isinstance(value, _PartialFields):
@@ -417,7 +378,7 @@ def _represent_callable(representer, value):
 
 
 def _construct_callable(constructor, node):
-    # Resolved once the whole file is read; see `read_config`.
+    # Resolved once the whole file is read; see `load_config`.
     return _CallablePath(constructor.construct_scalar(node))
 
 
@@ -434,12 +395,9 @@ def _construct_partial(constructor, node):
     return _PartialFields(constructor.construct_mapping(node, deep=True))
 
 
-# Files of the 2017 package were written by PyYAML's unsafe dumper: the
-# config as `!!python/object/new:...AttrDict` with its items under
-# `dictitems`, callables as `!!python/name:module.name`, tuples as
-# `!!python/tuple`. Those three tags are read as a mapping, an import path
-# (exactly like `!callable`) and a list; every other Python tag stays an
-# error, so loading a config never constructs arbitrary objects.
+# PyYAML's tags of the 2017 files (`!!python/object/new:...AttrDict`,
+# `!!python/name:`, `!!python/tuple`) are read as a mapping, an import path
+# and a list; any other Python tag is an error.
 _PYTHON_TAG = 'tag:yaml.org,2002:python/'
 _LEGACY_CONFIG_CLASS = 'AttrDict'
 
@@ -467,9 +425,8 @@ def _construct_legacy_object(constructor, suffix, node):
 def _dotted_to_import_path(dotted):
     """'package.module.name' (2017 files) to 'package.module:name'.
 
-    The longest prefix that imports as a module is the module; names that
-    import nothing keep their last part as the name, so that the error
-    comes from `import_callable` with the path in it.
+    The longest prefix that imports is the module; otherwise the last part
+    is the name, so that `import_callable` raises the error.
     """
     parts = dotted.split('.')
     for cut in range(len(parts) - 1, 0, -1):

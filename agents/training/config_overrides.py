@@ -16,15 +16,10 @@ from agents.training import config_io
 def apply_overrides(config, settings):
     """Set config values from 'KEY=VALUE' strings, checking keys and types.
 
-    A value is parsed as YAML, of which JSON is a part: numbers, true and
-    false, null, strings, lists ('[64, 64]', stored as tuples) and mappings.
-    It must fit the type of the value it replaces: an integer where the
-    config holds an integer (1e5 also counts, being integral), a number
-    where it holds a float, true or false for a boolean, a list for a tuple,
-    an import path 'package.module:name' for a callable. Any value may
-    replace None, and null may replace the value of a key that is None by
-    default (`configs.default()`: an option switched off, such as
-    `rollout_length` or `eval_every`).
+    A value is YAML and must fit the type of the value it replaces (a list
+    for a tuple, an import path for a callable); any value may replace
+    None, and null a value that is None by default (an option switched
+    off).
 
     Args:
       config: `tools.AttrDict` to edit; unlocked meanwhile.
@@ -32,8 +27,7 @@ def apply_overrides(config, settings):
 
     Raises:
       config_io.ConfigError: Naming the setting, the key and the expected
-          type, when a setting is not KEY=VALUE, the key is not in the
-          config, or the value does not fit; the config is left unchanged.
+          type; the config is left unchanged.
 
     Returns:
       Dict of the keys set to their new values.

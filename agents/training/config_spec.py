@@ -1,17 +1,13 @@
 """Which configuration a run uses, and its completion before training.
 
 A config spec names a function of `agents.scripts.configs`, a
-'package.module:function' or a 'path/to/file.py:function'; the function
-returns the configuration as a dict. `complete_config` then fills in the
-defaults of `configs.default()` and the values derived from the environment,
-and checks every value by the one table `RULES` (types, finite numbers,
-ranges, choices), so that a bad configuration fails in one line before
-anything is restored or written.
+'package.module:function' or a 'path/to/file.py:function'. `complete_config`
+fills in the defaults and the values derived from the environment and checks
+every value by `config_rules.RULES`, before anything is written.
 """
 
 import inspect
 import logging
-
 
 from agents import tools
 from agents.training import config_io
@@ -20,7 +16,6 @@ from agents.environments import env_construction
 from agents.training.config_io import ConfigError
 from agents.training.config_rules import DERIVED
 from agents.training.config_rules import RULES
-
 
 
 def config_names():
@@ -32,16 +27,10 @@ def config_names():
 
 
 def load_named_config(name):
-    """Build the locked configuration of a config function by name.
-
-    Args:
-      name: Name of a function in `agents.scripts.configs`.
+    """The locked `tools.AttrDict` of a function of `agents.scripts.configs`.
 
     Raises:
       ConfigError: Listing the valid names when `name` is unknown.
-
-    Returns:
-      Locked `tools.AttrDict`.
     """
     if name not in config_names():
         raise ConfigError(
@@ -60,12 +49,11 @@ def load_config_spec(spec):
           'package.module:function', or 'path/to/file.py:function'.
 
     Raises:
-      ConfigError: When the function cannot be found or does not
+      ConfigError: When the function cannot be found, raises or does not
           return a mapping.
 
     Returns:
-      Locked `tools.AttrDict` whose `config_function` (see
-      `config_io.SOURCE_KEY`) records where it came from.
+      Locked `tools.AttrDict` whose `config_io.SOURCE_KEY` records the spec.
     """
     if ':' not in spec:
         config = load_named_config(spec)
@@ -99,8 +87,6 @@ _REQUIRED_KEYS = (
     'algorithm', 'env', 'num_agents', 'steps', 'update_every',
     'eval_episodes')
 
-
-
 # What a config written for the 2017 package, which lacks both keys, gets
 # instead of their defaults: PPO updated on whole episodes, all of them in
 # each epoch's one mini-batch.
@@ -116,20 +102,10 @@ RETIRED_KEYS = dict(
 
 
 def with_defaults(config):
-    """A copy of the config with the keys it leaves out from the defaults.
+    """A locked copy of the config with the keys it lacks from the defaults.
 
-    `configs.default()` is the one place of the defaults that training and
-    PPO read; a config that lacks one of its keys (a 2017 config, say, from
-    before the key existed) takes its value. A config that lacks both
-    `chunk_length` and `batch_size` was written for the 2017 package, which
-    updated on whole episodes, and keeps doing so: both are None. Keys that
-    `default()` does not define stay missing, so reading one still raises.
-
-    Args:
-      config: Configuration mapping.
-
-    Returns:
-      Locked `tools.AttrDict`.
+    A config without `chunk_length` and `batch_size` (of 2017) keeps
+    updating on whole episodes: both are None.
     """
     config = tools.AttrDict(config)
     with config.unlocked:
@@ -142,11 +118,7 @@ def with_defaults(config):
 
 
 def warn_retired_keys(config):
-    """Log one warning naming the keys of `RETIRED_KEYS` a config has.
-
-    Args:
-      config: Configuration mapping.
-    """
+    """Log one warning naming the keys of `RETIRED_KEYS` a config has."""
     retired = [key for key in RETIRED_KEYS if key in config]
     if not retired:
         return
@@ -157,21 +129,13 @@ def warn_retired_keys(config):
 
 
 def complete_config(config):
-    """Fill in the defaults and the values derived from the environment.
+    """A locked copy with the defaults and the values derived from the env.
 
-    Checks every value (see `check_config`) before it builds one
-    environment in this process, so that a bad value, an unknown env id or
-    an unsupported space fails before any worker starts or file is written.
-
-    Args:
-      config: Configuration mapping.
+    Every value is checked before one environment is built in this process.
 
     Raises:
       ConfigError: When the environment cannot be built or used, or
           a setting is invalid.
-
-    Returns:
-      Locked copy of the configuration.
     """
     missing = [key for key in _REQUIRED_KEYS if key not in config]
     if missing:
@@ -202,16 +166,10 @@ def complete_config(config):
 def check_config(config, completed=True):
     """Check every value of a configuration that `RULES` knows.
 
-    The one check of the values that training, the environments and PPO
-    read, for new runs, `--set` overrides and resumed config.yaml files
-    alike. Keys that a config adds beyond `configs.default()` and the task
-    keys are left alone.
-
     Args:
-      config: Configuration mapping, e.g. completed by `complete_config`.
-      completed: Whether the values derived from the environment are in:
-          before, `max_length` may be None and `eval_every`, which depends
-          on it, is not checked.
+      config: Configuration mapping.
+      completed: Whether the values derived from the environment are in;
+          if not, the keys of `DERIVED` are not checked.
 
     Raises:
       ConfigError: One line naming the first invalid key, its value and
@@ -233,31 +191,10 @@ def check_config(config, completed=True):
 def check_seed(seed, name):
     """Raise a ConfigError unless the seed is None or fits NumPy's seeds.
 
-    The rule of the config key `seed` (see `RULES`), for a seed of
-    another origin.
-
     Args:
       seed: The value.
       name: How the message names it, e.g. '--seed'.
-
-    Raises:
-      ConfigError: Naming the value and the valid range.
     """
     rule = RULES['seed']
     if not rule.valid(seed, {}):
         raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')
-
-
-def check_eval_every(config):
-    """Refuse an evaluation schedule that cannot run.
-
-    The rule of `eval_every` in `RULES`, for a completed configuration.
-
-    Raises:
-      ConfigError: Naming the value and the valid range of steps.
-    """
-    rule = RULES['eval_every']
-    if not rule.valid(config.eval_every, config):
-        raise ConfigError(
-            f'Config eval_every={config.eval_every!r} '
-            f'{rule.describe(config.eval_every, config)}.')

@@ -15,11 +15,8 @@ from agents.training import quiet_start
 def set_up_logging(level=logging.INFO):
     """Print the framework's progress lines and quiet TensorFlow's own logs.
 
-    TensorFlow's logger lets INFO through, as in 2017, so that a script's
-    `tf.logging.info('Score ...')` prints; the lines TensorFlow logs about
-    itself below ERROR (deprecations, 'Restoring parameters from ...') are
-    left out, and so are its C++ logs below ERROR. Warnings print without
-    gymnasium's colour codes.
+    `tf.logging.info` of a script prints, as in 2017; what TensorFlow logs
+    about itself below ERROR does not. Warnings print without colour codes.
 
     Args:
       level: Logging level of the 'agents' logger.
@@ -44,11 +41,8 @@ def set_up_logging(level=logging.INFO):
 
 
 class _TensorFlowOwnLines(logging.Filter):
-    """Leaves out what TensorFlow logs about itself, below ERROR.
-
-    Also its log of a failed event writer thread: the writer raises the
-    error again where the loop writes next, which reports it in one line.
-    """
+    """Leaves out what TensorFlow logs about itself below ERROR, and its
+    failed event writer thread (the loop reports that error in one line)."""
 
     _PACKAGE = os.path.dirname(
         importlib.util.find_spec('tensorflow').origin) + os.sep
@@ -61,12 +55,8 @@ class _TensorFlowOwnLines(logging.Filter):
 
 
 def _quiet_event_writers(excepthook):
-    """A `threading.excepthook` that leaves out TensorFlow's event writers.
-
-    The thread of a summary writer that fails (on a full disk, say) prints
-    its traceback as it ends, and the writer raises the error again in the
-    thread that writes next, where the script reports it in one line.
-    """
+    """A `threading.excepthook` that leaves out TensorFlow's event writers,
+    whose errors the script reports in one line where it writes next."""
 
     def hook(args):
         if type(args.thread).__name__ != '_EventLoggerThread':

@@ -1,9 +1,7 @@
 """The output folder of recorded episodes: its checks, videos and statistics.
 
-`visualize.visualize` records a run folder's policy and
-`policy_video.visualize_policy` an exported one; both write the videos
-`episode-000.mp4`, ... and the statistics file `episodes.json` through the
-functions here.
+`visualize.visualize` and `policy_video.visualize_policy` write the videos
+`episode-000.mp4`, ... and `episodes.json` through these functions.
 """
 
 import json
@@ -26,18 +24,7 @@ class VisualizeError(Exception):
 
 
 def check_count(name, value):
-    """A positive integer argument as an int.
-
-    Args:
-      name: Name of the argument, for the message.
-      value: The value passed.
-
-    Raises:
-      ValueError: When `value` is not a positive integer.
-
-    Returns:
-      The value as an int.
-    """
+    """A positive integer argument as an int, or a ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
             or value < 1:
         raise ValueError(
@@ -46,16 +33,8 @@ def check_count(name, value):
 
 
 def check_outdir(outdir):
-    """Check that `outdir` is or can become a writable directory.
-
-    Creates nothing.
-
-    Args:
-      outdir: Path of the output folder.
-
-    Raises:
-      VisualizeError: When it is not, naming the path.
-    """
+    """Raise a VisualizeError unless `outdir` is or can become a writable
+    directory; creates nothing."""
     if os.path.exists(outdir):
         if not os.path.isdir(outdir):
             raise VisualizeError(f'--outdir {outdir} is not a directory.')
@@ -73,18 +52,11 @@ def check_outdir(outdir):
 
 
 def select_gl_backend(env):
-    """Whether an environment renders with OpenGL, and the backend to use.
-
-    Args:
-      env: Environment id or constructor of a configuration.
+    """`gl_backend.needs_gl(env)` and the backend to use (None: no OpenGL).
 
     Raises:
       VisualizeError: When MuJoCo needs an off-screen backend and none
           loads.
-
-    Returns:
-      Tuple of `gl_backend.needs_gl(env)` and the selected backend, None
-      where no OpenGL is needed.
     """
     gl_needed = gl_backend_lib.needs_gl(env)
     gl_backend = None
@@ -98,13 +70,9 @@ def select_gl_backend(env):
 
 
 class Progress:
-    """Logs a line every `PROGRESS_SECONDS` while episodes record.
+    """Logs a line every `PROGRESS_SECONDS` while `num_episodes` record.
 
-    Rendering is slow (a MuJoCo episode of 1,000 steps takes minutes on a
-    CPU), and without it nothing would print until an episode ended.
-
-    Args:
-      num_episodes: Number of episodes to record.
+    Rendering is slow: a MuJoCo episode takes minutes on a CPU.
     """
 
     def __init__(self, num_episodes):
@@ -113,12 +81,7 @@ class Progress:
         self._steps = 0
 
     def step(self, episodes_done, count=1):
-        """Count steps of every environment; log when it is time.
-
-        Args:
-          episodes_done: Number of episodes recorded so far.
-          count: Number of environment steps taken.
-        """
+        """Count `count` environment steps; log when it is time."""
         self._steps += count
         now = time.monotonic()
         if now - self._last < PROGRESS_SECONDS:
@@ -145,9 +108,7 @@ def keep_episode(
       length: Number of steps of the episode.
 
     Returns:
-      Dict of the episode's statistics, with `index`, `agent`, `return`,
-      `length`, `frames` (`length + 1`) and `video` (file name in
-      `outdir`).
+      Dict of `index`, `agent`, `return`, `length`, `frames` and `video`.
     """
     width = max(3, len(str(num_episodes - 1)))
     video = f'episode-{index:0{width}d}.mp4'
@@ -162,11 +123,7 @@ def keep_episode(
 
 
 def remove_recordings(outdir):
-    """Delete recordings of episodes that were never handed out.
-
-    Args:
-      outdir: The output folder; nothing happens when it is missing.
-    """
+    """Delete the recordings in `outdir` that were never handed out."""
     if not os.path.isdir(outdir):
         return
     for name in os.listdir(outdir):
@@ -179,13 +136,11 @@ def write_statistics(outdir, description, episodes):
 
     Args:
       outdir: The output folder.
-      description: Dict of what was recorded (policy, environment, seed,
-          ...), the first keys of the file.
+      description: Dict of what was recorded, the first keys of the file.
       episodes: List of `keep_episode`'s dicts.
 
     Returns:
-      Dict of the statistics as written: the description, `mean_return`
-      and `episodes`.
+      Dict of the description, `mean_return` and `episodes`.
     """
     statistics = dict(
         description,

@@ -1,40 +1,10 @@
-"""The policy of a training run as a TensorFlow 2 SavedModel.
+"""The policy of a training run as a TensorFlow 2 SavedModel or ONNX file.
 
-`export_run` reads a run folder written by `agents.scripts.train`, takes the
-weights of its policy network and the observation normalizer from a
-checkpoint, and saves a `tf.Module` whose functions compute the policy's
-action from the raw observation of the environment:
-
-  raw observation -> RangeNormalize (the env wrapper's affine map to [-1, 1])
-  -> PPO's running observation normalizer (center, scale, clip at 5)
-  -> the network of config.yaml -> mode or sample of the action distribution
-  -> ClipAction -> RangeNormalize's inverse map -> action of the env
-
-The forward pass is the network function of the run's config.yaml itself,
-traced into TensorFlow 2 functions: its `tf.get_variable` calls receive
-`tf.Variable`s that hold the checkpoint's values through a custom getter of
-a variable scope, so the exported numbers are the training graph's numbers.
-The SavedModel needs TensorFlow alone to load and serve.
-
-Functions of the loaded model (`policy = tf.saved_model.load(DIR)`):
-
-  feed-forward: `policy.action(observ)` -> action batch; stochastic exports
-      also take `seed` (int64 scalar; pass a new one per call).
-  recurrent: `policy.initial_state(batch_size)` -> state `[batch, units]`;
-      `policy.action(observ, state)` -> `(action, state)`; stochastic
-      exports also take `seed`.
-
-Signatures (`policy.signatures`, served by TF Serving and
-`saved_model_cli run`): `serving_default` takes `observ` (and `state` for
-recurrent policies) and returns `action` (and `state`); recurrent exports
-add `initial_state` (`batch_size` -> `state`); stochastic exports add
-`seeded`, which takes `seed` too. The export writes `policy.json` with the
-environment and the signature layout beside the model, in `assets.extra`.
-
-With `export_format='onnx'` the folder holds `model.onnx`, the
-`serving_default` signature converted by tf2onnx (inputs `observ` and
-`state`, outputs `action` and `next_state`: ONNX names every value once),
-and `policy.json`.
+`export_run` takes the policy network's weights and the observation
+normalizer from a run folder's checkpoint and saves a `tf.Module`
+(`policy_module.PolicyModule`) that maps a raw observation to the action of
+the environment, through the run's own network function; its functions and
+signatures are listed in docs/export.md.
 """
 
 import json
@@ -63,33 +33,27 @@ _ONNX_OPSET = 17
 ExportError = policy_module.ExportError
 
 
-
-
 def export_run(
         logdir, outdir, checkpoint=None, stochastic=False,
         export_format='saved_model', overwrite=False):
-    """Export the policy of a run folder.
-
-    The model is written to a temporary folder beside `outdir` and renamed
-    into place once complete, so a failed export leaves `outdir` as it was.
+    """Export the policy of a run folder; a failed one leaves `outdir` as is.
 
     Args:
-        logdir: Run folder written by `agents.scripts.train`.
-        outdir: Folder to write; it must be missing or empty unless
-            `overwrite`.
-        checkpoint: Checkpoint name in the run folder or path; None takes
-            the newest.
-        stochastic: Whether the model samples actions instead of taking the
-            mode of the policy.
-        export_format: 'saved_model', or 'onnx' for `model.onnx` converted
-            by tf2onnx (the `export` extra) and checked with onnxruntime.
-        overwrite: Whether to replace an existing non-empty `outdir`.
+      logdir: Run folder written by `agents.scripts.train`.
+      outdir: Folder to write; missing or empty unless `overwrite`.
+      checkpoint: Checkpoint name in the run folder or path; None: the
+          newest.
+      stochastic: Whether the model samples actions instead of taking the
+          mode of the policy.
+      export_format: 'saved_model', or 'onnx' (tf2onnx, the `export`
+          extra, checked with onnxruntime).
+      overwrite: Whether to replace an existing non-empty `outdir`.
 
     Raises:
-        ExportError: With one line naming the problem.
+      ExportError: With one line naming the problem.
 
     Returns:
-        Dict of the metadata written to `policy.json`.
+      Dict of the metadata written to `policy.json`.
     """
     start = time.perf_counter()
     if export_format not in FORMATS:
@@ -143,16 +107,12 @@ def find_checkpoint(logdir, checkpoint=None):
     """Path prefix of a checkpoint of a run folder.
 
     Args:
-        logdir: Run folder.
-        checkpoint: Name in the folder (e.g. `model.ckpt-4000`) or path;
-            None takes the `model.ckpt-<step>` of the highest step, or the
-            one TensorFlow's `checkpoint` index file names.
+      logdir: Run folder.
+      checkpoint: Name in the folder (`model.ckpt-4000`) or path; None: the
+          highest step, or the one the `checkpoint` index names.
 
     Raises:
-        ExportError: When there is no such checkpoint.
-
-    Returns:
-        Checkpoint path prefix.
+      ExportError: When there is no such checkpoint.
     """
     if checkpoint is not None:
         path = os.path.join(logdir, os.path.expanduser(checkpoint))
@@ -177,21 +137,16 @@ def find_checkpoint(logdir, checkpoint=None):
 
 
 def build_policy(config, checkpoint, stochastic=False):
-    """The exportable policy module of a configuration and checkpoint.
+    """The `PolicyModule` of a run configuration and checkpoint.
 
     Args:
-        config: Run configuration with `env`, `network` and the network's
-            settings, as `config_io.load_config` returns it.
-        checkpoint: Path prefix of a checkpoint of that run.
-        stochastic: Whether to sample actions rather than take the mode.
+      config: Run configuration (`config_io.load_config`).
+      checkpoint: Path prefix of a checkpoint of that run.
+      stochastic: Whether to sample actions rather than take the mode.
 
     Raises:
-        ExportError: When the environment cannot be built, or the checkpoint
-            lacks a variable of the configured network or holds it in
-            another shape.
-
-    Returns:
-        `PolicyModule`.
+      ExportError: When the environment cannot be built, or the checkpoint
+          lacks a variable of the network or holds it in another shape.
     """
     observation_space, action_space = _env_spaces(config)
     try:
@@ -230,16 +185,12 @@ class _CheckpointValues:
         return value
 
 
-
 def make_env(env, render_mode=None):
     """The environment of a config's `env`, without the training wrappers.
 
     Args:
-        env: Gymnasium id or constructor taking `render_mode`.
-        render_mode: Gymnasium render mode, or None.
-
-    Returns:
-        Gymnasium environment.
+      env: Gymnasium id or constructor taking `render_mode`.
+      render_mode: Gymnasium render mode, or None.
     """
     kwargs = {'render_mode': render_mode} if render_mode else {}
     if isinstance(env, str):
@@ -329,12 +280,7 @@ def _check_onnx_extra():
 
 
 def _save_onnx(module, folder):
-    """Convert the serving signature to ONNX and check it with onnxruntime.
-
-    Raises:
-        ExportError: When tf2onnx cannot convert the model, or onnxruntime
-            computes other actions than TensorFlow.
-    """
+    """Convert the serving signature to ONNX; check it with onnxruntime."""
     # The optional `export` extra; `export_run` checks for it first.
     # pylint: disable-next=import-outside-toplevel,import-error
     import onnxruntime
@@ -381,7 +327,6 @@ def _save_onnx(module, folder):
             raise ExportError(
                 f'onnxruntime computes other {name} values than TensorFlow '
                 'for the converted policy.')
-
 
 
 def _first_line(error):

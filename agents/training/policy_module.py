@@ -1,7 +1,7 @@
 """The exported policy: a `tf.Module` from raw observations to env actions.
 
-See `policy_export` for the pipeline of the forward pass and the functions
-and signatures of the saved model.
+The forward pass: RangeNormalize's map, PPO's observation normalizer, the
+run's network, the mode or a sample, ClipAction and the map back.
 """
 
 import functools
@@ -30,32 +30,26 @@ class ExportError(Exception):
 class PolicyModule(tf.Module):
     """A policy's forward pass from raw observations to env actions.
 
-    The weights are `tf.Variable`s holding checkpoint values; the
-    functions trace the run's network function, whose variable requests a
-    custom getter answers with them.
+    The functions trace the run's network function, whose variable requests
+    a custom getter answers with `tf.Variable`s of the checkpoint's values,
+    so the numbers are the training graph's.
+
+    Args:
+      config: Run configuration.
+      observation_space: The environment's own Box observation space.
+      action_space: The environment's own Box or Discrete action space.
+      values: Object with `get(name, shape)` returning a variable's value.
+      stochastic: Whether to sample actions.
+
+    Raises:
+      ExportError: When a variable is missing or has another shape, or
+          seeded sampling meets an unknown distribution.
     """
 
     def __init__(
             self, config, observation_space, action_space, values,
             stochastic=False):
-        """Create the variables by running the network once.
-
-        Args:
-            config: Run configuration.
-            observation_space: The environment's own Box observation space.
-            action_space: The environment's own Box or Discrete action
-                space.
-            values: Object with `get(name, shape)` returning a variable's
-                value.
-            stochastic: Whether to sample actions.
-
-        Raises:
-            ExportError: When a variable is missing or has another shape, or
-                seeded sampling meets an unknown distribution.
-        """
         super().__init__(name='policy')
-        # The config.yaml of an older run takes today's defaults for the
-        # keys it lacks, as in training.
         config = config_spec.with_defaults(config)
         # A partial, not the config: a module wraps dict attributes for
         # tracking.
@@ -243,6 +237,7 @@ class PolicyModule(tf.Module):
                     tf.ones(tf.shape(observ)[:1], tf.int32), state)
 
     def _create_variable(self, *unused_args, **kwargs):
+        """Custom getter: a variable of the checkpoint's value."""
         name = kwargs['name']
         if name not in self._variables_by_name:
             value = self._values.get(name, kwargs.get('shape'))
@@ -251,6 +246,7 @@ class PolicyModule(tf.Module):
         return self._variables_by_name[name]
 
     def _lookup_variable(self, *unused_args, **kwargs):
+        """Custom getter: the variable created before."""
         return self._variables_by_name[kwargs['name']]
 
     def _to_env_action(self, action):
@@ -293,16 +289,10 @@ class PolicyModule(tf.Module):
 def _range_maps(observation_space, action_space, normalize):
     """The affine maps of the env wrappers as constants.
 
-    The same formulas as `tools.space_wrappers.range_scales`: bounds that
-    are finite and distinct map to [-1, 1], others through centre 0 and
-    half range 1, in the space's floating point type (float32 for integer
-    observations).
-
-    Returns:
-        Tuple of `(dtype, center, half_range)` for observations, or None,
-        and `(dtype, low, high, center, half_range)` for Box actions, or
-        None: ClipAction's bounds in the normalised space, then the map
-        back.
+    The formulas of `tools.space_wrappers.range_scales`. Returns
+    `(dtype, center, half_range)` for observations and `(dtype, low, high,
+    center, half_range)` for Box actions (ClipAction's bounds in the
+    normalised space, then the map back), each or None.
     """
     observ_map = None
     if normalize and _normalizable(observation_space):
@@ -344,7 +334,6 @@ def _normalizable(space):
     if not isinstance(space, gym.spaces.Box):
         return False
     return bool(_scale(space, np.float64)[0].any())
-
 
 
 def describe_env(env):

@@ -1,8 +1,5 @@
-"""Videos of a policy exported by `agents.scripts.export`, without its run.
-
-`python -m agents.scripts.visualize --policy=DIR --outdir=OUT` calls
-`visualize_policy`, which `agents.scripts.visualize` also exports.
-"""
+"""Videos of a policy exported by `agents.scripts.export`, without its run
+(`python -m agents.scripts.visualize --policy=DIR`)."""
 
 import functools
 import json
@@ -27,27 +24,24 @@ def visualize_policy(
         policy, outdir, num_episodes=1, seed=None, render_effects=True):
     """Record greedy episodes of a policy exported by `agents.scripts.export`.
 
-    One environment, built from the export's `policy.json` with the
-    episode limit of training, runs the episodes one after the other: in
-    this process, or for MuJoCo in a worker process, where it renders.
-    Episode i is seeded as `visualize` seeds environment i: the environment
-    resets with `seed + i`, then the episode begins at the next reset.
+    One environment (of `policy.json`, in a worker process for MuJoCo)
+    runs the episodes in turn; episode i is seeded as `visualize` seeds
+    environment i (a reset with `seed + i`, then the episode's reset).
 
     Args:
-        policy: Folder of the exported SavedModel.
-        outdir: Directory for the videos and `episodes.json`.
-        num_episodes: Number of episodes to record.
-        seed: Base seed of the episodes, or None to leave them unseeded.
-        render_effects: Whether MuJoCo renders shadows and reflections.
+      policy: Folder of the exported SavedModel.
+      outdir: Directory for the videos and `episodes.json`.
+      num_episodes: Number of episodes to record.
+      seed: Base seed of the episodes, or None to leave them unseeded.
+      render_effects: Whether MuJoCo renders shadows and reflections.
 
     Raises:
-        ValueError: When `num_episodes` is not a positive integer.
-        VisualizeError: When the folder holds no exported SavedModel, the
-            environment cannot be built, or MuJoCo cannot render.
+      ValueError: When `num_episodes` is not a positive integer.
+      VisualizeError: When the folder holds no exported SavedModel, the
+          environment cannot be built, or MuJoCo cannot render.
 
     Returns:
-        Dict of the statistics also written to `outdir/episodes.json`, as
-        `visualize` returns them, with `policy` in place of `logdir`.
+      Dict of the statistics also written to `outdir/episodes.json`.
     """
     num_episodes = episode_videos.check_count('num_episodes', num_episodes)
     policy = os.path.abspath(os.path.expanduser(policy))

@@ -1,14 +1,8 @@
 """What produced a run: command line, package versions, commit, machine.
 
-`record()` collects it: the command, the package versions, the commit, the
-host and the time, and the machine (its CPU model, cores and load
-averages). `write(run_dir, record)` stores it as `provenance.yaml` beside
-the run's `config.yaml`, and `write_json(path, report, record)` writes a
-benchmark's JSON with it, so that a run folder or a benchmark's results
-say which code, which libraries and which CPU made their numbers.
-
-This module does not import TensorFlow or any other recorded package: the
-versions come from the installed distributions' metadata.
+`record()` collects it, `write` stores it as a run folder's
+`provenance.yaml`, `write_json` adds it to a benchmark's JSON. Versions come
+from the distributions' metadata: no recorded package is imported.
 """
 
 import datetime
@@ -57,13 +51,10 @@ def record(argv=None, packages=None):
           a benchmark's peers added; `PACKAGES` by default.
 
     Returns:
-      Dict with the keys of `KEYS`: `command` (the command line as one
-      shell-quoted string), `python` (its version), `packages` (dict from
-      each name of `packages` to its installed version, None when it is not
-      installed), `git_commit` and `git_dirty` (see `git_state`; both None
-      when the package does not run from a git checkout), `host` (the host
-      name), `started` (the current UTC time in ISO 8601, seconds) and
-      `machine` (see `machine`).
+      Dict with the keys of `KEYS`: the shell-quoted `command`, `python`'s
+      version, `packages` (name to version or None), `git_commit` and
+      `git_dirty` (see `git_state`), `host`, `started` (UTC, ISO 8601) and
+      `machine`.
     """
     argv = sys.argv if argv is None else argv
     commit, dirty = git_state(package_root())
@@ -83,18 +74,12 @@ def record(argv=None, packages=None):
 
 
 def machine():
-    """The CPU of this machine and its load now.
-
-    Speeds measured on one CPU do not hold on another, and other work on
-    the machine slows them: a measurement names both.
+    """The CPU of this machine and its load now, which speeds depend on.
 
     Returns:
-      Dict with the keys of `MACHINE_KEYS`: `cpu_model` (the first `model
-      name` of /proc/cpuinfo, e.g. 'AMD EPYC'; elsewhere the platform's
-      processor or architecture), `cores` (logical CPUs of the machine),
-      `usable_cores` (those this process may run on) and `load_average`
-      (the 1, 5 and 15 minute load averages, or None where the system
-      keeps none).
+      Dict with the keys of `MACHINE_KEYS`: `cpu_model`, `cores` (logical
+      CPUs), `usable_cores` (those this process may use) and
+      `load_average` (1, 5 and 15 minutes, or None where unknown).
     """
     try:
         usable = len(os.sched_getaffinity(0))
@@ -110,12 +95,8 @@ def machine():
 
 
 def cpu_model():
-    """Name of the CPU model, e.g. 'Intel(R) Xeon(R) Processor'.
-
-    Returns:
-      The first `model name` of /proc/cpuinfo; without one (not Linux),
-      the platform's processor name, else its architecture.
-    """
+    """The first `model name` of /proc/cpuinfo, else the platform's
+    processor name or architecture."""
     try:
         with open(_CPUINFO, encoding='utf-8') as file_:
             for line in file_:
@@ -134,8 +115,7 @@ def write_json(path, report, provenance):
       path: File to write.
       report: Dict of the benchmark's results, without a `provenance` key.
       provenance: The `record` taken when the benchmark started; its
-          `machine` gains `load_average_end`, the load averages now, since
-          the load during a benchmark is partly its own.
+          `machine` gains `load_average_end`, the load averages now.
 
     Returns:
       The dict written: `report` with `provenance` added.
@@ -152,11 +132,8 @@ def write_json(path, report, provenance):
 def write(run_dir, provenance):
     """Write a record to `provenance.yaml` in a run folder, atomically.
 
-    The YAML is safe (plain strings, numbers, booleans, nulls and maps);
-    it goes to a temporary file in `run_dir` that is renamed into place.
-
     Args:
-      run_dir: Existing run folder, beside whose `config.yaml` it goes.
+      run_dir: Existing run folder.
       provenance: Dict from `record`.
 
     Returns:
@@ -172,16 +149,10 @@ def write(run_dir, provenance):
 
 
 def read(run_dir):
-    """Read the record of a run folder.
-
-    Args:
-      run_dir: Run folder with a `provenance.yaml`.
+    """The dict that `write` wrote to a run folder.
 
     Raises:
       FileNotFoundError: When the folder has no `provenance.yaml`.
-
-    Returns:
-      The dict that `write` wrote.
     """
     path = os.path.join(run_dir, FILENAME)
     with open(path, encoding='utf-8') as file_:
@@ -189,14 +160,7 @@ def read(run_dir):
 
 
 def package_version(*distributions):
-    """Version of the first installed distribution of the names given.
-
-    Args:
-      *distributions: Distribution names, as `pip` knows them.
-
-    Returns:
-      The version string, or None when none of them is installed.
-    """
+    """Version of the first installed of the distributions, or None."""
     for distribution in distributions:
         try:
             return importlib.metadata.version(distribution)
@@ -214,18 +178,12 @@ def package_root():
 def git_state(root):
     """Commit and dirty flag of a git checkout whose top folder is `root`.
 
-    Asks `git` with a short timeout. A folder inside some other checkout
-    (a package installed into a virtual environment kept in a repository)
-    does not count: the checkout's top folder must be `root` itself.
-
-    Args:
-      root: Folder to ask about.
+    A folder inside another checkout (a virtual environment kept in a
+    repository) does not count.
 
     Returns:
-      Tuple `(commit, dirty)`: the full hash of `HEAD` and whether tracked
-      files differ from it (untracked files, such as run folders written
-      into the checkout, do not count); `(None, None)` when `root` is not
-      the top of a git checkout, git is missing, or it fails or hangs.
+      Tuple of the hash of `HEAD` and whether tracked files differ from it;
+      `(None, None)` when `root` is no checkout's top or git fails.
     """
     top = _git(root, 'rev-parse', '--show-toplevel')
     if top is None or not _same_folder(top, root):
@@ -251,6 +209,7 @@ def _git(root, *args):
 
 
 def _same_folder(first, second):
+    """Whether both paths are the same existing folder."""
     try:
         return os.path.samefile(first, second)
     except OSError:

@@ -1,23 +1,12 @@
 """Start TensorFlow in the scripts without its start-up log lines.
 
-Loading TensorFlow prints lines that concern no user of these scripts:
-absl's `All log messages before absl::InitializeLog() is called are written
-to STDERR`, `oneDNN custom operations are on`, `Could not find cuda
-drivers`, `cpu_feature_guard`, and on machines without a GPU `failed call
-to cuInit: ... UNKNOWN ERROR (303)` at the first session. Most are written
-by C++ code before `TF_CPP_MIN_LOG_LEVEL` takes effect, straight to the
-stderr file descriptor, so `quiet_tensorflow` loads TensorFlow and lists its
-devices (the step that calls cuInit) while that descriptor goes to a
-temporary file, then writes back what is not such a start-up line.
-
-The scripts call it before they import TensorFlow, when run as programs;
-`agents.scripts.train` and `agents.scripts.sweep` also when imported, since
-their `train` and `sweep` are the Python API; and the benchmarks. A user
-who sets `TF_CPP_MIN_LOG_LEVEL` keeps every line TensorFlow prints at that
-level. The level this module sets is marked as its own, so that processes
-started from here (the benchmark's spawned seeds, a sweep's Ray workers),
-which inherit it, still hold the lines back. This module does not import
-TensorFlow itself unless asked to.
+TensorFlow's C++ code prints lines that concern no user (absl's note before
+`InitializeLog`, oneDNN, `cpu_feature_guard`, a failed cuInit) straight to
+the stderr descriptor, before `TF_CPP_MIN_LOG_LEVEL` takes effect; so
+`quiet_tensorflow` loads TensorFlow and lists its devices with that
+descriptor redirected, then writes back the other lines. A user's own
+`TF_CPP_MIN_LOG_LEVEL` keeps every line; the level set here is marked as
+ours, so that child processes, which inherit it, hold the lines back too.
 """
 
 import contextlib
@@ -45,14 +34,11 @@ _OWN_LEVEL = 'BATCH_PPO_TF_CPP_MIN_LOG_LEVEL'
 def quiet_tensorflow(level='2'):
     """Load TensorFlow without its start-up lines, unless the user asked.
 
-    Does nothing when the user set `TF_CPP_MIN_LOG_LEVEL`, or TensorFlow
-    is loaded already. Otherwise sets the level (see `set_log_level`), then
-    imports TensorFlow and lists its devices with the stderr descriptor
-    redirected, and writes the lines that are not start-up noise back to
-    stderr.
+    Does nothing where the user set `TF_CPP_MIN_LOG_LEVEL` or TensorFlow is
+    loaded already.
 
     Args:
-        level: Value for `TF_CPP_MIN_LOG_LEVEL`.
+      level: Value for `TF_CPP_MIN_LOG_LEVEL`.
     """
     if users_log_level() is not None or 'tensorflow' in sys.modules:
         return
@@ -68,8 +54,8 @@ def set_log_level(level='2'):
     """Set `TF_CPP_MIN_LOG_LEVEL` as this module's own, unless it is set.
 
     Args:
-        level: Value for `TF_CPP_MIN_LOG_LEVEL`; 2 keeps TensorFlow's
-            warnings out and its errors in.
+      level: Value for `TF_CPP_MIN_LOG_LEVEL`; 2 keeps TensorFlow's
+          warnings out and its errors in.
     """
     if _LEVEL not in os.environ:
         os.environ[_LEVEL] = os.environ[_OWN_LEVEL] = str(level)
@@ -92,12 +78,11 @@ def is_noise(line):
 def filter_stderr():
     """Collect what is written to file descriptor 2, then drop the noise.
 
-    Everything written meanwhile, by Python or by C++ code, goes to a
-    temporary file; on exit, also after an exception, its lines that
-    `is_noise` rejects are written to stderr.
+    On exit, also after an exception, the lines that are not `is_noise` are
+    written to stderr.
 
     Yields:
-        Nothing.
+      Nothing.
     """
     sys.stderr.flush()
     saved = os.dup(2)

@@ -1,15 +1,8 @@
-"""The run folder: which one a run uses, its name, and one trainer in it.
+"""The run folder `<logdir>/<timestamp>-<config>`: which one, and one trainer.
 
-A run folder `<logdir>/<timestamp>-<config>` holds a run: its config.yaml,
-checkpoints and summaries. Its timestamp names a folder inside `--logdir`
-and nothing else.
-
-Two trainers writing one run folder overwrite each other's checkpoints and
-corrupt its event files. A trainer holds an exclusive `fcntl.flock` on the
-file `.lock` in the run folder while it runs; the kernel releases it when the
-process ends, however it ends, so a killed trainer leaves no stale lock
-behind (the file may stay; an unlocked file is free). The file names the
-process that holds it, for the error of the trainer that finds it taken.
+A trainer holds an exclusive `fcntl.flock` on the run folder's `.lock`
+file, which names its process; the kernel releases it however the process
+ends, so a killed trainer leaves no stale lock.
 """
 
 import contextlib
@@ -29,14 +22,7 @@ _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 
 def check_timestamp(timestamp):
-    """Raise a one-line ConfigError unless a timestamp can name run folders.
-
-    Args:
-      timestamp: Value of --timestamp.
-
-    Raises:
-      config_io.ConfigError: Naming the value and the characters allowed.
-    """
+    """Raise a one-line ConfigError unless a --timestamp can name folders."""
     if not _TIMESTAMP.match(timestamp):
         raise config_io.ConfigError(
             f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
@@ -45,17 +31,9 @@ def check_timestamp(timestamp):
 
 
 def runs_of_timestamp(logdir, timestamp):
-    """The config names of the resumable run folders of a timestamp.
+    """The sorted config names of the resumable run folders of a timestamp.
 
-    Config names hold no '-', so a folder `<timestamp>-<config>` splits at
-    its last one, and a timestamp never matches the folders of a longer one.
-
-    Args:
-      logdir: Base directory of the run folders.
-      timestamp: The timestamp.
-
-    Returns:
-      Sorted list of config names whose run folder holds a config.yaml.
+    Config names hold no '-', so a folder name splits at its last one.
     """
     if not os.path.isdir(logdir):
         return []
@@ -87,20 +65,15 @@ class RunFolderMoved(RuntimeError):
 class RunLock:
     """The exclusive lock of a trainer on a run folder.
 
-    `acquire` creates the run folder where needed, so that the lock exists
-    before anything else is written; `release(remove_created=True)` removes
-    what it created when the run wrote nothing after all. The lock belongs
-    to the folder at the path, not to a file that moves: `check` tells
-    whether the path still names the folder and lock file that `acquire`
-    took.
+    `acquire` creates the folder where needed, and `release(remove_created=
+    True)` removes it again where the run wrote nothing. The lock belongs to
+    the folder at the path: `check` raises where the path names another.
+
+    Args:
+      run_dir: The run folder; nothing happens before `acquire`.
     """
 
     def __init__(self, run_dir):
-        """Prepare to lock a run folder; nothing happens before `acquire`.
-
-        Args:
-            run_dir: The run folder.
-        """
         self.run_dir = run_dir
         self._path = os.path.join(run_dir, LOCK_NAME)
         self._fd = None
@@ -113,14 +86,11 @@ class RunLock:
         return self._fd is not None
 
     def acquire(self):
-        """Take the lock, or fail without writing anything.
+        """Take the lock, or fail without writing anything; returns self.
 
         Raises:
-            RunFolderInUse: Naming the process that holds the lock.
-            OSError: When the folder or the lock file cannot be created.
-
-        Returns:
-            This object.
+          RunFolderInUse: Naming the process that holds the lock.
+          OSError: When the folder or the lock file cannot be created.
         """
         if self.held:
             return self
@@ -152,13 +122,11 @@ class RunLock:
     def check(self):
         """Raise unless the path still names the locked folder and lock.
 
-        A folder moved away (or removed, or replaced by another trainer's)
-        while its trainer runs would take the lock with it: TensorFlow saves
-        to the path, recreating the folder there, and another trainer finds
-        it unlocked.
+        TensorFlow would save to the path of a moved folder, recreating it
+        there unlocked.
 
         Raises:
-            RunFolderMoved: Naming the folder.
+          RunFolderMoved: Naming the folder.
         """
         if not self.held:
             return
@@ -177,25 +145,21 @@ class RunLock:
     def release(self, remove_created=False):
         """Remove the lock file and release the lock; safe to call again.
 
-        Never raises: the release happens on the way out of a run, whose
-        own error it must not hide.
+        Never raises, so as not to hide the error that ended the run.
 
         Args:
-            remove_created: Whether to remove the folders that `acquire`
-                created, where they are empty.
+          remove_created: Whether to remove the folders that `acquire`
+              created, where they are empty.
         """
         if not self.held:
             return
         fd, self._fd = self._fd, None
         try:
             # Removed while still locked, so that no other process locks it
-            # in between; see the check in `acquire`. A folder that became
-            # read-only (a remount, a full quota) keeps the file, which is
-            # free once closed: an error here would replace the one that
-            # ended the run.
+            # in between (see `acquire`); a read-only folder keeps the file,
+            # free once closed. Not where the folder moved: the path may
+            # hold another trainer's lock by now.
             with contextlib.suppress(OSError):
-                # Unless the folder moved: the path may hold another
-                # trainer's lock by now.
                 if os.path.samestat(os.stat(self._path), os.fstat(fd)):
                     os.remove(self._path)
         finally:
@@ -219,9 +183,8 @@ class RunLock:
 def prepare_run(logdir, config_name, timestamp, settings=()):
     """Decide the run folder and its configuration (resumed or new).
 
-    The run folder is `<logdir>/<timestamp>-<config>`; an existing one with
-    a `config.yaml` is resumed. Nothing is written: the run folder is
-    created when training starts.
+    An existing run folder with a `config.yaml` is resumed. Nothing is
+    written: the run folder is created when training starts.
 
     Args:
       logdir: Base directory of the run folders, or None.
@@ -232,11 +195,8 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
           accepts only those that match its saved configuration.
 
     Raises:
-      config_io.ConfigError: When the config is unknown or missing, the
-          timestamp is invalid, the run folder of the timestamp belongs to
-          another config, an override is invalid or would change a resumed
-          run, the saved configuration cannot be loaded, or `logdir` is not
-          writable.
+      config_io.ConfigError: When the config, the timestamp, an override,
+          the saved configuration or `logdir` cannot be used.
 
     Returns:
       Tuple of the configuration, the run folder (or None) and the
@@ -290,12 +250,7 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
 
 
 def check_resume_overrides(config, settings, run_dir):
-    """Refuse overrides that would change the saved config of a run.
-
-    Raises:
-      config_io.ConfigError: Naming the first setting that differs from the
-          saved value.
-    """
+    """Raise a ConfigError naming the first `--set` that changes a run."""
     changed = tools.AttrDict(config)
     for setting in settings:
         key, value = next(iter(
@@ -309,7 +264,7 @@ def check_resume_overrides(config, settings, run_dir):
 
 
 def check_writable(logdir):
-    """Fail early with one line when the log directory cannot be written.
+    """Raise a one-line ConfigError where `logdir` cannot be written.
 
     Creates nothing: checks the deepest part of the path that exists.
     """
@@ -326,7 +281,7 @@ def check_writable(logdir):
 
 
 def _make_dirs(directory):
-    """Create a directory and its parents; return those created, outer first."""
+    """Create a directory and its parents; those created, outer first."""
     missing = []
     directory = os.path.abspath(directory)
     while not os.path.isdir(directory):

@@ -1,10 +1,4 @@
-"""Command-line flags that several scripts define, each defined once.
-
-`visualize.py` and `export.py` both read a run folder (`--logdir`) and one
-of its checkpoints (`--checkpoint`) and write to `--outdir`
-(`define_run_flags`); `train.py` defines `--logdir`, `--env_mode`,
-`--env_processes` and `--seed` too.
-"""
+"""Command-line flags that several scripts define, each defined once."""
 
 from absl import flags
 
@@ -13,12 +7,9 @@ FLAGS = flags.FLAGS
 def define_flags(*definitions):
     """Define flags unless another module of the process defined them.
 
-    absl keeps one definition of a name per process, and the scripts share
-    names; a process that imports several scripts, such as the test suite,
-    shares the first definition. The flags allow an override, so that a
-    script imported later, which defines them unguarded (`train.py`),
-    replaces them instead of failing. Running a script alone always uses
-    its own definitions.
+    absl keeps one definition of a name per process; the flags allow an
+    override, so that a script imported later that defines them unguarded
+    (`train.py`) replaces them instead of failing.
 
     Args:
       *definitions: Tuples `(define, name, default, help_string)` of an absl
@@ -33,11 +24,7 @@ def define_flags(*definitions):
 
 
 def define_run_flags(use, outdir_help, *definitions):
-    """Define the flags of a script that reads a checkpoint of a run folder.
-
-    They are `--logdir`, the run folder; `--checkpoint`, one of its
-    checkpoints; `--outdir`, the folder the script writes; and the
-    script's own flags.
+    """Define `--logdir`, `--checkpoint`, `--outdir` and a script's flags.
 
     Args:
       use: Verb of what the script does with the checkpoint ('restore').

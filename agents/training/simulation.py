@@ -1,13 +1,8 @@
 """The simulation graph of a run: training and evaluation, and their phases.
 
-`define_simulation` builds the algorithm over the training environments and
-its evaluation view over the evaluation environments, stepping one session
-call per batch step (`tools.simulate`) or many steps per call: training
-where the algorithm can (`PPO.collect`: compiled on in-graph tasks, a plain
-graph loop around the numpy_function of Python and C environments), and
-evaluations (`tools.compiled_rollout`, the same two kinds); `define_loop`
-alternates them as the phases of a `tools.Loop`, whose lengths
-`phase_steps` computes from the config.
+`define_simulation` builds training and evaluation, one session call per
+batch step or many steps per call (see docs/architecture.md);
+`define_loop` alternates them as the phases of a `tools.Loop`.
 """
 
 import logging
@@ -21,39 +16,29 @@ from agents.tools import loop as loop_lib
 from agents.tools import rollout_env
 from agents.training import config_spec
 
-# Most environment steps of a training call of many steps on environments
-# behind the numpy_function bridge. Signals and Ctrl-C take effect between
-# session calls, so one call must stay short: on 2 loaded cores a batch step
-# of the cheetah config (2 agents, 256x256 networks, ~50 us of physics per
-# environment) took 1.3-2.4 ms in the loop, so 512 environment steps take
-# 0.3-0.6 s, whereas whole episodes of 1,000 batch steps took 1.3-2.4 s.
+# Most environment steps of a training call on environments behind the
+# numpy_function bridge. Signals take effect between session calls, so a call
+# must stay short: 512 steps of the cheetah config take 0.3-0.6 s on 2 loaded
+# cores, whole episodes of 1,000 batch steps 1.3-2.4 s.
 BRIDGE_RUN_ENV_STEPS = 512
-# Most environment steps of an evaluation on environments behind the bridge
-# for it to run in one session call (its episodes begin and end in the
-# call): the two 1,000-step episodes of the cheetah config take 0.5-0.8 s.
-# Longer evaluations step once per call.
+# Most environment steps of an evaluation behind the bridge that runs in one
+# session call (the cheetah config's: 0.5-0.8 s); longer ones step per call.
 BRIDGE_EVAL_ENV_STEPS = 2048
 
 
 def define_loop(
         graph, logdir, train_steps, eval_steps, caller_thread=True):
-    """Alternate a training and an evaluation phase.
+    """The `tools.Loop` alternating a training and an evaluation phase.
 
-    The evaluation phase runs the evaluation tensors of the graph
-    (`eval_done`, `eval_score`, `eval_summary`) and reports the mean score of
-    its episodes once, at its end.
+    The evaluation phase reports the mean score of its episodes at its end.
 
     Args:
-      graph: AttrDict of the simulation graph's tensors (see
-          `define_simulation`).
+      graph: AttrDict of `define_simulation`.
       logdir: Run folder for summaries and checkpoints, or None.
       train_steps: Env steps of each training phase.
       eval_steps: Env steps of each evaluation phase.
-      caller_thread: Whether both phases run their ops in the calling
-          thread rather than the inter-op pool (config `caller_thread`).
-
-    Returns:
-      `tools.Loop`.
+      caller_thread: Whether the phases run their ops in the calling thread
+          rather than the inter-op pool (config `caller_thread`).
     """
     # Progress lines and summaries show training steps, so that a config's
     # `steps` is the last step shown; checkpoints keep the global step.
@@ -91,17 +76,12 @@ def define_loop(
 def define_simulation(batch_env, eval_batch_env, config):
     """The training and the evaluation simulation of a run.
 
-    Training steps `batch_env` with the algorithm; its episodes go on
-    across phases. Evaluation steps `eval_batch_env` with the algorithm's
-    `evaluation_view(eval_batch_env, config.eval_stochastic)`: the same
-    weights and normalizers, per-agent state of its own. Every evaluation
-    phase begins all its episodes anew and scores the first episode of
-    each environment (those that follow within the phase go unscored).
-
-    An algorithm without `evaluation_view` (as those written for the 2017
-    package) evaluates on the training batch as in 2017, with
-    `is_training` false, and every phase then begins the episodes anew;
-    `eval_batch_env` must be None then.
+    Training episodes go on across phases. Evaluation steps `eval_batch_env`
+    with `algo.evaluation_view(eval_batch_env, config.eval_stochastic)`;
+    every evaluation phase begins its episodes anew and scores the first
+    episode of each environment. An algorithm without `evaluation_view` (of
+    the 2017 package) evaluates on the training batch with `is_training`
+    false, as in 2017; `eval_batch_env` is None then.
 
     Args:
       batch_env: In-graph batch of the training environments.
@@ -111,21 +91,18 @@ def define_simulation(batch_env, eval_batch_env, config):
 
     Returns:
       AttrDict of step; the bool variables is_training, should_log,
-      do_report, force_reset; algo, batch_env, done, score, summary of
-      training; eval_batch_env, eval_done, eval_score, eval_summary,
-      eval_feed (the feed of the evaluation phase) and eval_run_steps (the
-      environment steps of one evaluation run, None for one batch step).
+      do_report, force_reset; algo, batch_env, done, score, summary,
+      run_steps, made_steps of training; eval_batch_env, eval_done,
+      eval_score, eval_summary, eval_feed and eval_run_steps (None: one
+      batch step per run).
     """
     switches = define_switches()
     should_log, force_reset = switches.should_log, switches.force_reset
     algo = config.algorithm(
         batch_env, switches.step, switches.is_training, should_log, config)
     separate = eval_batch_env is not None
-    # Steps of a run of the evaluation phase; None: one batch step.
-    eval_run_steps = None
-    # Steps of a training run at most and those it made; None: one batch
-    # step.
-    run_steps = made_steps = None
+    # Steps of a run (at most, and made); None: one batch step.
+    eval_run_steps = run_steps = made_steps = None
     if separate and compiles_training(config, batch_env, algo):
         length = run_length(config, batch_env)
         done, score, summary, made_steps = _compiled_training(
@@ -165,10 +142,8 @@ def define_simulation(batch_env, eval_batch_env, config):
 def compiles_training(config, batch_env, algo):
     """Whether training runs many steps per session call.
 
-    It does with `compile_rollout` where the algorithm can collect on the
-    environments in a loop (PPO with a feed-forward network, see
-    `PPO.compiles_collection`): an in-graph task in one
-    compiled call, Python and C environments in a plain graph loop.
+    With `compile_rollout`, where the algorithm can collect in a loop (see
+    `PPO.compiles_collection`).
     """
     compiles = getattr(algo, 'compiles_collection', None)
     return bool(
@@ -179,9 +154,8 @@ def compiles_training(config, batch_env, algo):
 def run_length(config, batch_env):
     """Batch steps of a training call of many steps, at most.
 
-    `max_length` on an in-graph task (a compiled call is fast); on
-    environments behind the numpy_function bridge no more than
-    `BRIDGE_RUN_ENV_STEPS` environment steps, so that a call stays short.
+    `max_length` on an in-graph task; behind the numpy_function bridge at
+    most `BRIDGE_RUN_ENV_STEPS` environment steps.
 
     Args:
       config: Completed configuration.
@@ -199,10 +173,7 @@ def run_length(config, batch_env):
 def _compiled_training(algo, step, config, num_agents, length):
     """Training runs of up to `length` batch steps in one session call.
 
-    Returns:
-      Tuple of the bool tensor of the agents whose episode ended in a run,
-      their last scores, the summary, and the environment steps the run
-      made (the most a run makes is `length * num_agents`).
+    Returns done, score, summary and the environment steps the run made.
     """
     train_steps, eval_steps = phase_steps(config)
     in_phase = tf.math.floormod(
@@ -215,12 +186,9 @@ def _compiled_training(algo, step, config, num_agents, length):
 def compiles_evaluation(config, eval_batch_env, view):
     """Whether evaluations run as one session call of all their steps.
 
-    They do with `compile_rollout` where the evaluation view has the pure
-    policy step of `tools.compiled_rollout.Policy` and the environments are
-    written in TensorFlow operations (`--env_mode=graph`: one compiled
-    call), or are Python or C environments behind the numpy_function bridge
-    whose evaluation has at most `BRIDGE_EVAL_ENV_STEPS` steps (a plain
-    graph loop).
+    With `compile_rollout`, where the view has the pure policy step of
+    `tools.compiled_rollout.Policy` and the environments are in-graph or
+    behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps.
     """
     if not (config.compile_rollout and hasattr(view, 'step')):
         return False
@@ -234,16 +202,7 @@ def compiles_evaluation(config, eval_batch_env, view):
 def _compiled_evaluation(eval_batch_env, view, max_length, log):
     """Score the first episode of every evaluation environment in one call.
 
-    Args:
-      eval_batch_env: In-graph batch of a task (`InGraphTaskBatch`) or of
-          environments behind the bridge (`tools.InGraphBatchEnv`).
-      view: The algorithm's evaluation view.
-      max_length: Steps of the evaluation, as the episodes' time limit.
-      log: Bool tensor; whether the run writes summaries.
-
-    Returns:
-      Tuple of the bool tensor of the first episodes that ended, their
-      scores, and a summary of their mean score.
+    Returns done, score and a summary of the mean score.
     """
     done, score = compiled_rollout.first_episodes(
         eval_batch_env, view, max_length)
@@ -263,16 +222,8 @@ def _compiled_evaluation(eval_batch_env, view, max_length, log):
 def _first_episodes(done, score, reset, log):
     """Keep the first episode of every environment in an evaluation phase.
 
-    Args:
-      done: Bool tensor of the episodes that ended in the step.
-      score: Float tensor of their scores.
-      reset: Bool variable, true on the first step of a phase.
-      log: Bool tensor; whether the step writes summaries.
-
-    Returns:
-      Tuple of the bool tensor of the first episodes that ended in the step,
-      the scores, and a summary of the mean score of the first episodes
-      that ended since the last logged step.
+    `reset` is true on the first step of a phase. Returns done (of first
+    episodes), score and a summary of their mean score since the last log.
     """
     with tf.variable_scope('evaluation_temporary'):
         ended = tf.Variable(
@@ -304,14 +255,11 @@ def _first_episodes(done, score, reset, log):
 def phase_steps(config):
     """Environment steps of one training phase and of one evaluation phase.
 
-    Evaluation has environments of its own, so training phases need not
-    hold whole episodes. The run's `steps` are split into equal training
-    phases of at most `eval_every` steps each (by default those of
-    `update_every` full-length episodes, or of one per agent where there
-    are more agents, but no more than `steps`), a whole number of batch
-    steps each; so the run ends with an evaluation whatever `steps` is, and
-    trains at most one batch step per phase more than `steps`. An
-    evaluation runs `eval_episodes` environments for `max_length` steps.
+    `steps` is split into equal training phases of whole batch steps, at
+    most `eval_every` each (default: `max(update_every, num_agents)`
+    full-length episodes, at most `steps`), so a run ends with an
+    evaluation. An evaluation runs `eval_episodes` environments for
+    `max_length` steps.
 
     Args:
       config: Completed configuration (with `max_length`).
@@ -343,9 +291,7 @@ def training_steps(config, global_step):
 
 
 def schedule_steps(config):
-    """The global step at which a run ends: after its last evaluation.
-
-    The global step counts the steps of training and evaluation phases.
+    """The global step (of both phases) at which a run ends.
 
     Args:
       config: Completed configuration.
@@ -365,18 +311,14 @@ def define_simulation_graph(batch_env, algo_cls, config):
     Args:
       batch_env: In-graph batch environment.
       algo_cls: Constructor of the algorithm.
-      config: Configuration object for the algorithm; keys of
-          `configs.default()` that it lacks take their default (see
-          `config_spec.with_defaults`: a 2017 config updates on whole
-          episodes); keys that nothing reads now get a warning.
+      config: Configuration of the algorithm; keys it lacks take their
+          default (`config_spec.with_defaults`); retired keys get a warning.
 
     Returns:
       AttrDict of the graph's interface: step; the bool variables
       is_training, should_log, do_report, force_reset; algo, done, score,
       summary.
     """
-    # A config written for an older version of the package (a 2017 one,
-    # say) takes the defaults of its time for the keys it does not have.
     config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
     switches = define_switches()
@@ -394,8 +336,8 @@ def define_simulation_graph(batch_env, algo_cls, config):
 def define_switches():
     """The global step and the switches of a simulation graph, all false.
 
-    Variables rather than placeholders: `tools.Loop` sets them inside the
-    graph, which spares every session run its feeds.
+    Variables rather than placeholders, so that `tools.Loop` sets them in
+    the graph and session runs need no feeds.
 
     Returns:
       AttrDict of step and the bool variables is_training, should_log,
@@ -418,7 +360,7 @@ def simulation_interface(switches, **parts):
       **parts: The algorithm and the tensors of the simulation.
 
     Returns:
-      AttrDict of the switches followed by the parts.
+      AttrDict of the switches and the parts.
     """
     num_weights = tools.count_weights()  # pylint: disable=not-callable
     logging.getLogger('agents').info(

@@ -1,18 +1,12 @@
 """How the training script stops on signals and stuck steps.
 
-SIGINT (Ctrl-C) and SIGTERM (Slurm, Kubernetes, `timeout`, often sent to
-the whole process group) ask the trainer to save a checkpoint of the last
-completed step and exit with 128 + the signal number. Worker processes
-ignore both and leave their shutdown to the trainer (see
-`tools.wrappers.ExternalProcess`).
-
-Python runs signal handlers in the main thread only, between bytecodes, and
-an exception raised by a handler in the middle of TensorFlow's code (while a
-failed step builds its error, say) replaces the error by another. So within
-the training loop the handler only records the signal, and the loop stops
-before its next session run. A step stuck in an environment never returns
-to the loop: `tools.StepWatchdog` notices it, and `abandon` ends the process
-from the watchdog's thread.
+SIGINT and SIGTERM ask the trainer to save a checkpoint of the last completed
+step and exit with 128 + the signal number (see docs/reliability.md). An
+exception raised by a handler in the middle of TensorFlow's code would
+replace the error it builds, so within the training loop the handler only
+records the signal and the loop stops before its next session run. A step
+stuck in an environment never returns: `tools.StepWatchdog` notices it and
+`abandon` ends the process from the watchdog's thread.
 """
 
 import contextlib
@@ -44,26 +38,19 @@ class StopRequest:
     """SIGINT and SIGTERM, turned into a request to save and stop.
 
     While `deferred` is false, the first signal raises `Interrupted` at once;
-    while it is true, the handler only records the signal, for the training
-    loop to ask `requested` before every session run. A second signal ends
-    the process at once, without saving.
+    while true, the handler only records it for `requested`. A second signal
+    ends the process at once, without saving. `abandon_stuck`: whether a
+    signal during a stuck step ends the process without that step (see
+    `tools.StepWatchdog.watch_signals`); a subclass may say no.
 
-    Attributes:
-        abandon_stuck: Whether a signal during a step stuck past a grace
-            period ends the process without that step (see
-            `tools.StepWatchdog.watch_signals`); a subclass may say no.
+    Args:
+      describe: Callable of a signal number and `again` (whether it is the
+          second signal) returning the line to print.
     """
 
     abandon_stuck = True
 
     def __init__(self, describe):
-        """Create the request; `install` installs its handlers.
-
-        Args:
-            describe: Callable taking a signal number and `again`, whether it
-                is the second signal, and returning the line to print when
-                it stops the script.
-        """
         self.signum = None
         self.deferred = False
         self.describe = describe
@@ -85,7 +72,7 @@ class StopRequest:
         """Handle SIGINT and SIGTERM, and be the `active` request, meanwhile.
 
         Yields:
-            This request; the previous handlers return after the block.
+          This request; the previous handlers return after the block.
         """
         global _active  # pylint: disable=global-statement
         previous = [signal.signal(signum, self.handle) for signum in _SIGNALS]
@@ -106,16 +93,14 @@ def active():
 def abandon(save, release, message, code):
     """End the process from another thread while the main one is stuck.
 
-    Saves within `_ABANDON_SAVE_SECONDS` (a session whose threads are all
-    busy with the stuck step may never run the save), releases the run
-    folder, prints the line and exits. Worker processes exit on their own
-    once their parent is gone.
+    Saves within `_ABANDON_SAVE_SECONDS` (a session busy with the stuck step
+    may never run the save), releases the run folder, prints and exits.
 
     Args:
-        save: Callable that saves a checkpoint and logs its errors.
-        release: Callable that releases the run folder, or None.
-        message: The line to print to stderr.
-        code: Exit code.
+      save: Callable that saves a checkpoint and logs its errors.
+      release: Callable that releases the run folder, or None.
+      message: The line to print to stderr.
+      code: Exit code.
     """
     saving = threading.Thread(target=save, name='abandon_save', daemon=True)
     saving.start()
@@ -126,12 +111,7 @@ def abandon(save, release, message, code):
 
 
 def exit_with(message, code):
-    """Print one line to stderr and exit with the code (`SystemExit`).
-
-    Args:
-      message: The line to print.
-      code: Exit code.
-    """
+    """Print one line to stderr and exit with the code (`SystemExit`)."""
     print(message, file=sys.stderr)
     sys.exit(code)
 
@@ -139,14 +119,8 @@ def exit_with(message, code):
 def exit_now(message, code):
     """Print one line to stderr and end the process without cleaning up.
 
-    Only the temporary folder of multiprocessing is removed first (see
-    `remove_multiprocessing_temp_dir`). Where two threads call it, the
-    second waits for the first to end the process, so that one line is
-    printed.
-
-    Args:
-      message: The line to print.
-      code: Exit code.
+    Only multiprocessing's temporary folder is removed first. A second
+    thread calling it waits for the first to end the process.
     """
     _exiting.acquire()  # pylint: disable=consider-using-with
     print(message, file=sys.stderr, flush=True)
@@ -155,12 +129,9 @@ def exit_now(message, code):
 
 
 def remove_multiprocessing_temp_dir():
-    """Remove the `pymp-*` folder of multiprocessing in the temporary folder.
+    """Remove multiprocessing's `pymp-*` folder (the forkserver's socket).
 
-    It holds the socket of the forkserver that starts worker processes;
-    multiprocessing removes it at a normal exit, which `os._exit` skips.
-    Without one, this creates and removes an empty folder. Errors are
-    ignored: the process is on its way out.
+    A normal exit removes it, `os._exit` does not; errors are ignored.
     """
     with contextlib.suppress(OSError):
         shutil.rmtree(multiprocessing.util.get_temp_dir(), ignore_errors=True)

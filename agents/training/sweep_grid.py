@@ -11,12 +11,8 @@ from agents.training import config_spec
 class Run:
     """One training run of a sweep: a config, a seed and a setting.
 
-    Attributes:
-      name: Name of the run and its folder.
-      config_name: Name of the config function.
-      seed: Integer seed.
-      setting: Tuple of `(key, text)` pairs of the values this run sets.
-      group: Name of the config and setting, shared by the run's seeds.
+    `setting` holds `(key, text)` pairs; `group` names the config and the
+    setting, which the run shares with its seeds; `name` adds the seed.
     """
 
     def __init__(self, config_name, seed, setting, shown_keys):
@@ -45,9 +41,6 @@ def grid(configs, seeds, settings=()):
     Raises:
       config_io.ConfigError: When a setting has no '=' or the configs or seeds
           are empty or repeat.
-
-    Returns:
-      List of `Run`s.
     """
     if not configs:
         raise config_io.ConfigError('Pass --configs with at least one config.')
@@ -91,11 +84,7 @@ def build_config(run, run_dir, cpus_per_run=1):
           the config leaves `session_threads` unset.
 
     Raises:
-      config_io.ConfigError: When the config is unknown or a setting names a
-          key the config does not have or a value that cannot be parsed.
-
-    Returns:
-      Locked `tools.AttrDict`.
+      config_io.ConfigError: When the config or a setting cannot be used.
     """
     config = config_spec.load_config_spec(run.config_name)
     # Checked against the config's keys and types as train.py's --set.

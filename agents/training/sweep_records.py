@@ -11,15 +11,7 @@ RECORD_NAME = 'run.json'
 
 
 def new_record(run):
-    """The record of a run that has not started yet.
-
-    Args:
-      run: The `Run`.
-
-    Returns:
-      Dict of the run's name, config, seed, setting, status, reports,
-      steps, wall-clock seconds, attempts and error.
-    """
+    """The record (a dict) of a `Run` that has not started yet."""
     return dict(
         run=run.name, group=run.group, config=run.config_name, seed=run.seed,
         setting=dict(run.setting), status='pending', reports=[], steps=0,
@@ -27,14 +19,7 @@ def new_record(run):
 
 
 def read_record(run_dir):
-    """The record of a run folder, or None when it has none.
-
-    Args:
-      run_dir: Run folder.
-
-    Returns:
-      Dict, see `new_record`; None when the file is missing or damaged.
-    """
+    """The record of a run folder; None where missing or damaged."""
     path = os.path.join(run_dir, RECORD_NAME)
     try:
         with open(path, encoding='utf-8') as file_:
@@ -61,11 +46,9 @@ def summarize(timestamp, sweep_dir, runs, records):
       records: Dict from run names to their records.
 
     Returns:
-      Dict with the sweep, its folder, `runs` (name, config, seed, setting,
-      status, final and best score, steps, wall-clock seconds, attempts,
-      error) and `groups` (config, setting, runs, finished runs, and
-      the `seed_statistics.seed_summary` of the final scores of the
-      finished runs as `final`, None when none finished).
+      Dict with the sweep, its folder, `runs` (a row per run) and `groups`
+      (per config and setting, with the `seed_statistics.seed_summary` of
+      the finished runs' final scores as `final`).
     """
     rows = []
     for run in runs:
@@ -94,15 +77,11 @@ def summarize(timestamp, sweep_dir, runs, records):
 
 
 def curve_rows(runs, records):
-    """Rows `(config, seed, step, score)` of every report of every run.
+    """Tuples `(group, seed, step, score)` of every scored report.
 
     Args:
       runs: The `Run`s in grid order.
       records: Dict from run names to their records.
-
-    Returns:
-      List of tuples; the config column names the config and setting (the
-      run's group), reports without a score are left out.
     """
     return [
         (run.group, run.seed, step, score)
@@ -113,18 +92,10 @@ def curve_rows(runs, records):
 
 
 def format_table(results):
-    """Lines of text of the results: the runs, then the configs.
+    """Lines of text of `summarize`'s results: the runs, then the configs.
 
-    The runs show their final (last) and best score; the configs the mean,
-    median and interquartile mean with its 95% bootstrap interval of the
-    final scores of their finished runs over seeds
-    (`seed_statistics.seed_summary`).
-
-    Args:
-      results: Dict from `summarize`.
-
-    Returns:
-      List of lines.
+    The configs show the `seed_statistics.seed_summary` of the final scores
+    of their finished runs.
     """
     run_rows = [(
         row['run'], row['status'], format_score(row['final_score']),

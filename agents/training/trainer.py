@@ -1,11 +1,9 @@
 """Training an agent: the loop of phases, and what stops it early.
 
-`train` builds the batch of environments and the simulation graph, runs the
-training and evaluation phases in a session, yields the evaluation scores,
-and turns every way training can end early (an interruption, a failed or
-stuck environment, a non-finite value, a full disk) into a checkpoint of the
-last complete step and one error. The script `train.py` parses the flags and
-calls it.
+`train` builds the environments and the simulation graph, runs the training
+and evaluation phases and yields the evaluation scores; every early end
+becomes a checkpoint of the last complete step and one error (see
+docs/reliability.md). The script `train.py` parses the flags and calls it.
 """
 
 import contextlib
@@ -42,47 +40,31 @@ _STUCK_STEP_GRACE = 2.0
 def train(config, env_mode=None, on_report=None, *, env_processes=None):
     """Train an agent as the configuration describes.
 
-    With `config.logdir`, a new run folder receives `config.yaml` once the
-    graph is built, so that a configuration that fails to build leaves no
-    folder behind; then summaries and checkpoints. An existing run folder
-    keeps its `config.yaml` and resumes from its latest readable checkpoint.
-    Once the configuration is complete, the 'agents' logger names the run
-    folder ('Run folder PATH.', or 'Run folder PATH, resumed.').
-
-    Training that stops early saves a checkpoint of the last complete step
-    first: on `KeyboardInterrupt` (Ctrl-C, or SIGTERM in the script), when
-    the generator is closed before the end, and when an environment fails.
-    Non-finite values save none, since they may interrupt an update half
-    way. Environments that fail are replaced instead when the config sets
-    `restart_workers`; `worker_timeout` bounds the seconds a worker may take
-    to answer.
-
-    The run folder is locked while training (see `run_folder`); a second
-    trainer on it fails with a `ConfigError`. Nothing can interrupt an
-    environment stuck in this process: after `worker_timeout` seconds a
-    watchdog thread saves the last completed step, prints the error and
-    ends the process with exit code 1 (see `tools.StepWatchdog`). Under
-    `main`, SIGINT and SIGTERM during a stuck step end it likewise, with 130
-    or 143.
+    A new run folder (`config.logdir`) receives `config.yaml` once the graph
+    is built, so a config that fails to build leaves no folder; an existing
+    one resumes from its latest readable checkpoint. The 'agents' logger
+    names the folder ('Run folder PATH.' or 'Run folder PATH, resumed.'),
+    which stays locked while training (see `run_folder`). Training that
+    stops early (Ctrl-C, SIGTERM, a closed generator, a failed environment)
+    saves a checkpoint of the last complete step first, except on
+    non-finite values; a stuck step ends the process (see
+    `tools.StepWatchdog` and docs/reliability.md).
 
     Args:
       config: Configuration object; `config.logdir` may be None.
-      env_mode: How to step the environments: 'auto', 'inprocess',
-          'processes' or 'slices' (see `env_modes.MODES`), or 'graph' for
-          the in-graph task (see `graph_env.define_run_batches`); True
-          stands for 'processes' and False for 'inprocess'. None: 'auto'.
+      env_mode: 'auto', 'inprocess', 'processes', 'slices' or 'graph' (see
+          `env_modes.MODES`); True stands for 'processes' and False for
+          'inprocess'. None: 'auto'.
       on_report: None, or a function called with the training steps and
-          the score at every report, before the score is yielded (the sweep
-          records both).
-      env_processes: The 2017 name of a boolean `env_mode`
-          (`train(config, env_processes=True)`).
+          the score at every report, before the score is yielded.
+      env_processes: The 2017 name of a boolean `env_mode`.
 
     Raises:
       config_io.ConfigError: When the configuration, the environment or the
           run folder cannot be used.
-      errors.TrainingError: When an environment failed, a value was NaN
-          or infinite, or a checkpoint or summary could not be written (a
-          full disk); its cause is the original error.
+      errors.TrainingError: When an environment failed, a value was not
+          finite or a checkpoint or summary could not be written; its cause
+          is the original error.
 
     Yields:
       The mean evaluation score at every evaluation report.
@@ -93,23 +75,14 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
         # (MuJoCo's warnings, say) would print ahead of the one line.
         graph_env.check_task(config)
     config = config_spec.complete_config(config)
+    lock = None
     if config.logdir:
         # First, since visualize and export need it, and a long run may be
         # followed in TensorBoard from the start.
-        resumed = os.path.exists(os.path.join(config.logdir, 'config.yaml'))
         logging.getLogger('agents').info(
-            'Run folder %s%s.', config.logdir, ', resumed' if resumed else '')
-    lock = None
-    if config.logdir:
-        lock = run_folder.RunLock(config.logdir)
-        try:
-            lock.acquire()
-        except run_folder.RunFolderInUse as error:
-            raise config_io.ConfigError(str(error)) from None
-        except OSError as error:
-            raise config_io.ConfigError(
-                f'Cannot create the run folder {config.logdir}: '
-                f'{error.strerror or error}.') from error
+            'Run folder %s%s.', config.logdir,
+            ', resumed' if _has_config(config.logdir) else '')
+        lock = _lock_run_folder(config.logdir)
     try:
         if lock:
             _check_own_checkpoints(config.logdir)
@@ -118,21 +91,35 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
         if lock:
             # A new run that failed before it wrote its configuration leaves
             # no folder behind.
-            lock.release(remove_created=not os.path.exists(
-                os.path.join(config.logdir, 'config.yaml')))
+            lock.release(remove_created=not _has_config(config.logdir))
+
+
+def _has_config(logdir):
+    """Whether the run folder holds its `config.yaml`."""
+    return os.path.exists(os.path.join(logdir, 'config.yaml'))
+
+
+def _lock_run_folder(logdir):
+    """Acquire the `run_folder.RunLock` of the folder, or raise ConfigError."""
+    lock = run_folder.RunLock(logdir)
+    try:
+        lock.acquire()
+    except run_folder.RunFolderInUse as error:
+        raise config_io.ConfigError(str(error)) from None
+    except OSError as error:
+        raise config_io.ConfigError(
+            f'Cannot create the run folder {logdir}: '
+            f'{error.strerror or error}.') from error
+    return lock
 
 
 def _check_own_checkpoints(run_dir):
     """Refuse a new run in a folder that holds checkpoints of another.
 
-    A new run's folder has no config.yaml; checkpoints there were written
-    by another trainer (one whose folder moved away kept saving to its old
-    path, say), and restoring them would train on from its weights.
-
-    Raises:
-      config_io.ConfigError: Naming the folder and the newest checkpoint.
+    Restoring them would train on from another trainer's weights (one whose
+    folder moved away kept saving to its old path, say).
     """
-    if os.path.exists(os.path.join(run_dir, 'config.yaml')):
+    if _has_config(run_dir):
         return
     found = checkpoints.list_checkpoints(run_dir)
     if found:
@@ -155,30 +142,9 @@ def _train_locked(config, env_mode, lock, on_report):
             config, env_mode, hasattr(config.algorithm, 'evaluation_view'))
         batches = _Batches(batch_env, eval_batch_env)
         try:
-            try:
-                simulation = simulation_lib.define_simulation(
-                    batch_env, eval_batch_env, config)
-            except ValueError as error:
-                # The algorithm and network reject their settings this way;
-                # templates append where they were defined, in more lines.
-                raise config_io.ConfigError(
-                    str(error).strip().splitlines()[0]) from error
-            # Model checkpoints leave out temporary state, but the state
-            # of an exact resumption is kept (see `tools.resume_state`).
-            saver = checkpoints.define_saver(
-                exclude=(r'.*_temporary.*',),
-                include=tools.resume_variables())
-            resumed = bool(config.logdir) and os.path.exists(
-                os.path.join(config.logdir, 'config.yaml'))
-            if config.logdir and not resumed:
-                # What produced the run, beside the configuration it keeps;
-                # a resumed run keeps both of its first start.
-                provenance.write(config.logdir, provenance.record())
-                config_io.save_config(config, config.logdir)
-            loop = simulation_lib.define_loop(
-                simulation, config.logdir,
-                *simulation_lib.phase_steps(config),
-                caller_thread=config.caller_thread)
+            resumed = bool(config.logdir) and _has_config(config.logdir)
+            simulation, saver, loop = _define_run(
+                config, batch_env, eval_batch_env, resumed)
         except BaseException:
             batches.close()
             raise
@@ -186,44 +152,13 @@ def _train_locked(config, env_mode, lock, on_report):
     session_config = make_session_config(config, env_mode)
     try:
         with tf.Session(graph=graph, config=session_config) as sess:
-            try:
-                restored = checkpoints.initialize_variables(
-                    sess, saver, config.logdir)
-            except checkpoints.CheckpointShapeError as error:
-                raise config_io.ConfigError(
-                    f'Cannot resume {config.logdir}: '
-                    f'{_describe_shape_change(config, error)}') from error
-            except ValueError as error:
-                raise config_io.ConfigError(
-                    f'Cannot resume {config.logdir}: {error}') from error
-            if restored:
-                logging.getLogger('agents').info(
-                    'Restored checkpoint %s.', restored)
-                _apply_environment_state(sess)
-            elif resumed:
-                logging.getLogger('agents').info(
-                    'No checkpoint in %s yet; training starts at step 0.',
-                    config.logdir)
+            _restore(sess, saver, config, resumed)
             saver = checkpoints.RunSaver(
                 saver, config.logdir, check=lock and lock.check)
-            abandon = functools.partial(_abandon, functools.partial(
+            save = functools.partial(
                 _save_checkpoint, sess, saver, simulation.step,
-                config.logdir, on_failure=True, consistent=False), lock)
-            stop = stopping.active()
-            watchdog = tools.StepWatchdog(
-                batches, timeout=config.worker_timeout or 600,
-                grace=_STUCK_STEP_GRACE,
-                on_hang=lambda error: abandon(
-                    lambda: 'Error: Training stopped: '
-                    f'{batch_env_lib.first_line(error)}', 1),
-                on_stuck_signal=lambda signum: abandon(
-                    lambda: stop.describe(signum), 128 + signum),
-                # As the handler does, where Python calls it twice.
-                on_second_signal=lambda signum: stopping.exit_now(
-                    stop.describe(signum, again=True), 128 + signum))
-            with watchdog, (
-                    watchdog.watch_signals() if stop and stop.abandon_stuck
-                    else contextlib.nullcontext()):
+                config.logdir, on_failure=True, consistent=False)
+            with _watch(batches, config, save, lock):
                 yield from _run_loop(
                     loop, sess, saver, simulation, config.logdir,
                     total_steps, on_report)
@@ -231,16 +166,90 @@ def _train_locked(config, env_mode, lock, on_report):
         batches.close()
 
 
+def _define_run(config, batch_env, eval_batch_env, resumed):
+    """Define the simulation, the saver and the loop; save a new run's files.
+
+    Returns:
+      Tuple of the simulation's AttrDict, the `tf.train.Saver` and the
+      `tools.Loop`.
+    """
+    try:
+        simulation = simulation_lib.define_simulation(
+            batch_env, eval_batch_env, config)
+    except ValueError as error:
+        # The algorithm and network reject their settings this way;
+        # templates append where they were defined, in more lines.
+        raise config_io.ConfigError(
+            str(error).strip().splitlines()[0]) from error
+    # Model checkpoints leave out temporary state, but the state of an
+    # exact resumption is kept (see `tools.resume_state`).
+    saver = checkpoints.define_saver(
+        exclude=(r'.*_temporary.*',), include=tools.resume_variables())
+    if config.logdir and not resumed:
+        # What produced the run, beside the configuration it keeps; a
+        # resumed run keeps both of its first start.
+        provenance.write(config.logdir, provenance.record())
+        config_io.save_config(config, config.logdir)
+    loop = simulation_lib.define_loop(
+        simulation, config.logdir, *simulation_lib.phase_steps(config),
+        caller_thread=config.caller_thread)
+    return simulation, saver, loop
+
+
+def _restore(sess, saver, config, resumed):
+    """Initialize the variables or restore the latest checkpoint."""
+    try:
+        restored = checkpoints.initialize_variables(sess, saver, config.logdir)
+    except checkpoints.CheckpointShapeError as error:
+        raise config_io.ConfigError(
+            f'Cannot resume {config.logdir}: '
+            f'{_describe_shape_change(config, error)}') from error
+    except ValueError as error:
+        raise config_io.ConfigError(
+            f'Cannot resume {config.logdir}: {error}') from error
+    if restored:
+        logging.getLogger('agents').info('Restored checkpoint %s.', restored)
+        _apply_environment_state(sess)
+    elif resumed:
+        logging.getLogger('agents').info(
+            'No checkpoint in %s yet; training starts at step 0.',
+            config.logdir)
+
+
+@contextlib.contextmanager
+def _watch(batches, config, save, lock):
+    """Run the body under the run's `tools.StepWatchdog`.
+
+    `save` saves a checkpoint, logging instead of raising its errors. The
+    stuck step changed no state that checkpoints hold, so the checkpoint
+    holds the last completed step (see `stopping.abandon`).
+    """
+    stop = stopping.active()
+    release = lock and lock.release
+    watchdog = tools.StepWatchdog(
+        batches, timeout=config.worker_timeout or 600,
+        grace=_STUCK_STEP_GRACE,
+        on_hang=lambda error: stopping.abandon(
+            save, release,
+            f'Error: Training stopped: {batch_env_lib.first_line(error)}', 1),
+        on_stuck_signal=lambda signum: stopping.abandon(
+            save, release, stop.describe(signum), 128 + signum),
+        # As the handler does, where Python calls it twice.
+        on_second_signal=lambda signum: stopping.exit_now(
+            stop.describe(signum, again=True), 128 + signum))
+    with watchdog, (
+            watchdog.watch_signals() if stop and stop.abandon_stuck
+            else contextlib.nullcontext()):
+        yield
+
+
 def make_session_config(config, env_mode=None):
-    """The session configuration of training.
+    """The `tf.ConfigProto` of training.
 
     Args:
       config: Configuration with `session_threads`, `compile_rollout` and
           `compile_update`.
       env_mode: The resolved env mode, or None where unknown.
-
-    Returns:
-      `tf.ConfigProto`.
     """
     session_config = tf.ConfigProto(allow_soft_placement=True)
     session_config.gpu_options.allow_growth = True
@@ -279,25 +288,7 @@ def fully_compiled(config, env_mode):
 
 def _run_loop(
         loop, sess, saver, simulation, logdir, total_steps, on_report=None):
-    """Run the loop; save a checkpoint at its end and where it stops early.
-
-    Args:
-      loop: `tools.Loop` of the phases.
-      sess: Session of the graph.
-      saver: Saver of the checkpoints.
-      simulation: AttrDict of the simulation graph's tensors.
-      logdir: Run folder, or None to save nothing.
-      total_steps: Global step at which training ends.
-      on_report: None, or a function of the training steps and the score,
-          called at every report.
-
-    Raises:
-      errors.TrainingError: When an environment failed, a value was NaN or
-          infinite, or a checkpoint or summary could not be written.
-
-    Yields:
-      The scores the loop yields.
-    """
+    """Run the loop and yield its scores; save at its end or early end."""
     save = functools.partial(
         _save_checkpoint, sess, saver, simulation.step, logdir)
     stop = stopping.active()
@@ -367,16 +358,7 @@ _SHAPE_KEYS = (
 
 
 def _describe_shape_change(config, error):
-    """What changed the shape of a checkpoint's variable: the config keys
-    whose values are the graph's new sizes.
-
-    Args:
-      config: The resumed run's configuration.
-      error: `checkpoints.CheckpointShapeError`.
-
-    Returns:
-      The text after 'Cannot resume RUN: '.
-    """
+    """The text after 'Cannot resume RUN: ' naming the keys of new sizes."""
     if len(error.saved) == len(error.current):
         sizes = {
             new for old, new in zip(error.saved, error.current) if old != new}
@@ -400,12 +382,7 @@ def _describe_shape_change(config, error):
 
 
 def _apply_environment_state(sess):
-    """Continue the environments where the restored checkpoint left them.
-
-    Where it holds no state of them, their episodes begin anew, and one
-    line says so: the run goes on, but not to the scores of a run straight
-    through.
-    """
+    """Continue the environments where the checkpoint left them, or say not."""
     reasons = resume_state.apply_saved(sess)
     if reasons:
         logging.getLogger('agents').warning(
@@ -413,37 +390,13 @@ def _apply_environment_state(sess):
             'run straight through.', reasons[0])
 
 
-def _abandon(save, lock, message, code):
-    """End the process from the watchdog's thread; see `stopping.abandon`.
-
-    The stuck step changed no state that checkpoints hold, so the checkpoint
-    holds the last completed step.
-
-    Args:
-      save: Saves a checkpoint, logging instead of raising its errors.
-      lock: The `run_folder.RunLock` of the run folder, or None.
-      message: Callable returning the line to print.
-      code: Exit code.
-    """
-    stopping.abandon(save, lock and lock.release, message(), code)
-
-
 def _save_checkpoint(
         sess, saver, step, logdir, on_failure=False, consistent=True):
-    """Save the variables at the current global step, if there is a logdir.
+    """Save a checkpoint at the global step, if there is a logdir.
 
-    Args:
-      sess: Session of the graph.
-      saver: `checkpoints.RunSaver` of the checkpoints.
-      step: Global step tensor.
-      logdir: Run folder, or None to save nothing.
-      on_failure: Whether training is stopping for another reason, which an
-          error of the saving should not hide; it is logged instead.
-      consistent: Whether the environments are at the last completed step
-          (see `checkpoints.RunSaver.save`).
-
-    Raises:
-      errors.CheckpointError: When saving failed, unless `on_failure`.
+    With `on_failure` training stops for another reason, which an error of
+    the saving should not hide: it is logged instead of raised.
+    `consistent`: see `checkpoints.RunSaver.save`.
     """
     if not logdir:
         return

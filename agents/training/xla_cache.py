@@ -1,23 +1,10 @@
 """A persistent cache of XLA's compiled code for the scripts.
 
-On in-graph tasks, training and evaluation compile their loops with XLA at
-the start of every run, seconds that count in the time to a target. With a
-persistent cache, TensorFlow writes each compiled program to a folder and
-later runs of the same graph (the seeds of a sweep, a resumed run, the next
-benchmark) load it instead of compiling again: measured on the `pendulum`
-config, the first training phase of a second run took 2 s instead of 4 s.
-
-The cache is used where asked for, by the environment variable
-`BATCH_PPO_XLA_CACHE` (a folder, or `1` for `default_directory()`):
-TensorFlow 2.21 prints three error lines at every load of a cached program
-(it first tries to parse the entry as text, and its check of the compiling
-machine's features reports tuning flags such as `+prefer-no-scatter` as
-missing on the same machine). The programs load and run all the same, but
-a run should not greet its user with errors it cannot act on.
-
-TensorFlow reads the folder from `TF_XLA_FLAGS` once, when it loads, so the
-scripts call `use_requested_cache` when run as programs, before they import
-TensorFlow; library code never sets it.
+Later runs of the same graph load the programs instead of compiling again
+(see docs/env-modes.md). Only where `BATCH_PPO_XLA_CACHE` asks for it (a
+folder, or `1`): TensorFlow 2.21 prints three harmless error lines at every
+load. TensorFlow reads `TF_XLA_FLAGS` once, when it loads, so the scripts
+call `use_requested_cache` before they import it.
 """
 
 import os
@@ -30,11 +17,7 @@ VARIABLE = 'BATCH_PPO_XLA_CACHE'
 
 
 def use_requested_cache():
-    """Use the cache that `BATCH_PPO_XLA_CACHE` asks for, if it does.
-
-    Returns:
-        The folder of the cache in use, or None.
-    """
+    """Use the cache that `BATCH_PPO_XLA_CACHE` asks for; its folder or None."""
     requested = os.environ.get(VARIABLE, '').strip()
     if requested in ('', '0'):
         return None
@@ -52,15 +35,14 @@ def default_directory():
 def use_persistent_cache(directory=None):
     """Add the cache folder to `TF_XLA_FLAGS`, unless it cannot take effect.
 
-    Does nothing when TensorFlow is loaded already (it has read the flags),
-    when `TF_XLA_FLAGS` names a cache folder of the user's, or when the
-    folder cannot be created.
+    Not where TensorFlow is loaded, `TF_XLA_FLAGS` names the user's cache,
+    or the folder cannot be created.
 
     Args:
-        directory: The folder; None uses `default_directory()`.
+      directory: The folder; None uses `default_directory()`.
 
     Returns:
-        The folder of the cache in use, or None where this set none.
+      The folder of the cache in use, or None where this set none.
     """
     flags = os.environ.get('TF_XLA_FLAGS', '')
     if 'tensorflow' in sys.modules or FLAG in flags:
