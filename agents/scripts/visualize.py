@@ -9,45 +9,11 @@ Command line:
   python -m agents.scripts.visualize --policy=/tmp/pendulum-policy \
       --outdir=/tmp/pendulum-videos [--num_episodes=1] [--seed=0]
 
-The script restores the configuration and the latest (or the named) checkpoint
-of a run folder written by `agents.scripts.train`, rebuilds the environment
-with the same wrappers, and runs the policy greedily: the mode of the action
-distribution, without exploration noise and without training. It writes one
-H.264 video per episode, `episode-000.mp4`, `episode-001.mp4`, ..., and the
-statistics file `episodes.json` with every episode's index, return, length,
-frame count and video name, and the mean return.
-
-A video holds `length + 1` frames: the frame rendered after the reset that
-began the episode, then one after every step. Frames are rendered and encoded
-inside the process that steps the environment, so with worker processes
-they never cross a pipe.
-
-`--env_mode` picks where the environments step: `inprocess`, `processes` (one
-worker each, also `--env_processes`), `slices` (one worker per CPU core,
-stepping a slice of the batch each), or `auto`, the default. A policy trained
-on an in-graph task (`--env_mode=graph` or `auto` in training) records on
-gymnasium's environment of the same dynamics, and `graph` here means `auto`.
-Rendering and encoding dominate the time of a recorded step, so here `auto`
-measures nothing: it means `slices` for MuJoCo tasks and for several
-environments, and `inprocess` otherwise. Without `--num_agents`, the episodes
-are spread over one environment per CPU core (at most one per episode), so
-that their frames render and encode in parallel.
-
-Most of a MuJoCo frame's time goes to rendering, and with a software
-renderer (Mesa's llvmpipe) most of that to the shadows and reflections:
-`--norender_effects` turns them off for videos several times faster.
-
-`--policy` renders a policy exported by `agents.scripts.export` as a
-SavedModel (its default `--format=saved_model`; an ONNX export is refused
-in one line) instead, without the run folder: its `policy.json` names the
-environment, and one environment runs the episodes one after the other
-(`visualize_policy`).
-
-MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
-unset, falling back to `osmesa`; when neither loads, the script says which
-system packages to install. They always render in worker processes, as with
-`--env_mode=slices` or `processes`: Mesa's OpenGL crashes in a process that
-loaded TensorFlow.
+Runs the policy of a run folder (or of a SavedModel export) greedily and
+writes one H.264 video per episode, `episode-000.mp4`, ..., and
+`episodes.json`; README "Videos" says what they hold. MuJoCo tasks render
+off-screen (`MUJOCO_GL=egl`, else `osmesa`) and always in worker processes:
+Mesa's OpenGL crashes in a process that loaded TensorFlow.
 """
 
 import logging
@@ -121,8 +87,7 @@ def visualize(
         env_mode='auto', seed=None, render_effects=True):
     """Record greedy episodes of a trained policy as videos and statistics.
 
-    Nothing is written to `outdir`, which is not even created, unless the run
-    folder, its configuration and the checkpoint load.
+    Nothing is written to `outdir` unless the run and its checkpoint load.
 
     Args:
         logdir: Run folder written by `agents.scripts.train`.
@@ -132,15 +97,8 @@ def visualize(
         num_agents: Number of environments that run episodes in parallel;
             None uses one per episode, at most one per CPU core.
         num_episodes: Number of episodes to record.
-        env_mode: Where to step the environments: 'auto', 'inprocess',
-            'processes' or 'slices' (see `env_modes.MODES`), or a
-            boolean for 'processes' or 'inprocess'. 'auto' means 'slices',
-            which renders and encodes in one worker per core, for MuJoCo
-            environments and for several environments, and 'inprocess'
-            otherwise. MuJoCo environments always step in workers:
-            'inprocess' becomes 'processes' for them. 'graph' means 'auto':
-            a policy trained on an in-graph task (`--env_mode=graph`)
-            records on gymnasium's environment of the same dynamics.
+        env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean
+            for 'processes' or 'inprocess' (see `_recording_mode`).
         seed: Base seed of the environments (environment i gets seed + i),
             or None to leave them unseeded.
         render_effects: Whether MuJoCo renders shadows and reflections,
@@ -156,10 +114,9 @@ def visualize(
     Returns:
         Dict of the statistics also written to `outdir/episodes.json`:
         `logdir`, `checkpoint`, `env`, `seed`, `num_agents`, `env_mode`,
-        `render_effects`, `mean_return`, and
-        `episodes`, a list of dicts with `index`, `agent`, `return`,
-        `length`, `frames` (`length + 1`) and `video` (file name in
-        `outdir`), in the order the episodes ended.
+        `render_effects`, `mean_return`, and `episodes`, a list of dicts with
+        `index`, `agent`, `return`, `length`, `frames` (`length + 1`) and
+        `video` (file name in `outdir`), in the order the episodes ended.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)
@@ -177,20 +134,7 @@ def visualize(
     config = _load_run_config(logdir)
     checkpoint = _find_checkpoint(logdir, checkpoint)
     gl_needed, gl_backend = episode_videos.select_gl_backend(config.env)
-    if env_modes.in_graph_mode(env_mode):
-        # The in-graph tasks render nothing; gymnasium's environment of the
-        # same dynamics records the policy trained on them.
-        env_mode = 'auto'
-    if env_mode == 'auto':
-        # Recording costs more than any stepping overhead; measure nothing.
-        env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'
-    if gl_needed and env_mode == 'inprocess':
-        # MuJoCo's OpenGL cannot render in this process, which holds
-        # TensorFlow; see RecordedEnvironment.
-        logging.getLogger('agents').info(
-            'Rendering MuJoCo in worker processes, as with '
-            '--env_mode=processes.')
-        env_mode = 'processes'
+    env_mode = _recording_mode(env_mode, gl_needed, num_agents)
     with config.unlocked:
         config.num_agents = num_agents
         config.logdir = logdir
@@ -220,6 +164,29 @@ def visualize(
         render_effects=bool(render_effects)), episodes)
 
 
+def _recording_mode(env_mode, gl_needed, num_agents):
+    """The env mode to record in.
+
+    'auto' measures nothing, since recording costs more than any stepping
+    overhead: 'slices' for MuJoCo and for several environments, else
+    'inprocess'. 'graph' means 'auto': the in-graph tasks render nothing, so
+    gymnasium's environment of the same dynamics records their policy.
+    MuJoCo always steps in workers: 'inprocess' becomes 'processes'.
+    """
+    if env_modes.in_graph_mode(env_mode):
+        env_mode = 'auto'
+    if env_mode == 'auto':
+        env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'
+    if gl_needed and env_mode == 'inprocess':
+        # MuJoCo's OpenGL cannot render in this process, which holds
+        # TensorFlow; see RecordedEnvironment.
+        logging.getLogger('agents').info(
+            'Rendering MuJoCo in worker processes, as with '
+            '--env_mode=processes.')
+        env_mode = 'processes'
+    return env_mode
+
+
 def _load_run_config(logdir):
     """The configuration of a run folder, or a VisualizeError."""
     if not os.path.exists(logdir):
@@ -247,11 +214,8 @@ def _load_run_config(logdir):
 
 
 def _find_checkpoint(logdir, checkpoint):
-    """Path of the checkpoint to restore, or a VisualizeError.
-
-    Returns None for the latest, so that restoring falls back to the one
-    before when the latest is unreadable.
-    """
+    """Path of the checkpoint to restore, or a VisualizeError; None for the
+    latest, so that restoring falls back to the one before if need be."""
     available = checkpoints.list_checkpoints(logdir)
     if checkpoint is None:
         if not available:
@@ -271,11 +235,7 @@ def _find_checkpoint(logdir, checkpoint):
 def _define_graph(
         config, outdir, gl_backend, num_agents, env_mode, seed,
         render_effects=True):
-    """Build the batch of recorded environments and the greedy simulation.
-
-    Returns:
-        Tuple of the graph, the simulation's AttrDict, and the saver.
-    """
+    """The graph, greedy simulation and saver over recorded environments."""
     # The constructor reaches worker processes by reference to modules that
     # do not import TensorFlow; see `record_episodes`.
     # Workers that render in parallel share the cores: Mesa's software
@@ -311,14 +271,11 @@ def _define_graph(
 
 
 def _run_episodes(sess, simulation, outdir, num_episodes):
-    """Step all environments until `num_episodes` episodes ended.
+    """Step all environments until `num_episodes` episodes ended; return
+    their statistics in the order they ended (by index within a step).
 
-    Episodes are numbered in the order they end, environments of the same
-    step in the order of the batch. Episodes beyond `num_episodes` that end
-    in the last step are dropped with their videos.
-
-    Returns:
-        List of the episodes' statistics.
+    Episodes beyond `num_episodes` that end in the last step are dropped
+    with their videos.
     """
     batch_env = simulation.batch_env
     num_agents = len(batch_env)
@@ -351,6 +308,7 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
 
 
 def _describe_env(env):
+    """The env of a config as text."""
     if isinstance(env, str):
         return env
     try:
