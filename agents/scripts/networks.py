@@ -162,9 +162,7 @@ def recurrent_gaussian(
                 observations, config.value_layers[:-1], activation, init)
             hidden, value_state = _gru(
                 hidden, length, value_state, int(config.value_layers[-1]))
-            value = tf.squeeze(
-                _dense(hidden, 1, name='output', init=init), -1)
-            value = compiled_ops.check_numerics(value, 'value')
+            value = _value_head(hidden, (), activation, init)
             state = (policy_state, value_state)
     return tools.AttrDict(
         policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
