@@ -19,8 +19,6 @@ import os
 import re
 import signal
 import sys
-import threading
-import time
 
 from agents.training import quiet_start
 from agents.training import xla_cache
@@ -39,7 +37,6 @@ from absl import app
 from absl import flags
 
 from agents.environments import env_modes
-from agents.tools import batch_env as batch_env_lib
 from agents.tools import ray_batch_env
 from agents.tools import seed_statistics
 from agents.training import config_io
@@ -83,9 +80,6 @@ RESULTS_NAME = 'results.json'
 # Every evaluation report of every run: config, seed, step, score.
 CURVES_NAME = 'curves.csv'
 STOP_NAME = sweep_runs.STOP_NAME
-# Seconds to wait for the runs to save their checkpoints after Ctrl-C.
-_STOP_SECONDS = 600.0
-_POLL_SECONDS = 0.5
 
 
 def sweep(
@@ -127,8 +121,7 @@ def sweep(
     sweep_dir = os.path.join(os.path.expanduser(logdir), timestamp)
     run_folder.check_writable(sweep_dir)
     todo, records = _plan(runs, sweep_dir, cpus_per_run, echo)
-    _init_ray(ray, ray_address)
-    _check_cpus(ray, cpus_per_run)
+    sweep_runs.join_ray(ray, ray_address, cpus_per_run)
     # Of an earlier sweep of this timestamp that was interrupted.
     with contextlib.suppress(FileNotFoundError):
         os.remove(os.path.join(sweep_dir, STOP_NAME))
@@ -138,7 +131,7 @@ def sweep(
              f'{cpus_per_run:g} CPUs each.')
     interrupted = None
     try:
-        _train_runs(ray, todo, records, dict(
+        sweep_runs.train_runs(ray, todo, records, dict(
             cpus_per_run=cpus_per_run, env_mode=env_mode,
             max_retries=max_retries, sweep_dir=sweep_dir), echo)
     except KeyboardInterrupt as interrupt:
@@ -212,127 +205,12 @@ def _write_results(timestamp, sweep_dir, runs, records, echo):
     return results
 
 
-def _train_runs(ray, todo, records, options, echo):
-    """Submit the runs, print their progress, and collect their records.
-
-    `options` holds `cpus_per_run`, `env_mode`, `max_retries` and
-    `sweep_dir`; `records` (run names to records) is filled in. Raises
-    KeyboardInterrupt on Ctrl-C, once every run stopped.
-    """
-    if not todo:
-        return
-    progress = ray.remote(num_cpus=0)(sweep_runs.Progress).remote()
-    # A fresh worker process per run: TensorFlow's process-wide settings
-    # and memory stay with the run.
-    task = ray.remote(max_calls=1)(sweep_runs.train_run).options(
-        num_cpus=options['cpus_per_run'], max_retries=options['max_retries'],
-        retry_exceptions=False)
-    pending = {}
-    try:
-        with _interruptible():
-            # Within: runs submitted before an interruption stop with it.
-            for run, config in todo:
-                ref = task.remote(
-                    config, options['env_mode'],
-                    sweep_records.new_record(run), progress)
-                pending[ref] = run
-            _wait(ray, pending, records, progress, echo)
-    except KeyboardInterrupt:
-        # Every run looks for the file between its session runs, whatever
-        # becomes of Ray's cancellation, which interrupts the run's thread
-        # (its start-up too) but can miss it.
-        _request_stop(options['sweep_dir'])
-        echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
-             '(interrupt again to stop them without).')
-        for ref in pending:
-            ray.cancel(ref)
-        try:
-            with _interruptible():
-                _wait(ray, pending, records, progress, echo,
-                      deadline=time.monotonic() + _STOP_SECONDS)
-        except KeyboardInterrupt:
-            for ref in pending:
-                ray.cancel(ref, force=True)
-        for run in pending.values():
-            records[run.name] = _stored_record(run)
-        raise
-    finally:
-        _drain(ray, progress, echo)
-        ray.kill(progress)
-
-
-def _wait(ray, pending, records, progress, echo, deadline=None):
-    """Wait for the pending runs (emptied as they end) until `deadline` of
-    `time.monotonic()`, printing their progress meanwhile."""
-    while pending:
-        if deadline is not None and time.monotonic() > deadline:
-            return
-        ready, _ = ray.wait(
-            list(pending), num_returns=1, timeout=_POLL_SECONDS)
-        _drain(ray, progress, echo)
-        for ref in ready:
-            run = pending.pop(ref)
-            try:
-                record = ray.get(ref)
-            except ray.exceptions.TaskCancelledError:
-                record = _stored_record(run)
-                if record['status'] == 'running':
-                    record['status'] = 'interrupted'
-            except ray.exceptions.RayError as error:
-                # The worker or node died more often than Ray retries.
-                record = _stored_record(run)
-                record.update(status='failed', error=(
-                    f'{type(error).__name__}: '
-                    f'{batch_env_lib.first_line(error)}'))
-                echo(f'[{run.name}] failed: {record["error"]}')
-            records[run.name] = record
-
-
-def _request_stop(sweep_dir):
-    """Write the file that asks the sweep's runs to save and stop."""
-    os.makedirs(sweep_dir, exist_ok=True)
-    with open(os.path.join(sweep_dir, STOP_NAME), 'w', encoding='utf-8'):
-        pass
-
-
-def _drain(ray, progress, echo):
-    """Print the lines that the runs reported since the last call."""
-    for line in ray.get(progress.take.remote()):
-        echo(line)
-
-
-def _stored_record(run):
-    """The record in the run's folder, or that of a run not started."""
-    return sweep_records.read_record(run.run_dir) or sweep_records.new_record(
-        run)
-
-
 def _import_ray():
     """Import Ray; without it, a ConfigError naming the extra."""
     try:
         return ray_batch_env.import_ray()
     except ImportError as error:
         raise config_io.ConfigError(str(error)) from error
-
-
-def _init_ray(ray, address):
-    """Join or start Ray quietly, unless this process did already."""
-    if ray.is_initialized():
-        return
-    ray.init(
-        address=address, include_dashboard=False, log_to_driver=False,
-        logging_level='ERROR')
-
-
-def _check_cpus(ray, cpus_per_run):
-    """Refuse runs that need more CPUs than any node of the cluster has."""
-    most = max((
-        node['Resources'].get('CPU', 0) for node in ray.nodes()
-        if node.get('Alive')), default=0)
-    if cpus_per_run > most:
-        raise config_io.ConfigError(
-            f'--cpus_per_run={cpus_per_run:g} exceeds the CPUs of every '
-            f'node of the Ray cluster (at most {most:g}).')
 
 
 def _parse_seeds(texts):
@@ -381,23 +259,6 @@ def main(argv):
 def _echo(line):
     """Print a line at once."""
     print(line, flush=True)
-
-
-def _interruptible():
-    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile.
-
-    Only the main thread can set signal handlers; elsewhere, such as in
-    tests that run a sweep in a thread, nothing changes.
-    """
-    if threading.current_thread() is threading.main_thread():
-        return stopping.StopRequest(_describe_interrupt).install()
-    return contextlib.nullcontext()
-
-
-def _describe_interrupt(signum, again=False):
-    """The line of a second signal, which ends the sweep at once."""
-    twice = ' twice: stopped at once' if again else ''
-    return f'Interrupted by {signal.Signals(signum).name}{twice}.'
 
 
 if __name__ == '__main__':

@@ -1,7 +1,7 @@
-"""One run of a sweep, trained in its Ray worker (see docs/sweeps.md).
+"""The runs of a sweep on Ray (see docs/sweeps.md).
 
-The driver in `agents.scripts.sweep` submits `train_run` as a Ray task and
-prints the lines that the runs put into its `Progress` actor.
+The sweep's process submits them and prints their progress (`train_runs`);
+each trains in a Ray worker of its own (`train_run`).
 """
 
 import contextlib
@@ -30,6 +30,9 @@ from agents.training import trainer
 STOP_NAME = 'stop-requested'
 # Seconds between a run's looks for the sweep's stop file.
 _STOP_POLL_SECONDS = 0.25
+# Seconds to wait for the runs to save their checkpoints after Ctrl-C.
+_STOP_SECONDS = 600.0
+_POLL_SECONDS = 0.5
 
 
 class Progress:
@@ -81,6 +84,149 @@ class RunStop(stopping.StopRequest):
             if os.path.exists(self._marker):
                 self.signum = signal.SIGINT
         return self.signum is not None
+
+
+def train_runs(ray, todo, records, options, echo):
+    """Submit the runs, print their progress, and collect their records.
+
+    Args:
+      ray: The `ray` module, initialized.
+      todo: List of `(run, config)` to train.
+      records: Dict from run names to records, filled in.
+      options: Dict of `cpus_per_run`, `env_mode`, `max_retries` and
+          `sweep_dir`.
+      echo: Function that prints a line.
+
+    Raises:
+      KeyboardInterrupt: On Ctrl-C, once every run stopped.
+    """
+    if not todo:
+        return
+    progress = ray.remote(num_cpus=0)(Progress).remote()
+    # A fresh worker process per run: TensorFlow's process-wide settings
+    # and memory stay with the run.
+    task = ray.remote(max_calls=1)(train_run).options(
+        num_cpus=options['cpus_per_run'], max_retries=options['max_retries'],
+        retry_exceptions=False)
+    pending = {}
+    try:
+        with _interruptible():
+            # Within: runs submitted before an interruption stop with it.
+            for run, config in todo:
+                ref = task.remote(
+                    config, options['env_mode'],
+                    sweep_records.new_record(run), progress)
+                pending[ref] = run
+            _wait(ray, pending, records, progress, echo)
+    except KeyboardInterrupt:
+        # Every run looks for the file between its session runs, whatever
+        # becomes of Ray's cancellation, which interrupts the run's thread
+        # (its start-up too) but can miss it.
+        _request_stop(options['sweep_dir'])
+        echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
+             '(interrupt again to stop them without).')
+        for ref in pending:
+            ray.cancel(ref)
+        try:
+            with _interruptible():
+                _wait(ray, pending, records, progress, echo,
+                      deadline=time.monotonic() + _STOP_SECONDS)
+        except KeyboardInterrupt:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+        for run in pending.values():
+            records[run.name] = _stored_record(run)
+        raise
+    finally:
+        _drain(ray, progress, echo)
+        ray.kill(progress)
+
+
+def _wait(ray, pending, records, progress, echo, deadline=None):
+    """Wait for the pending runs (emptied as they end) until `deadline` of
+    `time.monotonic()`, printing their progress meanwhile."""
+    while pending:
+        if deadline is not None and time.monotonic() > deadline:
+            return
+        ready, _ = ray.wait(
+            list(pending), num_returns=1, timeout=_POLL_SECONDS)
+        _drain(ray, progress, echo)
+        for ref in ready:
+            run = pending.pop(ref)
+            try:
+                record = ray.get(ref)
+            except ray.exceptions.TaskCancelledError:
+                record = _stored_record(run)
+                if record['status'] == 'running':
+                    record['status'] = 'interrupted'
+            except ray.exceptions.RayError as error:
+                # The worker or node died more often than Ray retries.
+                record = _stored_record(run)
+                record.update(status='failed', error=(
+                    f'{type(error).__name__}: '
+                    f'{batch_env_lib.first_line(error)}'))
+                echo(f'[{run.name}] failed: {record["error"]}')
+            records[run.name] = record
+
+
+def _request_stop(sweep_dir):
+    """Write the file that asks the sweep's runs to save and stop."""
+    os.makedirs(sweep_dir, exist_ok=True)
+    with open(os.path.join(sweep_dir, STOP_NAME), 'w', encoding='utf-8'):
+        pass
+
+
+def _drain(ray, progress, echo):
+    """Print the lines that the runs reported since the last call."""
+    for line in ray.get(progress.take.remote()):
+        echo(line)
+
+
+def _stored_record(run):
+    """The record in the run's folder, or that of a run not started."""
+    return sweep_records.read_record(run.run_dir) or sweep_records.new_record(
+        run)
+
+
+def join_ray(ray, address, cpus_per_run):
+    """Join or start Ray quietly, unless this process did already.
+
+    Args:
+      ray: The `ray` module.
+      address: Address of a Ray cluster, or None.
+      cpus_per_run: CPUs of each run.
+
+    Raises:
+      config_io.ConfigError: When no node of the cluster has `cpus_per_run`.
+    """
+    if not ray.is_initialized():
+        ray.init(
+            address=address, include_dashboard=False, log_to_driver=False,
+            logging_level='ERROR')
+    most = max((
+        node['Resources'].get('CPU', 0) for node in ray.nodes()
+        if node.get('Alive')), default=0)
+    if cpus_per_run > most:
+        raise config_io.ConfigError(
+            f'--cpus_per_run={cpus_per_run:g} exceeds the CPUs of every '
+            f'node of the Ray cluster (at most {most:g}).')
+
+
+def _interruptible():
+    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile.
+
+    Only the main thread can set signal handlers; elsewhere, such as in
+    tests that run a sweep in a thread, nothing changes.
+    """
+    if threading.current_thread() is threading.main_thread():
+        return stopping.StopRequest(_describe_interrupt).install()
+    return contextlib.nullcontext()
+
+
+def _describe_interrupt(signum, again=False):
+    """The line of a second signal, which ends the sweep at once."""
+    twice = ' twice: stopped at once' if again else ''
+    return f'Interrupted by {signal.Signals(signum).name}{twice}.'
 
 
 def train_run(config, env_mode, record, progress):
