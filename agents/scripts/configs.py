@@ -2,6 +2,7 @@
 
 Each task inherits the defaults with `return dict(default(), **locals())`;
 the training script wraps the result in a locked `tools.AttrDict`.
+docs/learning.md has the scores of each and why its settings are so.
 """
 
 # Every local variable of a config function is a returned setting.
@@ -33,17 +34,12 @@ def default():
     restart_workers = False  # Replace failed workers and drop their episode.
     session_threads = None  # Threads of TensorFlow's pools; None: per core.
     # Run the ops in the calling thread rather than the inter-op pool:
-    # faster for small networks (benchmarks/caller_thread.py). The Python of
-    # in-process environments then runs in that thread too, where
-    # asynchronous exceptions such as Ray's cancellation land in it
-    # (sweep.py turns it off).
+    # faster for small networks (benchmarks/caller_thread.py). In-process
+    # environments then step in that thread too (the sweep turns it off).
     caller_thread = True
-    # Run many steps per session call: training (PPO.collect, feed-forward
-    # networks, also with rollout_length) in every env mode, XLA-compiled on
-    # in-graph tasks (env mode graph), a plain graph loop around Python and
-    # C environments; each evaluation on in-graph tasks as one compiled
-    # call of all its steps (tools.compiled_rollout). False steps one
-    # session call per batch step.
+    # Many steps per session call (PPO.collect): XLA-compiled on in-graph
+    # tasks, a graph loop around Python environments. False: one session
+    # call per batch step.
     compile_rollout = True
     # Training steps between evaluations; None: those of update_every
     # full-length episodes (at most `steps`).
@@ -73,11 +69,9 @@ def default():
     batch_size = 20  # Chunks per mini-batch.
     chunk_length = 50  # Steps per chunk.
     max_gradient_norm = None
-    # Run the whole update (advantages, value targets and every mini-batch
-    # step) as one XLA-compiled call: 1.46x as fast as plain graph ops at
-    # the pendulum and cheetah networks (benchmarks/compiled_update.py),
-    # after a compile of a few seconds once per process (or a load from
-    # the persistent cache, see scripts/xla_cache.py). False: plain ops.
+    # The whole update as one XLA-compiled call: 1.46x as fast as plain
+    # graph ops (benchmarks/compiled_update.py), after a compile of a few
+    # seconds per process (see training/xla_cache.py). False: plain ops.
     compile_update = True
     # Losses
     discount = 0.995
@@ -100,16 +94,9 @@ def pendulum():
     env = 'Pendulum-v1'
     max_length = 200
     steps = 1.5e5  # 150k
-    # Tuned for few environment steps to a mean return of -200 and a good
-    # final score (benchmarks/learning.py, 3 seeds at 100k, README
-    # "Learning"): an update every 8 episodes of 8 agents (1,600 steps), 20
-    # epochs under a KL target of 0.1, a discount of 0.98 (a horizon long
-    # enough to plan the swing-up), rewards scaled by the return's standard
-    # deviation, a wider initial policy and 128x128 networks (64x64 ended
-    # about 3 lower). The learning rate decays to zero at `steps`; without
-    # the decay one seed in three collapsed after 40k steps. Eight greedy
-    # evaluation episodes, on environments of their own, every 2,000
-    # steps: 50 points on a curve of 100k.
+    # Tuned for few steps to a return of -200 and a good final score
+    # (docs/learning.md); without the decay of the learning rate one seed
+    # in three collapsed after 40k steps.
     num_agents = 8
     update_every = 8
     eval_every = 2000
@@ -132,15 +119,9 @@ def pendulum():
 def pendulum_partial():
     """Pendulum that sees its angle but not its velocity, recurrent policy.
 
-    The observation lacks the angular velocity, so the policy must infer it
-    from the observations over time: a GRU of 64 units after a hidden
-    layer. The value network has a GRU of its own (a feed-forward value
-    cannot tell a fast from a slow pendulum at the same angle), the
-    rewards are scaled by the return's standard deviation and the discount
-    stays at 0.9: 3 seeds at 100k end at -248, -251 and -223, where the
-    2017 network (feed-forward value, rewards scaled by their own standard
-    deviation) ended at -729 to -872. Mini-batches hold whole episodes, so
-    the recurrent state is carried from their first step.
+    The value has a GRU of its own: a feed-forward value cannot tell a fast
+    from a slow pendulum at the same angle. Mini-batches hold whole
+    episodes, so the recurrent state is carried from their first step.
     """
     env = tasks.pendulum_without_velocity
     network = networks.recurrent_gaussian
@@ -167,14 +148,8 @@ def pendulum_partial_feed_forward():
 def cartpole():
     """Balance a pole on a cart with two discrete actions.
 
-    Every reward is 1, so their standard deviation is zero and the default
-    `reward_normalization='reward'` would turn each into the clip value of
-    10, with value targets up to 1,000; dividing by the discounted return's
-    standard deviation keeps them near unit scale, and all seeds then hold
-    500 (benchmarks/learning.py, 3 seeds at 100k; with 'reward' the greedy
-    policy dropped to 200-400 between reports). Evaluation runs on
-    environments of its own, eight greedy episodes every 2,000 steps: 50
-    points on a curve of 100k, and a 2,000-step run evaluates once.
+    Every reward is 1, so 'reward' normalization would divide by a zero
+    standard deviation; the return's keeps the values near unit scale.
     """
     env = 'CartPole-v1'
     max_length = 500
@@ -200,17 +175,9 @@ def cartpole():
 def _locomotion():
     """RL Baselines3 Zoo's MuJoCo settings, for `cheetah` at 1M steps.
 
-    The PPO of RL Baselines3 Zoo's tuned MuJoCo settings, on our batch: an
-    update every 512 steps, as the Zoo's one environment with rollouts of
-    512 steps, here from 2 agents handing over rollouts of 256 steps each
-    (a batch step of 2 environments costs little more than one of 1; with
-    8 agents of 64 steps the final returns at 1M fell to 4,062-5,321); many
-    epochs over mini-batches of single steps (`chunk_length` 1), the
-    clipped objective without the KL penalty, rewards scaled by the
-    discounted return's standard deviation, a linear policy mean, a small
-    initial standard deviation, and separate 256x256 ReLU networks. An
-    evaluation of one greedy episode per agent follows every 10,000
-    training steps.
+    An update every 512 steps, as the Zoo's rollouts of one environment,
+    here from 2 agents of 256-step rollouts (with 8 agents of 64 steps the
+    final returns at 1M fell to 4,062-5,321).
     """
     max_length = 1000
     steps = 1e6  # 1M
@@ -249,14 +216,9 @@ def cheetah():
 def _mujoco():
     """Settings for Hopper, Walker, Ant, Humanoid and Reacher, for 1M steps.
 
-    The PPO setup that Tianshou and CleanRL publish MuJoCo scores with:
-    separate 64x64 tanh networks with orthogonal weights and a 0.01 policy
-    output scale, 10 epochs over mini-batches of 64 single steps every
-    ~2,000 steps, a learning rate of 3e-4 decaying to zero, the clipped
-    objective without the KL penalty, rewards scaled by the discounted
-    return's standard deviation, and a linear policy mean starting from a
-    standard deviation of exp(-0.5). Two agents finish their episodes
-    together, so an update follows every 1,000 steps of each.
+    The PPO setup that Tianshou and CleanRL publish MuJoCo scores with; two
+    agents finish their episodes together, so an update follows every
+    1,000 steps of each.
     """
     steps = 1e6  # 1M
     max_length = 1000
@@ -290,12 +252,7 @@ def hopper():
     """Hop forward with a planar one-legged robot (MuJoCo).
 
     A small entropy bonus keeps the gaits robust: without it, seed 2's
-    greedy gait fell in about half of its episodes over its last 300k
-    steps (final 1,790; with it 3,333). RL Zoo's tuned Hopper settings
-    (discount 0.999, GAE 0.99, lr ~1e-4, initial standard deviation
-    exp(-2), 256x256 ReLU) stood still on our PPO: seed 0 scored 990-998
-    from 280k to 570k steps, and the discount and GAE alone kept seed 2
-    at ~1,000 to 710k (README).
+    greedy gait fell in about half of its episodes (docs/learning.md).
     """
     env = 'Hopper-v5'
     entropy_regularization = 0.001
@@ -312,9 +269,7 @@ def ant():
     """Walk forward with a four-legged robot (MuJoCo).
 
     Without the contact forces in the observation, as the tasks of the
-    published scores (see `tasks.ant_without_contact_forces`): with them,
-    seed 0 ended at 1,048 after 1M steps, mostly standing for the alive
-    bonus.
+    published scores: with them, seed 0 stood for the alive bonus.
     """
     env = tasks.ant_without_contact_forces
     return dict(_mujoco(), **locals())

@@ -6,11 +6,8 @@ Command line:
       --outdir=/tmp/pendulum-policy [--checkpoint=model.ckpt-100000] \
       [--stochastic] [--format=saved_model|onnx] [--overwrite]
 
-The model maps raw observations of the environment to its actions, with the
-observation normalisation, the action range mapping and clipping inside, and
-loads with TensorFlow alone: `tf.saved_model.load(DIR).action(observ)`. See
-`agents.training.policy_export` for its functions and signatures, and
-docs/export.md for an episode in a plain gymnasium loop.
+The model maps raw observations to the environment's actions and loads with
+TensorFlow alone: `tf.saved_model.load(DIR).action(observ)` (docs/export.md).
 """
 
 import logging

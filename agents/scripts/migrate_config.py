@@ -4,12 +4,10 @@ Command line:
 
   python -m agents.scripts.migrate_config RUN [RUN ...]
 
-The 2017 package wrote `config.yaml` with PyYAML's unsafe dumper
-(`!!python/object/new:` for the config, `!!python/name:` for callables).
-`config_io.load_config` reads such files safely; this script rewrites them
-with `!callable` import paths, keeping the original as `config.yaml.2017`.
-A file already in today's format is left as it is. Exit code 2 and one line
-on stderr when a folder cannot be migrated.
+`config_io.load_config` reads the 2017 files (PyYAML's `!!python/` tags)
+safely; this script rewrites them with `!callable` import paths, keeping the
+original as `config.yaml.2017`. A current file is left as it is. Exit code 2
+and one line on stderr when a folder cannot be migrated.
 """
 
 import os

@@ -1,31 +1,25 @@
 """Policy and value networks for PPO.
 
 Every network has the signature `(config, action_space, observations, length,
-state=None)` and returns `tools.AttrDict(policy, value, state)`: `policy` is a
-distribution over actions for every step (`parts.DiagonalGaussian` or
-`parts.Categorical`), `value` the state values `[batch, time]`, and `state`
-the recurrent state after the last valid step of each sequence (None for
-feed-forward networks). Observations are `[batch, time, ...]`.
+state=None)`, with observations `[batch, time, ...]`, and returns
+`tools.AttrDict(policy, value, state)`: a distribution over actions for every
+step (`parts.DiagonalGaussian` or `parts.Categorical`), the state values
+`[batch, time]`, and the recurrent state after the last valid step of each
+sequence (None for feed-forward networks).
 
-The policy and the value function are separate networks in the variable
-scopes `policy` and `value`. Both scopes reuse their variables
-(`tf.AUTO_REUSE`), so calling a network again in the same outer variable
-scope shares the weights; wrapping the network in `tf.make_template` works
-too. Call a network once outside of `tf.cond` and `tf.scan` (for example
-in the algorithm's constructor) so that its variables are created at the top
-level of the graph; later calls may then happen inside control flow.
+The policy and the value are separate networks in the variable scopes
+`policy` and `value`, which reuse their variables (`tf.AUTO_REUSE`): calling
+a network again in the same outer scope shares the weights. Call it once
+outside of control flow first, so that its variables are created at the top
+level of the graph.
 
-Config fields read: `policy_layers` and `value_layers` (tuples of hidden
-sizes), `init_output_factor` (initial scale of the policy's output layer),
-`init_std` (initial standard deviation of Gaussian policies), `activation`
-(of the hidden layers), `mean_activation` (`'tanh'`, the default of 2017,
-keeps the Gaussian mean in [-1, 1]; None leaves it linear), `recurrent_value`
-and `weight_init` (`'glorot'`, the default, or `'orthogonal'`: orthogonal
-matrices with gain sqrt(2) for hidden layers, `init_output_factor` for the
-policy's output layer and 1 for the value's, as in most PPO implementations
-since OpenAI Baselines). A network reads every one of these keys, whose
-defaults `configs.default()` holds: PPO's config, completed by
-`config_spec.with_defaults` where a run's configuration lacks some, has them.
+Config keys read (their defaults are in `configs.default()`):
+`policy_layers`, `value_layers` (hidden sizes), `activation` (of the hidden
+layers), `init_output_factor` (scale of the policy's output layer),
+`init_std` (of Gaussian policies), `mean_activation` ('tanh', the 2017
+default, or None for a linear mean), `recurrent_value`, and `weight_init`
+('glorot', or 'orthogonal': gain sqrt(2) for hidden layers, as in most PPO
+implementations since OpenAI Baselines).
 """
 
 import functools
@@ -44,13 +38,9 @@ def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
     """Feed-forward Gaussian policy with a separate value network.
 
-    By default the mean passes through tanh, so it stays inside [-1, 1], the
-    action range that the `RangeNormalize` wrapper gives to bounded action
-    spaces, as in the 2017 BatchPPO; with `mean_activation=None` it is
-    linear. Sampled actions may leave the range either way and are clipped
-    by the environment wrappers. The log standard deviation is a
-    learned vector independent of the observation, initialized to
-    `log(config.init_std)`.
+    The mean passes through tanh into [-1, 1], the action range of the
+    `RangeNormalize` wrapper (linear with `mean_activation=None`); the log
+    standard deviation is a learned vector starting at `log(init_std)`.
 
     Args:
         config: Configuration with the fields listed in the module docstring.
@@ -120,18 +110,13 @@ def recurrent_gaussian(
         config, action_space, observations, length, state=None):
     """Gaussian policy with a GRU layer and a feed-forward value network.
 
-    The hidden layers `config.policy_layers[:-1]` feed a GRU with
-    `config.policy_layers[-1]` units, run over time; the mean and standard
-    deviation follow as in `feed_forward_gaussian`. Steps past the length of
-    a sequence leave the state unchanged and output zeros, so the returned
-    state is the one after the last valid step. The caller carries the state
-    from call to call and resets it to zeros at the start of an episode.
-
-    With `config.recurrent_value` (default False, the 2017 network) the
-    value network is recurrent too, the same way over `value_layers`: on a
-    partially observed task a feed-forward value sees too little to tell
-    good states from bad ones. The state is then the pair (policy state,
-    value state).
+    The hidden layers `policy_layers[:-1]` feed a GRU of `policy_layers[-1]`
+    units; the mean and standard deviation follow as in
+    `feed_forward_gaussian`. Steps past a sequence's length keep the state
+    and output zeros. The caller carries the state from call to call and
+    resets it to zeros at the start of an episode. With `recurrent_value`
+    (False in 2017) the value network is recurrent too, over `value_layers`,
+    and the state is the pair (policy state, value state).
 
     Args:
         config: Configuration with the fields listed in the module docstring;
@@ -177,9 +162,7 @@ def recurrent_gaussian(
                 observations, config.value_layers[:-1], activation, init)
             hidden, value_state = _gru(
                 hidden, length, value_state, int(config.value_layers[-1]))
-            value = tf.squeeze(
-                _dense(hidden, 1, name='output', init=init), -1)
-            value = compiled_ops.check_numerics(value, 'value')
+            value = _value_head(hidden, (), activation, init)
             state = (policy_state, value_state)
     return tools.AttrDict(
         policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
@@ -196,20 +179,15 @@ def _box_size(action_space, network):
 
 
 def _prepare(config, observations):
-    """What every network starts from.
-
-    Returns:
-        Tuple of the flat float32 observations (`_flatten_observations`),
-        the hidden activation and the weight initialization scheme.
-    """
+    """The flat float32 observations, hidden activation and weight init."""
     return (
         _flatten_observations(observations), _activation(config.activation),
         _weight_init(config))
 
 
 def _activation(activation):
-    """The hidden activation; ReLU as `tools.compiled_ops.relu`: the same
-    values, and gradients but at zero, and XLA translates it directly."""
+    """The hidden activation; ReLU as `compiled_ops.relu`, which XLA
+    translates directly (the same values and gradients but at zero)."""
     if activation in (tf.nn.relu, tf.compat.v2.nn.relu):
         return compiled_ops.relu
     return activation
@@ -229,11 +207,8 @@ def _weight_init(config):
 
 
 def _initializer(init, scale):
-    """Kernel initializer of a scheme at a scale.
-
-    Glorot is variance scaling over the average fan, uniformly, times
-    `scale`; orthogonal has gain `scale`.
-    """
+    """Kernel initializer: Glorot uniform times `scale`, or orthogonal of
+    gain `scale`."""
     if init == 'orthogonal':
         return tf.orthogonal_initializer(scale)
     return tf.variance_scaling_initializer(
@@ -259,9 +234,8 @@ def _flatten_observations(observations):
 def _reshape(tensor, like, keep, tail, name):
     """Reshape `tensor` to the first `keep` axes of `like` and then `tail`.
 
-    With static leading axes (as in compiled code) the shape is a constant
-    rather than operations on the dynamic shape: fewer operations to build
-    at every start of a run.
+    Static leading axes (as in compiled code) make the shape a constant:
+    fewer operations to build than on the dynamic shape.
     """
     leading = like.shape[:keep]
     if leading.is_fully_defined():
@@ -276,12 +250,7 @@ def _reshape(tensor, like, keep, tail, name):
 def _dense(
         inputs, units, activation=None, scale=1.0, name='dense',
         init='glorot'):
-    """Fully connected layer over the last axis of inputs of any rank.
-
-    The weights use variance scaling over the average fan, uniformly (a
-    scale of one is the Glorot initialization), or with `init='orthogonal'`
-    an orthogonal matrix of gain `scale`. Biases start at zero.
-    """
+    """Fully connected layer over the last axis of inputs of any rank."""
     input_size = tf.compat.dimension_value(inputs.shape[-1])
     with tf.variable_scope(name):
         kernel = tf.get_variable(
@@ -344,21 +313,11 @@ def _value_head(observations, layers, activation, init='glorot'):
 
 
 def _gru(inputs, length, state, units, name='gru'):
-    """Gated recurrent unit layer run over the time axis.
+    """GRU layer over the time axis of `[batch, time, size]` inputs.
 
-    The weights are created before the loop over time, so that no variable
-    is created inside control flow.
-
-    Args:
-        inputs: Tensor `[batch, time, size]`.
-        length: Integer tensor `[batch]` or None.
-        state: Tensor `[batch, units]` or None for zeros.
-        units: Size of the state.
-        name: Variable scope.
-
-    Returns:
-        Outputs `[batch, time, units]`, zero past the length, and the state
-        after the last valid step.
+    Returns the outputs `[batch, time, units]`, zero past `length` (None:
+    full sequences), and the state after the last valid step. The weights
+    are created before the loop, never inside control flow.
     """
     input_size = tf.compat.dimension_value(inputs.shape[-1])
     with tf.variable_scope(name):

@@ -1,8 +1,6 @@
 """Environment constructors that configs name instead of a gymnasium id.
 
-Worker processes import this module to build their environments, so it must
-not import TensorFlow. Each constructor takes gymnasium's `render_mode`
-keyword, which `visualize` passes.
+Worker processes import this module, so it must not import TensorFlow.
 """
 
 import gymnasium as gym
@@ -12,13 +10,11 @@ import numpy as np
 def pendulum_without_velocity(render_mode=None):
     """Pendulum-v1 that observes only the angle, as its cosine and sine.
 
-    The angular velocity, the third entry of Pendulum's observation, is
-    dropped, so a policy must infer it from the observations over time: a
-    partially observed task where a recurrent policy can outperform a
-    feed-forward one.
+    Without the angular velocity a policy must infer it over time, so a
+    recurrent policy can outperform a feed-forward one.
 
     Args:
-      render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+      render_mode: Gymnasium render mode (`visualize` passes 'rgb_array').
 
     Returns:
       Gymnasium environment with a Box(-1, 1, (2,)) observation space.
@@ -32,14 +28,12 @@ def pendulum_without_velocity(render_mode=None):
 def ant_without_contact_forces(render_mode=None):
     """Ant-v5 without the external contact forces in its observation.
 
-    Ant-v5 appends the 78 contact forces of its bodies to the 27 positions
-    and velocities by default. The published PPO scores come from tasks
-    without them: Ant-v4 leaves them out by default, and Ant-v3 under
-    mujoco-py 2.0 and later observed them as zeros (gymnasium's Ant-v5
-    documentation).
+    The published PPO scores come from tasks without the 78 contact forces
+    that Ant-v5 appends by default (Ant-v4 leaves them out; Ant-v3 under
+    mujoco-py 2.0 and later observed zeros).
 
     Args:
-      render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
+      render_mode: Gymnasium render mode (`visualize` passes 'rgb_array').
 
     Returns:
       Gymnasium environment with a 27-dimensional observation.

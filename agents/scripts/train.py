@@ -5,25 +5,12 @@ Command line:
   python -m agents.scripts.train --logdir=~/logdir --config=pendulum
 
 A run folder `<logdir>/<timestamp>-<config>` receives `config.yaml`,
-checkpoints, and `train/` and `eval/` TensorBoard summaries. Passing the
-`--timestamp` of an existing run resumes it from its last checkpoint with its
-saved configuration.
-
-`--env_mode` picks where the environments step; its help below lists the
-modes and says what `auto`, the default, does (docs/env-modes.md has more).
-
-Two settings guard long runs against flaky simulators: `worker_timeout`, the
-seconds an environment worker may take to answer before it counts as failed
-(default 600), and `restart_workers`, whether to replace a failed environment
-by a new one and drop its episode instead of stopping (default False).
-
-Exit codes: 0 when training finished; 1 when it stopped because an
-environment failed or a value was NaN or infinite; 2 when the flags, the
-configuration or the run folder cannot be used, before anything was written;
-128 + the signal number (130, 143) after SIGINT or SIGTERM, which save a
-checkpoint first. Errors print one line to stderr.
-
-One trainer at a time may use a run folder: a second one exits with code 2.
+checkpoints, and `train/` and `eval/` TensorBoard summaries; the
+`--timestamp` of an existing run resumes it. Exit codes: 0 when training
+finished; 1 when an environment failed or a value was not finite; 2 when
+the flags, the configuration or the run folder cannot be used (or another
+trainer holds the run folder), before anything was written; 130 or 143
+after SIGINT or SIGTERM, which save a checkpoint first.
 """
 
 import contextlib
@@ -38,8 +25,7 @@ from agents.training import xla_cache
 if __name__ == '__main__':
     # Before anything imports TensorFlow.
     xla_cache.use_requested_cache()
-# Also when imported, since `train` is the Python API: before anything
-# imports TensorFlow.
+# Also when imported, since `train` is the Python API.
 quiet_start.quiet_tensorflow()
 
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
@@ -144,10 +130,8 @@ def main(argv):
         stopping.exit_with(f'Error: {error}', 1)
     except KeyboardInterrupt as interrupt:
         signum = getattr(interrupt, 'signum', signal.SIGINT)
-        # Training has saved its checkpoint, written its summaries and
-        # closed its environments; the interpreter's own teardown (about a
-        # second of TensorFlow's) would only delay the exit a signal asked
-        # for.
+        # Training saved and closed everything; the interpreter's teardown
+        # (about a second of TensorFlow's) would only delay the exit.
         sys.stdout.flush()
         logging.shutdown()
         stopping.exit_now(describe_interrupt(signum), 128 + signum)

@@ -1,10 +1,7 @@
-"""Building blocks of the training and visualization scripts.
+"""The 2017 call forms that research code imports from here.
 
-The home of the 2017 call forms that research code imports from here:
-`define_batch_env` (with a constructor without arguments and
-`env_processes`), and the names of 2017 that live in `agents.training`
-now (`define_simulation_graph`, `define_saver`, `initialize_variables`,
-`save_config`, `load_config`, `set_up_logging`), imported here plainly.
+`define_batch_env` lives here; the other names of 2017 live in
+`agents.training` now and are imported here plainly.
 """
 
 import tensorflow.compat.v1 as tf
@@ -36,33 +33,23 @@ def define_batch_env(
         restart=False, *, env_processes=None):
     """Create a batch of environments wrapped into the graph.
 
-    Worker processes receive the constructor with cloudpickle and do not
-    import the main module; `env_construction.create_environment` reaches
-    them by reference without importing TensorFlow.
-
     The 2017 call `define_batch_env(constructor, num_agents, env_processes)`
-    works as it did: a constructor without arguments is called without
-    the seed, and `env_processes` (positional or by keyword) is a boolean
-    env mode.
+    works as it did: a constructor without arguments is called without the
+    seed, and `env_processes` (positional or by keyword) is a boolean env
+    mode.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env,
           or a callable without arguments (the 2017 form).
       num_agents: Number of environments in the batch.
-      env_mode: How to step the environments: a name of
-          `env_modes.mode_names()` or a boolean (see
-          `env_modes.check_env_mode`). 'auto' builds the candidates in the
-          background and, when the batch is first used, times them, closes
-          them, and builds the fastest anew, so that seeded runs match those
-          of the chosen mode (see `auto_batch_env.AutoBatchEnv`).
+      env_mode: A name of `env_modes.mode_names()` or a boolean (see
+          `env_modes.check_env_mode`); None means 'inprocess'.
       seed: Base seed; environment i gets `seed + i`. None leaves them
           unseeded.
-      timeout: Seconds to wait for an answer of a worker process before it
-          counts as failed; None uses the default of `ExternalProcess`.
-      restart: Whether to replace an environment that fails by a new one
-          from the same constructor and seed, instead of failing the step. In
-          the 'slices' mode, this replaces the whole worker of the slice and
-          restarts all of its environments.
+      timeout: Seconds a worker may take to answer before it counts as
+          failed; None uses the default of `ExternalProcess`.
+      restart: Whether to replace an environment that fails (in 'slices',
+          the whole worker of its slice) instead of failing the step.
       env_processes: The 2017 name of a boolean `env_mode`.
 
     Raises:

@@ -9,49 +9,13 @@ Command line:
   python -m agents.scripts.visualize --policy=/tmp/pendulum-policy \
       --outdir=/tmp/pendulum-videos [--num_episodes=1] [--seed=0]
 
-The script restores the configuration and the latest (or the named) checkpoint
-of a run folder written by `agents.scripts.train`, rebuilds the environment
-with the same wrappers, and runs the policy greedily: the mode of the action
-distribution, without exploration noise and without training. It writes one
-H.264 video per episode, `episode-000.mp4`, `episode-001.mp4`, ..., and the
-statistics file `episodes.json` with every episode's index, return, length,
-frame count and video name, and the mean return.
-
-A video holds `length + 1` frames: the frame rendered after the reset that
-began the episode, then one after every step. Frames are rendered and encoded
-inside the process that steps the environment, so with worker processes
-they never cross a pipe.
-
-`--env_mode` picks where the environments step: `inprocess`, `processes` (one
-worker each, also `--env_processes`), `slices` (one worker per CPU core,
-stepping a slice of the batch each), or `auto`, the default. A policy trained
-on an in-graph task (`--env_mode=graph` or `auto` in training) records on
-gymnasium's environment of the same dynamics, and `graph` here means `auto`.
-Rendering and encoding dominate the time of a recorded step, so here `auto`
-measures nothing: it means `slices` for MuJoCo tasks and for several
-environments, and `inprocess` otherwise. Without `--num_agents`, the episodes
-are spread over one environment per CPU core (at most one per episode), so
-that their frames render and encode in parallel.
-
-Most of a MuJoCo frame's time goes to rendering, and with a software
-renderer (Mesa's llvmpipe) most of that to the shadows and reflections:
-`--norender_effects` turns them off for videos several times faster.
-
-`--policy` renders a policy exported by `agents.scripts.export` as a
-SavedModel (its default `--format=saved_model`; an ONNX export is refused
-in one line) instead, without the run folder: its `policy.json` names the
-environment, and one environment runs the episodes one after the other
-(`visualize_policy`).
-
-MuJoCo tasks render off-screen with `MUJOCO_GL=egl` when the variable is
-unset, falling back to `osmesa`; when neither loads, the script says which
-system packages to install. They always render in worker processes, as with
-`--env_mode=slices` or `processes`: Mesa's OpenGL crashes in a process that
-loaded TensorFlow.
+Runs the policy of a run folder (or of a SavedModel export) greedily and
+writes one H.264 video per episode, `episode-000.mp4`, ..., and
+`episodes.json`; README "Videos" says what they hold. MuJoCo tasks render
+off-screen (`MUJOCO_GL=egl`, else `osmesa`) and always in worker processes:
+Mesa's OpenGL crashes in a process that loaded TensorFlow.
 """
 
-import logging
-import os
 import sys
 
 from agents.training import quiet_start
@@ -63,22 +27,14 @@ if __name__ == '__main__':
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 from absl import flags
-import numpy as np
-import tensorflow.compat.v1 as tf
 
-from agents.training import config_io
-from agents.training import config_spec
-from agents.environments import env_construction
 from agents.environments import env_modes
+from agents.training import config_io
+from agents.training import console
 from agents.training import episode_videos
 from agents.training import policy_video
+from agents.training import run_video
 from agents.training import shared_flags
-from agents.scripts import utility
-from agents.training import checkpoints
-from agents.training import console
-from agents.training import simulation as simulation_lib
-from agents.tools import record_episodes
-from agents.tools import sliced_batch_env
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 FLAGS = flags.FLAGS
@@ -113,250 +69,8 @@ shared_flags.define_run_flags(
 STATISTICS_FILE = episode_videos.STATISTICS_FILE
 POLICY_METADATA = policy_video.POLICY_METADATA
 VisualizeError = episode_videos.VisualizeError
+visualize = run_video.visualize
 visualize_policy = policy_video.visualize_policy
-
-
-def visualize(
-        logdir, outdir, checkpoint=None, num_agents=None, num_episodes=1,
-        env_mode='auto', seed=None, render_effects=True):
-    """Record greedy episodes of a trained policy as videos and statistics.
-
-    Nothing is written to `outdir`, which is not even created, unless the run
-    folder, its configuration and the checkpoint load.
-
-    Args:
-        logdir: Run folder written by `agents.scripts.train`.
-        outdir: Directory for the videos and `episodes.json`.
-        checkpoint: Checkpoint name in the run folder or path; None restores
-            the latest.
-        num_agents: Number of environments that run episodes in parallel;
-            None uses one per episode, at most one per CPU core.
-        num_episodes: Number of episodes to record.
-        env_mode: Where to step the environments: 'auto', 'inprocess',
-            'processes' or 'slices' (see `env_modes.MODES`), or a
-            boolean for 'processes' or 'inprocess'. 'auto' means 'slices',
-            which renders and encodes in one worker per core, for MuJoCo
-            environments and for several environments, and 'inprocess'
-            otherwise. MuJoCo environments always step in workers:
-            'inprocess' becomes 'processes' for them. 'graph' means 'auto':
-            a policy trained on an in-graph task (`--env_mode=graph`)
-            records on gymnasium's environment of the same dynamics.
-        seed: Base seed of the environments (environment i gets seed + i),
-            or None to leave them unseeded.
-        render_effects: Whether MuJoCo renders shadows and reflections,
-            which take most of the time of a software renderer.
-
-    Raises:
-        ValueError: When `num_agents` or `num_episodes` is not a positive
-            integer.
-        VisualizeError: When the run folder, its configuration or the
-            checkpoint cannot be used, `outdir` cannot be written, or MuJoCo
-            has no off-screen rendering backend.
-
-    Returns:
-        Dict of the statistics also written to `outdir/episodes.json`:
-        `logdir`, `checkpoint`, `env`, `seed`, `num_agents`, `env_mode`,
-        `render_effects`, `mean_return`, and
-        `episodes`, a list of dicts with `index`, `agent`, `return`,
-        `length`, `frames` (`length + 1`) and `video` (file name in
-        `outdir`), in the order the episodes ended.
-    """
-    try:
-        env_mode = env_modes.check_env_mode(env_mode)
-    except config_io.ConfigError as error:
-        raise VisualizeError(str(error)) from error
-    num_episodes = episode_videos.check_count('num_episodes', num_episodes)
-    if num_agents is None:
-        # Rendering and encoding take most of the time; spread the episodes
-        # over the cores.
-        num_agents = min(num_episodes, sliced_batch_env.available_cpus())
-    num_agents = episode_videos.check_count('num_agents', num_agents)
-    logdir = os.path.expanduser(logdir)
-    outdir = os.path.expanduser(outdir)
-    episode_videos.check_outdir(outdir)
-    config = _load_run_config(logdir)
-    checkpoint = _find_checkpoint(logdir, checkpoint)
-    gl_needed, gl_backend = episode_videos.select_gl_backend(config.env)
-    if env_modes.in_graph_mode(env_mode):
-        # The in-graph tasks render nothing; gymnasium's environment of the
-        # same dynamics records the policy trained on them.
-        env_mode = 'auto'
-    if env_mode == 'auto':
-        # Recording costs more than any stepping overhead; measure nothing.
-        env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'
-    if gl_needed and env_mode == 'inprocess':
-        # MuJoCo's OpenGL cannot render in this process, which holds
-        # TensorFlow; see RecordedEnvironment.
-        logging.getLogger('agents').info(
-            'Rendering MuJoCo in worker processes, as with '
-            '--env_mode=processes.')
-        env_mode = 'processes'
-    with config.unlocked:
-        config.num_agents = num_agents
-        config.logdir = logdir
-    graph, simulation, saver = _define_graph(
-        config, outdir, gl_backend, num_agents, env_mode, seed,
-        render_effects)
-    try:
-        with tf.Session(graph=graph) as sess:
-            try:
-                checkpoint = checkpoints.initialize_variables(
-                    sess, saver, logdir, checkpoint, resume=True)
-            except ValueError as error:
-                raise VisualizeError(str(error)) from error
-            os.makedirs(outdir, exist_ok=True)
-            episodes = _run_episodes(
-                sess, simulation, outdir, num_episodes)
-    finally:
-        simulation.batch_env.close()
-        episode_videos.remove_recordings(outdir)
-    return episode_videos.write_statistics(outdir, dict(
-        logdir=os.path.abspath(logdir),
-        checkpoint=os.path.abspath(checkpoint),
-        env=_describe_env(config.env),
-        seed=seed,
-        num_agents=num_agents,
-        env_mode=env_mode,
-        render_effects=bool(render_effects)), episodes)
-
-
-def _load_run_config(logdir):
-    """The configuration of a run folder, or a VisualizeError."""
-    if not os.path.exists(logdir):
-        raise VisualizeError(f'Run folder {logdir} does not exist.')
-    if not os.path.isdir(logdir):
-        raise VisualizeError(f'Run folder {logdir} is not a directory.')
-    try:
-        config = config_io.load_config(logdir)
-    except config_io.ConfigError as error:
-        raise VisualizeError(
-            f'{error} Expected a run folder written by '
-            'agents.scripts.train.') from error
-    for key in ('env', 'algorithm'):
-        if key not in config:
-            raise VisualizeError(
-                f"The config.yaml of {logdir} has no '{key}'.")
-    if isinstance(config.env, str):
-        try:
-            env_construction.check_env_id(config.env)
-        except config_io.ConfigError as error:
-            raise VisualizeError(str(error)) from error
-    # An older run's config.yaml takes today's defaults for the keys it
-    # lacks, as in training.
-    return config_spec.with_defaults(config)
-
-
-def _find_checkpoint(logdir, checkpoint):
-    """Path of the checkpoint to restore, or a VisualizeError.
-
-    Returns None for the latest, so that restoring falls back to the one
-    before when the latest is unreadable.
-    """
-    available = checkpoints.list_checkpoints(logdir)
-    if checkpoint is None:
-        if not available:
-            raise VisualizeError(
-                f'Run folder {logdir} has no checkpoint yet; train until the '
-                'first one is written.')
-        return None
-    path = os.path.join(logdir, os.path.expanduser(checkpoint))
-    if not os.path.exists(path + '.index'):
-        names = ', '.join(os.path.basename(name) for name in available)
-        raise VisualizeError(
-            f"No checkpoint '{checkpoint}' in {logdir}; available: "
-            f"{names or 'none'}.")
-    return path
-
-
-def _define_graph(
-        config, outdir, gl_backend, num_agents, env_mode, seed,
-        render_effects=True):
-    """Build the batch of recorded environments and the greedy simulation.
-
-    Returns:
-        Tuple of the graph, the simulation's AttrDict, and the saver.
-    """
-    # The constructor reaches worker processes by reference to modules that
-    # do not import TensorFlow; see `record_episodes`.
-    # Workers that render in parallel share the cores: Mesa's software
-    # renderer would otherwise start a thread per core in each.
-    workers = num_agents if env_mode != 'inprocess' else 1
-    constructor = record_episodes.RecordedEnvironment(
-        env_construction.environment_constructor(config), outdir, gl_backend,
-        threads=max(1, sliced_batch_env.available_cpus() // workers),
-        effects=render_effects)
-    graph = tf.Graph()
-    with graph.as_default():
-        try:
-            batch_env = utility.define_batch_env(
-                constructor, num_agents, env_mode, seed)
-        except config_io.ConfigError as error:
-            raise VisualizeError(str(error)) from error
-        except ValueError as error:
-            # From a worker, the message continues with its traceback.
-            if record_episodes.NO_RGB_ARRAY not in str(error):
-                raise
-            raise VisualizeError(
-                f'The environment {_describe_env(config.env)} does not '
-                "render RGB arrays; a constructor in config.env must create "
-                "it with render_mode='rgb_array' for videos.") from error
-        try:
-            simulation = simulation_lib.define_simulation_graph(
-                batch_env, config.algorithm, config)
-            saver = checkpoints.define_saver(exclude=(r'.*_temporary.*',))
-        except BaseException:
-            batch_env.close()
-            raise
-    return graph, simulation, saver
-
-
-def _run_episodes(sess, simulation, outdir, num_episodes):
-    """Step all environments until `num_episodes` episodes ended.
-
-    Episodes are numbered in the order they end, environments of the same
-    step in the order of the batch. Episodes beyond `num_episodes` that end
-    in the last step are dropped with their videos.
-
-    Returns:
-        List of the episodes' statistics.
-    """
-    batch_env = simulation.batch_env
-    num_agents = len(batch_env)
-    lengths = np.zeros(num_agents, int)
-    finished = np.zeros(num_agents, int)
-    # The switch variables keep their initial values, all false: greedy
-    # actions, no summaries, and no forced reset, which the first step needs
-    # not, since every environment of a new batch starts done.
-    assert not any(sess.run([
-        simulation.is_training, simulation.should_log,
-        simulation.force_reset]))
-    episodes = []
-    progress = episode_videos.Progress(num_episodes)
-    while len(episodes) < num_episodes:
-        done, score = sess.run([simulation.done, simulation.score])
-        lengths += 1
-        progress.step(len(episodes), num_agents)
-        for agent in np.flatnonzero(done):
-            recording = batch_env[agent].videos[finished[agent]]
-            finished[agent] += 1
-            length = int(lengths[agent])
-            lengths[agent] = 0
-            if len(episodes) == num_episodes:
-                os.remove(recording)
-                continue
-            episodes.append(episode_videos.keep_episode(
-                recording, outdir, len(episodes), num_episodes, agent,
-                score[agent], length))
-    return episodes
-
-
-def _describe_env(env):
-    if isinstance(env, str):
-        return env
-    try:
-        return config_io.callable_path(env)
-    except config_io.ConfigError:
-        return repr(env)
 
 
 def main(argv):

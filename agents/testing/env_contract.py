@@ -1,19 +1,9 @@
 """Reusable checks that an environment keeps the gymnasium contract.
 
-In the style of dm_env's `EnvironmentTestMixin`: mix a class into a
-`unittest.TestCase` subclass that defines `make_environment()`, and the test
-case checks the environment's spaces, reset, step, episode ends and close:
-
-    class MyEnvTest(env_contract.EnvironmentContractMixin,
-                    unittest.TestCase):
-
-        def make_environment(self):
-            return MyEnv()
-
-`BatchEnvironmentContractMixin` does the same for the batched contract of
-`BatchEnv` (and the batch wrappers) with `make_batch_env()`.
-
-This module must not import TensorFlow: it tests environment-side code.
+In the style of dm_env's `EnvironmentTestMixin`: mix
+`EnvironmentContractMixin` into a `unittest.TestCase` that defines
+`make_environment()`, or `BatchEnvironmentContractMixin` into one that
+defines `make_batch_env()`. No TensorFlow here: it tests environment code.
 """
 
 import numbers
@@ -23,12 +13,8 @@ import numpy as np
 
 
 class _ContractMixin:
-    """Makes the environment or batch to test before each test, closes it after.
-
-    Subclasses name the attribute that holds it in `_tested`, and the
-    method `make_` + that name, which the test case defines, returns a new
-    one.
-    """
+    """Makes the tested object before each test (`make_` + `_tested`) and
+    closes it after."""
 
     _tested = None
 
@@ -44,14 +30,13 @@ class _ContractMixin:
 class EnvironmentContractMixin(_ContractMixin):
     """Checks of the gymnasium contract of one environment.
 
-    Subclasses define `make_environment()` and may override
-    `max_episode_steps`, the number of steps within which an episode under
-    random actions must end.
+    Attributes:
+        max_episode_steps: Steps within which a random episode must end.
+        wrapper_attribute: None, or the name and value of an attribute that
+            only `get_wrapper_attr` reaches (of the innermost environment).
     """
 
     max_episode_steps = 1000
-    # An attribute that only `get_wrapper_attr` reaches, such as one of the
-    # innermost environment under wrappers, and its value; None skips it.
     wrapper_attribute = None
 
     _tested = 'environment'
@@ -61,13 +46,11 @@ class EnvironmentContractMixin(_ContractMixin):
         raise NotImplementedError('Define make_environment() in the test.')
 
     def test_spaces_are_gymnasium_spaces(self):
-        """Both spaces are gymnasium spaces."""
         self.assertIsInstance(
             self.environment.observation_space, gym.spaces.Space)
         self.assertIsInstance(self.environment.action_space, gym.spaces.Space)
 
     def test_reset_returns_observ_in_space_and_info(self):
-        """Reset returns an observation of the space and an info dict."""
         result = self.environment.reset(seed=0, options=None)
         self.assertIsInstance(result, tuple)
         self.assertEqual(len(result), 2)
@@ -76,12 +59,10 @@ class EnvironmentContractMixin(_ContractMixin):
         self.assertIsInstance(info, dict)
 
     def test_reset_arguments_are_keyword_only(self):
-        """Reset takes the seed by keyword only, like gymnasium."""
         with self.assertRaises(TypeError):
             self.environment.reset(0)  # pylint: disable=too-many-function-args
 
     def test_step_returns_five_tuple_of_right_types(self):
-        """Step returns observation, reward, terminated, truncated, info."""
         self.environment.reset(seed=0)
         result = self.environment.step(self._action())
         self.assertIsInstance(result, tuple)
@@ -95,7 +76,6 @@ class EnvironmentContractMixin(_ContractMixin):
         self.assertIsInstance(info, dict)
 
     def test_episodes_end_and_restart(self):
-        """Episodes end with terminated or truncated; reset starts anew."""
         for _ in range(2):
             self.environment.reset()
             for _ in range(self.max_episode_steps):
@@ -109,7 +89,6 @@ class EnvironmentContractMixin(_ContractMixin):
                     f'{self.max_episode_steps} steps.')
 
     def test_seeded_resets_reproduce_the_episode(self):
-        """Equal seeds and actions give equal observations and rewards."""
         actions = [self._action() for _ in range(3)]
         traces = []
         for _ in range(2):
@@ -125,7 +104,6 @@ class EnvironmentContractMixin(_ContractMixin):
         np.testing.assert_equal(traces[0], traces[1])
 
     def test_observations_are_fresh_objects(self):
-        """A step does not modify observations returned earlier."""
         observ, _ = self.environment.reset(seed=0)
         if not isinstance(observ, np.ndarray):
             return
@@ -134,13 +112,11 @@ class EnvironmentContractMixin(_ContractMixin):
         np.testing.assert_array_equal(observ, copy)
 
     def test_close_is_idempotent(self):
-        """Closing twice does not raise."""
         self.environment.reset()
         self.environment.close()
         self.environment.close()
 
     def test_wrapper_attributes_reach_the_environment(self):
-        """get/has/set_wrapper_attr answer like gymnasium's."""
         env = self.environment
         self.assertTrue(env.has_wrapper_attr('action_space'))
         self.assertFalse(env.has_wrapper_attr('no_such_attribute'))
@@ -173,11 +149,7 @@ class EnvironmentContractMixin(_ContractMixin):
 
 
 class BatchEnvironmentContractMixin(_ContractMixin):
-    """Checks of the batched contract of `BatchEnv`.
-
-    Subclasses define `make_batch_env()` returning a batch of at least two
-    environments, and may override `max_episode_steps`.
-    """
+    """Checks of the batched contract of `BatchEnv` (at least two envs)."""
 
     max_episode_steps = 1000
 
@@ -188,11 +160,8 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         raise NotImplementedError('Define make_batch_env() in the test.')
 
     def test_length_and_indexing(self):
-        """The batch has a length and indexable environments of one kind.
-
-        Their spaces are equal, though not necessarily those of the batch,
-        whose batch wrappers may transform them (`tools.batch_wrappers`).
-        """
+        # Not necessarily the spaces of the batch, which batch wrappers may
+        # transform.
         self.assertGreaterEqual(len(self.batch_env), 2)
         envs = [self.batch_env[index] for index in range(
             len(self.batch_env))]
@@ -202,7 +171,6 @@ class BatchEnvironmentContractMixin(_ContractMixin):
             self.assertEqual(env.action_space, envs[0].action_space)
 
     def test_reset_returns_stacked_observations(self):
-        """Reset of all or some environments stacks their observations."""
         space = self.batch_env.observation_space
         observ = self.batch_env.reset()
         self.assertIsInstance(observ, np.ndarray)
@@ -214,7 +182,6 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         self.assertEqual(observ.shape, (1,) + space.shape)
 
     def test_step_returns_batched_arrays(self):
-        """Step returns arrays with one row per environment."""
         size = len(self.batch_env)
         space = self.batch_env.observation_space
         self.batch_env.reset()
@@ -234,7 +201,6 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         self.assertEqual(len(info['infos']), size)
 
     def test_every_environment_finishes_an_episode(self):
-        """Each environment signals done within the step limit."""
         self.batch_env.reset()
         finished = np.zeros(len(self.batch_env), bool)
         for _ in range(self.max_episode_steps):
@@ -247,7 +213,6 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         self.assertTrue(finished.all(), f'finished: {finished}')
 
     def test_wrong_batch_size_raises(self):
-        """A batch with one action too many is refused."""
         self.batch_env.reset()
         actions = [self.batch_env.action_space.sample()
                    for _ in range(len(self.batch_env) + 1)]
@@ -255,7 +220,6 @@ class BatchEnvironmentContractMixin(_ContractMixin):
             self.batch_env.step(actions)
 
     def test_close_is_idempotent(self):
-        """Closing twice does not raise."""
         self.batch_env.close()
         self.batch_env.close()
 

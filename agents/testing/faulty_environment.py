@@ -1,8 +1,7 @@
 """Environment double that misbehaves on request, for whole training runs.
 
 Tests of the training script run it in a subprocess, whose environments
-they cannot reach; they write a file instead. This module must not import
-TensorFlow: worker processes import it.
+they reach through a file. No TensorFlow here: worker processes import it.
 """
 
 import os
@@ -20,13 +19,10 @@ SLOW_STEP_SECONDS = 0.5
 class FaultyEnvironment(gym.Wrapper):
     """Pendulum-v1 that hangs or slows down once a file says so.
 
-    Every step reads the file named by the environment variable
-    `AGENTS_FAULT_FILE`, when it is set and the file exists. Its content is
-    the fault: 'hang' blocks the step forever (as a simulator stuck in C
-    code would: nothing interrupts it), and 'slow' makes every step take
-    `SLOW_STEP_SECONDS`. Before the first faulty step, the environment
-    creates the file's path plus '.reached', so that a test knows that a
-    step is under way.
+    Every step reads the file named by `AGENTS_FAULT_FILE`, when it exists:
+    'hang' blocks the step forever (as a simulator stuck in C code), 'slow'
+    makes every step take `SLOW_STEP_SECONDS`. A faulty step first creates
+    the file's path plus '.reached', so that a test knows it is under way.
     """
 
     def __init__(self):
@@ -47,6 +43,7 @@ class FaultyEnvironment(gym.Wrapper):
         return self.env.step(action)
 
     def _fault(self):
+        """The fault that the file names, or None."""
         if not self._fault_file:
             return None
         try:

@@ -9,13 +9,10 @@ from agents.tools import attr_dict
 class MockAlgorithm:
     """Algorithm that returns fixed actions and records every call.
 
-    It implements the interface `simulate` drives. When the graph runs, each
-    call appends `(method_name, agent_indices)` to `calls`, with the indices
-    as a list of ints, in the order the calls execute; `experience` also
-    appends the transition it received to `transitions`. Every method takes
-    `agent_indices` as a 1-D int32 tensor and returns an empty summary. With
-    `record=False` it records nothing and builds only plain graph ops: a
-    trivial algorithm for measuring `simulate` itself.
+    As the graph runs, each call appends `(method_name, agent_indices as a
+    list)` to `calls`, and `experience` its transition to `transitions`.
+    With `record=False` it builds only plain graph ops: a trivial algorithm
+    for measuring `simulate` itself.
     """
 
     def __init__(self, batch_env, action=None, record=True):
@@ -40,15 +37,8 @@ class MockAlgorithm:
             return self._define_record('begin_episode', agent_indices)
 
     def perform(self, agent_indices, observ):
-        """Record the call and return the fixed actions.
-
-        Args:
-            agent_indices: 1-D int32 tensor of the agents to act for.
-            observ: Tensor of their current observations.
-
-        Returns:
-            Tuple of the actions, one per agent index in the dtype and shape
-            of the batch's action variable, and an empty summary.
+        """Record the call; return the fixed actions, one per agent index
+        in the dtype and shape of the batch's action, and an empty summary.
         """
         del observ  # The actions are fixed.
         with tf.name_scope('perform'):
@@ -67,19 +57,7 @@ class MockAlgorithm:
 
     def experience(
             self, agent_indices, observ, action, reward, done, nextob):
-        """Record the call and the transition.
-
-        Args:
-            agent_indices: 1-D int32 tensor of the agents of the transition.
-            observ: Tensor of the observations before the step.
-            action: Tensor of the actions taken.
-            reward: Tensor of the rewards received.
-            done: Tensor of the flags whether the episodes ended.
-            nextob: Tensor of the observations after the step.
-
-        Returns:
-            Empty summary string tensor.
-        """
+        """Record the call and the transition; return an empty summary."""
         with tf.name_scope('experience'):
             return self._define_record(
                     'experience', agent_indices,
@@ -91,6 +69,7 @@ class MockAlgorithm:
             return self._define_record('end_episode', agent_indices)
 
     def _define_record(self, name, agent_indices, *transition):
+        """The summary op, recording the call when it runs."""
         if not self._record_calls:
             return tf.constant('', name='summary')
         record = tf.numpy_function(
@@ -100,6 +79,7 @@ class MockAlgorithm:
             return tf.identity('', name='summary')
 
     def _record(self, name, agent_indices, *transition):
+        """Append a call and its transition."""
         agent_indices = agent_indices.tolist()
         self.calls.append((name, agent_indices))
         if transition:

@@ -7,18 +7,12 @@ import numpy as np
 class MockEnvironment(gym.Env):
     """Environment with fixed episode durations and step-counting observations.
 
-    After `k` steps of an episode the observation is an array filled with `k`
-    and the reward of that step is `k`, so an episode of duration `d` scores
-    `d * (d + 1) / 2` exactly. Durations cycle through `durations`; an episode
-    ends with `terminated` set, or with `truncated` set when `truncate` is true.
-    The environment records every action it received, and the number of steps
-    (`steps`) and the duration (`durations`) of every finished or running
-    episode for tests to inspect.
-
-    The arguments of the 2017 class work too: `MockEnvironment(observ_shape,
-    action_shape, min_duration, max_duration)` draws each episode's duration
-    uniformly from `[min_duration, max_duration]` with a generator seeded
-    with 0, or with the seed passed to `reset`.
+    After `k` steps of an episode the observation is filled with `k` and the
+    step's reward is `k`, so an episode of duration `d` scores `d * (d + 1) /
+    2`. Durations cycle through `durations`. It records the `actions`, and
+    the `steps`, `durations` and reset `seeds` of every episode. The 2017
+    arguments `(observ_shape, action_shape, min_duration, max_duration)`
+    draw each duration uniformly, seeded with 0 or the seed of `reset`.
     """
 
     metadata = {'render_modes': ['rgb_array'], 'render_fps': 30}
@@ -35,15 +29,12 @@ class MockEnvironment(gym.Env):
         Args:
             observ_shape: Shape of the observations.
             action_shape: Shape of the continuous actions in [-1, 1].
-            min_duration: Shortest random episode length, as in 2017; with
+            min_duration: Shortest random episode length (2017); with
                 `max_duration`, replaces `durations`.
-            max_duration: Longest random episode length, as in 2017.
-            durations: Sequence of episode lengths, used one per episode in
-                turn.
-            truncate: Whether episodes end by truncation instead of
-                termination.
-            discrete: Number of discrete actions; replaces the continuous
-                actions.
+            max_duration: Longest random episode length (2017).
+            durations: Episode lengths, one per episode in turn.
+            truncate: Whether episodes end by truncation, not termination.
+            discrete: Number of discrete actions, instead of continuous ones.
             render_mode: None or 'rgb_array'.
 
         Raises:
@@ -105,10 +96,7 @@ class MockEnvironment(gym.Env):
         return self._current_observ(), {}
 
     def step(self, action):
-        """Advance the episode by one step.
-
-        Args:
-            action: Any action; it is recorded, not interpreted.
+        """Advance the episode by one step; the action is only recorded.
 
         Raises:
             RuntimeError: When called before reset or after the episode ended.
@@ -139,5 +127,6 @@ class MockEnvironment(gym.Env):
         return frame
 
     def _current_observ(self):
+        """An observation filled with the step in the episode."""
         space = self.observation_space
         return np.full(space.shape, self._step, space.dtype)

@@ -1,14 +1,9 @@
 """Reusable checks that a `Task` follows its gymnasium environment.
 
-Mix `TaskContractMixin` into a `unittest.TestCase` subclass that sets
-`task_class`, the bounds of the reset distribution (from gymnasium's source)
-and the bounds of states to test from, as `pendulum_test.PendulumTest` does
-in a few lines. The test case checks the spaces, the time limit against
-gymnasium's registry, 1,000 steps against gymnasium's environment from the
-same states and actions, the reset distribution, and that the compiled
-functions give the numbers of the plain ones. The pure functions run
-eagerly through `tf.function`; the time limit runs through
-`InGraphTaskBatch` in a graph.
+Mix `TaskContractMixin` into a `unittest.TestCase`, as
+`pendulum_test.PendulumTest` does: it checks the spaces, the registry's time
+limit, 1,000 steps against gymnasium's from the same states and actions,
+the reset distribution, and the compiled functions against the plain ones.
 """
 
 import gymnasium as gym
@@ -21,10 +16,10 @@ from agents.environments import in_graph_task
 class TaskContractMixin:
     """Checks of a task against the gymnasium environment of its id.
 
-    Subclasses set `task_class`, `reset_low` and `reset_high` (per state
-    component) and `coverage_low` and `coverage_high`, the box of states
-    that the comparison with gymnasium mixes into its trajectories, so that
-    rare branches (goals, walls, clipping) are taken. They may override
+    Subclasses set `task_class`, the bounds of the reset distribution per
+    state component (`reset_low`, `reset_high`, from gymnasium's source) and
+    the box of states mixed into the compared trajectories so that rare
+    branches are taken (`coverage_low`, `coverage_high`). They may override
     `coverage_states`, `set_gymnasium_state` and the tolerances.
     """
 
@@ -51,37 +46,20 @@ class TaskContractMixin:
         self.addCleanup(self.env.close)
 
     def set_gymnasium_state(self, state):
-        """Set the state of gymnasium's environment to one of the task's.
-
-        Args:
-            state: float32 array `[state_size]`.
-        """
+        """Set the state of gymnasium's environment to a `[state_size]` one
+        of the task's."""
         self.env.state = np.asarray(state, np.float64)
 
     def coverage_states(self, rng, count):
-        """Sample states uniformly from the coverage box.
-
-        Args:
-            rng: NumPy random generator.
-            count: Number of states.
-
-        Returns:
-            float32 array `[count, state_size]`.
-        """
+        """Sample `[count, state_size]` float32 states uniformly from the
+        coverage box with the NumPy generator `rng`."""
         return rng.uniform(
                 self.coverage_low, self.coverage_high,
                 (count, len(self.coverage_low))).astype(np.float32)
 
     def random_actions(self, rng, count):
-        """Sample actions; Box actions reach half the range beyond bounds.
-
-        Args:
-            rng: NumPy random generator.
-            count: Number of actions.
-
-        Returns:
-            int32 array `[count]` or float32 array `[count, *shape]`.
-        """
+        """Sample `count` actions with the NumPy generator `rng`; Box
+        actions reach a quarter of the range beyond each bound."""
         space = self.task.action_space
         if isinstance(space, gym.spaces.Discrete):
             return rng.integers(space.n, size=count).astype(np.int32)
@@ -206,17 +184,14 @@ class TaskContractMixin:
         rng = np.random.default_rng(1)
         state = self.coverage_states(rng, 256)
         action = self.random_actions(rng, 256)
-        plain = [
-                tf.function(self.task.step)(state, action),
-                [tf.function(self.task.observe)(state)],
-                [tf.function(self.task.reset)(_key(5, 2), 256)]]
-        compiled = [
-                tf.function(self.task.step, jit_compile=True)(state, action),
-                [tf.function(self.task.observe, jit_compile=True)(state)],
-                [tf.function(self.task.reset, jit_compile=True)(
-                        _key(5, 2), 256)]]
-        for plain_values, compiled_values in zip(plain, compiled):
-            for value, expected in zip(compiled_values, plain_values):
+        for function, args in (
+                (self.task.step, (state, action)),
+                (self.task.observe, (state,)),
+                (self.task.reset, (_key(5, 2), 256))):
+            plain = tf.nest.flatten(tf.function(function)(*args))
+            compiled = tf.nest.flatten(
+                    tf.function(function, jit_compile=True)(*args))
+            for value, expected in zip(compiled, plain):
                 if value.dtype == tf.bool:
                     np.testing.assert_array_equal(value, expected)
                 else:
@@ -226,6 +201,7 @@ class TaskContractMixin:
 
 
 def _key(seed, counter):
+    """The stateless random key of a seed and a counter."""
     return tf.constant([seed, counter], tf.int64)
 
 

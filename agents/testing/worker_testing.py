@@ -1,6 +1,6 @@
 """Helpers for tests of batches whose environments live in workers.
 
-This module must not import TensorFlow: worker processes import it.
+No TensorFlow here: worker processes import this module.
 """
 
 import gc
@@ -32,11 +32,8 @@ MIXED_TRACE = [
 
 
 def child_pids():
-    """Process ids of this process's children, once the fork server runs.
-
-    Returns:
-      Set of the process ids of every descendant of this process.
-    """
+    """Process ids of this process's descendants, once the fork server
+    runs."""
     # The first worker starts the fork server, which then stays.
     external_process.ExternalProcess(
         mock_environment.MockEnvironment, main_module=False).close()
@@ -50,17 +47,8 @@ def descendants():
 
 
 def step_with_checked_types(batch_env):
-    """Reset and step a batch; check the dtypes and shapes of the outputs.
-
-    The actions are float64 zeros, which must reach the environments in the
-    float32 of their action space.
-
-    Args:
-      batch_env: Batch of three `MockEnvironment`s of the default spaces.
-
-    Raises:
-      AssertionError: When an output or an action has another dtype or
-          shape.
+    """Reset and step a batch of three default `MockEnvironment`s; assert
+    the outputs' dtypes and shapes and float32 actions (from float64).
 
     Returns:
       The info dict of the step.
@@ -76,18 +64,12 @@ def step_with_checked_types(batch_env):
 
 
 def check_bad_input_is_refused(batch_env):
-    """Check the errors of bad actions, indices and seeds of a batch.
-
-    The checks of `BatchEnv`, which its subclasses keep: each raises before
-    any environment steps.
+    """Assert the ValueErrors of `BatchEnv` for bad actions, indices and
+    seeds, raised before any environment steps.
 
     Args:
       batch_env: Batch of three `MockEnvironment`s of Box(-1, 1, (3,))
           actions; reset here.
-
-    Raises:
-      AssertionError: When a call does not raise its ValueError, or an
-          environment stepped.
     """
     batch_env.reset()
     actions = np.zeros((3, 3), np.float32)
@@ -113,7 +95,8 @@ def check_bad_input_is_refused(batch_env):
 
 
 def check_killed_worker(batch_env, index, failed, survivors):
-    """Kill a worker mid-batch; check the step's error and the others.
+    """Kill a worker mid-batch; assert the step's `ExternalProcessError`,
+    that the survivors stepped, and that the worker's process is gone.
 
     Args:
       batch_env: Batch of `MockEnvironment`s in worker processes, with
@@ -122,11 +105,6 @@ def check_killed_worker(batch_env, index, failed, survivors):
       failed: Start of the error's message, such as 'Environment 1 of the
           batch failed'.
       survivors: Indices of environments that must have stepped once.
-
-    Raises:
-      AssertionError: When the step does not fail with an
-          `ExternalProcessError` that names the dead worker, a survivor
-          did not step, or the worker's process is left.
     """
     try:
         batch_env.reset()
@@ -149,14 +127,11 @@ def check_killed_worker(batch_env, index, failed, survivors):
 
 
 def check_close_and_collection(make_batch):
-    """Check that closing a batch, or collecting it, ends its workers.
+    """Assert that closing a batch, or collecting it, ends its workers.
 
     Args:
-      make_batch: Callable without arguments that returns a new batch whose
-          environments have the `pid` of their worker.
-
-    Raises:
-      AssertionError: When a worker is left.
+      make_batch: Callable that returns a new batch whose environments have
+          the `pid` of their worker.
     """
     for ending in ('close', 'collect'):
         batch_env = make_batch()
@@ -173,14 +148,8 @@ def check_close_and_collection(make_batch):
 
 
 def mock_constructor(seed):
-    """A constructor of batches: a `MockEnvironment` of 3-step episodes.
-
-    Args:
-      seed: Ignored seed of the environment.
-
-    Returns:
-      `MockEnvironment`.
-    """
+    """A constructor of batches: a `MockEnvironment` of 3-step episodes;
+    the seed is ignored."""
     del seed
     return mock_environment.MockEnvironment(durations=(3,))
 
@@ -256,11 +225,7 @@ OLD_GYM_MODULES = (
 
 
 def write_old_gym(directory):
-    """Write `OLD_GYM_FILES` into a directory, for `sys.path`.
-
-    Args:
-        directory: `pathlib.Path` of the directory.
-    """
+    """Write `OLD_GYM_FILES` into a `pathlib.Path`, for `sys.path`."""
     for name, text in OLD_GYM_FILES.items():
         path = directory / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,12 +236,5 @@ class ModuleProbe(mock_environment.MockEnvironment):
     """A mock environment that tells which modules its process imported."""
 
     def imported(self, name):
-        """Whether the process of the environment imported a module.
-
-        Args:
-            name: Full name of the module.
-
-        Returns:
-            Bool.
-        """
+        """Whether the environment's process imported the module `name`."""
         return name in sys.modules
