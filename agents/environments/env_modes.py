@@ -38,7 +38,7 @@ class EnvMode(collections.namedtuple(
           failed environments; returns a `tools.BatchEnv` or an object with
           its interface.
       description: One line for the help of the --env_mode flags.
-      check: None, or a function `() -> None` that raises a `ConfigError`
+      check: None, or a function `() -> None` that raises an `ImportError`
           saying what to install when the mode cannot run here.
       in_graph: Whether the environments are graph operations (`build`
           refuses), as in 'graph'.
@@ -83,12 +83,9 @@ def _build_ray(constructors, timeout, restart, **options):
 
 
 def _check_ray():
-    """Raise a ConfigError naming the extra when Ray is not installed."""
+    """Import Ray, or raise an ImportError naming its extra."""
     from agents.tools import ray_batch_env
-    try:
-        ray_batch_env.import_ray()
-    except ImportError as error:
-        raise ConfigError(f'--env_mode=ray: {error}') from None
+    ray_batch_env.import_ray()
 
 
 def _build_envpool(constructors, timeout, restart):
@@ -110,12 +107,9 @@ def _build_envpool(constructors, timeout, restart):
 
 
 def _check_envpool():
-    """Raise a ConfigError naming the extra when EnvPool is not installed."""
+    """Import EnvPool, or raise an ImportError naming its extra."""
     from agents.tools import envpool_batch_env
-    try:
-        envpool_batch_env.import_envpool()
-    except ImportError as error:
-        raise ConfigError(f'--env_mode=envpool: {error}') from None
+    envpool_batch_env.import_envpool()
 
 
 def _build_graph(constructors, timeout, restart):
@@ -192,7 +186,10 @@ def check_env_mode(env_mode):
             f'Unknown env mode {env_mode!r}; expected one of '
             f"{', '.join(mode_names())}.")
     if env_mode != 'auto' and MODES[env_mode].check:
-        MODES[env_mode].check()
+        try:
+            MODES[env_mode].check()
+        except ImportError as error:
+            raise ConfigError(f'--env_mode={env_mode}: {error}') from None
     return env_mode
 
 

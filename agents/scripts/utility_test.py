@@ -235,6 +235,18 @@ def _fail_meta_graph_writes(monkeypatch):
     monkeypatch.setattr(file_io, 'write_string_to_file', write_string_to_file)
 
 
+@contextlib.contextmanager
+def _run_saver(logdir):
+    """A session of one variable restored from `logdir`, with its saver and
+    the `RunSaver` over it."""
+    with tf.Graph().as_default():
+        tf.Variable(0.0)
+        saver = utility.define_saver()
+        with tf.Session() as sess:
+            utility.initialize_variables(sess, saver, logdir)
+            yield sess, saver, utility.RunSaver(saver, logdir)
+
+
 @pytest.mark.parametrize('earlier', [(), (10,)], ids=['first', 'second'])
 def test_failed_save_leaves_no_index_entry_naming_it(
         tmp_path, monkeypatch, warnings, earlier):
@@ -244,21 +256,16 @@ def test_failed_save_leaves_no_index_entry_naming_it(
     was saved before, so that the next resume sees what the folder holds.
     """
     _save_steps(str(tmp_path), earlier)
-    with tf.Graph().as_default():
-        tf.Variable(0.0)
-        saver = utility.define_saver()
-        with tf.Session() as sess:
-            utility.initialize_variables(sess, saver, str(tmp_path))
-            run_saver = utility.RunSaver(saver, str(tmp_path))
-            with monkeypatch.context() as patch:
-                _fail_meta_graph_writes(patch)
-                with pytest.raises(utility.CheckpointError) as error:
-                    run_saver.save(sess, None, 20)
-            assert str(error.value) == (
-                f'Cannot save checkpoint {tmp_path}/model.ckpt-20: No space '
-                'left on device.')
-            assert saver.last_checkpoints == [
-                str(tmp_path / f'model.ckpt-{step}') for step in earlier]
+    with _run_saver(str(tmp_path)) as (sess, saver, run_saver):
+        with monkeypatch.context() as patch:
+            _fail_meta_graph_writes(patch)
+            with pytest.raises(utility.CheckpointError) as error:
+                run_saver.save(sess, None, 20)
+        assert str(error.value) == (
+            f'Cannot save checkpoint {tmp_path}/model.ckpt-20: No space '
+            'left on device.')
+        assert saver.last_checkpoints == [
+            str(tmp_path / f'model.ckpt-{step}') for step in earlier]
     assert not [name for name in os.listdir(tmp_path) if '-20' in name]
     if earlier:
         with open(tmp_path / 'checkpoint', encoding='utf-8') as file_:
@@ -286,16 +293,11 @@ def test_failed_save_on_a_full_disk_leaves_no_temporary_file(
         raise tf.errors.ResourceExhaustedError(
             None, None, f'{filename}; No space left on device')
 
-    with tf.Graph().as_default():
-        tf.Variable(0.0)
-        saver = utility.define_saver()
-        with tf.Session() as sess:
-            utility.initialize_variables(sess, saver, str(tmp_path))
-            run_saver = utility.RunSaver(saver, str(tmp_path))
-            monkeypatch.setattr(
-                file_io, 'write_string_to_file', write_string_to_file)
-            with pytest.raises(utility.CheckpointError):
-                run_saver.save(sess, None, 20)
+    with _run_saver(str(tmp_path)) as (sess, _, run_saver):
+        monkeypatch.setattr(
+            file_io, 'write_string_to_file', write_string_to_file)
+        with pytest.raises(utility.CheckpointError):
+            run_saver.save(sess, None, 20)
     # The index that could not be rewritten is removed (see `_forget`).
     assert sorted(os.listdir(tmp_path)) == [
         'model.ckpt-10.data-00000-of-00001', 'model.ckpt-10.index',

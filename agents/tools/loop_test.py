@@ -86,11 +86,46 @@ def _event_steps(logdir, tag):
     return steps
 
 
-def _define_saver():
-    """Saver that leaves out temporary variables, as the scripts do."""
+def _define_saver(resume_state=False):
+    """Saver that leaves out temporary variables, as the scripts do; with
+    `resume_state`, it keeps `tools.resume_variables()` too."""
     return tf.train.Saver(
             [var for var in tf.global_variables()
-             if '_temporary' not in var.name], max_to_keep=10)
+             if '_temporary' not in var.name] +
+            (tools.resume_variables() if resume_state else []),
+            max_to_keep=10)
+
+
+def _run_restarted(logdir, first_runs, second_runs, **options):
+    """Run a loop to step 15, then a loop of a new graph restored from its
+    last checkpoint on to step 22.
+
+    Args:
+      logdir: Folder of the checkpoints.
+      first_runs: List that records the runs of the first loop.
+      second_runs: List that records the runs of the second loop.
+      **options: `switches` of `_define_loop`, `resume_state` of
+          `_define_saver`.
+
+    Returns:
+      The scores of the second loop.
+    """
+    switches = options.get('switches', 'variables')
+    resume_state = options.get('resume_state', False)
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, first_runs, switches)
+        saver = _define_saver(resume_state)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert list(loop.run(sess, saver, max_step=15)) == [3.5, 9.0]
+    with tf.Graph().as_default():
+        loop = _define_loop(logdir, second_runs, switches)
+        saver = _define_saver(resume_state)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            saver.restore(sess, tf.train.latest_checkpoint(logdir))
+            assert sess.run(loop.step) == 15
+            return list(loop.run(sess, saver, max_step=22))
 
 
 def _checkpoint_steps(logdir):
@@ -304,22 +339,9 @@ def test_without_logdir_nothing_is_logged(tmp_path):
 @pytest.mark.parametrize('switches', ['variables', 'placeholders'])
 def test_rebuilt_loop_resumes_from_checkpoint(tmp_path, switches):
     """A new graph restored from a checkpoint continues the schedule."""
-    logdir = str(tmp_path)
     first_runs, second_runs = [], []
-    with tf.Graph().as_default():
-        loop = _define_loop(logdir, first_runs, switches)
-        saver = _define_saver()
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            assert list(loop.run(sess, saver, max_step=15)) == [3.5, 9.0]
-    with tf.Graph().as_default():
-        loop = _define_loop(logdir, second_runs, switches)
-        saver = _define_saver()
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            saver.restore(sess, tf.train.latest_checkpoint(logdir))
-            assert sess.run(loop.step) == 15
-            scores = list(loop.run(sess, saver, max_step=22))
+    scores = _run_restarted(
+        str(tmp_path), first_runs, second_runs, switches=switches)
     assert [(run.phase, run.step) for run in first_runs][-1] == ('train', 13)
     assert second_runs == [
             Run('train', 15, True, False, False, 1),
@@ -339,33 +361,15 @@ def test_loop_restored_with_its_resume_state_goes_on_with_the_turn(
     report covers the episodes before the restart too, as a loop that ran
     straight through reports.
     """
-    logdir = str(tmp_path)
     straight_runs, first_runs, second_runs = [], [], []
-
-    def saver():
-        return tf.train.Saver(
-            [var for var in tf.global_variables()
-             if '_temporary' not in var.name] + tools.resume_variables(),
-            max_to_keep=10)
-
     with tf.Graph().as_default():
         loop = _define_loop(str(tmp_path / 'straight'), straight_runs)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             straight = list(loop.run(sess, None, max_step=22))
-    with tf.Graph().as_default():
-        loop = _define_loop(logdir, first_runs)
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            assert list(loop.run(sess, saver(), max_step=15)) == [3.5, 9.0]
-    with tf.Graph().as_default():
-        loop = _define_loop(logdir, second_runs)
-        restore = saver()
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            restore.restore(sess, tf.train.latest_checkpoint(logdir))
-            assert sess.run(loop.step) == 15
-            scores = list(loop.run(sess, restore, max_step=22))
+    scores = _run_restarted(
+        str(tmp_path / 'restarted'), first_runs, second_runs,
+        resume_state=True)
     assert second_runs[0] == Run('train', 15, False, False, False, 1)
     assert second_runs == straight_runs[-len(second_runs):]
     # The train report covers the runs of the turn from step 11 on.

@@ -122,14 +122,29 @@ def _state_after(config, task, compiled, batch_steps, num_steps=None):
             algo._batch_env.close()
 
 
-def _assert_same_state(compiled, expected):
-    assert sorted(compiled) == sorted(expected)
+def _run_both_paths(config, task, batch_steps, num_steps=None):
+    """Run `collect` for `batch_steps`, then the one-step path for the
+    steps it made, and assert that both leave the same state (to float
+    tolerance: XLA rounds some functions otherwise) after as many updates.
+
+    Returns:
+      The batch steps of every run of `collect`, the number of updates, the
+      scores of `collect` and of the one-step path, and the number of runs
+      that stored episodes after their update (see `_state_after`).
+    """
+    made, updates, collected, scores, stored_after_update = _state_after(
+        config, task, True, batch_steps, num_steps=num_steps)
+    _, one_step_updates, expected, one_step_scores, _ = _state_after(
+        config, task, False, sum(made))
+    assert updates == one_step_updates
+    assert sorted(collected) == sorted(expected)
     for name, value in expected.items():
         if np.asarray(value).dtype.kind == 'f':
             np.testing.assert_allclose(
-                compiled[name], value, rtol=1e-3, atol=1e-4, err_msg=name)
+                collected[name], value, rtol=1e-3, atol=1e-4, err_msg=name)
         else:
-            np.testing.assert_array_equal(compiled[name], value, name)
+            np.testing.assert_array_equal(collected[name], value, name)
+    return made, updates, scores, one_step_scores, stored_after_update
 
 
 @pytest.mark.parametrize('task, overrides, batch_steps', [
@@ -149,14 +164,9 @@ def test_compiled_collection_equals_the_one_step_path(
     """The same seed gives the same episodes, normalizers, memory and
     weights, to float tolerance (XLA rounds some functions otherwise), and
     a compiled run stops where the memory filled to update."""
-    config = _config(**overrides)
-    made, updates, compiled, _, _ = _state_after(
-        config, task, True, batch_steps)
-    # The one-step path runs as many steps as the compiled runs made.
-    _, one_step_updates, expected, _, _ = _state_after(
-        config, task, False, sum(made))
-    assert updates == one_step_updates >= 2
-    _assert_same_state(compiled, expected)
+    made, updates, _, _, _ = _run_both_paths(
+        _config(**overrides), task, batch_steps)
+    assert updates >= 2
     if task is environments.Pendulum:
         # Runs of one episode each: the memory fills at its end.
         assert made[:2] == [10, 10]
@@ -188,14 +198,11 @@ def test_bridge_collection_equals_the_one_step_path(env_mode, env):
     10, give the one-step path's episodes, memory, weights and scores."""
     config = _config(
         **(env if isinstance(env, dict) else dict(env=env)))
-    made, updates, looped, scores, _ = _state_after(
-        config, env_mode, True, 30, num_steps=4)
-    _, one_step_updates, expected, one_step_scores, _ = _state_after(
-        config, env_mode, False, sum(made))
-    assert updates == one_step_updates == 3
+    made, updates, scores, one_step_scores, _ = _run_both_paths(
+        config, env_mode, 30, num_steps=4)
+    assert updates == 3
     # Runs stop at the step that fills the memory, at the episodes' end.
     assert made == [4, 4, 2] * 3
-    _assert_same_state(looped, expected)
     assert len(scores) == 3 * _AGENTS
     np.testing.assert_allclose(scores, one_step_scores, rtol=1e-5)
 
@@ -224,13 +231,9 @@ def test_compiled_rollouts_equal_the_one_step_path(
     memory, weights, rollout counts and scores. Where the rollouts of a
     step fill the memory, the update runs before the step's ended
     episodes go into it, as on the one-step path."""
-    config = _config(**overrides)
-    made, updates, compiled, scores, stored_after_update = _state_after(
-        config, task, True, batch_steps)
-    _, one_step_updates, expected, one_step_scores, _ = _state_after(
-        config, task, False, sum(made))
-    assert updates == one_step_updates >= 3
-    _assert_same_state(compiled, expected)
+    made, updates, scores, one_step_scores, stored_after_update = (
+        _run_both_paths(_config(**overrides), task, batch_steps))
+    assert updates >= 3
     # A run reports the episodes that ended in it in agent order.
     np.testing.assert_allclose(
         sorted(scores), sorted(one_step_scores), rtol=1e-5)
@@ -256,13 +259,9 @@ def test_compiled_rollouts_equal_the_one_step_path(
 def test_bridge_rollouts_equal_the_one_step_path(env_mode, overrides):
     """Rollouts on environments behind the numpy_function bridge, in runs
     of 3 steps, shorter than the rollouts."""
-    config = _config(**overrides)
-    made, updates, looped, scores, stored_after_update = _state_after(
-        config, env_mode, True, 30, num_steps=3)
-    _, one_step_updates, expected, one_step_scores, _ = _state_after(
-        config, env_mode, False, sum(made))
-    assert updates == one_step_updates >= 3
-    _assert_same_state(looped, expected)
+    made, updates, scores, one_step_scores, stored_after_update = (
+        _run_both_paths(_config(**overrides), env_mode, 30, num_steps=3))
+    assert updates >= 3
     np.testing.assert_allclose(
         sorted(scores), sorted(one_step_scores), rtol=1e-5)
     if overrides['env'] == 'Pendulum-v1':
@@ -291,6 +290,18 @@ class _FailingPendulum(gym.Wrapper):
         return observ, reward, terminated, truncated, info
 
 
+def _assert_fails_and_writes_nothing(sess, advance, error, message):
+    """Running `advance` raises `error` with `message` in its text, and no
+    variable changes."""
+    variables = tf.global_variables()
+    before = sess.run(variables)
+    with pytest.raises(error) as info:
+        sess.run(advance)
+    assert message in str(info.value)
+    for variable, old, new in zip(variables, before, sess.run(variables)):
+        np.testing.assert_array_equal(old, new, variable.name)
+
+
 @pytest.mark.parametrize('fault, message', [
     ('raise', 'Environment 0 of the batch failed: simulator exploded'),
     ('nan_observ', 'observ : Tensor had NaN values'),
@@ -308,14 +319,8 @@ def test_bridge_faults_fail_the_call_and_write_nothing(
         try:
             with tf.Session() as sess:
                 sess.run(tf.global_variables_initializer())
-                variables = tf.global_variables()
-                before = sess.run(variables)
-                with pytest.raises(tf.errors.OpError) as info:
-                    sess.run(advance)
-                assert message in str(info.value)
-                for variable, old, new in zip(
-                        variables, before, sess.run(variables)):
-                    np.testing.assert_array_equal(old, new, variable.name)
+                _assert_fails_and_writes_nothing(
+                    sess, advance, tf.errors.OpError, message)
             if fault == 'raise':
                 assert 'simulator exploded' in str(batch_env.error)
             else:
@@ -347,14 +352,9 @@ def test_non_finite_actions_fail_the_call_and_write_nothing():
             config, environments.Pendulum, True)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            variables = tf.global_variables()
-            before = sess.run(variables)
-            with pytest.raises(tf.errors.InvalidArgumentError) as info:
-                sess.run(advance)
-            assert 'action : Tensor had NaN values' in str(info.value)
-            for variable, old, new in zip(
-                    variables, before, sess.run(variables)):
-                np.testing.assert_array_equal(old, new, variable.name)
+            _assert_fails_and_writes_nothing(
+                sess, advance, tf.errors.InvalidArgumentError,
+                'action : Tensor had NaN values')
 
 
 def test_training_stops_in_one_line_on_a_nan_action():
