@@ -92,8 +92,6 @@ class ExternalProcess(gym.Env):
         self._failure = None
         self._sent = 0
         self._received = 0
-        self._observation_space = None
-        self._action_space = None
         self._attributes = {}
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
@@ -127,14 +125,12 @@ class ExternalProcess(gym.Env):
     @property
     def observation_space(self):
         """Observation space of the environment, cached at the handshake."""
-        self._ensure_ready()
-        return self._observation_space
+        return self._cached_attribute('observation_space')
 
     @property
     def action_space(self):
         """Action space of the environment, cached at the handshake."""
-        self._ensure_ready()
-        return self._action_space
+        return self._cached_attribute('action_space')
 
     @property
     def metadata(self):
@@ -154,7 +150,7 @@ class ExternalProcess(gym.Env):
     @property
     def np_random(self):
         """A copy of the random generator of the environment in the child."""
-        return self._receive(self._send_message(_Message.ACCESS, 'np_random'))
+        return self._access('np_random')
 
     @property
     def _np_random(self):
@@ -164,13 +160,12 @@ class ExternalProcess(gym.Env):
     def __getattr__(self, name):
         """Read a public attribute in the child; methods are called there."""
         forwarding.check_public(self, name)
-        return self._receive(self._send_message(_Message.ACCESS, name))
+        return self._access(name)
 
     @property
     def np_random_seed(self):
         """The seed of the random generator of the environment in the child."""
-        return self._receive(self._send_message(
-            _Message.ACCESS, 'np_random_seed'))
+        return self._access('np_random_seed')
 
     def get_wrapper_attr(self, name):
         """Run `get_wrapper_attr` in the child, which searches every wrapper.
@@ -182,7 +177,7 @@ class ExternalProcess(gym.Env):
             The value, or for a method a function that calls it in the child.
         """
         forwarding.check_public(self, name)
-        return self._receive(self._send_message(_Message.WRAPPER_ACCESS, name))
+        return self._access(name, _Message.WRAPPER_ACCESS)
 
     def has_wrapper_attr(self, name):
         """Run `has_wrapper_attr` in the child; False for private names."""
@@ -282,6 +277,10 @@ class ExternalProcess(gym.Env):
     def __str__(self):
         return repr(self)
 
+    def _access(self, name, message=_Message.ACCESS):
+        """Read an attribute in the child."""
+        return self._receive(self._send_message(message, name))
+
     def _cached_attribute(self, name):
         self._ensure_ready()
         return self._attributes.get(name)
@@ -358,8 +357,6 @@ class ExternalProcess(gym.Env):
         if message == _Message.READY:
             self._ready = True
             self._name = payload.pop('name')
-            self._observation_space = payload.pop('observation_space')
-            self._action_space = payload.pop('action_space')
             self._attributes = payload
             return None
         if message == _Message.EXCEPTION:
