@@ -274,8 +274,7 @@ class ExternalProcess(gym.Env):
         pid = self._process.pid if self._process else None
         return f'<ExternalProcess pid={pid} env={self._name}>'
 
-    def __str__(self):
-        return repr(self)
+    __str__ = __repr__
 
     def _access(self, name, message=_Message.ACCESS):
         """Read an attribute in the child."""
