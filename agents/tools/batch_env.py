@@ -101,8 +101,7 @@ class BatchEnv:
         """Step every environment of the batch.
 
         Args:
-            actions: Batch of actions, one per environment; Box actions are
-                cast to the space's dtype, Discrete ones passed as ints.
+            actions: One action per environment.
 
         Raises:
             ValueError: When an action is invalid.
@@ -318,7 +317,7 @@ def blame(index, function, when=''):
     Args:
         index: Index of the environment in the batch.
         function: Callable without arguments.
-        when: Text after the index in the message, see `name_index`.
+        when: Text after the index, see `name_index`.
     """
     try:
         return function()
@@ -359,15 +358,10 @@ def close_all(envs):
 def name_index(error, index, when=''):
     """Prefix the message of an environment's error with its batch index.
 
-    The exception keeps its type and traceback; it is never prefixed twice.
-
     Args:
-        error: Exception raised by environment `index` or its worker.
+        error: Exception of environment `index`; returned, prefixed once.
         index: Index of the environment in the batch.
         when: Text after the index, such as ' after a restart'.
-
-    Returns:
-        The same exception.
     """
     prefix = f'Environment {index} of the batch failed{when}: '
     args = error.args

@@ -31,15 +31,12 @@ class Policy:
         raise NotImplementedError
 
     def step(self, observ, state, key):
-        """The actions of all environments and their next state.
+        """The actions of all environments and their next state (or None).
 
         Args:
             observ: float32 tensor of the batch of observations.
             state: The nested per-environment state, or None.
             key: int64 tensor `[2]`, a new seed of stateless ops every step.
-
-        Returns:
-            Tuple of the action batch and the next state (or None).
         """
         raise NotImplementedError
 
@@ -47,19 +44,14 @@ class Policy:
 def first_episodes(batch_env, policy, num_steps, key_offset=0):
     """Begin all episodes anew and run `num_steps` steps in one session call.
 
-    Episodes begin anew on the step after they end, as in `tools.simulate`;
-    the first of each environment is scored. The batch's variables (and an
-    in-graph task's states, step counts and random counter) are left as
-    that many steps of `tools.simulate` would leave them, with the same
-    initial states and scores for the same actions.
+    The batch is left as that many steps of `tools.simulate` would leave
+    it, with the same scores for the same actions.
 
     Args:
-        batch_env: An in-graph task (`InGraphTaskBatch`) or a
-            `tools.InGraphBatchEnv`.
+        batch_env: An in-graph task or a `tools.InGraphBatchEnv`.
         policy: `Policy`.
         num_steps: Python int of the steps, at least 1.
-        key_offset: Integer added to the policy's random key, so that
-            rollouts of different purposes draw different numbers.
+        key_offset: Integer added to the policy's random key.
 
     Returns:
         Tuple of bool `[batch]`, whose first episode ended, and float32
@@ -183,9 +175,6 @@ def _none_if_empty(state):
 def no_failure(observ, action):
     """The `Failure` record of a loop that has not failed.
 
-    A compiled loop carries it (`first_failure`) and stops where it failed;
-    outside the call, `failure_checks` fail as the one-step path would.
-
     Args:
         observ: Tensor of a batch of observations, for the shape.
         action: Tensor of a batch of actions, for the shape.
@@ -219,14 +208,14 @@ def first_failure(failure, action, observ, reward):
 
 
 def failure_checks(failure):
-    """Checks that fail as the one-step path's, actions first, where a
-    step failed (`action : Tensor had NaN values`).
+    """The one-step path's checks, actions first, of a loop's `Failure`.
 
     Args:
         failure: `Failure` after a compiled loop.
 
     Returns:
-        List of the last check's tensor, run after the earlier ones.
+        List of the last check (`action : Tensor had NaN values`), which
+        runs after the others.
     """
     checks = []
     for name in ('action', 'observ', 'reward'):

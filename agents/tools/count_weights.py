@@ -12,15 +12,11 @@ def count_weights(scope=None, exclude=None, graph=None):
     Args:
         scope: Count only variables of this scope ('policy' does not match
             'policy_2').
-        exclude: Regular expression; variables whose names match it from
-            their start are left out.
+        exclude: Regular expression of names, from their start, to leave out.
         graph: Graph to search; defaults to the default graph.
 
     Raises:
         ValueError: When a counted variable's shape is not fully defined.
-
-    Returns:
-        Integer number of weights.
     """
     graph = graph or tf.get_default_graph()
     variables = graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
