@@ -43,18 +43,13 @@ ExternalProcessError = worker_errors.ExternalProcessError
 class ExternalProcess(gym.Env):
     """Environment that lives in a child process.
 
-    The constructor runs in the child. Steps, resets, rendering, the spaces
-    and other public attributes and methods are forwarded, `get_wrapper_attr`,
-    `has_wrapper_attr` and `set_wrapper_attr` included; plain assignments to
-    the proxy stay in the parent, and `unwrapped` is the proxy. The child
-    starts at once; the first call waits for its READY message, which brings
-    the spaces, metadata, render mode and spec, and re-raises errors of the
-    constructor. Errors come back with the child's traceback, built-in types
-    keeping their type, others as `ExternalProcessError`; a worker that dies
-    or exceeds the timeout raises instead of hanging the parent. The worker
-    ignores SIGINT and SIGTERM, which Ctrl-C and job schedulers send to the
-    whole process group, so that the parent can save and close it; it exits
-    with its parent and is killed where it does not exit when asked.
+    Public attributes and methods are forwarded to the child; assignments
+    stay in the parent, and `unwrapped` is the proxy. The first call waits
+    for the child's READY message, which brings the spaces, metadata,
+    render mode and spec. Errors come back with the child's traceback (see
+    docs/architecture.md); a worker that dies or times out raises. The
+    worker ignores SIGINT and SIGTERM, so that the parent can save and close
+    it, and exits with its parent.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` failed
@@ -69,15 +64,12 @@ class ExternalProcess(gym.Env):
         """Start a child process that builds the environment.
 
         Args:
-            constructor: Callable without arguments that returns the
-                environment, sent with cloudpickle (lambdas work).
-            start_method: 'fork', 'spawn' or 'forkserver'; None picks
-                'forkserver' where the platform has it, else 'spawn'.
-            timeout: Seconds to wait for any answer before the child is
-                terminated and `TimeoutError` raised; None means 600. The
-                constructor gets at least 60.
-            main_module: Whether the child first imports the parent's main
-                module; False spares it that module's imports (TensorFlow).
+            constructor: Callable that returns the environment (cloudpickled).
+            start_method: 'fork', 'spawn' or 'forkserver' (None: the last
+                where available, else 'spawn').
+            timeout: Seconds to wait for an answer, at least 60 for the
+                constructor; None means 600. Then `TimeoutError`.
+            main_module: Whether the child imports the parent's main module.
 
         Raises:
             TypeError: When `constructor` is an environment or not callable.
