@@ -86,11 +86,9 @@ class ActionRepeat(ForwardingWrapper):
         Raises:
             ValueError: When `amount` is not a positive integer.
         """
-        if not _is_integer(amount) or amount < 1:
-            raise ValueError(
-                f'amount must be a positive integer, got {amount!r}.')
+        checked = _checked_integer(amount, 'amount', 'positive')
         super().__init__(env, amount=amount)
-        self._amount = int(amount)
+        self._amount = checked
 
     def step(self, action):
         """Apply the action up to `amount` times; sum the rewards."""
@@ -124,17 +122,14 @@ class RandomStart(ForwardingWrapper):
             ValueError: When `max_steps` is not a non-negative integer or
                 `noop_action` is not in the action space.
         """
-        if not _is_integer(max_steps) or max_steps < 0:
-            raise ValueError(
-                f'max_steps must be a non-negative integer, got '
-                f'{max_steps!r}.')
+        checked = _checked_integer(max_steps, 'max_steps', 'non-negative')
         if noop_action is not None and not env.action_space.contains(
                 noop_action):
             raise ValueError(
                 f'noop_action {noop_action!r} is not in the action space '
                 f'{env.action_space}.')
         super().__init__(env, max_steps=max_steps, noop_action=noop_action)
-        self._max_steps = int(max_steps)
+        self._max_steps = checked
         self._noop_action = noop_action
         # A copy, so that seeding it leaves the environment's space alone.
         self._sample_space = copy.deepcopy(env.action_space)
@@ -220,10 +215,14 @@ def check_duration(duration):
     Raises:
         ValueError: When `duration` is not a positive integer.
     """
-    if not _is_integer(duration) or duration < 1:
-        raise ValueError(
-            f'duration must be a positive integer, got {duration!r}.')
-    return int(duration)
+    return _checked_integer(duration, 'duration', 'positive')
+
+
+def _checked_integer(value, name, kind):
+    """`value` as an int; a ValueError unless it is a `kind` integer."""
+    if not _is_integer(value) or value < (1 if kind == 'positive' else 0):
+        raise ValueError(f'{name} must be a {kind} integer, got {value!r}.')
+    return int(value)
 
 
 def _is_integer(value):
