@@ -11,7 +11,6 @@ loading a checkpoint constructs no arbitrary objects.
 
 import base64
 import json
-import numbers
 
 import gymnasium as gym
 import numpy as np
@@ -96,10 +95,7 @@ def _layer_state(layer):
             state[name] = ('array', value.copy())
         elif isinstance(value, np.generic):
             state[name] = ('scalar', np.asarray(value))
-        elif value is None or isinstance(value, (bool, numbers.Number)):
-            if isinstance(value, numbers.Number) and not isinstance(
-                    value, (bool, int, float)):
-                continue
+        elif value is None or isinstance(value, (int, float)):
             state[name] = ('value', value)
     return state
 
