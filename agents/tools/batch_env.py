@@ -249,11 +249,10 @@ class BatchEnv:
             index, functools.partial(self._restart, index),
             ' to restart')
         self._restarts += 1
-        for name, space, expected in (
-                ('observation', lambda: env.observation_space,
-                 self._observation_space),
-                ('action', lambda: env.action_space, self._action_space)):
-            space = blame(index, space, ' after a restart')
+        for name in ('observation', 'action'):
+            space = blame(index, functools.partial(
+                getattr, env, f'{name}_space'), ' after a restart')
+            expected = getattr(self, f'{name}_space')
             if space != expected:
                 raise ValueError(
                     f'Environment {index} of the batch was replaced by one '
