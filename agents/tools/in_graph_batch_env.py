@@ -242,7 +242,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
             raise
         _check_finite(observ, 'observ')
         _check_finite(reward, 'reward')
-        restarted = info.get('restarted')
+        restarted = info.get('restarted', False)
         packed = np.empty(len(done), self._row)
         packed['observ'] = observ
         packed['reward'] = reward
@@ -252,12 +252,8 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         np.logical_and(
                 info['truncated'], np.logical_not(info['terminated']),
                 out=flags[:, 1])
-        if restarted is None:
-            flags[:, 0] = done
-            flags[:, 2] = False
-        else:
-            np.logical_or(done, restarted, out=flags[:, 0])
-            flags[:, 2] = restarted
+        np.logical_or(done, restarted, out=flags[:, 0])
+        flags[:, 2] = restarted
         return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _reset(self, indices):
