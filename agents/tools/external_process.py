@@ -327,7 +327,8 @@ class ExternalProcess(gym.Env):
             if deadline is None:
                 deadline = time.monotonic() + timeout - _POLL_SECONDS
             elif time.monotonic() > deadline:
-                raise self._timed_out(timeout)
+                raise self._fail(worker_errors.timeout_error(
+                    self._describe(), timeout, 'it was terminated'))
         try:
             data = self._channel.receive()
         except (EOFError, OSError):
@@ -351,13 +352,12 @@ class ExternalProcess(gym.Env):
             self._attributes = payload
             return None
         if message == _Message.EXCEPTION:
+            error = worker_errors.worker_error(self._describe(), *payload)
             if not self._ready:
                 # The constructor failed and the child is exiting.
-                self._failure = worker_errors.worker_error(
-                    self._describe(), *payload)
+                self._failure = error
                 self.close()
-                raise self._failure
-            raise worker_errors.worker_error(self._describe(), *payload)
+            raise error
         raise KeyError(
             f'Received message {message!r} from {self._describe()}; expected '
             f'one of {_Message.RESULT}, {_Message.READY} or '
@@ -375,17 +375,15 @@ class ExternalProcess(gym.Env):
                 reason += f', killed by {signal.Signals(-code).name}'
             except ValueError:
                 reason += f', killed by signal {-code}'
-        self._failure = worker_errors.ExternalProcessError(
+        return self._fail(worker_errors.ExternalProcessError(
             f'{self._describe()} died ({reason}); create a new '
-            'environment to continue.')
-        self._shutdown(0)
-        return self._failure
+            'environment to continue.'))
 
-    def _timed_out(self, seconds):
-        self._failure = worker_errors.timeout_error(
-            self._describe(), seconds, 'it was terminated')
+    def _fail(self, error):
+        """Keep `error` for every later call, end the child, return it."""
+        self._failure = error
         self._shutdown(0)
-        return self._failure
+        return error
 
 
 _STEP_ARRAY_PREFIX = bytes((_Message.STEP_ARRAY,))
