@@ -159,10 +159,8 @@ def _describe_env(env):
     attributes = dict(name=str(env))
     for name in ('observation_space', 'action_space', 'metadata',
                  'render_mode', 'spec'):
-        if name == 'spec':
-            value = forwarding.spec_of(env)
-        else:
-            value = getattr(env, name, None)
+        value = (forwarding.spec_of(env) if name == 'spec'
+                 else getattr(env, name, None))
         try:
             cloudpickle.dumps(value, PICKLE_PROTOCOL)
         except Exception:
