@@ -107,12 +107,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
         """Step the batch and store the outcomes in the variables.
 
         Args:
-            action: Tensor of one action per environment, of the action
-                variable's shape and dtype kind (width may differ).
-
-        Raises:
-            TypeError: When the action's dtype kind does not match.
-            ValueError: When the action's shape does not match.
+            action: Tensor of the actions, as for `in_graph_env.prepare_action`.
 
         Returns:
             Operation that steps and assigns; it fails and assigns nothing

@@ -123,12 +123,7 @@ class InGraphEnv(InGraphEnvBase):
         """Step the environment and store the outcome in the variables.
 
         Args:
-            action: Tensor of the action variable's shape and dtype kind
-                (width may differ).
-
-        Raises:
-            TypeError: When the action's dtype kind does not match.
-            ValueError: When the action's shape does not match.
+            action: Tensor of the action, as for `prepare_action`.
 
         Returns:
             Operation that steps and assigns; it fails on NaN or Inf.
@@ -214,19 +209,16 @@ def define_variable(name, shape, dtype, ones=False):
 
 
 def prepare_action(action, variable, check_numerics=True):
-    """Convert and check an action tensor against the action variable.
+    """Cast an action tensor to the dtype and shape of the action variable.
 
     Args:
-        action: Tensor or value of the actions.
+        action: Tensor or value of the actions, of any width of its kind.
         variable: Variable that will hold the actions.
         check_numerics: Whether to add an op that fails on NaN or Inf.
 
     Raises:
-        TypeError: When the dtype kinds differ.
+        TypeError: When the dtype kinds (integer, floating) differ.
         ValueError: When the shapes are not compatible.
-
-    Returns:
-        Tensor of the variable's dtype and shape.
     """
     action = tf.convert_to_tensor(action)
     dtype = variable.dtype.base_dtype
