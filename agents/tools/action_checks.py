@@ -19,8 +19,8 @@ def check_actions(actions, space, count):
             action lies outside the action space, naming its environment.
 
     Returns:
-        Box actions as an array in the dtype of the space, Discrete actions
-        as a list of Python integers, other actions as a list.
+        Box actions as an array of the space's dtype, others as a list
+        (Discrete ones of Python ints).
     """
     box = isinstance(space, gym.spaces.Box)
     if not box and not isinstance(space, gym.spaces.Discrete):

@@ -7,11 +7,9 @@ import uuid
 def write_atomic(path, content):
     """Write text to a file so that readers see the old or the new content.
 
-    A synced temporary file beside `path` is renamed into place; it gets
-    the permissions 0666 less the umask, not the 0600 of `tempfile`.
-
     Args:
-        path: Destination file.
+        path: Destination file; a synced temporary file beside it is renamed
+            into place, with the permissions 0666 less the umask.
         content: Text to write.
     """
     directory = os.path.dirname(os.path.abspath(path))

@@ -34,17 +34,13 @@ def select_gl_backend(required=True):
     """Choose MuJoCo's off-screen OpenGL backend for this process.
 
     The backend of `MUJOCO_GL` is checked, or else EGL and OSMesa are tried;
-    the first that creates a context is stored in `MUJOCO_GL`, which later
-    workers inherit.
+    the first that works is stored in `MUJOCO_GL` and returned.
 
     Args:
         required: Whether to raise when no backend works, not return None.
 
     Raises:
         GLBackendError: Naming the packages to install.
-
-    Returns:
-        Name of the backend, or None.
     """
     requested = os.environ.get('MUJOCO_GL')
     candidates = (requested,) if requested else GL_BACKENDS

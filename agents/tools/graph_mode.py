@@ -10,16 +10,14 @@ class GraphModeError(RuntimeError):
 def require_graph_mode(what):
     """Raise a clear error unless TensorFlow builds graphs with TF2 semantics.
 
-    Eager mode would fail deep inside TensorFlow, and reference variables
-    or TF1 control flow (`disable_v2_behavior()`) with a type error about
-    `float32_ref`.
+    Eager mode, TF1 reference variables or TF1 control flow would fail deep
+    inside TensorFlow instead.
 
     Args:
         what: Name of the caller, for the message.
 
     Raises:
-        GraphModeError: When eager execution, or TF1 variables or control
-            flow, are on.
+        GraphModeError: When any of them is on.
     """
     if tf.executing_eagerly():
         raise GraphModeError(
