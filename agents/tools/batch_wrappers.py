@@ -18,6 +18,9 @@ from agents.tools import space_wrappers
 class BatchWrapper:
     """Base of the batch wrappers: forwards everything to the batch."""
 
+    # The names of the wrapper's arrays `_<name>` that resumes restore.
+    _state_arrays = ()
+
     def __init__(self, batch_env):
         """Wrap a batch like `tools.BatchEnv`, or another batch wrapper."""
         self._batch_env = batch_env
@@ -56,21 +59,15 @@ class BatchWrapper:
 
     def get_env_state(self):
         """The state of the batch and its wrappers."""
-        return dict(self._own_state(), batch=self._batch_env.get_env_state())
+        state = {name: getattr(self, '_' + name).copy()
+                 for name in self._state_arrays}
+        return dict(state, batch=self._batch_env.get_env_state())
 
     def set_env_state(self, state):
         """Set the state of `get_env_state`."""
-        state = dict(state)
-        self._batch_env.set_env_state(state.pop('batch'))
-        self._set_own_state(state)
-
-    def _own_state(self):
-        """The state of this wrapper alone, a dict of arrays."""
-        return {}
-
-    def _set_own_state(self, state):
-        """Set the state of `_own_state`."""
-        del state
+        self._batch_env.set_env_state(state['batch'])
+        for name in self._state_arrays:
+            getattr(self, '_' + name)[...] = state[name]
 
 
 class LimitDuration(BatchWrapper):
@@ -79,6 +76,8 @@ class LimitDuration(BatchWrapper):
     As `wrappers.LimitDuration`; an environment the batch restarted after a
     failure begins a new episode.
     """
+
+    _state_arrays = ('steps', 'started', 'ended')
 
     def __init__(self, batch_env, duration):
         """Wrap a batch, with the `duration` of `wrappers.LimitDuration`."""
@@ -126,18 +125,6 @@ class LimitDuration(BatchWrapper):
         self._started[rows] = True
         self._ended[rows] = False
         return observ
-
-    def _own_state(self):
-        """The step counts and flags."""
-        return dict(
-            steps=self._steps.copy(), started=self._started.copy(),
-            ended=self._ended.copy())
-
-    def _set_own_state(self, state):
-        """Set the step counts and flags."""
-        self._steps[...] = state['steps']
-        self._started[...] = state['started']
-        self._ended[...] = state['ended']
 
 
 class RangeNormalize(BatchWrapper):

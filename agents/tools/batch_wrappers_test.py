@@ -124,6 +124,25 @@ def test_limit_duration_truncates_and_refuses_ended_episodes():
     assert info['terminated'].tolist() == [False, False]
 
 
+def test_limit_duration_state_is_saved_and_set_with_the_batch_s():
+    """The step counts and flags come back with the environments' state."""
+    batch_env = batch_wrappers.RangeNormalize(batch_wrappers.LimitDuration(
+        BatchEnv([MockEnvironment(durations=(9,)) for _ in range(2)], True),
+        3))
+    batch_env.reset([0])
+    state = batch_env.get_env_state()
+    assert sorted(state['batch']) == ['batch', 'ended', 'started', 'steps']
+    batch_env.reset([1])
+    batch_env.step(np.zeros((2, 3)))
+    batch_env.set_env_state(state)
+    limit = batch_env.batch_env
+    assert limit._steps.tolist() == [0, 0]
+    assert limit._started.tolist() == [True, False]
+    assert limit._ended.tolist() == [False, False]
+    with pytest.raises(RuntimeError, match='Reset environment 1 of'):
+        batch_env.step(np.zeros((2, 3)))
+
+
 def test_limit_duration_restarts_the_count_of_restarted_environments():
     """A replaced environment begins a new episode of the full length."""
 
