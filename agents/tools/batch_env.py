@@ -32,12 +32,11 @@ class BatchEnv:
 
         Args:
             envs: Sequence of environments with equal spaces.
-            blocking: Whether to step the environments one after another,
-                rather than call `step(action, blocking=False)` on all.
-            restart: None to raise the errors of the environments, or a
-                function from the index of a failed environment to its
-                replacement. A replacement that fails before its first
-                successful step raises.
+            blocking: Whether to step them one after another, rather than
+                call `step(action, blocking=False)` on all.
+            restart: None, or a function from the index of a failed
+                environment to its replacement (which must not fail before
+                its first successful step).
 
         Raises:
             ValueError: When `envs` is empty, their spaces differ, or

@@ -52,8 +52,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             task: Gymnasium id of a task of EnvPool, e.g. 'HalfCheetah-v5'.
             num_envs: Number of environments in the batch.
             seed: Base seed; None draws one.
-            num_threads: Threads stepping the environments; None uses one
-                per available CPU core, at most `num_envs`.
+            num_threads: Threads; None: one per CPU core, up to `num_envs`.
 
         Raises:
             ImportError: When EnvPool is not installed.

@@ -20,22 +20,17 @@ Outcome = collections.namedtuple(
 class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     """Batch of environments whose current state lives in graph variables.
 
-    The variables `observ`, `action`, `reward`, `done`, `truncated` and
-    `restarted` hold the last step of every environment along their first
-    axis, in the scope `env_temporary`; `done` starts true, so that the first
-    simulation step resets all. Other attributes are read from the batch.
-    A failed step or reset keeps the batch's exception as `error`. The
-    trainer's resume checkpoints keep the variables and the environments'
-    `get_env_state` (see `tools.resume_state.on_save`); a batch without one
-    (workers, EnvPool) resumes with all episodes begun anew.
+    As `InGraphEnv`, a row per environment, with `restarted` too. Resume
+    checkpoints keep the variables and the batch's `get_env_state` (see
+    `tools.resume_state.on_save`); a batch without one (workers, EnvPool)
+    resumes with all episodes begun anew.
     """
 
     def __init__(self, batch_env):
         """Create the variables for a batch of environments.
 
         Args:
-            batch_env: Batch like `tools.BatchEnv`, with Box or Discrete
-                spaces.
+            batch_env: Batch like `tools.BatchEnv`, of Box or Discrete spaces.
 
         Raises:
             ValueError: When a space is neither Box nor Discrete.

@@ -92,10 +92,9 @@ class InGraphEnvBase:
 class InGraphEnv(InGraphEnvBase):
     """Environment whose current state lives in graph variables.
 
-    The variables `observ`, `action`, `reward`, `done` and `truncated` hold
-    the last step, in the scope `env_temporary` that checkpoints leave out;
-    `done` starts true, so that the first simulation step resets. Other
-    attributes are read from the environment.
+    The variables hold the last step, in the scope `env_temporary` that
+    checkpoints leave out; `done` starts true, so that the first simulation
+    step resets. Other attributes are read from the environment.
     """
 
     def __init__(self, env):
@@ -183,15 +182,8 @@ class InGraphEnv(InGraphEnvBase):
 
 
 def parse_space(space, name):
-    """The shape and dtype of tensors of a Box or Discrete space.
-
-    Args:
-        space: Gymnasium space.
-        name: Role of the space for the error message, e.g. 'observation'.
-
-    Raises:
-        ValueError: When the space is neither Box nor Discrete.
-    """
+    """The shape and dtype of tensors of a Box or Discrete space; `name`,
+    such as 'observation', is for the ValueError of other spaces."""
     if isinstance(space, gym.spaces.Box):
         return tuple(space.shape), tf.as_dtype(space.dtype)
     if isinstance(space, gym.spaces.Discrete):
