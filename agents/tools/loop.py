@@ -35,27 +35,25 @@ class Loop:
     switches `log`, `report`, `reset` and the tensors of a phase's `feed`
     are placeholders fed on each run, or variables the loop sets in the
     graph. docs/architecture.md describes the schedule.
+
+    Args:
+        logdir: Folder for summaries (a subfolder per phase) and
+            checkpoints, or None to write nothing.
+        step: Integer global step variable; None gets or creates it.
+        log: Bool placeholder or variable, true on runs that compute
+            summaries; None creates a variable.
+        report: Bool placeholder or variable, true on runs that report
+            the mean score; None creates a variable.
+        reset: Bool placeholder or variable, true on the first run of a
+            phase's turn; None creates a variable.
+        step_phases: Names of the phases whose steps the loop shows (in
+            progress lines and summaries), the others' beside them;
+            None shows the global step.
     """
 
     def __init__(
             self, logdir, step=None, log=None, report=None, reset=None,
             step_phases=None):
-        """Create a loop without phases.
-
-        Args:
-            logdir: Folder for summaries (a subfolder per phase) and
-                checkpoints, or None to write nothing.
-            step: Integer global step variable; None gets or creates it.
-            log: Bool placeholder or variable, true on runs that compute
-                summaries; None creates a variable.
-            report: Bool placeholder or variable, true on runs that report
-                the mean score; None creates a variable.
-            reset: Bool placeholder or variable, true on the first run of a
-                phase's turn; None creates a variable.
-            step_phases: Names of the phases whose steps the loop shows (in
-                progress lines and summaries), the others' beside them;
-                None shows the global step.
-        """
         self._logdir = logdir
         if step is None:
             step = tf.train.get_or_create_global_step()

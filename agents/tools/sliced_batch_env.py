@@ -40,6 +40,22 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     in `info['restarted']` (with its first observation and a zero reward in
     a step; in a reset, the others of the slice hand theirs out in the next
     step). A replacement that fails before its first step raises.
+
+    Args:
+        constructors: Callables without arguments, one per environment,
+            pickled once here (restarts reuse them).
+        num_workers: Number of workers, at most one per environment;
+            None: one per CPU core this process may use.
+        restart: Whether to replace a failed worker instead of raising.
+        timeout: Seconds a worker may take to answer; None: the default
+            of `ExternalProcess`, as for `start_method`.
+        start_method: Start method of the workers, or None.
+
+    Raises:
+        TypeError: When a constructor is an environment or not callable.
+        ValueError: On no constructors, a `num_workers` that is not a
+            positive integer, or environments of different spaces.
+        Exception: A constructor's error, naming its environment.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -48,24 +64,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     def __init__(
             self, constructors, num_workers=None, restart=False,
             timeout=None, start_method=None):
-        """Start the workers, each building the environments of its slice.
-
-        Args:
-            constructors: Callables without arguments, one per environment,
-                pickled once here (restarts reuse them).
-            num_workers: Number of workers, at most one per environment;
-                None: one per CPU core this process may use.
-            restart: Whether to replace a failed worker instead of raising.
-            timeout: Seconds a worker may take to answer; None: the default
-                of `ExternalProcess`, as for `start_method`.
-            start_method: Start method of the workers, or None.
-
-        Raises:
-            TypeError: When a constructor is an environment or not callable.
-            ValueError: On no constructors, a `num_workers` that is not a
-                positive integer, or environments of different spaces.
-            Exception: A constructor's error, naming its environment.
-        """
         constructors = list(constructors)
         if not constructors:
             raise ValueError(

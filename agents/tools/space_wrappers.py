@@ -17,19 +17,17 @@ class FrameHistory(ForwardingWrapper):
     an episode, the first one fills the past. Observations have the shape
     `(len(past_indices),) + shape`, or with `flatten` the history merged
     into the first axis.
+
+    Args:
+        env: Environment with a Box observation space.
+        past_indices: Non-empty sequence of non-negative offsets.
+        flatten: Whether to merge the history into the first axis.
+
+    Raises:
+        ValueError: On other offsets or observation spaces.
     """
 
     def __init__(self, env, past_indices, flatten):
-        """Wrap an environment.
-
-        Args:
-            env: Environment with a Box observation space.
-            past_indices: Non-empty sequence of non-negative offsets.
-            flatten: Whether to merge the history into the first axis.
-
-        Raises:
-            ValueError: On other offsets or observation spaces.
-        """
         past_indices = tuple(past_indices)
         if not past_indices or not all(
                 _is_integer(index) and index >= 0 for index in past_indices):
@@ -81,14 +79,12 @@ class FrameDelta(ForwardingWrapper):
 
     The first delta of an episode is zero. Integer deltas have a signed type
     of twice the width, so that they cannot overflow.
+
+    Raises:
+        ValueError: When the observation space is not a Box.
     """
 
     def __init__(self, env):
-        """Wrap an environment with a Box observation space.
-
-        Raises:
-            ValueError: When the observation space is not a Box.
-        """
         space = _require_box(env.observation_space, 'FrameDelta')
         super().__init__(env)
         self._dtype = _delta_dtype(space.dtype)
@@ -121,21 +117,19 @@ class RangeNormalize(ForwardingWrapper):
     Dimensions with an infinite or empty range stay as they are. Integer
     observations become float32. Actions outside [-1, 1] map linearly
     outside the bounds (`ClipAction` around this wrapper clips them).
+
+    Args:
+        env: Environment to normalise.
+        observ: Whether to normalise observations; None: where the space
+            is a Box with finite bounds somewhere.
+        action: Whether to normalise actions; None: where the space is
+            a floating point Box with finite bounds somewhere.
+
+    Raises:
+        ValueError: On a non-bool switch, or True for another space.
     """
 
     def __init__(self, env, observ=None, action=None):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to normalise.
-            observ: Whether to normalise observations; None: where the space
-                is a Box with finite bounds somewhere.
-            action: Whether to normalise actions; None: where the space is
-                a floating point Box with finite bounds somewhere.
-
-        Raises:
-            ValueError: On a non-bool switch, or True for another space.
-        """
         super().__init__(env, observ=observ, action=action)
         self._observ, self._action, observation_space, action_space = (
             range_scales(
@@ -206,14 +200,12 @@ class ClipAction(ForwardingWrapper):
 
     Its action space is unbounded, so that samples of a Gaussian policy pass
     a batch's action check.
+
+    Raises:
+        ValueError: When the action space is not a Box.
     """
 
     def __init__(self, env):
-        """Wrap an environment with a Box action space.
-
-        Raises:
-            ValueError: When the action space is not a Box.
-        """
         self._clip = ActionClip(env.action_space)
         super().__init__(env)
         self.action_space = self._clip.space
@@ -228,14 +220,12 @@ class ActionClip:
 
     Attributes:
         space: The Box of the environment with infinite bounds.
+
+    Raises:
+        ValueError: When the space is not a Box.
     """
 
     def __init__(self, space):
-        """Read the bounds of a Box action space.
-
-        Raises:
-            ValueError: When the space is not a Box.
-        """
         space = _require_box(space, 'ClipAction')
         self._low, self._high = space.low, space.high
         self._dtype = space.dtype
@@ -253,7 +243,6 @@ class ConvertTo32Bit(ForwardingWrapper):
     """Convert 64-bit observations, their space and rewards to 32 bits."""
 
     def __init__(self, env):
-        """Wrap an environment."""
         super().__init__(env)
         self.observation_space = space_to_32bit(env.observation_space)
 
@@ -273,7 +262,6 @@ class CacheSpaces(ForwardingWrapper):
     """Read the observation and action space once and keep them."""
 
     def __init__(self, env):
-        """Wrap an environment."""
         super().__init__(env)
         self.observation_space = env.observation_space
         self.action_space = env.action_space
