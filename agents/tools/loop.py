@@ -234,15 +234,7 @@ class Loop:
             self._reports.flush(phase)
 
     def shown_step(self, global_step):
-        """The step that the loop shows at a global step.
-
-        Args:
-            global_step: Integer global step.
-
-        Returns:
-            The steps of the phases of `step_phases` up to the global step;
-            the global step where the loop shows it.
-        """
+        """The step shown at a global step: that of the `step_phases`."""
         return self._reports.shown_steps(global_step)[0]
 
     def _make_callables(self, sess):
@@ -293,12 +285,8 @@ class Loop:
         return ops, next_switches
 
     def _can_share(self):
-        """Whether all phases can run as one session callable.
-
-        They can when they step the same tensors over the same batch, in the
-        same thread, and feed the same placeholders: the session then
-        optimizes the graph once instead of once per phase.
-        """
+        """Whether all phases can run as one session callable, which the
+        session optimizes once instead of once per phase."""
         first = self._phases[0]
 
         def placeholders(phase):

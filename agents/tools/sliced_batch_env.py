@@ -272,10 +272,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     def _failures(self, results, errors, requested=None):
         """Per failed worker, its lowest failed index and that error.
 
-        `results` holds a `StepBatch` per worker (per requested worker of a
-        reset, whose `requested` maps workers to (order, position, seed)
-        tuples), None where the request raised (`errors`, by position).
-        Raises the first failure without `restart`.
+        `results`: a `StepBatch` per worker (per requested worker, of a
+        reset), None where the request raised (`errors`, by position).
         """
         workers = sorted(requested) if requested else range(len(results))
         failures = {}

@@ -89,13 +89,8 @@ class StepWatchdog:
 
     @contextlib.contextmanager
     def watch_signals(self):
-        """Have signals wake the watchdog (by `signal.set_wakeup_fd`).
-
-        Call it in the main thread, with the Python handlers installed.
-
-        Yields:
-            Nothing.
-        """
+        """Have signals wake the watchdog (by `signal.set_wakeup_fd`); call
+        it in the main thread, with the Python handlers installed."""
         previous = signal.set_wakeup_fd(
             self._write_fd, warn_on_full_buffer=False)
         try:
