@@ -21,7 +21,7 @@ _Phase = collections.namedtuple(
         'report_every, log_every, checkpoint_every, caller_thread, made')
 
 _logger = logging.getLogger('agents')
-# Of the phase schedule, which graph code and tests read here too.
+# Callers read it as `loop.phase_steps_at`.
 phase_steps_at = schedule.phase_steps_at
 
 
