@@ -92,9 +92,11 @@ class RecordEpisodes(gym.Wrapper):
 
     def _write(self, frame):
         if not isinstance(frame, np.ndarray) or frame.ndim != 3:
+            got = (f'an array of shape {frame.shape}'
+                   if isinstance(frame, np.ndarray) else repr(frame))
             raise ValueError(
-                f'Expected an RGB frame of shape (height, width, 3) from '
-                f'render(), got {_describe_frame(frame)}.')
+                'Expected an RGB frame of shape (height, width, 3) from '
+                f'render(), got {got}.')
         frame = pad_frame(frame)
         if self._writer is None:
             height, width = frame.shape[:2]
@@ -217,9 +219,3 @@ def disable_effects(env):
     model.vis.quality.shadowsize = 0
     model.mat_reflectance[:] = 0
     return True
-
-
-def _describe_frame(frame):
-    if isinstance(frame, np.ndarray):
-        return f'an array of shape {frame.shape}'
-    return repr(frame)

@@ -271,24 +271,22 @@ class _Scale:
     """Affine map between finite Box bounds and [-1, 1], per dimension."""
 
     def __init__(self, space, dtype):
-        low = space.low.astype(np.float64)
-        high = space.high.astype(np.float64)
+        self._low = space.low.astype(np.float64)
+        self._high = space.high.astype(np.float64)
         with np.errstate(invalid='ignore', over='ignore'):
-            half_range = (high - low) / 2
-            center = low + half_range
-        self._mask = np.isfinite(half_range) & (half_range > 0)
+            half_range = (self._high - self._low) / 2
+            center = self._low + half_range
+        # The mapped dimensions; the others map through 0 and 1.
+        self.mask = np.isfinite(half_range) & (half_range > 0)
         self._space = space
         self._dtype = dtype
-        # Masked out dimensions map through centre 0 and half range 1.
-        self.center = np.where(self._mask, center, 0).astype(dtype)
-        self.half_range = np.where(self._mask, half_range, 1).astype(dtype)
+        self.center = np.where(self.mask, center, 0).astype(dtype)
+        self.half_range = np.where(self.mask, half_range, 1).astype(dtype)
 
     def normalized_space(self):
         """The Box with [-1, 1] in place of the mapped bounds."""
-        low = self._space.low.astype(np.float64)
-        high = self._space.high.astype(np.float64)
-        low = np.where(self._mask, -1.0, low).astype(self._dtype)
-        high = np.where(self._mask, 1.0, high).astype(self._dtype)
+        low = np.where(self.mask, -1.0, self._low).astype(self._dtype)
+        high = np.where(self.mask, 1.0, self._high).astype(self._dtype)
         return gym.spaces.Box(low, high, dtype=self._dtype)
 
     def normalize(self, value):
@@ -312,12 +310,8 @@ def _require_box(space, user):
 
 def _normalizable(space):
     """Whether a space is a Box with finite, distinct bounds somewhere."""
-    if not isinstance(space, gym.spaces.Box):
-        return False
-    with np.errstate(invalid='ignore', over='ignore'):
-        half_range = (space.high.astype(np.float64)
-                      - space.low.astype(np.float64))
-    return bool((np.isfinite(half_range) & (half_range > 0)).any())
+    return isinstance(space, gym.spaces.Box) and bool(
+        _Scale(space, np.float64).mask.any())
 
 
 def _delta_dtype(dtype):
