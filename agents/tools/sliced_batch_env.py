@@ -169,18 +169,15 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             results[worker] = result._replace(infos=tuple(infos))
         self._pending.clear()
         self._fresh_workers.intersection_update(failures)
-        observ = np.concatenate([result.observ for result in results]).astype(
-            self._observ_dtype, copy=False)
-        reward = np.concatenate([result.reward for result in results])
-        terminated = np.concatenate([
-            result.terminated for result in results]).astype(bool)
-        truncated = np.concatenate([
-            result.truncated for result in results]).astype(bool)
-        infos = tuple(info for result in results for info in result.infos)
+        observ, reward, terminated, truncated = (
+            np.concatenate(column)
+            for column in zip(*[result[:4] for result in results]))
+        terminated, truncated = terminated.astype(bool), truncated.astype(bool)
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
-            infos=infos)
-        return observ, reward.astype(np.float32), terminated | truncated, info
+            infos=tuple(info for result in results for info in result.infos))
+        return (observ.astype(self._observ_dtype, copy=False),
+                reward.astype(np.float32), terminated | truncated, info)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments, as `BatchEnv.reset` does.
