@@ -384,10 +384,7 @@ class Loop:
                 [phase.report_every for phase in phases], location.index),
             self._reset.ref(): first_run,
         }
-        keys = []
-        for phase in phases:
-            keys += [key for key in phase.feed if key not in keys]
-        for key in keys:
+        for key in (key for phase in phases for key in phase.feed):
             if _is_variable(key.deref()) and key not in values:
                 values[key] = schedule.phase_value(
                     key, [phase.feed for phase in phases], location.index)
