@@ -21,7 +21,7 @@ _Phase = collections.namedtuple(
         'report_every, log_every, checkpoint_every, caller_thread, made')
 
 _logger = logging.getLogger('agents')
-# Of the phase schedule, which graph code and tests read here too.
+# Callers read it as `loop.phase_steps_at`.
 phase_steps_at = schedule.phase_steps_at
 
 
@@ -35,27 +35,25 @@ class Loop:
     switches `log`, `report`, `reset` and the tensors of a phase's `feed`
     are placeholders fed on each run, or variables the loop sets in the
     graph. docs/architecture.md describes the schedule.
+
+    Args:
+        logdir: Folder for summaries (a subfolder per phase) and
+            checkpoints, or None to write nothing.
+        step: Integer global step variable; None gets or creates it.
+        log: Bool placeholder or variable, true on runs that compute
+            summaries; None creates a variable.
+        report: Bool placeholder or variable, true on runs that report
+            the mean score; None creates a variable.
+        reset: Bool placeholder or variable, true on the first run of a
+            phase's turn; None creates a variable.
+        step_phases: Names of the phases whose steps the loop shows (in
+            progress lines and summaries), the others' beside them;
+            None shows the global step.
     """
 
     def __init__(
             self, logdir, step=None, log=None, report=None, reset=None,
             step_phases=None):
-        """Create a loop without phases.
-
-        Args:
-            logdir: Folder for summaries (a subfolder per phase) and
-                checkpoints, or None to write nothing.
-            step: Integer global step variable; None gets or creates it.
-            log: Bool placeholder or variable, true on runs that compute
-                summaries; None creates a variable.
-            report: Bool placeholder or variable, true on runs that report
-                the mean score; None creates a variable.
-            reset: Bool placeholder or variable, true on the first run of a
-                phase's turn; None creates a variable.
-            step_phases: Names of the phases whose steps the loop shows (in
-                progress lines and summaries), the others' beside them;
-                None shows the global step.
-        """
         self._logdir = logdir
         if step is None:
             step = tf.train.get_or_create_global_step()
@@ -236,15 +234,7 @@ class Loop:
             self._reports.flush(phase)
 
     def shown_step(self, global_step):
-        """The step that the loop shows at a global step.
-
-        Args:
-            global_step: Integer global step.
-
-        Returns:
-            The steps of the phases of `step_phases` up to the global step;
-            the global step where the loop shows it.
-        """
+        """The step shown at a global step: that of the `step_phases`."""
         return self._reports.shown_steps(global_step)[0]
 
     def _make_callables(self, sess):
@@ -295,12 +285,8 @@ class Loop:
         return ops, next_switches
 
     def _can_share(self):
-        """Whether all phases can run as one session callable.
-
-        They can when they step the same tensors over the same batch, in the
-        same thread, and feed the same placeholders: the session then
-        optimizes the graph once instead of once per phase.
-        """
+        """Whether all phases can run as one session callable, which the
+        session optimizes once instead of once per phase."""
         first = self._phases[0]
 
         def placeholders(phase):
@@ -398,10 +384,7 @@ class Loop:
                 [phase.report_every for phase in phases], location.index),
             self._reset.ref(): first_run,
         }
-        keys = []
-        for phase in phases:
-            keys += [key for key in phase.feed if key not in keys]
-        for key in keys:
+        for key in (key for phase in phases for key in phase.feed):
             if _is_variable(key.deref()) and key not in values:
                 values[key] = schedule.phase_value(
                     key, [phase.feed for phase in phases], location.index)

@@ -40,27 +40,25 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
     A dead actor (or node) raises an `ExternalProcessError`, one that does
     not answer in time is killed and raises a `TimeoutError`. Ray starts
     here unless running (`RAY_ADDRESS`'s cluster, else a local one).
+
+    Args:
+        constructors: Callables without arguments, one per environment.
+        num_actors: Number of actors, at most one per environment; None:
+            one per free CPU of the cluster, at least one.
+        restart: Whether to replace a failed actor instead of raising.
+        timeout: Seconds an actor may take to answer; None: 600 (at
+            least 60 to build the environments).
+        actor_options: Dict of Ray actor options; by default one CPU
+            each, spread over the nodes ('SPREAD').
+
+    Raises:
+        ImportError: When Ray is not installed.
+        TypeError, ValueError, Exception: As `SlicedBatchEnv` does.
     """
 
     def __init__(
             self, constructors, num_actors=None, restart=False, timeout=None,
             actor_options=None):
-        """Start the actors, each building the environments of its slice.
-
-        Args:
-            constructors: Callables without arguments, one per environment.
-            num_actors: Number of actors, at most one per environment; None:
-                one per free CPU of the cluster, at least one.
-            restart: Whether to replace a failed actor instead of raising.
-            timeout: Seconds an actor may take to answer; None: 600 (at
-                least 60 to build the environments).
-            actor_options: Dict of Ray actor options; by default one CPU
-                each, spread over the nodes ('SPREAD').
-
-        Raises:
-            ImportError: When Ray is not installed.
-            TypeError, ValueError, Exception: As `SlicedBatchEnv` does.
-        """
         ray = import_ray()
         if not ray.is_initialized():
             ray.init(include_dashboard=False, logging_level='ERROR')

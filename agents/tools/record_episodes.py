@@ -25,23 +25,21 @@ class RecordEpisodes(gym.Wrapper):
     Frames stream to an ffmpeg encoder (H.264), padded to sizes divisible
     by 16. The video of an episode that ends joins `videos`; that of one
     cut short by a reset or `close` is deleted.
+
+    Args:
+        env: Environment created with `render_mode='rgb_array'`.
+        directory: Directory for the videos, created at the first reset.
+        fps: Frames per second; None: the environment's
+            `metadata['render_fps']`, or 30.
+        preset: The x264 preset of the encoder, e.g. 'medium'.
+        threads: Threads of the encoder; None lets ffmpeg choose.
+
+    Raises:
+        ValueError: When the environment does not render RGB arrays.
     """
 
     def __init__(
             self, env, directory, fps=None, preset=PRESET, threads=None):
-        """Record the episodes of an environment.
-
-        Args:
-            env: Environment created with `render_mode='rgb_array'`.
-            directory: Directory for the videos, created at the first reset.
-            fps: Frames per second; None: the environment's
-                `metadata['render_fps']`, or 30.
-            preset: The x264 preset of the encoder, e.g. 'medium'.
-            threads: Threads of the encoder; None lets ffmpeg choose.
-
-        Raises:
-            ValueError: When the environment does not render RGB arrays.
-        """
         if env.render_mode != 'rgb_array':
             raise ValueError(
                 f'{NO_RGB_ARRAY}, got {env.render_mode!r} from {env}.')
@@ -94,9 +92,11 @@ class RecordEpisodes(gym.Wrapper):
 
     def _write(self, frame):
         if not isinstance(frame, np.ndarray) or frame.ndim != 3:
+            got = (f'an array of shape {frame.shape}'
+                   if isinstance(frame, np.ndarray) else repr(frame))
             raise ValueError(
-                f'Expected an RGB frame of shape (height, width, 3) from '
-                f'render(), got {_describe_frame(frame)}.')
+                'Expected an RGB frame of shape (height, width, 3) from '
+                f'render(), got {got}.')
         frame = pad_frame(frame)
         if self._writer is None:
             height, width = frame.shape[:2]
@@ -219,9 +219,3 @@ def disable_effects(env):
     model.vis.quality.shadowsize = 0
     model.mat_reflectance[:] = 0
     return True
-
-
-def _describe_frame(frame):
-    if isinstance(frame, np.ndarray):
-        return f'an array of shape {frame.shape}'
-    return repr(frame)

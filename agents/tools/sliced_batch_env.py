@@ -40,6 +40,22 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     in `info['restarted']` (with its first observation and a zero reward in
     a step; in a reset, the others of the slice hand theirs out in the next
     step). A replacement that fails before its first step raises.
+
+    Args:
+        constructors: Callables without arguments, one per environment,
+            pickled once here (restarts reuse them).
+        num_workers: Number of workers, at most one per environment;
+            None: one per CPU core this process may use.
+        restart: Whether to replace a failed worker instead of raising.
+        timeout: Seconds a worker may take to answer; None: the default
+            of `ExternalProcess`, as for `start_method`.
+        start_method: Start method of the workers, or None.
+
+    Raises:
+        TypeError: When a constructor is an environment or not callable.
+        ValueError: On no constructors, a `num_workers` that is not a
+            positive integer, or environments of different spaces.
+        Exception: A constructor's error, naming its environment.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -48,24 +64,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     def __init__(
             self, constructors, num_workers=None, restart=False,
             timeout=None, start_method=None):
-        """Start the workers, each building the environments of its slice.
-
-        Args:
-            constructors: Callables without arguments, one per environment,
-                pickled once here (restarts reuse them).
-            num_workers: Number of workers, at most one per environment;
-                None: one per CPU core this process may use.
-            restart: Whether to replace a failed worker instead of raising.
-            timeout: Seconds a worker may take to answer; None: the default
-                of `ExternalProcess`, as for `start_method`.
-            start_method: Start method of the workers, or None.
-
-        Raises:
-            TypeError: When a constructor is an environment or not callable.
-            ValueError: On no constructors, a `num_workers` that is not a
-                positive integer, or environments of different spaces.
-            Exception: A constructor's error, naming its environment.
-        """
         constructors = list(constructors)
         if not constructors:
             raise ValueError(
@@ -171,18 +169,15 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             results[worker] = result._replace(infos=tuple(infos))
         self._pending.clear()
         self._fresh_workers.intersection_update(failures)
-        observ = np.concatenate([result.observ for result in results]).astype(
-            self._observ_dtype, copy=False)
-        reward = np.concatenate([result.reward for result in results])
-        terminated = np.concatenate([
-            result.terminated for result in results]).astype(bool)
-        truncated = np.concatenate([
-            result.truncated for result in results]).astype(bool)
-        infos = tuple(info for result in results for info in result.infos)
+        observ, reward, terminated, truncated = (
+            np.concatenate(column)
+            for column in zip(*[result[:4] for result in results]))
+        terminated, truncated = terminated.astype(bool), truncated.astype(bool)
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
-            infos=infos)
-        return observ, reward.astype(np.float32), terminated | truncated, info
+            infos=tuple(info for result in results for info in result.infos))
+        return (observ.astype(self._observ_dtype, copy=False),
+                reward.astype(np.float32), terminated | truncated, info)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments, as `BatchEnv.reset` does.
@@ -274,10 +269,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     def _failures(self, results, errors, requested=None):
         """Per failed worker, its lowest failed index and that error.
 
-        `results` holds a `StepBatch` per worker (per requested worker of a
-        reset, whose `requested` maps workers to (order, position, seed)
-        tuples), None where the request raised (`errors`, by position).
-        Raises the first failure without `restart`.
+        `results`: a `StepBatch` per worker (per requested worker, of a
+        reset), None where the request raised (`errors`, by position).
         """
         workers = sorted(requested) if requested else range(len(results))
         failures = {}

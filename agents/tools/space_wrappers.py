@@ -17,19 +17,17 @@ class FrameHistory(ForwardingWrapper):
     an episode, the first one fills the past. Observations have the shape
     `(len(past_indices),) + shape`, or with `flatten` the history merged
     into the first axis.
+
+    Args:
+        env: Environment with a Box observation space.
+        past_indices: Non-empty sequence of non-negative offsets.
+        flatten: Whether to merge the history into the first axis.
+
+    Raises:
+        ValueError: On other offsets or observation spaces.
     """
 
     def __init__(self, env, past_indices, flatten):
-        """Wrap an environment.
-
-        Args:
-            env: Environment with a Box observation space.
-            past_indices: Non-empty sequence of non-negative offsets.
-            flatten: Whether to merge the history into the first axis.
-
-        Raises:
-            ValueError: On other offsets or observation spaces.
-        """
         past_indices = tuple(past_indices)
         if not past_indices or not all(
                 _is_integer(index) and index >= 0 for index in past_indices):
@@ -81,14 +79,12 @@ class FrameDelta(ForwardingWrapper):
 
     The first delta of an episode is zero. Integer deltas have a signed type
     of twice the width, so that they cannot overflow.
+
+    Raises:
+        ValueError: When the observation space is not a Box.
     """
 
     def __init__(self, env):
-        """Wrap an environment with a Box observation space.
-
-        Raises:
-            ValueError: When the observation space is not a Box.
-        """
         space = _require_box(env.observation_space, 'FrameDelta')
         super().__init__(env)
         self._dtype = _delta_dtype(space.dtype)
@@ -121,21 +117,19 @@ class RangeNormalize(ForwardingWrapper):
     Dimensions with an infinite or empty range stay as they are. Integer
     observations become float32. Actions outside [-1, 1] map linearly
     outside the bounds (`ClipAction` around this wrapper clips them).
+
+    Args:
+        env: Environment to normalise.
+        observ: Whether to normalise observations; None: where the space
+            is a Box with finite bounds somewhere.
+        action: Whether to normalise actions; None: where the space is
+            a floating point Box with finite bounds somewhere.
+
+    Raises:
+        ValueError: On a non-bool switch, or True for another space.
     """
 
     def __init__(self, env, observ=None, action=None):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to normalise.
-            observ: Whether to normalise observations; None: where the space
-                is a Box with finite bounds somewhere.
-            action: Whether to normalise actions; None: where the space is
-                a floating point Box with finite bounds somewhere.
-
-        Raises:
-            ValueError: On a non-bool switch, or True for another space.
-        """
         super().__init__(env, observ=observ, action=action)
         self._observ, self._action, observation_space, action_space = (
             range_scales(
@@ -206,14 +200,12 @@ class ClipAction(ForwardingWrapper):
 
     Its action space is unbounded, so that samples of a Gaussian policy pass
     a batch's action check.
+
+    Raises:
+        ValueError: When the action space is not a Box.
     """
 
     def __init__(self, env):
-        """Wrap an environment with a Box action space.
-
-        Raises:
-            ValueError: When the action space is not a Box.
-        """
         self._clip = ActionClip(env.action_space)
         super().__init__(env)
         self.action_space = self._clip.space
@@ -228,14 +220,12 @@ class ActionClip:
 
     Attributes:
         space: The Box of the environment with infinite bounds.
+
+    Raises:
+        ValueError: When the space is not a Box.
     """
 
     def __init__(self, space):
-        """Read the bounds of a Box action space.
-
-        Raises:
-            ValueError: When the space is not a Box.
-        """
         space = _require_box(space, 'ClipAction')
         self._low, self._high = space.low, space.high
         self._dtype = space.dtype
@@ -253,7 +243,6 @@ class ConvertTo32Bit(ForwardingWrapper):
     """Convert 64-bit observations, their space and rewards to 32 bits."""
 
     def __init__(self, env):
-        """Wrap an environment."""
         super().__init__(env)
         self.observation_space = space_to_32bit(env.observation_space)
 
@@ -273,7 +262,6 @@ class CacheSpaces(ForwardingWrapper):
     """Read the observation and action space once and keep them."""
 
     def __init__(self, env):
-        """Wrap an environment."""
         super().__init__(env)
         self.observation_space = env.observation_space
         self.action_space = env.action_space
@@ -283,24 +271,22 @@ class _Scale:
     """Affine map between finite Box bounds and [-1, 1], per dimension."""
 
     def __init__(self, space, dtype):
-        low = space.low.astype(np.float64)
-        high = space.high.astype(np.float64)
+        self._low = space.low.astype(np.float64)
+        self._high = space.high.astype(np.float64)
         with np.errstate(invalid='ignore', over='ignore'):
-            half_range = (high - low) / 2
-            center = low + half_range
-        self._mask = np.isfinite(half_range) & (half_range > 0)
+            half_range = (self._high - self._low) / 2
+            center = self._low + half_range
+        # The mapped dimensions; the others map through 0 and 1.
+        self.mask = np.isfinite(half_range) & (half_range > 0)
         self._space = space
         self._dtype = dtype
-        # Masked out dimensions map through centre 0 and half range 1.
-        self.center = np.where(self._mask, center, 0).astype(dtype)
-        self.half_range = np.where(self._mask, half_range, 1).astype(dtype)
+        self.center = np.where(self.mask, center, 0).astype(dtype)
+        self.half_range = np.where(self.mask, half_range, 1).astype(dtype)
 
     def normalized_space(self):
         """The Box with [-1, 1] in place of the mapped bounds."""
-        low = self._space.low.astype(np.float64)
-        high = self._space.high.astype(np.float64)
-        low = np.where(self._mask, -1.0, low).astype(self._dtype)
-        high = np.where(self._mask, 1.0, high).astype(self._dtype)
+        low = np.where(self.mask, -1.0, self._low).astype(self._dtype)
+        high = np.where(self.mask, 1.0, self._high).astype(self._dtype)
         return gym.spaces.Box(low, high, dtype=self._dtype)
 
     def normalize(self, value):
@@ -324,12 +310,8 @@ def _require_box(space, user):
 
 def _normalizable(space):
     """Whether a space is a Box with finite, distinct bounds somewhere."""
-    if not isinstance(space, gym.spaces.Box):
-        return False
-    with np.errstate(invalid='ignore', over='ignore'):
-        half_range = (space.high.astype(np.float64)
-                      - space.low.astype(np.float64))
-    return bool((np.isfinite(half_range) & (half_range > 0)).any())
+    return isinstance(space, gym.spaces.Box) and bool(
+        _Scale(space, np.float64).mask.any())
 
 
 def _delta_dtype(dtype):

@@ -27,25 +27,23 @@ class StepWatchdog:
     `grace` seconds after a signal; `on_second_signal(signum)` as soon as a
     second signal arrives. The callbacks run in the thread and should end
     the process. The batch may be assigned later (`batch_env`).
+
+    Args:
+        batch_env: Batch with a `busy` attribute like `tools.BatchEnv`'s,
+            or None for now.
+        timeout: Seconds an environment in this process may take to
+            answer; None never times out.
+        on_hang: Callable taking the `TimeoutError`, or None.
+        on_stuck_signal: Callable taking the signal number, or None.
+        grace: Seconds a step has to end after a signal.
+        on_second_signal: Callable taking the signal number, or None.
+
+    Raises:
+        ValueError: When `timeout` or `grace` is not positive.
     """
 
     def __init__(self, batch_env=None, timeout=None, on_hang=None,
                  on_stuck_signal=None, grace=2.0, on_second_signal=None):
-        """Create the watchdog; `start` starts its thread.
-
-        Args:
-            batch_env: Batch with a `busy` attribute like `tools.BatchEnv`'s,
-                or None for now.
-            timeout: Seconds an environment in this process may take to
-                answer; None never times out.
-            on_hang: Callable taking the `TimeoutError`, or None.
-            on_stuck_signal: Callable taking the signal number, or None.
-            grace: Seconds a step has to end after a signal.
-            on_second_signal: Callable taking the signal number, or None.
-
-        Raises:
-            ValueError: When `timeout` or `grace` is not positive.
-        """
         for name, value in (('timeout', timeout), ('grace', grace)):
             if value is not None and value <= 0:
                 raise ValueError(
@@ -91,13 +89,8 @@ class StepWatchdog:
 
     @contextlib.contextmanager
     def watch_signals(self):
-        """Have signals wake the watchdog (by `signal.set_wakeup_fd`).
-
-        Call it in the main thread, with the Python handlers installed.
-
-        Yields:
-            Nothing.
-        """
+        """Have signals wake the watchdog (by `signal.set_wakeup_fd`); call
+        it in the main thread, with the Python handlers installed."""
         previous = signal.set_wakeup_fd(
             self._write_fd, warn_on_full_buffer=False)
         try:

@@ -4,18 +4,18 @@ import tensorflow.compat.v1 as tf
 
 
 class StreamingMean:
-    """Mean over all values submitted since the last clear, in variables
-    of the current variable scope (`*_temporary` keeps them out of
-    checkpoints)."""
+    """Mean over all values submitted since the last clear, in variables.
+
+    They live in the current variable scope (`*_temporary` keeps them out
+    of checkpoints).
+
+    Args:
+        shape: Shape of one value, without the batch dimension.
+        dtype: Floating point data type of the values and the mean.
+        name: Name of the variable scope holding the sum and count.
+    """
 
     def __init__(self, shape, dtype, name='streaming_mean'):
-        """Create the variables of the running mean.
-
-        Args:
-            shape: Shape of one value, without the batch dimension.
-            dtype: Floating point data type of the values and the mean.
-            name: Name of the variable scope holding the sum and count.
-        """
         self._dtype = tf.as_dtype(dtype)
         with tf.variable_scope(None, default_name=name):
             self._sum = tf.Variable(

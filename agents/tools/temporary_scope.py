@@ -13,11 +13,8 @@ def temporary_scope(name):
     is numbered before the suffix (`loop_1_temporary`), where TensorFlow's
     `loop_temporary_1` would escape the pattern.
 
-    Args:
-        name: Base name of the scope, e.g. 'loop'.
-
     Yields:
-        The `tf.VariableScope`, for `reenter`.
+        The `tf.VariableScope` of base name `name`, for `reenter`.
     """
     graph = tf.get_default_graph()
     outer = graph.get_name_scope()
@@ -37,11 +34,7 @@ def temporary_scope(name):
 @contextlib.contextmanager
 def reenter(scope):
     """Enter a variable scope again with its original name scope (which
-    names `tf.Variable`s), not a new one.
-
-    Yields:
-        The same scope.
-    """
+    names `tf.Variable`s), not a new one."""
     with tf.variable_scope(scope, auxiliary_name_scope=False) as entered:
         with tf.name_scope(scope.original_name_scope):
             yield entered

@@ -73,11 +73,7 @@ def signals_blocked():
     """Block SIGINT and SIGTERM in this thread meanwhile.
 
     Processes started meanwhile inherit the block, so a signal cannot end
-    them before they install their handlers; this thread receives the
-    signals once the block ends.
-
-    Yields:
-        Nothing.
+    them before they install their handlers.
     """
     if not _HAVE_SIGMASK:
         yield
@@ -91,12 +87,8 @@ def signals_blocked():
 
 @contextlib.contextmanager
 def main_hidden():
-    """Hide the main module from 'spawn' and 'forkserver' children started
-    meanwhile, by its `__spec__` and `__file__`.
-
-    Yields:
-        Nothing.
-    """
+    """Hide the main module (its `__spec__` and `__file__`) from the
+    'spawn' and 'forkserver' children started meanwhile."""
     main = sys.modules.get('__main__')
     saved = {
         name: getattr(main, name) for name in ('__spec__', '__file__')
