@@ -9,7 +9,6 @@ signatures are listed in docs/export.md.
 
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -18,6 +17,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
+from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import errors
 from agents.training import policy_module
@@ -28,7 +28,6 @@ METADATA_FOLDER = 'assets.extra'
 ONNX_FILE = 'model.onnx'
 FORMATS = ('saved_model', 'onnx')
 
-_CHECKPOINT_INDEX = re.compile(r'^model\.ckpt-(\d+)\.index$')
 _ONNX_OPSET = 17
 # The error's public name, where export and its tests import it.
 ExportError = policy_module.ExportError
@@ -111,7 +110,7 @@ def find_checkpoint(logdir, checkpoint=None):
     Args:
       logdir: Run folder.
       checkpoint: Name in the folder (`model.ckpt-4000`) or path; None: the
-          highest step, or the one the `checkpoint` index names.
+          newest (`checkpoints.list_checkpoints`).
 
     Raises:
       ExportError: When there is no such checkpoint.
@@ -123,16 +122,9 @@ def find_checkpoint(logdir, checkpoint=None):
                 f"No checkpoint '{checkpoint}' in {logdir}; expected the "
                 f'name of a model.ckpt-<step>.index file in it.')
         return path
-    steps = []
-    for name in os.listdir(logdir):
-        match = _CHECKPOINT_INDEX.match(name)
-        if match:
-            steps.append(int(match.group(1)))
-    if steps:
-        return os.path.join(logdir, f'model.ckpt-{max(steps)}')
-    latest = tf.train.latest_checkpoint(logdir)
-    if latest and os.path.exists(latest + '.index'):
-        return latest
+    found = checkpoints.list_checkpoints(logdir)
+    if found:
+        return found[0]
     raise ExportError(
         f'Run folder {logdir} has no checkpoint yet; train until the first '
         'one is written.')
