@@ -212,21 +212,7 @@ def _error_cause(error):
     """The cause of an error of writing a file ('PATH; CAUSE'), no path."""
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
-    return _error_line(error).rpartition('; ')[2]
-
-
-def _error_line(error):
-    """The line of a TensorFlow error that says what went wrong."""
-    message = getattr(error, 'message', None) or str(error)
-    # Restores explain that the graph may have changed, then give the cause.
-    message = message.rpartition('Original error:')[2]
-    # Skip the lines of a failed session run that locate the node.
-    ignore = (
-        'Graph execution error', 'Detected at node', 'File ', 'Node:', '[[')
-    lines = [
-        line.strip() for line in message.splitlines()
-        if line.strip() and not line.strip().startswith(ignore)]
-    return lines[0] if lines else type(error).__name__
+    return errors.error_line(error).rpartition('; ')[2]
 
 
 def initialize_variables(
@@ -282,7 +268,7 @@ def initialize_variables(
         except CheckpointShapeError:
             raise
         except (tf.errors.OpError, ValueError) as error:
-            message = _error_line(error)
+            message = errors.error_line(error)
             failures.append(f'{path}: {message}')
             logging.getLogger('agents').warning(
                 'Cannot restore checkpoint %s (%s); trying the previous one.',

@@ -88,6 +88,23 @@ def check_value_size(value):
         stack.extend((child, depth + 1) for child in children)
 
 
+def parse_yaml(yaml, text, limit):
+    """Load YAML text and check its size (`check_value_size`).
+
+    Raises:
+      ValueError: Saying why in one line of at most `limit` characters.
+    """
+    try:
+        value = yaml.load(text)
+        check_value_size(value)
+    except (ruamel.yaml.YAMLError, ValueError, RecursionError) as error:
+        if isinstance(error, RecursionError):
+            raise ValueError('it nests too deeply') from error
+        raise ValueError(
+            shorten(' '.join(str(error).split()), limit)) from error
+    return value
+
+
 class ConfigNotFoundError(ConfigError, OSError):
     """A run folder has no config.yaml; an `IOError` as in 2017, whose
     scripts start a new run under `except IOError:`."""
@@ -167,13 +184,9 @@ def load_config(logdir):
             'it was cut short; restore it, or start a new run with another '
             '--timestamp.')
     try:
-        values = yaml.load(text)
-        check_value_size(values)
-    except (ruamel.yaml.YAMLError, ValueError, RecursionError) as error:
-        detail = shorten(' '.join(str(error).split()), 300)
-        if isinstance(error, RecursionError):
-            detail = 'it nests too deeply'
-        raise ConfigError(f'Invalid YAML in {path}: {detail}') from error
+        values = parse_yaml(yaml, text, 300)
+    except ValueError as error:
+        raise ConfigError(f'Invalid YAML in {path}: {error}') from error
     if not isinstance(values, dict):
         raise ConfigError(
             f'Expected a mapping in {path}, got {type(values).__name__}.')

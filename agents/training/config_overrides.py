@@ -58,14 +58,10 @@ def _convert_override(setting, key, old, text):
     """The value of an override, converted to the type of the old value."""
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     try:
-        value = yaml.load(text) if text.strip() else None
-        config_io.check_value_size(value)
-    except (ruamel.yaml.YAMLError, ValueError, RecursionError) as error:
-        detail = config_io.shorten(' '.join(str(error).split()), 200)
-        if isinstance(error, RecursionError):
-            detail = 'it nests too deeply'
+        value = config_io.parse_yaml(yaml, text, 200) if text.strip() else None
+    except ValueError as error:
         raise config_io.ConfigError(
-            f'--set={setting}: not a valid value for {key} ({detail}).'
+            f'--set={setting}: not a valid value for {key} ({error}).'
         ) from error
     if isinstance(value, list):
         value = tuple(value)

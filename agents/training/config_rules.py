@@ -47,21 +47,19 @@ MAX_TIMEOUT = 1e7
 
 
 class Rule(collections.namedtuple('Rule', 'valid, describe')):
-    """How one config value is checked.
-
-    Attributes:
-      valid: Function of the value and the config: whether it is valid.
-      describe: Function of the value and the config returning what the
-          error says after 'Config KEY=VALUE ', e.g. 'must be >= 1'.
-    """
+    """How a config value is checked: functions of the value and the config,
+    `valid` and `describe` (what the error says after 'Config KEY=VALUE ',
+    e.g. 'must be >= 1')."""
 
 
 def _is_integer(value):
+    """Whether a value is an integer and no bool."""
     return isinstance(value, (int, np.integer)) and not isinstance(
         value, (bool, np.bool_))
 
 
 def _is_real(value):
+    """Whether a value is a finite number and no bool."""
     return (isinstance(value, (int, float, np.integer, np.floating))
             and not isinstance(value, (bool, np.bool_))
             and math.isfinite(value))
@@ -86,15 +84,9 @@ def _must(expected):
 def _integer(low, high=None, optional=False, expected=None, reason=None):
     """Rule of an integer from `low` to `high`, or None where optional.
 
-    Args:
-      low: Smallest valid integer.
-      high: None, the largest valid integer, or a function of the config
-          returning it.
-      optional: Whether None is valid.
-      expected: What the message says the value must be; by default it
-          names the range.
-      reason: None, or a function of the config returning why the range
-          ends at `high`, which the message gives after a colon.
+    `high` may be a function of the config; `expected` replaces the range in
+    the message, and `reason`, a function of the config, says after a colon
+    why the range ends at `high`.
     """
     def upper(config):
         return high(config) if callable(high) else high
@@ -171,11 +163,8 @@ def _of_type(kinds, expected, optional=False):
 
 
 def _takes_positional(value, count):
-    """Whether a callable takes `count` named positional arguments.
-
-    Arguments that only `*args` would take do not count: `print` takes
-    anything and is no network.
-    """
+    """Whether a callable takes `count` named positional arguments (not
+    only `*args`: `print` takes anything and is no network)."""
     try:
         signature = inspect.signature(value)
     except (TypeError, ValueError):
@@ -204,11 +193,8 @@ def _signature(expected, count, is_class=False):
 
 @functools.lru_cache(maxsize=None)
 def _maps_tensors(function):
-    """Whether a function maps a float32 tensor to one of its shape.
-
-    Called once on a probe in a graph of its own; what it prints is
-    dropped.
-    """
+    """Whether a function maps a float32 tensor to one of its shape (a
+    probe in a graph of its own; what it prints is dropped)."""
     if not _takes_positional(function, 1):
         return False
     try:
@@ -283,47 +269,12 @@ def _max_agents(config):
 
 
 def _valid_integer(config, key):
-    """A config's integer value of a key, or its default where it is not
-    a positive integer (its own rule reports it)."""
+    """A key's positive integer value, else its default (its rule reports
+    it)."""
     value = config.get(key)
     if _is_integer(value) and value >= 1:
         return int(value)
     return configs.default()[key]
-
-
-def _max_length_limit(config):
-    return MAX_BUFFER_STEPS // _valid_integer(config, 'num_agents')
-
-
-def _max_length_reason(config):
-    return (
-        f"the episodes of num_agents={_valid_integer(config, 'num_agents')} "
-        'agents are held in one buffer of at most 2^24 steps')
-
-
-def _update_every_limit(config):
-    return _buffer_limit(config.get('max_length'))
-
-
-def _update_every_reason(config):
-    return (
-        'the update memory holds update_every episodes of '
-        f"max_length={config.get('max_length')} steps, at most 2^24 steps")
-
-
-def _chunk_length_limit(config):
-    return MAX_BUFFER_STEPS // _valid_integer(config, 'update_every')
-
-
-def _chunk_length_reason(config):
-    return (
-        'the update pads each of the '
-        f"update_every={_valid_integer(config, 'update_every')} episodes "
-        'to whole chunks, at most 2^24 steps in all')
-
-
-def _batch_size_limit(config):
-    return _buffer_limit(config.get('chunk_length'), config.get('max_length'))
 
 
 def _buffer_limit(*sizes):
@@ -331,13 +282,6 @@ def _buffer_limit(*sizes):
     size = next(
         (size for size in sizes if _is_integer(size) and size >= 1), 1)
     return MAX_BUFFER_STEPS // size
-
-
-def _batch_size_reason(config):
-    return (
-        'a mini-batch holds batch_size chunks of '
-        f"chunk_length={config.get('chunk_length')} steps, at most 2^24 "
-        'steps')
 
 
 def _valid_environment_count(value, config):
@@ -426,7 +370,11 @@ RULES = collections.OrderedDict([
     # Environment.
     ('normalize_ranges', _BOOL),
     ('max_length', _integer(
-        1, _max_length_limit, optional=True, reason=_max_length_reason)),
+        1, lambda config: _buffer_limit(_valid_integer(config, 'num_agents')),
+        optional=True, reason=lambda config: (
+            'the episodes of '
+            f"num_agents={_valid_integer(config, 'num_agents')} agents are "
+            'held in one buffer of at most 2^24 steps'))),
     ('worker_timeout', _number(
         0, MAX_TIMEOUT, above=True, optional=True,
         expected='a positive number of seconds up to 1e7 (16 weeks) or '
@@ -457,7 +405,11 @@ RULES = collections.OrderedDict([
     ('recurrent_value', _BOOL),
     # Optimization.
     ('update_every', _integer(
-        1, _update_every_limit, reason=_update_every_reason)),
+        1, lambda config: _buffer_limit(config.get('max_length')),
+        reason=lambda config: (
+            'the update memory holds update_every episodes of '
+            f"max_length={config.get('max_length')} steps, at most 2^24 "
+            'steps'))),
     ('update_steps', _integer(
         1, MAX_BUFFER_STEPS, optional=True, reason=lambda unused_config: (
             'the update memory holds at most 2^24 steps'))),
@@ -473,10 +425,19 @@ RULES = collections.OrderedDict([
     ('learning_rate', _number(0, above=True)),
     ('learning_rate_decay', _choice((None, 'linear'))),
     ('chunk_length', _integer(
-        1, _chunk_length_limit, optional=True,
-        reason=_chunk_length_reason)),
+        1, lambda config: _buffer_limit(
+            _valid_integer(config, 'update_every')),
+        optional=True, reason=lambda config: (
+            'the update pads each of the '
+            f"update_every={_valid_integer(config, 'update_every')} "
+            'episodes to whole chunks, at most 2^24 steps in all'))),
     ('batch_size', _integer(
-        1, _batch_size_limit, optional=True, reason=_batch_size_reason)),
+        1, lambda config: _buffer_limit(
+            config.get('chunk_length'), config.get('max_length')),
+        optional=True, reason=lambda config: (
+            'a mini-batch holds batch_size chunks of '
+            f"chunk_length={config.get('chunk_length')} steps, at most 2^24 "
+            'steps'))),
     ('max_gradient_norm', _number(0, above=True, optional=True)),
     ('compile_update', _BOOL),
     # Losses.

@@ -9,7 +9,6 @@ signatures are listed in docs/export.md.
 
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -18,7 +17,9 @@ import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
+from agents.training import checkpoints
 from agents.training import config_io
+from agents.training import errors
 from agents.training import policy_module
 
 
@@ -27,7 +28,6 @@ METADATA_FOLDER = 'assets.extra'
 ONNX_FILE = 'model.onnx'
 FORMATS = ('saved_model', 'onnx')
 
-_CHECKPOINT_INDEX = re.compile(r'^model\.ckpt-(\d+)\.index$')
 _ONNX_OPSET = 17
 # The error's public name, where export and its tests import it.
 ExportError = policy_module.ExportError
@@ -77,7 +77,8 @@ def export_run(
             prefix='.' + os.path.basename(outdir) + '-', dir=parent)
     except OSError as error:
         raise ExportError(
-            f'Cannot write --outdir {outdir}: {_first_line(error)}') from error
+            f'Cannot write --outdir {outdir}: '
+            f'{errors.error_line(error)}') from error
     # mkdtemp creates the folder for its owner alone; the export gets the
     # permissions of a folder made by os.makedirs.
     umask = os.umask(0)
@@ -109,7 +110,7 @@ def find_checkpoint(logdir, checkpoint=None):
     Args:
       logdir: Run folder.
       checkpoint: Name in the folder (`model.ckpt-4000`) or path; None: the
-          highest step, or the one the `checkpoint` index names.
+          newest (`checkpoints.list_checkpoints`).
 
     Raises:
       ExportError: When there is no such checkpoint.
@@ -121,16 +122,9 @@ def find_checkpoint(logdir, checkpoint=None):
                 f"No checkpoint '{checkpoint}' in {logdir}; expected the "
                 f'name of a model.ckpt-<step>.index file in it.')
         return path
-    steps = []
-    for name in os.listdir(logdir):
-        match = _CHECKPOINT_INDEX.match(name)
-        if match:
-            steps.append(int(match.group(1)))
-    if steps:
-        return os.path.join(logdir, f'model.ckpt-{max(steps)}')
-    latest = tf.train.latest_checkpoint(logdir)
-    if latest and os.path.exists(latest + '.index'):
-        return latest
+    found = checkpoints.list_checkpoints(logdir)
+    if found:
+        return found[0]
     raise ExportError(
         f'Run folder {logdir} has no checkpoint yet; train until the first '
         'one is written.')
@@ -154,7 +148,7 @@ def build_policy(config, checkpoint, stochastic=False):
     except (tf.errors.OpError, ValueError) as error:
         raise ExportError(
             f'Cannot read checkpoint {checkpoint}: '
-            f'{_first_line(error)}') from error
+            f'{errors.error_line(error)}') from error
     return policy_module.PolicyModule(
         config, observation_space, action_space, _CheckpointValues(
             reader, checkpoint), stochastic)
@@ -210,7 +204,7 @@ def _env_spaces(config):
         raise ExportError(
             'Cannot build the environment '
             f'{policy_module.describe_env(config.env)}: '
-            f'{_first_line(error)}') from error
+            f'{errors.error_line(error)}') from error
     try:
         observation_space = env.observation_space
         action_space = env.action_space
@@ -235,7 +229,7 @@ def _load_run_config(logdir):
         return config_io.load_config(logdir)
     except config_io.ConfigError as error:
         raise ExportError(
-            f'{_first_line(error)} Expected a run folder written by '
+            f'{errors.error_line(error)} Expected a run folder written by '
             'agents.scripts.train.') from error
 
 
@@ -275,7 +269,7 @@ def _check_onnx_extra():
         except ImportError as error:
             raise ExportError(
                 f"--format=onnx needs {module}, which is not installed "
-                f"({_first_line(error)}); pip install -e '.[export]'."
+                f"({errors.error_line(error)}); pip install -e '.[export]'."
             ) from error
 
 
@@ -305,7 +299,7 @@ def _save_onnx(module, folder):
             output_path=path)
     except Exception as error:  # pylint: disable=broad-except
         raise ExportError(
-            f'tf2onnx cannot convert the policy: {_first_line(error)}'
+            f'tf2onnx cannot convert the policy: {errors.error_line(error)}'
         ) from error
     session = onnxruntime.InferenceSession(
         path, providers=['CPUExecutionProvider'])
@@ -327,11 +321,3 @@ def _save_onnx(module, folder):
             raise ExportError(
                 f'onnxruntime computes other {name} values than TensorFlow '
                 'for the converted policy.')
-
-
-def _first_line(error):
-    """The first line of an error that says more than where it happened."""
-    lines = [line.strip() for line in str(error).splitlines()]
-    lines = [line for line in lines if line and line != 'in user code:'
-             and not line.startswith('File "')]
-    return lines[0] if lines else type(error).__name__

@@ -413,23 +413,19 @@ def _save_checkpoint(
 
 def _describe_op_error(error):
     """One line about an error of a graph operation."""
-    lines = [line.strip() for line in error.message.splitlines()]
-    for line in lines:
+    for line in error.message.splitlines():
         # The text of `tf.debugging.check_numerics`, of its gradient, and
         # of the environment step's checks in NumPy.
         match = re.match(
             r'^(Not a number .* in gradient\. )?(?:ValueError: )?'
-            r'(b\'(.+)\'|(.+?)) : Tensor had (.+) values$', line)
+            r'(b\'(.+)\'|(.+?)) : Tensor had (.+) values$', line.strip())
         if match:
             name = match.group(3) or match.group(4)
             where = 'the gradient of ' if match.group(1) else ''
             return (
                 f"{where}'{name}' had {match.group(5)} values; expected "
                 'finite numbers.')
-    # Skip the lines that locate the failed node.
-    ignore = ('Graph execution error', 'Detected at node', 'File ', 'Node:')
-    lines = [line for line in lines if line and not line.startswith(ignore)]
-    return lines[0] if lines else type(error).__name__
+    return errors.error_line(error)
 
 
 class _Batches:
