@@ -12,7 +12,6 @@ TensorFlow alone: `tf.saved_model.load(DIR).action(observ)` (docs/export.md).
 
 import logging
 import os
-import sys
 
 from agents.training import quiet_start
 
@@ -27,6 +26,7 @@ from absl import logging as absl_logging
 
 from agents.training import policy_export
 from agents.training import shared_flags
+from agents.training import stopping
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 FLAGS = flags.FLAGS
@@ -60,8 +60,7 @@ def main(argv):
             FLAGS.logdir, FLAGS.outdir, FLAGS.checkpoint, FLAGS.stochastic,
             FLAGS.format, FLAGS.overwrite)
     except policy_export.ExportError as error:
-        print(f'Error: {error}', file=sys.stderr)
-        sys.exit(2)
+        stopping.exit_with(f'Error: {error}', 2)
     print(
         f"Exported {metadata['format']} of {metadata['checkpoint']} "
         f"({metadata['weights']} weights) to "

@@ -11,7 +11,6 @@ and one line on stderr when a folder cannot be migrated.
 """
 
 import os
-import sys
 
 from agents.training import quiet_start
 
@@ -23,6 +22,7 @@ if __name__ == '__main__':
 from absl import app
 
 from agents.training import config_io
+from agents.training import stopping
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 BACKUP_SUFFIX = '.2017'
@@ -77,8 +77,7 @@ def main(argv):
         try:
             changed = migrate(run_dir)
         except config_io.ConfigError as error:
-            print(f'Error: {error}', file=sys.stderr)
-            sys.exit(2)
+            stopping.exit_with(f'Error: {error}', 2)
         state = 'migrated' if changed else 'already current'
         print(f'{run_dir}: {state}')
 

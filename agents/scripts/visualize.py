@@ -16,7 +16,6 @@ off-screen (`MUJOCO_GL=egl`, else `osmesa`) and always in worker processes:
 Mesa's OpenGL crashes in a process that loaded TensorFlow.
 """
 
-import sys
 
 from agents.training import quiet_start
 
@@ -35,6 +34,7 @@ from agents.training import episode_videos
 from agents.training import policy_video
 from agents.training import run_video
 from agents.training import shared_flags
+from agents.training import stopping
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 FLAGS = flags.FLAGS
@@ -97,8 +97,7 @@ def main(argv):
             FLAGS.logdir, FLAGS.outdir, FLAGS.checkpoint, FLAGS.num_agents,
             FLAGS.num_episodes, env_mode, FLAGS.seed, FLAGS.render_effects)
     except (VisualizeError, config_io.ConfigError) as error:
-        print(f'Error: {error}', file=sys.stderr)
-        sys.exit(2)
+        stopping.exit_with(f'Error: {error}', 2)
 
 
 if __name__ == '__main__':

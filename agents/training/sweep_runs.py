@@ -213,13 +213,15 @@ def join_ray(ray, address, cpus_per_run):
 
 
 def _interruptible():
-    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile.
+    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile."""
+    return _installed(stopping.StopRequest(_describe_interrupt))
 
-    Only the main thread can set signal handlers; elsewhere, such as in
-    tests that run a sweep in a thread, nothing changes.
-    """
+
+def _installed(request):
+    """Install a `StopRequest` meanwhile, in the main thread only: only it
+    can set signal handlers (tests run sweeps in other threads too)."""
     if threading.current_thread() is threading.main_thread():
-        return stopping.StopRequest(_describe_interrupt).install()
+        return request.install()
     return contextlib.nullcontext()
 
 
@@ -352,8 +354,7 @@ def _train(config, env_mode, on_report):
         # Process-wide, as in train.py; each run has its own worker.
         tf.compat.v2.config.experimental.enable_op_determinism()
     stop = RunStop(os.path.join(os.path.dirname(config.logdir), STOP_NAME))
-    with stop.install() if threading.current_thread() is (
-            threading.main_thread()) else contextlib.nullcontext():
+    with _installed(stop):
         if stop.requested():
             raise stopping.Interrupted(stop.signum)
         for _ in trainer.train(config, env_mode, on_report=on_report):
