@@ -118,35 +118,18 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
     def _read_state(self):
         """PPO's `State` in its variables, without env state or scores."""
         batch_env = self._batch_env
-        episodes, episode_length = self._episodes.variables
-        memory, memory_length = self._memory.variables
         zeros = tf.zeros([self._num_agents], tf.float32)
         return ppo_bookkeeping.State(
             index=tf.constant(0), env=(),
-            observ=batch_env.observ.read_value(),
-            done=batch_env.done.read_value(),
-            action=batch_env.action.read_value(),
-            reward=batch_env.reward.read_value(),
-            truncated=batch_env.truncated.read_value(),
-            policy_params=tuple(
-                variable.read_value()
-                for variable in tools.nested.flatten(self._last_policy)),
-            state=self._read_recurrent_state(),
             observ_statistics=self._observ_filter.read(),
             reward_statistics=self._reward_filter.read(),
-            running_return=self._running_return.read_value(),
-            episodes=tuple(buffer_.read_value() for buffer_ in episodes),
-            episode_length=episode_length.read_value(),
-            rollout_steps=self._rollout_steps.read_value(),
-            memory=tuple(buffer_.read_value() for buffer_ in memory),
-            memory_length=memory_length.read_value(),
-            memory_index=self._memory_index.read_value(),
-            memory_steps=self._memory_steps.read_value(),
             pending=tf.zeros([self._num_agents], tf.bool),
             score=zeros, episode_steps=tf.zeros([self._num_agents], tf.int32),
             ended=tf.zeros([self._num_agents], tf.bool),
             last_score=zeros, score_sum=tf.constant(0.0),
             length_sum=tf.constant(0.0), count=tf.constant(0),
+            **self._read_fields(self._batch_variables()),
+            **self._read_fields(self._state_variables()),
             bad=compiled_rollout.no_failure(
                 batch_env.observ, batch_env.action))
 
@@ -329,54 +312,63 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         return compiled_ops.compiled_function(_draw)(
             sample_seed, first_key)
 
-    def _read_recurrent_state(self):
-        """The agents' recurrent state in its variables, `()` without."""
-        if self._last_state is None:
-            return ()
-        return tools.nested.map(
-            lambda variable: variable.read_value(), self._last_state)
+    def _batch_variables(self):
+        """The batch's variables by the `State` field they hold."""
+        batch_env = self._batch_env
+        return dict(
+            observ=batch_env.observ, done=batch_env.done,
+            action=batch_env.action, reward=batch_env.reward,
+            truncated=batch_env.truncated)
+
+    def _state_variables(self):
+        """PPO's variables by the `State` field they hold between calls."""
+        episodes, episode_length = self._episodes.variables
+        memory, memory_length = self._memory.variables
+        return dict(
+            policy_params=tuple(tools.nested.flatten(self._last_policy)),
+            state=() if self._last_state is None else self._last_state,
+            running_return=self._running_return, episodes=episodes,
+            episode_length=episode_length, rollout_steps=self._rollout_steps,
+            memory=memory, memory_length=memory_length,
+            memory_index=self._memory_index, memory_steps=self._memory_steps)
+
+    @staticmethod
+    def _read_fields(variables):
+        """The values of a dict of (nested) variables."""
+        return {
+            name: tf.nest.map_structure(
+                lambda variable: variable.read_value(), nested)
+            for name, nested in variables.items()}
+
+    @staticmethod
+    def _assign_fields(variables, values):
+        """The assign ops of the fields of `values` to a dict of variables."""
+        return [
+            variable.assign(value)
+            for name, nested in variables.items()
+            for variable, value in zip(
+                tf.nest.flatten(nested),
+                tf.nest.flatten(getattr(values, name)))]
 
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
-        batch_env = self._batch_env
         checks = compiled_rollout.failure_checks(carry.bad)
         score, length = tally
-        pairs = [
-            (batch_env.observ, carry.observ),
-            (batch_env.done, carry.done), (batch_env.action, carry.action),
-            (batch_env.reward, carry.reward),
-            (batch_env.truncated, carry.truncated),
-            (score, carry.score), (length, carry.episode_steps)]
         with tf.control_dependencies(checks):
-            writes = [variable.assign(value) for variable, value in pairs]
+            writes = self._assign_fields(self._batch_variables(), carry)
+            writes += [
+                score.assign(carry.score), length.assign(carry.episode_steps)]
             writes += env.assign(carry.env)
             writes += self._write_state(carry)
         return writes
 
     def _write_state(self, carry):
         """The assign operations of PPO's `State` to its variables."""
-        episodes, episode_length = self._episodes.variables
-        memory, memory_length = self._memory.variables
-        pairs = [
-            # The environments' action dtype may be wider than the
-            # policy's (float64 of MuJoCo tasks).
-            (self._last_action, tf.cast(
-                carry.action, self._last_action.dtype)),
-            (self._running_return, carry.running_return),
-            (episode_length, carry.episode_length),
-            (self._rollout_steps, carry.rollout_steps),
-            (memory_length, carry.memory_length),
-            (self._memory_index, carry.memory_index),
-            (self._memory_steps, carry.memory_steps)]
-        pairs += list(zip(episodes, carry.episodes))
-        pairs += list(zip(memory, carry.memory))
-        pairs += list(zip(
-            tools.nested.flatten(self._last_policy), carry.policy_params))
-        if self._last_state is not None:
-            pairs += list(zip(
-                tools.nested.flatten(self._last_state),
-                tools.nested.flatten(carry.state)))
-        writes = [variable.assign(value) for variable, value in pairs]
+        writes = self._assign_fields(self._state_variables(), carry)
+        # The environments' action dtype may be wider than the policy's
+        # (float64 of MuJoCo tasks).
+        writes.append(self._last_action.assign(
+            tf.cast(carry.action, self._last_action.dtype)))
         writes.append(self._observ_filter.assign(carry.observ_statistics))
         writes.append(self._reward_filter.assign(carry.reward_statistics))
         return writes

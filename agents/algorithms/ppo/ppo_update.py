@@ -22,25 +22,16 @@ class UpdateMixin:
         Returns:
           Bool tensor, available once the memory's variables hold them.
         """
-        memory, memory_length = self._memory.variables
-        variables = memory + (
-            memory_length, self._memory_index, self._memory_steps)
+        variables = {
+            name: self._state_variables()[name]
+            for name in ppo_bookkeeping.Memory._fields}
 
         def _define():
-            current = ppo_bookkeeping.Memory(
-                memory=tuple(buffer_.read_value() for buffer_ in memory),
-                memory_length=memory_length.read_value(),
-                memory_index=self._memory_index.read_value(),
-                memory_steps=self._memory_steps.read_value())
             stored = self._store(
-                current, carry.episodes, carry.episode_length, carry.pending)
-            values = stored.memory + (
-                stored.memory_length, stored.memory_index,
-                stored.memory_steps)
-            writes = [
-                variable.assign(value)
-                for variable, value in zip(variables, values)]
-            with tf.control_dependencies(writes):
+                ppo_bookkeeping.Memory(**self._read_fields(variables)),
+                carry.episodes, carry.episode_length, carry.pending)
+            with tf.control_dependencies(
+                    self._assign_fields(variables, stored)):
                 return tf.constant(True)
 
         # Only a call whose rollouts filled the memory leaves episodes
