@@ -1,15 +1,11 @@
-"""A PPO update as one compiled (XLA) call.
+"""A PPO update as one call of a `tf.function`, compiled by XLA by default.
 
-The advantages and value targets, the plan of mini-batches of
-`parts.plan_sequences` and the loop over them run inside one
-`tf.function(jit_compile=True)` that the TF1 graph calls as an op: XLA fuses
-the many small operations of the update, which in the plain graph cost more
-than their arithmetic (`benchmarks/compiled_update.py`). The random keys of
-the shuffle are drawn outside, so a seeded run repeats; inside are array
-maths only. Where a step's loss or gradients are not finite, the step
-applies nothing and the loop stops; the call returns a flag that ops outside
-check, so the session run fails with the message of
-`tf.debugging.check_numerics` that the plain update gives.
+The advantages, the plan of mini-batches (`parts.plan_sequences`) and the
+loop over them run inside one function that the TF1 graph calls as an op
+(`benchmarks/compiled_update.py` measures the gain of XLA). The shuffle keys
+are drawn outside, so a seeded run repeats. A step whose loss or gradients
+are not finite applies nothing and stops the loop; ops outside the call then
+fail with the message of `tf.debugging.check_numerics`.
 """
 
 import tensorflow.compat.v1 as tf
@@ -26,42 +22,38 @@ _GRADIENT_MESSAGE = (
 class CompiledUpdate:
     """Prepares an update's sequences and steps on their mini-batches.
 
-    One instance serves every place in the graph that updates (PPO trains
-    where episodes end and where rollouts are handed over): calls with
-    inputs of the same shapes share one traced function, which XLA then
-    compiles once.
+    Every place in the graph that updates calls one instance, so that calls
+    with inputs of the same shapes share one traced function.
     """
 
-    def __init__(self, prepare_fn, step_fn, names, plan_settings):
-        """Prepare the compiled function; it is traced at the first call.
+    def __init__(self, prepare_fn, step_fn, names, plan_settings,
+                 jit_compile=True):
+        """Prepare the function; it is traced at the first call.
 
         Args:
-          prepare_fn: Function of the update's inputs (a structure of
-              tensors) that returns the sequences to cut mini-batches from
-              (a structure of tensors `[num, max_length, ...]`), their int32
-              lengths `[num]`, and a dict of tensors the call returns as
-              they are (what summaries show).
-          step_fn: Function of a mini-batch (a structure like the
-              sequences of tensors `[batch_size, steps, ...]`) and its int32
-              lengths `[batch_size]`. It returns a dict of float32 scalars
-              with at least the keys `names`, `'loss'` and
-              `'gradient_norm'`, and a boolean scalar, true when the step's
-              loss and gradients were finite; it may change variables only
-              then. Both are available after its side effects.
+          prepare_fn: Function of the update's inputs returning the
+              sequences `[num, max_length, ...]`, their int32 lengths
+              `[num]` and a dict of tensors the call returns as they are.
+          step_fn: Function of a mini-batch and its int32 lengths returning
+              a dict of float32 scalars (with `names`, `'loss'` and
+              `'gradient_norm'`) and a boolean scalar, true where the loss
+              and gradients were finite; it changes variables only then.
           names: Names of the statistics to average over the mini-batches.
-          plan_settings: Keyword arguments of `parts.plan_sequences`:
-              `chunk_length`, `batch_size`, `num_epochs`, `padding_value`.
+          plan_settings: Keyword arguments of `parts.plan_sequences`.
+          jit_compile: Whether XLA compiles the function.
         """
         self._prepare_fn = prepare_fn
         self._step_fn = step_fn
         self._names = list(names)
         self._plan_settings = dict(plan_settings)
-        self._function = compiled_ops.compiled_function(
-            self._compiled_update)
+        if jit_compile:
+            self._function = compiled_ops.compiled_function(self._update)
+        else:
+            self._function = tf.function(self._update, autograph=False)
 
     @property
     def tracing_count(self):
-        """How many times the compiled function was traced."""
+        """How many times the function was traced."""
         return self._function.experimental_get_tracing_count()
 
     def __call__(self, inputs, shuffle_keys):
@@ -70,15 +62,14 @@ class CompiledUpdate:
         Args:
           inputs: Structure of tensors, the argument of `prepare_fn`.
           shuffle_keys: Float tensor `[num_epochs, parts.num_items(...)]`
-              of the keys that shuffle the mini-batches of each epoch.
+              that shuffles the mini-batches of each epoch.
 
         Returns:
           Tuple of a dict from the names to the float32 mean of each
-          statistic over the mini-batches (NaN without mini-batches) and
-          the dict of tensors of `prepare_fn`. Evaluating the statistics
-          fails with the message of `tf.debugging.check_numerics` on
-          `'loss'` (or on its gradient) where a step was not finite; that
-          step and those after it changed nothing.
+          statistic over the mini-batches (NaN without any) and the dict of
+          `prepare_fn`. Evaluating the statistics fails with the message of
+          `tf.debugging.check_numerics` on `'loss'` (or its gradient) where
+          a step was not finite.
         """
         with tf.name_scope('compiled_update'):
             means, finite, loss, gradient_norm, extras = self._function(
@@ -86,7 +77,7 @@ class CompiledUpdate:
             return _checked(
                 self._names, means, finite, loss, gradient_norm), extras
 
-    def _compiled_update(self, inputs, shuffle_keys):
+    def _update(self, inputs, shuffle_keys):
         """The sequences, then the mini-batches until one is not finite."""
         sequences, length, extras = self._prepare_fn(inputs)
         plan = parts.plan_sequences(
@@ -128,8 +119,8 @@ class CompiledUpdate:
 def _checked(names, means, finite, loss, gradient_norm):
     """The statistics after checks that fail where the update was not finite.
 
-    A step whose loss is finite failed by its gradients, one of which was
-    then not finite, and so is their norm; the second check reports it.
+    A step with a finite loss failed by a gradient, so their norm is not
+    finite; the second check reports it.
     """
     zero = tf.constant(0.0)
     check_loss = tf.debugging.check_numerics(

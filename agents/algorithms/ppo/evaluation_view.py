@@ -9,10 +9,9 @@ from agents.algorithms.ppo import utility
 class EvaluationView:
     """The actions of a policy on evaluation environments.
 
-    Built by `PPO.evaluation_view`, which see.
-    Its methods form the algorithm interface that `tools.simulate` calls;
-    all but `perform` only reset the recurrent state, and every summary is
-    empty.
+    Built by `PPO.evaluation_view`; the algorithm interface of
+    `tools.simulate` with empty summaries, and a `tools.compiled_rollout`
+    policy (`initial_state`, `step`).
     """
 
     def __init__(self, batch_env, network, observ_filter, device, stochastic):
@@ -35,8 +34,7 @@ class EvaluationView:
             output = network(
                 tf.zeros_like(batch_env.observ)[:, None],
                 tf.ones(size, tf.int32))
-        # Per-agent recurrent state at the beginning of episodes, for the
-        # compiled rollout (see `step`).
+        # The specs of the recurrent state, for `initial_state`.
         self._zero_state = None
         if output.state is not None:
             self._zero_state = tools.nested.map(
@@ -90,25 +88,15 @@ class EvaluationView:
                 return tf.identity(action), tf.constant('')
 
     def experience(self, *unused_transition):
-        """Collect nothing.
-
-        Returns:
-          Empty summary tensor.
-        """
+        """Collect nothing; return an empty summary."""
         return tf.constant('')
 
     def end_episode(self, unused_agent_indices):
-        """Train on nothing.
-
-        Returns:
-          Empty summary tensor.
-        """
+        """Train on nothing; return an empty summary."""
         return tf.constant('')
 
     def initial_state(self, batch_size):
         """The recurrent state of agents that begin an episode.
-
-        With `step`, this makes the view a `tools.compiled_rollout.Policy`.
 
         Args:
           batch_size: Python int of the agents.
@@ -125,11 +113,7 @@ class EvaluationView:
             self._zero_state)
 
     def step(self, observ, state, key):
-        """The actions and next recurrent state, as a pure function.
-
-        Reads the weights and the normalizer and writes nothing, so that a
-        compiled loop can call it at every step (see
-        `tools.compiled_rollout`).
+        """The actions and next recurrent state; writes no variable.
 
         Args:
           observ: Batch of observations of all agents.

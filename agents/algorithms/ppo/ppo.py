@@ -1,9 +1,5 @@
-"""Proximal Policy Optimization as a batched, in-graph algorithm.
-
-Based on John Schulman's PPO with the adaptive KL penalty and a steep
-quadratic cutoff (arXiv:1707.06347), trained on whole episodes collected by a
-batch of agents, as in the 2017 TensorFlow Agents paper (arXiv:1709.02878).
-"""
+"""BatchPPO: PPO with an adaptive KL penalty (arXiv:1707.06347) on episodes
+of a batch of agents, trained inside the graph (arXiv:1709.02878)."""
 
 import functools
 
@@ -29,22 +25,15 @@ _SAMPLE_PURPOSE = 0x5a3
 _SHUFFLE_PURPOSE = 0x5f1
 
 
-
 class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
     """BatchPPO: collects episodes of all agents and trains in the graph.
 
-    Episodes are stored per agent while they run. When an episode ends it
-    moves into the update memory; once `update_every` episodes are there (or,
-    with `update_steps`, once their steps add up to that many), the networks
-    train for `update_epochs` epochs on mini-batches of chunks, all inside
-    the session call that stepped the environments.
-
-    With `rollout_length`, an agent also hands over the part of its running
-    episode every `rollout_length` of its steps, as the fixed-length
-    rollouts of OpenAI Baselines and Stable-Baselines3: the segment's return
-    continues with the discounted value of the next observation, and the
-    episode goes on into the next segment. Updates then need not wait for
-    long episodes to end.
+    Ended episodes move into the update memory; once it holds `update_every`
+    episodes (or `update_steps` steps), the networks train for
+    `update_epochs` epochs on mini-batches of chunks in the same session
+    call. With `rollout_length`, an agent also hands over its running
+    episode every `rollout_length` steps, bootstrapped with the value of the
+    next observation (fixed-length rollouts as in Stable-Baselines3).
     """
 
     def __init__(self, batch_env, step, is_training, should_log, config):
@@ -56,9 +45,8 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
           is_training: Boolean tensor; collect data and train when true, act
               greedily otherwise.
           should_log: Boolean tensor; whether to compute summaries.
-          config: Object with the hyper-parameters (see `configs.default`),
-              whose values `agents.training.config_spec.check_config` checks
-              (training checks them before it builds anything).
+          config: The hyper-parameters (see `configs.default`), checked by
+              `agents.training.config_spec.check_config`.
 
         Raises:
           ValueError: When the action space is neither Box nor Discrete, or
@@ -80,12 +68,10 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         seed = config.seed
         if seed is None:
             seed = tf.get_default_graph().seed
-        # The seed of the stateless random ops that sample actions, keyed by
-        # it and the global step: a seeded run repeats its actions, and the
-        # compiled collection (`collect`) samples as `perform` does.
+        # Actions are sampled by stateless random ops keyed by this seed and
+        # the global step, so that every driver takes the same actions.
         self._sample_seed = _sample_seed(seed)
-        # The seed of the update's shuffles, keyed by it and the number of
-        # the update (see `_shuffle_keys`); None: stateful random ops.
+        # The seed of the update's shuffles (see `_shuffle_keys`).
         self._shuffle_seed = None if seed is None else _sample_seed(
             seed, _SHUFFLE_PURPOSE)
         self._observ_filter = parts.StreamingNormalize(
@@ -104,6 +90,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
 
     @staticmethod
     def _choose_device(config):
+        """The GPU with `use_gpu` where one is visible, else the CPU."""
         if config.use_gpu and utility.available_gpus():
             return '/gpu:0'
         if config.use_gpu:
@@ -180,16 +167,8 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
             0, trainable=False, name='trained_steps', dtype=tf.int64)
 
     def _learning_rate(self):
-        """The learning rate, decayed by training progress if configured.
-
-        With `learning_rate_decay = 'linear'` the rate falls linearly to zero
-        over `steps` training environment steps, counted from the episodes
-        trained on, so that the policy settles at the end of a run.
-
-        Returns:
-          Scalar float tensor; called by the optimizer where it applies
-          gradients, so it reads the current progress.
-        """
+        """The learning rate, falling linearly to zero over `steps` trained
+        steps with `learning_rate_decay = 'linear'`."""
         decay = self._config.learning_rate_decay
         learning_rate = float(self._config.learning_rate)
         if not decay:
@@ -201,12 +180,8 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
     def evaluation_view(self, batch_env, stochastic=False):
         """The policy acting on a batch of evaluation environments.
 
-        The view shares the networks' weights and the observation
-        normalizer, which it reads without updating, and keeps its own
-        per-agent state (the recurrent state) for the evaluation batch, so
-        that evaluation episodes leave the training agents' state, episode
-        buffers and memory as they were. It collects nothing and never
-        trains.
+        The view shares the weights and reads the observation normalizer; it
+        keeps its own recurrent state, collects nothing and never trains.
 
         Args:
           batch_env: In-graph batch of the evaluation environments, with
@@ -223,14 +198,13 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
             stochastic)
 
     def begin_episode(self, agent_indices):
-        """Reset the recurrent state and episode buffers of some agents.
+        """Reset the recurrent state, episode buffers and running returns.
 
         Args:
           agent_indices: Integer tensor of agent indices.
 
         Returns:
-          Empty summary tensor, once the recurrent state, episode buffers
-          and running returns of those agents are reset.
+          Empty summary tensor, after the resets.
         """
         with tf.name_scope('begin_episode/'):
             if self._last_state is None:
@@ -283,13 +257,8 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 return tf.identity(action), tf.identity(summary)
 
     def _sample(self, policy):
-        """Sample actions with the key of the global step.
-
-        On a batch that `collect` can step, the samples come from stateless
-        random ops keyed by the sample seed and the global step (the key of
-        `_step_key`), so that every driver takes the same actions; elsewhere
-        from TensorFlow's stateful random ops, seeded by the graph seed.
-        """
+        """Sample actions keyed by the global step where `collect` can run
+        (see `_step_key`), else from stateful random ops."""
         if not self.compiles_collection(self._batch_env):
             return policy.sample()
         key = tf.stack([
@@ -298,6 +267,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         return policy.sample(key=key)
 
     def _perform_summary(self, policy, action):
+        """Histograms of the actions and the policy's mode."""
         summaries = [tf.summary.histogram('action', action)]
         if not self._discrete:
             summaries.append(tf.summary.histogram('mode', policy.mode()))
@@ -305,13 +275,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
 
     def experience(
             self, agent_indices, observ, action, reward, done, nextob):
-        """Account for a step of the whole batch and train where it is due.
-
-        The step goes through `_bookkeep`, the step that the compiled
-        drivers (`collect`) take too: the normalizers, the transitions in
-        the episode buffers, rollouts (with `rollout_length`) and ended
-        episodes into the memory. The networks train here once the memory
-        is full, before the episodes a filling rollout left pending go in.
+        """Take PPO's step (`_bookkeep`) for the whole batch; train if due.
 
         Args:
           agent_indices: Integer tensor of agent indices; every agent of the
@@ -319,7 +283,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
           observ: Batch of observations before the step.
           action: Batch of actions taken.
           reward: Batch of rewards received.
-          done: Batch of episode-end flags (read from the env).
+          done: Batch of episode-end flags.
           nextob: Batch of observations after the step.
 
         Returns:
@@ -370,7 +334,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 reward_filter.transform(step.reward)))])
 
     def end_episode(self, agent_indices):
-        """Nothing left to do: `experience` stored the ended episodes.
+        """Do nothing: `experience` stored the ended episodes.
 
         Args:
           agent_indices: Integer tensor of agent indices.
@@ -383,15 +347,8 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
 
 
 def _sample_seed(seed, purpose=_SAMPLE_PURPOSE):
-    """An int64 seed of stateless random ops from the run's seed, or at random.
-
-    Args:
-      seed: The run's seed, or None.
-      purpose: Integer that tells the seeds of different uses apart.
-
-    Returns:
-      Non-negative Python int below 2 ** 63.
-    """
+    """A non-negative int64 seed for `purpose` from the run's `seed` (None:
+    at random)."""
     entropy = None if seed is None else [int(seed), purpose]
     return int(np.random.SeedSequence(entropy).generate_state(
         1, np.uint64)[0] >> np.uint64(1))

@@ -1,13 +1,10 @@
-"""PPO's bookkeeping of a step, as pure functions of a loop's state.
+"""PPO's step, a pure function from its `State` to the next.
 
 What PPO does with a step once the agents acted and the environments
-stepped: the normalizers' statistics, the transition in the episode
-buffers, the rollouts and ended episodes moved into the update memory, and
-the scores. Every driver takes this step: the one-step path of
-`tools.simulate` (`PPO.experience`) runs it on the state read from the
-variables; the loop of an in-graph task calls it inside its compiled loop;
-the loop over environments behind the bridge replays its recorded steps
-through it in one compiled call (see `ppo_collect`).
+stepped: the normalizers' statistics, the transition in the episode buffers,
+the rollouts and ended episodes moved into the update memory, the scores.
+`PPO.experience` runs it on the state read from the variables, `collect` in
+its loop (see `ppo_collect`).
 """
 
 import collections
@@ -15,17 +12,14 @@ import collections
 import tensorflow.compat.v1 as tf
 from agents.tools import compiled_ops
 
-# PPO's state, the value that its step (`_bookkeep`) maps to the next, and
-# that its variables hold between session calls (`PPO._read_state`,
-# `PPO._write_state`): the agents' last observations, flags, actions, policy
-# parameters and recurrent state (`()` for a feed-forward network); the
-# normalizers' statistics; each agent's running discounted return, episode
-# buffer row and its length, and steps since its last rollout; the update
-# memory, its row lengths, rows in use and steps; the episodes left pending
-# for the next update. A loop adds its own: the step `index`, the
-# environments' `env` state, the running `score` and `episode_steps`, the
-# tally of the episodes that `ended` (`last_score`, `score_sum`,
-# `length_sum`, `count`) and the first non-finite value seen (`bad`).
+# PPO's state, which its variables hold between session calls
+# (`PPO._read_state`, `PPO._write_state`): the agents' last observations,
+# flags, actions, policy parameters and recurrent state (`()` without); the
+# normalizers' statistics; each agent's running return, episode buffer row,
+# its length and steps since its last rollout; the update memory; the
+# episodes pending for the next update. A loop adds the step `index`, the
+# environments' `env` state, the running scores, the tally of the episodes
+# that `ended`, and the first non-finite value seen (`bad`).
 State = collections.namedtuple('State', (
     'index, env, observ, done, action, reward, truncated, '
     'policy_params, state, '
@@ -43,10 +37,9 @@ Transition = collections.namedtuple(
 Memory = collections.namedtuple(
     'Memory', 'memory, memory_length, memory_index, memory_steps')
 
-# What a step's bookkeeping needs to know of it: the observations acted on
-# (after the resets of episodes that begin), the actions and the tuple of
-# their policy's parameters, the recurrent state after acting (`()` for a
-# feed-forward network), and the environments' outcome.
+# A step as `_bookkeep` takes it: the observations acted on, the actions,
+# their policy's parameters, the recurrent state after acting, and the
+# environments' outcome.
 Step = collections.namedtuple('Step', (
     'observ, action, policy_params, state, nextob, reward, done, truncated, '
     'restarted'))
@@ -71,35 +64,24 @@ def network_state(state):
 
 
 def counts_of(carry):
-    """The `Counts` of a loop state with their fields (`PPO.collect`'s)."""
+    """The `Counts` of a `State`."""
     return Counts(
         carry.episode_length, carry.rollout_steps, carry.memory_index,
         carry.memory_steps)
 
 
 class BookkeepingMixin:
-    """PPO's bookkeeping of a step; `PPO` inherits it through `collect`.
-
-    The methods read the config, networks and normalizers of `PPO` and
-    write no variable: they map a loop state to the next.
-    """
+    """PPO's step; the methods write no variable."""
 
     def _bookkeep(self, carry, step, begin=None):
-        """The loop state after a step, from what the agents saw and did.
-
-        The step of every driver: the one-step path (`experience`), the
-        compiled loop of an in-graph task and the replay of the bridge
-        loop (`collect`).
+        """The state after a step, from what the agents saw and did.
 
         Args:
           carry: `State` before the step.
-          step: `Step`: the observations acted on (after the resets of
-              episodes that begin), the actions and their policy
-              parameters, and the environments' outcome.
+          step: `Step`.
           begin: bool flags of the agents whose episode begins with the
               step; None: those whose episode ended before it
-              (`carry.done`). The one-step path begins episodes in
-              `begin_episode` and passes none.
+              (`carry.done`).
 
         Returns:
           `State` after the step; its `env` and `bad` unchanged.
@@ -165,21 +147,11 @@ class BookkeepingMixin:
             memory_steps=counts.memory_steps, pending=marks.pending)
 
     def _count(self, counts, begin, done, restarted):
-        """The rows' lengths and the memory's counts after a step.
+        """The `Counts` after a step and its `Marks`.
 
-        Rollouts that the step completes are stored first, then the
-        episodes it ended; ended episodes wait as pending where the
-        rollouts filled the memory.
-
-        Args:
-          counts: `Counts` before the step.
-          begin: bool flags of the agents whose episode began with it.
-          done: bool flags of the episodes that ended in the step.
-          restarted: bool flags of the environments restarted after a
-              failure (their episodes have no result).
-
-        Returns:
-          Tuple of the `Counts` after the step and its `Marks`.
+        Rollouts that the step completes are stored first, then the episodes
+        it ended, which wait as pending where the rollouts filled the memory.
+        `restarted` flags environments restarted after a failure.
         """
         length = compiled_ops.where(
             begin, tf.zeros_like(counts.episode_length),
@@ -206,21 +178,11 @@ class BookkeepingMixin:
                 ended_index=index)
 
     def _rollout_cut(self, rollout_steps, done):
-        """Count the agents' steps and find where a rollout is complete.
+        """The agents whose rollout ends while their episode goes on, and
+        the counts after the step.
 
-        A count starts anew when it reaches `rollout_length`, whether or
-        not the episode ended there, and goes on across episodes, so that
-        updates come every `rollout_length` steps as with a fixed-length
-        rollout.
-
-        Args:
-          rollout_steps: int32 steps of each agent since its last rollout.
-          done: bool flags of the episodes that ended in the step.
-
-        Returns:
-          Tuple of the bool flags of the agents whose rollout ends with the
-          step while their episode goes on (none without `rollout_length`)
-          and the counts after the step.
+        A count starts anew at `rollout_length` whether or not the episode
+        ended there, so updates come every `rollout_length` steps.
         """
         rollout_length = self._config.rollout_length
         if not rollout_length:
@@ -232,14 +194,9 @@ class BookkeepingMixin:
             compiled_ops.where(complete, tf.zeros_like(steps), steps))
 
     def _bootstrap(self, nextob, observ_statistics, truncated, cut, state):
-        """Discounted value of the next observation where the return goes on.
-
-        An episode cut by its time limit did not end in the environment, so
-        its return continues beyond the last step: with `bootstrap_truncated`
-        the last step's return adds the discounted value estimate of the
-        following observation, in normalized reward units. So does the last
-        step of a rollout whose episode goes on (`cut`).
-        """
+        """Discounted value of the next observation where the return goes
+        on: episodes truncated by their time limit (with
+        `bootstrap_truncated`) and rollouts cut (`cut`)."""
         zeros = tf.zeros([self._num_agents], tf.float32)
         if not (self._config.bootstrap_truncated or
                 self._config.rollout_length):
@@ -263,20 +220,8 @@ class BookkeepingMixin:
         return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
 
     def _store(self, memory, episodes, episode_length, mask):
-        """Move the rows of some agents into the memory.
-
-        Into its next rows while it has rows left, in agent order; the
-        others are dropped.
-
-        Args:
-          memory: `Memory` of tensors.
-          episodes: Tuple of the episode buffers, flat.
-          episode_length: int32 lengths of the agents' rows.
-          mask: bool flags of the agents whose rows to store.
-
-        Returns:
-          `Memory` after the store.
-        """
+        """The `Memory` after storing the rows of the agents of `mask`, in
+        agent order while it has rows left; the others are dropped."""
         stored = self._storable(memory.memory_index, mask)
         rows = self._write_rows(
             tuple(memory.memory) + (memory.memory_length,), episodes,
@@ -305,18 +250,8 @@ class BookkeepingMixin:
 
     def _write_rows(self, rows, episodes, episode_length, stored,
                     memory_index):
-        """The memory's buffers and row lengths after a store.
-
-        Args:
-          rows: Tuple of the memory's buffers and its row lengths.
-          episodes: Tuple of the episode buffers, flat.
-          episode_length: int32 lengths of the agents' rows.
-          stored: bool flags of the agents stored (see `_storable`).
-          memory_index: The memory's rows in use before the store.
-
-        Returns:
-          Tuple like `rows`.
-        """
+        """The memory's buffers and row lengths (`rows`) after storing the
+        rows of the agents `stored` from `memory_index` on."""
         capacity = self._config.update_every
         row = memory_index + tf.cumsum(
             tf.cast(stored, tf.int32), exclusive=True)
@@ -348,8 +283,7 @@ class BookkeepingMixin:
 
 
 def _tallied(carry, score, episode_steps, ended):
-    """The loop state with the running scores and the tally of the episodes
-    that ended."""
+    """The state with the running scores and the tally of ended episodes."""
     ended_float = tf.cast(ended, tf.float32)
     return carry._replace(
         score=score, episode_steps=episode_steps,

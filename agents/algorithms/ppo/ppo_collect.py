@@ -1,11 +1,9 @@
 """PPO's data collection, many steps in one session call.
 
-On in-graph tasks the steps run in one XLA-compiled call; on Python and C
-environments behind the numpy_function bridge (gymnasium in process, worker
-processes, EnvPool) in a plain `tf.while_loop` of graph ops that acts and
-steps, followed by one XLA-compiled call that replays its steps through the
-bookkeeping (`ppo_bookkeeping`). The bookkeeping is the same for both;
-`tools.rollout_env` steps the environments.
+On in-graph tasks the steps run in one XLA-compiled loop; on environments
+behind the numpy_function bridge a plain `tf.while_loop` acts and steps, and
+one XLA-compiled call replays its steps through PPO's step
+(`ppo_bookkeeping`). `tools.rollout_env` steps the environments.
 """
 
 import collections
@@ -30,42 +28,25 @@ _Acted = collections.namedtuple('_Acted', (
 
 
 class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
-    """Training steps of PPO, many in one session call.
-
-    `PPO` inherits these methods; they read the networks, normalizers,
-    episode buffers and memory that its constructor creates.
-    """
+    """Training steps of PPO, many in one session call."""
 
     def compiles_collection(self, batch_env):
-        """Whether `collect` can run on a batch.
-
-        It can on an in-graph task with the pure `transition` and `restart`
-        (compiled with XLA) and on a `tools.InGraphBatchEnv` (plain graph
-        ops around its numpy_function), with feed-forward and recurrent
-        networks.
-        """
+        """Whether `collect` can run on a batch: an in-graph task or a
+        `tools.InGraphBatchEnv` (see `tools.rollout_env`)."""
         return rollout_env.rollout_env(batch_env) is not None
 
     def collect(self, num_steps, steps_left):
         """Train on the batch for up to `num_steps` batch steps.
 
         One loop steps every agent: it begins episodes where the last ended,
-        samples actions (stateless random ops keyed by the sample seed and
-        the global step, which `perform` uses too), steps the environments,
-        and takes PPO's step (`_bookkeep`, the step of `experience` too).
-        It stops after the step that fills the memory, and the update then
-        trains in the same session call (outside the loop), so that the
-        next step acts with the new weights. Ended episodes that a step's
-        rollouts left pending go into the memory after the update; should
-        they fill it again, the next call trains before its first step. On
-        an in-graph task the loop is one XLA-compiled call;
-        on environments behind the numpy_function bridge a plain
-        `tf.while_loop` acts and calls into Python at every step (and at
-        the resets of steps where episodes begin), and one XLA-compiled
-        call then does the bookkeeping of its steps (`_bridge_collect`).
-        An environment that fails
-        or a value that is not finite fails the session run as on the
-        one-step path, and no variable is written.
+        samples actions keyed by the global step (see `_step_key`), steps
+        the environments and takes PPO's step (`_bookkeep`). It stops after
+        the step that fills the memory; the update then trains in the same
+        session call, so the next step acts with the new weights. Episodes
+        left pending go into the memory after the update; should they fill
+        it again, the next call trains before its first step. A failed
+        environment or a value that is not finite fails the session run
+        (`compiled_rollout.failure_checks`), and no variable is written.
 
         Args:
           num_steps: Python int, the most batch steps of a call.
@@ -117,15 +98,8 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             [summary, training])
 
     def _episode_tally(self):
-        """Variables of the score and length of each agent's running episode.
-
-        The episode buffers hold a rollout's segment of an episode with
-        `rollout_length`, so the loop keeps the scores and lengths from
-        call to call, as `tools.simulate` keeps them.
-
-        Returns:
-          Tuple of the float32 score and the int32 length variables.
-        """
+        """Variables of the score and length of each agent's running
+        episode, kept from call to call (a row may hold only a segment)."""
         return (
             tf.Variable(
                 tf.zeros([self._num_agents], tf.float32), trainable=False,
@@ -142,42 +116,20 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             episode_steps=length.read_value())
 
     def _read_state(self):
-        """PPO's state in its variables, as a loop state without env.
-
-        Returns:
-          `ppo_bookkeeping.State` of the variables, with no env state and
-          no running scores.
-        """
+        """PPO's `State` in its variables, without env state or scores."""
         batch_env = self._batch_env
-        episodes, episode_length = self._episodes.variables
-        memory, memory_length = self._memory.variables
         zeros = tf.zeros([self._num_agents], tf.float32)
         return ppo_bookkeeping.State(
             index=tf.constant(0), env=(),
-            observ=batch_env.observ.read_value(),
-            done=batch_env.done.read_value(),
-            action=batch_env.action.read_value(),
-            reward=batch_env.reward.read_value(),
-            truncated=batch_env.truncated.read_value(),
-            policy_params=tuple(
-                variable.read_value()
-                for variable in tools.nested.flatten(self._last_policy)),
-            state=self._read_recurrent_state(),
             observ_statistics=self._observ_filter.read(),
             reward_statistics=self._reward_filter.read(),
-            running_return=self._running_return.read_value(),
-            episodes=tuple(buffer_.read_value() for buffer_ in episodes),
-            episode_length=episode_length.read_value(),
-            rollout_steps=self._rollout_steps.read_value(),
-            memory=tuple(buffer_.read_value() for buffer_ in memory),
-            memory_length=memory_length.read_value(),
-            memory_index=self._memory_index.read_value(),
-            memory_steps=self._memory_steps.read_value(),
             pending=tf.zeros([self._num_agents], tf.bool),
             score=zeros, episode_steps=tf.zeros([self._num_agents], tf.int32),
             ended=tf.zeros([self._num_agents], tf.bool),
             last_score=zeros, score_sum=tf.constant(0.0),
             length_sum=tf.constant(0.0), count=tf.constant(0),
+            **self._read_fields(self._batch_variables()),
+            **self._read_fields(self._state_variables()),
             bad=compiled_rollout.no_failure(
                 batch_env.observ, batch_env.action))
 
@@ -198,16 +150,16 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             _running, _step, [carry], maximum_iterations=num_steps)[0]
 
     def _running(self, index, limit, counts, bad):
-        """Whether a loop goes on: below the limit, memory not full, no
-        value that is not finite."""
+        """Whether a loop goes on: below the limit, memory not full, all
+        values finite."""
         full = self._memory_full(counts.memory_index, counts.memory_steps)
         return tf.reduce_all(tf.stack([
             index < limit, tf.logical_not(full),
             tf.logical_not(bad.failed)]))
 
     def _step_key(self, sample_seed, first_key, index):
-        """The key of a step's samples: the global step of its first
-        agent, as `perform` keys them."""
+        """The key of a step's samples: the sample seed and the global step
+        of its first agent (`perform`'s key)."""
         return tf.stack([
             sample_seed,
             first_key + tf.cast(index * self._num_agents, tf.int64)])
@@ -227,12 +179,11 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             carry.bad, action, nextob, reward))
 
     def _act(self, observ, observ_statistics, key, dtype, state, noise=None):
-        """The sampled actions, their policy's parameters (a tuple) and the
-        recurrent state after acting (`()` for a feed-forward network).
+        """The sampled actions, their policy's parameters and the recurrent
+        state after acting (`()` without).
 
-        With `noise`, the noise of the key (see `_noise_of_steps`), which
-        our distributions take instead of drawing; other distributions (of
-        a network of one's own) draw from the key.
+        Our distributions sample with `noise` (see `_noise_of_steps`) where
+        given; others draw from the key.
         """
         output = self._network(
             self._observ_filter.transform(
@@ -254,17 +205,12 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             self, carry, env, limit, first_key, num_steps, sample_seed):
         """The loop on environments behind the numpy_function bridge.
 
-        A plain graph loop pays 1-3 us for every node of every step, so
-        the steps run in two passes: a plain loop that only acts, steps
-        the environments and counts what the memory would hold (to stop
-        where the one-step path trains), recording each step as one packed
-        row; then one XLA-compiled loop that replays the rows through the
-        bookkeeping of `_bookkeep` (normalizers, episode buffers, memory,
-        scores), as the loop of an in-graph task does it. The noise of the
-        samples comes from one compiled call before the loop, and the
-        checks for NaN and Inf from the bridge, which fails the step.
-
-        Takes the arguments of `_collect_loop` and returns what it would.
+        A plain graph loop pays 1-3 us for every node of every step, so it
+        only acts, steps the environments and counts what the memory would
+        hold (to stop where it is full), recording each step as one packed
+        row; one XLA-compiled loop then replays the rows through
+        `_bookkeep`. The noise of the samples comes from one compiled call
+        before the loop. Takes and returns what `_collect_loop` does.
         """
         specs = step_records.specs(ppo_bookkeeping.Step(
             observ=carry.observ, action=carry.action,
@@ -341,15 +287,8 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             maximum_iterations=num_steps)[0]
 
     def _noise_of_steps(self, sample_seed, first_key, num_steps):
-        """The noise of the samples of up to `num_steps` steps.
-
-        One compiled call draws, for the key of every step, the noise that
-        `sample(key=...)` draws from it, so that a plain loop samples as
-        the compiled one without a call at every step.
-
-        Returns:
-          float32 tensor `[num_steps, ...]` of the noise of each step.
-        """
+        """float32 `[num_steps, ...]`: for each step's key the noise that
+        `sample(key=...)` draws, all drawn in one compiled call."""
         if self._discrete:
             policy = distributions.Categorical
             shape = [self._num_agents] + self._last_policy[0].shape[
@@ -373,62 +312,66 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         return compiled_ops.compiled_function(_draw)(
             sample_seed, first_key)
 
-    def _read_recurrent_state(self):
-        """The agents' recurrent state in its variables, `()` without."""
-        if self._last_state is None:
-            return ()
-        return tools.nested.map(
-            lambda variable: variable.read_value(), self._last_state)
+    def _batch_variables(self):
+        """The batch's variables by the `State` field they hold."""
+        batch_env = self._batch_env
+        return dict(
+            observ=batch_env.observ, done=batch_env.done,
+            action=batch_env.action, reward=batch_env.reward,
+            truncated=batch_env.truncated)
+
+    def _state_variables(self):
+        """PPO's variables by the `State` field they hold between calls."""
+        episodes, episode_length = self._episodes.variables
+        memory, memory_length = self._memory.variables
+        return dict(
+            policy_params=tuple(tools.nested.flatten(self._last_policy)),
+            state=() if self._last_state is None else self._last_state,
+            running_return=self._running_return, episodes=episodes,
+            episode_length=episode_length, rollout_steps=self._rollout_steps,
+            memory=memory, memory_length=memory_length,
+            memory_index=self._memory_index, memory_steps=self._memory_steps)
+
+    @staticmethod
+    def _read_fields(variables):
+        """The values of a dict of (nested) variables."""
+        return {
+            name: tf.nest.map_structure(
+                lambda variable: variable.read_value(), nested)
+            for name, nested in variables.items()}
+
+    @staticmethod
+    def _assign_fields(variables, values):
+        """The assign ops of the fields of `values` to a dict of variables."""
+        return [
+            variable.assign(value)
+            for name, nested in variables.items()
+            for variable, value in zip(
+                tf.nest.flatten(nested),
+                tf.nest.flatten(getattr(values, name)))]
 
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
-        batch_env = self._batch_env
         checks = compiled_rollout.failure_checks(carry.bad)
         score, length = tally
-        pairs = [
-            (batch_env.observ, carry.observ),
-            (batch_env.done, carry.done), (batch_env.action, carry.action),
-            (batch_env.reward, carry.reward),
-            (batch_env.truncated, carry.truncated),
-            (score, carry.score), (length, carry.episode_steps)]
         with tf.control_dependencies(checks):
-            writes = [variable.assign(value) for variable, value in pairs]
+            writes = self._assign_fields(self._batch_variables(), carry)
+            writes += [
+                score.assign(carry.score), length.assign(carry.episode_steps)]
             writes += env.assign(carry.env)
             writes += self._write_state(carry)
         return writes
 
     def _write_state(self, carry):
-        """Assign PPO's state of a loop state to its variables.
-
-        Returns:
-          List of the assign operations.
-        """
-        episodes, episode_length = self._episodes.variables
-        memory, memory_length = self._memory.variables
-        pairs = [
-            # The environments' action dtype may be wider than the
-            # policy's (float64 of MuJoCo tasks).
-            (self._last_action, tf.cast(
-                carry.action, self._last_action.dtype)),
-            (self._running_return, carry.running_return),
-            (episode_length, carry.episode_length),
-            (self._rollout_steps, carry.rollout_steps),
-            (memory_length, carry.memory_length),
-            (self._memory_index, carry.memory_index),
-            (self._memory_steps, carry.memory_steps)]
-        pairs += list(zip(episodes, carry.episodes))
-        pairs += list(zip(memory, carry.memory))
-        pairs += list(zip(
-            tools.nested.flatten(self._last_policy), carry.policy_params))
-        if self._last_state is not None:
-            pairs += list(zip(
-                tools.nested.flatten(self._last_state),
-                tools.nested.flatten(carry.state)))
-        writes = [variable.assign(value) for variable, value in pairs]
+        """The assign operations of PPO's `State` to its variables."""
+        writes = self._assign_fields(self._state_variables(), carry)
+        # The environments' action dtype may be wider than the policy's
+        # (float64 of MuJoCo tasks).
+        writes.append(self._last_action.assign(
+            tf.cast(carry.action, self._last_action.dtype)))
         writes.append(self._observ_filter.assign(carry.observ_statistics))
         writes.append(self._reward_filter.assign(carry.reward_statistics))
         return writes
-
 
 
 def _begun(state, begin):

@@ -14,37 +14,24 @@ from agents.tools import compiled_ops
 
 
 class UpdateMixin:
-    """PPO's update: advantages, mini-batch epochs and the KL penalty.
-
-    `PPO` inherits these methods; they read the networks, memory and
-    settings that its constructor creates.
-    """
+    """PPO's update: advantages, mini-batch epochs and the KL penalty."""
 
     def _store_pending(self, carry):
-        """Store the episodes that the loop left pending, after the update.
+        """Store the episodes that the step left pending, after the update.
 
         Returns:
           Bool tensor, available once the memory's variables hold them.
         """
-        memory, memory_length = self._memory.variables
-        variables = memory + (
-            memory_length, self._memory_index, self._memory_steps)
+        variables = {
+            name: self._state_variables()[name]
+            for name in ppo_bookkeeping.Memory._fields}
 
         def _define():
-            current = ppo_bookkeeping.Memory(
-                memory=tuple(buffer_.read_value() for buffer_ in memory),
-                memory_length=memory_length.read_value(),
-                memory_index=self._memory_index.read_value(),
-                memory_steps=self._memory_steps.read_value())
             stored = self._store(
-                current, carry.episodes, carry.episode_length, carry.pending)
-            values = stored.memory + (
-                stored.memory_length, stored.memory_index,
-                stored.memory_steps)
-            writes = [
-                variable.assign(value)
-                for variable, value in zip(variables, values)]
-            with tf.control_dependencies(writes):
+                ppo_bookkeeping.Memory(**self._read_fields(variables)),
+                carry.episodes, carry.episode_length, carry.pending)
+            with tf.control_dependencies(
+                    self._assign_fields(variables, stored)):
                 return tf.constant(True)
 
         # Only a call whose rollouts filled the memory leaves episodes
@@ -56,15 +43,14 @@ class UpdateMixin:
     def _train_where_due(self, carry, again=False):
         """Train where the memory is full, then store the pending episodes.
 
-        Runs once the state of `carry` is in the variables. The update logs
-        its summaries when this run logs.
+        Runs once the state of `carry` is in the variables.
 
         Args:
           carry: `ppo_bookkeeping.State` whose `pending` episodes wait for
               the update.
           again: Whether to train again where the pending episodes fill
-              the memory anew (the one-step path, which has no next loop
-              call that would).
+              the memory anew (`experience`: no later call of `collect`
+              would train first).
 
         Returns:
           Summary tensor of the updates, available once the pending
@@ -93,8 +79,7 @@ class UpdateMixin:
     def _training(self):
         """Train on the memory, adapt the penalty, and clear the memory.
 
-        Logs summaries when this run or one since the last update asked for
-        them.
+        Logs where this run or one since the last update asked to.
         """
         with tf.device(self._device):
             with tf.name_scope('training'):
@@ -131,36 +116,25 @@ class UpdateMixin:
             self, observ, action, old_policy_params, reward, length, log):
         """Compute advantages once, then run the epochs of mini-batches.
 
-        With `compile_update`, both run in one compiled (XLA) call; the
-        random keys that shuffle the mini-batches are drawn before, alike
-        on both paths, so a seeded update is the same either way.
+        Both run in one call of `_update_function`; the shuffle keys are
+        drawn before it.
 
         Returns:
           Summary tensor, empty unless the boolean tensor `log` holds.
         """
         with tf.name_scope('update') as scope:
-            config = self._config
             shuffle_keys = self._shuffle_keys(parts.num_items(
-                *observ.shape[:2].as_list(), config.chunk_length))
-            inputs = (observ, action, old_policy_params, reward, length)
-            if config.compile_update:
-                statistics, targets = self._compiled_update(
-                    inputs, shuffle_keys)
-            else:
-                sequences, _, targets = self._update_sequences(inputs)
-                statistics = parts.iterate_sequences(
-                    self._update_step,
-                    {name: 0.0 for name in self._update_statistics()},
-                    sequences, length, config.chunk_length,
-                    config.batch_size, config.update_epochs,
-                    padding_value=1, shuffle_keys=shuffle_keys)
+                *observ.shape[:2].as_list(), self._config.chunk_length))
+            statistics, targets = self._update_function(
+                (observ, action, old_policy_params, reward, length),
+                shuffle_keys)
             return_, value, advantage = (
                 targets['return'], targets['value'], targets['advantage'])
 
             def _summary():
-                # Summaries cost more than the mini-batches' math, so the
-                # steps return scalars and their means are logged once. A
-                # branch starts without name scope; the tags keep it.
+                # The steps return scalars and their means are logged once:
+                # summaries cost more than the mini-batches' math. A branch
+                # starts without name scope; the tags keep it.
                 with tf.name_scope(scope):
                     return tf.summary.merge([
                         tf.summary.histogram('advantage', advantage),
@@ -182,11 +156,8 @@ class UpdateMixin:
         """Keys in [0, 1) whose order shuffles the items of each epoch.
 
         Keyed by the run's shuffle seed and the update's number, so that a
-        resumed run shuffles as a straight one does; a graph without any
-        seed draws them from TensorFlow's stateful random op.
-
-        Args:
-          num_items: Python int, the items of an update's plan.
+        resumed run shuffles as a straight one; without any seed, drawn
+        from TensorFlow's stateful random op.
 
         Returns:
           Float32 tensor `[update_epochs, num_items]`.
@@ -209,25 +180,23 @@ class UpdateMixin:
 
         Returns:
           Tuple of the sequences (observ, action, old policy params, value
-          target, advantage and the value before the update), the lengths,
-          and a dict of the `'return'`, `'value'` and normalized
-          `'advantage'` that the summaries show.
+          target, advantage, value before the update), the lengths, and a
+          dict of the `'return'`, `'value'` and normalized `'advantage'`
+          for the summaries.
         """
         observ, action, old_policy_params, reward, length = inputs
         return_ = utility.discounted_return(
             reward, length, self._config.discount)
         value = self._network(observ, length).value
         gae_lambda = self._config.gae_lambda
-        if gae_lambda:
-            advantage = utility.lambda_advantage(
-                reward, value, length, self._config.discount, gae_lambda)
-        else:
-            advantage = return_ - value
         # Value targets come from whole episodes, before they are cut into
         # chunks: the lambda-return with GAE, else the Monte-Carlo return.
         if gae_lambda:
+            advantage = utility.lambda_advantage(
+                reward, value, length, self._config.discount, gae_lambda)
             value_target = utility.mask(advantage + value, length)
         else:
+            advantage = return_ - value
             value_target = return_
         value_target = tf.stop_gradient(value_target)
         advantage = losses.normalize_advantage(advantage, length)
@@ -240,19 +209,16 @@ class UpdateMixin:
         return sequences, length, targets
 
     @functools.cached_property
-    def _compiled_update(self):
-        """The compiled mini-batch loop that every update calls.
-
-        The graph updates where episodes end and where rollouts are handed
-        over; one function for both is traced and compiled once.
-        """
+    def _update_function(self):
+        """The mini-batch loop that every update calls, traced once."""
         config = self._config
         return compiled_update.CompiledUpdate(
-            self._update_sequences, self._compiled_update_step,
+            self._update_sequences, self._update_step,
             self._update_statistics(), dict(
                 chunk_length=config.chunk_length,
                 batch_size=config.batch_size,
-                num_epochs=config.update_epochs, padding_value=1))
+                num_epochs=config.update_epochs, padding_value=1),
+            jit_compile=config.compile_update)
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
@@ -265,74 +231,18 @@ class UpdateMixin:
         return names
 
     def _update_step(self, sequence, length):
-        """One gradient step on a mini-batch of (chunks of) episodes.
+        """One gradient step on a mini-batch, applied where it is finite.
 
         Args:
           sequence: Tuple of observ, action, old policy params, value
               target, advantage and the value before the update, each
-              [batch, time, ...].
-          length: Integer tensor [batch] of valid lengths.
+              `[batch, time, ...]`.
+          length: Integer tensor `[batch]` of valid lengths.
 
         Returns:
-          Dict of scalar statistics, see `_update_statistics`, available
-          once the gradient step is applied.
-        """
-        # Fail the update before a non-finite loss reaches the weights.
-        loss, gradients, variables, statistics = self._step_gradients(
-            sequence, length,
-            lambda loss: tf.debugging.check_numerics(loss, 'loss'))
-        # The gradients need not wait for the check of the loss.
-        with tf.control_dependencies([loss]):
-            optimize = self._optimizer.apply_gradients(
-                zip(gradients, variables))
-        with tf.control_dependencies([optimize]):
-            return {
-                name: tf.identity(value) for name, value in statistics.items()}
-
-    def _compiled_update_step(self, sequence, length):
-        """The step of `_update_step` for compiled code, without its check.
-
-        Compiled code (XLA) skips `tf.debugging.check_numerics`, so the step
-        applies its gradients only where they and the loss are finite.
-
-        Args:
-          sequence: Tuple of tensors as for `_update_step`.
-          length: Integer tensor [batch] of valid lengths.
-
-        Returns:
-          Tuple of the dict of scalar statistics (see `_update_statistics`)
-          and the boolean scalar whether the step was finite and applied,
-          both available after the gradient step.
-        """
-        loss, gradients, variables, statistics = self._step_gradients(
-            sequence, length)
-        finite = compiled_ops.all_finite((loss,) + gradients)
-
-        def _apply():
-            optimize = self._optimizer.apply_gradients(
-                zip(gradients, variables))
-            with tf.control_dependencies([optimize]):
-                return tf.identity(finite)
-
-        applied = tf.cond(finite, _apply, lambda: finite)
-        with tf.control_dependencies([applied]):
-            return {
-                name: tf.identity(value)
-                for name, value in statistics.items()}, tf.identity(applied)
-
-    def _step_gradients(self, sequence, length, check_loss=None):
-        """Loss, gradients and statistics of a step on a mini-batch.
-
-        Args:
-          sequence: Tuple of tensors as for `_update_step`.
-          length: Integer tensor [batch] of valid lengths.
-          check_loss: Optional function of the loss returning the loss that
-              the gradients are taken of, such as a check.
-
-        Returns:
-          Tuple of the loss, the tuple of gradients (clipped by
-          `max_gradient_norm`), the tuple of their variables, and the dict
-          of float32 scalar statistics (see `_update_statistics`).
+          Tuple of the dict of float32 scalar statistics (see
+          `_update_statistics`) and the boolean scalar whether the loss and
+          gradients were finite and applied, both after the step.
         """
         (observ, action, old_policy_params, value_target, advantage,
          old_value) = sequence
@@ -346,8 +256,6 @@ class UpdateMixin:
             old_policy, network.policy, action, advantage, length)
         extra_loss = network.get('loss', 0.0)
         loss = policy_loss + value_loss + tf.reduce_mean(extra_loss)
-        if check_loss:
-            loss = check_loss(loss)
         grad_vars = self._optimizer.compute_gradients(loss)
         grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
         gradients, variables = zip(*grad_vars)
@@ -363,10 +271,19 @@ class UpdateMixin:
             grad_vars, self._config.weight_summaries)
         statistics.update({
             f'gradient_norm_{group}': norm for group, norm in norms.items()})
-        statistics = {
-            name: tf.cast(statistics[name], tf.float32)
-            for name in self._update_statistics()}
-        return loss, tuple(gradients), variables, statistics
+        finite = compiled_ops.all_finite((loss,) + tuple(gradients))
+
+        def _apply():
+            optimize = self._optimizer.apply_gradients(
+                zip(gradients, variables))
+            with tf.control_dependencies([optimize]):
+                return tf.identity(finite)
+
+        applied = tf.cond(finite, _apply, lambda: finite)
+        with tf.control_dependencies([applied]):
+            return {
+                name: tf.identity(tf.cast(statistics[name], tf.float32))
+                for name in self._update_statistics()}, tf.identity(applied)
 
     def _policy_loss(self, old_policy, policy, action, advantage, length):
         """Surrogate objective with an adaptive KL penalty and a cutoff.
@@ -416,11 +333,9 @@ class UpdateMixin:
             return policy_loss, statistics
 
     def _adjust_penalty(self, observ, old_policy_params, length, log):
-        """Raise the KL penalty when the update moved the policy too far.
+        """Adapt the KL penalty to the KL divergence the update caused.
 
-        The penalty grows by 1.5x when the mean KL exceeds 1.3x the target and
-        shrinks by 1.5x below 0.7x the target. Without `kl_penalty` nothing
-        adapts, and the KL the update caused is measured only for the logs.
+        Without `kl_penalty` nothing adapts; the KL is measured for the logs.
 
         Returns:
           Summary tensor, empty unless the boolean tensor `log` holds.
@@ -460,20 +375,10 @@ class UpdateMixin:
 
 
 def _summary_after(dependencies, log, summary_fn):
-    """The summary of `summary_fn` where `log` holds, after the dependencies.
+    """The summary of `summary_fn` where `log` holds, after `dependencies`.
 
-    The conditional's predicate is a copy of `log` made after the
-    dependencies, so that both branches wait for them (see
-    `tools.identity_after`).
-
-    Args:
-      dependencies: Ops or tensors to run first; the enclosing control block
-          applies too.
-      log: Boolean tensor; whether to build the summary.
-      summary_fn: Function returning a summary tensor.
-
-    Returns:
-      Summary tensor, the empty string where `log` does not hold.
+    The predicate is a copy of `log` made after the dependencies, so that
+    both branches wait for them (see `tools.identity_after`).
     """
     with tf.control_dependencies(dependencies):
         return tf.cond(

@@ -63,9 +63,8 @@ def discounted_return(reward, length, discount):
 def lambda_advantage(reward, value, length, discount, gae_lambda):
     """Generalized advantage estimation (Schulman et al., 2015).
 
-    The episodes are treated as complete: the value after the last valid step
-    is zero. Bootstrapping of truncated episodes is folded into their last
-    reward by the caller.
+    The value after the last valid step is zero; callers fold bootstrapping
+    into the last reward.
 
     Args:
       reward: Float tensor of shape [batch, time].
@@ -88,7 +87,7 @@ def lambda_advantage(reward, value, length, discount, gae_lambda):
 
 
 def reinit_nested_vars(variables, indices=None):
-    """Reset all variables in a nested tuple to zeros.
+    """Reset nested variables to zeros.
 
     Args:
       variables: Nested structure of variables.
@@ -109,7 +108,7 @@ def reinit_nested_vars(variables, indices=None):
 
 
 def assign_nested_vars(variables, tensors, indices=None):
-    """Assign tensors to matching nested tuple of variables.
+    """Assign nested tensors to the matching nested variables.
 
     Args:
       variables: Nested structure of variables.
@@ -190,11 +189,10 @@ def state_variables(state):
     """Per-agent variables for a network's recurrent state, starting at zero.
 
     Args:
-      state: Nested structure of the state tensors of a whole batch, or None
-          for a feed-forward network.
+      state: Nested state tensors of a whole batch, or None.
 
     Returns:
-      Matching nested structure of untrained variables, or None.
+      Matching nested untrained variables, or None.
     """
     if state is None:
         return None
@@ -210,13 +208,12 @@ def network_step(network, device, norm_observ, last_state, agent_indices):
       network: Network template called as `network(observ, length, state)`.
       device: Device of the network's ops.
       norm_observ: Batch of normalized observations of those agents.
-      last_state: Variables of every agent's recurrent state (see
-          `state_variables`), or None for a feed-forward network.
+      last_state: Variables of every agent's recurrent state, or None.
       agent_indices: Integer tensor of agent indices.
 
     Returns:
-      The network's output for sequences of length one, whose recurrent
-      state continues from those agents' remembered state.
+      The output for sequences of length one, continuing those agents'
+      recurrent state.
     """
     state = None
     if last_state is not None:
