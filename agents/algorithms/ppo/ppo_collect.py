@@ -14,7 +14,6 @@ import functools
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.tools import compiled_rollout
 from agents.tools import rollout_env
 from agents.tools import step_records
 from agents.tools import temporary_scope
@@ -178,7 +177,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             ended=tf.zeros([self._num_agents], tf.bool),
             last_score=zeros, score_sum=tf.constant(0.0),
             length_sum=tf.constant(0.0), count=tf.constant(0),
-            bad=compiled_rollout.no_failure(
+            bad=rollout_env.no_failure(
                 batch_env.observ, batch_env.action))
 
     def _collect_loop(
@@ -223,7 +222,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         carry = self._bookkeep(carry, ppo_bookkeeping.Step(
             observ, action, policy_params, state, nextob, reward, done,
             truncated, restarted))
-        return carry._replace(env=env_state, bad=compiled_rollout.first_failure(
+        return carry._replace(env=env_state, bad=rollout_env.first_failure(
             carry.bad, action, nextob, reward))
 
     def _act(self, observ, observ_statistics, key, dtype, state, noise=None):
@@ -383,7 +382,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
         batch_env = self._batch_env
-        checks = compiled_rollout.failure_checks(carry.bad)
+        checks = rollout_env.failure_checks(carry.bad)
         score, length = tally
         pairs = [
             (batch_env.observ, carry.observ),
