@@ -11,7 +11,7 @@ operations and no Python call.
 The task batch behaves as the Python batch of `env_modes.make_batch_env`:
 it applies the same recipe of standard wrappers
 (`env_construction.standard_wrappers`) as graph operations
-(`StandardTask`, in float32 with the wrappers' affine maps) and truncates
+(`task.StandardTask`, in float32 with the wrappers' affine maps) and truncates
 episodes after `max_length` steps or at gymnasium's registry limit. The
 config's seed keys the task's random resets (another stream than
 gymnasium's NumPy generators).
@@ -23,7 +23,6 @@ a run resumes only with the same kind (`check_resume`).
 
 import logging
 
-import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
@@ -36,7 +35,6 @@ from agents.environments import in_graph_task
 from agents.environments import task as task_lib
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import resume_state
-from agents.tools import space_wrappers
 from agents.training import checkpoints
 from agents.training import errors
 from agents.training.config_io import ConfigError
@@ -85,106 +83,12 @@ def check_task(config):
         f"tasks with one: {', '.join(sorted(environments.TASKS))}.")
 
 
-class StandardTask(task_lib.Task):
-    """A task behind the standard wrappers of the configured environments.
-
-    Graph operations with the effect of `RangeNormalize` (with
-    `normalize_ranges`) and `ClipAction` of `env_construction`: observations
-    of finite bounds map to [-1, 1] as `(observ - center) / half_range`,
-    Box actions are clipped to the (mapped) bounds and map back as
-    `action * half_range + center`, in float32 as the wrappers compute.
-    Dimensions with an infinite or empty range stay as they are. The state
-    and resets are those of the wrapped task.
-    """
-
-    def __init__(self, task, normalize_ranges=True):
-        """Wrap a task.
-
-        Args:
-          task: `environments.Task` instance or class.
-          normalize_ranges: Whether to map finite bounds to [-1, 1].
-        """
-        if isinstance(task, type):
-            task = task()
-        self._task = task
-        self._normalize = bool(normalize_ranges)
-        self.env_id = task.env_id
-        self.max_episode_steps = task.max_episode_steps
-        self.state_size = task.state_size
-        super().__init__()
-
-    def __repr__(self):
-        return (
-            f'StandardTask({self._task!r}, '
-            f'normalize_ranges={self._normalize})')
-
-    @property
-    def task(self):
-        """The wrapped task."""
-        return self._task
-
-    def _define_spaces(self):
-        observation_space = self._task.observation_space
-        action_space = self._task.action_space
-        self._observ_map = self._action_map = self._clip = None
-        if self._normalize:
-            # The maps and spaces of the wrappers' `RangeNormalize`.
-            (self._observ_map, self._action_map, observation_space,
-             action_space) = space_wrappers.range_scales(
-                 observation_space, action_space, None, None)
-        if isinstance(action_space, gym.spaces.Discrete):
-            return observation_space, action_space
-        self._clip = (
-            action_space.low.astype(np.float32),
-            action_space.high.astype(np.float32))
-        return observation_space, gym.spaces.Box(
-            -np.inf, np.inf, action_space.shape, np.float32)
-
-    def reset(self, key, batch_size):
-        """Sample initial states of the wrapped task; see `Task.reset`."""
-        return self._task.reset(key, batch_size)
-
-    def step(self, state, action):
-        """Clip and map the actions, step, and map the observations.
-
-        Args:
-          state: float32 tensor `[batch, state_size]`.
-          action: Actions in the wrapped action space.
-
-        Returns:
-          Tuple of the next states, their mapped observations, the rewards
-          and the terminated flags.
-        """
-        if self._clip is not None:
-            with tf.name_scope('standard_action'):
-                low, high = self._clip
-                action = tf.minimum(tf.maximum(action, low), high)
-                if self._action_map is not None:
-                    action = (
-                        action * self._action_map.half_range
-                        + self._action_map.center)
-        state, observ, reward, terminated = self._task.step(state, action)
-        return state, self._map_observ(observ), reward, terminated
-
-    def observe(self, state):
-        """The mapped observations of states; see `Task.observe`."""
-        return self._map_observ(self._task.observe(state))
-
-    def _map_observ(self, observ):
-        if self._observ_map is None:
-            return observ
-        with tf.name_scope('standard_observ'):
-            return (
-                (observ - self._observ_map.center)
-                / self._observ_map.half_range)
-
-
 def define_task_batch(config, seed, evaluation=False):
     """The in-graph batch of the config's task, with its standard wrappers.
 
     The wrappers of `env_construction.standard_wrappers` as graph
-    operations: `StandardTask` maps ranges (`RangeNormalize`) and clips Box
-    actions (`ClipAction`), the batch truncates episodes after the
+    operations: `task.StandardTask` maps ranges (`RangeNormalize`) and
+    clips Box actions (`ClipAction`), the batch truncates episodes after the
     `LimitDuration` or at gymnasium's registry limit, whichever comes
     first, and holds 32-bit values.
 
@@ -209,7 +113,7 @@ def define_task_batch(config, seed, evaluation=False):
     task = task_of(config)()
     recipe = dict(
         env_construction.standard_wrappers(config, task.action_space))
-    task = StandardTask(task, 'RangeNormalize' in recipe)
+    task = task_lib.StandardTask(task, 'RangeNormalize' in recipe)
     limit = task.max_episode_steps
     if 'LimitDuration' in recipe:
         limit = min(limit, int(recipe['LimitDuration']['duration']))

@@ -12,6 +12,7 @@ from agents.scripts import configs
 from agents.environments import env_construction
 from agents.environments import env_modes
 from agents.environments import graph_env
+from agents.environments import task as task_lib
 from agents.scripts import tasks
 
 
@@ -30,7 +31,7 @@ def test_standard_task_steps_as_the_wrapped_gymnasium_env(name, normalize):
     Python environment behind the standard wrappers, and the same spaces."""
     config = _config(name, normalize_ranges=normalize)
     env = env_construction.create_environment(config)
-    task = graph_env.StandardTask(graph_env.task_of(config), normalize)
+    task = task_lib.StandardTask(graph_env.task_of(config), normalize)
     assert task.observation_space == env.observation_space
     assert task.action_space == env.action_space
     rng = np.random.default_rng(0)
@@ -58,7 +59,7 @@ def test_standard_task_steps_as_the_wrapped_gymnasium_env(name, normalize):
 def test_standard_task_maps_with_the_wrappers_affine_maps():
     """Exactly the float32 maps of `RangeNormalize` and `ClipAction`."""
     rng = np.random.default_rng(1)
-    task = graph_env.StandardTask(environments.CartPole)
+    task = task_lib.StandardTask(environments.CartPole)
     scale, _, _, _ = tools.space_wrappers.range_scales(
         task.task.observation_space, task.task.action_space, None, None)
     state = rng.normal(size=[64, 4]).astype(np.float32)
@@ -66,7 +67,7 @@ def test_standard_task_maps_with_the_wrappers_affine_maps():
     np.testing.assert_array_equal(
         task.observe(state).numpy(),
         scale.normalize(task.task.observe(state).numpy()))
-    task = graph_env.StandardTask(environments.Pendulum)
+    task = task_lib.StandardTask(environments.Pendulum)
     _, scale, _, _ = tools.space_wrappers.range_scales(
         task.task.observation_space, task.task.action_space, None, None)
     state = rng.normal(size=[64, 2]).astype(np.float32)
@@ -92,7 +93,7 @@ def test_define_task_batch_takes_seed_length_and_agents():
         config = _config(max_length=50, num_agents=3)
         batch = graph_env.define_task_batch(config, 17)
         assert len(batch) == 3 and batch.max_length == 50
-        assert isinstance(batch.task, graph_env.StandardTask)
+        assert isinstance(batch.task, task_lib.StandardTask)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(batch.seed) == 17

@@ -279,29 +279,51 @@ def _wait_for(condition, what):
         time.sleep(0.05)
 
 
-def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
-        ray_address, tmp_path):
-    """Ctrl-C saves every run; the sweep with --timestamp finishes them."""
+def _interrupt_held_runs(command, output, runs, interrupt, **popen):
+    """Run a sweep of held runs; interrupt it once `runs` of them hold.
+
+    Args:
+      command: The sweep's command line.
+      output: Path of the file that receives its stdout and stderr.
+      runs: How many runs hold before the interruption and then stop.
+      interrupt: Function of the sweep's `subprocess.Popen` that signals it.
+      **popen: Further arguments of `subprocess.Popen`.
+
+    Returns:
+      The sweep's exit code and its output.
+    """
     marker_dir = os.environ[_DIR_VARIABLE]
+    # Runs of earlier tests left theirs; a Ray worker may hold again.
+    for name in os.listdir(marker_dir):
+        if name.startswith('held-'):
+            os.remove(os.path.join(marker_dir, name))
     hold = os.path.join(marker_dir, 'hold')
     with open(hold, 'w', encoding='utf-8'):
         pass
-    output = tmp_path / 'output.txt'
     with open(output, 'w', encoding='utf-8') as file_, subprocess.Popen(
-            _sweep_command(ray_address, tmp_path, '--timestamp=sweep'),
-            stdout=file_, stderr=subprocess.STDOUT) as process:
+            command, stdout=file_, stderr=subprocess.STDOUT,
+            **popen) as process:
         try:
             _wait_for(lambda: len([
                 name for name in os.listdir(marker_dir)
-                if name.startswith('held-')]) == 2, 'both runs to hold')
-            process.send_signal(signal.SIGINT)
-            _wait_for(lambda: 'Interrupted; stopping 2 runs' in (
+                if name.startswith('held-')]) == runs, f'{runs} runs to hold')
+            interrupt(process)
+            _wait_for(lambda: f'Interrupted; stopping {runs} runs' in (
                 output.read_text(encoding='utf-8')),
                 'the sweep to stop its runs')
         finally:
             os.remove(hold)
             code = process.wait(_SECONDS)
-    text = output.read_text(encoding='utf-8')
+    return code, output.read_text(encoding='utf-8')
+
+
+def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
+        ray_address, tmp_path):
+    """Ctrl-C saves every run; the sweep with --timestamp finishes them."""
+    code, text = _interrupt_held_runs(
+        _sweep_command(ray_address, tmp_path, '--timestamp=sweep'),
+        tmp_path / 'output.txt', 2,
+        lambda process: process.send_signal(signal.SIGINT))
     assert code == 130, text
     assert text.rstrip().endswith(
         'Resume with the same command and --timestamp=sweep.\n'
@@ -356,31 +378,13 @@ def test_ctrl_c_to_the_group_stops_a_run_that_ray_cannot_interrupt(
     """SIGINT to the sweep's process group, as a terminal's Ctrl-C sends
     it, stops a run with a checkpoint although Ray's cancellation misses
     it: the run sees the sweep's stop file between two session runs."""
-    marker_dir = os.environ[_DIR_VARIABLE]
-    held_before = {
-        name for name in os.listdir(marker_dir) if name.startswith('held-')}
-    hold = os.path.join(marker_dir, 'hold')
-    with open(hold, 'w', encoding='utf-8'):
-        pass
-    output = tmp_path / 'output.txt'
-    with open(output, 'w', encoding='utf-8') as file_, subprocess.Popen(
-            _sweep_command(
-                ray_address, tmp_path, '--timestamp=sweep',
-                config=held_deaf, seeds='0'),
-            stdout=file_, stderr=subprocess.STDOUT,
-            start_new_session=True) as process:
-        try:
-            _wait_for(lambda: {
-                name for name in os.listdir(marker_dir)
-                if name.startswith('held-')} - held_before, 'the run to hold')
-            os.killpg(process.pid, signal.SIGINT)
-            _wait_for(lambda: 'Interrupted; stopping 1 runs' in (
-                output.read_text(encoding='utf-8')),
-                'the sweep to stop its run')
-        finally:
-            os.remove(hold)
-            code = process.wait(_SECONDS)
-    text = output.read_text(encoding='utf-8')
+    code, text = _interrupt_held_runs(
+        _sweep_command(
+            ray_address, tmp_path, '--timestamp=sweep', config=held_deaf,
+            seeds='0'),
+        tmp_path / 'output.txt', 1,
+        lambda process: os.killpg(process.pid, signal.SIGINT),
+        start_new_session=True)
     assert code == 130, text
     name = 'agents.scripts.sweep_test_held_deaf-seed0'
     run_dir = tmp_path / 'sweep' / name

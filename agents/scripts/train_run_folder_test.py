@@ -54,6 +54,16 @@ def _copy_run(finished_run, logdir):
     return run_dir
 
 
+def _refusal(capsys, logdir, *flags):
+    """The error line of the script run with `--logdir` and the flags,
+    which exits with code 2 and leaves the folder as it was."""
+    before = _listing(logdir)
+    code, line = _main_last_line(capsys, f'--logdir={logdir}', *flags)
+    assert code == 2, line
+    assert _listing(logdir) == before
+    return line
+
+
 def test_second_trainer_on_a_run_folder_exits_2_and_writes_nothing(
         tmp_path, capsys):
     """A run folder in use by a trainer refuses a second one in one line.
@@ -104,17 +114,14 @@ def test_timestamp_resumes_only_its_own_run_folder(tmp_path, capsys):
     """
     run_dir = _new_run_folder(str(tmp_path), 'exp')
     _new_run_folder(str(tmp_path), 'a-b')
-    before = _listing(tmp_path)
-    assert _main_last_line(
-        capsys, f'--logdir={tmp_path}', '--config=cartpole',
-        '--timestamp=exp') == (
-            2, f'Error: Run folder {run_dir} of --timestamp=exp has the '
+    assert _refusal(
+        capsys, tmp_path, '--config=cartpole', '--timestamp=exp') == (
+            f'Error: Run folder {run_dir} of --timestamp=exp has the '
             "config 'pendulum', not 'cartpole'; pass --config=pendulum or no "
             '--config to resume it, or another --timestamp for a new run.')
-    assert _main_last_line(capsys, f'--logdir={tmp_path}', '--timestamp=a') == (
-        2, 'Error: Pass --config to start a new run (no run folder with '
+    assert _refusal(capsys, tmp_path, '--timestamp=a') == (
+        'Error: Pass --config to start a new run (no run folder with '
         f"timestamp 'a' in {tmp_path}).")
-    assert _listing(tmp_path) == before
 
 
 def test_copied_run_folder_resumes_from_its_own_checkpoint(
@@ -188,14 +195,12 @@ def test_new_run_restores_no_checkpoint_it_did_not_write(
     after a move) is refused to a new run, which writes nothing."""
     run_dir = _copy_run(finished_run, str(tmp_path))
     os.remove(os.path.join(run_dir, 'config.yaml'))
-    before = _listing(tmp_path)
-    assert _main_last_line(
-        capsys, f'--logdir={tmp_path}', '--timestamp=T', '--config=pendulum',
+    assert _refusal(
+        capsys, tmp_path, '--timestamp=T', '--config=pendulum',
         '--env_mode=inprocess') == (
-            2, f'Error: Run folder {run_dir} holds checkpoints of another '
+            f'Error: Run folder {run_dir} holds checkpoints of another '
             'run (model.ckpt-80) but no config.yaml; a new run restores none '
             'it did not write: pass another --timestamp.')
-    assert _listing(tmp_path) == before
 
 
 @pytest.mark.parametrize('values, message', [
@@ -212,14 +217,11 @@ def test_resume_that_changes_a_shape_exits_2_naming_the_key(
     steps later; the folder stays as it was."""
     run_dir = _copy_run(finished_run, str(tmp_path))
     _edit_config(run_dir, **values)
-    before = _listing(tmp_path)
-    assert _main_last_line(
-        capsys, f'--logdir={tmp_path}', '--timestamp=T',
-        '--env_mode=inprocess') == (
-            2, f'Error: Cannot resume {run_dir}: {message}; a resumed run '
+    assert _refusal(
+        capsys, tmp_path, '--timestamp=T', '--env_mode=inprocess') == (
+            f'Error: Cannot resume {run_dir}: {message}; a resumed run '
             'keeps the shapes it started with: restore the value, or start '
             'a new run with another --timestamp.')
-    assert _listing(tmp_path) == before
 
 
 def _fail_meta_graph_writes(
@@ -345,9 +347,7 @@ def test_config_cut_short_exits_2_without_writing(tmp_path, capsys):
     path = os.path.join(run_dir, 'config.yaml')
     with open(path, 'r+b') as file_:
         file_.truncate(os.path.getsize(path) - 3)
-    before = _listing(tmp_path)
-    assert _main_last_line(capsys, f'--logdir={tmp_path}', '--timestamp=T') == (
-        2, f"Error: {path} is incomplete: its last line '# end of "
+    assert _refusal(capsys, tmp_path, '--timestamp=T') == (
+        f"Error: {path} is incomplete: its last line '# end of "
         "config.yaml' is missing, so it was cut short; restore it, or start "
         'a new run with another --timestamp.')
-    assert _listing(tmp_path) == before

@@ -97,7 +97,7 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
         if env.jit_compile:
             _rollout = compiled_ops.compiled_function(_rollout)
         carry = _rollout(env.rollout_seed(), env.initial())
-        with tf.control_dependencies(failure_checks(carry.bad)):
+        with tf.control_dependencies(rollout_env.failure_checks(carry.bad)):
             writes = _write_last_step(batch_env, env, carry)
         with tf.control_dependencies(writes):
             return tf.identity(carry.first_done), tf.identity(
@@ -116,7 +116,7 @@ def _initial_carry(batch_env, policy, env_state):
         done=tf.ones([size], tf.bool), action=action, reward=zeros,
         truncated=flags, policy_state=_initial_state(policy, size),
         score=zeros, first_done=flags, first_score=zeros,
-        bad=no_failure(observ, action))
+        bad=rollout_env.no_failure(observ, action))
 
 
 def _write_last_step(batch_env, env, carry):
@@ -162,7 +162,7 @@ def _rollout_step(env, policy, carry, size, key_of):
         policy_state=policy_state, score=score,
         first_done=tf.logical_or(carry.first_done, done),
         first_score=compiled_ops.where(ended_first, score, carry.first_score),
-        bad=first_failure(carry.bad, action, observ, reward))
+        bad=rollout_env.first_failure(carry.bad, action, observ, reward))
 
 
 def _none_if_empty(state):
@@ -170,60 +170,6 @@ def _none_if_empty(state):
     if isinstance(state, tuple) and not state:
         return None
     return state
-
-
-def no_failure(observ, action):
-    """The `Failure` record of a loop that has not failed.
-
-    Args:
-        observ: Tensor of a batch of observations, for the shape.
-        action: Tensor of a batch of actions, for the shape.
-    """
-    return Failure(
-        failed=tf.constant(False), action=tf.zeros_like(action),
-        observ=tf.zeros_like(observ),
-        reward=tf.zeros([observ.shape[0]], tf.float32))
-
-
-def first_failure(failure, action, observ, reward):
-    """The `Failure` after a step: the values of the first not finite.
-
-    Args:
-        failure: `Failure` before the step.
-        action: The step's actions (checked where floating point).
-        observ: The step's observations.
-        reward: The step's rewards.
-    """
-    checked = [observ, reward]
-    if action.dtype.is_floating:
-        checked.append(action)
-    finite = compiled_ops.all_finite(checked)
-    fails = tf.logical_and(tf.logical_not(finite), tf.logical_not(
-        failure.failed))
-    return Failure(
-        failed=tf.logical_or(failure.failed, fails),
-        action=compiled_ops.where(fails, action, failure.action),
-        observ=compiled_ops.where(fails, observ, failure.observ),
-        reward=compiled_ops.where(fails, reward, failure.reward))
-
-
-def failure_checks(failure):
-    """The one-step path's checks, actions first, of a loop's `Failure`.
-
-    Args:
-        failure: `Failure` after a compiled loop.
-
-    Returns:
-        List of the last check (`action : Tensor had NaN values`), which
-        runs after the others.
-    """
-    checks = []
-    for name in ('action', 'observ', 'reward'):
-        value = getattr(failure, name)
-        if value.dtype.is_floating:
-            with tf.control_dependencies(checks):
-                checks = [tf.debugging.check_numerics(value, name)]
-    return checks
 
 
 def _where_nested(condition, new, old):
@@ -234,11 +180,7 @@ def _where_nested(condition, new, old):
 
 
 # The loop state of a rollout: the batch's (see `tools.rollout_env`), its
-# variables, the policy's state, the scores and the `Failure` record.
+# variables, the policy's state, the scores and the `rollout_env.Failure`.
 _Carry = collections.namedtuple('_Carry', (
     'index, env, observ, done, action, reward, truncated, policy_state, '
     'score, first_done, first_score, bad'))
-
-# Whether a step of a compiled loop was not finite, and the actions,
-# observations and rewards of the first such step.
-Failure = collections.namedtuple('Failure', 'failed, action, observ, reward')

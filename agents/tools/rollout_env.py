@@ -4,7 +4,12 @@ Such a loop (`PPO.collect`) carries a batch's state from step to step and
 assigns it once at the end. `TaskRolloutEnv` steps an in-graph task through
 its pure functions (a loop XLA can compile); `BridgeRolloutEnv` steps a
 `tools.InGraphBatchEnv` through its `numpy_function`. `rollout_env` picks.
+A loop carries a `Failure` record of its first step that was not finite
+(`first_failure`), stops there, and fails outside the call
+(`failure_checks`) as the one-step path's checks do.
 """
+
+import collections
 
 import tensorflow.compat.v1 as tf
 
@@ -167,3 +172,65 @@ def rollout_env(batch_env):
     if isinstance(batch_env, in_graph_batch_env.InGraphBatchEnv):
         return BridgeRolloutEnv(batch_env)
     return None
+
+
+# Whether a step of a compiled loop was not finite, and the actions,
+# observations and rewards of the first such step.
+Failure = collections.namedtuple('Failure', 'failed, action, observ, reward')
+
+
+def no_failure(observ, action):
+    """The `Failure` record of a loop that has not failed.
+
+    A compiled loop carries it (`first_failure`) and stops where it failed;
+    outside the call, `failure_checks` fail as the one-step path would.
+
+    Args:
+        observ: Tensor of a batch of observations, for the shape.
+        action: Tensor of a batch of actions, for the shape.
+    """
+    return Failure(
+        failed=tf.constant(False), action=tf.zeros_like(action),
+        observ=tf.zeros_like(observ),
+        reward=tf.zeros([observ.shape[0]], tf.float32))
+
+
+def first_failure(failure, action, observ, reward):
+    """The `Failure` after a step: the values of the first not finite.
+
+    Args:
+        failure: `Failure` before the step.
+        action: The step's actions (checked where floating point).
+        observ: The step's observations.
+        reward: The step's rewards.
+    """
+    checked = [observ, reward]
+    if action.dtype.is_floating:
+        checked.append(action)
+    finite = compiled_ops.all_finite(checked)
+    fails = tf.logical_and(tf.logical_not(finite), tf.logical_not(
+        failure.failed))
+    return Failure(
+        failed=tf.logical_or(failure.failed, fails),
+        action=compiled_ops.where(fails, action, failure.action),
+        observ=compiled_ops.where(fails, observ, failure.observ),
+        reward=compiled_ops.where(fails, reward, failure.reward))
+
+
+def failure_checks(failure):
+    """Checks that fail as the one-step path's, actions first, where a
+    step failed (`action : Tensor had NaN values`).
+
+    Args:
+        failure: `Failure` after a compiled loop.
+
+    Returns:
+        List of the last check's tensor, run after the earlier ones.
+    """
+    checks = []
+    for name in ('action', 'observ', 'reward'):
+        value = getattr(failure, name)
+        if value.dtype.is_floating:
+            with tf.control_dependencies(checks):
+                checks = [tf.debugging.check_numerics(value, name)]
+    return checks

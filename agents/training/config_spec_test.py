@@ -274,19 +274,19 @@ class _Raises(Exception):
     pass
 
 
-def test_config_function_that_raises_is_one_line(tmp_path):
+@pytest.mark.parametrize('spec, raised', [
+    ('{path}:broken', 'RuntimeError: broken.'),
+    ('os.path:join', "TypeError: join() missing 1 required positional "
+     "argument: 'a'."),
+])
+def test_config_function_that_raises_is_one_line(tmp_path, spec, raised):
     path = tmp_path / 'config_spec_test_raising.py'
     path.write_text(
         'def broken():\n    raise RuntimeError("broken\\nsecond line")\n')
+    spec = spec.format(path=path)
     with pytest.raises(config_io.ConfigError) as error:
-        config_spec.load_config_spec(f'{path}:broken')
-    assert str(error.value) == (
-        f"Config function '{path}:broken' raised RuntimeError: broken.")
-    with pytest.raises(config_io.ConfigError) as error:
-        config_spec.load_config_spec('os.path:join')
-    assert str(error.value) == (
-        "Config function 'os.path:join' raised TypeError: join() missing 1 "
-        "required positional argument: 'a'.")
+        config_spec.load_config_spec(spec)
+    assert str(error.value) == f"Config function '{spec}' raised {raised}"
 
 
 def test_env_constructor_that_raises_is_one_line():

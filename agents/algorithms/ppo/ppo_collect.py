@@ -12,7 +12,6 @@ import functools
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.tools import compiled_rollout
 from agents.tools import rollout_env
 from agents.tools import step_records
 from agents.tools import temporary_scope
@@ -46,7 +45,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         left pending go into the memory after the update; should they fill
         it again, the next call trains before its first step. A failed
         environment or a value that is not finite fails the session run
-        (`compiled_rollout.failure_checks`), and no variable is written.
+        (`rollout_env.failure_checks`), and no variable is written.
 
         Args:
           num_steps: Python int, the most batch steps of a call.
@@ -130,7 +129,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             length_sum=tf.constant(0.0), count=tf.constant(0),
             **self._read_fields(self._batch_variables()),
             **self._read_fields(self._state_variables()),
-            bad=compiled_rollout.no_failure(
+            bad=rollout_env.no_failure(
                 batch_env.observ, batch_env.action))
 
     def _collect_loop(
@@ -175,7 +174,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
         carry = self._bookkeep(carry, ppo_bookkeeping.Step(
             observ, action, policy_params, state, nextob, reward, done,
             truncated, restarted))
-        return carry._replace(env=env_state, bad=compiled_rollout.first_failure(
+        return carry._replace(env=env_state, bad=rollout_env.first_failure(
             carry.bad, action, nextob, reward))
 
     def _act(self, observ, observ_statistics, key, dtype, state, noise=None):
@@ -352,7 +351,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
 
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
-        checks = compiled_rollout.failure_checks(carry.bad)
+        checks = rollout_env.failure_checks(carry.bad)
         score, length = tally
         with tf.control_dependencies(checks):
             writes = self._assign_fields(self._batch_variables(), carry)
