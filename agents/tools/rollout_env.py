@@ -180,15 +180,8 @@ Failure = collections.namedtuple('Failure', 'failed, action, observ, reward')
 
 
 def no_failure(observ, action):
-    """The `Failure` record of a loop that has not failed.
-
-    A compiled loop carries it (`first_failure`) and stops where it failed;
-    outside the call, `failure_checks` fail as the one-step path would.
-
-    Args:
-        observ: Tensor of a batch of observations, for the shape.
-        action: Tensor of a batch of actions, for the shape.
-    """
+    """The `Failure` record of a loop that has not failed, shaped like a
+    batch of observations and actions."""
     return Failure(
         failed=tf.constant(False), action=tf.zeros_like(action),
         observ=tf.zeros_like(observ),
@@ -196,14 +189,8 @@ def no_failure(observ, action):
 
 
 def first_failure(failure, action, observ, reward):
-    """The `Failure` after a step: the values of the first not finite.
-
-    Args:
-        failure: `Failure` before the step.
-        action: The step's actions (checked where floating point).
-        observ: The step's observations.
-        reward: The step's rewards.
-    """
+    """The `Failure` after a step: the values of the first not finite
+    (actions checked where floating point)."""
     checked = [observ, reward]
     if action.dtype.is_floating:
         checked.append(action)
