@@ -8,7 +8,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import utility as ppo_utility
 from agents.algorithms.ppo import ppo
 from agents.algorithms.ppo import ppo_test
 from agents.scripts import configs
@@ -114,7 +114,7 @@ class _Update:
             self.length = tf.placeholder(tf.int32, [len(LENGTH)])
             self.log = tf.placeholder(tf.bool, [])
             # pylint: disable=protected-access
-            self.policy_params = losses.policy_params(self.algo._network(
+            self.policy_params = ppo_utility.policy_params(self.algo._network(
                 self.observ, self.length).policy)
             self.params_input = tools.nested.map(
                 lambda param: tf.placeholder(param.dtype, param.shape),

@@ -10,7 +10,6 @@ import tensorflow.compat.v1 as tf
 from agents import parts
 from agents import tools
 from agents.algorithms.ppo import evaluation_view
-from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import ppo_bookkeeping
 from agents.algorithms.ppo import ppo_collect
 from agents.algorithms.ppo import ppo_update
@@ -106,7 +105,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 tf.zeros_like(observ)[:, None],
                 tf.ones(self._num_agents, tf.int32))
         action = output.policy.mode()[:, 0]
-        policy_params = losses.policy_params(output.policy)
+        policy_params = utility.policy_params(output.policy)
         template = ppo_bookkeeping.Transition(
             observ[0], action[0],
             tools.nested.map(lambda param: param[0, 0], policy_params),
@@ -244,7 +243,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 lambda: self._perform_summary(output.policy, action), str)
             remember = [tf.scatter_update(
                 self._last_action, agent_indices, action)]
-            policy_params = losses.policy_params(output.policy)
+            policy_params = utility.policy_params(output.policy)
             remember += [
                 tf.scatter_update(variable, agent_indices, param[:, 0])
                 for variable, param in zip(

@@ -15,7 +15,7 @@ from agents import tools
 from agents.tools import rollout_env
 from agents.tools import step_records
 from agents.tools import temporary_scope
-from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import utility
 from agents.algorithms.ppo import ppo_bookkeeping
 from agents.parts import distributions
 from agents.tools import compiled_ops
@@ -196,7 +196,7 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             sample = output.policy.sample(key=key)
         action = tf.cast(sample[:, 0], dtype)
         policy_params = tuple(
-            param[:, 0] for param in losses.policy_params(output.policy))
+            param[:, 0] for param in utility.policy_params(output.policy))
         state = () if output.state is None else output.state
         return action, policy_params, state
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
-from agents.algorithms.ppo import losses
+from agents.algorithms.ppo import utility
 from agents.algorithms.ppo import ppo
 
 
@@ -77,9 +77,9 @@ def test_kl_penalty_can_be_left_out(kl_penalty, expected):
     """Without the KL penalty the policy loss is the clipped surrogate."""
     with tf.Graph().as_default():
         algo, _ = ppo_in_graph(kl_penalty=kl_penalty, ppo_clip=0.2)
-        old = losses.policy_from_params(False, (
+        old = utility.policy_from_params(False, (
             tf.zeros([1, 2, 3]), tf.zeros([1, 2, 3])))
-        new = losses.policy_from_params(False, (
+        new = utility.policy_from_params(False, (
             tf.ones([1, 2, 3]), tf.zeros([1, 2, 3])))
         loss, statistics = algo._policy_loss(  # pylint: disable=protected-access
             old, new, tf.zeros([1, 2, 3]), tf.ones([1, 2]), tf.constant([2]))

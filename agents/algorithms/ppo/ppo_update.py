@@ -7,7 +7,6 @@ import tensorflow.compat.v1 as tf
 from agents import parts
 from agents import tools
 from agents.algorithms.ppo import compiled_update
-from agents.algorithms.ppo import losses
 from agents.algorithms.ppo import ppo_bookkeeping
 from agents.algorithms.ppo import utility
 from agents.tools import compiled_ops
@@ -138,9 +137,9 @@ class UpdateMixin:
                 with tf.name_scope(scope):
                     return tf.summary.merge([
                         tf.summary.histogram('advantage', advantage),
-                        tf.summary.scalar('mean_return', losses.masked_mean(
+                        tf.summary.scalar('mean_return', utility.masked_mean(
                             return_, length)),
-                        tf.summary.scalar('mean_value', losses.masked_mean(
+                        tf.summary.scalar('mean_value', utility.masked_mean(
                             value, length)),
                         tf.summary.scalar(
                             'learning_rate', self._learning_rate()),
@@ -199,7 +198,7 @@ class UpdateMixin:
             advantage = return_ - value
             value_target = return_
         value_target = tf.stop_gradient(value_target)
-        advantage = losses.normalize_advantage(advantage, length)
+        advantage = utility.normalize_advantage(advantage, length)
         advantage = tf.stop_gradient(advantage)
         old_value = tf.stop_gradient(value)
         sequences = (
@@ -247,9 +246,9 @@ class UpdateMixin:
         (observ, action, old_policy_params, value_target, advantage,
          old_value) = sequence
         network = self._network(observ, length)
-        old_policy = losses.policy_from_params(
+        old_policy = utility.policy_from_params(
             self._discrete, old_policy_params)
-        value_loss = losses.value_loss_fn(
+        value_loss = utility.value_loss_fn(
             network.value, value_target, old_value, length,
             self._config.value_loss_clip)
         policy_loss, statistics = self._policy_loss(
@@ -310,24 +309,24 @@ class UpdateMixin:
                 clipped_ratio = tf.clip_by_value(
                     ratio, 1 - config.ppo_clip, 1 + config.ppo_clip)
                 surrogate = tf.minimum(surrogate, clipped_ratio * advantage)
-            surrogate_loss = -losses.masked_mean(surrogate, length)
+            surrogate_loss = -utility.masked_mean(surrogate, length)
             # A quadratic wall above the cutoff stops the policy from moving
             # far from the data when the penalty has not adapted yet.
             cutoff_threshold = config.kl_target * config.kl_cutoff_factor
             above_cutoff = tf.cast(kl > cutoff_threshold, tf.float32)
             if config.kl_penalty:
-                kl_penalty = self._penalty * losses.masked_mean(kl, length)
-                kl_cutoff = config.kl_cutoff_coef * losses.masked_mean(
+                kl_penalty = self._penalty * utility.masked_mean(kl, length)
+                kl_cutoff = config.kl_cutoff_coef * utility.masked_mean(
                     above_cutoff * tf.square(kl - cutoff_threshold), length)
             else:
                 kl_penalty = kl_cutoff = tf.constant(0.0)
-            entropy = losses.masked_mean(policy.entropy(), length)
+            entropy = utility.masked_mean(policy.entropy(), length)
             policy_loss = surrogate_loss + kl_penalty + kl_cutoff
             if config.entropy_regularization:
                 policy_loss -= config.entropy_regularization * entropy
             statistics = dict(
                 surrogate_loss=surrogate_loss, kl_penalty=kl_penalty,
-                kl_cutoff=kl_cutoff, mean_kl=losses.masked_mean(kl, length),
+                kl_cutoff=kl_cutoff, mean_kl=utility.masked_mean(kl, length),
                 mean_entropy=entropy, cutoff_count=tf.reduce_sum(
                     utility.mask(above_cutoff, length)))
             return policy_loss, statistics
@@ -344,11 +343,11 @@ class UpdateMixin:
 
             def _measure():
                 network = self._network(observ, length)
-                old_policy = losses.policy_from_params(
+                old_policy = utility.policy_from_params(
                     self._discrete, old_policy_params)
                 kl = utility.mask(old_policy.kl(network.policy), length)
                 kl_change = tf.identity(
-                    losses.masked_mean(kl, length), name='kl_change')
+                    utility.masked_mean(kl, length), name='kl_change')
                 return network, kl, kl_change
 
             def _summary(network, kl, kl_change, penalty):
@@ -364,7 +363,7 @@ class UpdateMixin:
                 return _summary_after(
                     [], log, lambda: _summary(*_measure(), self._penalty))
             network, kl, kl_change = _measure()
-            new_penalty = losses.adapted_penalty(
+            new_penalty = utility.adapted_penalty(
                 self._penalty, kl_change, self._config.kl_target)
             # Keep the penalty in a range where the loss stays well scaled.
             new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
