@@ -1,11 +1,8 @@
 """Action distributions in plain graph ops: diagonal Gaussian and categorical.
 
-Both classes take arbitrary leading batch dimensions, for example
-`[batch, time]`, and return one value per batch element from `log_prob`,
-`entropy` and `kl`. Their `parameters` property returns the tensors that
-rebuild the distribution with `type(dist)(**dist.parameters)`, so that an
-algorithm can store the policy of an episode step by step and compare against
-it later.
+Both take any leading batch dimensions and return one value per batch
+element from `log_prob`, `entropy` and `kl`; `type(dist)(**dist.parameters)`
+rebuilds a distribution.
 """
 
 import math
@@ -16,9 +13,8 @@ import tensorflow.compat.v1 as tf
 class DiagonalGaussian:
     """Multivariate normal distribution with diagonal covariance.
 
-    The event dimension is the last axis of `mean`; all leading axes are batch
-    axes. `logstd` broadcasts against `mean`, so a state-independent learned
-    vector of shape `[action_size]` works as well as a per-step tensor.
+    The event dimension is the last axis of `mean`; `logstd` broadcasts
+    against it (a learned vector `[action_size]` works).
     """
 
     def __init__(self, mean, logstd):
@@ -26,8 +22,7 @@ class DiagonalGaussian:
 
         Args:
             mean: Float tensor of shape `batch_shape + [event_size]`.
-            logstd: Float tensor broadcastable to the shape of `mean` holding
-                the natural logarithm of the standard deviations.
+            logstd: Log standard deviations, broadcastable to `mean`.
 
         Raises:
             ValueError: When `mean` has no event dimension.
@@ -35,8 +30,7 @@ class DiagonalGaussian:
         mean = _with_last_axis(mean, 'mean needs an event dimension')
         logstd = tf.convert_to_tensor(logstd, dtype=mean.dtype)
         self._mean = mean
-        # Adding zeros broadcasts the log standard deviation to one value per
-        # step and action, which is the shape algorithms store per step.
+        # Algorithms store one log standard deviation per step and action.
         self._logstd = logstd + tf.zeros_like(mean)
 
     @property
@@ -64,11 +58,9 @@ class DiagonalGaussian:
 
         Args:
             seed: Optional operation seed.
-            key: Optional int64 tensor `[2]`; draws from a stateless random
-                op keyed by it instead (the same key, the same sample), as
-                compiled loops need.
-            noise: Optional standard normal noise of the mean's shape, as
-                `noise` draws it for a key; the sample of that key.
+            key: Optional int64 tensor `[2]` keying a stateless random op.
+            noise: Optional noise that `noise` drew for a key; gives the
+                sample of that key.
 
         Returns:
             Tensor of the shape and dtype of the mean.
@@ -84,21 +76,13 @@ class DiagonalGaussian:
 
     @staticmethod
     def noise(key, shape):
-        """The float32 noise of `sample(key=key)` for a mean of `shape`.
-
-        A pure function for compiled code, which can draw the noise of many
-        keys at once (see `PPO.collect`).
-        """
+        """The float32 noise of `sample(key=key)` for a mean of `shape`."""
         return tf.random.stateless_normal(
             shape, seed=tf.cast(key, tf.int64), dtype=tf.float32,
             alg='philox')
 
     def mode(self):
-        """Return the most likely value, the mean.
-
-        Returns:
-            Tensor of the shape and dtype of the mean.
-        """
+        """The most likely value, the mean."""
         with tf.name_scope('diagonal_gaussian_mode'):
             return tf.identity(self._mean, name='mode')
 
@@ -120,11 +104,7 @@ class DiagonalGaussian:
             return tf.reduce_sum(per_dimension, -1, name='log_prob')
 
     def entropy(self):
-        """Differential entropy, summed over the event dimension.
-
-        Returns:
-            Tensor of shape `batch_shape`.
-        """
+        """Differential entropy `batch_shape`, summed over the event."""
         with tf.name_scope('diagonal_gaussian_entropy'):
             per_dimension = 0.5 * math.log(2 * math.pi * math.e) + self._logstd
             return tf.reduce_sum(per_dimension, -1, name='entropy')
@@ -132,10 +112,8 @@ class DiagonalGaussian:
     def kl(self, other):
         """Kullback-Leibler divergence KL(self || other).
 
-        The terms are written in log space, as differences of log standard
-        deviations, so that no standard deviation is divided by another.
-        Padded steps whose parameters are zeros or other finite values thus
-        keep finite gradients, and a multiplicative mask zeros them exactly.
+        Written with differences of log standard deviations, so padded
+        steps of finite parameters keep finite gradients.
 
         Args:
             other: Another `DiagonalGaussian` with the same event size.
@@ -163,8 +141,8 @@ class DiagonalGaussian:
 class Categorical:
     """Categorical distribution over the last axis of its logits.
 
-    All leading axes are batch axes. Probabilities come from a log-softmax, so
-    very negative logits (down to about -1e30) yield exact zeros without NaN.
+    Probabilities come from a log-softmax, so very negative logits (down to
+    about -1e30) give exact zeros without NaN.
     """
 
     def __init__(self, logits, dtype=tf.int32):
@@ -206,9 +184,8 @@ class Categorical:
 
         Args:
             seed, key: As for `DiagonalGaussian.sample`.
-            noise: Optional Gumbel noise of the logits' shape flattened to
-                `[rows, classes]`, as `noise` draws it for a key; the
-                sample of that key.
+            noise: Optional Gumbel noise `[rows, classes]` that `noise` drew
+                for a key; gives the sample of that key.
 
         Returns:
             Integer tensor of shape `batch_shape`.
@@ -232,28 +209,17 @@ class Categorical:
     @staticmethod
     def noise(key, shape):
         """The Gumbel noise of `sample(key=key)` for flat logits of `shape`
-        (`[rows, classes]`), a pure function for compiled code."""
+        (`[rows, classes]`)."""
         return _gumbel(tf.cast(key, tf.int64), shape)
 
     def mode(self):
-        """Return the most likely class index.
-
-        Returns:
-            Integer tensor of shape `batch_shape`.
-        """
+        """The most likely class index, `batch_shape`."""
         with tf.name_scope('categorical_mode'):
             return tf.argmax(
                 self._logits, -1, output_type=self._dtype, name='mode')
 
     def log_prob(self, value):
-        """Log probability of the class indices `value`.
-
-        Args:
-            value: Integer tensor of shape `batch_shape`.
-
-        Returns:
-            Float tensor of shape `batch_shape`.
-        """
+        """Log probability of the class indices `value` (`batch_shape`)."""
         with tf.name_scope('categorical_log_prob'):
             value = tf.cast(value, tf.int32)
             # The fused cross entropy has a stable gradient for any logits.
@@ -262,11 +228,7 @@ class Categorical:
             return tf.negative(cross_entropy, name='log_prob')
 
     def entropy(self):
-        """Entropy of the distribution.
-
-        Returns:
-            Float tensor of shape `batch_shape`.
-        """
+        """Entropy of the distribution, `batch_shape`."""
         with tf.name_scope('categorical_entropy'):
             log_probs = tf.nn.log_softmax(self._logits)
             return tf.negative(
@@ -295,19 +257,8 @@ class Categorical:
 
 
 def _with_last_axis(value, requirement):
-    """Convert to a tensor; raise unless it may have a last axis.
-
-    Args:
-        value: Tensor or value of the parameter.
-        requirement: Start of the error message, such as 'mean needs an
-            event dimension'.
-
-    Raises:
-        ValueError: When the tensor is known to be a scalar.
-
-    Returns:
-        The tensor.
-    """
+    """The tensor of `value`; a ValueError starting with `requirement`
+    where it is a scalar."""
     value = tf.convert_to_tensor(value)
     if value.shape.ndims is not None and value.shape.ndims < 1:
         raise ValueError(f'{requirement}, got shape {value.shape}')
@@ -317,10 +268,10 @@ def _with_last_axis(value, requirement):
 def _keyed_normal(like, key):
     """Standard normal noise shaped like `like`, keyed by `key`.
 
-    The numbers always come from the XLA version of the stateless op
-    (inlined into compiled code, one small compiled call elsewhere): XLA's
-    and TensorFlow's kernels draw other numbers for the same key, and the
-    compiled and the one-step paths must sample alike.
+    Always from the XLA version of the stateless op (one small compiled call
+    outside compiled code): XLA's and TensorFlow's kernels draw other
+    numbers for the same key, and compiled and plain graphs must sample
+    alike.
     """
     key = tf.cast(key, tf.int64)
     if like.shape.is_fully_defined():
@@ -330,14 +281,9 @@ def _keyed_normal(like, key):
 
 
 def _keyed_categorical(logits, key, dtype):
-    """One class per row of `logits`, keyed by `key` (see `_keyed_normal`).
-
-    Draws by the Gumbel-max trick, the argmax of the logits plus Gumbel
-    noise, as XLA has no kernel of the stateless multinomial op.
-
-    Returns:
-        Tensor `[rows, 1]` of `dtype`.
-    """
+    """One class `[rows, 1]` per row of `logits`, keyed by `key` (see
+    `_keyed_normal`), by the Gumbel-max trick: XLA has no stateless
+    multinomial."""
     return _compiled_categorical(logits, tf.cast(key, tf.int64), dtype)
 
 
@@ -348,12 +294,14 @@ _compiled_normal = tf.function(
 
 
 def _gumbel(key, shape):
+    """Gumbel noise of `shape`, keyed by `key`."""
     uniform = tf.random.stateless_uniform(
         shape, seed=key, minval=1e-20, maxval=1.0, alg='philox')
     return -tf.math.log(-tf.math.log(uniform))
 
 
 def _gumbel_max(logits, key, dtype):
+    """The argmax `[rows, 1]` of the logits plus Gumbel noise."""
     gumbel = _gumbel(key, tf.shape(logits))
     return tf.argmax(logits + gumbel, axis=-1, output_type=dtype)[:, None]
 

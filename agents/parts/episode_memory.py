@@ -6,28 +6,18 @@ import tensorflow.compat.v1 as tf
 class EpisodeMemory:
     """Stores episodes of transitions in non-trainable variables.
 
-    Every tensor of the template gets a buffer variable of shape
-    `[capacity, max_length] + template_shape`, and a vector holds the number
-    of steps stored in each row. Rows are independent: a batch of agents
-    appends one step to each of its rows at once, and finished rows can be
-    read, replaced or cleared on their own.
-
-    Clearing only resets lengths; old steps stay in the buffers behind the
-    length of each row, so readers must mask by the returned length.
-
-    To keep the buffers out of checkpoints, create the memory in a variable
-    scope whose name ends in `_temporary` (for example pass
-    `scope='episodes_temporary'`). The variables are created in the
-    constructor, so the memory can be used inside control flow afterwards.
+    Every tensor of the template gets a buffer `[capacity, max_length] +
+    shape`, and a vector holds the steps stored in each row. Clearing only
+    resets lengths, so readers mask by the returned length. A scope name
+    ending in `_temporary` keeps the buffers out of checkpoints.
     """
 
     def __init__(self, template, capacity, max_length, scope):
         """Create the buffer variables.
 
         Args:
-            template: Nested tuple, list, namedtuple or dict of tensors whose
-                shapes and dtypes give those of a single step; a leading
-                batch dimension is not part of the template.
+            template: Nested structure of tensors of the shapes and dtypes of
+                a single step, without batch dimension.
             capacity: Number of rows, that is episodes held at once.
             max_length: Maximum number of steps per row.
             scope: Name of the variable scope for the buffers.
@@ -93,9 +83,7 @@ class EpisodeMemory:
             return tf.gather(self._length, rows, name='length')
 
     def append(self, transitions, rows=None):
-        """Append one step to each of the rows.
-
-        Rows must not repeat within one call.
+        """Append one step to each of the rows, which must not repeat.
 
         Args:
             transitions: Structure like the template of tensors with a leading
@@ -182,9 +170,9 @@ class EpisodeMemory:
             rows: Optional 1-D integer tensor of rows; all rows by default.
 
         Returns:
-            Tuple of the episodes, a structure like the template of tensors of
-            shape `[len(rows), max_length] + template_shape`, and the int32
-            length of each row. Steps past the length hold stale values.
+            Tuple of the episodes, like the template of tensors `[len(rows),
+            max_length, ...]`, and the int32 length of each row. Steps past
+            the length hold stale values.
         """
         with tf.name_scope('episode_memory_data'):
             rows = self._rows(rows)
@@ -201,7 +189,7 @@ class EpisodeMemory:
             rows: Optional 1-D integer tensor of rows; all rows by default.
 
         Returns:
-            Operation that clears the rows.
+            Operation.
         """
         with tf.name_scope('episode_memory_clear'):
             rows = self._rows(rows)

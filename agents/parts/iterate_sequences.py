@@ -11,13 +11,11 @@ class SequencePlan(collections.namedtuple(
 
     Attributes:
         items: Structure like the sequences of tensors
-            `[num_items + 1, steps, ...]`, where `steps` is the chunk length
-            or the maximum length; the last item is empty (all padding).
+            `[num_items + 1, steps, ...]`; the last item is all padding.
         length: Int32 tensor `[num_items + 1]` of the items' lengths.
         batch_indices: Int32 tensor `[max_batches, batch_size]` of item
-            indices, `max_batches = num_epochs * ceil(num_items /
-            batch_size)`; its first `num_batches` rows are the mini-batches
-            in order, the rest hold the index of the empty item only.
+            indices; the first `num_batches` rows are the mini-batches in
+            order, the rest hold the empty item's index only.
         num_batches: Int32 scalar tensor, the number of real mini-batches.
     """
 
@@ -29,39 +27,26 @@ def iterate_sequences(
         batch_size=None, num_epochs=1, padding_value=0, shuffle_keys=None):
     """Call a function on shuffled mini-batches of sequences or their chunks.
 
-    The sequences are optionally cut into chunks of `chunk_length` steps, each
-    with its own length. Empty items (a chunk past the end of its episode or
-    a sequence of length zero) are dropped. Every epoch visits every remaining
-    item once, in a new random order, in mini-batches of `batch_size` items;
-    the last mini-batch of an epoch is filled up with empty items of length
-    zero whose steps all hold `padding_value`. Steps past the length of an
-    item hold `padding_value` too, whatever the input held there.
-
-    The number of mini-batches is `num_epochs * ceil(num_items / batch_size)`
-    and so depends on the lengths at run time; it is zero when all lengths
-    are zero. The mini-batches run one after another in a `tf.scan`, so the
-    side effects of one (an optimizer step) precede the next. Everything is
-    plain graph ops and works inside `tf.cond` branches.
+    Sequences are optionally cut into chunks of `chunk_length` steps; empty
+    items are dropped. Every epoch visits every item once in a new random
+    order, in mini-batches of `batch_size`; the last mini-batch of an epoch
+    is filled up with empty items. Steps past an item's length hold
+    `padding_value`. The mini-batches run one after another in a `tf.scan`,
+    so the side effects of one (an optimizer step) precede the next.
 
     Args:
-        consumer_fn: Function of the mini-batch, a structure like `sequences`
-            of tensors `[batch_size, chunk_length or max_length, ...]`, and of
-            the int32 lengths `[batch_size]`. It returns a structure like
-            `output_template`.
+        consumer_fn: Function of a mini-batch (like `sequences`, of tensors
+            `[batch_size, steps, ...]`) and its int32 lengths, returning a
+            structure like `output_template`.
         output_template: Structure of tensors of the shapes and dtypes that
-            `consumer_fn` returns, for example `(0.0, '')`; its values are not
-            used.
-        sequences: Nested tuple, list, namedtuple or dict of tensors of shape
-            `[num_sequences, max_length, ...]` with statically known first
-            two dimensions.
-        length: Integer tensor `[num_sequences]` of valid lengths, or None
-            when all sequences are full.
+            `consumer_fn` returns, for example `(0.0, '')`.
+        sequences: Nested structure of tensors `[num_sequences, max_length,
+            ...]` with static first two dimensions.
+        length: Integer tensor `[num_sequences]`, or None for full ones.
         chunk_length: Optional number of steps per chunk.
-        batch_size: Number of items per mini-batch; all items of an epoch in
-            one mini-batch when None.
+        batch_size: Items per mini-batch; None: all items of an epoch.
         num_epochs: Number of passes over the items.
-        padding_value: Value of the steps past the length of an item, cast to
-            the dtype of each sequence tensor.
+        padding_value: Value of the steps past the length of an item.
         shuffle_keys: Optional float tensor `[num_epochs, num_items]` (see
             `num_items`) of keys in [0, 1) whose order shuffles each epoch;
             by default drawn by `tf.random.uniform`.
@@ -101,7 +86,7 @@ def num_items(num_sequences, max_length, chunk_length=None):
         chunk_length: Optional number of steps per chunk.
 
     Returns:
-        Python integer, the second dimension of `shuffle_keys`.
+        Python int, the second dimension of `shuffle_keys`.
     """
     if not chunk_length:
         return num_sequences
@@ -113,12 +98,8 @@ def plan_sequences(
         padding_value=0, shuffle_keys=None):
     """The padded items and shuffled mini-batches of `iterate_sequences`.
 
-    The same items and mini-batches that `iterate_sequences` hands to its
-    consumer, with every shape static: the indices of the mini-batches fill
-    a `[max_batches, batch_size]` tensor whose first `num_batches` rows are
-    used. Compiled code (XLA) that loops over the mini-batches then sees no
-    shape that depends on the lengths, and the random shuffle stays outside
-    of it.
+    Every shape is static, so compiled code (XLA) that loops over the
+    mini-batches sees no shape that depends on the lengths.
 
     Args:
         sequences, length, chunk_length, batch_size, num_epochs,
@@ -201,11 +182,8 @@ def _pad_past_length(sequence, length, padding_value):
 
 
 def _chunk(flat_sequences, length, chunk_length, padding_value):
-    """Cut sequences [num, max_length, ...] into chunks [num * chunks, ...].
-
-    Returns:
-        The flat list of chunked tensors and the int32 length of each chunk.
-    """
+    """Cut sequences [num, max_length, ...] into chunks [num * chunks, ...];
+    return them and the int32 length of each chunk."""
     num_sequences, max_length = _static_sizes(flat_sequences)
     num_chunks = -(-max_length // chunk_length)
     padded_length = num_chunks * chunk_length
@@ -238,16 +216,8 @@ def _append_empty_item(flat_items, item_length, padding_value):
 
 
 def _define_batch_indices(item_length, batch_size, num_epochs, shuffle_keys):
-    """Item indices of all mini-batches in a static shape.
-
-    Index `len(item_length)` stands for the empty item that fills the last
-    mini-batch of each epoch and the rows past the real mini-batches.
-
-    Returns:
-        Tuple of the int32 indices `[max_batches, batch_size]`, whose first
-        rows are the mini-batches of every epoch in order, and the int32
-        scalar number of those rows.
-    """
+    """Item indices `[max_batches, batch_size]` of all mini-batches and
+    the number of real ones; index `len(item_length)` is the empty item."""
     count = tf.compat.dimension_value(item_length.shape[0])
     empty_index = count
     is_empty = tf.cast(tf.equal(item_length, 0), tf.float32)

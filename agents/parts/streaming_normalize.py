@@ -9,15 +9,11 @@ from agents.tools import compiled_ops
 class StreamingNormalize:
     """Normalize tensors by a running mean and standard deviation.
 
-    The statistics are the count, mean and sum of squared deviations of all
-    values seen, merged batch by batch with the parallel form of Welford's
-    algorithm (Chan et al.), which stays accurate over millions of steps. The
-    standard deviation is the sample one (divided by `count - 1`).
-
-    The statistics live in non-trainable variables in the variable scope
-    `name`; they are meant to be checkpointed, so a resumed run keeps
-    normalizing like before. The variables are created in the constructor,
-    so the methods can be used inside control flow afterwards.
+    The count, mean and sum of squared deviations of all values seen are
+    merged batch by batch with the parallel form of Welford's algorithm
+    (Chan et al.), accurate over millions of steps; the standard deviation
+    is the sample one. The statistics are checkpointed variables in the
+    scope `name`.
     """
 
     def __init__(
@@ -26,9 +22,7 @@ class StreamingNormalize:
         """Create the statistics variables.
 
         Args:
-            template: Tensor whose shape is that of a single value, without
-                batch dimension; its dtype is ignored as statistics are
-                float32.
+            template: Tensor of the shape of a single value (any dtype).
             center: Whether `transform` subtracts the mean.
             scale: Whether `transform` divides by the standard deviation.
             clip: Bound of the absolute transformed values; 0 or None to not
@@ -80,14 +74,13 @@ class StreamingNormalize:
         """Merge a batch of values into the statistics.
 
         Args:
-            value: Tensor of the template shape, with any number of leading
-                batch dimensions (none for a single value).
+            value: Tensor of the template shape with any leading batch
+                dimensions.
             log: Bool or bool tensor; whether to summarize the batch.
 
         Returns:
-            Summary tensor of the mean of the batch, empty where `log` is
-            false; it depends on the update, so running it updates the
-            statistics.
+            Summary tensor of the mean of the batch (empty without `log`),
+            which runs the update.
         """
         with tf.name_scope(self._name + '/update') as scope:
             batch = tf.reshape(
@@ -101,7 +94,6 @@ class StreamingNormalize:
                 if log is True:
                     return self._summary('value', batch_mean)
 
-
                 def _summary():
                     # A branch starts without name scope; the tag keeps it.
                     with tf.name_scope(scope):
@@ -113,11 +105,8 @@ class StreamingNormalize:
                     lambda: tf.constant(''))
 
     def read(self):
-        """The current statistics, as `Statistics` of tensors.
-
-        With `merged`, `transform(value, statistics)` and `assign`, the
-        statistics can be carried through a compiled loop as tensors.
-        """
+        """The current `Statistics`, which compiled loops carry as tensors
+        through `merged`, `transform(value, statistics)` and `assign`."""
         return Statistics(
             self._count.read_value(), self._mean.read_value(),
             self._var_sum.read_value())
@@ -125,13 +114,10 @@ class StreamingNormalize:
     def merged(self, statistics, value):
         """The statistics after a batch of values, as a pure function.
 
-        Merges with the parallel form of Welford's algorithm; `update` is
-        this merge written to the variables.
-
         Args:
             statistics: `Statistics` of tensors, as `read` returns.
-            value: Tensor of the template shape, with any number of leading
-                batch dimensions.
+            value: Tensor of the template shape with leading batch
+                dimensions.
 
         Returns:
             `Statistics` of tensors.
@@ -164,10 +150,9 @@ class StreamingNormalize:
         """Center, scale and clip values by the statistics.
 
         Args:
-            value: Tensor of the template shape, with any number of leading
-                batch dimensions.
-            statistics: `Statistics` of tensors to use; None uses the
-                current ones.
+            value: Tensor of the template shape with any leading batch
+                dimensions.
+            statistics: `Statistics` to use; None: the current ones.
 
         Returns:
             Float32 tensor of the shape of `value`.
@@ -185,11 +170,7 @@ class StreamingNormalize:
             return compiled_ops.check_numerics(value, 'normalized value')
 
     def reset(self):
-        """Forget all values seen.
-
-        Returns:
-            Operation that zeros the statistics.
-        """
+        """Operation that forgets all values seen."""
         with tf.name_scope(self._name + '/reset'):
             return tf.group(
                 self._count.assign(0),
@@ -197,22 +178,16 @@ class StreamingNormalize:
                 self._var_sum.assign(tf.zeros_like(self._var_sum)))
 
     def summary(self):
-        """Summaries of the mean and standard deviation.
-
-        Returns:
-            Summary tensor with a scalar or histogram of the mean once a value
-            was seen and of the standard deviation once two were.
-        """
+        """Summary of the mean once a value was seen and of the standard
+        deviation once two were (scalars or histograms)."""
         with tf.name_scope(self._name + '/summary') as scope:
 
             def _define_summary(name, tensor_fn):
-                # Branches of v2 control flow start at the root name scope;
-                # re-entering the scope keeps the tags apart from those of
-                # other normalizers.
+                # Branches start at the root name scope; re-entering the
+                # scope keeps the tags apart from other normalizers'.
                 with tf.name_scope(scope):
                     return self._summary(name, tensor_fn())
 
-            # The false branch returns the empty string, an empty summary.
             mean_summary = tf.cond(
                 self._count > 0,
                 lambda: _define_summary('mean', lambda: self._mean), str)
