@@ -1,25 +1,12 @@
-"""Control tasks written as batched TensorFlow operations.
+"""Control tasks as batched TensorFlow operations, and a run's environments.
 
-Each task follows the dynamics, rewards, terminations, spaces and reset
-distribution of the gymnasium environment of the same id, as pure functions
-of tensors that compile with XLA (`Task`); `InGraphTaskBatch` runs a batch of
-one task behind the interface of `tools.InGraphBatchEnv`, so that
-`tools.simulate` and the algorithms use it as they use a batch of Python
-environments. `TASKS` maps gymnasium ids to the task classes.
-
-The tasks compute in float32 where gymnasium computes in float64 (except
-MountainCarContinuous-v0, float32 in both), so values agree to float32
-precision, and a flag can differ where a state lies within float32 rounding
-of a threshold. Initial states follow gymnasium's distributions but come
-from TensorFlow's stateless Philox generator, not NumPy's, so a seed gives
-other numbers than in gymnasium. Only the default arguments of `gym.make`
-are covered (no `g` of Pendulum, no `sutton_barto_reward`, no reset
-options).
-
-The package also builds a run's environments (`env_modes`,
-`env_construction`, `auto_batch_env`, `graph_env`). Environment worker
-processes import those modules without TensorFlow, so the task classes,
-which are TensorFlow code, load on first access of their names here.
+Each task (`Task`) follows the gymnasium environment of the same id in
+float32 (`TASKS` maps the ids to them); `InGraphTaskBatch` runs a batch of
+one behind the interface of `tools.InGraphBatchEnv`. See docs/env-modes.md
+for how they differ from gymnasium's. The package also builds a run's
+environments (`env_modes`, `env_construction`, `auto_batch_env`,
+`graph_env`), which worker processes import without TensorFlow, so the task
+classes load on first access of their names here.
 """
 
 import importlib

@@ -40,17 +40,14 @@ class Acrobot(task.Task):
     reset_high = [0.1] * 4
 
     def _define_spaces(self):
+        """Cosines, sines and velocities within bounds; three actions."""
         observation_space = task.symmetric_box(
                 [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2])
         return observation_space, gym.spaces.Discrete(3)
 
     def step(self, state, action):
-        """See `Task.step`: one step of 0.2 s.
-
-        The int32 actions `[batch]` in `{0, 1, 2}` apply the torques -1, 0
-        and 1; an episode terminates where the tip rose above the goal
-        height.
-        """
+        """See `Task.step`: one step of 0.2 s; an episode terminates where
+        the tip rose above the goal height."""
         with tf.name_scope('acrobot_step'):
             torque = tf.cast(action, tf.float32) - 1.0
             half = _DT / 2.0
@@ -112,13 +109,8 @@ def _derivatives(state, torque):
 
 
 def _wrap(angle):
-    """Wrap angles into `[-pi, pi]` as gymnasium's `wrap` does.
-
-    Gymnasium subtracts or adds 2 pi until the angle lies within the bounds,
-    and leaves an angle on a bound as it is; this subtracts or adds the same
-    number of turns at once (the same arithmetic for the one turn that a
-    step of the integration moves at most in practice).
-    """
+    """Wrap angles into `[-pi, pi]` as gymnasium's `wrap` does, all turns
+    at once (gymnasium subtracts one at a time)."""
     turn = 2 * math.pi
     turns_down = tf.math.ceil((angle - math.pi) / turn)
     turns_up = tf.math.ceil((-math.pi - angle) / turn)

@@ -1,22 +1,11 @@
 """The env mode 'auto': time candidate modes, keep the fastest.
 
-The mode 'auto' times a batch of every candidate mode (`AUTO_CANDIDATES`,
-see `usable_candidates`) in short bursts and keeps the fastest
-(`pick_env_mode`). The worker processes of a candidate take
-about as long to start as TensorFlow takes to build the training graph (0.7
-and 1.9 s for 16 Pendulums on two cores), and nothing of the graph depends
-on the mode: `AutoBatchEnv` starts them in a thread and chooses when the
-batch is first used, inside the first session run.
-
-Where the config's env has an in-graph task, 'auto' trains on it instead
-(`picks_graph`, the mode 'graph' of `graph_env`): a step of it costs a few
-dozen graph operations, far less than any Python environment's, so nothing
-needs timing. A run folder whose checkpoint was trained on Python
-environments resumes on them.
-
-It builds the batches of the candidates with the function it is given
-(`env_modes.create_batch_env`, which calls it for 'auto'), and does not
-import TensorFlow.
+'auto' times a batch of every candidate mode in short bursts and keeps the
+fastest (`pick_env_mode`). Worker processes take about as long to start as
+TensorFlow takes to build the graph, so `AutoBatchEnv` starts them in a
+thread and chooses at the first use of the batch. Where the env has an
+in-graph task, 'auto' trains on it instead (`picks_graph`). The batches come
+from the function it is given (`env_modes.create_batch_env`); no TensorFlow.
 """
 
 import logging
@@ -38,10 +27,9 @@ _WORKER_MODES = ('processes', 'slices', 'ray')
 _AUTO_BURST_SECONDS = 0.05
 _AUTO_ROUNDS = 3
 # How much faster than in-process stepping a mode with worker processes must
-# step to be chosen: its workers cost CPU and memory, and in training the
-# graph's work competes with them for the cores, which the bursts leave out.
-# EnvPool's threads step only while the graph waits for them, so it needs
-# no margin.
+# step to be chosen: in training the graph's work competes with the workers
+# for the cores, which the bursts leave out. EnvPool's threads step only
+# while the graph waits for them, so it needs no margin.
 _WORKER_MARGIN = 1.25
 
 
@@ -50,14 +38,12 @@ def picks_graph(has_task, checkpoint_kind=None):
 
     Args:
       has_task: Whether the config's env has an in-graph task.
-      checkpoint_kind: None for a new run, else the kind of batch the run
-          folder's checkpoint was trained on: 'graph' or 'python' (see
+      checkpoint_kind: None for a new run, else 'graph' or 'python' (see
           `graph_env.checkpoint_env_kind`).
 
     Returns:
-      True where the env has an in-graph task, unless the checkpoint was
-      trained on Python environments; True too for a checkpoint of the
-      in-graph task, which only it can continue.
+      True for a checkpoint of the task, or where the env has a task and
+      no checkpoint of Python environments.
     """
     if checkpoint_kind == 'graph':
         return True
@@ -70,23 +56,20 @@ def create(build, constructor, num_agents, seed=None, timeout=None,
 
     Args:
       build: Function `(constructor, num_agents, mode, seed, timeout,
-          restart) -> batch env` that builds the batch of a mode, e.g.
-          `env_modes.create_batch_env`.
+          restart) -> batch env`, e.g. `env_modes.create_batch_env`.
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
-      seed: Base seed; environment i gets `seed + i`, or None.
+      seed: Base seed, or seeds (see `env_modes.create_batch_env`).
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
       candidates: Names of `env_modes.MODES` to compare; by default those of
           `auto_candidates(constructor)`.
-      leader: None, or a batch of the same environments whose `choose`
-          gives the mode (an `AutoBatchEnv`, also wrapped): the batch then
-          takes that mode instead of timing its own candidates, so that a
-          run's evaluation batch steps as its training batch does.
+      leader: None, or a batch (an `AutoBatchEnv`, also wrapped) whose
+          `choose` gives the mode to take instead of timing candidates, so
+          that an evaluation batch steps in its training batch's mode.
 
     Returns:
-      An `AutoBatchEnv`, or the batch of the only candidate worth timing
-      (see `usable_candidates`).
+      An `AutoBatchEnv`, or the batch of the only usable candidate.
     """
     modes = usable_candidates(constructor, num_agents, candidates)
     if len(modes) == 1:
@@ -103,14 +86,10 @@ class AutoBatchEnv:
     """A batch of environments in the fastest of some env modes.
 
     The first candidate (in-process stepping, where it is one) is built at
-    once and gives the spaces; the others are built by a thread meanwhile.
-    The first `reset`, `step` or access to an environment waits for them,
-    times all candidates against each other (`time_candidates`,
-    which logs the rates and the choice), closes them, and builds the chosen
-    mode anew with the seeds, so that a seeded run steps as one of that mode
-    does. A candidate that fails to start is left out of the choice, with a
-    warning; an environment that cannot be built at all fails here already,
-    in the first candidate.
+    once and gives the spaces; a thread builds the others. The first
+    `reset`, `step` or access to an environment times them all
+    (`time_candidates`), closes them and builds the chosen mode anew with
+    the seeds. A candidate that fails to start is left out, with a warning.
     """
 
     def __init__(self, build, constructor, num_agents, modes, seed=None,
@@ -118,17 +97,9 @@ class AutoBatchEnv:
         """Build the first candidate and start building the others.
 
         Args:
-          build: Function `(constructor, num_agents, mode, seed, timeout,
-              restart) -> batch env`, see `create`.
-          constructor: Callable taking a seed (or None) and returning an env.
-          num_agents: Number of environments in the batch.
+          build, constructor, num_agents, seed, timeout, restart, leader:
+              See `create`.
           modes: Checked names of at least two `env_modes.MODES`.
-          seed: Base seed; environment i gets `seed + i`, or None.
-          timeout: Seconds to wait for an answer of a worker process, or
-              None.
-          restart: Whether to replace environments that fail.
-          leader: None, or a batch whose `choose` gives the mode to take
-              instead of timing the candidates (see `create`).
         """
         self._leader = leader
         if leader is not None:
@@ -256,7 +227,7 @@ class AutoBatchEnv:
 
 
 def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
-    """The modes worth timing for a batch, checked.
+    """The modes worth timing for a batch.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
@@ -265,9 +236,9 @@ def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
           `auto_candidates(constructor)`.
 
     Returns:
-      List of mode names: without the modes of worker processes where the
-      batch has one environment or the machine one core, and in-process
-      stepping is a candidate.
+      List of mode names, without those of worker processes where the
+      batch has one environment or the machine one core (and 'inprocess'
+      is a candidate).
     """
     if candidates is AUTO_CANDIDATES:
         candidates = auto_candidates(constructor)
@@ -284,12 +255,12 @@ def time_candidates(batch_envs):
     """Time candidate batches against each other and pick the fastest.
 
     Args:
-      batch_envs: Dict from mode names to batches of the same environments;
-          they are reset and stepped, and left open.
+      batch_envs: Dict from mode names to batches of the same environments,
+          left open.
 
     Returns:
-      Tuple of the chosen mode (see `pick_env_mode`) and a dict from the
-      modes to their environment steps per second, also logged in one line.
+      Tuple of the chosen mode (see `pick_env_mode`) and a dict of the
+      modes' steps per second, also logged in one line.
     """
     modes = list(batch_envs)
     rates = {mode: 0.0 for mode in modes}
@@ -321,8 +292,7 @@ def auto_candidates(constructor):
 
     Returns:
       `AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has
-      the `env_id` of the constructor (see
-      `env_construction.EnvironmentConstructor`).
+      the constructor's `env_id`.
     """
     from agents.tools import envpool_batch_env
     if envpool_batch_env.has_task(getattr(constructor, 'env_id', None)):
@@ -331,12 +301,7 @@ def auto_candidates(constructor):
 
 
 def describe():
-    """What 'auto' does, in one sentence for help texts and docs.
-
-    Returns:
-      The sentence, naming the candidates and the margin that the code
-      uses (`AUTO_CANDIDATES`, `_WORKER_MARGIN`).
-    """
+    """What 'auto' does, in one sentence for help texts and docs."""
     return (
         'graph where the task has an in-graph version; otherwise, at the '
         f"first step, it times {' and '.join(AUTO_CANDIDATES)} (and envpool "
@@ -350,9 +315,8 @@ def describe():
 def pick_env_mode(rates):
     """The mode to use given measured environment steps per second.
 
-    In-process stepping wins unless another mode steps faster, and a mode
-    with worker processes at least `_WORKER_MARGIN` (1.25) times as fast;
-    of those, the fastest wins.
+    In-process stepping wins unless another mode steps faster (one with
+    worker processes by `_WORKER_MARGIN`); of those, the fastest wins.
 
     Args:
       rates: Dict from env modes to their measured steps per second.

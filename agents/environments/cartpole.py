@@ -41,18 +41,15 @@ class CartPole(task.Task):
     reset_high = [0.05] * 4
 
     def _define_spaces(self):
+        """Gymnasium's bounds (twice the thresholds); two actions."""
         observation_space = task.symmetric_box(
                 [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf])
         return observation_space, gym.spaces.Discrete(2)
 
     def step(self, state, action):
-        """See `Task.step`: one step of 0.02 s.
-
-        The observations are the states. The int32 actions `[batch]` push
-        right where 1, left otherwise. Every
-        reward is 1; an episode terminates where the cart left the track or
-        the pole fell past 12 degrees.
-        """
+        """See `Task.step`: one step of 0.02 s; the observations are the
+        states, and episodes terminate where the cart left the track or the
+        pole fell past 12 degrees."""
         with tf.name_scope('cartpole_step'):
             x, x_dot, theta, theta_dot = tf.unstack(state, axis=1)
             force = compiled_ops.where(

@@ -12,14 +12,12 @@ _GRAVITY = 0.0025
 
 
 class ContinuousMountainCar(mountain_car.MountainCar):
-    """Drive a car up a hill with a continuous force.
+    """Drive a car up a hill with a continuous force, as gymnasium's
+    `MountainCarContinuous-v0`.
 
-    As gymnasium's `MountainCarContinuous-v0`: the state is `(position,
-    velocity)`, which is also the observation; the force is the action
-    clipped to `[-1, 1]`. The reward is 100 on reaching the goal position
-    0.45 with a velocity of at least zero, minus 0.1 times the square of the
-    action as given (gymnasium does not clip it there). Gymnasium computes
-    this task in float32 as well, since it stores the state as float32.
+    The reward is 100 on reaching the goal position 0.45 with a velocity of
+    at least zero, minus 0.1 times the square of the action as given
+    (gymnasium clips it only for the force).
     """
 
     env_id = 'MountainCarContinuous-v0'
@@ -29,6 +27,7 @@ class ContinuousMountainCar(mountain_car.MountainCar):
     goal_position = 0.45
 
     def _define_spaces(self):
+        """The spaces of `MountainCar` with a force in `[-1, 1]`."""
         observation_space, _ = super()._define_spaces()
         return observation_space, task.symmetric_box([_MAX_ACTION])
 

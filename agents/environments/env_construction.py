@@ -1,15 +1,9 @@
 """The configured environment: one built from a config, and its wrappers.
 
 `create_environment` builds the environment a config names (by gymnasium id
-or constructor) with the standard wrappers: a time limit of `max_length`,
-observations and actions of finite bounds mapped to [-1, 1], clipped
-actions, 32-bit values (the recipe of `standard_wrappers`). A batch applies
-them to its stacked arrays instead (`wrap_batch_env`), once per step;
-`environment_constructor(config, batch_wrappers=True)` then builds the
-environments without them.
-
-This module does not import TensorFlow: worker processes import it when they
-unpickle the constructors of their environments.
+or constructor) with the standard wrappers (`standard_wrappers`), or leaves
+them to the batch (`wrap_batch_env`). Worker processes import this module
+without TensorFlow when they unpickle their constructors.
 """
 
 import inspect
@@ -24,12 +18,6 @@ from agents.training.config_io import ConfigError
 def create_environment(
         config, seed=None, render_mode=None, batch_wrappers=False):
     """Construct the configured environment with the standard wrappers.
-
-    The standard wrappers limit the episodes to `max_length` steps, map
-    finite bounds to [-1, 1] (`normalize_ranges`), clip Box actions and
-    convert 64-bit values to 32 bits. A batch of environments applies them
-    once to all its environments' arrays instead (see `wrap_batch_env`):
-    with `batch_wrappers`, the environment comes without them.
 
     Args:
       config: Configuration with `env` (gymnasium id or constructor),
@@ -82,8 +70,7 @@ def create_environment(
 
 
 def _env_name(env):
-    """How errors name a config's env: its id, or the constructor's
-    import path."""
+    """How errors name a config's env: its id or the constructor's path."""
     if isinstance(env, str):
         return env
     name = getattr(env, '__qualname__', None) or repr(env)
@@ -92,9 +79,11 @@ def _env_name(env):
 
 
 def standard_wrappers(config, action_space):
-    """The standard wrappers, one recipe for `tools.wrappers` (one
-    environment), `tools.batch_wrappers` (a batch) and the in-graph tasks
-    (`graph_env.define_task_batch`).
+    """The standard wrappers, one recipe for `tools.wrappers`,
+    `tools.batch_wrappers` and the in-graph tasks (`graph_env`).
+
+    A time limit of `max_length`, finite bounds mapped to [-1, 1]
+    (`normalize_ranges`), clipped Box actions, 32-bit values.
 
     Args:
       config: Configuration with `max_length` and `normalize_ranges`.
@@ -122,8 +111,7 @@ def _apply_wrappers(config, env, module):
 
 
 def wrap_batch_env(config, batch_env):
-    """Apply the standard wrappers to a batch, on its stacked arrays: one
-    NumPy operation per step for the whole batch (`tools.batch_wrappers`).
+    """Apply the standard wrappers to a batch's stacked arrays.
 
     Args:
       config: Configuration with `max_length` and `normalize_ranges`.
@@ -141,28 +129,21 @@ _ENV_ATTRIBUTES = ('observation_space', 'action_space', 'reset', 'step')
 def environment_constructor(config, batch_wrappers=False):
     """Constructor `(seed, render_mode=None) -> env` of the configured env.
 
-    It holds only the settings of the environment, not the algorithm,
-    network or optimizer, so that worker processes receive it without
-    importing TensorFlow.
+    It holds only the environment's settings, so that worker processes
+    receive it without importing TensorFlow.
 
     Args:
       config: Configuration with `env`, `max_length` and `normalize_ranges`.
-      batch_wrappers: Whether to leave the standard wrappers to the batch
-          (see `wrap_batch_env`).
+      batch_wrappers: Whether to leave the standard wrappers to the batch.
 
     Returns:
-      `EnvironmentConstructor`, a callable taking a seed or None, and
-      optionally a render mode.
+      `EnvironmentConstructor`.
     """
     return EnvironmentConstructor(_env_config(config), batch_wrappers)
 
 
 class EnvironmentConstructor:
-    """Builds the configured environment: `create_environment` bound to a
-    config.
-
-    Env modes that build their environments themselves, like 'envpool',
-    read its `env_id`.
+    """`create_environment` bound to a config.
 
     Attributes:
       config: Locked AttrDict of `env`, `max_length` and `normalize_ranges`.
@@ -170,36 +151,21 @@ class EnvironmentConstructor:
     """
 
     def __init__(self, config, batch_wrappers=False):
-        """Bind the settings of the environment.
-
-        Args:
-          config: AttrDict with `env` and optionally `max_length` and
-              `normalize_ranges`.
-          batch_wrappers: Whether to leave the standard wrappers to the
-              batch.
-        """
+        """Bind the settings of the environment (see the attributes)."""
         self.config = config
         self.batch_wrappers = batch_wrappers
 
     @property
     def env_id(self):
-        """The gymnasium id of an environment whose standard wrappers the
-        batch applies, which env modes that build their environments
-        themselves (like 'envpool') build; otherwise None."""
+        """The gymnasium id, for modes that build their environments
+        themselves ('envpool'), where the batch applies the wrappers; else
+        None."""
         if self.batch_wrappers and isinstance(self.config.env, str):
             return self.config.env
         return None
 
     def __call__(self, seed=None, render_mode=None):
-        """Build one environment.
-
-        Args:
-          seed: Seed of the environment's random generators, or None.
-          render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
-
-        Returns:
-          The environment of `create_environment`.
-        """
+        """Build one environment; see `create_environment`."""
         return create_environment(
             self.config, seed, render_mode, self.batch_wrappers)
 
@@ -209,11 +175,10 @@ def taking_seed(constructor):
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env,
-          or a callable without arguments (the 2017 form).
+          or one without arguments (2017).
 
     Returns:
-      The constructor itself when it takes an argument, else a constructor
-      that calls it without the seed.
+      The constructor, or one that calls it without the seed.
     """
     if _takes_argument(constructor):
         return constructor
@@ -233,17 +198,15 @@ def _takes_argument(function):
 
 
 class _WithoutSeed:
-    """A 2017 constructor without arguments, called with a seed it ignores.
-
-    A class rather than a closure, so that worker processes receive it
-    with cloudpickle like any other constructor; in this module, which
-    does not import TensorFlow, so that they unpickle it without.
-    """
+    """A 2017 constructor without arguments, called with a seed it ignores
+    (a class, so that worker processes unpickle it without TensorFlow)."""
 
     def __init__(self, constructor):
+        """Wrap a constructor without arguments."""
         self._constructor = constructor
 
     def __call__(self, unused_seed):
+        """Build the environment."""
         return self._constructor()
 
 

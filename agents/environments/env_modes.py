@@ -1,20 +1,11 @@
 """The env modes: how a batch of environments steps, one table of them.
 
-An env mode is one entry of `MODES`: its name, the function that builds the
-batch of environments from their constructors, and the check of what it
-needs. The mode 'auto' times some of them and keeps the fastest (see
-`auto_batch_env`). The environments of 'graph' are graph operations
-(`in_graph`, see `graph_env.define_run_batches`). `make_batch_env` builds
-the Python batch of a run; every environment seed is derived here. Adding
-a mode is one entry and its builder:
-
-    def _build_mine(constructors, timeout, restart):
-        ...  # Return a batch env: step, reset, close, spaces, len.
-
-    MODES['mine'] = EnvMode(_build_mine, 'one line for the --env_mode help')
-
-This module does not import TensorFlow: worker processes import it when
-they unpickle the constructors of their environments.
+An env mode is one entry of `MODES`: the function that builds the batch
+from the environments' constructors, a line of help, and the check of what
+it needs. 'auto' times some of them (`auto_batch_env`); 'graph' steps
+in-graph tasks (`graph_env`). `make_batch_env` builds the Python batch of a
+run; every environment seed is derived here. Worker processes import this
+module without TensorFlow when they unpickle their constructors.
 """
 
 import collections
@@ -32,16 +23,14 @@ class EnvMode(collections.namedtuple(
     """How a batch of environments steps.
 
     Attributes:
-      build: Function `(constructors, timeout, restart) -> batch env` taking
-          one constructor without arguments per environment, the seconds to
-          wait for a worker (or None for the default), and whether to replace
-          failed environments; returns a `tools.BatchEnv` or an object with
-          its interface.
+      build: Function `(constructors, timeout, restart) -> batch env` of one
+          constructor without arguments per environment, the seconds to
+          wait for a worker (None: the default), and whether to replace
+          failed environments; returns a `tools.BatchEnv` or alike.
       description: One line for the help of the --env_mode flags.
-      check: None, or a function `() -> None` that raises an `ImportError`
-          saying what to install when the mode cannot run here.
-      in_graph: Whether the environments are graph operations (`build`
-          refuses), as in 'graph'.
+      check: None, or a function raising an `ImportError` that says what
+          to install where the mode cannot run.
+      in_graph: Whether the environments are graph operations ('graph').
     """
 
     def __new__(cls, build, description, check=None, in_graph=False):
@@ -73,10 +62,8 @@ def _build_slices(constructors, timeout, restart):
 
 
 def _build_ray(constructors, timeout, restart, **options):
-    """Ray actors, one per free CPU of the cluster, a slice each.
-
-    `options` go to `RayBatchEnv`, e.g. `num_actors` and `actor_options`.
-    """
+    """Ray actors, one per free CPU of the cluster, a slice each;
+    `options` go to `RayBatchEnv`."""
     from agents.tools import ray_batch_env
     return ray_batch_env.RayBatchEnv(
         constructors, restart=restart, timeout=timeout, **options)
@@ -163,19 +150,18 @@ def flag_help():
 
 
 def check_env_mode(env_mode):
-    """Validate how to step the environments, accepting the old booleans.
+    """Validate how to step the environments.
 
     Args:
-      env_mode: One of `mode_names()` (see `MODES`); 'auto' measures which of
-          `AUTO_CANDIDATES` steps faster. True stands for 'processes' and
-          False for 'inprocess'.
+      env_mode: One of `mode_names()`; True stands for 'processes' and
+          False for 'inprocess' (2017).
+
+    Returns:
+      The mode's name.
 
     Raises:
       ConfigError: Naming the value and the choices when it is none of them,
           or saying what to install when the mode cannot run here.
-
-    Returns:
-      The mode's name.
     """
     if env_mode is True:
         return 'processes'
@@ -196,19 +182,15 @@ def check_env_mode(env_mode):
 def env_mode_from_flags(env_mode, env_processes):
     """The env mode of the --env_mode and --env_processes flags.
 
-    `--env_processes` and `--noenv_processes` are shorthands for
-    `--env_mode=processes` and `--env_mode=inprocess`.
-
     Args:
       env_mode: Value of --env_mode, or None when it was not passed.
-      env_processes: Value of --env_processes, or None when it was not
-          passed.
-
-    Raises:
-      ConfigError: When the mode is unknown or the flags disagree.
+      env_processes: Value of --env_processes, or None when not passed.
 
     Returns:
       The name of the mode; 'auto' when neither flag was passed.
+
+    Raises:
+      ConfigError: When the mode is unknown or the flags disagree.
     """
     if env_processes is None:
         return check_env_mode('auto' if env_mode is None else env_mode)
@@ -229,21 +211,17 @@ def create_batch_env(
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
       num_agents: Number of environments in the batch.
-      env_mode: A checked name of `mode_names()` (see `check_env_mode`).
-      seed: None, a base seed or a sequence of one seed per environment
-          (see `env_seeds`). EnvPool seeds its environments from the first
-          seed onwards by itself.
+      env_mode: A checked name of `mode_names()`.
+      seed: None, a base seed or one seed per environment (`env_seeds`).
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
+      leader: See `auto_batch_env.create`.
 
     Raises:
-      ConfigError: For the mode 'graph', which builds no Python
-          environments.
+      ConfigError: For the mode 'graph'.
 
     Returns:
-      The batch env the mode builds: `tools.BatchEnv`,
-      `tools.SlicedBatchEnv` for 'slices', `auto_batch_env.AutoBatchEnv`
-      for 'auto', ...
+      The batch env the mode builds.
     """
     if env_mode == 'auto':
         return auto_batch_env.create(
@@ -262,13 +240,9 @@ _PURPOSES = ('train', 'eval')
 def env_seeds(seed, count, purpose='train'):
     """The seeds of a run's environments, derived from the run's seed.
 
-    NumPy's `SeedSequence(seed)` spawns one child sequence for the training
-    and one for the evaluation environments; each child gives `count`
-    31-bit seeds (EnvPool takes signed 32-bit ones). Seeds of different
-    runs, and the training and evaluation seeds of one run, come from
-    independent sequences, so they do not overlap as `seed + i` did (the
-    runs of seeds 0 and 1 shared all but one environment seed), short of a
-    chance collision of 31-bit numbers.
+    `SeedSequence(seed)` spawns one child for the training and one for the
+    evaluation environments, each giving `count` 31-bit seeds (EnvPool takes
+    signed 32-bit ones), so runs and purposes do not share seeds.
 
     Args:
       seed: The run's seed, or None.
@@ -297,10 +271,8 @@ def task_seed(seed, evaluation=False):
       evaluation: Whether the batch evaluates.
 
     Returns:
-      None for None; the run's seed for training; for evaluation a 32-bit
-      seed of the evaluation child of `SeedSequence(seed)` (see
-      `env_seeds`), so that evaluation episodes draw other initial states
-      than training.
+      The run's seed for training; for evaluation a 32-bit seed of the
+      evaluation child of `SeedSequence(seed)` (see `env_seeds`).
     """
     if seed is None or not evaluation:
         return seed
@@ -331,19 +303,14 @@ def _seed_words(seed, purpose, count):
 def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     """The batch of the configured environments, with the standard wrappers.
 
-    The environments come without the standard wrappers, which the batch
-    applies to its stacked arrays (see `env_construction.wrap_batch_env`).
-    The training batch has `num_agents` environments, the evaluation batch
-    `eval_episodes`; their seeds come from the run's seed (`env_seeds`).
-    In the 'ray' mode, the evaluation batch runs in one actor that reserves
-    no CPU, since the training batch holds the free ones.
+    The batch applies the standard wrappers to its stacked arrays
+    (`env_construction.wrap_batch_env`). The training batch has
+    `num_agents` environments, the evaluation batch `eval_episodes`.
 
     Args:
-      config: Completed configuration (see `config_spec.complete_config`)
-          with `env`, `max_length`, `normalize_ranges`, `num_agents`,
-          `eval_episodes`, `worker_timeout` and `restart_workers`.
+      config: Completed configuration (see `config_spec.complete_config`).
       seed: The run's seed, or None.
-      env_mode: A checked name of `mode_names()` (see `check_env_mode`).
+      env_mode: A checked name of `mode_names()`.
       evaluation: Whether to build the evaluation batch.
       leader: With env mode 'auto', the run's training batch, whose choice
           of mode the evaluation batch takes (see `auto_batch_env.create`).
@@ -383,20 +350,14 @@ class SeededConstructor:
     """
 
     def __init__(self, constructor, seed):
-        """Bind a constructor to a seed.
-
-        Args:
-          constructor: Callable taking a seed (or None) and returning an
-              env.
-          seed: The environment's seed, or None.
-        """
+        """Bind a constructor to a seed (see the attributes)."""
         self.constructor = constructor
         self.seed = seed
 
     @property
     def env_id(self):
-        """The gymnasium id that modes building their own environments
-        build, or None (see `env_construction.EnvironmentConstructor`)."""
+        """The constructor's `env_id` (see
+        `env_construction.EnvironmentConstructor`), or None."""
         return getattr(self.constructor, 'env_id', None)
 
     def __call__(self):
@@ -405,10 +366,8 @@ class SeededConstructor:
 
 
 def _batch_of(create, num_agents, blocking, restart):
-    """A `tools.BatchEnv` of `create(index)` for every index.
-
-    Environments created before one fails are closed again.
-    """
+    """A `tools.BatchEnv` of `create(index)` for every index; closes those
+    created where one fails."""
     envs = []
     try:
         for index in range(num_agents):

@@ -3,22 +3,10 @@
 `define_run_batches` is the one call that builds a run's environments: it
 checks the env mode, resolves 'auto', and defines the training and the
 evaluation batch in the graph, of Python environments or of the config's
-in-graph task. Where the config's gymnasium id has a task written in
-TensorFlow (`agents.environments.TASKS`), `--env_mode=graph` trains on a
-batch of it (`environments.InGraphTaskBatch`): a step is a few dozen graph
-operations and no Python call.
-
-The task batch behaves as the Python batch of `env_modes.make_batch_env`:
-it applies the same recipe of standard wrappers
-(`env_construction.standard_wrappers`) as graph operations
-(`task.StandardTask`, in float32 with the wrappers' affine maps) and truncates
-episodes after `max_length` steps or at gymnasium's registry limit. The
-config's seed keys the task's random resets (another stream than
-gymnasium's NumPy generators).
-
-The task's state lives in the variable scope `task` and is checkpointed, so
-a checkpoint tells which kind of batch trained it (`checkpoint_env_kind`);
-a run resumes only with the same kind (`check_resume`).
+in-graph task (`environments.TASKS`) behind the standard wrappers as graph
+operations (`task.StandardTask`). The task's state is checkpointed in the
+scope `task`, so a run resumes only with the kind of batch that trained it
+(`check_resume`).
 """
 
 import logging
@@ -47,14 +35,13 @@ _ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 
 def task_of(config):
-    """The in-graph task class of the config's env, or None.
+    """The in-graph task class of the config's env.
 
     Args:
       config: Configuration with `env`, a gymnasium id or a constructor.
 
     Returns:
-      A class of `agents.environments.TASKS`, or None when the env is a
-      constructor or an id without one.
+      A class of `environments.TASKS`, or None.
     """
     env = config.get('env')
     if not isinstance(env, str):
@@ -86,21 +73,16 @@ def check_task(config):
 def define_task_batch(config, seed, evaluation=False):
     """The in-graph batch of the config's task, with its standard wrappers.
 
-    The wrappers of `env_construction.standard_wrappers` as graph
-    operations: `task.StandardTask` maps ranges (`RangeNormalize`) and
-    clips Box actions (`ClipAction`), the batch truncates episodes after the
-    `LimitDuration` or at gymnasium's registry limit, whichever comes
-    first, and holds 32-bit values.
+    The recipe of `env_construction.standard_wrappers` as graph operations;
+    episodes end at the `LimitDuration` or gymnasium's registry limit,
+    whichever comes first.
 
     Args:
-      config: Completed configuration with `env`, `num_agents`,
-          `max_length` and `normalize_ranges` (and `eval_episodes` for an
-          evaluation batch).
-      seed: The run's seed, or None for a random one. The training batch's
-          resets are keyed by it; an evaluation batch's by a seed derived
-          from it (see `env_modes.task_seed`).
-      evaluation: Whether to build a batch of `eval_episodes` environments
-          for evaluation, with the derived seed.
+      config: Completed configuration.
+      seed: The run's seed, or None for a random one (see
+          `env_modes.task_seed`).
+      evaluation: Whether to build the batch of `eval_episodes` for
+          evaluation.
 
     Raises:
       ConfigError: When the env has no in-graph task.
@@ -125,10 +107,6 @@ def define_task_batch(config, seed, evaluation=False):
 def define_env_mode_record(batch_env, env_mode):
     """Record in checkpoints the env mode of a run's Python environments.
 
-    A run resumed without an env mode of its own (`auto`) takes the one
-    recorded (see `saved_env_mode`): the mode that `auto` chose, whose
-    environments the checkpoint's state fits, rather than a new choice.
-
     Args:
       batch_env: The in-graph batch of the run's training environments.
       env_mode: The run's Python env mode; for 'auto', the mode it chooses
@@ -140,6 +118,7 @@ def define_env_mode_record(batch_env, env_mode):
     tools.keep_for_resume(variable)
 
     def chosen():
+        """The name of the mode, as a numpy string."""
         mode = getattr(batch_env, 'mode', None) if env_mode == 'auto' else (
             env_mode)
         return np.array((mode or env_mode).encode('utf-8'), object)
@@ -156,18 +135,15 @@ def saved_env_mode(logdir):
       logdir: Run folder, or None.
 
     Returns:
-      The name of a Python env mode, or None: no checkpoint, one of the
-      in-graph task or of a run from before the record (2026-11-27), or
-      one of a run that stopped before `auto` chose.
+      The name of a Python env mode, or None (no record, or 'auto' had not
+      chosen yet).
     """
     _, path = checkpoint_env_kind(logdir)
     if path is None:
         return None
     try:
         names = [name for name, _ in tf.train.list_variables(path)]
-        name = next((
-            name for name in names if name == _ENV_MODE_VARIABLE
-            or name.endswith('/' + _ENV_MODE_VARIABLE)), None)
+        name = _variable_named(names, _ENV_MODE_VARIABLE)
         if name is None:
             return None
         mode = tf.train.load_variable(path, name).decode('utf-8')
@@ -183,8 +159,8 @@ def checkpoint_env_kind(logdir):
       logdir: Run folder, or None.
 
     Returns:
-      Tuple of 'graph' (it holds a task's state), 'python' (it does not) or
-      None (no readable checkpoint), and the checkpoint's path or None.
+      Tuple of 'graph' (it holds a task's state), 'python' or None (no
+      readable checkpoint), and the checkpoint's path or None.
     """
     if not logdir:
         return None, None
@@ -193,19 +169,21 @@ def checkpoint_env_kind(logdir):
             names = [name for name, _ in tf.train.list_variables(path)]
         except (tf.errors.OpError, ValueError):
             continue
-        graph = any(
-            name == _TASK_VARIABLE or name.endswith('/' + _TASK_VARIABLE)
-            for name in names)
+        graph = _variable_named(names, _TASK_VARIABLE) is not None
         return ('graph' if graph else 'python'), path
     return None, None
 
 
-def check_resume(logdir, graph_mode):
-    """Raise a one-line ConfigError when a run resumes with the other kind.
+def _variable_named(names, variable):
+    """The name in `names` of `variable`, maybe below a scope, or None."""
+    return next((
+        name for name in names
+        if name == variable or name.endswith('/' + variable)), None)
 
-    A checkpoint of a graph-mode run holds the task's state, which a batch
-    of Python environments cannot continue, and one of a Python run lacks
-    it.
+
+def check_resume(logdir, graph_mode):
+    """Raise a one-line ConfigError when a run resumes with the other kind
+    of batch.
 
     Args:
       logdir: Run folder, or None.
@@ -271,10 +249,8 @@ def resolve_env_mode(config, env_mode):
     """The env mode of a run: 'graph', or the Python mode as given or
     recorded.
 
-    'auto' becomes 'graph' where the env has an in-graph task and the run
-    folder's checkpoint allows (`auto_batch_env.picks_graph`), and logs it;
-    where the checkpoint recorded the Python mode it trained in
-    (`saved_env_mode`), 'auto' resumes in it and logs that.
+    'auto' resumes in the mode a checkpoint recorded, else becomes 'graph'
+    where `auto_batch_env.picks_graph`; both are logged.
 
     Args:
       config: Completed configuration with `env` and `logdir`.
@@ -313,8 +289,7 @@ def define_in_graph_batch(
       env_mode: A name that `resolve_env_mode` returned.
 
     Returns:
-      `define_task_batch` for an in-graph mode, else `tools.InGraphBatchEnv`
-      of `env_modes.make_batch_env`.
+      The task batch for 'graph', else a `tools.InGraphBatchEnv`.
     """
     if env_modes.in_graph_mode(env_mode):
         return define_task_batch(config, seed, evaluation)

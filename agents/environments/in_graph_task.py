@@ -14,48 +14,28 @@ from agents.tools import compiled_ops
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     """Batch of environments of a task written in TensorFlow operations.
 
-    A drop-in for `tools.InGraphBatchEnv` where `tools.simulate` and the
-    algorithms use it: the variables `observ`, `action`, `reward`, `done`
-    and `truncated`, the operations `simulate(action)` and
-    `reset(indices)`, `len()`, the spaces, `restarts` and `error`. Nothing
-    leaves the graph: a step is a few dozen operations, no Python call.
+    A drop-in for `tools.InGraphBatchEnv` (variables `observ`, `action`,
+    `reward`, `done`, `truncated`; ops `simulate` and `reset`) whose steps
+    never leave the graph. Episodes end as under gymnasium's `TimeLimit`.
 
-    Episodes end as under gymnasium's `TimeLimit`: `done` where the task
-    terminated or the episode reached `max_length` steps, and `truncated`
-    where it reached the limit without terminating (so algorithms may
-    bootstrap). As in `InGraphBatchEnv`, `observ` after a step that ended an
-    episode holds its last observation; the next `reset` of that
-    environment begins a new episode.
-
-    Checkpoints and resumption: the variable scope `task` holds everything
-    that decides the batch's future, which checkpoints keep: the task
-    states, each episode's step count, the base seed and the counter of
-    resets that keys the stateless random numbers (a reset uses the key
-    `(seed, counter)` and increments the counter), and `done` and `observ`,
-    which the first step after a restore reads (to know which environments
-    begin episodes, and what the agents observe). A restored batch therefore
-    continues its episodes, and draws the same initial states, exactly as
-    the original would have. `action`, `reward` and `truncated` describe
-    only the last step, are rewritten by every step before anything reads
-    them, and live in `task_temporary`, which checkpoints leave out.
-
-    `transition` and `restart` are the same step and reset as pure
-    functions of tensors, for compiled loops of many steps
-    (`tf.function(jit_compile=True)`) that keep these variables as their
-    loop state.
+    The scope `task` holds what decides the batch's future, so a restored
+    batch continues exactly: the states, step counts, the base seed and the
+    counter of resets (a reset draws with the key `(seed, counter)`), and
+    `done` and `observ`. The last step's `action`, `reward` and `truncated`
+    live in `task_temporary`, which checkpoints leave out. `transition` and
+    `restart` are the step and reset as pure functions, for compiled loops.
     """
 
     def __init__(self, task, num_envs, seed, max_length=None):
         """Create the variables of the batch.
 
         Args:
-            task: `Task` instance (or subclass, which is instantiated), such
-                as a value of `agents.environments.TASKS`.
+            task: `Task` instance or subclass, such as a value of
+                `agents.environments.TASKS`.
             num_envs: Number of environments, an int >= 1.
-            seed: Int base seed of the random numbers of resets, or None for
-                one drawn from the operating system (kept in checkpoints).
-            max_length: Steps after which an episode is truncated, an int >=
-                1; None uses the task's limit in gymnasium's registry.
+            seed: Int base seed of the resets, or None for a random one.
+            max_length: Steps after which an episode is truncated; None:
+                the task's limit in gymnasium's registry.
 
         Raises:
             ValueError: When an argument is out of range or of a wrong type.
@@ -95,8 +75,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             self._steps = _variable('steps', np.zeros(batch, np.int32))
             self._observ = _variable(
                     'observ', np.zeros(batch + observ_shape, np.float32))
-            # True at first, so that the first simulation step begins every
-            # episode.
+            # True at first, so that the first step begins every episode.
             self._done = _variable('done', np.ones(batch, np.bool_))
         with tf.variable_scope('task_temporary'):
             self._action = _variable(
@@ -110,13 +89,14 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         return self._num_envs
 
     def __repr__(self):
+        """The task, size and time limit of the batch."""
         return (
                 f'InGraphTaskBatch({self._task!r}, num_envs={self._num_envs},'
                 f' max_length={self._max_length})')
 
     @property
     def _wrapped(self):
-        # Spaces and public attributes the batch lacks come from the task.
+        """The task, which gives the spaces and attributes the batch lacks."""
         return self._task
 
     @property
@@ -167,15 +147,13 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 
         Args:
             state: float32 tensor `[num_envs, state_size]`.
-            steps: int32 tensor `[num_envs]` of the steps taken so far in
-                each episode.
+            steps: int32 tensor `[num_envs]` of each episode's steps so far.
             action: Tensor of the actions, as the task takes them.
 
         Returns:
-            Tuple of tensors: the next states, the next step counts, the
-            observations, float32 rewards, and the bool flags `done`
-            (terminated or at the time limit) and `truncated` (at the limit
-            without terminating).
+            Tuple of the next states, the next step counts, the
+            observations, float32 rewards, and the bool flags `done` and
+            `truncated` (at the time limit without terminating).
         """
         with tf.name_scope('task_transition'):
             state, observ, reward, terminated = self._task.step(
@@ -189,10 +167,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     def restart(self, seed, counter, state, steps, begin):
         """Begin new episodes where `begin` is true, as a pure function.
 
-        The initial states are drawn for the whole batch from the key
-        `(seed, counter)`, and the counter increments when any episode
-        begins; so the draws equal those of `reset` called with the indices
-        where `begin` is true.
+        Draws as `reset` with the indices where `begin` is true.
 
         Args:
             seed: int64 scalar tensor, the base seed.
@@ -224,10 +199,9 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             TypeError, ValueError: As `InGraphBatchEnv.simulate`.
 
         Returns:
-            Operation that steps and assigns. Running it fails when an
-            action is NaN or Inf (`action : Tensor had NaN values`) or a
-            discrete action is outside the action space, or an observation
-            or reward is not finite, and then assigns nothing.
+            Operation that steps and assigns; it fails, assigning nothing,
+            on an action, observation or reward that is not finite or a
+            discrete action outside the action space.
         """
         with tf.name_scope('environment_simulate'):
             action = self._prepare_action(action)
@@ -243,8 +217,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         """Begin new episodes in some or all environments.
 
         Draws initial states for the whole batch from the key `(seed,
-        counter)`, keeps those of the environments reset, and increments the
-        counter.
+        counter)` and increments the counter.
 
         Args:
             indices: 1-D integer tensor of the environments to reset; None
@@ -302,4 +275,5 @@ def _variable(name, initial_value):
 
 
 def _is_int(value):
+    """Whether `value` is an integer and not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

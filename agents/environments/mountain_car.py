@@ -35,6 +35,7 @@ class MountainCar(task.Task):
     goal_position = 0.5
 
     def _define_spaces(self):
+        """Positions and velocities within their bounds; three actions."""
         low = np.array([_MIN_POSITION, -_MAX_SPEED], np.float32)
         high = np.array([_MAX_POSITION, _MAX_SPEED], np.float32)
         observation_space = gym.spaces.Box(low, high, dtype=np.float32)
@@ -56,18 +57,8 @@ class MountainCar(task.Task):
             return new_state, new_state, reward, terminated
 
     def _drive(self, position, velocity, acceleration):
-        """The next states of the cars and whether they reached the goal.
-
-        Args:
-            position: float32 tensor `[batch]` of the positions.
-            velocity: float32 tensor `[batch]` of the velocities.
-            acceleration: float32 tensor `[batch]`, the change of velocity
-                from the push and the hill.
-
-        Returns:
-            Tuple of the next states `[batch, 2]` and the bool flags
-            `[batch]` of the cars at the goal.
-        """
+        """The next states `[batch, 2]` of the cars after the change of
+        velocity `acceleration`, and whether they reached the goal."""
         velocity = tf.clip_by_value(
                 velocity + acceleration, -_MAX_SPEED, _MAX_SPEED)
         position = tf.clip_by_value(

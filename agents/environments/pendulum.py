@@ -34,17 +34,14 @@ class Pendulum(task.Task):
     reset_high = [math.pi, 1.0]
 
     def _define_spaces(self):
+        """Cosine, sine and velocity; a torque in `[-2, 2]`."""
         return (
                 task.symmetric_box([1.0, 1.0, _MAX_SPEED]),
                 task.symmetric_box([_MAX_TORQUE]))
 
     def step(self, state, action):
-        """See `Task.step`: one step of 0.05 s.
-
-        The float32 actions `[batch, 1]` are torques, clipped to `[-2, 2]`.
-        The reward is minus the cost of the state before the step and the
-        torque; no episode terminates.
-        """
+        """See `Task.step`: one step of 0.05 s; the reward is minus the
+        cost of the state before the step and the clipped torque."""
         with tf.name_scope('pendulum_step'):
             theta, theta_dot = tf.unstack(state, axis=1)
             torque = tf.clip_by_value(action[:, 0], -_MAX_TORQUE, _MAX_TORQUE)

@@ -13,27 +13,16 @@ from agents.tools import space_wrappers
 class Task:
     """A control task as pure functions of batched tensors.
 
-    A task holds no state of its own: its state is a float32 tensor
-    `[batch, state_size]` that the caller keeps (in variables, or in the
-    loop variables of a compiled loop), and every method builds operations
-    that compile under `tf.function(jit_compile=True)`. Random numbers come
-    only from stateless operations keyed by the caller's `key`, so the same
-    key gives the same numbers, compiled or not.
-
-    Subclasses set the class attributes `env_id` (the gymnasium id whose
-    dynamics they follow), `max_episode_steps` (its time limit in
-    gymnasium's registry), `state_size`, `name` and the bounds of the
-    initial states `reset_low` and `reset_high`, build `observation_space`
-    and `action_space` like gymnasium's environment, and implement `step`;
-    `reset` samples uniform states in `[reset_low, reset_high)` and
-    `observe` returns the states unless a task overrides them. Time limits
-    are not part of a task: a batch counts the steps of each episode (see
-    `InGraphTaskBatch`).
-
-    Actions of a Discrete action space are int32 tensors `[batch]`, those of
-    a Box action space float32 tensors `[batch, *shape]`.
+    The caller keeps the state, a float32 tensor `[batch, state_size]`;
+    every method builds operations that XLA compiles, and random numbers
+    come from stateless operations keyed by the caller's `key`. Subclasses
+    set the class attributes, build the spaces of gymnasium's environment
+    (`_define_spaces`) and implement `step`. Discrete actions are int32
+    `[batch]`, Box actions float32 `[batch, *shape]`; time limits are the
+    batch's (`InGraphTaskBatch`).
     """
 
+    # The gymnasium id whose dynamics the task follows, and its time limit.
     env_id = None
     max_episode_steps = None
     state_size = None
@@ -48,6 +37,7 @@ class Task:
         self.observation_space, self.action_space = self._define_spaces()
 
     def __repr__(self):
+        """The class and the gymnasium id."""
         return f'{type(self).__name__}({self.env_id!r})'
 
     def _define_spaces(self):
@@ -55,17 +45,11 @@ class Task:
         raise NotImplementedError
 
     def reset(self, key, batch_size):
-        """Sample initial states as gymnasium's `reset` does.
-
-        Every component is uniform in `[reset_low, reset_high)`, the class
-        attributes of the task; a task that samples otherwise overrides
-        this method.
+        """Sample initial states, uniform in `[reset_low, reset_high)`.
 
         Args:
-            key: int64 tensor `[2]`, the seed of the stateless random ops,
-                such as `(seed, counter)`.
-            batch_size: Python int of the number of states (a static
-                shape, as compiled code needs).
+            key: int64 tensor `[2]`, the seed of the stateless random ops.
+            batch_size: Python int of the number of states.
 
         Returns:
             float32 tensor `[batch_size, state_size]`.
@@ -90,27 +74,17 @@ class Task:
         raise NotImplementedError
 
     def observe(self, state):
-        """Return the observations of states: by default, the states.
-
-        Args:
-            state: float32 tensor `[batch, state_size]`.
-
-        Returns:
-            float32 tensor `[batch, *observation_space.shape]`.
-        """
+        """The observations `[batch, *shape]` of states: by default, the
+        states."""
         return tf.identity(state, name=f'{self.name}_observe')
 
 
 class StandardTask(Task):
-    """A task behind the standard wrappers of the configured environments.
+    """A task behind the standard wrappers, as graph operations.
 
-    Graph operations with the effect of `RangeNormalize` (with
-    `normalize_ranges`) and `ClipAction` of `env_construction`: observations
-    of finite bounds map to [-1, 1] as `(observ - center) / half_range`,
-    Box actions are clipped to the (mapped) bounds and map back as
-    `action * half_range + center`, in float32 as the wrappers compute.
-    Dimensions with an infinite or empty range stay as they are. The state
-    and resets are those of the wrapped task.
+    `RangeNormalize` (with `normalize_ranges`) maps finite bounds to
+    [-1, 1] and `ClipAction` clips Box actions, in float32 as the wrappers
+    compute. The state and resets are those of the wrapped task.
     """
 
     def __init__(self, task, normalize_ranges=True):
@@ -140,6 +114,7 @@ class StandardTask(Task):
         return self._task
 
     def _define_spaces(self):
+        """The spaces of the wrappers; sets the maps and the clip bounds."""
         observation_space = self._task.observation_space
         action_space = self._task.action_space
         self._observ_map = self._action_map = self._clip = None
@@ -161,16 +136,8 @@ class StandardTask(Task):
         return self._task.reset(key, batch_size)
 
     def step(self, state, action):
-        """Clip and map the actions, step, and map the observations.
-
-        Args:
-          state: float32 tensor `[batch, state_size]`.
-          action: Actions in the wrapped action space.
-
-        Returns:
-          Tuple of the next states, their mapped observations, the rewards
-          and the terminated flags.
-        """
+        """Clip and map the actions, step, and map the observations; see
+        `Task.step`."""
         if self._clip is not None:
             with tf.name_scope('standard_action'):
                 low, high = self._clip
@@ -187,6 +154,7 @@ class StandardTask(Task):
         return self._map_observ(self._task.observe(state))
 
     def _map_observ(self, observ):
+        """Observations mapped as `RangeNormalize` maps them."""
         if self._observ_map is None:
             return observ
         with tf.name_scope('standard_observ'):
@@ -211,11 +179,9 @@ def symmetric_box(high):
 def uniform(key, batch_size, low, high):
     """Sample float32 values uniformly from `[low, high)` per component.
 
-    The numbers come from TensorFlow's stateless Philox generator keyed by
-    `key`, and always from its XLA version: XLA's stateless random ops draw
-    other numbers than TensorFlow's kernels for the same key, and compiled
-    and plain code must agree. Outside a compiled function this is one
-    small compiled call; inside one it is inlined.
+    Always from the XLA version of the stateless Philox op (one small
+    compiled call outside compiled code): XLA's and TensorFlow's kernels draw
+    other numbers for the same key, and compiled and plain code must agree.
 
     Args:
         key: int64 tensor `[2]`, the seed of the stateless random op.
@@ -240,6 +206,7 @@ def uniform(key, batch_size, low, high):
 
 
 def _uniform(key, batch_size, low, high):
+    """Uniform values `[batch_size, len(low)]` in `[low, high)`."""
     unit = tf.random.stateless_uniform(
             [batch_size, len(low)], seed=key, dtype=tf.float32, alg='philox')
     low = tf.constant(low, tf.float32)
