@@ -205,7 +205,7 @@ def env_mode_from_flags(env_mode, env_processes):
 
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
-        restart=False, leader=None):
+        restart=False, leader=None, **options):
     """Create the batch of environments of a mode, outside the graph.
 
     Args:
@@ -216,6 +216,7 @@ def create_batch_env(
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
       leader: See `auto_batch_env.create`.
+      **options: Further keyword arguments of the mode's `build`.
 
     Raises:
       ConfigError: For the mode 'graph'.
@@ -230,7 +231,7 @@ def create_batch_env(
     constructors = [
         SeededConstructor(constructor, value)
         for value in _given_seeds(seed, num_agents)]
-    return MODES[env_mode].build(constructors, timeout, restart)
+    return MODES[env_mode].build(constructors, timeout, restart, **options)
 
 
 # The environment seeds of a run: SeedSequence children of the run's seed.
@@ -322,18 +323,14 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     seeds = env_seeds(seed, count, 'eval' if evaluation else 'train')
     constructor = env_construction.environment_constructor(
         config, batch_wrappers=True)
+    options = {}
     if evaluation and env_mode == 'ray':
         # The training batch holds an actor per free CPU; the evaluation
         # batch, which never steps at the same time, takes none.
-        batch_env = _build_ray(
-            [SeededConstructor(constructor, value)
-             for value in _given_seeds(seeds, count)],
-            config.worker_timeout, config.restart_workers,
-            num_actors=1, actor_options=dict(num_cpus=0))
-    else:
-        batch_env = create_batch_env(
-            constructor, count, env_mode, seeds, config.worker_timeout,
-            config.restart_workers, leader)
+        options = dict(num_actors=1, actor_options=dict(num_cpus=0))
+    batch_env = create_batch_env(
+        constructor, count, env_mode, seeds, config.worker_timeout,
+        config.restart_workers, leader, **options)
     try:
         return env_construction.wrap_batch_env(config, batch_env)
     except BaseException:
