@@ -74,17 +74,10 @@ class BookkeepingMixin:
     """PPO's step; the methods write no variable."""
 
     def _bookkeep(self, carry, step, begin=None):
-        """The state after a step, from what the agents saw and did.
+        """The `State` after a `Step` (its `env` and `bad` unchanged).
 
-        Args:
-          carry: `State` before the step.
-          step: `Step`.
-          begin: bool flags of the agents whose episode begins with the
-              step; None: those whose episode ended before it
-              (`carry.done`).
-
-        Returns:
-          `State` after the step; its `env` and `bad` unchanged.
+        `begin` flags the agents whose episode begins with the step; None:
+        those whose episode ended before it (`carry.done`).
         """
         config = self._config
         if begin is None:

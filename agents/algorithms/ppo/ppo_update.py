@@ -40,20 +40,12 @@ class UpdateMixin:
             lambda: tf.constant(False))
 
     def _train_where_due(self, carry, again=False):
-        """Train where the memory is full, then store the pending episodes.
+        """Train where the memory is full, then store the `carry.pending`
+        episodes; the summary of the updates comes after them.
 
-        Runs once the state of `carry` is in the variables.
-
-        Args:
-          carry: `ppo_bookkeeping.State` whose `pending` episodes wait for
-              the update.
-          again: Whether to train again where the pending episodes fill
-              the memory anew (`experience`: no later call of `collect`
-              would train first).
-
-        Returns:
-          Summary tensor of the updates, available once the pending
-          episodes are stored (and trained on, with `again`).
+        Runs once the state of `carry` is in the variables. With `again`,
+        trains again where the pending episodes fill the memory anew
+        (`experience`: no later call of `collect` would train first).
         """
         mark_log = self._log_pending.assign(
             tf.logical_or(self._log_pending, self._should_log))
@@ -152,15 +144,9 @@ class UpdateMixin:
             return _summary_after([statistics['loss']], log, _summary)
 
     def _shuffle_keys(self, num_items):
-        """Keys in [0, 1) whose order shuffles the items of each epoch.
-
-        Keyed by the run's shuffle seed and the update's number, so that a
-        resumed run shuffles as a straight one; without any seed, drawn
-        from TensorFlow's stateful random op.
-
-        Returns:
-          Float32 tensor `[update_epochs, num_items]`.
-        """
+        """Keys `[update_epochs, num_items]` in [0, 1) whose order shuffles
+        each epoch, keyed by the shuffle seed and the update's number (so a
+        resumed run shuffles as a straight one); stateful without seed."""
         shape = [self._config.update_epochs, num_items]
         if self._shuffle_seed is None:
             return tf.random.uniform(shape)
@@ -172,16 +158,10 @@ class UpdateMixin:
     def _update_sequences(self, inputs):
         """The sequences that the mini-batches of an update are cut from.
 
-        Args:
-          inputs: Tuple of the observations, actions, old policy params
-              and rewards of the episodes `[episodes, time, ...]`, and
-              their lengths `[episodes]`.
-
-        Returns:
-          Tuple of the sequences (observ, action, old policy params, value
-          target, advantage, value before the update), the lengths, and a
-          dict of the `'return'`, `'value'` and normalized `'advantage'`
-          for the summaries.
+        From the episodes' observations, actions, old policy params,
+        rewards and lengths (`inputs`): the sequences (those, less the
+        rewards, plus value target, advantage and value before the update),
+        the lengths, and a dict of tensors for the summaries.
         """
         observ, action, old_policy_params, reward, length = inputs
         return_ = utility.discounted_return(
@@ -232,16 +212,8 @@ class UpdateMixin:
     def _update_step(self, sequence, length):
         """One gradient step on a mini-batch, applied where it is finite.
 
-        Args:
-          sequence: Tuple of observ, action, old policy params, value
-              target, advantage and the value before the update, each
-              `[batch, time, ...]`.
-          length: Integer tensor `[batch]` of valid lengths.
-
-        Returns:
-          Tuple of the dict of float32 scalar statistics (see
-          `_update_statistics`) and the boolean scalar whether the loss and
-          gradients were finite and applied, both after the step.
+        Returns the dict of float32 scalars of `_update_statistics` and
+        whether the step was finite and applied, both after the step.
         """
         (observ, action, old_policy_params, value_target, advantage,
          old_value) = sequence
@@ -285,18 +257,8 @@ class UpdateMixin:
                 for name in self._update_statistics()}, tf.identity(applied)
 
     def _policy_loss(self, old_policy, policy, action, advantage, length):
-        """Surrogate objective with an adaptive KL penalty and a cutoff.
-
-        Args:
-          old_policy: Distribution that collected the data.
-          policy: Distribution of the current network.
-          action: Actions taken, [batch, time, ...].
-          advantage: Normalized advantages, [batch, time].
-          length: Valid lengths, [batch].
-
-        Returns:
-          Tuple of the scalar loss and a dict of scalar statistics.
-        """
+        """Surrogate objective with an adaptive KL penalty and a cutoff;
+        the scalar loss and a dict of scalar statistics."""
         config = self._config
         with tf.name_scope('policy_loss'):
             kl = utility.mask(old_policy.kl(policy), length)
