@@ -4,9 +4,9 @@ On in-graph tasks (`agents.environments.InGraphTaskBatch`) the policy and
 the environments step in one `tf.while_loop` that XLA compiles; on Python or
 C environments (`tools.rollout_env`) the same loop runs as plain graph ops.
 Summaries, raising checks and variable writes stay outside the loop. The
-loop stops at the first step that is not finite; the result then fails as
-the one-step path's checks do (`observ : Tensor had NaN values`) and no
-variable is written.
+loop stops at the first step that is not finite; the result then fails
+with the message of `tf.debugging.check_numerics` (`observ : Tensor had NaN
+values`) and no variable is written.
 """
 
 import collections

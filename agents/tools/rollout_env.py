@@ -6,7 +6,7 @@ its pure functions (a loop XLA can compile); `BridgeRolloutEnv` steps a
 `tools.InGraphBatchEnv` through its `numpy_function`. `rollout_env` picks.
 A loop carries a `Failure` record of its first step that was not finite
 (`first_failure`), stops there, and fails outside the call
-(`failure_checks`) as the one-step path's checks do.
+(`failure_checks`) with the message of `tf.debugging.check_numerics`.
 """
 
 import collections
@@ -205,8 +205,9 @@ def first_failure(failure, action, observ, reward):
 
 
 def failure_checks(failure):
-    """Checks that fail as the one-step path's, actions first, where a
-    step failed (`action : Tensor had NaN values`).
+    """Checks that fail where a step failed, with the message of
+    `tf.debugging.check_numerics`, actions first (`action : Tensor had NaN
+    values`).
 
     Args:
         failure: `Failure` after a compiled loop.
