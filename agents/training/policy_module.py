@@ -144,59 +144,46 @@ class PolicyModule(tf.Module):
 
     def _define_functions(self):
         """Trace the functions that the SavedModel keeps."""
-        observ = tf.TensorSpec((None,) + self._observ_shape, tf.float32)
-        seed = tf.TensorSpec([], tf.int64)
-        if not self.recurrent:
+        inputs = [tf.TensorSpec((None,) + self._observ_shape, tf.float32)]
+        if self.recurrent:
+            inputs.append(tf.TensorSpec(
+                [None, sum(self._state_sizes)], tf.float32))
+
+            def action(observ, state, seed=None):
+                return self._act(observ, state, seed)
+
+            def serve(observ, state, seed=None):
+                action_, state = self._act(observ, state, seed)
+                return {'action': action_, 'state': state}
+
+            def initial_state(batch_size):
+                return tf.zeros(
+                    [batch_size, sum(self._state_sizes)], tf.float32,
+                    name='initial_state')
+
+            def serve_initial_state(batch_size):
+                return {'state': initial_state(batch_size)}
+
+            self.initial_state = tf.function(initial_state, autograph=False)
+            self.initial_state.get_concrete_function(
+                tf.TensorSpec([], tf.int32))
+            self._serve_initial_state = tf.function(
+                serve_initial_state, autograph=False)
+        else:
 
             def action(observ, seed=None):
                 return self._act(observ, None, seed)[0]
 
-            def serve(observ):
-                return {'action': action(observ)}
-
-            def serve_seeded(observ, seed):
+            def serve(observ, seed=None):
                 return {'action': action(observ, seed)}
 
-            self.action = tf.function(action, autograph=False)
-            self.action.get_concrete_function(observ)
-            self._serve = tf.function(serve, autograph=False)
-            if self._stochastic:
-                self.action.get_concrete_function(observ, seed)
-                self._serve_seeded = tf.function(
-                    serve_seeded, autograph=False)
-            return
-        state = tf.TensorSpec([None, sum(self._state_sizes)], tf.float32)
-
-        def recurrent_action(observ, state, seed=None):
-            return self._act(observ, state, seed)
-
-        def initial_state(batch_size):
-            return tf.zeros(
-                [batch_size, sum(self._state_sizes)], tf.float32,
-                name='initial_state')
-
-        def serve_recurrent(observ, state):
-            action, state = recurrent_action(observ, state)
-            return {'action': action, 'state': state}
-
-        def serve_recurrent_seeded(observ, state, seed):
-            action, state = recurrent_action(observ, state, seed)
-            return {'action': action, 'state': state}
-
-        def serve_initial_state(batch_size):
-            return {'state': initial_state(batch_size)}
-
-        self.action = tf.function(recurrent_action, autograph=False)
-        self.action.get_concrete_function(observ, state)
-        self.initial_state = tf.function(initial_state, autograph=False)
-        self.initial_state.get_concrete_function(tf.TensorSpec([], tf.int32))
-        self._serve = tf.function(serve_recurrent, autograph=False)
-        self._serve_initial_state = tf.function(
-            serve_initial_state, autograph=False)
+        self.action = tf.function(action, autograph=False)
+        self.action.get_concrete_function(*inputs)
+        self._serve = tf.function(serve, autograph=False)
         if self._stochastic:
-            self.action.get_concrete_function(observ, state, seed)
-            self._serve_seeded = tf.function(
-                serve_recurrent_seeded, autograph=False)
+            self.action.get_concrete_function(
+                *inputs, tf.TensorSpec([], tf.int64))
+            self._serve_seeded = tf.function(serve, autograph=False)
 
     def _act(self, observ, state, seed):
         """Action (and state) for a batch of raw observations."""
