@@ -20,6 +20,7 @@ from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_spec
 from agents.training import episode_videos
+from agents.training import policy_module
 from agents.training import simulation as simulation_lib
 
 VisualizeError = episode_videos.VisualizeError
@@ -33,33 +34,28 @@ def visualize(
     Nothing is written to `outdir` unless the run and its checkpoint load.
 
     Args:
-        logdir: Run folder written by `agents.scripts.train`.
-        outdir: Directory for the videos and `episodes.json`.
-        checkpoint: Checkpoint name in the run folder or path; None restores
-            the latest.
-        num_agents: Number of environments that run episodes in parallel;
-            None uses one per episode, at most one per CPU core.
-        num_episodes: Number of episodes to record.
-        env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean
-            for 'processes' or 'inprocess' (see `_recording_mode`).
-        seed: Base seed of the environments (environment i gets seed + i),
-            or None to leave them unseeded.
-        render_effects: Whether MuJoCo renders shadows and reflections,
-            which take most of the time of a software renderer.
+      logdir: Run folder written by `agents.scripts.train`.
+      outdir: Directory for the videos and `episodes.json`.
+      checkpoint: Checkpoint name in the run folder or path; None restores
+          the latest.
+      num_agents: Number of environments that run episodes in parallel;
+          None uses one per episode, at most one per CPU core.
+      num_episodes: Number of episodes to record.
+      env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean
+          for 'processes' or 'inprocess' (see `_recording_mode`).
+      seed: Base seed of the environments (environment i gets seed + i),
+          or None to leave them unseeded.
+      render_effects: Whether MuJoCo renders shadows and reflections.
 
     Raises:
-        ValueError: When `num_agents` or `num_episodes` is not a positive
-            integer.
-        VisualizeError: When the run folder, its configuration or the
-            checkpoint cannot be used, `outdir` cannot be written, or MuJoCo
-            has no off-screen rendering backend.
+      ValueError: When `num_agents` or `num_episodes` is not a positive
+          integer.
+      VisualizeError: When the run folder, its configuration, the
+          checkpoint or `outdir` cannot be used, or MuJoCo cannot render.
 
     Returns:
-        Dict of the statistics also written to `outdir/episodes.json`:
-        `logdir`, `checkpoint`, `env`, `seed`, `num_agents`, `env_mode`,
-        `render_effects`, `mean_return`, and `episodes`, a list of dicts with
-        `index`, `agent`, `return`, `length`, `frames` (`length + 1`) and
-        `video` (file name in `outdir`), in the order the episodes ended.
+      Dict of the statistics also written to `outdir/episodes.json`
+      (`episode_videos.write_statistics`), episodes in the order they ended.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)
@@ -100,7 +96,7 @@ def visualize(
     return episode_videos.write_statistics(outdir, dict(
         logdir=os.path.abspath(logdir),
         checkpoint=os.path.abspath(checkpoint),
-        env=_describe_env(config.env),
+        env=policy_module.describe_env(config.env),
         seed=seed,
         num_agents=num_agents,
         env_mode=env_mode,
@@ -201,7 +197,8 @@ def _define_graph(
             if record_episodes.NO_RGB_ARRAY not in str(error):
                 raise
             raise VisualizeError(
-                f'The environment {_describe_env(config.env)} does not '
+                'The environment '
+                f'{policy_module.describe_env(config.env)} does not '
                 "render RGB arrays; a constructor in config.env must create "
                 "it with render_mode='rgb_array' for videos.") from error
         try:
@@ -249,13 +246,3 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
                 recording, outdir, len(episodes), num_episodes, agent,
                 score[agent], length))
     return episodes
-
-
-def _describe_env(env):
-    """The env of a config as text."""
-    if isinstance(env, str):
-        return env
-    try:
-        return config_io.callable_path(env)
-    except config_io.ConfigError:
-        return repr(env)
