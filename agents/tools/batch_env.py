@@ -58,7 +58,6 @@ class BatchEnv:
                 'BatchEnv stacks observations into one array; expected an '
                 f'array observation space, got {self._observation_space}.')
         self._observ_dtype = self._observation_space.dtype
-        self._observ_shape = self._observation_space.shape
         self._closed = False
 
     def __len__(self):
@@ -146,9 +145,7 @@ class BatchEnv:
         Returns:
             Stacked observations of the reset environments, in order.
         """
-        indices = self._check_indices(indices)
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            raise ValueError(f'seed must be None or an integer, got {seed!r}.')
+        indices = self._check_indices(indices, seed)
         seeds = [None if seed is None else int(seed) + index
                  for index in indices]
         results, errors = self._gather([
@@ -160,7 +157,7 @@ class BatchEnv:
             results[position] = blame(index, functools.partial(
                 env.reset, seed=seeds[position]), ' after a restart')
         if not results:
-            return np.zeros((0,) + self._observ_shape, self._observ_dtype)
+            return self._no_observs()
         return self._stack([observ for observ, _ in results])
 
     def get_env_state(self):
@@ -239,34 +236,42 @@ class BatchEnv:
         _logger.warning(
             'Environment %d of the batch failed; replacing it: %s', index,
             first_line(error))
-        try:
-            self._envs[index].close()
-        except Exception:
-            pass  # It failed already; closing reaps what is left of it.
+        close_failed(self._envs[index])
         self._fresh.add(index)
         self._envs[index] = env = blame(
             index, functools.partial(self._restart, index),
             ' to restart')
         self._restarts += 1
+        self._check_replacement(index, env, ' after a restart')
+        return env
+
+    def _check_replacement(self, index, env, when):
+        """Raise a ValueError unless `env`, which replaced environment
+        `index`, has the batch's spaces; `when` ends the message of an error
+        reading them (see `name_index`)."""
         for name in ('observation', 'action'):
             space = blame(index, functools.partial(
-                getattr, env, f'{name}_space'), ' after a restart')
+                getattr, env, f'{name}_space'), when)
             expected = getattr(self, f'{name}_space')
             if space != expected:
                 raise ValueError(
                     f'Environment {index} of the batch was replaced by one '
                     f'with the {name} space {space}; expected {expected}.')
-        return env
 
     def _stack(self, observs):
         """The observations as one array of the space's dtype."""
         return np.stack(observs).astype(self._observ_dtype, copy=False)
 
-    def _check_indices(self, indices):
-        """Return the indices as a list of ints, or raise a ValueError."""
-        if indices is None:
-            return list(range(len(self._envs)))
-        array = np.asarray(indices)
+    def _no_observs(self):
+        """The observations of a reset of no environments: an empty batch."""
+        return np.zeros(
+            (0,) + self._observation_space.shape, self._observ_dtype)
+
+    def _check_indices(self, indices, seed=None):
+        """Return the indices (None: all) as a list of ints, or raise a
+        ValueError; also for a `seed` that is not None or an integer."""
+        array = np.arange(len(self._envs)) if indices is None else (
+            np.asarray(indices))
         if array.ndim != 1 or (array.size and array.dtype.kind not in 'iu'):
             raise ValueError(
                 'Expected a list or 1-D array of integer environment indices,'
@@ -276,6 +281,8 @@ class BatchEnv:
             raise ValueError(
                 f'Environment index {array[bad][0]} is out of range; expected '
                 f'indices from 0 to {len(self._envs) - 1}.')
+        if seed is not None and not isinstance(seed, (int, np.integer)):
+            raise ValueError(f'seed must be None or an integer, got {seed!r}.')
         return array.tolist()
 
     def _check_actions(self, actions):
@@ -335,6 +342,14 @@ def check_spaces(envs, start=0):
                 raise ValueError(
                     f'Environment {index} has the {name} space {space}; '
                     f'expected {expected} like environment {start}.')
+
+
+def close_failed(env):
+    """Close a failed environment or worker, ignoring the error of that."""
+    try:
+        env.close()
+    except Exception:
+        pass  # It failed already; closing reaps what is left of it.
 
 
 def close_all(envs):

@@ -115,7 +115,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
                 f'built; reset(seed={seed!r}) cannot seed them again.')
         indices = self._check_indices(indices)
         if not indices:
-            return np.zeros((0,) + self._observ_shape, self._observ_dtype)
+            return self._no_observs()
         observ, _ = self._env.reset(np.array(indices, np.int32))
         return np.asarray(observ, self._observ_dtype)
 

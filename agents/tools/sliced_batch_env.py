@@ -184,11 +184,9 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
 
         Without `restart`, raises the failure of the lowest index.
         """
-        indices = self._check_indices(indices)
-        if seed is not None and not isinstance(seed, (int, np.integer)):
-            raise ValueError(f'seed must be None or an integer, got {seed!r}.')
+        indices = self._check_indices(indices, seed)
         if not indices:
-            return np.zeros((0,) + self._observ_shape, self._observ_dtype)
+            return self._no_observs()
         requested = {}
         for order, index in enumerate(indices):
             worker = self._worker_of[index]
@@ -314,23 +312,12 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         _logger.warning(
             'Replacing the worker of environments %d to %d of the batch: %s',
             start, stop - 1, batch_env_lib.first_line(error))
-        try:
-            self._workers[worker].close()
-        except Exception:
-            pass  # It failed already; closing reaps what is left of it.
+        batch_env_lib.close_failed(self._workers[worker])
         self._pending.pop(worker, None)
         self._fresh_workers.add(worker)
         self._workers[worker] = new = self._start(worker)
         self._restarts += stop - start
-        for name, space, expected in (
-                ('observation', lambda: new.observation_space,
-                 self._observation_space),
-                ('action', lambda: new.action_space, self._action_space)):
-            space = batch_env_lib.blame(index, space, ' to restart')
-            if space != expected:
-                raise ValueError(
-                    f'Environment {index} of the batch was replaced by one '
-                    f'with the {name} space {space}; expected {expected}.')
+        self._check_replacement(index, new, ' to restart')
 
     def _reset_worker(self, worker, index, requested=None):
         """Reset every environment of a new worker; `(observ, {})`.
