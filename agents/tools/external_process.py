@@ -40,6 +40,12 @@ _Message = external_worker.Message
 ExternalProcessError = worker_errors.ExternalProcessError
 
 
+def handshake_property(key, doc):
+    """A property of a worker's proxy read from `proxy.handshake()`, the
+    dict that the worker sent once it started."""
+    return property(lambda proxy: proxy.handshake().get(key), doc=doc)
+
+
 class ExternalProcess(gym.Env):
     """Environment that lives in a child process.
 
@@ -114,30 +120,14 @@ class ExternalProcess(gym.Env):
         """Process id of the worker."""
         return self._process.pid
 
-    @property
-    def observation_space(self):
-        """Observation space of the environment, cached at the handshake."""
-        return self._cached_attribute('observation_space')
-
-    @property
-    def action_space(self):
-        """Action space of the environment, cached at the handshake."""
-        return self._cached_attribute('action_space')
-
-    @property
-    def metadata(self):
-        """Metadata of the environment, cached at the handshake."""
-        return self._cached_attribute('metadata')
-
-    @property
-    def render_mode(self):
-        """Render mode of the environment, cached at the handshake."""
-        return self._cached_attribute('render_mode')
-
-    @property
-    def spec(self):
-        """Spec of the environment, cached at the handshake."""
-        return self._cached_attribute('spec')
+    observation_space = handshake_property(
+        'observation_space', 'Observation space of the environment.')
+    action_space = handshake_property(
+        'action_space', 'Action space of the environment.')
+    metadata = handshake_property('metadata', 'Metadata of the environment.')
+    render_mode = handshake_property(
+        'render_mode', 'Render mode of the environment.')
+    spec = handshake_property('spec', 'Spec of the environment.')
 
     @property
     def np_random(self):
@@ -272,13 +262,12 @@ class ExternalProcess(gym.Env):
         """Read an attribute in the child."""
         return self._receive(self._send_message(message, name))
 
-    def _cached_attribute(self, name):
-        self._ensure_ready()
-        return self._attributes.get(name)
-
-    def _ensure_ready(self):
+    def handshake(self):
+        """The dict of spaces, metadata, render mode and spec that the child
+        sent once it built the environment (waiting for it the first time)."""
         if not self._ready:
             self._receive(None)
+        return self._attributes
 
     def _answer(self, ticket, blocking):
         """The answer to `ticket`, or a promise of it."""
@@ -286,21 +275,14 @@ class ExternalProcess(gym.Env):
             return self._receive(ticket)
         return functools.partial(self._receive, ticket)
 
-    def _check_open(self):
-        """Raise the failure of the worker, or that it is closed."""
-        if self._failure:
-            raise self._failure
-        if self._closed:
-            raise RuntimeError(f'{self._describe()} is closed.')
-
     def _send_message(self, message, payload, dumps=pickle.dumps):
         """Send a pickled message; return the ticket of its answer."""
         return self._send_frame(dumps((message, payload), _PICKLE_PROTOCOL))
 
     def _send_frame(self, *parts):
         """Send a message made of byte strings; return its ticket."""
-        self._ensure_ready()
-        self._check_open()
+        self.handshake()
+        worker_errors.check_open(self._failure, self._closed, self._describe)
         try:
             self._channel.send(*parts)
         except (OSError, ValueError):
@@ -310,7 +292,7 @@ class ExternalProcess(gym.Env):
 
     def _receive(self, ticket):
         """Wait for the answer to request `ticket`, or None for READY."""
-        self._check_open()
+        worker_errors.check_open(self._failure, self._closed, self._describe)
         if ticket is not None and ticket != self._received + 1:
             raise RuntimeError(
                 f'Promise {ticket} of {self._describe()} called out of '

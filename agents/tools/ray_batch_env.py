@@ -17,6 +17,7 @@ from agents.tools import sliced_batch_env
 
 # Seconds an actor may take to close its environments before it is killed.
 _CLOSE_SECONDS = 5.0
+_from_handshake = external_process.handshake_property
 
 
 def import_ray():
@@ -89,11 +90,6 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
         return _ActorWorker(
             self._actor_class.options(**self._actor_options),
             self._payloads[worker], start, stop, self._timeout)
-
-
-def _from_handshake(key, doc):
-    """A property of `_ActorWorker` read from the handshake of its actor."""
-    return property(lambda worker: worker.handshake()[key], doc=doc)
 
 
 class _ActorWorker:
@@ -178,10 +174,7 @@ class _ActorWorker:
 
     def _send(self, method, *args, **kwargs):
         self.handshake()
-        if self._failure:
-            raise self._failure
-        if self._closed:
-            raise RuntimeError(f'{self._describe()} is closed.')
+        worker_errors.check_open(self._failure, self._closed, self._describe)
         return getattr(self._actor, method).remote(*args, **kwargs)
 
     def _request(self, ref, blocking):

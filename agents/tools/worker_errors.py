@@ -11,6 +11,15 @@ class ExternalProcessError(RuntimeError):
     """Error of a worker process that died or raised a non-builtin error."""
 
 
+def check_open(failure, closed, describe):
+    """Raise `failure`, the error that ended a worker, or else where the
+    worker is `closed` a RuntimeError naming it (`describe()`)."""
+    if failure:
+        raise failure
+    if closed:
+        raise RuntimeError(f'{describe()} is closed.')
+
+
 def timeout_error(where, seconds, consequence):
     """One-line `TimeoutError` of an environment (`where`) that did not
     answer within `seconds`, and what became of it (`consequence`)."""
