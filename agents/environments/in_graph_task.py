@@ -1,14 +1,13 @@
 """A batch of in-graph tasks behind the interface of `InGraphBatchEnv`."""
 
-import numbers
-
 import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import task as task_lib
-from agents.tools import in_graph_env
 from agents.tools import compiled_ops
+from agents.tools import episode_wrappers
+from agents.tools import in_graph_env
 
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
@@ -45,17 +44,18 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         if not isinstance(task, task_lib.Task):
             raise ValueError(
                     f'task must be an agents.environments.Task, got {task!r}.')
-        if not _is_int(num_envs) or num_envs < 1:
+        if not episode_wrappers.is_integer(num_envs) or num_envs < 1:
             raise ValueError(
                     f'num_envs must be an int >= 1, got {num_envs!r}.')
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
-        if not _is_int(seed) or not -2 ** 63 <= seed < 2 ** 63:
+        if not episode_wrappers.is_integer(seed) or not (
+                -2 ** 63 <= seed < 2 ** 63):
             raise ValueError(
                     f'seed must be None or an int64, got {seed!r}.')
         if max_length is None:
             max_length = task.max_episode_steps
-        if not _is_int(max_length) or max_length < 1:
+        if not episode_wrappers.is_integer(max_length) or max_length < 1:
             raise ValueError(
                     f'max_length must be None or an int >= 1, got '
                     f'{max_length!r}.')
@@ -272,8 +272,3 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 def _variable(name, initial_value):
     """Create a non-trainable variable of a NumPy value and its dtype."""
     return tf.Variable(initial_value, trainable=False, name=name)
-
-
-def _is_int(value):
-    """Whether `value` is an integer and not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

@@ -220,11 +220,11 @@ def check_duration(duration):
 
 def _checked_integer(value, name, kind):
     """`value` as an int; a ValueError unless it is a `kind` integer."""
-    if not _is_integer(value) or value < (1 if kind == 'positive' else 0):
+    if not is_integer(value) or value < (1 if kind == 'positive' else 0):
         raise ValueError(f'{name} must be a {kind} integer, got {value!r}.')
     return int(value)
 
 
-def _is_integer(value):
-    """Whether `value` is an integer, not a bool."""
+def is_integer(value):
+    """Whether `value` is an integer (Python's or NumPy's), not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)

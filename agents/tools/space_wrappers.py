@@ -6,7 +6,7 @@ This module must not import TensorFlow: worker processes import it.
 import gymnasium as gym
 import numpy as np
 
-from agents.tools.episode_wrappers import _is_integer
+from agents.tools import episode_wrappers
 from agents.tools.episode_wrappers import ForwardingWrapper
 
 
@@ -30,7 +30,8 @@ class FrameHistory(ForwardingWrapper):
     def __init__(self, env, past_indices, flatten):
         past_indices = tuple(past_indices)
         if not past_indices or not all(
-                _is_integer(index) and index >= 0 for index in past_indices):
+                episode_wrappers.is_integer(index) and index >= 0
+                for index in past_indices):
             raise ValueError(
                 'past_indices must be a non-empty sequence of non-negative '
                 f'integers, got {past_indices!r}.')
