@@ -8,7 +8,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.tools import compiled_ops
+from agents.testing import xla_ops
 from agents.training import config_spec
 from agents.environments import graph_env
 from agents.scripts import configs
@@ -241,7 +241,7 @@ def test_run_length(transition, agents, max_length, expected):
 @pytest.mark.parametrize('name', ['pendulum', 'cartpole'])
 def test_compiled_programs_translate_to_xla_directly(name):
     """The compiled rollouts and update hold none of the operations that
-    XLA translates one at a time (`tools.compiled_ops`), at 8 ms each per
+    XLA translates one at a time (`testing.xla_ops`), at 8 ms each per
     start of a run, but for the few without a direct equivalent."""
     config = config_spec.complete_config(_graph_config(name))
     with tf.Graph().as_default() as graph:
@@ -253,10 +253,10 @@ def test_compiled_programs_translate_to_xla_directly(name):
         simulation.define_loop(
             graphs, None, *simulation.phase_steps(config),
             caller_thread=config.caller_thread)
-    counts = compiled_ops.compiled_op_types(graph)
+    counts = xla_ops.compiled_op_types(graph)
     slow = {
         op: count for op, count in counts.items()
-        if op in compiled_ops.SLOW_TO_TRANSLATE}
+        if op in xla_ops.SLOW_TO_TRANSLATE}
     # The policy's tanh, exp and log-softmax, and the tasks' cosine.
     assert set(slow) <= {'Tanh', 'Exp', 'LogSoftmax', 'Cos'}, slow
     assert sum(slow.values()) <= 16, slow
