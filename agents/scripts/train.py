@@ -31,10 +31,10 @@ quiet_start.quiet_tensorflow()
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 from absl import flags
-import tensorflow.compat.v1 as tf
 
 from agents.training import config_io
 from agents.training import config_spec
+from agents.training import determinism
 from agents.environments import env_modes
 from agents.training import run_folder
 from agents.training import simulation
@@ -105,11 +105,7 @@ def main(argv):
         # completes the config, after checking its required keys.
         seed = config_spec.with_defaults(config).seed
         config_spec.check_seed(seed, 'Config seed')
-        if seed is not None:
-            # Process-wide, so set here and never in library code: kernels
-            # without a deterministic implementation raise instead of
-            # silently varying between runs (this matters on GPUs).
-            tf.compat.v2.config.experimental.enable_op_determinism()
+        determinism.enable_for_seed(seed)
         # Closing the generator also saves when the interruption lands
         # outside of it, between two scores.
         stop = stopping.StopRequest(describe_interrupt)

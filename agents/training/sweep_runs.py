@@ -14,12 +14,11 @@ import socket
 import threading
 import time
 
-import tensorflow.compat.v1 as tf
-
 from agents.tools import batch_env as batch_env_lib
 from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_spec
+from agents.training import determinism
 from agents.training import errors
 from agents.training import simulation
 from agents.training import stopping
@@ -349,10 +348,9 @@ def _run_config(config, run_dir):
 def _train(config, env_mode, on_report):
     """Train until done or until a signal or the stop file asks to stop."""
     # The default where the config leaves the seed out; training itself
-    # completes the config, after checking its required keys.
-    if config_spec.with_defaults(config).seed is not None:
-        # Process-wide, as in train.py; each run has its own worker.
-        tf.compat.v2.config.experimental.enable_op_determinism()
+    # completes the config, after checking its required keys. Each run has
+    # its own worker process.
+    determinism.enable_for_seed(config_spec.with_defaults(config).seed)
     stop = RunStop(os.path.join(os.path.dirname(config.logdir), STOP_NAME))
     with _installed(stop):
         if stop.requested():
