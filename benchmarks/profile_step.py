@@ -49,6 +49,8 @@ this process. Run from the repository root:
 """
 
 import collections
+import collections.abc
+import dataclasses
 import os
 import statistics
 import sys
@@ -141,6 +143,7 @@ def make_wrapped_env(seed):
     return env
 
 
+@dataclasses.dataclass
 class Measurement:
     """A way to run one batch step, timed call by call.
 
@@ -156,16 +159,14 @@ class Measurement:
         update_times: Per-call seconds of the steps that trained.
     """
 
-    def __init__(self, name, prepare, call, traceable=True, cleanup=None,
-                 trains=False):
-        self.name = name
-        self.prepare = prepare
-        self.call = call
-        self.traceable = traceable
-        self.cleanup = cleanup
-        self.trains = trains
-        self.times = []
-        self.update_times = []
+    name: str
+    prepare: collections.abc.Callable
+    call: collections.abc.Callable
+    traceable: bool = True
+    cleanup: collections.abc.Callable = None
+    trains: bool = False
+    times: list = dataclasses.field(default_factory=list)
+    update_times: list = dataclasses.field(default_factory=list)
 
     def run_episode(self, steps):
         """Prepare, then time `steps` calls; the last one trains if any."""
