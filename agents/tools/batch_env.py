@@ -13,7 +13,7 @@ from agents.tools import forwarding
 _logger = logging.getLogger('agents')
 
 
-class BatchEnv:
+class BatchEnv(forwarding.Forwarding):
     """A batch of environments stepped together.
 
     Finished environments are reset by `reset` only. Errors name the index
@@ -68,10 +68,10 @@ class BatchEnv:
         """Access an environment of the batch by its index."""
         return self._envs[index]
 
-    def __getattr__(self, name):
-        """Forward public attributes to the first environment."""
-        forwarding.check_public(self, name)
-        return getattr(self._envs[0], name)
+    @property
+    def _wrapped(self):
+        """The first environment, which gets the attributes the batch lacks."""
+        return self._envs[0]
 
     @property
     def observation_space(self):

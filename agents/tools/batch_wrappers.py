@@ -15,7 +15,7 @@ from agents.tools import forwarding
 from agents.tools import space_wrappers
 
 
-class BatchWrapper:
+class BatchWrapper(forwarding.Forwarding):
     """Base of the batch wrappers: forwards everything to the batch."""
 
     # The names of the wrapper's arrays `_<name>` that resumes restore.
@@ -35,15 +35,12 @@ class BatchWrapper:
         """The environment `index` of the wrapped batch, without wrappers."""
         return self._batch_env[index]
 
-    def __getattr__(self, name):
-        """Forward public attributes to the wrapped batch."""
-        forwarding.check_public(self, name)
-        return getattr(self._batch_env, name)
-
     @property
     def batch_env(self):
-        """The wrapped batch."""
+        """The wrapped batch, which gets the attributes the wrapper lacks."""
         return self._batch_env
+
+    _wrapped = batch_env
 
     def step(self, actions):
         """Step the batch."""

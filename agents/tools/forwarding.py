@@ -15,6 +15,16 @@ def check_public(owner, name):
             f"'{type(owner).__name__}' object has no attribute '{name}'")
 
 
+class Forwarding:
+    """Mixin that forwards the public attributes a class lacks to the object
+    that its subclass names in `_wrapped` (a property)."""
+
+    def __getattr__(self, name):
+        """Forward a public attribute to `_wrapped`."""
+        check_public(self, name)
+        return getattr(self._wrapped, name)
+
+
 def spec_of(env):
     """The gymnasium spec of an environment, or None, without a warning.
 

@@ -12,22 +12,13 @@ from agents.tools import compiled_ops
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
-class InGraphEnvBase:
+class InGraphEnvBase(forwarding.Forwarding):
     """The variables that `InGraphEnv` and `InGraphBatchEnv` share.
 
     Subclasses create the variables `_observ`, `_action`, `_reward`, `_done`
     and `_truncated` (as `_define_variables` does) and name the object whose
     spaces and other public attributes they expose in `_wrapped`.
     """
-
-    @property
-    def _wrapped(self):
-        """The environment or batch whose attributes are forwarded."""
-        raise NotImplementedError
-
-    def __getattr__(self, name):
-        forwarding.check_public(self, name)
-        return getattr(self._wrapped, name)
 
     @property
     def observ(self):
