@@ -15,7 +15,7 @@ from agents.tools import forwarding
 from agents.tools import space_wrappers
 
 
-class BatchWrapper(forwarding.Forwarding):
+class BatchWrapper(forwarding.BatchForwarding):
     """Base of the batch wrappers: forwards everything to the batch."""
 
     # The names of the wrapper's arrays `_<name>` that resumes restore.
@@ -26,14 +26,6 @@ class BatchWrapper(forwarding.Forwarding):
         self._batch_env = batch_env
         self.observation_space = batch_env.observation_space
         self.action_space = batch_env.action_space
-
-    def __len__(self):
-        """Number of environments in the batch."""
-        return len(self._batch_env)
-
-    def __getitem__(self, index):
-        """The environment `index` of the wrapped batch, without wrappers."""
-        return self._batch_env[index]
 
     @property
     def batch_env(self):

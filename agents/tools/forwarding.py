@@ -25,6 +25,19 @@ class Forwarding:
         return getattr(self._wrapped, name)
 
 
+class BatchForwarding(Forwarding):
+    """Mixin of a wrapper of a batch (`_wrapped`): its length, environments
+    and the public attributes the wrapper lacks are the batch's."""
+
+    def __len__(self):
+        """Number of environments in the batch."""
+        return len(self._wrapped)
+
+    def __getitem__(self, index):
+        """The environment `index` of the wrapped batch."""
+        return self._wrapped[index]
+
+
 def spec_of(env):
     """The gymnasium spec of an environment, or None, without a warning.
 

@@ -10,14 +10,10 @@ from agents.testing import mock_environment
 from agents.tools import forwarding
 
 
-class _Proxy:
+class _Proxy(forwarding.Forwarding):
 
     def __init__(self, target):
-        self._target = target
-
-    def __getattr__(self, name):
-        forwarding.check_public(self, name)
-        return getattr(self._target, name)
+        self._wrapped = target
 
 
 class _Target:
@@ -34,10 +30,17 @@ def test_public_names_pass_private_names_raise_python_s_error():
 
 def test_unpickling_state_is_not_looked_up_in_the_target():
     proxy = _Proxy.__new__(_Proxy)
-    # `_target` is missing, as during unpickling: no recursion through it.
+    # `_wrapped` is missing, as during unpickling: no recursion through it.
     with pytest.raises(AttributeError) as error:
         getattr(proxy, 'value')
-    assert str(error.value) == "'_Proxy' object has no attribute '_target'"
+    assert str(error.value) == "'_Proxy' object has no attribute '_wrapped'"
+
+
+def test_a_batch_wrapper_has_the_length_and_environments_of_its_batch():
+    wrapper = type('Wrapper', (forwarding.BatchForwarding,), dict(
+        _wrapped=['first', 'second']))()
+    assert len(wrapper) == 2 and wrapper[1] == 'second'
+    assert wrapper.count('first') == 1
 
 
 def test_spec_of_an_old_gym_environment_is_none_without_a_warning():

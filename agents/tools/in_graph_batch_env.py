@@ -6,6 +6,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.tools import env_state
+from agents.tools import forwarding
 from agents.tools import in_graph_env
 from agents.tools import resume_state
 from agents.tools import temporary_scope
@@ -17,7 +18,8 @@ Outcome = collections.namedtuple(
         'Outcome', 'observ, reward, done, truncated, restarted, restarts')
 
 
-class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
+class InGraphBatchEnv(
+        in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
     """Batch of environments whose current state lives in graph variables.
 
     As `InGraphEnv`, a row per environment, with `restarted` too. Resume
@@ -70,14 +72,6 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase):
     def _wrapped(self):
         """The batch."""
         return self._batch_env
-
-    def __len__(self):
-        """Number of environments in the batch."""
-        return len(self._batch_env)
-
-    def __getitem__(self, index):
-        """Access an environment of the batch by its index."""
-        return self._batch_env[index]
 
     @property
     def restarted(self):
