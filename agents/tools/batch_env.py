@@ -376,11 +376,18 @@ def name_index(error, index, when=''):
         index: Index of the environment in the batch.
         when: Text after the index, such as ' after a restart'.
     """
-    prefix = f'Environment {index} of the batch failed{when}: '
+    return prefix_message(
+        error, f'Environment {index} of the batch failed{when}: ',
+        f'Environment {index} of the batch ')
+
+
+def prefix_message(error, prefix, named):
+    """Prefix the message of `error` unless it starts with `named` (a string
+    or a tuple of them), as it does once prefixed; return the error."""
     args = error.args
     if not args or not isinstance(args[0], str):
         error.args = (prefix + (str(error) or type(error).__name__),)
-    elif not args[0].startswith(f'Environment {index} of the batch '):
+    elif not args[0].startswith(named):
         error.args = (prefix + args[0],) + args[1:]
     return error
 

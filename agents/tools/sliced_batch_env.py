@@ -360,13 +360,9 @@ def _name_envs(error, start, stop):
     """Prefix a worker's error with the range of its environments."""
     if stop - start == 1:
         return batch_env_lib.name_index(error, start)
-    prefix = f'Environments {start} to {stop - 1} of the batch failed: '
-    args = error.args
-    if not args or not isinstance(args[0], str):
-        error.args = (prefix + (str(error) or type(error).__name__),)
-    elif not args[0].startswith(('Environments ', f'Environment {start} ')):
-        error.args = (prefix + args[0],) + args[1:]
-    return error
+    return batch_env_lib.prefix_message(
+        error, f'Environments {start} to {stop - 1} of the batch failed: ',
+        ('Environments ', f'Environment {start} '))
 
 
 def _from_worker(name, doc):
