@@ -11,8 +11,8 @@ import inspect
 import gymnasium as gym
 
 from agents import tools
-from agents.training import config_io
-from agents.training.config_io import ConfigError
+from agents.tools import run_errors
+from agents.tools.run_errors import ConfigError
 
 
 def create_environment(
@@ -50,7 +50,7 @@ def create_environment(
         # constructor that fails: one line with the type and message.
         raise ConfigError(
             f"Config env '{_env_name(config.env)}' cannot be built: "
-            f'{config_io.describe_exception(error)}') from error
+            f'{run_errors.describe_exception(error)}') from error
     # A constructor may have imported MuJoCo just now.
     tools.mujoco_warnings.install()
     if not all(hasattr(env, name) for name in _ENV_ATTRIBUTES):

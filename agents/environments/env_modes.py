@@ -15,7 +15,7 @@ import numpy as np
 from agents import tools
 from agents.environments import auto_batch_env
 from agents.environments import env_construction
-from agents.training.config_io import ConfigError
+from agents.tools.run_errors import ConfigError
 
 
 class EnvMode(collections.namedtuple(

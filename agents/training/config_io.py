@@ -18,6 +18,8 @@ import ruamel.yaml
 
 from agents import tools
 from agents.tools import atomic_file
+from agents.tools.run_errors import ConfigError
+from agents.tools.run_errors import shorten
 
 
 _CALLABLE_TAG = '!callable'
@@ -27,32 +29,11 @@ _PARTIAL_TAG = '!partial'
 SOURCE_KEY = 'config_function'
 
 
-class ConfigError(ValueError):
-    """A configuration file or value that cannot be used."""
-
-
-# Most characters of a value that an error line shows.
-_SHOWN_CHARACTERS = 80
 # Most levels of lists and mappings in a value, and most items in all: a
 # setting or config.yaml holds a few dozen; YAML aliases can make 150
 # characters stand for millions.
 MAX_VALUE_DEPTH = 16
 MAX_VALUE_ITEMS = 10000
-
-
-def shorten(text, limit=_SHOWN_CHARACTERS):
-    """The text, cut to `limit` characters with '...' where longer."""
-    text = str(text)
-    if len(text) <= limit:
-        return text
-    return f'{text[:limit - 3]}...'
-
-
-def describe_exception(error):
-    """'TypeError: message', the first line of the message, shortened."""
-    lines = str(error).strip().splitlines()
-    message = shorten(lines[0], 200) if lines else ''
-    return f'{type(error).__name__}: {message}'.rstrip(': ') + '.'
 
 
 def check_value_size(value):

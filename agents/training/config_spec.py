@@ -10,6 +10,7 @@ import inspect
 import logging
 
 from agents import tools
+from agents.tools import run_errors
 from agents.training import config_io
 from agents.scripts import configs
 from agents.environments import env_construction
@@ -65,7 +66,7 @@ def load_config_spec(spec):
         except Exception as error:  # pylint: disable=broad-exception-caught
             raise ConfigError(
                 f"Config function '{spec}' raised "
-                f'{config_io.describe_exception(error)}') from error
+                f'{run_errors.describe_exception(error)}') from error
         if not isinstance(values, dict):
             raise ConfigError(
                 f"Config function '{spec}' returned a "

@@ -4,9 +4,7 @@
 cannot be used (exit code 2).
 """
 
-
-class TrainingError(RuntimeError):
-    """Training stopped: an environment failed or a value was not finite."""
+from agents.tools.run_errors import TrainingError
 
 
 class CheckpointError(TrainingError):
