@@ -80,6 +80,7 @@ def main(argv):
     import tensorflow.compat.v1 as tf
     mark('import tensorflow')
     from agents.training import config_spec
+    from agents.environments import env_modes
     from agents.environments import graph_env
     from agents.training import simulation as simulation_lib
     from agents.training import trainer
@@ -91,7 +92,8 @@ def main(argv):
     graph = tf.Graph()
     with graph.as_default():
         env_mode, batch_env, _ = graph_env.define_run_batches(
-            config, FLAGS.run_env_mode, evaluation=False)
+            config, env_modes.check_env_mode(FLAGS.run_env_mode),
+            evaluation=False)
         mark('batch of environments' + {
             'auto': ' (auto: the candidates start in the background)',
             'graph': ' (graph: the in-graph task)'}.get(env_mode, ''))

@@ -39,7 +39,7 @@ def picks_graph(has_task, checkpoint_kind=None):
     Args:
       has_task: Whether the config's env has an in-graph task.
       checkpoint_kind: None for a new run, else 'graph' or 'python' (see
-          `graph_env.checkpoint_env_kind`).
+          `graph_env.SavedEnv`).
 
     Returns:
       True for a checkpoint of the task, or where the env has a task and

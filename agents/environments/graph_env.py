@@ -9,6 +9,7 @@ scope `task`, so a run resumes only with the kind of batch that trained it
 (`check_resume`).
 """
 
+import collections
 import logging
 
 import numpy as np
@@ -23,15 +24,31 @@ from agents.environments import in_graph_task
 from agents.environments import task as task_lib
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import resume_state
-from agents.training import checkpoints
-from agents.training import errors
-from agents.training.config_io import ConfigError
+from agents.tools.run_errors import ConfigError
+from agents.tools.run_errors import TrainingError
 
 # A variable that every checkpoint of a graph-mode run holds, below the
 # scope of the batch of environments.
-_TASK_VARIABLE = 'task/state'
+TASK_VARIABLE = 'task/state'
 # The variable of the env mode of a run's Python environments.
-_ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
+ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
+
+
+class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
+    """What the newest readable checkpoint of a run says of its environments,
+    as the trainer reads it from the run folder (`checkpoints.saved_env`).
+
+    Attributes:
+      kind: 'graph' (it holds a task's state), 'python' or None (no
+          readable checkpoint: a new run).
+      mode: The Python env mode it recorded, or None (no record, or 'auto'
+          had not chosen yet).
+      path: The checkpoint's path, or None.
+    """
+
+
+# A run without a readable checkpoint.
+NEW_RUN = SavedEnv(None, None, None)
 
 
 def task_of(config):
@@ -112,7 +129,7 @@ def define_env_mode_record(batch_env, env_mode):
       env_mode: The run's Python env mode; for 'auto', the mode it chooses
           (`AutoBatchEnv.mode`) is recorded once chosen.
     """
-    scope, name = _ENV_MODE_VARIABLE.split('/')
+    scope, name = ENV_MODE_VARIABLE.split('/')
     with tf.variable_scope(scope):
         variable = tf.Variable(env_mode, trainable=False, name=name)
     tools.keep_for_resume(variable)
@@ -128,71 +145,19 @@ def define_env_mode_record(batch_env, env_mode):
     resume_state.on_save(record, record, tf.constant(''))
 
 
-def saved_env_mode(logdir):
-    """The env mode that the newest readable checkpoint of a run recorded.
-
-    Args:
-      logdir: Run folder, or None.
-
-    Returns:
-      The name of a Python env mode, or None (no record, or 'auto' had not
-      chosen yet).
-    """
-    _, path = checkpoint_env_kind(logdir)
-    if path is None:
-        return None
-    try:
-        names = [name for name, _ in tf.train.list_variables(path)]
-        name = _variable_named(names, _ENV_MODE_VARIABLE)
-        if name is None:
-            return None
-        mode = tf.train.load_variable(path, name).decode('utf-8')
-    except (tf.errors.OpError, ValueError):
-        return None
-    return None if mode == 'auto' else mode
-
-
-def checkpoint_env_kind(logdir):
-    """Which kind of batch the newest readable checkpoint of a run trained.
-
-    Args:
-      logdir: Run folder, or None.
-
-    Returns:
-      Tuple of 'graph' (it holds a task's state), 'python' or None (no
-      readable checkpoint), and the checkpoint's path or None.
-    """
-    if not logdir:
-        return None, None
-    for path in checkpoints.list_checkpoints(logdir):
-        try:
-            names = [name for name, _ in tf.train.list_variables(path)]
-        except (tf.errors.OpError, ValueError):
-            continue
-        graph = _variable_named(names, _TASK_VARIABLE) is not None
-        return ('graph' if graph else 'python'), path
-    return None, None
-
-
-def _variable_named(names, variable):
-    """The name in `names` of `variable`, maybe below a scope, or None."""
-    return next((
-        name for name in names
-        if name == variable or name.endswith('/' + variable)), None)
-
-
-def check_resume(logdir, graph_mode):
+def check_resume(logdir, saved, graph_mode):
     """Raise a one-line ConfigError when a run resumes with the other kind
     of batch.
 
     Args:
       logdir: Run folder, or None.
+      saved: `SavedEnv` of the run folder.
       graph_mode: Whether this run trains on the in-graph task.
 
     Raises:
       ConfigError: Naming the checkpoint and the env mode that resumes it.
     """
-    kind, path = checkpoint_env_kind(logdir)
+    kind, _, path = saved
     if kind is None or (kind == 'graph') == bool(graph_mode):
         return
     if kind == 'python':
@@ -207,25 +172,27 @@ def check_resume(logdir, graph_mode):
         '--env_mode=graph; resume with --env_mode=graph or auto.')
 
 
-def define_run_batches(config, env_mode, evaluation=True):
-    """Check the env mode, resolve 'auto' and define a run's batches.
+def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
+    """Resolve 'auto' and define a run's batches.
 
     Args:
       config: Completed configuration (see `env_modes.make_batch_env`).
-      env_mode: A name of `env_modes.mode_names()` or a boolean.
+      env_mode: A checked name of `env_modes.mode_names()` (see
+          `env_modes.check_env_mode`).
       evaluation: Whether to define an evaluation batch.
+      saved: `SavedEnv` of the run folder; `NEW_RUN` for a new run.
 
     Raises:
-      ConfigError: When the mode, the config or the run folder cannot be
-          used (see `env_modes.check_env_mode`, `resolve_env_mode`).
-      errors.TrainingError: When an environment cannot start.
+      ConfigError: When the config or the run folder cannot be used with
+          the mode (see `resolve_env_mode`).
+      TrainingError: When an environment cannot start.
 
     Returns:
       Tuple of the resolved mode, the training batch (variable scope
       `environments`) and the evaluation batch (`eval_environments`) or
       None.
     """
-    env_mode = resolve_env_mode(config, env_modes.check_env_mode(env_mode))
+    env_mode = resolve_env_mode(config, env_mode, saved)
     train = evaluate = None
     try:
         with tf.variable_scope('environments'):
@@ -240,12 +207,12 @@ def define_run_batches(config, env_mode, evaluation=True):
             train.close()
         # The same environment was built in this process already.
         message = batch_env_lib.first_line(error)
-        raise errors.TrainingError(
+        raise TrainingError(
             f'Cannot start the environments: {message}') from error
     return env_mode, train, evaluate
 
 
-def resolve_env_mode(config, env_mode):
+def resolve_env_mode(config, env_mode, saved=NEW_RUN):
     """The env mode of a run: 'graph', or the Python mode as given or
     recorded.
 
@@ -255,28 +222,27 @@ def resolve_env_mode(config, env_mode):
     Args:
       config: Completed configuration with `env` and `logdir`.
       env_mode: A checked name of `env_modes.mode_names()`.
+      saved: `SavedEnv` of the run folder; `NEW_RUN` for a new run.
 
     Raises:
       ConfigError: In one line, when the env has no in-graph task for
           'graph', or the checkpoint was trained on the other kind of batch.
     """
-    saved = saved_env_mode(config.logdir)
-    if env_mode == 'auto' and saved in env_modes.MODES:
+    if env_mode == 'auto' and saved.mode in env_modes.MODES:
         # The environments' state in the checkpoint is that of this mode.
-        env_mode = saved
+        env_mode = saved.mode
         logging.getLogger('agents').info(
             'Env mode auto: the run resumes in %s, the mode it trained in.',
-            saved)
+            saved.mode)
     if env_mode == 'auto':
-        kind, _ = checkpoint_env_kind(config.logdir)
-        if auto_batch_env.picks_graph(task_of(config) is not None, kind):
+        if auto_batch_env.picks_graph(task_of(config) is not None, saved.kind):
             env_mode = 'graph'
             logging.getLogger('agents').info(
                 'Env mode auto: %s has an in-graph task; using graph.',
                 config.env)
     if env_modes.in_graph_mode(env_mode):
         check_task(config)
-    check_resume(config.logdir, env_modes.in_graph_mode(env_mode))
+    check_resume(config.logdir, saved, env_modes.in_graph_mode(env_mode))
     return env_mode
 
 

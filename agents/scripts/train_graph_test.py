@@ -9,7 +9,7 @@ import pytest
 from agents import tools
 from agents.training import config_io
 from agents.scripts import configs
-from agents.environments import graph_env
+from agents.training import checkpoints
 from agents.scripts import train
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _listing
@@ -35,8 +35,8 @@ def test_pendulum_trains_in_graph_mode_and_a_seed_repeats(tmp_path):
         config = _config('pendulum', steps=3200, eval_episodes=8,
                          logdir=logdir)
         scores.append(list(train.train(config, 'graph')))
-        assert graph_env.checkpoint_env_kind(logdir) == (
-            'graph', os.path.join(logdir, 'model.ckpt-6400'))
+        assert checkpoints.saved_env(logdir) == (
+            'graph', None, os.path.join(logdir, 'model.ckpt-6400'))
     assert len(scores[0]) == 2 and np.isfinite(scores[0]).all()
     assert scores[0] == scores[1]
 
@@ -48,7 +48,7 @@ def test_cartpole_trains_in_graph_mode_picked_by_auto(tmp_path):
     scores = list(train.train(config, 'auto'))
     # Evaluations after each of the two training phases of eval_every.
     assert len(scores) == 2 and np.isfinite(scores).all()
-    assert graph_env.checkpoint_env_kind(logdir)[0] == 'graph'
+    assert checkpoints.saved_env(logdir).kind == 'graph'
 
 
 def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
@@ -60,8 +60,8 @@ def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
     list(train.train(_tiny_config(logdir=python_run), 'inprocess'))
     graph_checkpoint = os.path.join(graph_run, 'model.ckpt-80')
     python_checkpoint = os.path.join(python_run, 'model.ckpt-80')
-    assert graph_env.checkpoint_env_kind(python_run) == (
-        'python', python_checkpoint)
+    assert checkpoints.saved_env(python_run) == (
+        'python', 'inprocess', python_checkpoint)
     for run, env_mode, message in (
             (graph_run, 'inprocess',
              f'Cannot resume {graph_run} on Python environments: checkpoint '
@@ -76,10 +76,11 @@ def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
         with pytest.raises(config_io.ConfigError) as error:
             list(train.train(_tiny_config(logdir=run), env_mode))
         assert str(error.value) == message
-    for run, kind in ((graph_run, 'graph'), (python_run, 'python')):
+    for run, kind, mode in (
+            (graph_run, 'graph', None), (python_run, 'python', 'inprocess')):
         list(train.train(_tiny_config(logdir=run, steps=80), 'auto'))
-        assert graph_env.checkpoint_env_kind(run) == (
-            kind, os.path.join(run, 'model.ckpt-160'))
+        assert checkpoints.saved_env(run) == (
+            kind, mode, os.path.join(run, 'model.ckpt-160'))
 
 
 def test_graph_mode_for_a_task_without_one_exits_2_writing_nothing(
@@ -128,5 +129,5 @@ def test_sigterm_saves_a_checkpoint_and_the_graph_run_resumes(
         f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
         '--timestamp=T.')
     saved, _ = _saved_checkpoint(script, run_dir)
-    assert graph_env.checkpoint_env_kind(run_dir) == ('graph', saved)
+    assert checkpoints.saved_env(run_dir) == ('graph', None, saved)
     _resume_one_phase(monkeypatch, tmp_path, run_dir, saved, 'graph')

@@ -10,6 +10,7 @@ import shutil
 from google.protobuf import text_format
 import tensorflow.compat.v1 as tf
 
+from agents.environments import graph_env
 from agents.tools import resume_state
 from agents.training import errors
 
@@ -358,6 +359,47 @@ def list_checkpoints(logdir, warn=False):
             '%s is newer; trying the newest first.', index, indexed[0],
             names[0])
     return [os.path.join(logdir, name) for name in names]
+
+
+def saved_env(logdir):
+    """What the newest readable checkpoint of a run says of its environments.
+
+    Args:
+      logdir: Run folder, or None.
+
+    Returns:
+      `graph_env.SavedEnv`: the kind of batch that trained it, the Python
+      env mode it recorded and its path; `graph_env.NEW_RUN` without one.
+    """
+    for path in list_checkpoints(logdir) if logdir else ():
+        try:
+            names = [name for name, _ in tf.train.list_variables(path)]
+        except (tf.errors.OpError, ValueError):
+            continue
+        graph = _variable_named(names, graph_env.TASK_VARIABLE) is not None
+        return graph_env.SavedEnv(
+            'graph' if graph else 'python', _saved_env_mode(path, names),
+            path)
+    return graph_env.NEW_RUN
+
+
+def _saved_env_mode(path, names):
+    """The Python env mode a checkpoint recorded, or None."""
+    name = _variable_named(names, graph_env.ENV_MODE_VARIABLE)
+    if name is None:
+        return None
+    try:
+        mode = tf.train.load_variable(path, name).decode('utf-8')
+    except (tf.errors.OpError, ValueError):
+        return None
+    return None if mode == 'auto' else mode
+
+
+def _variable_named(names, variable):
+    """The name in `names` of `variable`, maybe below a scope, or None."""
+    return next((
+        name for name in names
+        if name == variable or name.endswith('/' + variable)), None)
 
 
 _CHECKPOINT_INDEX = re.compile(r'^(model\.ckpt-(\d+))\.index$')

@@ -139,7 +139,8 @@ def _train_locked(config, env_mode, lock, on_report):
             np.random.seed(config.seed)
             tf.set_random_seed(config.seed)
         env_mode, batch_env, eval_batch_env = graph_env.define_run_batches(
-            config, env_mode, hasattr(config.algorithm, 'evaluation_view'))
+            config, env_mode, hasattr(config.algorithm, 'evaluation_view'),
+            checkpoints.saved_env(config.logdir))
         batches = _Batches(batch_env, eval_batch_env)
         try:
             resumed = bool(config.logdir) and _has_config(config.logdir)
