@@ -4,7 +4,8 @@
 fastest (`pick_env_mode`). Worker processes take about as long to start as
 TensorFlow takes to build the graph, so `AutoBatchEnv` starts them in a
 thread and chooses at the first use of the batch. Where the env has an
-in-graph task, 'auto' trains on it instead (`picks_graph`). The batches come
+in-graph task, 'auto' trains on it instead (`graph_env.picks_graph`). The
+batches come
 from the function it is given (`env_modes.create_batch_env`); no TensorFlow.
 """
 
@@ -31,23 +32,6 @@ _AUTO_ROUNDS = 3
 # for the cores, which the bursts leave out. EnvPool's threads step only
 # while the graph waits for them, so it needs no margin.
 _WORKER_MARGIN = 1.25
-
-
-def picks_graph(has_task, checkpoint_kind=None):
-    """Whether 'auto' trains on the in-graph task.
-
-    Args:
-      has_task: Whether the config's env has an in-graph task.
-      checkpoint_kind: None for a new run, else 'graph' or 'python' (see
-          `graph_env.SavedEnv`).
-
-    Returns:
-      True for a checkpoint of the task, or where the env has a task and
-      no checkpoint of Python environments.
-    """
-    if checkpoint_kind == 'graph':
-        return True
-    return bool(has_task) and checkpoint_kind != 'python'
 
 
 def create(build, constructor, num_agents, seed=None, timeout=None,

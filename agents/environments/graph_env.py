@@ -17,7 +17,6 @@ import tensorflow.compat.v1 as tf
 
 from agents import environments
 from agents import tools
-from agents.environments import auto_batch_env
 from agents.environments import env_construction
 from agents.environments import env_modes
 from agents.environments import in_graph_task
@@ -95,20 +94,17 @@ def define_task_batch(config, seed, evaluation=False):
     whichever comes first.
 
     Args:
-      config: Completed configuration.
+      config: Completed configuration whose env has an in-graph task (see
+          `check_task`).
       seed: The run's seed, or None for a random one (see
           `env_modes.task_seed`).
       evaluation: Whether to build the batch of `eval_episodes` for
           evaluation.
 
-    Raises:
-      ConfigError: When the env has no in-graph task.
-
     Returns:
       `environments.InGraphTaskBatch`, whose variables live in the scope
       `task` below the current one.
     """
-    check_task(config)
     task = task_of(config)()
     recipe = dict(
         env_construction.standard_wrappers(config, task.action_space))
@@ -217,7 +213,7 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
     recorded.
 
     'auto' resumes in the mode a checkpoint recorded, else becomes 'graph'
-    where `auto_batch_env.picks_graph`; both are logged.
+    where `picks_graph`; both are logged.
 
     Args:
       config: Completed configuration with `env` and `logdir`.
@@ -234,16 +230,33 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
         logging.getLogger('agents').info(
             'Env mode auto: the run resumes in %s, the mode it trained in.',
             saved.mode)
-    if env_mode == 'auto':
-        if auto_batch_env.picks_graph(task_of(config) is not None, saved.kind):
-            env_mode = 'graph'
-            logging.getLogger('agents').info(
-                'Env mode auto: %s has an in-graph task; using graph.',
-                config.env)
+    if env_mode == 'auto' and picks_graph(
+            task_of(config) is not None, saved.kind):
+        env_mode = 'graph'
+        logging.getLogger('agents').info(
+            'Env mode auto: %s has an in-graph task; using graph.',
+            config.env)
     if env_modes.in_graph_mode(env_mode):
         check_task(config)
     check_resume(config.logdir, saved, env_modes.in_graph_mode(env_mode))
     return env_mode
+
+
+def picks_graph(has_task, checkpoint_kind=None):
+    """Whether 'auto' trains on the in-graph task.
+
+    Args:
+      has_task: Whether the config's env has an in-graph task.
+      checkpoint_kind: None for a new run, else 'graph' or 'python' (see
+          `SavedEnv`).
+
+    Returns:
+      True for a checkpoint of the task, or where the env has a task and
+      no checkpoint of Python environments.
+    """
+    if checkpoint_kind == 'graph':
+        return True
+    return bool(has_task) and checkpoint_kind != 'python'
 
 
 def define_in_graph_batch(

@@ -6,7 +6,6 @@ import tensorflow.compat.v1 as tf
 
 from agents import environments
 from agents import tools
-from agents.environments import auto_batch_env
 from agents.training import config_io
 from agents.scripts import configs
 from agents.environments import env_construction
@@ -126,7 +125,7 @@ def test_resolve_env_mode_of_a_new_run(env, mode, expected):
     (True, None, True), (False, None, False), (True, 'python', False),
     (True, 'graph', True), (False, 'graph', True), (False, 'python', False)])
 def test_auto_picks_graph_where_the_task_has_one(has_task, kind, expected):
-    assert auto_batch_env.picks_graph(has_task, kind) is expected
+    assert graph_env.picks_graph(has_task, kind) is expected
 
 
 def test_create_batch_env_refuses_the_graph_mode():
