@@ -86,7 +86,9 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
     try:
         if lock:
             _check_own_checkpoints(config.logdir)
-        yield from _train_locked(config, env_mode, lock, on_report)
+        # What the checkpoint says of the environments that trained it.
+        saved = checkpoints.saved_env(config.logdir)
+        yield from _train_locked(config, env_mode, saved, lock, on_report)
     finally:
         if lock:
             # A new run that failed before it wrote its configuration leaves
@@ -130,7 +132,7 @@ def _check_own_checkpoints(run_dir):
             '--timestamp.')
 
 
-def _train_locked(config, env_mode, lock, on_report):
+def _train_locked(config, env_mode, saved, lock, on_report):
     """`train` once the run folder is locked; see there."""
     graph = tf.Graph()
     with graph.as_default():
@@ -140,7 +142,7 @@ def _train_locked(config, env_mode, lock, on_report):
             tf.set_random_seed(config.seed)
         env_mode, batch_env, eval_batch_env = graph_env.define_run_batches(
             config, env_mode, hasattr(config.algorithm, 'evaluation_view'),
-            checkpoints.saved_env(config.logdir))
+            saved)
         batches = _Batches(batch_env, eval_batch_env)
         try:
             resumed = bool(config.logdir) and _has_config(config.logdir)
