@@ -5,8 +5,8 @@ fastest (`pick_env_mode`). Worker processes take about as long to start as
 TensorFlow takes to build the graph, so `AutoBatchEnv` starts them in a
 thread and chooses at the first use of the batch. Where the env has an
 in-graph task, 'auto' trains on it instead (`graph_env.picks_graph`). The
-batches come
-from the function it is given (`env_modes.create_batch_env`); no TensorFlow.
+batches come from the function it is given (`env_modes.create_batch_env`);
+no TensorFlow.
 """
 
 import logging
