@@ -1,12 +1,13 @@
 """A run's batches in the graph, and the env mode 'graph'.
 
-`define_run_batches` is the one call that builds a run's environments: it
-checks the env mode, resolves 'auto', and defines the training and the
-evaluation batch in the graph, of Python environments or of the config's
-in-graph task (`environments.TASKS`) behind the standard wrappers as graph
-operations (`task.StandardTask`). The task's state is checkpointed in the
-scope `task`, so a run resumes only with the kind of batch that trained it
-(`check_resume`).
+`define_run_batches` is the one call that builds a run's environments: from
+a checked env mode and what the run folder's checkpoint says (`SavedEnv`,
+plain values that the trainer reads), it resolves 'auto' and defines the
+training and the evaluation batch in the graph, of Python environments or
+of the config's in-graph task (`environments.TASKS`) behind the standard
+wrappers as graph operations (`task.StandardTask`). The task's state is
+checkpointed in the scope `task`, so a run resumes only with the kind of
+batch that trained it (`check_resume`).
 """
 
 import collections
