@@ -121,6 +121,33 @@ def test_resolve_env_mode_of_a_new_run(env, mode, expected):
     assert graph_env.resolve_env_mode(config, mode) == expected
 
 
+@pytest.mark.parametrize('env, mode, saved, expected', [
+    ('Pendulum-v1', 'auto', ('python', 'slices', 'ckpt'), 'slices'),
+    ('Pendulum-v1', 'auto', ('python', None, 'ckpt'), 'auto'),
+    ('HalfCheetah-v5', 'auto', ('python', 'inprocess', 'ckpt'), 'inprocess'),
+    ('Pendulum-v1', 'auto', ('graph', None, 'ckpt'), 'graph'),
+    ('Pendulum-v1', 'inprocess', ('python', 'slices', 'ckpt'), 'inprocess')])
+def test_resolve_env_mode_of_a_resumed_run(env, mode, saved, expected):
+    """'auto' resumes in the mode the checkpoint recorded, else where the
+    checkpoint's kind of batch allows; a mode given stays."""
+    config = _config(env=env)
+    saved = graph_env.SavedEnv(*saved)
+    assert graph_env.resolve_env_mode(config, mode, saved) == expected
+
+
+def test_resuming_with_the_other_kind_of_batch_names_the_checkpoint():
+    config = _config()
+    with config.unlocked:
+        config.logdir = 'run'
+    with pytest.raises(config_io.ConfigError) as error:
+        graph_env.resolve_env_mode(
+            config, 'graph', graph_env.SavedEnv('python', None, 'run/ckpt'))
+    assert str(error.value) == (
+        'Cannot resume run with --env_mode=graph: checkpoint run/ckpt holds '
+        'no in-graph task state (task/*), it was trained on Python '
+        'environments; resume with --env_mode=auto or a Python env mode.')
+
+
 @pytest.mark.parametrize('has_task, kind, expected', [
     (True, None, True), (False, None, False), (True, 'python', False),
     (True, 'graph', True), (False, 'graph', True), (False, 'python', False)])
