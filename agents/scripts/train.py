@@ -4,6 +4,9 @@ Command line:
 
   python -m agents.scripts.train --logdir=~/logdir --config=pendulum
 
+`--env_mode` picks where the environments step; its help below lists the
+modes and says what `auto`, the default, does.
+
 A run folder `<logdir>/<timestamp>-<config>` receives `config.yaml`,
 checkpoints, and `train/` and `eval/` TensorBoard summaries; the
 `--timestamp` of an existing run resumes it. Exit codes: 0 when training
