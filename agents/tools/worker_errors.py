@@ -7,8 +7,28 @@ import builtins
 import traceback
 
 
+# The package's own error types that keep their type from a worker, by
+# module and qualified name (`travels`).
+_TRAVELLING = {}
+
+
 class ExternalProcessError(RuntimeError):
-    """Error of a worker process that died or raised a non-builtin error."""
+    """Error of a worker process that died or raised an error of another
+    type than a built-in one or one that `travels`."""
+
+
+def travels(cls):
+    """Class decorator: an error of `cls` raised in a worker arrives in the
+    parent as `cls`, where the parent imported its module.
+
+    Args:
+        cls: Exception class whose constructor takes one message.
+
+    Returns:
+        `cls`.
+    """
+    _TRAVELLING[cls.__module__, cls.__qualname__] = cls
+    return cls
 
 
 def check_open(failure, closed, describe):
@@ -43,11 +63,13 @@ def worker_error(where, module, name, stacktrace):
         module, name, stacktrace: As from `error_details`.
 
     Returns:
-        An exception of the same built-in type, else an
-        `ExternalProcessError`; its message holds the traceback.
+        An exception of the same built-in type or type that `travels`,
+        else an `ExternalProcessError`; its message holds the traceback.
     """
     message = f'{name} in {where}:\n{stacktrace}'
-    cls = getattr(builtins, name, None) if module == 'builtins' else None
+    cls = _TRAVELLING.get((module, name))
+    if module == 'builtins':
+        cls = getattr(builtins, name, None)
     if isinstance(cls, type) and issubclass(cls, Exception):
         try:
             return cls(message)
