@@ -12,11 +12,17 @@ import gymnasium as gym
 import imageio_ffmpeg
 import numpy as np
 
-NO_RGB_ARRAY = "Recording needs an environment with render_mode 'rgb_array'"
+from agents.tools import worker_errors
+
 # The x264 preset of the videos: half the encoder's CPU time of ffmpeg's
 # default ('medium') for files about 6% larger (HalfCheetah at 480x480; see
 # benchmarks/profile_video.py).
 PRESET = 'veryfast'
+
+
+@worker_errors.travels
+class RenderModeError(ValueError):
+    """An environment to record does not render RGB arrays."""
 
 
 class RecordEpisodes(gym.Wrapper):
@@ -35,14 +41,15 @@ class RecordEpisodes(gym.Wrapper):
         threads: Threads of the encoder; None lets ffmpeg choose.
 
     Raises:
-        ValueError: When the environment does not render RGB arrays.
+        RenderModeError: When the environment does not render RGB arrays.
     """
 
     def __init__(
             self, env, directory, fps=None, preset=PRESET, threads=None):
         if env.render_mode != 'rgb_array':
-            raise ValueError(
-                f'{NO_RGB_ARRAY}, got {env.render_mode!r} from {env}.')
+            raise RenderModeError(
+                "Recording needs an environment with render_mode "
+                f"'rgb_array', got {env.render_mode!r} from {env}.")
         super().__init__(env)
         self._directory = directory
         self._fps = float(fps or env.metadata.get('render_fps') or 30)

@@ -1,5 +1,6 @@
 """Tests of the episode recording wrapper."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -59,8 +60,32 @@ def test_record_episodes_deletes_unfinished_episodes(tmp_path):
 def test_record_episodes_needs_rgb_array_rendering(tmp_path):
     """An env without rgb_array rendering is refused at once."""
     env = tools.MockEnvironment(render_mode=None)
-    with pytest.raises(ValueError, match="render_mode 'rgb_array', got None"):
+    with pytest.raises(
+            record_episodes.RenderModeError,
+            match="^Recording needs an environment with render_mode "
+            "'rgb_array', got None from "):
         record_episodes.RecordEpisodes(env, str(tmp_path))
+    assert issubclass(record_episodes.RenderModeError, ValueError)
+
+
+def _unrendered_recording(directory):
+    """A recording of an environment that renders no RGB arrays."""
+    return record_episodes.RecordEpisodes(
+        tools.MockEnvironment(render_mode=None), directory)
+
+
+def test_render_mode_error_keeps_its_type_from_a_worker(tmp_path):
+    """The refusal in a worker process arrives as a RenderModeError."""
+    env = tools.wrappers.ExternalProcess(
+        functools.partial(_unrendered_recording, str(tmp_path)))
+    try:
+        with pytest.raises(record_episodes.RenderModeError) as info:
+            env.reset()
+    finally:
+        env.close()
+    message = str(info.value)
+    assert message.startswith('RenderModeError in ')
+    assert "render_mode 'rgb_array', got None" in message
 
 
 def test_record_episodes_needs_reset_before_step(tmp_path):

@@ -192,10 +192,7 @@ def _define_graph(
                     constructor, num_agents, env_mode, seed))
         except config_io.ConfigError as error:
             raise VisualizeError(str(error)) from error
-        except ValueError as error:
-            # From a worker, the message continues with its traceback.
-            if record_episodes.NO_RGB_ARRAY not in str(error):
-                raise
+        except record_episodes.RenderModeError as error:
             raise VisualizeError(
                 'The environment '
                 f'{policy_module.describe_env(config.env)} does not '
