@@ -1,8 +1,11 @@
-"""The errors that end a training run that started (exit code 1).
+"""The errors that end a training run that started (exit code 1), and the
+one reading of TensorFlow's error messages.
 
 `config_io.ConfigError` is that of a configuration, flag or run folder that
 cannot be used (exit code 2).
 """
+
+import re
 
 from agents.tools.run_errors import TrainingError
 
@@ -24,3 +27,33 @@ def error_line(error):
         line.strip() for line in message.splitlines()
         if line.strip() and not line.strip().startswith(ignore)]
     return lines[0] if lines else type(error).__name__
+
+
+# A line of `tf.debugging.check_numerics`, of its gradient (whose message
+# TensorFlow prefixes and quotes as bytes), and of the environment step's
+# checks in NumPy, which raise a ValueError of the same text
+# (`tools.in_graph_batch_env`).
+_NOT_FINITE = re.compile(
+    r'^(Not a number .* in gradient\. )?(?:ValueError: )?'
+    r"(b'(.+)'|(.+?)) : Tensor had (.+) values$")
+
+
+def describe_op_error(error):
+    """One line about an error of a graph operation.
+
+    Args:
+        error: `tf.errors.OpError` of a session run.
+
+    Returns:
+        Which tensor or gradient was not finite, where a numerics check
+        failed; else `error_line(error)`.
+    """
+    for line in error.message.splitlines():
+        match = _NOT_FINITE.match(line.strip())
+        if match:
+            name = match.group(3) or match.group(4)
+            where = 'the gradient of ' if match.group(1) else ''
+            return (
+                f"{where}'{name}' had {match.group(5)} values; expected "
+                'finite numbers.')
+    return error_line(error)

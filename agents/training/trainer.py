@@ -11,7 +11,6 @@ import functools
 import logging
 import os
 import random
-import re
 
 import numpy as np
 import tensorflow.compat.v1 as tf
@@ -338,7 +337,7 @@ def _run_loop(
             step = int(sess.run(simulation.step))
             raise errors.TrainingError(
                 f'Training stopped at global step {step}: '
-                f'{_describe_op_error(error)}') from error
+                f'{errors.describe_op_error(error)}') from error
         # A failed step changed no state that checkpoints hold.
         save(on_failure=True, consistent=False)
         message = batch_env_lib.first_line(failure)
@@ -412,23 +411,6 @@ def _save_checkpoint(
         logging.getLogger('agents').warning('%s', error)
         return
     logging.getLogger('agents').info('Saved checkpoint %s.', path)
-
-
-def _describe_op_error(error):
-    """One line about an error of a graph operation."""
-    for line in error.message.splitlines():
-        # The text of `tf.debugging.check_numerics`, of its gradient, and
-        # of the environment step's checks in NumPy.
-        match = re.match(
-            r'^(Not a number .* in gradient\. )?(?:ValueError: )?'
-            r'(b\'(.+)\'|(.+?)) : Tensor had (.+) values$', line.strip())
-        if match:
-            name = match.group(3) or match.group(4)
-            where = 'the gradient of ' if match.group(1) else ''
-            return (
-                f"{where}'{name}' had {match.group(5)} values; expected "
-                'finite numbers.')
-    return errors.error_line(error)
 
 
 class _Batches:
