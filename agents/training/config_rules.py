@@ -16,6 +16,7 @@ import tensorflow.compat.v1 as tf
 from agents.algorithms.ppo import ppo
 from agents.scripts import configs
 from agents.scripts import networks
+from agents.tools.episode_wrappers import is_integer
 from agents.training import config_io
 
 # Seeds of NumPy's global generator, which the config's seed also sets.
@@ -50,12 +51,6 @@ class Rule(collections.namedtuple('Rule', 'valid, describe')):
     """How a config value is checked: functions of the value and the config,
     `valid` and `describe` (what the error says after 'Config KEY=VALUE ',
     e.g. 'must be >= 1')."""
-
-
-def _is_integer(value):
-    """Whether a value is an integer and no bool."""
-    return isinstance(value, (int, np.integer)) and not isinstance(
-        value, (bool, np.bool_))
 
 
 def _is_real(value):
@@ -95,7 +90,7 @@ def _integer(low, high=None, optional=False, expected=None, reason=None):
         if value is None:
             return optional
         limit = upper(config)
-        return _is_integer(value) and low <= value and (
+        return is_integer(value) and low <= value and (
             limit is None or value <= limit)
 
     def describe(value, config):
@@ -106,7 +101,7 @@ def _integer(low, high=None, optional=False, expected=None, reason=None):
                     else f'an integer from {low} to {limit}')
             text += ' or None' if optional else ''
         text = f'must be {text}'
-        if reason and _is_integer(value) and limit is not None and (
+        if reason and is_integer(value) and limit is not None and (
                 value > limit):
             text += f': {reason(config)}'
         return text
@@ -218,7 +213,7 @@ def _valid_activation(value, unused_config):
 
 def _layers(value, unused_config):
     if not isinstance(value, (tuple, list)) or not all(
-            _is_integer(size) and 1 <= size <= MAX_LAYER_UNITS
+            is_integer(size) and 1 <= size <= MAX_LAYER_UNITS
             for size in value):
         return False
     return len(value) <= MAX_LAYERS and _hidden_weights(value) <= (
@@ -235,7 +230,7 @@ def _describe_layers(value, unused_config):
         f'{MAX_LAYER_UNITS}, with at most 2^27 = {MAX_HIDDEN_WEIGHTS} '
         'weights between the layers')
     if isinstance(value, (tuple, list)) and all(
-            _is_integer(size) and size >= 1 for size in value):
+            is_integer(size) and size >= 1 for size in value):
         weights = _hidden_weights(value)
         if weights > MAX_HIDDEN_WEIGHTS or max(
                 value, default=0) > MAX_LAYER_UNITS:
@@ -263,7 +258,7 @@ def _regexes(value, unused_config):
 def _max_agents(config):
     """The valid `max_agents` of a config, or the default one."""
     limit = config.max_agents
-    if _is_integer(limit) and limit >= 1:
+    if is_integer(limit) and limit >= 1:
         return limit
     return configs.default()['max_agents']
 
@@ -272,7 +267,7 @@ def _valid_integer(config, key):
     """A key's positive integer value, else its default (its rule reports
     it)."""
     value = config.get(key)
-    if _is_integer(value) and value >= 1:
+    if is_integer(value) and value >= 1:
         return int(value)
     return configs.default()[key]
 
@@ -280,12 +275,12 @@ def _valid_integer(config, key):
 def _buffer_limit(*sizes):
     """How many rows of the first valid size (else 1) a buffer holds."""
     size = next(
-        (size for size in sizes if _is_integer(size) and size >= 1), 1)
+        (size for size in sizes if is_integer(size) and size >= 1), 1)
     return MAX_BUFFER_STEPS // size
 
 
 def _valid_environment_count(value, config):
-    return _is_integer(value) and 1 <= value <= _max_agents(config)
+    return is_integer(value) and 1 <= value <= _max_agents(config)
 
 
 def _describe_eval_episodes(value, config):
@@ -305,7 +300,7 @@ def _describe_num_agents(value, config):
 
 def _beyond_max_agents(value, limit, separator):
     """What a count of environments above `max_agents` would build."""
-    if not (_is_integer(value) and value > limit):
+    if not (is_integer(value) and value > limit):
         return ''
     return (
         f'{separator}it would build {value} environments; raise max_agents '
