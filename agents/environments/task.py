@@ -1,12 +1,11 @@
 """Base class of control tasks written as batched TensorFlow operations,
 and `StandardTask`, a task behind the standard wrappers."""
 
-import numbers
-
 import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+from agents.tools import episode_wrappers
 from agents.tools import space_wrappers
 
 
@@ -195,8 +194,7 @@ def uniform(key, batch_size, low, high):
     Returns:
         float32 tensor `[batch_size, len(low)]`.
     """
-    if (not isinstance(batch_size, numbers.Integral) or
-            isinstance(batch_size, bool) or batch_size < 1):
+    if not episode_wrappers.is_integer(batch_size) or batch_size < 1:
         raise ValueError(
                 f'batch_size must be a Python int >= 1, got {batch_size!r}.')
     return _compiled_uniform(
