@@ -15,6 +15,7 @@ import numpy as np
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_slice
 from agents.tools import env_state
+from agents.tools import episode_wrappers
 from agents.tools import external_process
 from agents.tools import forwarding
 from agents.tools import worker_errors
@@ -77,8 +78,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                     'the environment.')
         if num_workers is None:
             num_workers = available_cpus()
-        if isinstance(num_workers, bool) or not isinstance(
-                num_workers, (int, np.integer)) or num_workers < 1:
+        if not episode_wrappers.is_integer(num_workers) or num_workers < 1:
             raise ValueError(
                 f'num_workers must be a positive integer or None, got '
                 f'{num_workers!r}.')

@@ -112,9 +112,11 @@ def test_bad_arguments_raise():
         SlicedBatchEnv([])
     with pytest.raises(TypeError, match='Constructor 1 of SlicedBatchEnv'):
         SlicedBatchEnv([MockEnvironment, MockEnvironment()])
-    with pytest.raises(ValueError, match='num_workers must be a positive '
-                                         'integer or None, got 0'):
-        SlicedBatchEnv([MockEnvironment], num_workers=0)
+    for num_workers in (0, True, 1.0):
+        with pytest.raises(ValueError, match=(
+                '^num_workers must be a positive integer or None, got '
+                f'{num_workers!r}.$')):
+            SlicedBatchEnv([MockEnvironment], num_workers=num_workers)
 
 
 def test_one_worker_per_core_at_most_one_per_environment():

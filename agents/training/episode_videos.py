@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from agents.training import config_io
+from agents.tools import episode_wrappers
 from agents.tools import gl_backend as gl_backend_lib
 
 STATISTICS_FILE = 'episodes.json'
@@ -25,8 +26,7 @@ class VisualizeError(Exception):
 
 def check_count(name, value):
     """A positive integer argument as an int, or a ValueError naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
-            or value < 1:
+    if not episode_wrappers.is_integer(value) or value < 1:
         raise ValueError(
             f'{name} must be a positive integer, got {value!r}.')
     return int(value)
