@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from agents import parts
+from agents.tools import space_wrappers
 from agents.training import config_io
 from agents.training import config_spec
 
@@ -276,51 +277,31 @@ class PolicyModule(tf.Module):
 def _range_maps(observation_space, action_space, normalize):
     """The affine maps of the env wrappers as constants.
 
-    The formulas of `tools.space_wrappers.range_scales`. Returns
-    `(dtype, center, half_range)` for observations and `(dtype, low, high,
-    center, half_range)` for Box actions (ClipAction's bounds in the
-    normalised space, then the map back), each or None.
+    Those of `tools.space_wrappers.range_scales`, as training's
+    `RangeNormalize` maps. Returns `(dtype, center, half_range)` for
+    observations and `(dtype, low, high, center, half_range)` for Box
+    actions (ClipAction's bounds in the normalised space, then the map
+    back), each or None.
     """
+    switch = None if normalize else False
+    observ_scale, action_scale, _, clip_space = space_wrappers.range_scales(
+        observation_space, action_space, switch, switch)
     observ_map = None
-    if normalize and _normalizable(observation_space):
-        dtype = (observation_space.dtype
-                 if observation_space.dtype.kind == 'f'
-                 else np.dtype(np.float32))
-        _, center, half_range = _scale(observation_space, dtype)
-        observ_map = (dtype, center, half_range)
+    if observ_scale is not None:
+        observ_map = (
+            observ_scale.center.dtype, observ_scale.center,
+            observ_scale.half_range)
     if not isinstance(action_space, gym.spaces.Box):
         return observ_map, None
     dtype = action_space.dtype
-    if normalize and _normalizable(action_space) and dtype.kind == 'f':
-        mask, center, half_range = _scale(action_space, dtype)
-        low = np.where(mask, -1.0, action_space.low.astype(np.float64))
-        high = np.where(mask, 1.0, action_space.high.astype(np.float64))
+    if action_scale is not None:
+        center, half_range = action_scale.center, action_scale.half_range
     else:
         center = np.zeros(action_space.shape, dtype)
         half_range = np.ones(action_space.shape, dtype)
-        low = action_space.low.astype(np.float64)
-        high = action_space.high.astype(np.float64)
     return observ_map, (
-        dtype, low.astype(dtype), high.astype(dtype), center, half_range)
-
-
-def _scale(space, dtype):
-    """Mask, centre and half range of the bounds, as RangeNormalize."""
-    low = space.low.astype(np.float64)
-    high = space.high.astype(np.float64)
-    with np.errstate(invalid='ignore', over='ignore'):
-        half_range = (high - low) / 2
-        center = low + half_range
-    mask = np.isfinite(half_range) & (half_range > 0)
-    return (mask, np.where(mask, center, 0).astype(dtype),
-            np.where(mask, half_range, 1).astype(dtype))
-
-
-def _normalizable(space):
-    """Whether a space is a Box with finite, distinct bounds somewhere."""
-    if not isinstance(space, gym.spaces.Box):
-        return False
-    return bool(_scale(space, np.float64)[0].any())
+        dtype, clip_space.low.astype(dtype), clip_space.high.astype(dtype),
+        center, half_range)
 
 
 def describe_env(env):
