@@ -359,15 +359,18 @@ def unrendered_pendulum(render_mode=None):
     return gym.make('Pendulum-v1')
 
 
-def test_environment_without_rgb_arrays(pendulum_run, tmp_path):
-    """A constructor that does not render RGB arrays fails in one line."""
+@pytest.mark.parametrize('env_mode', ['inprocess', 'slices'])
+def test_environment_without_rgb_arrays(pendulum_run, tmp_path, env_mode):
+    """A constructor that does not render RGB arrays fails in one line, in
+    this process and in workers (whose error keeps its type)."""
     run_dir = tmp_path / 'run'
     shutil.copytree(pendulum_run, run_dir)
     config = config_io.load_config(str(run_dir)).copy(env=unrendered_pendulum)
     config_io.save_config(config, str(run_dir))
     _assert_fails_without_output(
         tmp_path, run_dir, '^The environment agents.scripts.visualize_test:'
-        'unrendered_pendulum does not render RGB arrays; .*$')
+        'unrendered_pendulum does not render RGB arrays; .*$',
+        env_mode=env_mode, num_agents=2)
 
 
 def test_cheetah_command_line(tmp_path, restore_mujoco_gl):
