@@ -304,15 +304,15 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
         restarted = getattr(batch_env, 'restarted', None)
         if restarted is None:
             restarted = tf.zeros_like(done)
-        carry = self._read_state()
+        before = self._read_state()
         # The state after `perform` acted, which it remembered.
         step = ppo_bookkeeping.Step(
             observ, tf.cast(action, self._last_action.dtype),
-            carry.policy_params, carry.state, nextob, reward, done,
+            before.policy_params, before.state, nextob, reward, done,
             batch_env.truncated.read_value(), tf.identity(restarted))
         with tf.device(self._device):
-            carry = self._bookkeep(carry, step, begin=tf.zeros_like(done))
-        writes = self._write_state(carry)
+            carry = self._bookkeep(before, step, begin=tf.zeros_like(done))
+        writes = self._write_state(carry, before)
         with tf.control_dependencies(writes):
             summary = tf.cond(
                 self._should_log, lambda: self._experience_summary(step),

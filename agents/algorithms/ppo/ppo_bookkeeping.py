@@ -118,13 +118,14 @@ class BookkeepingMixin:
         # episodes; the rows of rollouts begin new segments. Where the
         # rollouts filled the memory, the ended episodes wait as pending
         # for the update that follows (see `_train_where_due`).
-        rows = tuple(carry.memory) + (carry.memory_length,)
+        # One write of both (a cond in a plain graph switches each buffer).
+        row = compiled_ops.where(
+            marks.store_cut, _rows_from(carry.memory_index, marks.store_cut),
+            _rows_from(marks.ended_index, marks.store_ended))
         rows = self._write_rows(
-            rows, episodes, marks.length, marks.store_cut,
-            carry.memory_index)
-        rows = self._write_rows(
-            rows, episodes, marks.length, marks.store_ended,
-            marks.ended_index)
+            tuple(carry.memory) + (carry.memory_length,), episodes,
+            marks.length, tf.logical_or(marks.store_cut, marks.store_ended),
+            row)
         carry = _tallied(carry, score, episode_steps, marks.ended)
         return carry._replace(
             index=carry.index + 1,
@@ -218,7 +219,7 @@ class BookkeepingMixin:
         stored = self._storable(memory.memory_index, mask)
         rows = self._write_rows(
             tuple(memory.memory) + (memory.memory_length,), episodes,
-            episode_length, stored, memory.memory_index)
+            episode_length, stored, _rows_from(memory.memory_index, stored))
         index, steps = self._counted(
             memory.memory_index, memory.memory_steps, stored,
             episode_length)
@@ -241,13 +242,10 @@ class BookkeepingMixin:
             memory_index + tf.reduce_sum(tf.cast(stored, tf.int32)),
             memory_steps + tf.reduce_sum(stored_steps))
 
-    def _write_rows(self, rows, episodes, episode_length, stored,
-                    memory_index):
+    def _write_rows(self, rows, episodes, episode_length, stored, row):
         """The memory's buffers and row lengths (`rows`) after storing the
-        rows of the agents `stored` from `memory_index` on."""
+        rows of the agents `stored`, each in its memory `row`."""
         capacity = self._config.update_every
-        row = memory_index + tf.cumsum(
-            tf.cast(stored, tf.int32), exclusive=True)
         select = tf.logical_and(
             stored[None, :],
             tf.equal(row[None, :], tf.range(capacity)[:, None]))
@@ -273,6 +271,12 @@ class BookkeepingMixin:
         if update_steps:
             full = tf.logical_or(full, memory_steps >= int(update_steps))
         return full
+
+
+def _rows_from(memory_index, stored):
+    """The memory rows of the agents `stored`, in agent order from
+    `memory_index` on."""
+    return memory_index + tf.cumsum(tf.cast(stored, tf.int32), exclusive=True)
 
 
 def _tallied(carry, score, episode_steps, ended):

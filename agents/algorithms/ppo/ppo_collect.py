@@ -340,14 +340,19 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             for name, nested in variables.items()}
 
     @staticmethod
-    def _assign_fields(variables, values):
-        """The assign ops of the fields of `values` to a dict of variables."""
-        return [
-            variable.assign(value)
-            for name, nested in variables.items()
+    def _assign_fields(variables, values, before=None):
+        """The assign ops of the fields of `values` to a dict of variables,
+        but of the values that are the very tensors of `before`."""
+        writes = []
+        for name, nested in variables.items():
+            unchanged = () if before is None else tf.nest.flatten(
+                getattr(before, name))
             for variable, value in zip(
-                tf.nest.flatten(nested),
-                tf.nest.flatten(getattr(values, name)))]
+                    tf.nest.flatten(nested),
+                    tf.nest.flatten(getattr(values, name))):
+                if not any(value is old for old in unchanged):
+                    writes.append(variable.assign(value))
+        return writes
 
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
@@ -361,9 +366,11 @@ class CollectMixin(ppo_bookkeeping.BookkeepingMixin):
             writes += self._write_state(carry)
         return writes
 
-    def _write_state(self, carry):
-        """The assign operations of PPO's `State` to its variables."""
-        writes = self._assign_fields(self._state_variables(), carry)
+    def _write_state(self, carry, before=None):
+        """The assign operations of PPO's `State` to its variables; none of
+        the fields that the step passed on from the `State` read
+        (`before`)."""
+        writes = self._assign_fields(self._state_variables(), carry, before)
         # The environments' action dtype may be wider than the policy's
         # (float64 of MuJoCo tasks).
         writes.append(self._last_action.assign(

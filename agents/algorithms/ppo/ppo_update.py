@@ -45,27 +45,38 @@ class UpdateMixin:
 
         Runs once the state of `carry` is in the variables. With `again`,
         trains again where the pending episodes fill the memory anew
-        (`experience`: no later call of `collect` would train first).
+        (`experience`, which runs only while training: no later call of
+        `collect` would train first).
         """
         mark_log = self._log_pending.assign(
             tf.logical_or(self._log_pending, self._should_log))
 
-        def _train():
+        def _due():
             full = self._memory_full(
                 self._memory_index.read_value(),
                 self._memory_steps.read_value())
-            return tf.cond(
-                tf.logical_and(full, self._is_training), self._training, str)
+            return tf.logical_and(full, self._is_training)
 
-        with tf.control_dependencies([mark_log]):
-            training = _train()
-        with tf.control_dependencies([training]):
-            store_pending = self._store_pending(carry)
-        if again:
+        def _train():
+            training = self._training()
+            with tf.control_dependencies([training]):
+                store_pending = self._store_pending(carry)
+            if again:
+                with tf.control_dependencies([store_pending]):
+                    training = tf.summary.merge([
+                        training, tf.cond(_due(), self._training, str)])
             with tf.control_dependencies([store_pending]):
-                training = tf.summary.merge([training, _train()])
-        with tf.control_dependencies([store_pending]):
-            return tf.identity(training)
+                return tf.identity(training)
+
+        def _store():
+            with tf.control_dependencies([self._store_pending(carry)]):
+                return tf.constant('')
+
+        # Episodes are pending only where the memory is full: a step that
+        # does not train has none to store but while not training. One
+        # cond, as each cond of the update switches all its variables.
+        with tf.control_dependencies([mark_log]):
+            return tf.cond(_due(), _train, str if again else _store)
 
     def _training(self):
         """Train on the memory, adapt the penalty, and clear the memory.
