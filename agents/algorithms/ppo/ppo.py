@@ -10,8 +10,8 @@ import tensorflow.compat.v1 as tf
 from agents import parts
 from agents import tools
 from agents.algorithms.ppo import evaluation_view
-from agents.algorithms.ppo import ppo_bookkeeping
-from agents.algorithms.ppo import ppo_collect
+from agents.algorithms.ppo import ppo_bridge
+from agents.algorithms.ppo import ppo_step
 from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import utility
 
@@ -24,7 +24,8 @@ _SAMPLE_PURPOSE = 0x5a3
 _SHUFFLE_PURPOSE = 0x5f1
 
 
-class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
+class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
+          ppo_update.UpdateMixin):
     """BatchPPO: collects episodes of all agents and trains in the graph.
 
     Ended episodes move into the update memory; once it holds `update_every`
@@ -106,7 +107,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
                 tf.ones(self._num_agents, tf.int32))
         action = output.policy.mode()[:, 0]
         policy_params = utility.policy_params(output.policy)
-        template = ppo_bookkeeping.Transition(
+        template = ppo_step.Transition(
             observ[0], action[0],
             tools.nested.map(lambda param: param[0, 0], policy_params),
             self._batch_env.reward[0], self._batch_env.reward[0])
@@ -306,7 +307,7 @@ class PPO(ppo_collect.CollectMixin, ppo_update.UpdateMixin):
             restarted = tf.zeros_like(done)
         before = self._read_state()
         # The state after `perform` acted, which it remembered.
-        step = ppo_bookkeeping.Step(
+        step = ppo_step.Step(
             observ, tf.cast(action, self._last_action.dtype),
             before.policy_params, before.state, nextob, reward, done,
             batch_env.truncated.read_value(), tf.identity(restarted))
