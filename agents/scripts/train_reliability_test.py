@@ -153,7 +153,7 @@ def _tiny_config(name='pendulum', **overrides):
             batch_size=2, chunk_length=10, steps=40, logdir=None, seed=0,
             update_steps=None, eval_every=None,
             # Its compile would cost each test seconds; the compiled
-            # update has tests of its own (compiled_update_test).
+            # update has tests of its own (ppo_update_test).
             compile_update=False)
         config.update(overrides)
     return config

@@ -174,7 +174,7 @@ def test_compiled_runs_score_as_the_one_step_path(name, overrides):
     """On in-graph tasks, training runs many steps and an evaluation all its
     steps in one compiled call; they score as one session call per step
     does, to float tolerance: XLA rounds some functions otherwise, which
-    the updates carry on (`ppo_collect_test` compares step by step)."""
+    the updates carry on (`ppo_step_test` compares step by step)."""
     scores = {}
     for compiled in (True, False):
         config = _graph_config(name, compile_rollout=compiled, **overrides)

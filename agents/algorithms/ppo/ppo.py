@@ -28,12 +28,9 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
           ppo_update.UpdateMixin):
     """BatchPPO: collects episodes of all agents and trains in the graph.
 
-    Ended episodes move into the update memory; once it holds `update_every`
-    episodes (or `update_steps` steps), the networks train for
-    `update_epochs` epochs on mini-batches of chunks in the same session
-    call. With `rollout_length`, an agent also hands over its running
-    episode every `rollout_length` steps, bootstrapped with the value of the
-    next observation (fixed-length rollouts as in Stable-Baselines3).
+    Ended episodes (and with `rollout_length`, bootstrapped rollouts) move
+    into the update memory; once it holds `update_every` episodes or
+    `update_steps` steps, the networks train in the same session call.
     """
 
     def __init__(self, batch_env, step, is_training, should_log, config):
@@ -42,11 +39,9 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         Args:
           batch_env: In-graph batch environment (`tools.InGraphBatchEnv`).
           step: Integer tensor holding the global step.
-          is_training: Boolean tensor; collect data and train when true, act
-              greedily otherwise.
+          is_training: Boolean tensor; train when true, act greedily else.
           should_log: Boolean tensor; whether to compute summaries.
-          config: The hyper-parameters (see `configs.default`), checked by
-              `agents.training.config_spec.check_config`.
+          config: The hyper-parameters (see `configs.default`).
 
         Raises:
           ValueError: When the action space is neither Box nor Discrete, or
@@ -167,8 +162,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             0, trainable=False, name='trained_steps', dtype=tf.int64)
 
     def _learning_rate(self):
-        """The learning rate, falling linearly to zero over `steps` trained
-        steps with `learning_rate_decay = 'linear'`."""
+        """The learning rate, linearly to zero over `steps` if decayed."""
         decay = self._config.learning_rate_decay
         learning_rate = float(self._config.learning_rate)
         if not decay:
@@ -178,27 +172,22 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         return learning_rate * tf.maximum(0.0, 1.0 - progress)
 
     def evaluation_view(self, batch_env, stochastic=False):
-        """The policy acting on a batch of evaluation environments.
-
-        The view shares the weights and reads the observation normalizer; it
-        keeps its own recurrent state, collects nothing and never trains.
+        """The policy acting on a batch of evaluation environments, with
+        shared weights and its own recurrent state; it never trains.
 
         Args:
-          batch_env: In-graph batch of the evaluation environments, with
-              the observation and action spaces of the training batch.
-          stochastic: Whether to sample actions; by default the view acts
-              greedily with the policy's mode.
+          batch_env: In-graph batch of the evaluation environments.
+          stochastic: Whether to sample actions instead of the mode.
 
         Returns:
-          `evaluation_view.EvaluationView` with the interface that
-          `tools.simulate` calls.
+          `evaluation_view.EvaluationView`.
         """
         return evaluation_view.EvaluationView(
             batch_env, self._network, self._observ_filter, self._device,
             stochastic)
 
     def begin_episode(self, agent_indices):
-        """Reset the recurrent state, episode buffers and running returns.
+        """Reset the recurrent state, episode rows and running returns.
 
         Args:
           agent_indices: Integer tensor of agent indices.
@@ -278,8 +267,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         """Take PPO's step (`_bookkeep`) for the whole batch; train if due.
 
         Args:
-          agent_indices: Integer tensor of agent indices; every agent of the
-              batch, in order, as `tools.simulate` passes them.
+          agent_indices: Every agent of the batch, in order.
           observ: Batch of observations before the step.
           action: Batch of actions taken.
           reward: Batch of rewards received.
@@ -291,16 +279,24 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         """
         del agent_indices  # The step is one of every agent.
         with tf.name_scope('experience/'):
-            # tf.cond(pred, fn, str): the false branch returns an empty
-            # summary string, so callers can always merge the result.
-            return tf.cond(
+            summary, pending = tf.cond(
                 self._is_training,
                 lambda: self._define_experience(
                     observ, action, reward, done, nextob),
-                str)
+                lambda: (tf.constant(''), tf.zeros_like(done)))
+            # Training stays outside the cond: nested in it, every variable
+            # of the update would pass two switches at every step.
+            with tf.control_dependencies([summary, pending]):
+                episodes, length = self._episodes.variables
+                rows = ppo_step.Pending(
+                    tuple(buffer_.read_value() for buffer_ in episodes),
+                    length.read_value(), pending)
+            training = self._train_where_due(rows, again=True)
+            return tf.summary.merge([summary, training])
 
     def _define_experience(self, observ, action, reward, done, nextob):
-        """Read the state, take the step, write the state, train if due."""
+        """Read the state, take the step, write the state; the summary and
+        the episodes left pending."""
         batch_env = self._batch_env
         restarted = getattr(batch_env, 'restarted', None)
         if restarted is None:
@@ -319,8 +315,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 self._should_log, lambda: self._experience_summary(step),
                 str)
         with tf.control_dependencies([summary]):
-            training = self._train_where_due(carry, again=True)
-        return tf.summary.merge([summary, training])
+            return tf.identity(summary), tf.identity(carry.pending)
 
     def _experience_summary(self, step):
         """Summaries of the normalizers, once they hold the step."""

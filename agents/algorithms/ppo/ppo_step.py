@@ -7,6 +7,7 @@ on environments behind the numpy_function bridge).
 """
 
 import collections
+import functools
 
 import tensorflow.compat.v1 as tf
 
@@ -17,14 +18,10 @@ from agents.tools import compiled_ops
 from agents.tools import rollout_env
 from agents.tools import temporary_scope
 
-# PPO's state, which its variables hold between session calls
-# (`PPO._read_state`, `PPO._write_state`): the agents' last observations,
-# flags, actions, policy parameters and recurrent state (`()` without); the
-# normalizers' statistics; each agent's running return, episode buffer row,
-# its length and steps since its last rollout; the update memory; the
-# episodes pending for the next update. A loop adds the step `index`, the
-# environments' `env` state, the running scores, the tally of the episodes
-# that `ended`, and the first non-finite value seen (`bad`).
+# PPO's state: what its variables hold between session calls (the agents'
+# last step, the normalizers, episode rows, rollout counts, the update
+# memory, the episodes pending), and what a loop adds (step `index`, `env`
+# state, scores, the tally of ended episodes, the first non-finite value).
 State = collections.namedtuple('State', (
     'index, env, observ, done, action, reward, truncated, '
     'policy_params, state, '
@@ -37,26 +34,20 @@ State = collections.namedtuple('State', (
 Transition = collections.namedtuple(
     'Transition', 'observ, action, policy_params, reward, bootstrap')
 
-# The update memory as a loop carries it: the buffers, the rows' lengths,
-# the rows in use and the steps they hold.
-Memory = collections.namedtuple(
-    'Memory', 'memory, memory_length, memory_index, memory_steps')
-
-# A step as `_bookkeep` takes it: the observations acted on, the actions,
-# their policy's parameters, the recurrent state after acting, and the
-# environments' outcome.
+# A step as `_bookkeep` takes it: what the agents saw and did (with the
+# recurrent state after acting) and the environments' outcome.
 Step = collections.namedtuple('Step', (
     'observ, action, policy_params, state, nextob, reward, done, truncated, '
     'restarted'))
 
-# The lengths of the agents' rows, their steps since their last rollout,
-# and the memory's rows in use and the steps they hold.
 Counts = collections.namedtuple(
     'Counts', 'episode_length, rollout_steps, memory_index, memory_steps')
 
-# A step's effect on the rows (see `_count`): the rows' lengths with the
-# step, the rollouts cut, the episodes that ended, those pending, the rows
-# stored of each, and the memory's rows in use before the ended ones.
+# The episode rows of a step and those it left pending for the memory.
+Pending = collections.namedtuple(
+    'Pending', 'episodes, episode_length, pending')
+
+# A step's effect on the rows (see `_count`).
 Marks = collections.namedtuple('Marks', (
     'length, cut, ended, pending, store_cut, store_ended, ended_index'))
 
@@ -79,33 +70,24 @@ class StepMixin:
     """PPO's step and the loop of steps of `collect`."""
 
     def compiles_collection(self, batch_env):
-        """Whether `collect` can run on a batch: an in-graph task or a
-        `tools.InGraphBatchEnv` (see `tools.rollout_env`)."""
+        """Whether `collect` can run on a batch (see `tools.rollout_env`)."""
         return rollout_env.rollout_env(batch_env) is not None
 
     def collect(self, num_steps, steps_left):
         """Train on the batch for up to `num_steps` batch steps.
 
-        One loop steps every agent: it begins episodes where the last ended,
-        samples actions keyed by the global step (see `_step_key`), steps
-        the environments and takes PPO's step (`_bookkeep`). It stops after
-        the step that fills the memory; the update then trains in the same
-        session call, so the next step acts with the new weights. Episodes
-        left pending go into the memory after the update; should they fill
-        it again, the next call trains before its first step. A failed
-        environment or a value that is not finite fails the session run
-        (`rollout_env.failure_checks`), and no variable is written.
+        The loop stops after the step that fills the memory and the update
+        trains in the same session call. A failed environment or a value
+        that is not finite fails the run, and no variable is written.
 
         Args:
           num_steps: Python int, the most batch steps of a call.
-          steps_left: int32 tensor, the batch steps left in the phase; the
-              call makes no more.
+          steps_left: int32 tensor, the batch steps left in the phase.
 
         Returns:
-          Tuple of the int32 number of batch steps made, the bool tensor of
-          the agents whose episode ended in the call, the float32 scores of
-          their last ended episodes, and the summary of the call (the mean
-          score and length of the episodes that ended, and the update's).
+          Tuple of the int32 batch steps made, the bool agents whose episode
+          ended, the float32 scores of their last ended episodes, and the
+          summary.
         """
         limit = tf.minimum(tf.cast(steps_left, tf.int32), num_steps)
         first_key = tf.cast(self._step, tf.int64)
@@ -128,7 +110,8 @@ class StepMixin:
             carry = loop(carry)
             writes = self._write_carry(env, carry, tally)
         with tf.control_dependencies(writes):
-            training = self._train_where_due(carry)
+            training = self._train_where_due(Pending(
+                carry.episodes, carry.episode_length, carry.pending))
         with tf.control_dependencies([training]):
             made = tf.identity(carry.index)
             ended = tf.identity(carry.ended)
@@ -146,8 +129,8 @@ class StepMixin:
             [summary, training])
 
     def _episode_tally(self):
-        """Variables of the score and length of each agent's running
-        episode, kept from call to call (a row may hold only a segment)."""
+        """Variables of the score and length of each running episode (a row
+        may hold only a segment of it)."""
         return (
             tf.Variable(
                 tf.zeros([self._num_agents], tf.float32), trainable=False,
@@ -187,8 +170,7 @@ class StepMixin:
 
         def _running(carry):
             return self._running(
-                carry.index, limit, counts_of(carry),
-                carry.bad)
+                carry.index, limit, counts_of(carry), carry.bad)
 
         def _step(carry):
             key = self._step_key(sample_seed, first_key, carry.index)
@@ -228,11 +210,8 @@ class StepMixin:
 
     def _act(self, observ, observ_statistics, key, dtype, state, noise=None):
         """The sampled actions, their policy's parameters and the recurrent
-        state after acting (`()` without).
-
-        Our distributions sample with `noise` (see `_noise_of_steps`) where
-        given; others draw from the key.
-        """
+        state after acting (`()` without); drawn from `noise` where given
+        (see `_noise_of_steps`) and our distributions take it."""
         output = self._network(
             self._observ_filter.transform(
                 observ, observ_statistics)[:, None],
@@ -305,9 +284,8 @@ class StepMixin:
         return writes
 
     def _write_state(self, carry, before=None):
-        """The assign operations of PPO's `State` to its variables; none of
-        the fields that the step passed on from the `State` read
-        (`before`)."""
+        """The assign ops of PPO's `State` to its variables, but of the
+        fields passed on unchanged from `before`."""
         writes = self._assign_fields(self._state_variables(), carry, before)
         # The environments' action dtype may be wider than the policy's
         # (float64 of MuJoCo tasks).
@@ -319,11 +297,8 @@ class StepMixin:
 
 
     def _bookkeep(self, carry, step, begin=None):
-        """The `State` after a `Step` (its `env` and `bad` unchanged).
-
-        `begin` flags the agents whose episode begins with the step; None:
-        those whose episode ended before it (`carry.done`).
-        """
+        """The `State` after a `Step` (its `env` and `bad` unchanged);
+        `begin` flags the episodes that begin with it (None: `carry.done`)."""
         config = self._config
         if begin is None:
             begin = carry.done
@@ -359,14 +334,10 @@ class StepMixin:
                 carry.episodes, tf.nest.flatten(transition)))
         episode_steps = episode_steps + 1
         score = score + step.reward
-        # The rollouts go into the memory first, then the step's ended
-        # episodes; the rows of rollouts begin new segments. Where the
-        # rollouts filled the memory, the ended episodes wait as pending
-        # for the update that follows (see `_train_where_due`).
-        # One write of both (a cond in a plain graph switches each buffer).
+        # Rollouts go into the memory, then ended episodes, in one write.
         row = compiled_ops.where(
-            marks.store_cut, _rows_from(carry.memory_index, marks.store_cut),
-            _rows_from(marks.ended_index, marks.store_ended))
+            marks.store_cut, rows_from(carry.memory_index, marks.store_cut),
+            rows_from(marks.ended_index, marks.store_ended))
         rows = self._write_rows(
             tuple(carry.memory) + (carry.memory_length,), episodes,
             marks.length, tf.logical_or(marks.store_cut, marks.store_ended),
@@ -386,17 +357,12 @@ class StepMixin:
             memory_steps=counts.memory_steps, pending=marks.pending)
 
     def _count(self, counts, begin, done, restarted):
-        """The `Counts` after a step and its `Marks`.
-
-        Rollouts that the step completes are stored first, then the episodes
-        it ended, which wait as pending where the rollouts filled the memory.
-        `restarted` flags environments restarted after a failure.
-        """
+        """The `Counts` after a step and its `Marks`: completed rollouts are
+        stored first, then ended episodes (pending where the memory is full;
+        not stored where `restarted` after a failure)."""
         length = compiled_ops.where(
             begin, tf.zeros_like(counts.episode_length),
             counts.episode_length) + 1
-        # An episode interrupted by a failed environment has no result: it
-        # is neither stored nor scored, and the next step begins anew.
         ended = tf.logical_and(done, tf.logical_not(restarted))
         cut, rollout_steps = self._rollout_cut(counts.rollout_steps, done)
         store_cut = self._storable(counts.memory_index, cut)
@@ -418,11 +384,7 @@ class StepMixin:
 
     def _rollout_cut(self, rollout_steps, done):
         """The agents whose rollout ends while their episode goes on, and
-        the counts after the step.
-
-        A count starts anew at `rollout_length` whether or not the episode
-        ended there, so updates come every `rollout_length` steps.
-        """
+        the counts after the step (anew every `rollout_length` steps)."""
         rollout_length = self._config.rollout_length
         if not rollout_length:
             return tf.zeros_like(done), rollout_steps
@@ -454,23 +416,8 @@ class StepMixin:
                 bootstrap, self._config.discount * tf.stop_gradient(value),
                 zeros)
 
-        # Only steps that cut a return run the value network, whose
-        # recurrent state continues from the one after acting.
+        # Only steps that cut a return run the value network.
         return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
-
-    def _store(self, memory, episodes, episode_length, mask):
-        """The `Memory` after storing the rows of the agents of `mask`, in
-        agent order while it has rows left; the others are dropped."""
-        stored = self._storable(memory.memory_index, mask)
-        rows = self._write_rows(
-            tuple(memory.memory) + (memory.memory_length,), episodes,
-            episode_length, stored, _rows_from(memory.memory_index, stored))
-        index, steps = self._counted(
-            memory.memory_index, memory.memory_steps, stored,
-            episode_length)
-        return Memory(
-            memory=rows[:-1], memory_length=rows[-1], memory_index=index,
-            memory_steps=steps)
 
     def _storable(self, memory_index, mask):
         """The agents of `mask` whose rows the memory has room for."""
@@ -505,8 +452,7 @@ class StepMixin:
                 for buffer_, old_buffer in zip(
                     episodes + (episode_length,), rows))
 
-        # Most steps store nothing: they pass the memory on without
-        # copying it (a plain graph loop would copy it at every step).
+        # Most steps store nothing: they pass the memory on uncopied.
         return tf.cond(tf.reduce_any(stored), _write, lambda: rows)
 
     def _memory_full(self, memory_index, memory_steps):
@@ -524,7 +470,7 @@ def begun(state, begin):
         lambda tensor: compiled_ops.where(begin, tf.zeros_like(tensor), tensor),
         state)
 
-def _rows_from(memory_index, stored):
+def rows_from(memory_index, stored):
     """The memory rows of the agents `stored`, in agent order from
     `memory_index` on."""
     return memory_index + tf.cumsum(tf.cast(stored, tf.int32), exclusive=True)

@@ -1,6 +1,7 @@
 """The training phase of PPO: when it runs, and its epochs on the memory,
 all in one call of a `tf.function` compiled by XLA by default."""
 
+import collections
 import functools
 
 import tensorflow.compat.v1 as tf
@@ -11,24 +12,24 @@ from agents.algorithms.ppo import ppo_step
 from agents.algorithms.ppo import utility
 from agents.tools import compiled_ops
 
+# The update memory: buffers, rows' lengths, rows in use, steps held.
+_Memory = collections.namedtuple(
+    '_Memory', 'memory, memory_length, memory_index, memory_steps')
+
 
 class UpdateMixin:
     """PPO's update: advantages, mini-batch epochs and the KL penalty."""
 
-    def _store_pending(self, carry):
-        """Store the episodes that the step left pending, after the update.
-
-        Returns:
-          Bool tensor, available once the memory's variables hold them.
-        """
+    def _store_pending(self, rows):
+        """Store the episodes the step left pending; a bool tensor after."""
         variables = {
             name: self._state_variables()[name]
-            for name in ppo_step.Memory._fields}
+            for name in _Memory._fields}
 
         def _define():
             stored = self._store(
-                ppo_step.Memory(**self._read_fields(variables)),
-                carry.episodes, carry.episode_length, carry.pending)
+                _Memory(**self._read_fields(variables)),
+                rows.episodes, rows.episode_length, rows.pending)
             with tf.control_dependencies(
                     self._assign_fields(variables, stored)):
                 return tf.constant(True)
@@ -36,20 +37,34 @@ class UpdateMixin:
         # Only a call whose rollouts filled the memory leaves episodes
         # pending.
         return tf.cond(
-            tf.reduce_any(carry.pending), _define,
+            tf.reduce_any(rows.pending), _define,
             lambda: tf.constant(False))
 
-    def _train_where_due(self, carry, again=False):
-        """Train where the memory is full, then store the `carry.pending`
-        episodes; the summary of the updates comes after them.
+    def _store(self, memory, episodes, episode_length, mask):
+        """The `_Memory` after storing the rows of the agents of `mask`, in
+        agent order while it has rows left; the others are dropped."""
+        stored = self._storable(memory.memory_index, mask)
+        rows = self._write_rows(
+            tuple(memory.memory) + (memory.memory_length,), episodes,
+            episode_length, stored,
+            ppo_step.rows_from(memory.memory_index, stored))
+        index, steps = self._counted(
+            memory.memory_index, memory.memory_steps, stored,
+            episode_length)
+        return _Memory(
+            memory=rows[:-1], memory_length=rows[-1], memory_index=index,
+            memory_steps=steps)
 
-        Runs once the state of `carry` is in the variables. With `again`,
-        trains again where the pending episodes fill the memory anew
-        (`experience`, which runs only while training: no later call of
-        `collect` would train first).
+    def _train_where_due(self, rows, again=False):
+        """Train where the memory is full, then store the pending episodes.
+
+        Runs once PPO's state is in its variables. With `again`
+        (`experience`), trains again where the pending episodes fill the
+        memory anew: no later call of `collect` would train first.
         """
-        mark_log = self._log_pending.assign(
-            tf.logical_or(self._log_pending, self._should_log))
+        mark_log = self._log_pending.assign(tf.logical_or(
+            self._log_pending,
+            tf.logical_and(self._should_log, self._is_training)))
 
         def _due():
             full = self._memory_full(
@@ -60,7 +75,7 @@ class UpdateMixin:
         def _train():
             training = self._training()
             with tf.control_dependencies([training]):
-                store_pending = self._store_pending(carry)
+                store_pending = self._store_pending(rows)
             if again:
                 with tf.control_dependencies([store_pending]):
                     training = tf.summary.merge([
@@ -69,7 +84,7 @@ class UpdateMixin:
                 return tf.identity(training)
 
         def _store():
-            with tf.control_dependencies([self._store_pending(carry)]):
+            with tf.control_dependencies([self._store_pending(rows)]):
                 return tf.constant('')
 
         # Episodes are pending only where the memory is full: a step that
@@ -79,10 +94,8 @@ class UpdateMixin:
             return tf.cond(_due(), _train, str if again else _store)
 
     def _training(self):
-        """Train on the memory, adapt the penalty, and clear the memory.
-
-        Logs where this run or one since the last update asked to.
-        """
+        """Train on the memory, adapt the penalty, clear the memory; logs
+        where this run or one since the last update asked to."""
         with tf.device(self._device):
             with tf.name_scope('training'):
                 log = tf.logical_or(self._should_log, self._log_pending)
@@ -116,14 +129,8 @@ class UpdateMixin:
 
     def _perform_update_steps(
             self, observ, action, old_policy_params, reward, length, log):
-        """Compute advantages once, then run the epochs of mini-batches.
-
-        Both run in one call of `_update_function`; the shuffle keys are
-        drawn before it.
-
-        Returns:
-          Summary tensor, empty unless the boolean tensor `log` holds.
-        """
+        """The epochs of mini-batches in one call of `_update_function`;
+        the summary, empty unless `log` holds."""
         with tf.name_scope('update') as scope:
             shuffle_keys = self._shuffle_keys(parts.num_items(
                 *observ.shape[:2].as_list(), self._config.chunk_length))
@@ -155,9 +162,8 @@ class UpdateMixin:
             return _summary_after([statistics['loss']], log, _summary)
 
     def _shuffle_keys(self, num_items):
-        """Keys `[update_epochs, num_items]` in [0, 1) whose order shuffles
-        each epoch, keyed by the shuffle seed and the update's number (so a
-        resumed run shuffles as a straight one); stateful without seed."""
+        """Keys `[update_epochs, num_items]` whose order shuffles each epoch,
+        keyed by the seed and the update's number (stateful without seed)."""
         shape = [self._config.update_epochs, num_items]
         if self._shuffle_seed is None:
             return tf.random.uniform(shape)
@@ -167,13 +173,8 @@ class UpdateMixin:
         return tf.random.stateless_uniform(shape, seed=key, alg='philox')
 
     def _update_sequences(self, inputs):
-        """The sequences that the mini-batches of an update are cut from.
-
-        From the episodes' observations, actions, old policy params,
-        rewards and lengths (`inputs`): the sequences (those, less the
-        rewards, plus value target, advantage and value before the update),
-        the lengths, and a dict of tensors for the summaries.
-        """
+        """The sequences the mini-batches are cut from, their lengths and
+        the tensors of the summaries, from the memory's episodes."""
         observ, action, old_policy_params, reward, length = inputs
         return_ = utility.discounted_return(
             reward, length, self._config.discount)
@@ -221,11 +222,8 @@ class UpdateMixin:
         return names
 
     def _update_step(self, sequence, length):
-        """One gradient step on a mini-batch, applied where it is finite.
-
-        Returns the dict of float32 scalars of `_update_statistics` and
-        whether the step was finite and applied, both after the step.
-        """
+        """One gradient step on a mini-batch, applied where it is finite;
+        the statistics and whether it was applied."""
         (observ, action, old_policy_params, value_target, advantage,
          old_value) = sequence
         network = self._network(observ, length)
@@ -305,13 +303,8 @@ class UpdateMixin:
             return policy_loss, statistics
 
     def _adjust_penalty(self, observ, old_policy_params, length, log):
-        """Adapt the KL penalty to the KL divergence the update caused.
-
-        Without `kl_penalty` nothing adapts; the KL is measured for the logs.
-
-        Returns:
-          Summary tensor, empty unless the boolean tensor `log` holds.
-        """
+        """Adapt the KL penalty to the KL the update caused (measured only
+        for the logs without `kl_penalty`); the summary where `log` holds."""
         with tf.name_scope('adjust_penalty') as scope:
 
             def _measure():
@@ -347,28 +340,22 @@ class UpdateMixin:
 
 
 def _summary_after(dependencies, log, summary_fn):
-    """The summary of `summary_fn` where `log` holds, after `dependencies`.
-
-    The predicate is a copy of `log` made after the dependencies, so that
-    both branches wait for them (see `tools.identity_after`).
-    """
+    """The summary of `summary_fn` where `log` holds, after `dependencies`
+    (both branches wait: the predicate is a copy made after them)."""
     with tf.control_dependencies(dependencies):
         return tf.cond(
             tools.identity_after(dependencies, log), summary_fn, str)
 
 
-# The prefix of the message of the gradient of `tf.debugging.check_numerics`,
-# which the training script reads as 'the gradient of NAME'.
+# The message prefix of `check_numerics` on a gradient, which the training
+# script reads as 'the gradient of NAME'.
 _GRADIENT_MESSAGE = (
     'Not a number (NaN) or infinity (Inf) values detected in gradient. ')
 
 
 class CompiledUpdate:
-    """Prepares an update's sequences and steps on their mini-batches.
-
-    Every place in the graph that updates calls one instance, so that calls
-    with inputs of the same shapes share one traced function.
-    """
+    """An update's sequences and the steps on their mini-batches, traced
+    once for every caller of the instance."""
 
     def __init__(self, prepare_fn, step_fn, names, plan_settings,
                  jit_compile=True):
@@ -376,13 +363,12 @@ class CompiledUpdate:
 
         Args:
           prepare_fn: Function of the update's inputs returning the
-              sequences `[num, max_length, ...]`, their int32 lengths
-              `[num]` and a dict of tensors the call returns as they are.
-          step_fn: Function of a mini-batch and its int32 lengths returning
-              a dict of float32 scalars (with `names`, `'loss'` and
-              `'gradient_norm'`) and a boolean scalar, true where the loss
-              and gradients were finite; it changes variables only then.
-          names: Names of the statistics to average over the mini-batches.
+              sequences `[num, max_length, ...]`, their lengths and a dict
+              of tensors returned as they are.
+          step_fn: Function of a mini-batch and its lengths returning a
+              dict of float32 scalars (`names`, with 'loss' and
+              'gradient_norm') and whether the step was finite and applied.
+          names: Names of the statistics averaged over the mini-batches.
           plan_settings: Keyword arguments of `parts.plan_sequences`.
           jit_compile: Whether XLA compiles the function.
         """
@@ -405,15 +391,13 @@ class CompiledUpdate:
 
         Args:
           inputs: Structure of tensors, the argument of `prepare_fn`.
-          shuffle_keys: Float tensor `[num_epochs, parts.num_items(...)]`
-              that shuffles the mini-batches of each epoch.
+          shuffle_keys: Float tensor `[num_epochs, parts.num_items(...)]`.
 
         Returns:
-          Tuple of a dict from the names to the float32 mean of each
-          statistic over the mini-batches (NaN without any) and the dict of
-          `prepare_fn`. Evaluating the statistics fails with the message of
-          `tf.debugging.check_numerics` on `'loss'` (or its gradient) where
-          a step was not finite.
+          Tuple of the dict of each statistic's mean over the mini-batches
+          (NaN without any) and the dict of `prepare_fn`. The statistics
+          fail with `check_numerics`' message on 'loss' (or its gradient)
+          where a step was not finite.
         """
         with tf.name_scope('compiled_update'):
             means, finite, loss, gradient_norm, extras = self._function(
@@ -461,11 +445,8 @@ class CompiledUpdate:
 
 
 def _checked(names, means, finite, loss, gradient_norm):
-    """The statistics after checks that fail where the update was not finite.
-
-    A step with a finite loss failed by a gradient, so their norm is not
-    finite; the second check reports it.
-    """
+    """The statistics after checks that fail where a step was not finite
+    (a finite loss means a gradient failed: the second check says so)."""
     zero = tf.constant(0.0)
     check_loss = tf.debugging.check_numerics(
         tf.where(finite, zero, loss), 'loss')
