@@ -286,12 +286,8 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 lambda: (tf.constant(''), tf.zeros_like(done)))
             # Training stays outside the cond: nested in it, every variable
             # of the update would pass two switches at every step.
-            with tf.control_dependencies([summary, pending]):
-                episodes, length = self._episodes.variables
-                rows = ppo_step.Pending(
-                    tuple(buffer_.read_value() for buffer_ in episodes),
-                    length.read_value(), pending)
-            training = self._train_where_due(rows, again=True)
+            with tf.control_dependencies([summary]):
+                training = self._train_where_due(pending, again=True)
             return tf.summary.merge([summary, training])
 
     def _define_experience(self, observ, action, reward, done, nextob):

@@ -43,10 +43,6 @@ Step = collections.namedtuple('Step', (
 Counts = collections.namedtuple(
     'Counts', 'episode_length, rollout_steps, memory_index, memory_steps')
 
-# The episode rows of a step and those it left pending for the memory.
-Pending = collections.namedtuple(
-    'Pending', 'episodes, episode_length, pending')
-
 # A step's effect on the rows (see `_count`).
 Marks = collections.namedtuple('Marks', (
     'length, cut, ended, pending, store_cut, store_ended, ended_index'))
@@ -110,8 +106,7 @@ class StepMixin:
             carry = loop(carry)
             writes = self._write_carry(env, carry, tally)
         with tf.control_dependencies(writes):
-            training = self._train_where_due(Pending(
-                carry.episodes, carry.episode_length, carry.pending))
+            training = self._train_where_due(carry.pending)
         with tf.control_dependencies([training]):
             made = tf.identity(carry.index)
             ended = tf.identity(carry.ended)

@@ -20,16 +20,19 @@ _Memory = collections.namedtuple(
 class UpdateMixin:
     """PPO's update: advantages, mini-batch epochs and the KL penalty."""
 
-    def _store_pending(self, rows):
-        """Store the episodes the step left pending; a bool tensor after."""
+    def _store_pending(self, pending):
+        """Store the rows of the `pending` agents from the episode buffers
+        into the memory; a bool tensor after."""
         variables = {
             name: self._state_variables()[name]
             for name in _Memory._fields}
 
         def _define():
+            episodes, length = self._episodes.variables
             stored = self._store(
                 _Memory(**self._read_fields(variables)),
-                rows.episodes, rows.episode_length, rows.pending)
+                tuple(buffer_.read_value() for buffer_ in episodes),
+                length.read_value(), pending)
             with tf.control_dependencies(
                     self._assign_fields(variables, stored)):
                 return tf.constant(True)
@@ -37,7 +40,7 @@ class UpdateMixin:
         # Only a call whose rollouts filled the memory leaves episodes
         # pending.
         return tf.cond(
-            tf.reduce_any(rows.pending), _define,
+            tf.reduce_any(pending), _define,
             lambda: tf.constant(False))
 
     def _store(self, memory, episodes, episode_length, mask):
@@ -55,8 +58,8 @@ class UpdateMixin:
             memory=rows[:-1], memory_length=rows[-1], memory_index=index,
             memory_steps=steps)
 
-    def _train_where_due(self, rows, again=False):
-        """Train where the memory is full, then store the pending episodes.
+    def _train_where_due(self, pending, again=False):
+        """Train where the memory is full, then store the `pending` episodes.
 
         Runs once PPO's state is in its variables. With `again`
         (`experience`), trains again where the pending episodes fill the
@@ -75,7 +78,7 @@ class UpdateMixin:
         def _train():
             training = self._training()
             with tf.control_dependencies([training]):
-                store_pending = self._store_pending(rows)
+                store_pending = self._store_pending(pending)
             if again:
                 with tf.control_dependencies([store_pending]):
                     training = tf.summary.merge([
@@ -84,7 +87,7 @@ class UpdateMixin:
                 return tf.identity(training)
 
         def _store():
-            with tf.control_dependencies([self._store_pending(rows)]):
+            with tf.control_dependencies([self._store_pending(pending)]):
                 return tf.constant('')
 
         # Episodes are pending only where the memory is full: a step that
