@@ -5,7 +5,7 @@ import math
 import gymnasium as gym
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 from agents.tools import compiled_ops
 
 _DT = 0.2
@@ -20,7 +20,7 @@ _MAX_VEL_2 = 9 * math.pi
 _GRAVITY = 9.8
 
 
-class Acrobot(task.Task):
+class Acrobot(in_graph_task.Task):
     """Swing a two-link chain up, as gymnasium's `Acrobot-v1`.
 
     The state is `(theta1, theta2, dtheta1, dtheta2)`. One step integrates
@@ -41,7 +41,7 @@ class Acrobot(task.Task):
 
     def _define_spaces(self):
         """Cosines, sines and velocities within bounds; three actions."""
-        observation_space = task.symmetric_box(
+        observation_space = in_graph_task.symmetric_box(
                 [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2])
         return observation_space, gym.spaces.Discrete(3)
 

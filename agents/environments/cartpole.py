@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 from agents.tools import compiled_ops
 
 _GRAVITY = 9.8
@@ -21,7 +21,7 @@ _THETA_THRESHOLD = 12 * 2 * math.pi / 360
 _X_THRESHOLD = 2.4
 
 
-class CartPole(task.Task):
+class CartPole(in_graph_task.Task):
     """Balance a pole on a cart, as gymnasium's `CartPole-v1`.
 
     The state is `(x, x_dot, theta, theta_dot)`, integrated with the Euler
@@ -42,7 +42,7 @@ class CartPole(task.Task):
 
     def _define_spaces(self):
         """Gymnasium's bounds (twice the thresholds); two actions."""
-        observation_space = task.symmetric_box(
+        observation_space = in_graph_task.symmetric_box(
                 [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf])
         return observation_space, gym.spaces.Discrete(2)
 

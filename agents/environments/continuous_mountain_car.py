@@ -3,7 +3,7 @@
 import tensorflow.compat.v1 as tf
 
 from agents.environments import mountain_car
-from agents.environments import task
+from agents.environments import in_graph_task
 from agents.tools import compiled_ops
 
 _MAX_ACTION = 1.0
@@ -29,7 +29,7 @@ class ContinuousMountainCar(mountain_car.MountainCar):
     def _define_spaces(self):
         """The spaces of `MountainCar` with a force in `[-1, 1]`."""
         observation_space, _ = super()._define_spaces()
-        return observation_space, task.symmetric_box([_MAX_ACTION])
+        return observation_space, in_graph_task.symmetric_box([_MAX_ACTION])
 
     def step(self, state, action):
         """See `Task.step`; the observations are the states.

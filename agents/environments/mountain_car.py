@@ -4,7 +4,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 from agents.tools import compiled_ops
 
 _MIN_POSITION = -1.2
@@ -15,7 +15,7 @@ _FORCE = 0.001
 _GRAVITY = 0.0025
 
 
-class MountainCar(task.Task):
+class MountainCar(in_graph_task.Task):
     """Drive an underpowered car up a hill, as gymnasium's `MountainCar-v0`.
 
     The state is `(position, velocity)`, which is also the observation.

@@ -4,7 +4,7 @@ import math
 
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 
 _MAX_SPEED = 8.0
 _MAX_TORQUE = 2.0
@@ -14,7 +14,7 @@ _MASS = 1.0
 _LENGTH = 1.0
 
 
-class Pendulum(task.Task):
+class Pendulum(in_graph_task.Task):
     """Swing up a pendulum, as gymnasium's `Pendulum-v1` (g = 10).
 
     The state is `(theta, theta_dot)`. Gymnasium lets the angle grow without
@@ -36,8 +36,8 @@ class Pendulum(task.Task):
     def _define_spaces(self):
         """Cosine, sine and velocity; a torque in `[-2, 2]`."""
         return (
-                task.symmetric_box([1.0, 1.0, _MAX_SPEED]),
-                task.symmetric_box([_MAX_TORQUE]))
+                in_graph_task.symmetric_box([1.0, 1.0, _MAX_SPEED]),
+                in_graph_task.symmetric_box([_MAX_TORQUE]))
 
     def step(self, state, action):
         """See `Task.step`: one step of 0.05 s; the reward is minus the
