@@ -302,7 +302,8 @@ def test_uniform_refuses_a_batch_size(batch_size):
         with pytest.raises(ValueError, match=(
                 rf'^batch_size must be a Python int >= 1, got '
                 rf'{repr(batch_size)}\.$')):
-            in_graph_task.uniform(tf.constant([1, 2], tf.int64), batch_size, [0], [1])
+            in_graph_task.uniform(
+                tf.constant([1, 2], tf.int64), batch_size, [0], [1])
 
 
 def test_uniform_takes_a_numpy_integer():
