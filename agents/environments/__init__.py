@@ -11,7 +11,7 @@ import importlib
 _TASK_MODULES = {
     'Acrobot': 'acrobot',
     'CartPole': 'cartpole',
-    'ContinuousMountainCar': 'continuous_mountain_car',
+    'ContinuousMountainCar': 'mountain_car',
     'InGraphTaskBatch': 'in_graph_task',
     'MountainCar': 'mountain_car',
     'Pendulum': 'pendulum',

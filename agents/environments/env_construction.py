@@ -17,13 +17,12 @@ def create_environment(
 
     Args:
       config: Configuration with `env`, `max_length` and `normalize_ranges`.
-      seed: Seed of the environment's random generators, or None.
       render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
       batch_wrappers: Whether to leave the standard wrappers to the batch.
 
     Raises:
-      ConfigError: When the env id is unknown, the env constructor returns
-          no environment, or a space is unsupported.
+      ConfigError: For an unknown env id, a constructor that fails or
+          returns no environment, or an unsupported space.
     """
     # Before MuJoCo compiles its first model, which may warn.
     tools.mujoco_warnings.install(config.env)
@@ -110,13 +109,8 @@ _ENV_KEYS = ('env', 'max_length', 'normalize_ranges')
 
 class EnvironmentConstructor:
     """`create_environment` bound to the environment's settings of a
-    config, `(seed=None, render_mode=None) -> env`, which worker processes
-    unpickle without importing TensorFlow.
-
-    Attributes:
-      config: Locked AttrDict of `env`, `max_length` and `normalize_ranges`.
-      batch_wrappers: Whether the standard wrappers are left to the batch.
-    """
+    config (a locked AttrDict `config`) and `batch_wrappers`: `(seed=None,
+    render_mode=None) -> env`, which workers unpickle without TensorFlow."""
 
     def __init__(self, config, batch_wrappers=False):
         """Bind the settings of the configured environment."""

@@ -1,11 +1,6 @@
-"""The env modes: how a batch of environments steps, one table of them.
-
-An env mode is one entry of `MODES`: the function that builds the batch
-from the environments' constructors, a line of help, and the check of what
-it needs. `make_batch_env` builds the Python batch of a run; every
-environment seed is derived here. Worker processes import this module
-without TensorFlow when they unpickle their constructors.
-"""
+"""The env modes, one table (`MODES`) of how a batch of environments
+steps; `make_batch_env`, the Python batch of a run; every environment seed
+is derived here. No TensorFlow: worker processes import it."""
 
 import collections
 
@@ -19,18 +14,13 @@ from agents.tools.run_errors import ConfigError
 
 class EnvMode(collections.namedtuple(
         'EnvMode', 'build, description, check, in_graph')):
-    """How a batch of environments steps.
-
-    Attributes:
-      build: Function `(constructors, timeout, restart, **options) -> batch
-          env` of one constructor without arguments per environment, the
-          seconds to wait for a worker (None: the default), and whether to
-          replace failed environments.
-      description: One line for the help of the --env_mode flags.
-      check: None, or a function raising an `ImportError` that says what
-          to install where the mode cannot run.
-      in_graph: Whether the environments are graph operations ('graph').
-    """
+    """How a batch of environments steps: `build(constructors, timeout,
+    restart, **options) -> batch env` of one constructor without arguments
+    per environment, the seconds to wait for a worker (None: the default)
+    and whether to replace failed environments; a `description` for the
+    help of --env_mode; None or a `check` raising an `ImportError` that says
+    what to install where the mode cannot run; and whether the environments
+    are graph operations (`in_graph`)."""
 
     def __new__(cls, build, description, check=None, in_graph=False):
         return super().__new__(cls, build, description, check, in_graph)
@@ -48,19 +38,15 @@ def _build_auto(constructors, timeout, restart, leader=None):
 def _build_inprocess(constructors, timeout, restart):
     """All environments in this process, stepped one after the other."""
     del timeout
-
-    def create(index):
-        return constructors[index]()
-    return _batch_of(create, len(constructors), True, restart)
+    return _batch_of(
+        lambda index: constructors[index](), len(constructors), True, restart)
 
 
 def _build_processes(constructors, timeout, restart):
     """One worker process per environment, stepped in parallel."""
-
-    def create(index):
-        return tools.wrappers.ExternalProcess(
-            constructors[index], timeout=timeout, main_module=False)
-    return _batch_of(create, len(constructors), False, restart)
+    return _batch_of(lambda index: tools.wrappers.ExternalProcess(
+        constructors[index], timeout=timeout, main_module=False),
+        len(constructors), False, restart)
 
 
 def _build_slices(constructors, timeout, restart):
@@ -157,14 +143,8 @@ def flag_help():
 
 
 def check_env_mode(env_mode):
-    """Validate how to step the environments.
-
-    Args:
-      env_mode: One of `mode_names()`; True stands for 'processes' and
-          False for 'inprocess' (2017).
-
-    Returns:
-      The mode's name.
+    """The name of an env mode of `mode_names()`, where True stands for
+    'processes' and False for 'inprocess' (2017).
 
     Raises:
       ConfigError: Naming the value and the choices when it is none of them,
@@ -188,11 +168,8 @@ def check_env_mode(env_mode):
 
 def env_mode_from_flags(env_mode, env_processes):
     """The checked env mode of the --env_mode and --env_processes flags
-    (None where not passed); 'auto' when neither was passed.
-
-    Raises:
-      ConfigError: When the mode is unknown or the flags disagree.
-    """
+    (None where not passed); 'auto' when neither was passed, a ConfigError
+    when the mode is unknown or the flags disagree."""
     if env_processes is None:
         return check_env_mode('auto' if env_mode is None else env_mode)
     implied = check_env_mode(bool(env_processes))
@@ -207,17 +184,16 @@ def env_mode_from_flags(env_mode, env_processes):
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
         restart=False, **options):
-    """Create the batch of environments of a mode, outside the graph.
+    """Create the batch of environments of a checked mode, outside the
+    graph.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
-      num_agents: Number of environments in the batch.
-      env_mode: A checked name of `mode_names()`.
       seed: None, a base seed (environment i gets `seed + i`, as in 2017)
           or one seed per environment.
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
-      **options: Further keyword arguments of the mode's `build`.
+      **options: Keyword arguments of the mode's `build`.
 
     Raises:
       ConfigError: For the mode 'graph'.
@@ -237,13 +213,12 @@ def create_batch_env(
 
 
 def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
-    """The batch of the configured environments, with the standard wrappers
-    applied to its stacked arrays (`env_construction.wrap_batch_env`).
+    """The batch of the configured environments in a checked mode, with
+    the standard wrappers acting on its stacked arrays.
 
     Args:
       config: Completed configuration (see `config_spec.complete_config`).
       seed: The run's seed, or None.
-      env_mode: A checked name of `mode_names()`.
       evaluation: Whether to build the evaluation batch of `eval_episodes`
           environments instead of the training batch of `num_agents`.
       leader: With env mode 'auto', the run's training batch, whose choice
@@ -267,15 +242,10 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
 
 
 def env_seeds(seed, count, evaluation=False):
-    """The seeds of a run's training or evaluation environments.
-
-    `SeedSequence(seed)` spawns one child for the training and one for the
-    evaluation environments, each giving `count` 31-bit seeds (EnvPool takes
-    signed 32-bit ones), so runs and purposes do not share seeds.
-
-    Returns:
-      List of `count` Python ints, or None when `seed` is None.
-    """
+    """The `count` seeds of a run's training or evaluation environments
+    (None for a seed None): `SeedSequence(seed)` spawns one child for each,
+    giving 31-bit seeds (EnvPool takes signed 32-bit ones), so runs and
+    purposes do not share seeds."""
     if seed is None:
         return None
     return [int(value >> 1) for value in _seed_words(seed, evaluation, count)]
@@ -297,12 +267,8 @@ def _seed_words(seed, evaluation, count):
 
 
 class SeededConstructor:
-    """The constructor of one environment of a batch, bound to its seed.
-
-    Attributes:
-      constructor: Callable taking a seed (or None) and returning an env.
-      seed: The environment's seed, or None.
-    """
+    """The constructor of one environment of a batch (a callable taking a
+    seed), bound to its seed."""
 
     def __init__(self, constructor, seed):
         """Bind a constructor to a seed (see the attributes)."""

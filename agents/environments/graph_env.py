@@ -1,10 +1,6 @@
 """A run's batches in the graph: `define_run_batches`, the one call that
 builds a run's environments, and the env mode 'graph' (the config's task of
-`environments.TASKS` behind the standard wrappers as graph operations).
-
-The task's state is checkpointed in the scope `task`, so a run resumes only
-with the kind of batch that trained it.
-"""
+`environments.TASKS` behind the standard wrappers as graph operations)."""
 
 import collections
 import logging
@@ -30,15 +26,9 @@ ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
     """What the newest readable checkpoint of a run says of its environments
-    (`checkpoints.saved_env`).
-
-    Attributes:
-      kind: 'graph' (it holds a task's state), 'python' or None (no
-          readable checkpoint: a new run).
-      mode: The Python env mode it recorded, or None (no record, or 'auto'
-          had not chosen yet).
-      path: The checkpoint's path, or None.
-    """
+    (`checkpoints.saved_env`): its `kind`, 'graph' (it holds a task's state),
+    'python' or None (a new run); the Python env `mode` it recorded, or None
+    (no record, or 'auto' had not chosen yet); and its `path`, or None."""
 
 
 # A run without a readable checkpoint.
@@ -71,17 +61,15 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
       config: Completed configuration (see `config_spec.complete_config`).
       env_mode: A checked name of `env_modes.MODES`.
       evaluation: Whether to define an evaluation batch.
-      saved: `SavedEnv` of the run folder; `NEW_RUN` for a new run.
+      saved: `SavedEnv` of the run folder.
 
     Raises:
-      ConfigError: When the config or the run folder cannot be used with
-          the mode (see `resolve_env_mode`).
+      ConfigError: See `resolve_env_mode`.
       TrainingError: When an environment cannot start.
 
     Returns:
-      Tuple of the resolved mode, the training batch (variable scope
-      `environments`) and the evaluation batch (`eval_environments`) or
-      None.
+      The resolved mode, the training batch (variable scope `environments`)
+      and the evaluation batch (`eval_environments`) or None.
     """
     env_mode = resolve_env_mode(config, env_mode, saved)
     batches = [None, None]
@@ -103,12 +91,9 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
 
 
 def resolve_env_mode(config, env_mode, saved=NEW_RUN):
-    """The env mode of a run: 'graph', or the Python mode as given or
-    recorded.
-
-    'auto' resumes in the mode a checkpoint recorded, else becomes 'graph'
-    for a checkpoint of the task, or where the env has a task and no
-    checkpoint of Python environments; both are logged.
+    """The env mode of a run: 'auto' resumes in the mode a checkpoint
+    recorded, else becomes 'graph' for a checkpoint of the task, or where
+    the env has a task and no checkpoint of Python environments (logged).
 
     Raises:
       ConfigError: In one line, when the env has no in-graph task for
@@ -146,24 +131,11 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
 
 def define_in_graph_batch(
         config, seed, env_mode, evaluation=False, leader=None):
-    """One batch of a run in the graph, below the current scope.
-
-    The training batch has `num_agents` environments, the evaluation batch
-    `eval_episodes`. In a Python mode, the training batch records the mode
-    in checkpoints: for 'auto', the mode it chooses, once chosen.
-
-    Args:
-      config: Completed configuration.
-      seed: The run's seed, or None.
-      env_mode: A name that `resolve_env_mode` returned.
-      evaluation: Whether to build the evaluation batch.
-      leader: With env mode 'auto', the run's training batch, whose choice
-          of mode the evaluation batch takes.
-
-    Returns:
-      `in_graph_task.InGraphTaskBatch` of the config's task behind the
-      standard wrappers for 'graph', else a `tools.InGraphBatchEnv`.
-    """
+    """One batch of a run in the graph, below the current scope: the
+    config's task behind the standard wrappers (`InGraphTaskBatch`) for
+    'graph', else a `tools.InGraphBatchEnv` of `env_modes.make_batch_env`
+    (see there for the arguments), whose training batch records its mode
+    in checkpoints: for 'auto', the mode it chooses, once chosen."""
     if env_modes.in_graph_mode(env_mode):
         task = in_graph_task.StandardTask(
             environments.TASKS[config.env], config)

@@ -14,15 +14,12 @@ from agents.tools import space_wrappers
 
 
 class Task:
-    """A control task as pure functions of batched tensors.
-
-    The caller keeps the state, a float32 tensor `[batch, state_size]`;
-    every method builds operations that XLA compiles, with random numbers
-    from stateless operations keyed by the caller's `key`. Subclasses set
-    the class attributes, build gymnasium's spaces (`_define_spaces`) and
-    implement `step`. Discrete actions are int32 `[batch]`, Box actions
-    float32 `[batch, *shape]`; time limits are the batch's.
-    """
+    """A control task as pure functions of batched tensors: the caller
+    keeps the float32 state `[batch, state_size]`; the operations compile
+    with XLA, random numbers come from stateless operations keyed by the
+    caller's `key`. Subclasses set the class attributes and implement
+    `_define_spaces` (gymnasium's) and `step`. Discrete actions are int32
+    `[batch]`, Box actions float32 `[batch, *shape]`."""
 
     # The gymnasium id whose dynamics the task follows, and its time limit.
     env_id = None
@@ -54,13 +51,10 @@ class Task:
             return uniform(key, batch_size, self.reset_low, self.reset_high)
 
     def step(self, state, action):
-        """Advance every state by one step of the dynamics.
-
-        Returns:
-            Tuple of the next states, their observations, the float32
-            rewards `[batch]` and the bool flags `[batch]` of the episodes
-            that terminated (time limits aside).
-        """
+        """Advance every state by one step of the dynamics, into the next
+        states, their observations, the float32 rewards `[batch]` and the
+        bool flags `[batch]` of the episodes that terminated (time limits
+        aside)."""
         raise NotImplementedError
 
     def observe(self, state):
@@ -78,12 +72,8 @@ class StandardTask(Task):
     """
 
     def __init__(self, task, config):
-        """Wrap a task.
-
-        Args:
-          task: `Task` instance or class.
-          config: Configuration with `max_length` and `normalize_ranges`.
-        """
+        """Wrap a `Task` (instance or class) by a configuration with
+        `max_length` and `normalize_ranges`."""
         self.task = task() if isinstance(task, type) else task
         self._recipe = dict(env_construction.standard_wrappers(
             config, self.task.action_space))
@@ -148,17 +138,14 @@ class StandardTask(Task):
 
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
-    """Batch of environments of a `Task`, stepped by graph operations.
-
-    A drop-in for `tools.InGraphBatchEnv` (variables `observ`, `action`,
-    `reward`, `done`, `truncated`; ops `simulate` and `reset`); episodes
-    end as under gymnasium's `TimeLimit`. The scope `task` holds what
-    decides the batch's future (states, step counts, the base seed, the
-    counter of resets, whose key is `(seed, counter)`, `done` and
-    `observ`), so a restored batch continues exactly; the last step's
-    `action`, `reward` and `truncated` live in `task_temporary`, which
-    checkpoints leave out. `transition` and `restart` are the step and the
-    reset as pure functions, for compiled loops.
+    """Batch of environments of a `Task`, a drop-in for
+    `tools.InGraphBatchEnv` whose episodes end as under gymnasium's
+    `TimeLimit`. The scope `task` holds what decides the batch's future
+    (states, step counts, the base seed, the counter of resets, whose key
+    is `(seed, counter)`, `done` and `observ`), so a restored batch goes on
+    exactly; `task_temporary`, which checkpoints leave out, the last
+    `action`, `reward` and `truncated`. `transition` and `restart` are the
+    step and the reset as pure functions, for compiled loops.
     """
 
     def __init__(self, task, num_envs, seed, max_length=None):
@@ -172,7 +159,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
                 the task's `max_episode_steps`.
 
         Raises:
-            ValueError: When an argument is out of range or of a wrong type.
+            ValueError: Naming an argument out of range or of a wrong type.
         """
         if isinstance(task, type) and issubclass(task, Task):
             task = task()
@@ -244,13 +231,10 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         """Do nothing; the batch holds no resources outside the graph."""
 
     def transition(self, state, steps, action):
-        """Step states and episode step counts, as a pure function.
-
-        Returns:
-            Tuple of the next states, the next step counts, the
-            observations, float32 rewards, and the bool flags `done` and
-            `truncated` (at the time limit without terminating).
-        """
+        """Step states and episode step counts, as a pure function, into
+        the next states and step counts, the observations, float32 rewards,
+        and the flags `done` and `truncated` (at the time limit without
+        terminating)."""
         with tf.name_scope('task_transition'):
             state, observ, reward, terminated = self.task.step(state, action)
             steps = steps + 1
@@ -261,12 +245,8 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 
     def restart(self, seed, counter, state, steps, begin):
         """Begin new episodes where `begin` is true, as a pure function
-        drawing as `reset` does.
-
-        Returns:
-            Tuple of the counter, the states and the step counts after the
-            resets, and the observations of the states.
-        """
+        drawing as `reset` does; returns the counter, the states and step
+        counts after the resets, and the observations of the states."""
         with tf.name_scope('task_restart'):
             fresh = self.task.reset(tf.stack([seed, counter]), self._num_envs)
             state = compiled_ops.where(begin, fresh, state)
@@ -275,18 +255,13 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             return counter, state, steps, self.task.observe(state)
 
     def simulate(self, action):
-        """Step the batch and store the outcomes in the variables.
-
-        Args:
-            action: Tensor of one action per environment.
+        """The op stepping the batch by one action per environment and
+        assigning the outcomes; it fails, assigning nothing, on an action,
+        observation or reward that is not finite or a discrete action
+        outside the action space.
 
         Raises:
             TypeError, ValueError: As `InGraphBatchEnv.simulate`.
-
-        Returns:
-            Operation that steps and assigns; it fails, assigning nothing,
-            on an action, observation or reward that is not finite or a
-            discrete action outside the action space.
         """
         with tf.name_scope('environment_simulate'):
             action = self._prepare_action(action)
@@ -298,15 +273,10 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
                 (self._truncated, truncated)])
 
     def reset(self, indices=None):
-        """Begin new episodes in some or all (None) environments.
-
-        Draws initial states for the whole batch from the key `(seed,
-        counter)` and increments the counter.
-
-        Returns:
-            Tensor of the first observations of those environments,
-            available once the variables were updated.
-        """
+        """Begin new episodes in some or all (None) environments, drawing
+        initial states for the whole batch from the key `(seed, counter)`
+        and incrementing the counter; returns their first observations,
+        available once the variables were updated."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(self._num_envs)
@@ -362,22 +332,13 @@ def symmetric_box(high):
 
 
 def uniform(key, batch_size, low, high):
-    """Sample float32 values `[batch_size, len(low)]` uniformly from
-    `[low, high)` per component.
+    """Float32 values `[batch_size, len(low)]` uniform in `[low, high)`
+    per component, drawn with the int64 `key` `[2]`.
 
-    Always from the XLA version of the stateless Philox op (one small
+    Always from the XLA version of the stateless Philox op (a small
     compiled call outside compiled code): XLA's and TensorFlow's kernels
     draw other numbers for the same key, and compiled and plain code must
-    agree.
-
-    Args:
-        key: int64 tensor `[2]`, the seed of the stateless random op.
-        batch_size: Python int of the rows.
-        low: Sequence of the lower bounds of the components.
-        high: Sequence of the upper bounds, as long as `low`.
-
-    Raises:
-        ValueError: When `batch_size` is not a positive Python int.
+    agree. A ValueError when `batch_size` is not a positive Python int.
     """
     if not _is_int(batch_size, 1):
         raise ValueError(
