@@ -282,9 +282,9 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
                 indices = tf.range(self._num_envs)
             indices = tf.cast(indices, tf.int32)
             indices.set_shape([None])
+            counter = self.counter.read_value()
             fresh = self.task.reset(
-                tf.stack([self.seed.read_value(), self.counter.read_value()]),
-                self._num_envs)
+                tf.stack([self.seed.read_value(), counter]), self._num_envs)
             state = tf.gather(fresh, indices)
             observ = self.task.observe(state)
             zeros = tf.zeros_like(indices)
