@@ -55,7 +55,7 @@ def build(ks):
     with graph.as_default():
         tf.set_random_seed(0)
         with tf.variable_scope('environments'):
-            batch_env = graph_env.define_task_batch(config, 0)
+            batch_env = graph_env.define_in_graph_batch(config, 0, 'graph')
         step = tf.train.get_or_create_global_step()
         is_training = tf.Variable(False, trainable=False)
         should_log = tf.Variable(False, trainable=False)

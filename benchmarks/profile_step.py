@@ -225,7 +225,7 @@ def build(mode, threads):
         # As training builds it: the standard wrappers act on the batch.
         with tf.variable_scope('environments'):
             if mode == 'graph':
-                batch_env = graph_env.define_task_batch(config, 0)
+                batch_env = graph_env.define_in_graph_batch(config, 0, 'graph')
             else:
                 batch_env = tools.InGraphBatchEnv(
                     env_construction.wrap_batch_env(

@@ -121,7 +121,7 @@ def _measure_policy(logdir, frames):
     config = config_io.load_config(logdir)
     with tf.Graph().as_default():
         batch_env = utility.define_batch_env(
-            env_construction.environment_constructor(config), 1, 'inprocess', 0)
+            env_construction.EnvironmentConstructor(config), 1, 'inprocess', 0)
         simulation = utility.define_simulation_graph(
             batch_env, config.algorithm, config)
         saver = utility.define_saver(exclude=(r'.*_temporary.*',))

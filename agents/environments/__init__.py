@@ -1,12 +1,9 @@
 """Control tasks as batched TensorFlow operations, and a run's environments.
 
-Each task (`Task`) follows the gymnasium environment of the same id in
-float32 (`TASKS` maps the ids to them); `InGraphTaskBatch` runs a batch of
-one behind the interface of `tools.InGraphBatchEnv`. See docs/env-modes.md
-for how they differ from gymnasium's. The package also builds a run's
-environments (`env_modes`, `env_construction`, `auto_batch_env`,
-`graph_env`), which worker processes import without TensorFlow, so the task
-classes load on first access of their names here.
+Each task follows the gymnasium environment of the same id in float32
+(`TASKS` maps the ids to them; docs/env-modes.md says how they differ).
+Worker processes import the modules that build a run's environments without
+TensorFlow, so the task classes load on first access of their names here.
 """
 
 import importlib
@@ -14,11 +11,11 @@ import importlib
 _TASK_MODULES = {
     'Acrobot': 'acrobot',
     'CartPole': 'cartpole',
-    'ContinuousMountainCar': 'continuous_mountain_car',
+    'ContinuousMountainCar': 'mountain_car',
     'InGraphTaskBatch': 'in_graph_task',
     'MountainCar': 'mountain_car',
     'Pendulum': 'pendulum',
-    'Task': 'task',
+    'Task': 'in_graph_task',
 }
 
 __all__ = sorted(_TASK_MODULES) + ['TASKS']
@@ -28,10 +25,9 @@ def __getattr__(name):
     """Load a task class, or the table `TASKS` of gymnasium ids, on use."""
     if name == 'TASKS':
         tasks = {
-            task.env_id: task for task in (
-                __getattr__('Pendulum'), __getattr__('CartPole'),
-                __getattr__('Acrobot'), __getattr__('MountainCar'),
-                __getattr__('ContinuousMountainCar'))}
+            task.env_id: task for task in map(__getattr__, (
+                'Pendulum', 'CartPole', 'Acrobot', 'MountainCar',
+                'ContinuousMountainCar'))}
         globals()['TASKS'] = tasks
         return tasks
     if name in _TASK_MODULES:

@@ -5,31 +5,22 @@ import math
 import gymnasium as gym
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 from agents.tools import compiled_ops
 
 _DT = 0.2
-_LINK_LENGTH_1 = 1.0
-_LINK_MASS_1 = 1.0
-_LINK_MASS_2 = 1.0
-_LINK_COM_POS_1 = 0.5
-_LINK_COM_POS_2 = 0.5
-_LINK_MOI = 1.0
 _MAX_VEL_1 = 4 * math.pi
 _MAX_VEL_2 = 9 * math.pi
 _GRAVITY = 9.8
 
 
-class Acrobot(task.Task):
-    """Swing a two-link chain up, as gymnasium's `Acrobot-v1`.
-
-    The state is `(theta1, theta2, dtheta1, dtheta2)`. One step integrates
-    the dynamics of the book (Sutton and Barto, gymnasium's default) over
-    0.2 s with one classic Runge-Kutta step, as gymnasium's `rk4` does;
-    then the angles wrap into `[-pi, pi]` and the velocities are clipped.
-    The reward is -1 per step and 0 on the step that reaches the goal
-    height. Actions 0, 1 and 2 apply the torques -1, 0 and 1, without noise.
-    """
+class Acrobot(in_graph_task.Task):
+    """Swing a two-link chain up, as gymnasium's `Acrobot-v1`, of the
+    state `(theta1, theta2, dtheta1, dtheta2)`. A step integrates the
+    book's dynamics (Sutton and Barto, gymnasium's default) over 0.2 s with
+    one classic Runge-Kutta step, as gymnasium's `rk4`, wraps the angles
+    into `[-pi, pi]` and clips the velocities. The reward is -1 per step,
+    0 at the goal height. Actions 0, 1, 2: torques -1, 0, 1, no noise."""
 
     env_id = 'Acrobot-v1'
     max_episode_steps = 500
@@ -40,14 +31,13 @@ class Acrobot(task.Task):
     reset_high = [0.1] * 4
 
     def _define_spaces(self):
-        """Cosines, sines and velocities within bounds; three actions."""
-        observation_space = task.symmetric_box(
+        observation_space = in_graph_task.symmetric_box(
                 [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2])
         return observation_space, gym.spaces.Discrete(3)
 
     def step(self, state, action):
-        """See `Task.step`: one step of 0.2 s; an episode terminates where
-        the tip rose above the goal height."""
+        """One step of 0.2 s; an episode terminates where the tip rose
+        above the goal height."""
         with tf.name_scope('acrobot_step'):
             torque = tf.cast(action, tf.float32) - 1.0
             half = _DT / 2.0
@@ -71,7 +61,7 @@ class Acrobot(task.Task):
             return new_state, self.observe(new_state), reward, terminated
 
     def observe(self, state):
-        """See `Task.observe`: cosines and sines of the angles, velocities."""
+        """Cosines and sines of the angles, and the velocities."""
         with tf.name_scope('acrobot_observe'):
             theta1, theta2, dtheta1, dtheta2 = tf.unstack(state, axis=1)
             return tf.stack([
@@ -83,10 +73,9 @@ class Acrobot(task.Task):
 def _derivatives(state, torque):
     """Time derivatives of the states under the book's dynamics."""
     theta1, theta2, dtheta1, dtheta2 = tf.unstack(state, axis=1)
-    m1, m2 = _LINK_MASS_1, _LINK_MASS_2
-    l1 = _LINK_LENGTH_1
-    lc1, lc2 = _LINK_COM_POS_1, _LINK_COM_POS_2
-    inertia1 = inertia2 = _LINK_MOI
+    # Gymnasium's link masses, first length, centres of mass and moments.
+    m1 = m2 = l1 = inertia1 = inertia2 = 1.0
+    lc1 = lc2 = 0.5
     cos_theta2 = tf.cos(theta2)
     sin_theta2 = tf.sin(theta2)
     d1 = (

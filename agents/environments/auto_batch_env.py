@@ -1,13 +1,7 @@
-"""The env mode 'auto': time candidate modes, keep the fastest.
-
-'auto' times a batch of every candidate mode in short bursts and keeps the
-fastest (`pick_env_mode`). Worker processes take about as long to start as
+"""The env mode 'auto': time a batch of every candidate mode in short
+bursts and keep the fastest. Worker processes take about as long to start as
 TensorFlow takes to build the graph, so `AutoBatchEnv` starts them in a
-thread and chooses at the first use of the batch. Where the env has an
-in-graph task, 'auto' trains on it instead (`graph_env.picks_graph`). The
-batches come from the function it is given (`env_modes.create_batch_env`);
-no TensorFlow.
-"""
+thread and chooses at the first use of the batch. No TensorFlow."""
 
 import logging
 import threading
@@ -36,24 +30,16 @@ _WORKER_MARGIN = 1.25
 
 def create(build, constructor, num_agents, seed=None, timeout=None,
            restart=False, candidates=AUTO_CANDIDATES, leader=None):
-    """The batch of environments of the mode 'auto'.
+    """The batch of environments of the mode 'auto': an `AutoBatchEnv`,
+    or the batch of the only usable candidate.
 
     Args:
-      build: Function `(constructor, num_agents, mode, seed, timeout,
-          restart) -> batch env`, e.g. `env_modes.create_batch_env`.
-      constructor: Callable taking a seed (or None) and returning an env.
-      num_agents: Number of environments in the batch.
-      seed: Base seed, or seeds (see `env_modes.create_batch_env`).
-      timeout: Seconds to wait for an answer of a worker process, or None.
-      restart: Whether to replace environments that fail.
+      build: `env_modes.create_batch_env` or alike, which gets the
+          constructor, num_agents, mode, seed, timeout and restart.
       candidates: Names of `env_modes.MODES` to compare; by default those of
           `auto_candidates(constructor)`.
       leader: None, or a batch (an `AutoBatchEnv`, also wrapped) whose
-          `choose` gives the mode to take instead of timing candidates, so
-          that an evaluation batch steps in its training batch's mode.
-
-    Returns:
-      An `AutoBatchEnv`, or the batch of the only usable candidate.
+          `choose` gives the mode of an evaluation batch, untimed.
     """
     modes = usable_candidates(constructor, num_agents, candidates)
     if len(modes) == 1:
@@ -67,24 +53,17 @@ def create(build, constructor, num_agents, seed=None, timeout=None,
 
 
 class AutoBatchEnv:
-    """A batch of environments in the fastest of some env modes.
-
-    The first candidate (in-process stepping, where it is one) is built at
-    once and gives the spaces; a thread builds the others. The first
-    `reset`, `step` or access to an environment times them all
-    (`time_candidates`), closes them and builds the chosen mode anew with
-    the seeds. A candidate that fails to start is left out, with a warning.
-    """
+    """A batch of environments in the fastest of some env modes: the first
+    candidate (in-process stepping, where it is one) gives the spaces; a
+    thread builds the others. The first `reset`, `step` or access to an
+    environment times them (`time_candidates`), closes them and builds the
+    chosen mode anew with the seeds. A candidate that fails to start is
+    left out, with a warning."""
 
     def __init__(self, build, constructor, num_agents, modes, seed=None,
                  timeout=None, restart=False, leader=None):
-        """Build the first candidate and start building the others.
-
-        Args:
-          build, constructor, num_agents, seed, timeout, restart, leader:
-              See `create`.
-          modes: Checked names of at least two `env_modes.MODES`.
-        """
+        """Build the first candidate and start building the others (see
+        `create`; `modes`: at least two)."""
         self._leader = leader
         if leader is not None:
             # Only the first candidate, for the spaces until the choice.
@@ -96,8 +75,9 @@ class AutoBatchEnv:
         self._num_agents = num_agents
         first, *others = sorted(modes, key=lambda mode: mode != 'inprocess')
         self._first = self._create(first)
-        self._spaces = (
-            self._first.observation_space, self._first.action_space)
+        # The spaces of a single environment of the batch.
+        self.observation_space = self._first.observation_space
+        self.action_space = self._first.action_space
         self._candidates = {first: self._first}
         self._failed = {}
         # Guards `_closed` and `_candidates` against the building thread.
@@ -127,16 +107,6 @@ class AutoBatchEnv:
             raise AttributeError(
                 f"'{type(self).__name__}' object has no attribute '{name}'")
         return getattr(target, name)
-
-    @property
-    def observation_space(self):
-        """Observation space of a single environment of the batch."""
-        return self._spaces[0]
-
-    @property
-    def action_space(self):
-        """Action space of a single environment of the batch."""
-        return self._spaces[1]
 
     def step(self, actions):
         """Step the chosen mode's batch; see `tools.BatchEnv.step`."""
@@ -211,19 +181,10 @@ class AutoBatchEnv:
 
 
 def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
-    """The modes worth timing for a batch.
-
-    Args:
-      constructor: Callable taking a seed (or None) and returning an env.
-      num_agents: Number of environments in the batch.
-      candidates: Names of `env_modes.MODES`; by default those of
-          `auto_candidates(constructor)`.
-
-    Returns:
-      List of mode names, without those of worker processes where the
-      batch has one environment or the machine one core (and 'inprocess'
-      is a candidate).
-    """
+    """The modes worth timing for a batch (by default those of
+    `auto_candidates(constructor)`): without those of worker processes where
+    the batch has one environment or the machine one core (and 'inprocess'
+    is a candidate)."""
     if candidates is AUTO_CANDIDATES:
         candidates = auto_candidates(constructor)
     candidates = list(candidates)
@@ -236,11 +197,8 @@ def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
 
 
 def time_candidates(batch_envs):
-    """Time candidate batches against each other and pick the fastest.
-
-    Args:
-      batch_envs: Dict from mode names to batches of the same environments,
-          left open.
+    """Time candidate batches (a dict from mode names to batches of the
+    same environments, left open) and pick the fastest.
 
     Returns:
       Tuple of the chosen mode (see `pick_env_mode`) and a dict of the
@@ -269,15 +227,9 @@ def time_candidates(batch_envs):
 
 
 def auto_candidates(constructor):
-    """The modes that 'auto' times for the environments of a constructor.
-
-    Args:
-      constructor: Callable taking a seed (or None) and returning an env.
-
-    Returns:
-      `AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has
-      the constructor's `env_id`.
-    """
+    """The modes that 'auto' times for the environments of a constructor:
+    `AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has the
+    constructor's `env_id`."""
     from agents.tools import envpool_batch_env
     if envpool_batch_env.has_task(getattr(constructor, 'env_id', None)):
         return AUTO_CANDIDATES + ('envpool',)
@@ -297,17 +249,9 @@ def describe():
 
 
 def pick_env_mode(rates):
-    """The mode to use given measured environment steps per second.
-
-    In-process stepping wins unless another mode steps faster (one with
-    worker processes by `_WORKER_MARGIN`); of those, the fastest wins.
-
-    Args:
-      rates: Dict from env modes to their measured steps per second.
-
-    Returns:
-      The chosen mode.
-    """
+    """The mode to use given a dict of measured environment steps per
+    second: in-process stepping unless another mode steps faster (one with
+    worker processes by `_WORKER_MARGIN`); of those, the fastest."""
     fastest = max(rates, key=rates.get)
     if 'inprocess' not in rates or fastest == 'inprocess':
         return fastest

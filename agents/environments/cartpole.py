@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 from agents.tools import compiled_ops
 
 _GRAVITY = 9.8
@@ -21,16 +21,13 @@ _THETA_THRESHOLD = 12 * 2 * math.pi / 360
 _X_THRESHOLD = 2.4
 
 
-class CartPole(task.Task):
-    """Balance a pole on a cart, as gymnasium's `CartPole-v1`.
-
-    The state is `(x, x_dot, theta, theta_dot)`, integrated with the Euler
-    method; the reward is 1 on every step, including the one that
-    terminates the episode (gymnasium's default, not the Sutton and Barto
-    reward). Action 1 pushes right, 0 left. Stepping a terminated state
-    goes on with the dynamics and a reward of 1, where gymnasium warns and
-    rewards 0; a batch begins a new episode there instead.
-    """
+class CartPole(in_graph_task.Task):
+    """Balance a pole on a cart, as gymnasium's `CartPole-v1`, of the state
+    `(x, x_dot, theta, theta_dot)`, integrated with the Euler method. The
+    reward is 1 on every step, the terminating one too (gymnasium's default,
+    not Sutton and Barto's). Action 1 pushes right, 0 left. A terminated
+    state steps on with a reward of 1, where gymnasium warns and rewards 0;
+    a batch begins a new episode there instead."""
 
     env_id = 'CartPole-v1'
     max_episode_steps = 500
@@ -41,15 +38,14 @@ class CartPole(task.Task):
     reset_high = [0.05] * 4
 
     def _define_spaces(self):
-        """Gymnasium's bounds (twice the thresholds); two actions."""
-        observation_space = task.symmetric_box(
+        # Gymnasium's bounds: twice the thresholds.
+        observation_space = in_graph_task.symmetric_box(
                 [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf])
         return observation_space, gym.spaces.Discrete(2)
 
     def step(self, state, action):
-        """See `Task.step`: one step of 0.02 s; the observations are the
-        states, and episodes terminate where the cart left the track or the
-        pole fell past 12 degrees."""
+        """One step of 0.02 s; episodes terminate where the cart left the
+        track or the pole fell past 12 degrees."""
         with tf.name_scope('cartpole_step'):
             x, x_dot, theta, theta_dot = tf.unstack(state, axis=1)
             force = compiled_ops.where(

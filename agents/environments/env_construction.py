@@ -1,10 +1,6 @@
-"""The configured environment: one built from a config, and its wrappers.
-
-`create_environment` builds the environment a config names (by gymnasium id
-or constructor) with the standard wrappers (`standard_wrappers`), or leaves
-them to the batch (`wrap_batch_env`). Worker processes import this module
-without TensorFlow when they unpickle their constructors.
-"""
+"""The configured environment: one built from a config (by gymnasium id or
+constructor), and the standard wrappers, one recipe for an environment, a
+batch and an in-graph task. No TensorFlow: worker processes import it."""
 
 import inspect
 
@@ -20,18 +16,13 @@ def create_environment(
     """Construct the configured environment with the standard wrappers.
 
     Args:
-      config: Configuration with `env` (gymnasium id or constructor),
-          `max_length` and `normalize_ranges`.
-      seed: Seed of the environment's random generators, or None.
+      config: Configuration with `env`, `max_length` and `normalize_ranges`.
       render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
       batch_wrappers: Whether to leave the standard wrappers to the batch.
 
     Raises:
-      ConfigError: When the env id is unknown, the env constructor returns
-          no environment, or a space is unsupported.
-
-    Returns:
-      Wrapped gymnasium environment.
+      ConfigError: For an unknown env id, a constructor that fails or
+          returns no environment, or an unsupported space.
     """
     # Before MuJoCo compiles its first model, which may warn.
     tools.mujoco_warnings.install(config.env)
@@ -80,14 +71,9 @@ def _env_name(env):
 
 def standard_wrappers(config, action_space):
     """The standard wrappers, one recipe for `tools.wrappers`,
-    `tools.batch_wrappers` and the in-graph tasks (`graph_env`).
-
-    A time limit of `max_length`, finite bounds mapped to [-1, 1]
+    `tools.batch_wrappers` and the in-graph tasks (`StandardTask`): a time
+    limit of `max_length`, finite bounds mapped to [-1, 1]
     (`normalize_ranges`), clipped Box actions, 32-bit values.
-
-    Args:
-      config: Configuration with `max_length` and `normalize_ranges`.
-      action_space: The action space of the environment to wrap.
 
     Returns:
       List of (wrapper class name, keyword arguments), innermost first.
@@ -111,48 +97,26 @@ def _apply_wrappers(config, env, module):
 
 
 def wrap_batch_env(config, batch_env):
-    """Apply the standard wrappers to a batch's stacked arrays.
-
-    Args:
-      config: Configuration with `max_length` and `normalize_ranges`.
-      batch_env: Batch of environments built with `batch_wrappers=True`.
-
-    Returns:
-      The wrapped batch.
-    """
+    """A batch built with `batch_wrappers=True` inside the standard
+    wrappers of `tools.batch_wrappers`, which act on its stacked arrays."""
     return _apply_wrappers(config, batch_env, tools.batch_wrappers)
 
 
 _ENV_ATTRIBUTES = ('observation_space', 'action_space', 'reset', 'step')
-
-
-def environment_constructor(config, batch_wrappers=False):
-    """Constructor `(seed, render_mode=None) -> env` of the configured env.
-
-    It holds only the environment's settings, so that worker processes
-    receive it without importing TensorFlow.
-
-    Args:
-      config: Configuration with `env`, `max_length` and `normalize_ranges`.
-      batch_wrappers: Whether to leave the standard wrappers to the batch.
-
-    Returns:
-      `EnvironmentConstructor`.
-    """
-    return EnvironmentConstructor(_env_config(config), batch_wrappers)
+# The settings of a config that build its environment.
+_ENV_KEYS = ('env', 'max_length', 'normalize_ranges')
 
 
 class EnvironmentConstructor:
-    """`create_environment` bound to a config.
-
-    Attributes:
-      config: Locked AttrDict of `env`, `max_length` and `normalize_ranges`.
-      batch_wrappers: Whether the standard wrappers are left to the batch.
-    """
+    """`create_environment` bound to the environment's settings of a
+    config (a locked AttrDict `config`) and `batch_wrappers`: `(seed=None,
+    render_mode=None) -> env`, which workers unpickle without TensorFlow."""
 
     def __init__(self, config, batch_wrappers=False):
-        """Bind the settings of the environment (see the attributes)."""
-        self.config = config
+        """Bind the settings of the configured environment."""
+        self.config = tools.AttrDict({
+            key: config[key] for key in _ENV_KEYS if key in config})
+        self.config.lock()
         self.batch_wrappers = batch_wrappers
 
     @property
@@ -171,30 +135,15 @@ class EnvironmentConstructor:
 
 
 def taking_seed(constructor):
-    """A constructor that takes a seed, from one of today's or a 2017 one.
-
-    Args:
-      constructor: Callable taking a seed (or None) and returning an env,
-          or one without arguments (2017).
-
-    Returns:
-      The constructor, or one that calls it without the seed.
-    """
-    if _takes_argument(constructor):
-        return constructor
-    return _WithoutSeed(constructor)
-
-
-def _takes_argument(function):
-    """Whether a callable accepts one positional argument."""
+    """A constructor that takes a seed: today's as it is, a 2017 one
+    without arguments wrapped to ignore the seed."""
     try:
-        inspect.signature(function).bind(None)
+        inspect.signature(constructor).bind(None)
     except TypeError:
-        return False
+        return _WithoutSeed(constructor)
     except ValueError:
-        # Some builtins have no signature; assume today's form.
-        return True
-    return True
+        pass  # Some builtins have no signature; assume today's form.
+    return constructor
 
 
 class _WithoutSeed:
@@ -210,24 +159,9 @@ class _WithoutSeed:
         return self._constructor()
 
 
-def _env_config(config):
-    """The settings of the environment alone, as a locked AttrDict."""
-    keys = ('env', 'max_length', 'normalize_ranges')
-    env_config = tools.AttrDict(
-        {key: config[key] for key in keys if key in config})
-    env_config.lock()
-    return env_config
-
-
 def check_env_id(env_id):
-    """Raise a one-line ConfigError when gymnasium does not know an env id.
-
-    Args:
-      env_id: Gymnasium environment id such as 'Pendulum-v1'.
-
-    Raises:
-      ConfigError: Listing the registered ids when `env_id` is unknown.
-    """
+    """Raise a one-line ConfigError listing the registered ids when
+    gymnasium does not know an env id."""
     if env_id not in gym.envs.registry:
         choices = ', '.join(sorted(gym.envs.registry))
         raise ConfigError(
@@ -235,14 +169,8 @@ def check_env_id(env_id):
 
 
 def check_spaces(env):
-    """Raise a ConfigError for spaces the in-graph environment cannot hold.
-
-    Args:
-      env: Gymnasium environment.
-
-    Raises:
-      ConfigError: Naming the space and the supported kinds.
-    """
+    """Raise a ConfigError naming the space and the supported kinds for
+    spaces that the in-graph environment cannot hold."""
     observ_space, action_space = env.observation_space, env.action_space
     if not isinstance(observ_space, gym.spaces.Box):
         raise ConfigError(

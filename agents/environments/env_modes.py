@@ -1,12 +1,6 @@
-"""The env modes: how a batch of environments steps, one table of them.
-
-An env mode is one entry of `MODES`: the function that builds the batch
-from the environments' constructors, a line of help, and the check of what
-it needs. 'auto' times some of them (`auto_batch_env`); 'graph' steps
-in-graph tasks (`graph_env`). `make_batch_env` builds the Python batch of a
-run; every environment seed is derived here. Worker processes import this
-module without TensorFlow when they unpickle their constructors.
-"""
+"""The env modes, one table (`MODES`) of how a batch of environments
+steps; `make_batch_env`, the Python batch of a run; every environment seed
+is derived here. No TensorFlow: worker processes import it."""
 
 import collections
 
@@ -20,39 +14,39 @@ from agents.tools.run_errors import ConfigError
 
 class EnvMode(collections.namedtuple(
         'EnvMode', 'build, description, check, in_graph')):
-    """How a batch of environments steps.
-
-    Attributes:
-      build: Function `(constructors, timeout, restart) -> batch env` of one
-          constructor without arguments per environment, the seconds to
-          wait for a worker (None: the default), and whether to replace
-          failed environments; returns a `tools.BatchEnv` or alike.
-      description: One line for the help of the --env_mode flags.
-      check: None, or a function raising an `ImportError` that says what
-          to install where the mode cannot run.
-      in_graph: Whether the environments are graph operations ('graph').
-    """
+    """How a batch of environments steps: `build(constructors, timeout,
+    restart, **options) -> batch env` of one constructor without arguments
+    per environment, the seconds to wait for a worker (None: the default)
+    and whether to replace failed environments; a `description` for the
+    help of --env_mode; None or a `check` raising an `ImportError` that says
+    what to install where the mode cannot run; and whether the environments
+    are graph operations (`in_graph`)."""
 
     def __new__(cls, build, description, check=None, in_graph=False):
         return super().__new__(cls, build, description, check, in_graph)
 
 
+def _build_auto(constructors, timeout, restart, leader=None):
+    """The fastest of some modes, chosen at the first use (see
+    `auto_batch_env.create`, also for `leader`)."""
+    seeds = [constructor.seed for constructor in constructors]
+    return auto_batch_env.create(
+        create_batch_env, constructors[0].constructor, len(constructors),
+        None if seeds[0] is None else seeds, timeout, restart, leader=leader)
+
+
 def _build_inprocess(constructors, timeout, restart):
     """All environments in this process, stepped one after the other."""
     del timeout
-
-    def create(index):
-        return constructors[index]()
-    return _batch_of(create, len(constructors), True, restart)
+    return _batch_of(
+        lambda index: constructors[index](), len(constructors), True, restart)
 
 
 def _build_processes(constructors, timeout, restart):
     """One worker process per environment, stepped in parallel."""
-
-    def create(index):
-        return tools.wrappers.ExternalProcess(
-            constructors[index], timeout=timeout, main_module=False)
-    return _batch_of(create, len(constructors), False, restart)
+    return _batch_of(lambda index: tools.wrappers.ExternalProcess(
+        constructors[index], timeout=timeout, main_module=False),
+        len(constructors), False, restart)
 
 
 def _build_slices(constructors, timeout, restart):
@@ -62,8 +56,7 @@ def _build_slices(constructors, timeout, restart):
 
 
 def _build_ray(constructors, timeout, restart, **options):
-    """Ray actors, one per free CPU of the cluster, a slice each;
-    `options` go to `RayBatchEnv`."""
+    """Ray actors, a slice each; `options` go to `RayBatchEnv`."""
     from agents.tools import ray_batch_env
     return ray_batch_env.RayBatchEnv(
         constructors, restart=restart, timeout=timeout, **options)
@@ -78,7 +71,7 @@ def _check_ray():
 def _build_envpool(constructors, timeout, restart):
     """EnvPool's C++ thread pool, from the configured gymnasium id."""
     del timeout, restart  # EnvPool's environments neither hang nor restart.
-    task = constructors[0].env_id
+    task = getattr(constructors[0].constructor, 'env_id', None)
     if task is None:
         raise ConfigError(
             '--env_mode=envpool builds the environments from the gymnasium '
@@ -109,6 +102,7 @@ def _build_graph(constructors, timeout, restart):
 
 
 MODES = {
+    'auto': EnvMode(_build_auto, auto_batch_env.describe()),
     'inprocess': EnvMode(
         _build_inprocess, 'every environment in this process'),
     'processes': EnvMode(
@@ -131,33 +125,26 @@ MODES = {
 
 
 def mode_names():
-    """Names of the env modes: 'auto' and those of `MODES`."""
-    return ('auto',) + tuple(MODES)
+    """Names of the env modes, 'auto' first."""
+    return tuple(MODES)
 
 
 def in_graph_mode(env_mode):
     """Whether a checked env mode steps in-graph tasks, not Python ones."""
-    return env_mode != 'auto' and MODES[env_mode].in_graph
+    return MODES[env_mode].in_graph
 
 
 def flag_help():
     """Help text of an --env_mode flag, listing every mode."""
     modes = '; '.join(
-        f'{name}: {mode.description}' for name, mode in MODES.items())
-    return (
-        'How to step the environments: auto (the default): '
-        f'{auto_batch_env.describe()}; {modes}.')
+        f"{name}{' (the default)' if name == 'auto' else ''}: "
+        f'{mode.description}' for name, mode in MODES.items())
+    return f'How to step the environments: {modes}.'
 
 
 def check_env_mode(env_mode):
-    """Validate how to step the environments.
-
-    Args:
-      env_mode: One of `mode_names()`; True stands for 'processes' and
-          False for 'inprocess' (2017).
-
-    Returns:
-      The mode's name.
+    """The name of an env mode of `mode_names()`, where True stands for
+    'processes' and False for 'inprocess' (2017).
 
     Raises:
       ConfigError: Naming the value and the choices when it is none of them,
@@ -167,11 +154,11 @@ def check_env_mode(env_mode):
         return 'processes'
     if env_mode is False:
         return 'inprocess'
-    if not isinstance(env_mode, str) or env_mode not in mode_names():
+    if not isinstance(env_mode, str) or env_mode not in MODES:
         raise ConfigError(
             f'Unknown env mode {env_mode!r}; expected one of '
             f"{', '.join(mode_names())}.")
-    if env_mode != 'auto' and MODES[env_mode].check:
+    if MODES[env_mode].check:
         try:
             MODES[env_mode].check()
         except ImportError as error:
@@ -180,18 +167,9 @@ def check_env_mode(env_mode):
 
 
 def env_mode_from_flags(env_mode, env_processes):
-    """The env mode of the --env_mode and --env_processes flags.
-
-    Args:
-      env_mode: Value of --env_mode, or None when it was not passed.
-      env_processes: Value of --env_processes, or None when not passed.
-
-    Returns:
-      The name of the mode; 'auto' when neither flag was passed.
-
-    Raises:
-      ConfigError: When the mode is unknown or the flags disagree.
-    """
+    """The checked env mode of the --env_mode and --env_processes flags
+    (None where not passed); 'auto' when neither was passed, a ConfigError
+    when the mode is unknown or the flags disagree."""
     if env_processes is None:
         return check_env_mode('auto' if env_mode is None else env_mode)
     implied = check_env_mode(bool(env_processes))
@@ -205,132 +183,57 @@ def env_mode_from_flags(env_mode, env_processes):
 
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
-        restart=False, leader=None, **options):
-    """Create the batch of environments of a mode, outside the graph.
+        restart=False, **options):
+    """Create the batch of environments of a checked mode, outside the
+    graph.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
-      num_agents: Number of environments in the batch.
-      env_mode: A checked name of `mode_names()`.
-      seed: None, a base seed or one seed per environment (`env_seeds`).
+      seed: None, a base seed (environment i gets `seed + i`, as in 2017)
+          or one seed per environment.
       timeout: Seconds to wait for an answer of a worker process, or None.
       restart: Whether to replace environments that fail.
-      leader: See `auto_batch_env.create`.
-      **options: Further keyword arguments of the mode's `build`.
+      **options: Keyword arguments of the mode's `build`.
 
     Raises:
       ConfigError: For the mode 'graph'.
-
-    Returns:
-      The batch env the mode builds.
+      ValueError: When the seeds are not one per environment.
     """
-    if env_mode == 'auto':
-        return auto_batch_env.create(
-            create_batch_env, constructor, num_agents, seed, timeout, restart,
-            leader=leader)
-    constructors = [
-        SeededConstructor(constructor, value)
-        for value in _given_seeds(seed, num_agents)]
+    if seed is None or isinstance(seed, (int, np.integer)):
+        seeds = [None if seed is None else seed + index
+                 for index in range(num_agents)]
+    else:
+        seeds = [int(value) for value in seed]
+    if len(seeds) != num_agents:
+        raise ValueError(
+            f'Got {len(seeds)} seeds for {num_agents} environments; '
+            'expected one seed per environment.')
+    constructors = [SeededConstructor(constructor, value) for value in seeds]
     return MODES[env_mode].build(constructors, timeout, restart, **options)
 
 
-# The environment seeds of a run: SeedSequence children of the run's seed.
-_PURPOSES = ('train', 'eval')
-
-
-def env_seeds(seed, count, purpose='train'):
-    """The seeds of a run's environments, derived from the run's seed.
-
-    `SeedSequence(seed)` spawns one child for the training and one for the
-    evaluation environments, each giving `count` 31-bit seeds (EnvPool takes
-    signed 32-bit ones), so runs and purposes do not share seeds.
-
-    Args:
-      seed: The run's seed, or None.
-      count: Number of environments.
-      purpose: 'train' or 'eval', which environments.
-
-    Raises:
-      ValueError: When the purpose is neither.
-
-    Returns:
-      List of `count` Python ints, or None when `seed` is None.
-    """
-    if purpose not in _PURPOSES:
-        raise ValueError(
-            f"Environment seeds for {purpose!r}; expected 'train' or 'eval'.")
-    if seed is None:
-        return None
-    return [int(value >> 1) for value in _seed_words(seed, purpose, count)]
-
-
-def task_seed(seed, evaluation=False):
-    """The seed of a training or evaluation batch of a run's in-graph task.
-
-    Args:
-      seed: The run's seed, or None.
-      evaluation: Whether the batch evaluates.
-
-    Returns:
-      The run's seed for training; for evaluation a 32-bit seed of the
-      evaluation child of `SeedSequence(seed)` (see `env_seeds`).
-    """
-    if seed is None or not evaluation:
-        return seed
-    return int(_seed_words(seed, 'eval', 1)[0])
-
-
-def _given_seeds(seed, count):
-    """One seed per environment: `seed + i` (the 2017 scheme) for a base
-    seed, Nones for None, or a sequence's `count` seeds."""
-    if seed is None or isinstance(seed, (int, np.integer)):
-        return [None if seed is None else seed + index
-                for index in range(count)]
-    seeds = [int(value) for value in seed]
-    if len(seeds) != count:
-        raise ValueError(
-            f'Got {len(seeds)} seeds for {count} environments; '
-            'expected one seed per environment.')
-    return seeds
-
-
-def _seed_words(seed, purpose, count):
-    """`count` 32-bit words of the run seed's child sequence of a purpose."""
-    child = np.random.SeedSequence(int(seed)).spawn(len(_PURPOSES))[
-        _PURPOSES.index(purpose)]
-    return child.generate_state(count, np.uint32)
-
-
 def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
-    """The batch of the configured environments, with the standard wrappers.
-
-    The batch applies the standard wrappers to its stacked arrays
-    (`env_construction.wrap_batch_env`). The training batch has
-    `num_agents` environments, the evaluation batch `eval_episodes`.
+    """The batch of the configured environments in a checked mode, with
+    the standard wrappers acting on its stacked arrays.
 
     Args:
       config: Completed configuration (see `config_spec.complete_config`).
       seed: The run's seed, or None.
-      env_mode: A checked name of `mode_names()`.
-      evaluation: Whether to build the evaluation batch.
+      evaluation: Whether to build the evaluation batch of `eval_episodes`
+          environments instead of the training batch of `num_agents`.
       leader: With env mode 'auto', the run's training batch, whose choice
           of mode the evaluation batch takes (see `auto_batch_env.create`).
-
-    Returns:
-      The wrapped batch env, outside the graph.
     """
     count = config.eval_episodes if evaluation else config.num_agents
-    seeds = env_seeds(seed, count, 'eval' if evaluation else 'train')
-    constructor = env_construction.environment_constructor(
-        config, batch_wrappers=True)
-    options = {}
+    options = dict(leader=leader) if env_mode == 'auto' else {}
     if evaluation and env_mode == 'ray':
         # The training batch holds an actor per free CPU; the evaluation
         # batch, which never steps at the same time, takes none.
         options = dict(num_actors=1, actor_options=dict(num_cpus=0))
     batch_env = create_batch_env(
-        constructor, count, env_mode, seeds, config.worker_timeout,
-        config.restart_workers, leader, **options)
+        env_construction.EnvironmentConstructor(config, batch_wrappers=True),
+        count, env_mode, env_seeds(seed, count, evaluation),
+        config.worker_timeout, config.restart_workers, **options)
     try:
         return env_construction.wrap_batch_env(config, batch_env)
     except BaseException:
@@ -338,24 +241,39 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
         raise
 
 
-class SeededConstructor:
-    """The constructor of one environment of a batch, bound to its seed.
+def env_seeds(seed, count, evaluation=False):
+    """The `count` seeds of a run's training or evaluation environments
+    (None for a seed None): `SeedSequence(seed)` spawns one child for each,
+    giving 31-bit seeds (EnvPool takes signed 32-bit ones), so runs and
+    purposes do not share seeds."""
+    if seed is None:
+        return None
+    return [int(value >> 1) for value in _seed_words(seed, evaluation, count)]
 
-    Attributes:
-      constructor: Callable taking a seed (or None) and returning an env.
-      seed: The environment's seed, or None.
-    """
+
+def task_seed(seed, evaluation=False):
+    """The seed of a training or evaluation batch of a run's in-graph task:
+    the run's seed (or None) for training, for evaluation a 32-bit seed of
+    the evaluation child of `SeedSequence(seed)` (see `env_seeds`)."""
+    if seed is None or not evaluation:
+        return seed
+    return int(_seed_words(seed, evaluation, 1)[0])
+
+
+def _seed_words(seed, evaluation, count):
+    """`count` 32-bit words of the run seed's training or evaluation child."""
+    child = np.random.SeedSequence(int(seed)).spawn(2)[int(evaluation)]
+    return child.generate_state(count, np.uint32)
+
+
+class SeededConstructor:
+    """The constructor of one environment of a batch (a callable taking a
+    seed), bound to its seed."""
 
     def __init__(self, constructor, seed):
         """Bind a constructor to a seed (see the attributes)."""
         self.constructor = constructor
         self.seed = seed
-
-    @property
-    def env_id(self):
-        """The constructor's `env_id` (see
-        `env_construction.EnvironmentConstructor`), or None."""
-        return getattr(self.constructor, 'env_id', None)
 
     def __call__(self):
         """Build the environment."""

@@ -126,12 +126,12 @@ def test_envpool_mode_builds_the_configured_task():
     """The config's id and the batch's seed reach EnvPool; auto times it."""
     pytest.importorskip('envpool')
     config = tools.AttrDict(configs.pendulum())
-    constructor = env_construction.environment_constructor(
+    constructor = env_construction.EnvironmentConstructor(
         config, batch_wrappers=True)
     assert auto_batch_env.auto_candidates(constructor) == (
         'inprocess', 'slices', 'envpool')
     assert auto_batch_env.auto_candidates(
-        env_construction.environment_constructor(config)) == (
+        env_construction.EnvironmentConstructor(config)) == (
             'inprocess', 'slices')
     observs = []
     for _ in range(2):
@@ -185,18 +185,15 @@ def test_ray_mode_without_ray_names_the_extra(monkeypatch):
 
 def test_env_seeds_of_runs_are_disjoint_and_repeat():
     seeds = [
-        env_modes.env_seeds(seed, 16, purpose)
-        for seed in range(10) for purpose in ('train', 'eval')]
+        env_modes.env_seeds(seed, 16, evaluation)
+        for seed in range(10) for evaluation in (False, True)]
     flat = [value for run in seeds for value in run]
     # No seed shared between the runs 0 to 9, training or evaluation.
     assert len(set(flat)) == len(flat) == 320
     assert all(0 <= value < 2**31 for value in flat)
     assert env_modes.env_seeds(3, 4) == env_modes.env_seeds(3, 4)
-    assert env_modes.env_seeds(3, 4, 'eval') != env_modes.env_seeds(3, 4)
+    assert env_modes.env_seeds(3, 4, True) != env_modes.env_seeds(3, 4)
     assert env_modes.env_seeds(None, 4) is None
-    with pytest.raises(ValueError, match=re.escape(
-            "Environment seeds for 'test'; expected 'train' or 'eval'.")):
-        env_modes.env_seeds(0, 2, 'test')
 
 
 def test_create_batch_env_takes_a_seed_per_environment():

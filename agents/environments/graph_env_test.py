@@ -11,7 +11,7 @@ from agents.scripts import configs
 from agents.environments import env_construction
 from agents.environments import env_modes
 from agents.environments import graph_env
-from agents.environments import task as task_lib
+from agents.environments import in_graph_task
 from agents.scripts import tasks
 
 
@@ -30,7 +30,7 @@ def test_standard_task_steps_as_the_wrapped_gymnasium_env(name, normalize):
     Python environment behind the standard wrappers, and the same spaces."""
     config = _config(name, normalize_ranges=normalize)
     env = env_construction.create_environment(config)
-    task = task_lib.StandardTask(graph_env.task_of(config), normalize)
+    task = in_graph_task.StandardTask(environments.TASKS[config.env], config)
     assert task.observation_space == env.observation_space
     assert task.action_space == env.action_space
     rng = np.random.default_rng(0)
@@ -58,7 +58,8 @@ def test_standard_task_steps_as_the_wrapped_gymnasium_env(name, normalize):
 def test_standard_task_maps_with_the_wrappers_affine_maps():
     """Exactly the float32 maps of `RangeNormalize` and `ClipAction`."""
     rng = np.random.default_rng(1)
-    task = task_lib.StandardTask(environments.CartPole)
+    config = _config()
+    task = in_graph_task.StandardTask(environments.CartPole, config)
     scale, _, _, _ = tools.space_wrappers.range_scales(
         task.task.observation_space, task.task.action_space, None, None)
     state = rng.normal(size=[64, 4]).astype(np.float32)
@@ -66,7 +67,7 @@ def test_standard_task_maps_with_the_wrappers_affine_maps():
     np.testing.assert_array_equal(
         task.observe(state).numpy(),
         scale.normalize(task.task.observe(state).numpy()))
-    task = task_lib.StandardTask(environments.Pendulum)
+    task = in_graph_task.StandardTask(environments.Pendulum, config)
     _, scale, _, _ = tools.space_wrappers.range_scales(
         task.task.observation_space, task.task.action_space, None, None)
     state = rng.normal(size=[64, 2]).astype(np.float32)
@@ -83,16 +84,17 @@ def test_max_length_is_the_configs_within_the_registry_limit(
         max_length, expected):
     config = _config(max_length=max_length)
     with tf.Graph().as_default():
-        assert graph_env.define_task_batch(config, 0).max_length == expected
+        batch = graph_env.define_in_graph_batch(config, 0, 'graph')
+        assert batch.max_length == expected
 
 
-def test_define_task_batch_takes_seed_length_and_agents():
+def test_the_graph_batch_takes_seed_length_and_agents():
     graph = tf.Graph()
     with graph.as_default():
         config = _config(max_length=50, num_agents=3)
-        batch = graph_env.define_task_batch(config, 17)
+        batch = graph_env.define_in_graph_batch(config, 17, 'graph')
         assert len(batch) == 3 and batch.max_length == 50
-        assert isinstance(batch.task, task_lib.StandardTask)
+        assert isinstance(batch.task, in_graph_task.StandardTask)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(batch.seed) == 17
@@ -146,13 +148,6 @@ def test_resuming_with_the_other_kind_of_batch_names_the_checkpoint():
         'Cannot resume run with --env_mode=graph: checkpoint run/ckpt holds '
         'no in-graph task state (task/*), it was trained on Python '
         'environments; resume with --env_mode=auto or a Python env mode.')
-
-
-@pytest.mark.parametrize('has_task, kind, expected', [
-    (True, None, True), (False, None, False), (True, 'python', False),
-    (True, 'graph', True), (False, 'graph', True), (False, 'python', False)])
-def test_auto_picks_graph_where_the_task_has_one(has_task, kind, expected):
-    assert graph_env.picks_graph(has_task, kind) is expected
 
 
 def test_create_batch_env_refuses_the_graph_mode():

@@ -1,133 +1,221 @@
-"""A batch of in-graph tasks behind the interface of `InGraphBatchEnv`."""
+"""Control tasks as batched TensorFlow operations: `Task`, `StandardTask`
+(a task behind the standard wrappers) and `InGraphTaskBatch` (a batch of one
+behind the interface of `tools.InGraphBatchEnv`)."""
 
 import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task as task_lib
+from agents.environments import env_construction
 from agents.tools import compiled_ops
 from agents.tools import episode_wrappers
 from agents.tools import in_graph_env
+from agents.tools import space_wrappers
+
+
+class Task:
+    """A control task as pure functions of batched tensors: the caller
+    keeps the float32 state `[batch, state_size]`; the operations compile
+    with XLA, random numbers come from stateless operations keyed by the
+    caller's `key`. Subclasses set the class attributes and implement
+    `_define_spaces` (gymnasium's) and `step`. Discrete actions are int32
+    `[batch]`, Box actions float32 `[batch, *shape]`."""
+
+    # The gymnasium id whose dynamics the task follows, and its time limit.
+    env_id = None
+    max_episode_steps = None
+    state_size = None
+    # Prefix of the names of the task's operations.
+    name = None
+    # Bounds of the uniform initial states, one per state component.
+    reset_low = None
+    reset_high = None
+
+    def __init__(self):
+        """Create the spaces of the task."""
+        self.observation_space, self.action_space = self._define_spaces()
+
+    def __repr__(self):
+        return f'{type(self).__name__}({self.env_id!r})'
+
+    def _define_spaces(self):
+        """Return the observation and action spaces of gymnasium's env."""
+        raise NotImplementedError
+
+    def reset(self, key, batch_size):
+        """Initial states `[batch_size, state_size]`, uniform in
+        `[reset_low, reset_high)`, drawn with the int64 `key` `[2]`."""
+        if self.reset_low is None:
+            raise NotImplementedError
+        with tf.name_scope(f'{self.name}_reset'):
+            return uniform(key, batch_size, self.reset_low, self.reset_high)
+
+    def step(self, state, action):
+        """Advance every state by one step of the dynamics, into the next
+        states, their observations, the float32 rewards `[batch]` and the
+        bool flags `[batch]` of the episodes that terminated (time limits
+        aside)."""
+        raise NotImplementedError
+
+    def observe(self, state):
+        """The observations `[batch, *shape]` of states: the states."""
+        return tf.identity(state, name=f'{self.name}_observe')
+
+
+class StandardTask(Task):
+    """A task behind the config's standard wrappers, as graph operations.
+
+    The recipe of `env_construction.standard_wrappers`: the time limit
+    shortens `max_episode_steps`, `RangeNormalize` maps finite bounds to
+    [-1, 1] and `ClipAction` clips Box actions, in float32 as the wrappers.
+    The state and resets are those of the wrapped task.
+    """
+
+    def __init__(self, task, config):
+        """Wrap a `Task` (instance or class) by a configuration with
+        `max_length` and `normalize_ranges`."""
+        self.task = task() if isinstance(task, type) else task
+        self._recipe = dict(env_construction.standard_wrappers(
+            config, self.task.action_space))
+        self.env_id = self.task.env_id
+        self.max_episode_steps = self.task.max_episode_steps
+        if 'LimitDuration' in self._recipe:
+            self.max_episode_steps = min(
+                self.max_episode_steps,
+                int(self._recipe['LimitDuration']['duration']))
+        self.state_size = self.task.state_size
+        super().__init__()
+
+    def __repr__(self):
+        return f'StandardTask({self.task!r}, {sorted(self._recipe)})'
+
+    def _define_spaces(self):
+        """The spaces of the wrappers; sets the maps and the clip bounds."""
+        observation_space = self.task.observation_space
+        action_space = self.task.action_space
+        self._observ_map = self._action_map = self._clip = None
+        if 'RangeNormalize' in self._recipe:
+            (self._observ_map, self._action_map, observation_space,
+             action_space) = space_wrappers.range_scales(
+                 observation_space, action_space, None, None)
+        if 'ClipAction' not in self._recipe:
+            return observation_space, action_space
+        self._clip = (
+            action_space.low.astype(np.float32),
+            action_space.high.astype(np.float32))
+        return observation_space, gym.spaces.Box(
+            -np.inf, np.inf, action_space.shape, np.float32)
+
+    def reset(self, key, batch_size):
+        """Initial states of the wrapped task; see `Task.reset`."""
+        return self.task.reset(key, batch_size)
+
+    def step(self, state, action):
+        """Clip and map the actions, step, and map the observations."""
+        if self._clip is not None:
+            with tf.name_scope('standard_action'):
+                low, high = self._clip
+                action = tf.minimum(tf.maximum(action, low), high)
+                if self._action_map is not None:
+                    action = (
+                        action * self._action_map.half_range
+                        + self._action_map.center)
+        state, observ, reward, terminated = self.task.step(state, action)
+        return state, self._map_observ(observ), reward, terminated
+
+    def observe(self, state):
+        """The mapped observations of states."""
+        return self._map_observ(self.task.observe(state))
+
+    def _map_observ(self, observ):
+        """Observations mapped as `RangeNormalize` maps them."""
+        if self._observ_map is None:
+            return observ
+        with tf.name_scope('standard_observ'):
+            return (
+                (observ - self._observ_map.center)
+                / self._observ_map.half_range)
 
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
-    """Batch of environments of a task written in TensorFlow operations.
-
-    A drop-in for `tools.InGraphBatchEnv` (variables `observ`, `action`,
-    `reward`, `done`, `truncated`; ops `simulate` and `reset`) whose steps
-    never leave the graph. Episodes end as under gymnasium's `TimeLimit`.
-
-    The scope `task` holds what decides the batch's future, so a restored
-    batch continues exactly: the states, step counts, the base seed and the
-    counter of resets (a reset draws with the key `(seed, counter)`), and
-    `done` and `observ`. The last step's `action`, `reward` and `truncated`
-    live in `task_temporary`, which checkpoints leave out. `transition` and
-    `restart` are the step and reset as pure functions, for compiled loops.
+    """Batch of environments of a `Task`, a drop-in for
+    `tools.InGraphBatchEnv` whose episodes end as under gymnasium's
+    `TimeLimit`. The scope `task` holds what decides the batch's future
+    (states, step counts, the base seed, the counter of resets, whose key
+    is `(seed, counter)`, `done` and `observ`), so a restored batch goes on
+    exactly; `task_temporary`, which checkpoints leave out, the last
+    `action`, `reward` and `truncated`. `transition` and `restart` are the
+    step and the reset as pure functions, for compiled loops.
     """
 
     def __init__(self, task, num_envs, seed, max_length=None):
         """Create the variables of the batch.
 
         Args:
-            task: `Task` instance or subclass, such as a value of
-                `agents.environments.TASKS`.
+            task: `Task` instance or subclass.
             num_envs: Number of environments, an int >= 1.
             seed: Int base seed of the resets, or None for a random one.
             max_length: Steps after which an episode is truncated; None:
-                the task's limit in gymnasium's registry.
+                the task's `max_episode_steps`.
 
         Raises:
-            ValueError: When an argument is out of range or of a wrong type.
+            ValueError: Naming an argument out of range or of a wrong type.
         """
-        if isinstance(task, type) and issubclass(task, task_lib.Task):
+        if isinstance(task, type) and issubclass(task, Task):
             task = task()
-        if not isinstance(task, task_lib.Task):
+        if not isinstance(task, Task):
             raise ValueError(
-                    f'task must be an agents.environments.Task, got {task!r}.')
-        if not episode_wrappers.is_integer(num_envs) or num_envs < 1:
+                f'task must be an agents.environments.Task, got {task!r}.')
+        if not _is_int(num_envs, 1):
             raise ValueError(
-                    f'num_envs must be an int >= 1, got {num_envs!r}.')
+                f'num_envs must be an int >= 1, got {num_envs!r}.')
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
-        if not episode_wrappers.is_integer(seed) or not (
-                -2 ** 63 <= seed < 2 ** 63):
-            raise ValueError(
-                    f'seed must be None or an int64, got {seed!r}.')
+        if not _is_int(seed, -2 ** 63) or seed >= 2 ** 63:
+            raise ValueError(f'seed must be None or an int64, got {seed!r}.')
         if max_length is None:
             max_length = task.max_episode_steps
-        if not episode_wrappers.is_integer(max_length) or max_length < 1:
+        if not _is_int(max_length, 1):
             raise ValueError(
-                    f'max_length must be None or an int >= 1, got '
-                    f'{max_length!r}.')
-        self._task = task
+                f'max_length must be None or an int >= 1, got '
+                f'{max_length!r}.')
+        self.task = task
         self._num_envs = int(num_envs)
-        self._max_length = int(max_length)
+        self.max_length = int(max_length)
         discrete = isinstance(task.action_space, gym.spaces.Discrete)
         batch = [self._num_envs]
         observ_shape = list(task.observation_space.shape)
         action_shape = [] if discrete else list(task.action_space.shape)
-        action_dtype = np.int32 if discrete else np.float32
         with tf.variable_scope('task'):
-            self._seed = _variable('seed', np.int64(seed))
-            self._counter = _variable('counter', np.int64(0))
-            self._state = _variable(
-                    'state', np.zeros(batch + [task.state_size], np.float32))
-            self._steps = _variable('steps', np.zeros(batch, np.int32))
+            self.seed = _variable('seed', np.int64(seed))
+            self.counter = _variable('counter', np.int64(0))
+            self.state = _variable(
+                'state', np.zeros(batch + [task.state_size], np.float32))
+            self.steps = _variable('steps', np.zeros(batch, np.int32))
             self._observ = _variable(
-                    'observ', np.zeros(batch + observ_shape, np.float32))
+                'observ', np.zeros(batch + observ_shape, np.float32))
             # True at first, so that the first step begins every episode.
             self._done = _variable('done', np.ones(batch, np.bool_))
         with tf.variable_scope('task_temporary'):
-            self._action = _variable(
-                    'action', np.zeros(batch + action_shape, action_dtype))
+            self._action = _variable('action', np.zeros(
+                batch + action_shape, np.int32 if discrete else np.float32))
             self._reward = _variable('reward', np.zeros(batch, np.float32))
             self._truncated = _variable(
-                    'truncated', np.zeros(batch, np.bool_))
+                'truncated', np.zeros(batch, np.bool_))
 
     def __len__(self):
         """Number of environments in the batch."""
         return self._num_envs
 
     def __repr__(self):
-        """The task, size and time limit of the batch."""
         return (
-                f'InGraphTaskBatch({self._task!r}, num_envs={self._num_envs},'
-                f' max_length={self._max_length})')
+            f'InGraphTaskBatch({self.task!r}, num_envs={self._num_envs}, '
+            f'max_length={self.max_length})')
 
     @property
     def _wrapped(self):
         """The task, which gives the spaces and attributes the batch lacks."""
-        return self._task
-
-    @property
-    def task(self):
-        """The `Task` that the environments run."""
-        return self._task
-
-    @property
-    def max_length(self):
-        """Steps after which an episode is truncated."""
-        return self._max_length
-
-    @property
-    def state(self):
-        """float32 variable `[num_envs, state_size]` of the task states."""
-        return self._state
-
-    @property
-    def steps(self):
-        """int32 variable of the steps of each running episode."""
-        return self._steps
-
-    @property
-    def seed(self):
-        """int64 variable of the base seed of the random numbers."""
-        return self._seed
-
-    @property
-    def counter(self):
-        """int64 variable of the resets so far, part of the random key."""
-        return self._counter
+        return self.task
 
     @property
     def restarts(self):
@@ -143,116 +231,74 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         """Do nothing; the batch holds no resources outside the graph."""
 
     def transition(self, state, steps, action):
-        """Step states and episode step counts, as a pure function.
-
-        Args:
-            state: float32 tensor `[num_envs, state_size]`.
-            steps: int32 tensor `[num_envs]` of each episode's steps so far.
-            action: Tensor of the actions, as the task takes them.
-
-        Returns:
-            Tuple of the next states, the next step counts, the
-            observations, float32 rewards, and the bool flags `done` and
-            `truncated` (at the time limit without terminating).
-        """
+        """Step states and episode step counts, as a pure function, into
+        the next states and step counts, the observations, float32 rewards,
+        and the flags `done` and `truncated` (at the time limit without
+        terminating)."""
         with tf.name_scope('task_transition'):
-            state, observ, reward, terminated = self._task.step(
-                    state, action)
+            state, observ, reward, terminated = self.task.step(state, action)
             steps = steps + 1
-            at_limit = steps >= self._max_length
+            at_limit = steps >= self.max_length
             done = tf.logical_or(terminated, at_limit)
             truncated = tf.logical_and(at_limit, tf.logical_not(terminated))
             return state, steps, observ, reward, done, truncated
 
     def restart(self, seed, counter, state, steps, begin):
-        """Begin new episodes where `begin` is true, as a pure function.
-
-        Draws as `reset` with the indices where `begin` is true.
-
-        Args:
-            seed: int64 scalar tensor, the base seed.
-            counter: int64 scalar tensor, the resets so far.
-            state: float32 tensor `[num_envs, state_size]`.
-            steps: int32 tensor `[num_envs]`.
-            begin: bool tensor `[num_envs]`.
-
-        Returns:
-            Tuple of the counter, the states and the step counts after the
-            resets, and the observations of the states.
-        """
+        """Begin new episodes where `begin` is true, as a pure function
+        drawing as `reset` does; returns the counter, the states and step
+        counts after the resets, and the observations of the states."""
         with tf.name_scope('task_restart'):
-            fresh = self._task.reset(
-                    tf.stack([seed, counter]), self._num_envs)
+            fresh = self.task.reset(tf.stack([seed, counter]), self._num_envs)
             state = compiled_ops.where(begin, fresh, state)
             steps = compiled_ops.where(begin, tf.zeros_like(steps), steps)
             counter = counter + tf.cast(tf.reduce_any(begin), tf.int64)
-            return counter, state, steps, self._task.observe(state)
+            return counter, state, steps, self.task.observe(state)
 
     def simulate(self, action):
-        """Step the batch and store the outcomes in the variables.
-
-        Args:
-            action: Tensor of one action per environment, as for
-                `InGraphBatchEnv.simulate`.
+        """The op stepping the batch by one action per environment and
+        assigning the outcomes; it fails, assigning nothing, on an action,
+        observation or reward that is not finite or a discrete action
+        outside the action space.
 
         Raises:
             TypeError, ValueError: As `InGraphBatchEnv.simulate`.
-
-        Returns:
-            Operation that steps and assigns; it fails, assigning nothing,
-            on an action, observation or reward that is not finite or a
-            discrete action outside the action space.
         """
         with tf.name_scope('environment_simulate'):
             action = self._prepare_action(action)
             state, steps, observ, reward, done, truncated = self.transition(
-                    self._state.read_value(), self._steps.read_value(),
-                    action)
+                self.state.read_value(), self.steps.read_value(), action)
             return self._assign_step(observ, reward, [
-                    (self._state, state), (self._steps, steps),
-                    (self._action, action), (self._done, done),
-                    (self._truncated, truncated)])
+                (self.state, state), (self.steps, steps),
+                (self._action, action), (self._done, done),
+                (self._truncated, truncated)])
 
     def reset(self, indices=None):
-        """Begin new episodes in some or all environments.
-
-        Draws initial states for the whole batch from the key `(seed,
-        counter)` and increments the counter.
-
-        Args:
-            indices: 1-D integer tensor of the environments to reset; None
-                resets all.
-
-        Returns:
-            Tensor of the first observations of those environments,
-            available once the variables were updated.
-        """
+        """Begin new episodes in some or all (None) environments, drawing
+        initial states for the whole batch from the key `(seed, counter)`
+        and incrementing the counter; returns their first observations,
+        available once the variables were updated."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(self._num_envs)
             indices = tf.cast(indices, tf.int32)
             indices.set_shape([None])
-            counter = self._counter.read_value()
-            fresh = self._task.reset(
-                    tf.stack([self._seed.read_value(), counter]),
-                    self._num_envs)
+            counter = self.counter.read_value()
+            fresh = self.task.reset(
+                tf.stack([self.seed.read_value(), counter]), self._num_envs)
             state = tf.gather(fresh, indices)
-            observ = self._task.observe(state)
+            observ = self.task.observe(state)
             zeros = tf.zeros_like(indices)
             with tf.control_dependencies([state]):
-                increment = self._counter.assign_add(1)
+                increment = self.counter.assign_add(1)
+            updates = [
+                (self.state, state), (self.steps, zeros),
+                (self._observ, observ),
+                (self._reward, tf.cast(zeros, tf.float32)),
+                (self._done, tf.cast(zeros, tf.bool)),
+                (self._truncated, tf.cast(zeros, tf.bool))]
             with tf.control_dependencies([
-                    tf.scatter_update(self._state, indices, state),
-                    tf.scatter_update(self._steps, indices, zeros),
-                    tf.scatter_update(self._observ, indices, observ),
-                    tf.scatter_update(
-                            self._reward, indices, tf.cast(zeros, tf.float32)),
-                    tf.scatter_update(
-                            self._done, indices, tf.cast(zeros, tf.bool)),
-                    tf.scatter_update(
-                            self._truncated, indices,
-                            tf.cast(zeros, tf.bool)),
-                    increment]):
+                    tf.scatter_update(variable, indices, value)
+                    for variable, value in updates] + [increment]):
                 return tf.identity(observ)
 
     def _prepare_action(self, action):
@@ -263,12 +309,53 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         count = self.action_space.n
         valid = tf.reduce_all(tf.logical_and(action >= 0, action < count))
         check = tf.debugging.Assert(valid, [
-                f'Expected actions in [0, {count}) of the action space '
-                f'Discrete({count}) but got', action], summarize=16)
+            f'Expected actions in [0, {count}) of the action space '
+            f'Discrete({count}) but got', action], summarize=16)
         with tf.control_dependencies([check]):
             return tf.identity(action)
+
+
+def _is_int(value, minimum):
+    """Whether a value is an integer (not a bool) of at least `minimum`."""
+    return episode_wrappers.is_integer(value) and value >= minimum
 
 
 def _variable(name, initial_value):
     """Create a non-trainable variable of a NumPy value and its dtype."""
     return tf.Variable(initial_value, trainable=False, name=name)
+
+
+def symmetric_box(high):
+    """A float32 Box space from `-high` to `high`."""
+    high = np.array(high, np.float32)
+    return gym.spaces.Box(-high, high, dtype=np.float32)
+
+
+def uniform(key, batch_size, low, high):
+    """Float32 values `[batch_size, len(low)]` uniform in `[low, high)`
+    per component, drawn with the int64 `key` `[2]`.
+
+    Always from the XLA version of the stateless Philox op (a small
+    compiled call outside compiled code): XLA's and TensorFlow's kernels
+    draw other numbers for the same key, and compiled and plain code must
+    agree. A ValueError when `batch_size` is not a positive Python int.
+    """
+    if not _is_int(batch_size, 1):
+        raise ValueError(
+            f'batch_size must be a Python int >= 1, got {batch_size!r}.')
+    return _compiled_uniform(
+        tf.convert_to_tensor(key, tf.int64), int(batch_size),
+        tuple(float(value) for value in low),
+        tuple(float(value) for value in high))
+
+
+def _uniform(key, batch_size, low, high):
+    """Uniform values `[batch_size, len(low)]` in `[low, high)`."""
+    unit = tf.random.stateless_uniform(
+        [batch_size, len(low)], seed=key, dtype=tf.float32, alg='philox')
+    low = tf.constant(low, tf.float32)
+    high = tf.constant(high, tf.float32)
+    return low + unit * (high - low)
+
+
+_compiled_uniform = tf.function(_uniform, jit_compile=True)

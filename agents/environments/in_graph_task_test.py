@@ -1,4 +1,5 @@
-"""Tests of InGraphTaskBatch under tools.simulate and across checkpoints."""
+"""Tests of the in-graph tasks: InGraphTaskBatch under tools.simulate and
+across checkpoints, and the helpers of tasks."""
 
 import os
 
@@ -292,3 +293,26 @@ def test_compiled_loop_of_pure_functions_matches_simulate():
                         sess.run(batch.observ), observs[index],
                         rtol=1e-6, atol=1e-6)
     assert dones.sum() >= 6
+
+
+@pytest.mark.parametrize('batch_size', [0, -1, True, 2.0, '2'])
+def test_uniform_refuses_a_batch_size(batch_size):
+    """The number of rows is a positive integer, not a bool."""
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=(
+                rf'^batch_size must be a Python int >= 1, got '
+                rf'{repr(batch_size)}\.$')):
+            in_graph_task.uniform(
+                tf.constant([1, 2], tf.int64), batch_size, [0], [1])
+
+
+def test_uniform_takes_a_numpy_integer():
+    """A NumPy integer is a batch size too."""
+    with tf.Graph().as_default():
+        values = in_graph_task.uniform(
+            tf.constant([1, 2], tf.int64), np.int64(3), [0.0, -1.0],
+            [1.0, 0.0])
+        assert values.shape.as_list() == [3, 2]
+        with tf.Session() as sess:
+            values = sess.run(values)
+    assert ((values >= [0.0, -1.0]) & (values < [1.0, 0.0])).all()

@@ -1,10 +1,11 @@
-"""MountainCar-v0 as batched TensorFlow operations."""
+"""MountainCar-v0 and MountainCarContinuous-v0 as batched TensorFlow
+operations."""
 
 import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 from agents.tools import compiled_ops
 
 _MIN_POSITION = -1.2
@@ -13,16 +14,15 @@ _MAX_SPEED = 0.07
 _GOAL_VELOCITY = 0.0
 _FORCE = 0.001
 _GRAVITY = 0.0025
+_MAX_ACTION = 1.0
+_POWER = 0.0015
 
 
-class MountainCar(task.Task):
-    """Drive an underpowered car up a hill, as gymnasium's `MountainCar-v0`.
-
-    The state is `(position, velocity)`, which is also the observation.
-    Actions 0, 1 and 2 accelerate left, not at all, and right. The reward is
-    -1 on every step; the episode terminates at the goal position 0.5 with a
-    velocity of at least zero. The left wall at -1.2 stops the car.
-    """
+class MountainCar(in_graph_task.Task):
+    """Drive an underpowered car up a hill, as gymnasium's `MountainCar-v0`,
+    of the state and observation `(position, velocity)`. The reward is -1
+    per step; the episode terminates at the goal position 0.5 with a
+    velocity of at least zero. The left wall at -1.2 stops the car."""
 
     env_id = 'MountainCar-v0'
     max_episode_steps = 200
@@ -35,18 +35,13 @@ class MountainCar(task.Task):
     goal_position = 0.5
 
     def _define_spaces(self):
-        """Positions and velocities within their bounds; three actions."""
         low = np.array([_MIN_POSITION, -_MAX_SPEED], np.float32)
         high = np.array([_MAX_POSITION, _MAX_SPEED], np.float32)
         observation_space = gym.spaces.Box(low, high, dtype=np.float32)
         return observation_space, gym.spaces.Discrete(3)
 
     def step(self, state, action):
-        """See `Task.step`; the observations are the states.
-
-        The int32 actions `[batch]` in `{0, 1, 2}` push left, not at all
-        and right; every reward is -1.
-        """
+        """Push left, not at all or right (int32 actions 0, 1, 2)."""
         with tf.name_scope('mountain_car_step'):
             position, velocity = tf.unstack(state, axis=1)
             push = tf.cast(action - 1, tf.float32) * _FORCE
@@ -70,3 +65,35 @@ class MountainCar(task.Task):
         terminated = tf.logical_and(
                 position >= self.goal_position, velocity >= _GOAL_VELOCITY)
         return tf.stack([position, velocity], axis=1), terminated
+
+
+class ContinuousMountainCar(MountainCar):
+    """`MountainCar` with a continuous force, as gymnasium's
+    `MountainCarContinuous-v0`: the reward is 100 at the goal position 0.45
+    with a velocity of at least zero, minus 0.1 times the square of the
+    action as given (gymnasium clips it only for the force)."""
+
+    env_id = 'MountainCarContinuous-v0'
+    max_episode_steps = 999
+    name = 'continuous_mountain_car'
+    # The state, observation and initial states are those of `MountainCar`.
+    goal_position = 0.45
+
+    def _define_spaces(self):
+        observation_space, _ = super()._define_spaces()
+        return observation_space, in_graph_task.symmetric_box([_MAX_ACTION])
+
+    def step(self, state, action):
+        """Push with the float32 forces `[batch, 1]`, clipped to [-1, 1]."""
+        with tf.name_scope('continuous_mountain_car_step'):
+            position, velocity = tf.unstack(state, axis=1)
+            force = tf.clip_by_value(action[:, 0], -_MAX_ACTION, _MAX_ACTION)
+            new_state, terminated = self._drive(
+                    position, velocity,
+                    force * _POWER - _GRAVITY * tf.cos(3 * position))
+            goal_reward = compiled_ops.where(
+                    terminated,
+                    tf.fill(tf.shape(position), 100.0),
+                    tf.zeros_like(position))
+            reward = goal_reward - 0.1 * tf.square(action[:, 0])
+            return new_state, new_state, reward, terminated

@@ -4,7 +4,7 @@ import math
 
 import tensorflow.compat.v1 as tf
 
-from agents.environments import task
+from agents.environments import in_graph_task
 
 _MAX_SPEED = 8.0
 _MAX_TORQUE = 2.0
@@ -14,16 +14,12 @@ _MASS = 1.0
 _LENGTH = 1.0
 
 
-class Pendulum(task.Task):
-    """Swing up a pendulum, as gymnasium's `Pendulum-v1` (g = 10).
-
-    The state is `(theta, theta_dot)`. Gymnasium lets the angle grow without
-    bound; this task keeps it within about `[-pi - 0.4, pi + 0.4]` by adding
-    the step's rotation to the angle normalized to `[-pi, pi)`, which the
-    cost computes anyway. Observations and rewards are the same, since both
-    depend on the angle only through its sine, cosine and normalized value,
-    and float32 keeps its precision over long episodes.
-    """
+class Pendulum(in_graph_task.Task):
+    """Swing up a pendulum, as gymnasium's `Pendulum-v1` (g = 10), of the
+    state `(theta, theta_dot)`. Where gymnasium lets the angle grow, the
+    task adds the step's rotation to the angle normalized to `[-pi, pi)`:
+    the same observations and rewards (of the sine, cosine and normalized
+    angle), in float32 that keeps its precision over long episodes."""
 
     env_id = 'Pendulum-v1'
     max_episode_steps = 200
@@ -34,14 +30,13 @@ class Pendulum(task.Task):
     reset_high = [math.pi, 1.0]
 
     def _define_spaces(self):
-        """Cosine, sine and velocity; a torque in `[-2, 2]`."""
         return (
-                task.symmetric_box([1.0, 1.0, _MAX_SPEED]),
-                task.symmetric_box([_MAX_TORQUE]))
+                in_graph_task.symmetric_box([1.0, 1.0, _MAX_SPEED]),
+                in_graph_task.symmetric_box([_MAX_TORQUE]))
 
     def step(self, state, action):
-        """See `Task.step`: one step of 0.05 s; the reward is minus the
-        cost of the state before the step and the clipped torque."""
+        """One step of 0.05 s; the reward is minus the cost of the state
+        before the step and the clipped torque."""
         with tf.name_scope('pendulum_step'):
             theta, theta_dot = tf.unstack(state, axis=1)
             torque = tf.clip_by_value(action[:, 0], -_MAX_TORQUE, _MAX_TORQUE)
@@ -63,7 +58,7 @@ class Pendulum(task.Task):
             return new_state, self.observe(new_state), -cost, terminated
 
     def observe(self, state):
-        """See `Task.observe`: `(cos(theta), sin(theta), theta_dot)`."""
+        """`(cos(theta), sin(theta), theta_dot)`."""
         with tf.name_scope('pendulum_observe'):
             theta, theta_dot = tf.unstack(state, axis=1)
             return tf.stack([tf.cos(theta), tf.sin(theta), theta_dot], axis=1)

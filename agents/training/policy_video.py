@@ -61,7 +61,7 @@ def visualize_policy(
         normalize_ranges=False)
     gl_needed, gl_backend = episode_videos.select_gl_backend(env)
     model = tf2.saved_model.load(policy)
-    env_constructor = env_construction.environment_constructor(env_config)
+    env_constructor = env_construction.EnvironmentConstructor(env_config)
     constructor = functools.partial(record_episodes.RecordedEnvironment(
         env_constructor, outdir, gl_backend,
         threads=sliced_batch_env.available_cpus(), effects=render_effects),

@@ -181,7 +181,7 @@ def _define_graph(
     # renderer would otherwise start a thread per core in each.
     workers = num_agents if env_mode != 'inprocess' else 1
     constructor = record_episodes.RecordedEnvironment(
-        env_construction.environment_constructor(config), outdir, gl_backend,
+        env_construction.EnvironmentConstructor(config), outdir, gl_backend,
         threads=max(1, sliced_batch_env.available_cpus() // workers),
         effects=render_effects)
     graph = tf.Graph()
