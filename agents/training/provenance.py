@@ -1,13 +1,12 @@
 """What produced a run: command line, package versions, commit, machine.
 
-`record()` collects it, `write` stores it as a run folder's
-`provenance.yaml`, `write_json` adds it to a benchmark's JSON. Versions come
+`record()` collects it (for a run folder's `provenance.yaml`, see
+`run_folder`), `write_json` adds it to a benchmark's JSON. Versions come
 from the distributions' metadata: no recorded package is imported.
 """
 
 import datetime
 import importlib.metadata
-import io
 import json
 import os
 import platform
@@ -16,11 +15,6 @@ import socket
 import subprocess
 import sys
 
-import ruamel.yaml
-
-from agents.training import config_io
-
-FILENAME = 'provenance.yaml'
 # Recorded packages and the distributions that provide them, first found
 # wins (TensorFlow also ships as tensorflow-cpu, for example).
 PACKAGES = {
@@ -127,36 +121,6 @@ def write_json(path, report, provenance):
         json.dump(written, file_, indent=1)
         file_.write('\n')
     return written
-
-
-def write(run_dir, provenance):
-    """Write a record to `provenance.yaml` in a run folder, atomically.
-
-    Args:
-      run_dir: Existing run folder.
-      provenance: Dict from `record`.
-
-    Returns:
-      Path of the written file.
-    """
-    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
-    yaml.default_flow_style = False
-    stream = io.StringIO()
-    yaml.dump(dict(provenance), stream)
-    path = os.path.join(run_dir, FILENAME)
-    config_io.write_atomic(path, stream.getvalue())
-    return path
-
-
-def read(run_dir):
-    """The dict that `write` wrote to a run folder.
-
-    Raises:
-      FileNotFoundError: When the folder has no `provenance.yaml`.
-    """
-    path = os.path.join(run_dir, FILENAME)
-    with open(path, encoding='utf-8') as file_:
-        return ruamel.yaml.YAML(typ='safe', pure=True).load(file_)
 
 
 def package_version(*distributions):

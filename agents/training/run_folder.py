@@ -1,4 +1,4 @@
-"""The run folder `<logdir>/<timestamp>-<config>`: which one, and one trainer.
+"""The run folder `<logdir>/<timestamp>-<config>`: which one, lock, files.
 
 A trainer holds an exclusive `fcntl.flock` on the run folder's `.lock`
 file, which names its process; the kernel releases it however the process
@@ -8,16 +8,22 @@ ends, so a killed trainer leaves no stale lock.
 import contextlib
 import datetime
 import fcntl
+import io
 import logging
 import os
 import re
 
+import ruamel.yaml
+
 from agents import tools
+from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_overrides
 from agents.training import config_spec
+from agents.training import provenance
 
 LOCK_NAME = '.lock'
+PROVENANCE = 'provenance.yaml'
 _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 
@@ -68,14 +74,17 @@ class RunLock:
     `acquire` creates the folder where needed, and `release(remove_created=
     True)` removes it again where the run wrote nothing. The lock belongs to
     the folder at the path: `check` raises where the path names another.
+    `resumed`: whether the folder held a `config.yaml` when created.
 
     Args:
-      run_dir: The run folder; nothing happens before `acquire`.
+      run_dir: The run folder, or None for a run without one (the lock is
+          then never held); nothing happens before `acquire`.
     """
 
     def __init__(self, run_dir):
         self.run_dir = run_dir
-        self._path = os.path.join(run_dir, LOCK_NAME)
+        self.resumed = bool(run_dir) and _has_config(run_dir)
+        self._path = run_dir and os.path.join(run_dir, LOCK_NAME)
         self._fd = None
         self._folder = None
         self._created = []
@@ -92,7 +101,7 @@ class RunLock:
           RunFolderInUse: Naming the process that holds the lock.
           OSError: When the folder or the lock file cannot be created.
         """
-        if self.held:
+        if self.held or not self.run_dir:
             return self
         self._created = _make_dirs(self.run_dir)
         while True:
@@ -178,6 +187,81 @@ class RunLock:
 
     def __exit__(self, *unused_exc_info):
         self.release()
+
+
+@contextlib.contextmanager
+def locked(run_dir):
+    """Lock a trainer's run folder, naming it in the log, meanwhile.
+
+    A new run that refuses to start or fails before `write_new_run` leaves
+    no folder behind.
+
+    Args:
+      run_dir: The run folder, or None.
+
+    Raises:
+      config_io.ConfigError: Where the folder is in use, cannot be created,
+          or is new and holds checkpoints.
+
+    Yields:
+      The `RunLock`, held where there is a folder.
+    """
+    lock = RunLock(run_dir)
+    if run_dir:
+        # First, since visualize and export need it, and a long run may be
+        # followed in TensorBoard from the start.
+        logging.getLogger('agents').info(
+            'Run folder %s%s.', run_dir, ', resumed' if lock.resumed else '')
+        try:
+            lock.acquire()
+        except RunFolderInUse as error:
+            raise config_io.ConfigError(str(error)) from None
+        except OSError as error:
+            raise config_io.ConfigError(
+                f'Cannot create the run folder {run_dir}: '
+                f'{error.strerror or error}.') from error
+    with contextlib.ExitStack() as stack:
+        # The folder of a new run is empty until it wrote `config.yaml`.
+        stack.callback(lock.release, remove_created=True)
+        # A new run restores no checkpoints it did not write (those of a
+        # trainer whose folder moved away, say).
+        found = run_dir and not lock.resumed and (
+            checkpoints.list_checkpoints(run_dir))
+        if found:
+            raise config_io.ConfigError(
+                f'Run folder {run_dir} holds checkpoints of another run '
+                f'({os.path.basename(found[0])}) but no config.yaml; a '
+                'new run restores none it did not write: pass another '
+                '--timestamp.')
+        yield lock
+
+
+def write_new_run(lock, config):
+    """Write `config.yaml` and `provenance.yaml` into a new run's folder.
+
+    Nothing where the run has no folder or resumes: it keeps both files of
+    its first start.
+    """
+    if lock.run_dir and not lock.resumed:
+        write_provenance(lock.run_dir, provenance.record())
+        config_io.save_config(config, lock.run_dir)
+
+
+def write_provenance(run_dir, record):
+    """Write a `provenance.record()` to the folder's `provenance.yaml`,
+    atomically; returns the file's path."""
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    yaml.default_flow_style = False
+    stream = io.StringIO()
+    yaml.dump(dict(record), stream)
+    path = os.path.join(run_dir, PROVENANCE)
+    config_io.write_atomic(path, stream.getvalue())
+    return path
+
+
+def _has_config(run_dir):
+    """Whether the run folder holds its `config.yaml`."""
+    return os.path.exists(os.path.join(run_dir, 'config.yaml'))
 
 
 def prepare_run(logdir, config_name, timestamp, settings=()):
