@@ -12,6 +12,7 @@ import tensorflow.compat.v1 as tf
 
 from agents.environments import graph_env
 from agents.tools import resume_state
+from agents.tools.run_errors import ConfigError
 from agents.training import errors
 
 
@@ -277,6 +278,79 @@ def initialize_variables(
             continue
         return path
     raise ValueError('No readable checkpoint: ' + '; '.join(failures))
+
+
+def restore_run(sess, saver, config, lock):
+    """Initialize the variables or restore a run's latest checkpoint.
+
+    Args:
+      sess: Session of the graph.
+      saver: Saver of `define_saver`.
+      config: Completed configuration.
+      lock: The `run_folder.RunLock` of the run.
+
+    Raises:
+      ConfigError: Where the run cannot resume (a size changed, say).
+
+    Returns:
+      The `RunSaver` of the run, or None without a run folder.
+    """
+    logger = logging.getLogger('agents')
+    try:
+        restored = initialize_variables(sess, saver, config.logdir)
+    except CheckpointShapeError as error:
+        raise ConfigError(
+            f'Cannot resume {config.logdir}: '
+            f'{_describe_shape_change(config, error)}') from error
+    except ValueError as error:
+        raise ConfigError(
+            f'Cannot resume {config.logdir}: {error}') from error
+    if restored:
+        logger.info('Restored checkpoint %s.', restored)
+        reasons = resume_state.apply_saved(sess)
+        if reasons:
+            logger.warning(
+                'Resumed with new episodes: %s; scores differ from those of '
+                'a run straight through.', reasons[0])
+    elif lock.resumed:
+        logger.info(
+            'No checkpoint in %s yet; training starts at step 0.',
+            config.logdir)
+    if not config.logdir:
+        return None
+    return RunSaver(saver, config.logdir, check=lock.check)
+
+
+# Keys whose values are sizes of variables, and where in a variable's name
+# a key's size may appear (None: anywhere).
+_SHAPE_KEYS = (
+    ('num_agents', None), ('eval_episodes', None), ('update_every', None),
+    ('max_length', None), ('rollout_length', None),
+    ('policy_layers', '/policy/'), ('value_layers', '/value/'))
+
+
+def _describe_shape_change(config, error):
+    """The text after 'Cannot resume RUN: ' naming the keys of new sizes."""
+    if len(error.saved) == len(error.current):
+        sizes = {
+            new for old, new in zip(error.saved, error.current) if old != new}
+    else:
+        sizes = set(error.current)
+    keys = []
+    for key, where in _SHAPE_KEYS:
+        value = config.get(key)
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if (where is None or where in f'/{error.name}/') and sizes & {
+                size for size in values if isinstance(size, int)}:
+            keys.append(f'{key}={value!r}')
+    cause = (
+        f"config.yaml's {' or '.join(keys)}" if keys
+        else 'config.yaml, a size in it,')
+    return (
+        f'{cause} changes the shape of {error.name} from {error.saved} in '
+        f'{os.path.basename(error.path)} to {error.current}; a resumed run '
+        'keeps the shapes it started with: restore the value, or start a '
+        'new run with another --timestamp.')
 
 
 def _restore(sess, saver, path):
