@@ -17,8 +17,14 @@ import signal
 import sys
 import threading
 
+from agents import tools
+from agents.tools import batch_env as batch_env_lib
+
 # Seconds that saving may take when a stuck step is abandoned.
 _ABANDON_SAVE_SECONDS = 20.0
+# Seconds a step in progress has to end after SIGINT or SIGTERM before the
+# watchdog stops the process without it.
+_STUCK_STEP_GRACE = 2.0
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _active = None
 # Held by the one thread that ends the process: the handler of a second
@@ -88,6 +94,36 @@ class StopRequest:
 def active():
     """The installed `StopRequest`, or None."""
     return _active
+
+
+@contextlib.contextmanager
+def watch(batches, timeout, save, release):
+    """Run the body under a `tools.StepWatchdog` of the batches.
+
+    Args:
+      batches: The batches of the run, as the watchdog takes them.
+      timeout: Seconds a step may take (`worker_timeout`); None: 600.
+      save: Callable that saves a checkpoint and logs its errors.
+      release: Callable that releases the run folder.
+
+    Yields:
+      Nothing.
+    """
+    stop = active()
+    watchdog = tools.StepWatchdog(
+        batches, timeout=timeout or 600, grace=_STUCK_STEP_GRACE,
+        on_hang=lambda error: abandon(
+            save, release,
+            f'Error: Training stopped: {batch_env_lib.first_line(error)}', 1),
+        on_stuck_signal=lambda signum: abandon(
+            save, release, stop.describe(signum), 128 + signum),
+        # As the handler does, where Python calls it twice.
+        on_second_signal=lambda signum: exit_now(
+            stop.describe(signum, again=True), 128 + signum))
+    with watchdog, (
+            watchdog.watch_signals() if stop and stop.abandon_stuck
+            else contextlib.nullcontext()):
+        yield
 
 
 def abandon(save, release, message, code):
