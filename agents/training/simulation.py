@@ -74,7 +74,7 @@ def define_loop(
 
 
 def define_simulation(batch_env, eval_batch_env, config):
-    """The training and the evaluation simulation of a run.
+    """The training and the evaluation simulation of a run, and its loop.
 
     Training episodes go on across phases. Evaluation steps `eval_batch_env`
     with `algo.evaluation_view(eval_batch_env, config.eval_stochastic)`;
@@ -94,49 +94,66 @@ def define_simulation(batch_env, eval_batch_env, config):
       do_report, force_reset; algo, batch_env, done, score, summary,
       run_steps, made_steps of training; eval_batch_env, eval_done,
       eval_score, eval_summary, eval_feed and eval_run_steps (None: one
-      batch step per run).
+      batch step per run); the `loop` of `define_loop` and the
+      `total_steps` of `schedule_steps`.
     """
+    train_steps, eval_steps = phase_steps(config)
+    total_steps = schedule_steps(config)
     switches = define_switches()
-    should_log, force_reset = switches.should_log, switches.force_reset
     algo = config.algorithm(
-        batch_env, switches.step, switches.is_training, should_log, config)
+        batch_env, switches.step, switches.is_training, switches.should_log,
+        config)
     separate = eval_batch_env is not None
     # Steps of a run (at most, and made); None: one batch step.
-    eval_run_steps = run_steps = made_steps = None
+    run_steps = made_steps = None
     if separate and compiles_training(config, batch_env, algo):
         length = run_length(config, batch_env)
-        done, score, summary, made_steps = _compiled_training(
-            algo, switches.step, config, len(batch_env), length)
+        in_phase = tf.math.floormod(
+            tf.cast(switches.step, tf.int64), train_steps + eval_steps)
+        made, done, score, summary = algo.collect(
+            length, (train_steps - in_phase) // len(batch_env))
+        made_steps = made * len(batch_env)
         run_steps = length * len(batch_env)
     else:
         # Training episodes go on across phases when evaluation has its own
         # environments; the first step begins them, as every `done` starts
         # true.
         done, score, summary = tools.simulate(  # pylint: disable=not-callable
-            batch_env, algo, should_log, False if separate else force_reset)
+            batch_env, algo, switches.should_log,
+            False if separate else switches.force_reset)
     if separate:
-        with tf.variable_scope('evaluation'):
-            view = algo.evaluation_view(
-                eval_batch_env, config.eval_stochastic)
-            if compiles_evaluation(config, eval_batch_env, view):
-                eval_done, eval_score, eval_summary = _compiled_evaluation(
-                    eval_batch_env, view, config.max_length, should_log)
-                eval_run_steps = len(eval_batch_env) * config.max_length
-            else:
-                eval_done, eval_score, _ = tools.simulate(  # pylint: disable=not-callable
-                    eval_batch_env, view, False, force_reset)
-                eval_done, eval_score, eval_summary = _first_episodes(
-                    eval_done, eval_score, force_reset, should_log)
+        eval_done, eval_score, eval_summary, eval_run_steps = (
+            _define_evaluation(algo, eval_batch_env, switches, config))
         eval_feed = {}
     else:
         eval_done, eval_score, eval_summary = done, score, summary
-        eval_feed = {switches.is_training: False}
-    return simulation_interface(
+        eval_run_steps, eval_feed = None, {switches.is_training: False}
+    graph = simulation_interface(
         switches, algo=algo, batch_env=batch_env, done=done, score=score,
         summary=summary, eval_batch_env=eval_batch_env, eval_done=eval_done,
         eval_score=eval_score, eval_summary=eval_summary,
         eval_feed=eval_feed, eval_run_steps=eval_run_steps,
-        run_steps=run_steps, made_steps=made_steps)
+        run_steps=run_steps, made_steps=made_steps, total_steps=total_steps)
+    with graph.unlocked:
+        graph.loop = define_loop(
+            graph, config.logdir, train_steps, eval_steps,
+            config.caller_thread)
+    return graph
+
+
+def _define_evaluation(algo, eval_batch_env, switches, config):
+    """Evaluation's done, score, summary and steps of a run (None: one
+    batch step)."""
+    with tf.variable_scope('evaluation'):
+        view = algo.evaluation_view(eval_batch_env, config.eval_stochastic)
+        if compiles_evaluation(config, eval_batch_env, view):
+            return _compiled_evaluation(
+                eval_batch_env, view, config.max_length, switches.should_log
+            ) + (len(eval_batch_env) * config.max_length,)
+        done, score, _ = tools.simulate(  # pylint: disable=not-callable
+            eval_batch_env, view, False, switches.force_reset)
+        return _first_episodes(
+            done, score, switches.force_reset, switches.should_log) + (None,)
 
 
 def compiles_training(config, batch_env, algo):
@@ -168,19 +185,6 @@ def run_length(config, batch_env):
         return config.max_length
     return max(1, min(
         config.max_length, BRIDGE_RUN_ENV_STEPS // len(batch_env)))
-
-
-def _compiled_training(algo, step, config, num_agents, length):
-    """Training runs of up to `length` batch steps in one session call.
-
-    Returns done, score, summary and the environment steps the run made.
-    """
-    train_steps, eval_steps = phase_steps(config)
-    in_phase = tf.math.floormod(
-        tf.cast(step, tf.int64), train_steps + eval_steps)
-    steps_left = (train_steps - in_phase) // num_agents
-    made, done, score, summary = algo.collect(length, steps_left)
-    return done, score, summary, made * num_agents
 
 
 def compiles_evaluation(config, eval_batch_env, view):
