@@ -19,48 +19,32 @@ from agents.training import errors
 def define_saver(exclude=None, include=None, **kwargs):
     """Create a saver for the variables not matching any exclude pattern.
 
-    The `checkpoint` index holds paths relative to the run folder, so that
-    a copied or moved folder still names its own files.
+    Its index holds paths relative to the run folder, which may move.
 
     Args:
       exclude: Regexes over variable names to leave out.
       include: Variables to save even where excluded (the state of an exact
           resumption); a checkpoint that lacks them restores without them.
       **kwargs: Passed on to `tf.train.Saver`.
-
-    Returns:
-      `tf.train.Saver`; its `restored_variables` are those it restores.
     """
-    variables = []
-    exclude = exclude or ()
-    for variable in tf.global_variables():
-        if any(re.match(pattern, variable.name) for pattern in exclude):
-            continue
-        variables.append(variable)
+    required = [
+        variable for variable in tf.global_variables()
+        if not any(re.match(pattern, variable.name)
+                   for pattern in exclude or ())]
     optional = [
         variable for variable in include or ()
-        if not any(variable is other for other in variables)]
+        if not any(variable is other for other in required)]
     kwargs.setdefault('max_to_keep', 5)
     kwargs.setdefault('save_relative_paths', True)
-    return _ResumeSaver(variables, optional, **kwargs)
-
-
-class _ResumeSaver(tf.train.Saver):
-    """A saver of `required` variables and `optional` ones that old
-    checkpoints lack."""
-
-    def __init__(self, variables, optional, **kwargs):
-        super().__init__(list(variables) + list(optional), **kwargs)
-        self.required = list(variables)
-        self.optional = list(optional)
-        self.restored_variables = self.required + self.optional
+    saver = tf.train.Saver(required + optional, **kwargs)
+    saver.required, saver.optional = required, optional
+    saver.restored_variables = required + optional
+    return saver
 
 
 class CheckpointShapeError(ValueError):
-    """A checkpoint (`path`) holds variable `name` in another shape.
-
-    `saved` is its shape in the checkpoint, `current` in the graph (lists).
-    """
+    """A checkpoint (`path`) holds variable `name` in the shape `saved`,
+    the graph in `current` (lists)."""
 
     def __init__(self, path, name, saved, current):
         super().__init__(
@@ -73,12 +57,10 @@ class CheckpointShapeError(ValueError):
 
 
 class RunSaver:
-    """Saves the checkpoints of a run folder; other attributes: the saver's.
+    """Saves a run folder's checkpoints; other attributes: the saver's.
 
-    It keeps `max_to_keep` across restarts. A failed save (a full disk)
-    removes what it began to write, keeps the earlier checkpoints and
-    raises `errors.CheckpointError`. Saves from several threads (the
-    watchdog's) happen one after another.
+    It keeps `max_to_keep` across restarts, saves one thread at a time, and
+    a failed save removes what it began to write.
 
     Args:
       saver: `tf.train.Saver`, e.g. of `define_saver`.
@@ -95,10 +77,7 @@ class RunSaver:
 
     def save(self, sess, unused_prefix=None, global_step=None,
              consistent=True):
-        """Save the variables as `<logdir>/model.ckpt-<global_step>`.
-
-        The environments' state is copied into variables first
-        (`tools.resume_state`); a step saved already returns its path.
+        """Save the variables and the environments' state.
 
         Args:
           sess: Session of the graph.
@@ -108,10 +87,10 @@ class RunSaver:
               step; if not (a step hung or failed), no environment state.
 
         Raises:
-          CheckpointError: When saving failed.
+          errors.CheckpointError: Where saving failed.
 
         Returns:
-          Path prefix of the checkpoint.
+          Path prefix of the checkpoint (of an earlier save of the step too).
         """
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
@@ -161,11 +140,8 @@ class RunSaver:
         self._saver.recover_last_checkpoints(last[excess:])
 
     def _forget(self, prefix):
-        """Leave no record of a failed save in the saver or the index file.
-
-        TensorFlow updates the index before it writes the meta graph; where
-        it cannot be rewritten it is removed (`list_checkpoints` scans).
-        """
+        """Leave no record of a failed save in the saver or the index file
+        (which TensorFlow updates before it writes the meta graph)."""
         remaining = [
             path for path in self._saver.last_checkpoints
             if path != prefix and os.path.exists(path + '.index')]
@@ -219,25 +195,19 @@ def _error_cause(error):
 
 def initialize_variables(
         sess, saver, logdir=None, checkpoint=None, resume=None):
-    """Initialize or restore the variables of a session.
-
-    The newest checkpoint inside `logdir` is restored (see
-    `list_checkpoints`); an unreadable one falls back to the previous one
-    with a warning.
+    """Initialize the variables, or restore the newest readable checkpoint.
 
     Args:
       sess: Session to initialize variables in.
       saver: Saver to restore variables.
       logdir: Directory to search for checkpoints.
-      checkpoint: Specify a checkpoint (path or name in logdir) to restore.
-      resume: Whether to expect checkpoints to restore from; None accepts
-          either.
+      checkpoint: A checkpoint (path or name in logdir) to restore.
+      resume: Whether to expect checkpoints; None accepts either.
 
     Raises:
-      CheckpointShapeError: When the newest readable checkpoint holds a
-          variable in another shape than the graph.
-      ValueError: When resume is requested without checkpoints, or
-          checkpoints exist when starting a new run, or none is readable.
+      CheckpointShapeError: Where the checkpoint holds a variable in another
+          shape than the graph.
+      ValueError: Where `resume` is not met, or no checkpoint is readable.
 
     Returns:
       Path of the restored checkpoint, or None.
@@ -293,7 +263,7 @@ def restore_run(sess, saver, config, lock):
       ConfigError: Where the run cannot resume (a size changed, say).
 
     Returns:
-      The `RunSaver` of the run, or None without a run folder.
+      The run's `RunSaver`, or None without a run folder.
     """
     logger = logging.getLogger('agents')
     try:
@@ -391,17 +361,9 @@ def _restore(sess, saver, path):
 def list_checkpoints(logdir, warn=False):
     """Checkpoint paths inside a run folder, newest first.
 
-    The folder's `model.ckpt-<step>` checkpoints, highest step first, then
-    others that the `checkpoint` index names, by base name (its paths may
-    be of the folder the run was copied from; it may be damaged or stale).
-
-    Args:
-      logdir: Directory holding checkpoints.
-      warn: Whether to log a warning when the `checkpoint` index is damaged
-          or names another checkpoint as the latest than the newest found.
-
-    Returns:
-      List of checkpoint prefixes inside `logdir` whose index file exists.
+    The `model.ckpt-<step>` ones, then others that the `checkpoint` index
+    names by base name (it may be damaged, stale, or of another folder).
+    `warn`: whether to warn where the index disagrees.
     """
     found = []
     for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
@@ -436,15 +398,8 @@ def list_checkpoints(logdir, warn=False):
 
 
 def saved_env(logdir):
-    """What the newest readable checkpoint of a run says of its environments.
-
-    Args:
-      logdir: Run folder, or None.
-
-    Returns:
-      `graph_env.SavedEnv`: the kind of batch that trained it, the Python
-      env mode it recorded and its path; `graph_env.NEW_RUN` without one.
-    """
+    """What the newest readable checkpoint of a run folder (or None) says
+    of its environments: a `graph_env.SavedEnv`, else `graph_env.NEW_RUN`."""
     for path in list_checkpoints(logdir) if logdir else ():
         try:
             names = [name for name, _ in tf.train.list_variables(path)]

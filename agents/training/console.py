@@ -17,9 +17,7 @@ def set_up_logging(level=logging.INFO):
 
     `tf.logging.info` of a script prints, as in 2017; what TensorFlow logs
     about itself below ERROR does not. Warnings print without colour codes.
-
-    Args:
-      level: Logging level of the 'agents' logger.
+    `level`: that of the 'agents' logger.
     """
     quiet_start.set_log_level('2')
     logger = logging.getLogger('agents')

@@ -1,9 +1,5 @@
-"""The errors that end a training run that started (exit code 1), and the
-one reading of TensorFlow's error messages.
-
-`config_io.ConfigError` is that of a configuration, flag or run folder that
-cannot be used (exit code 2).
-"""
+"""The errors that end a started training run (exit code 1), and the one
+reading of TensorFlow's error messages."""
 
 import re
 
@@ -39,15 +35,8 @@ _NOT_FINITE = re.compile(
 
 
 def describe_op_error(error):
-    """One line about an error of a graph operation.
-
-    Args:
-        error: `tf.errors.OpError` of a session run.
-
-    Returns:
-        Which tensor or gradient was not finite, where a numerics check
-        failed; else `error_line(error)`.
-    """
+    """One line about a `tf.errors.OpError`: which tensor or gradient was
+    not finite where a numerics check failed, else `error_line(error)`."""
     for line in error.message.splitlines():
         match = _NOT_FINITE.match(line.strip())
         if match:

@@ -1,8 +1,7 @@
 """What produced a run: command line, package versions, commit, machine.
 
-`record()` collects it (for a run folder's `provenance.yaml`, see
-`run_folder`), `write_json` adds it to a benchmark's JSON. Versions come
-from the distributions' metadata: no recorded package is imported.
+Versions come from the distributions' metadata: no recorded package is
+imported.
 """
 
 import datetime
@@ -41,14 +40,11 @@ def record(argv=None, packages=None):
 
     Args:
       argv: Command line as a list of strings; `sys.argv` by default.
-      packages: Dict like `PACKAGES` of the packages to record, e.g. with
-          a benchmark's peers added; `PACKAGES` by default.
+      packages: Dict like `PACKAGES` (the default) of the packages to record.
 
     Returns:
-      Dict with the keys of `KEYS`: the shell-quoted `command`, `python`'s
-      version, `packages` (name to version or None), `git_commit` and
-      `git_dirty` (see `git_state`), `host`, `started` (UTC, ISO 8601) and
-      `machine`.
+      Dict of `KEYS`; `packages` maps names to versions or None, `started`
+      is UTC, ISO 8601.
     """
     argv = sys.argv if argv is None else argv
     commit, dirty = git_state(package_root())
@@ -68,13 +64,10 @@ def record(argv=None, packages=None):
 
 
 def machine():
-    """The CPU of this machine and its load now, which speeds depend on.
-
-    Returns:
-      Dict with the keys of `MACHINE_KEYS`: `cpu_model`, `cores` (logical
-      CPUs), `usable_cores` (those this process may use) and
-      `load_average` (1, 5 and 15 minutes, or None where unknown).
-    """
+    """The CPU of this machine and its load now, which speeds depend on:
+    a dict of `MACHINE_KEYS`, `cores` counting logical CPUs, `usable_cores`
+    those of this process, `load_average` over 1, 5 and 15 minutes (or
+    None)."""
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS and Windows have no affinity.
@@ -103,16 +96,16 @@ def cpu_model():
 
 
 def write_json(path, report, provenance):
-    """Write a benchmark's report as JSON, with its provenance.
+    """Write a benchmark's report (a dict) as JSON, with its provenance.
 
     Args:
       path: File to write.
       report: Dict of the benchmark's results, without a `provenance` key.
-      provenance: The `record` taken when the benchmark started; its
-          `machine` gains `load_average_end`, the load averages now.
+      provenance: The `record` of the benchmark's start; its `machine` gains
+          `load_average_end`.
 
     Returns:
-      The dict written: `report` with `provenance` added.
+      The dict written.
     """
     provenance = dict(provenance, machine=dict(
         provenance['machine'], load_average_end=machine()['load_average']))
@@ -140,15 +133,9 @@ def package_root():
 
 
 def git_state(root):
-    """Commit and dirty flag of a git checkout whose top folder is `root`.
-
-    A folder inside another checkout (a virtual environment kept in a
-    repository) does not count.
-
-    Returns:
-      Tuple of the hash of `HEAD` and whether tracked files differ from it;
-      `(None, None)` when `root` is no checkout's top or git fails.
-    """
+    """The hash of `HEAD` and whether tracked files differ from it, of the
+    git checkout whose top folder is `root`; `(None, None)` where there is
+    none (a folder inside another checkout does not count) or git fails."""
     top = _git(root, 'rev-parse', '--show-toplevel')
     if top is None or not _same_folder(top, root):
         return None, None

@@ -2,11 +2,8 @@
 
 TensorFlow's C++ code prints lines that concern no user (absl's note before
 `InitializeLog`, oneDNN, `cpu_feature_guard`, a failed cuInit) straight to
-the stderr descriptor, before `TF_CPP_MIN_LOG_LEVEL` takes effect; so
-`quiet_tensorflow` loads TensorFlow and lists its devices with that
-descriptor redirected, then writes back the other lines. A user's own
-`TF_CPP_MIN_LOG_LEVEL` keeps every line; the level set here is marked as
-ours, so that child processes, which inherit it, hold the lines back too.
+the stderr descriptor, before `TF_CPP_MIN_LOG_LEVEL` takes effect. A user's
+own `TF_CPP_MIN_LOG_LEVEL` keeps every line.
 """
 
 import contextlib
@@ -32,14 +29,8 @@ _OWN_LEVEL = 'BATCH_PPO_TF_CPP_MIN_LOG_LEVEL'
 
 
 def quiet_tensorflow(level='2'):
-    """Load TensorFlow without its start-up lines, unless the user asked.
-
-    Does nothing where the user set `TF_CPP_MIN_LOG_LEVEL` or TensorFlow is
-    loaded already.
-
-    Args:
-      level: Value for `TF_CPP_MIN_LOG_LEVEL`.
-    """
+    """Load TensorFlow and list its devices with stderr filtered, unless
+    the user set `TF_CPP_MIN_LOG_LEVEL` or TensorFlow is loaded already."""
     if users_log_level() is not None or 'tensorflow' in sys.modules:
         return
     set_log_level(level)
@@ -51,12 +42,8 @@ def quiet_tensorflow(level='2'):
 
 
 def set_log_level(level='2'):
-    """Set `TF_CPP_MIN_LOG_LEVEL` as this module's own, unless it is set.
-
-    Args:
-      level: Value for `TF_CPP_MIN_LOG_LEVEL`; 2 keeps TensorFlow's
-          warnings out and its errors in.
-    """
+    """Set `TF_CPP_MIN_LOG_LEVEL` (2: errors only) unless it is set,
+    marked as ours, so that child processes hold the lines back too."""
     if _LEVEL not in os.environ:
         os.environ[_LEVEL] = os.environ[_OWN_LEVEL] = str(level)
 
@@ -76,14 +63,8 @@ def is_noise(line):
 
 @contextlib.contextmanager
 def filter_stderr():
-    """Collect what is written to file descriptor 2, then drop the noise.
-
-    On exit, also after an exception, the lines that are not `is_noise` are
-    written to stderr.
-
-    Yields:
-      Nothing.
-    """
+    """Collect what is written to file descriptor 2; on exit, write back
+    the lines that are not `is_noise`."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:

@@ -1,8 +1,7 @@
 """The run folder `<logdir>/<timestamp>-<config>`: which one, lock, files.
 
-A trainer holds an exclusive `fcntl.flock` on the run folder's `.lock`
-file, which names its process; the kernel releases it however the process
-ends, so a killed trainer leaves no stale lock.
+The lock is an `fcntl.flock` on the folder's `.lock` file, which names
+its process; the kernel releases it however the process ends.
 """
 
 import contextlib
@@ -27,7 +26,7 @@ PROVENANCE = 'provenance.yaml'
 _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 
-def check_timestamp(timestamp):
+def _check_timestamp(timestamp):
     """Raise a one-line ConfigError unless a --timestamp can name folders."""
     if not _TIMESTAMP.match(timestamp):
         raise config_io.ConfigError(
@@ -36,11 +35,9 @@ def check_timestamp(timestamp):
             'a folder inside --logdir.')
 
 
-def runs_of_timestamp(logdir, timestamp):
-    """The sorted config names of the resumable run folders of a timestamp.
-
-    Config names hold no '-', so a folder name splits at its last one.
-    """
+def _runs_of_timestamp(logdir, timestamp):
+    """The sorted config names of the resumable run folders of a timestamp
+    (config names hold no '-': a folder name splits at its last one)."""
     if not os.path.isdir(logdir):
         return []
     names = []
@@ -69,16 +66,10 @@ class RunFolderMoved(RuntimeError):
 
 
 class RunLock:
-    """The exclusive lock of a trainer on a run folder.
+    """The exclusive lock of a trainer on a run folder (or None).
 
-    `acquire` creates the folder where needed, and `release(remove_created=
-    True)` removes it again where the run wrote nothing. The lock belongs to
-    the folder at the path: `check` raises where the path names another.
-    `resumed`: whether the folder held a `config.yaml` when created.
-
-    Args:
-      run_dir: The run folder, or None for a run without one (the lock is
-          then never held); nothing happens before `acquire`.
+    `acquire` creates the folder where needed; `check` raises where the
+    path names another folder; `resumed`: whether it had a `config.yaml`.
     """
 
     def __init__(self, run_dir):
@@ -89,19 +80,10 @@ class RunLock:
         self._folder = None
         self._created = []
 
-    @property
-    def held(self):
-        """Whether this object holds the lock."""
-        return self._fd is not None
-
     def acquire(self):
-        """Take the lock, or fail without writing anything; returns self.
-
-        Raises:
-          RunFolderInUse: Naming the process that holds the lock.
-          OSError: When the folder or the lock file cannot be created.
-        """
-        if self.held or not self.run_dir:
+        """Take the lock, or raise `RunFolderInUse` or `OSError` writing
+        nothing; returns self."""
+        if self._fd is not None or not self.run_dir:
             return self
         self._created = _make_dirs(self.run_dir)
         while True:
@@ -129,15 +111,9 @@ class RunLock:
         return self
 
     def check(self):
-        """Raise unless the path still names the locked folder and lock.
-
-        TensorFlow would save to the path of a moved folder, recreating it
-        there unlocked.
-
-        Raises:
-          RunFolderMoved: Naming the folder.
-        """
-        if not self.held:
+        """Raise `RunFolderMoved` unless the path still names the locked
+        folder and lock (TensorFlow would recreate a moved one unlocked)."""
+        if self._fd is None:
             return
         try:
             folder = os.stat(self.run_dir)
@@ -152,15 +128,10 @@ class RunLock:
                 'resumes from its last checkpoint where it is now.')
 
     def release(self, remove_created=False):
-        """Remove the lock file and release the lock; safe to call again.
-
-        Never raises, so as not to hide the error that ended the run.
-
-        Args:
-          remove_created: Whether to remove the folders that `acquire`
-              created, where they are empty.
-        """
-        if not self.held:
+        """Remove the lock file and release the lock; never raises, as not to
+        hide why the run ended. `remove_created`: remove the folders that
+        `acquire` created, where empty."""
+        if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
@@ -191,20 +162,16 @@ class RunLock:
 
 @contextlib.contextmanager
 def locked(run_dir):
-    """Lock a trainer's run folder, naming it in the log, meanwhile.
+    """Lock a trainer's run folder (or None), naming it in the log.
 
-    A new run that refuses to start or fails before `write_new_run` leaves
-    no folder behind.
-
-    Args:
-      run_dir: The run folder, or None.
+    A new run that fails before `write_new_run` leaves no folder behind.
 
     Raises:
       config_io.ConfigError: Where the folder is in use, cannot be created,
           or is new and holds checkpoints.
 
     Yields:
-      The `RunLock`, held where there is a folder.
+      The `RunLock`.
     """
     lock = RunLock(run_dir)
     if run_dir:
@@ -237,11 +204,8 @@ def locked(run_dir):
 
 
 def write_new_run(lock, config):
-    """Write `config.yaml` and `provenance.yaml` into a new run's folder.
-
-    Nothing where the run has no folder or resumes: it keeps both files of
-    its first start.
-    """
+    """Write `config.yaml` and `provenance.yaml` into a new run's folder;
+    a resumed run keeps those of its first start."""
     if lock.run_dir and not lock.resumed:
         write_provenance(lock.run_dir, provenance.record())
         config_io.save_config(config, lock.run_dir)
@@ -265,17 +229,13 @@ def _has_config(run_dir):
 
 
 def prepare_run(logdir, config_name, timestamp, settings=()):
-    """Decide the run folder and its configuration (resumed or new).
-
-    An existing run folder with a `config.yaml` is resumed. Nothing is
-    written: the run folder is created when training starts.
+    """Decide the run folder and its configuration, writing nothing.
 
     Args:
       logdir: Base directory of the run folders, or None.
-      config_name: Config spec (see `config_spec.load_config_spec`), or
-          None to resume.
+      config_name: Config spec, or None to resume.
       timestamp: Prefix of the run folder, or None for the current time.
-      settings: 'KEY=VALUE' overrides of config values; a resumed run
+      settings: 'KEY=VALUE' overrides; a resumed run (an existing folder)
           accepts only those that match its saved configuration.
 
     Raises:
@@ -283,8 +243,7 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
           the saved configuration or `logdir` cannot be used.
 
     Returns:
-      Tuple of the configuration, the run folder (or None) and the
-      timestamp.
+      Tuple of the configuration, the run folder (or None), the timestamp.
     """
     if not logdir:
         if not config_name:
@@ -294,10 +253,10 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
         return config, None, None
     logdir = os.path.expanduser(logdir)
     if timestamp is not None:
-        check_timestamp(timestamp)
+        _check_timestamp(timestamp)
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
-    runs = runs_of_timestamp(logdir, timestamp)
+    runs = _runs_of_timestamp(logdir, timestamp)
     label = config_name and config_spec.config_label(config_name)
     if config_name and runs and label not in runs:
         name, = runs[:1]
@@ -315,7 +274,7 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
             logdir, f'{timestamp}-{label if label in runs else runs[0]}')
         logging.getLogger('agents').info('Resuming run %s.', run_dir)
         config = config_io.load_config(run_dir)
-        check_resume_overrides(config, settings, run_dir)
+        _check_resume_overrides(config, settings, run_dir)
         with config.unlocked:
             config.logdir = run_dir
         return config, run_dir, timestamp
@@ -333,7 +292,7 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
     return config, run_dir, timestamp
 
 
-def check_resume_overrides(config, settings, run_dir):
+def _check_resume_overrides(config, settings, run_dir):
     """Raise a ConfigError naming the first `--set` that changes a run."""
     changed = tools.AttrDict(config)
     for setting in settings:
@@ -348,10 +307,8 @@ def check_resume_overrides(config, settings, run_dir):
 
 
 def check_writable(logdir):
-    """Raise a one-line ConfigError where `logdir` cannot be written.
-
-    Creates nothing: checks the deepest part of the path that exists.
-    """
+    """Raise a one-line ConfigError where `logdir` cannot be written (its
+    deepest existing part); creates nothing."""
     existing = os.path.abspath(logdir)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)

@@ -1,8 +1,7 @@
 """The simulation graph of a run: training and evaluation, and their phases.
 
-`define_simulation` builds training and evaluation, one session call per
-batch step or many steps per call (see docs/architecture.md);
-`define_loop` alternates them as the phases of a `tools.Loop`.
+One session call per batch step, or many steps per call (see
+docs/architecture.md); a `tools.Loop` alternates the phases.
 """
 
 import logging
@@ -30,15 +29,12 @@ def define_loop(
         graph, logdir, train_steps, eval_steps, caller_thread=True):
     """The `tools.Loop` alternating a training and an evaluation phase.
 
-    The evaluation phase reports the mean score of its episodes at its end.
-
     Args:
       graph: AttrDict of `define_simulation`.
       logdir: Run folder for summaries and checkpoints, or None.
       train_steps: Env steps of each training phase.
       eval_steps: Env steps of each evaluation phase.
-      caller_thread: Whether the phases run their ops in the calling thread
-          rather than the inter-op pool (config `caller_thread`).
+      caller_thread: Whether the phases run their ops in the calling thread.
     """
     # Progress lines and summaries show training steps, so that a config's
     # `steps` is the last step shown; checkpoints keep the global step.
@@ -76,37 +72,28 @@ def define_loop(
 def define_simulation(batch_env, eval_batch_env, config):
     """The training and the evaluation simulation of a run, and its loop.
 
-    Training episodes go on across phases. Evaluation steps `eval_batch_env`
-    with `algo.evaluation_view(eval_batch_env, config.eval_stochastic)`;
-    every evaluation phase begins its episodes anew and scores the first
-    episode of each environment. An algorithm without `evaluation_view` (of
-    the 2017 package) evaluates on the training batch with `is_training`
-    false, as in 2017; `eval_batch_env` is None then.
-
-    Args:
-      batch_env: In-graph batch of the training environments.
-      eval_batch_env: In-graph batch of the evaluation environments, or
-          None for an algorithm without `evaluation_view`.
-      config: Completed configuration.
+    An algorithm without `evaluation_view` (of 2017) evaluates on the
+    training batch (`eval_batch_env` is None) with `is_training` false.
 
     Returns:
-      AttrDict of step; the bool variables is_training, should_log,
-      do_report, force_reset; algo, batch_env, done, score, summary,
-      run_steps, made_steps of training; eval_batch_env, eval_done,
-      eval_score, eval_summary, eval_feed and eval_run_steps (None: one
-      batch step per run); the `loop` of `define_loop` and the
-      `total_steps` of `schedule_steps`.
+      AttrDict of the switches (step, is_training, should_log, do_report,
+      force_reset); algo, batch_env, done, score, summary, run_steps and
+      made_steps; eval_batch_env, eval_done, eval_score, eval_summary,
+      eval_feed and eval_run_steps (steps of a call, None: one batch step);
+      `loop` and `total_steps`.
     """
     train_steps, eval_steps = phase_steps(config)
     total_steps = schedule_steps(config)
-    switches = define_switches()
+    switches = _define_switches()
     algo = config.algorithm(
         batch_env, switches.step, switches.is_training, switches.should_log,
         config)
     separate = eval_batch_env is not None
-    # Steps of a run (at most, and made); None: one batch step.
     run_steps = made_steps = None
-    if separate and compiles_training(config, batch_env, algo):
+    # With `compile_rollout`, where the algorithm can collect in a loop.
+    compiles = getattr(algo, 'compiles_collection', None)
+    if separate and config.compile_rollout and compiles and compiles(
+            batch_env):
         length = run_length(config, batch_env)
         in_phase = tf.math.floormod(
             tf.cast(switches.step, tf.int64), train_steps + eval_steps)
@@ -128,7 +115,7 @@ def define_simulation(batch_env, eval_batch_env, config):
     else:
         eval_done, eval_score, eval_summary = done, score, summary
         eval_run_steps, eval_feed = None, {switches.is_training: False}
-    graph = simulation_interface(
+    graph = _interface(
         switches, algo=algo, batch_env=batch_env, done=done, score=score,
         summary=summary, eval_batch_env=eval_batch_env, eval_done=eval_done,
         eval_score=eval_score, eval_summary=eval_summary,
@@ -142,8 +129,7 @@ def define_simulation(batch_env, eval_batch_env, config):
 
 
 def _define_evaluation(algo, eval_batch_env, switches, config):
-    """Evaluation's done, score, summary and steps of a run (None: one
-    batch step)."""
+    """Evaluation's done, score, summary and steps of a call (or None)."""
     with tf.variable_scope('evaluation'):
         view = algo.evaluation_view(eval_batch_env, config.eval_stochastic)
         if compiles_evaluation(config, eval_batch_env, view):
@@ -156,31 +142,9 @@ def _define_evaluation(algo, eval_batch_env, switches, config):
             done, score, switches.force_reset, switches.should_log) + (None,)
 
 
-def compiles_training(config, batch_env, algo):
-    """Whether training runs many steps per session call.
-
-    With `compile_rollout`, where the algorithm can collect in a loop (see
-    `PPO.compiles_collection`).
-    """
-    compiles = getattr(algo, 'compiles_collection', None)
-    return bool(
-        config.compile_rollout and compiles is not None and
-        compiles(batch_env))
-
-
 def run_length(config, batch_env):
-    """Batch steps of a training call of many steps, at most.
-
-    `max_length` on an in-graph task; behind the numpy_function bridge at
-    most `BRIDGE_RUN_ENV_STEPS` environment steps.
-
-    Args:
-      config: Completed configuration.
-      batch_env: In-graph batch of the training environments.
-
-    Returns:
-      Positive integer.
-    """
+    """Batch steps of a training call: `max_length` on an in-graph task, at
+    most `BRIDGE_RUN_ENV_STEPS` environment steps behind the bridge."""
     if hasattr(batch_env, 'transition'):
         return config.max_length
     return max(1, min(
@@ -188,12 +152,9 @@ def run_length(config, batch_env):
 
 
 def compiles_evaluation(config, eval_batch_env, view):
-    """Whether evaluations run as one session call of all their steps.
-
-    With `compile_rollout`, where the view has the pure policy step of
-    `tools.compiled_rollout.Policy` and the environments are in-graph or
-    behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps.
-    """
+    """Whether evaluations run as one session call: with `compile_rollout`,
+    a pure policy step, and in-graph environments or few steps behind the
+    bridge (`BRIDGE_EVAL_ENV_STEPS`)."""
     if not (config.compile_rollout and hasattr(view, 'step')):
         return False
     env = rollout_env.rollout_env(eval_batch_env)
@@ -204,10 +165,8 @@ def compiles_evaluation(config, eval_batch_env, view):
 
 
 def _compiled_evaluation(eval_batch_env, view, max_length, log):
-    """Score the first episode of every evaluation environment in one call.
-
-    Returns done, score and a summary of the mean score.
-    """
+    """Done, score and mean-score summary of every evaluation environment's
+    first episode, in one call."""
     done, score = compiled_rollout.first_episodes(
         eval_batch_env, view, max_length)
 
@@ -224,11 +183,9 @@ def _compiled_evaluation(eval_batch_env, view, max_length, log):
 
 
 def _first_episodes(done, score, reset, log):
-    """Keep the first episode of every environment in an evaluation phase.
-
-    `reset` is true on the first step of a phase. Returns done (of first
-    episodes), score and a summary of their mean score since the last log.
-    """
+    """Done (of first episodes), score and mean-score summary since the last
+    log of every environment's first episode in a phase (`reset` on its first
+    step)."""
     with tf.variable_scope('evaluation_temporary'):
         ended = tf.Variable(
             lambda: tf.zeros(done.shape, tf.bool), trainable=False,
@@ -243,7 +200,6 @@ def _first_episodes(done, score, reset, log):
         first = tf.logical_and(done, tf.logical_not(before))
         store = ended.assign(tf.logical_or(before, done))
         submit = mean_score.submit(tf.boolean_mask(score, first))
-        # tf.cond(pred, fn, str): the empty summary where nothing is logged.
         summary = tf.cond(
             tools.identity_after([store, submit], log),
             lambda: tf.cond(
@@ -261,15 +217,7 @@ def phase_steps(config):
 
     `steps` is split into equal training phases of whole batch steps, at
     most `eval_every` each (default: `max(update_every, num_agents)`
-    full-length episodes, at most `steps`), so a run ends with an
-    evaluation. An evaluation runs `eval_episodes` environments for
-    `max_length` steps.
-
-    Args:
-      config: Completed configuration (with `max_length`).
-
-    Returns:
-      Tuple of two integers.
+    full-length episodes), so a run ends with an evaluation.
     """
     steps = max(1, int(math.ceil(config.steps)))
     every = config.eval_every or min(
@@ -282,27 +230,12 @@ def phase_steps(config):
 
 
 def training_steps(config, global_step):
-    """The training steps of a run at a global step (of a checkpoint).
-
-    Args:
-      config: Completed configuration.
-      global_step: Integer global step, training and evaluation steps.
-
-    Returns:
-      Integer.
-    """
+    """The training steps of a run at a global step (of a checkpoint)."""
     return loop_lib.phase_steps_at(global_step, phase_steps(config))[0]
 
 
 def schedule_steps(config):
-    """The global step (of both phases) at which a run ends.
-
-    Args:
-      config: Completed configuration.
-
-    Returns:
-      Integer.
-    """
+    """The global step (of both phases) at which a run ends."""
     train_steps, eval_steps = phase_steps(config)
     steps = max(1, int(math.ceil(config.steps)))
     phases = int(math.ceil(steps / train_steps))
@@ -315,38 +248,28 @@ def define_simulation_graph(batch_env, algo_cls, config):
     Args:
       batch_env: In-graph batch environment.
       algo_cls: Constructor of the algorithm.
-      config: Configuration of the algorithm; keys it lacks take their
-          default (`config_spec.with_defaults`); retired keys get a warning.
+      config: Configuration of the algorithm; missing keys take defaults.
 
     Returns:
-      AttrDict of the graph's interface: step; the bool variables
-      is_training, should_log, do_report, force_reset; algo, done, score,
-      summary.
+      AttrDict of step, is_training, should_log, do_report, force_reset,
+      algo, done, score and summary.
     """
     config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
-    switches = define_switches()
+    switches = _define_switches()
     algo = algo_cls(
         batch_env, switches.step, switches.is_training, switches.should_log,
         config)
-    # Pylint takes these exports for their same-named modules.
     done, score, summary = tools.simulate(  # pylint: disable=not-callable
         batch_env, algo, switches.should_log, switches.force_reset)
-    return simulation_interface(
+    return _interface(
         switches, algo=algo, batch_env=batch_env, done=done, score=score,
         summary=summary)
 
 
-def define_switches():
-    """The global step and the switches of a simulation graph, all false.
-
-    Variables rather than placeholders, so that `tools.Loop` sets them in
-    the graph and session runs need no feeds.
-
-    Returns:
-      AttrDict of step and the bool variables is_training, should_log,
-      do_report and force_reset.
-    """
+def _define_switches():
+    """The global step and the bool variables is_training, should_log,
+    do_report and force_reset (which `tools.Loop` sets in the graph)."""
     step = tf.train.get_or_create_global_step()
     with tf.variable_scope('simulation_temporary'):
         switches = {
@@ -356,16 +279,9 @@ def define_switches():
     return tools.AttrDict(step=step, **switches)
 
 
-def simulation_interface(switches, **parts):
-    """The interface of a finished simulation graph; logs its weights.
-
-    Args:
-      switches: AttrDict of `define_switches`.
-      **parts: The algorithm and the tensors of the simulation.
-
-    Returns:
-      AttrDict of the switches and the parts.
-    """
+def _interface(switches, **parts):
+    """AttrDict of the switches and the parts of a simulation; logs the
+    count of its weights."""
     num_weights = tools.count_weights()  # pylint: disable=not-callable
     logging.getLogger('agents').info(
         'Graph contains %d trainable variables.', num_weights)

@@ -1,12 +1,8 @@
 """How the training script stops on signals and stuck steps.
 
-SIGINT and SIGTERM ask the trainer to save a checkpoint of the last completed
-step and exit with 128 + the signal number (see docs/reliability.md). An
-exception raised by a handler in the middle of TensorFlow's code would
-replace the error it builds, so within the training loop the handler only
-records the signal and the loop stops before its next session run. A step
-stuck in an environment never returns: `tools.StepWatchdog` notices it and
-`abandon` ends the process from the watchdog's thread.
+SIGINT and SIGTERM save a checkpoint of the last completed step and exit
+with 128 + the signal number; a stuck step ends the process from the
+watchdog's thread (see docs/reliability.md).
 """
 
 import contextlib
@@ -43,11 +39,10 @@ class Interrupted(KeyboardInterrupt):
 class StopRequest:
     """SIGINT and SIGTERM, turned into a request to save and stop.
 
-    While `deferred` is false, the first signal raises `Interrupted` at once;
-    while true, the handler only records it for `requested`. A second signal
-    ends the process at once, without saving. `abandon_stuck`: whether a
-    signal during a stuck step ends the process without that step (see
-    `tools.StepWatchdog.watch_signals`); a subclass may say no.
+    While `deferred` is false, the first signal raises `Interrupted`; while
+    true (within TensorFlow's code, which it would disturb), it is recorded
+    for `requested`. A second signal ends the process. `abandon_stuck`:
+    whether a signal during a stuck step ends the process without it.
 
     Args:
       describe: Callable of a signal number and `again` (whether it is the
@@ -78,7 +73,7 @@ class StopRequest:
         """Handle SIGINT and SIGTERM, and be the `active` request, meanwhile.
 
         Yields:
-          This request; the previous handlers return after the block.
+          This request.
         """
         global _active  # pylint: disable=global-statement
         previous = [signal.signal(signum, self.handle) for signum in _SIGNALS]
@@ -101,7 +96,7 @@ def watch(batches, timeout, save, release):
     """Run the body under a `tools.StepWatchdog` of the batches.
 
     Args:
-      batches: The batches of the run, as the watchdog takes them.
+      batches: The batches of the run.
       timeout: Seconds a step may take (`worker_timeout`); None: 600.
       save: Callable that saves a checkpoint and logs its errors.
       release: Callable that releases the run folder.
@@ -127,22 +122,13 @@ def watch(batches, timeout, save, release):
 
 
 def abandon(save, release, message, code):
-    """End the process from another thread while the main one is stuck.
-
-    Saves within `_ABANDON_SAVE_SECONDS` (a session busy with the stuck step
-    may never run the save), releases the run folder, prints and exits.
-
-    Args:
-      save: Callable that saves a checkpoint and logs its errors.
-      release: Callable that releases the run folder, or None.
-      message: The line to print to stderr.
-      code: Exit code.
-    """
+    """End the process from another thread while the main one is stuck:
+    save (for at most `_ABANDON_SAVE_SECONDS`, as the session may never
+    run it), release the run folder, print and exit."""
     saving = threading.Thread(target=save, name='abandon_save', daemon=True)
     saving.start()
     saving.join(_ABANDON_SAVE_SECONDS)
-    if release:
-        release()
+    release()
     exit_now(message, code)
 
 
@@ -153,21 +139,10 @@ def exit_with(message, code):
 
 
 def exit_now(message, code):
-    """Print one line to stderr and end the process without cleaning up.
-
-    Only multiprocessing's temporary folder is removed first. A second
-    thread calling it waits for the first to end the process.
-    """
+    """Print one line to stderr and end the process without cleaning up,
+    but for multiprocessing's `pymp-*` folder; a second caller waits."""
     _exiting.acquire()  # pylint: disable=consider-using-with
     print(message, file=sys.stderr, flush=True)
-    remove_multiprocessing_temp_dir()
-    os._exit(code)  # pylint: disable=protected-access
-
-
-def remove_multiprocessing_temp_dir():
-    """Remove multiprocessing's `pymp-*` folder (the forkserver's socket).
-
-    A normal exit removes it, `os._exit` does not; errors are ignored.
-    """
     with contextlib.suppress(OSError):
         shutil.rmtree(multiprocessing.util.get_temp_dir(), ignore_errors=True)
+    os._exit(code)  # pylint: disable=protected-access

@@ -28,14 +28,12 @@ from agents.training import errors
 def train(config, env_mode=None, on_report=None, *, env_processes=None):
     """Train an agent as the configuration describes.
 
-    A new run folder (`config.logdir`) receives `config.yaml` once the graph
-    is built; an existing one resumes from its latest readable checkpoint.
-    The folder stays locked while training (`run_folder.locked`). Training
-    that stops early saves a checkpoint of the last complete step first,
-    except on non-finite values; a stuck step ends the process.
+    A new run folder (`config.logdir`, may be None) receives `config.yaml`
+    once the graph is built; an existing one resumes from its latest
+    readable checkpoint.
 
     Args:
-      config: Configuration object; `config.logdir` may be None.
+      config: Configuration object.
       env_mode: A mode of `env_modes.MODES`, None for 'auto'; True stands
           for 'processes' and False for 'inprocess'.
       on_report: None, or a function of the training steps and the score,
@@ -166,35 +164,24 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
 
 
 def make_session_config(config, env_mode=None):
-    """The `tf.ConfigProto` of training.
-
-    Args:
-      config: Configuration with `session_threads`, `compile_rollout` and
-          `compile_update`.
-      env_mode: The resolved env mode, or None where unknown.
-    """
+    """The `tf.ConfigProto` of training in a resolved env mode (or None)."""
     session_config = tf.ConfigProto(allow_soft_placement=True)
     session_config.gpu_options.allow_growth = True
     rewrite = session_config.graph_options.rewrite_options
-    # Grappler optimizes the whole graph, training branch included, once
-    # per phase on its first run: one pass instead of two halves that cost
-    # (about 0.8 s instead of 1.6 s per phase for pendulum) and steps as
-    # fast afterwards.
+    # One pass of Grappler over the whole graph, once per phase on its first
+    # run (0.8 s instead of 1.6 s per phase for pendulum), steps as fast.
     rewrite.meta_optimizer_iterations = rewriter_config_pb2.RewriterConfig.ONE
-    # Grappler's control-flow sinking moves constants into the branches of
-    # conditions in an order that changes from process to process, and so
-    # the program XLA compiles from them and its key in the persistent
-    # cache: a second run of the same graph would compile again.
+    # Control-flow sinking orders constants differently per process, and so
+    # the program XLA compiles and its key in the persistent cache.
     rewrite.experimental_conditional_code_motion = (
         rewriter_config_pb2.RewriterConfig.OFF)
     if env_modes.in_graph_mode(env_mode) and config.get(
             'compile_rollout') and config.get('compile_update'):
-        # XLA optimizes the steps and the update itself; Grappler would
-        # spend a second or more per run on the functions it compiles.
+        # XLA optimizes them; Grappler would spend a second or more a run.
         rewrite.disable_meta_optimizer = True
     if config.session_threads:
-        # Small networks step faster on one thread than on a pool that
-        # hands every op to another thread (see benchmarks/profile_step.py).
+        # Small networks step faster on one thread than on a pool (see
+        # benchmarks/profile_step.py).
         session_config.inter_op_parallelism_threads = config.session_threads
         session_config.intra_op_parallelism_threads = config.session_threads
         session_config.use_per_session_threads = True
@@ -202,12 +189,8 @@ def make_session_config(config, env_mode=None):
 
 
 def _save_checkpoint(sess, saver, step, on_failure=False, consistent=True):
-    """Save a checkpoint at the global step, where the run has a folder.
-
-    With `on_failure` the errors of saving, which should not hide why
-    training stops, are logged instead of raised. `consistent`: see
-    `checkpoints.RunSaver.save`.
-    """
+    """Save a checkpoint where the run has a folder; with `on_failure` log
+    errors, which should not hide why training stops, instead of raising."""
     if saver is None:
         return
     try:
@@ -222,11 +205,8 @@ def _save_checkpoint(sess, saver, step, on_failure=False, consistent=True):
 
 
 class _Batches:
-    """The training and the evaluation batch, for the watchdog and closing.
-
-    `busy` is that of whichever batch steps, and `batch[index]` the
-    environment of the batch that was busy last.
-    """
+    """The training and the evaluation batch, for the watchdog and closing:
+    `busy` of whichever steps, `[index]` of the one that was busy last."""
 
     def __init__(self, batch_env, eval_batch_env):
         self._batches = [
@@ -246,7 +226,7 @@ class _Batches:
 
     @property
     def error(self):
-        """The error of a failed environment step of either batch, or None."""
+        """The error of either batch's failed environment step, or None."""
         return next((
             batch.error for batch in self._batches
             if batch.error is not None), None)
