@@ -19,13 +19,11 @@ from agents.training import errors
 def define_saver(exclude=None, include=None, **kwargs):
     """Create a saver for the variables not matching any exclude pattern.
 
-    Its index holds paths relative to the run folder, which may move.
-
     Args:
       exclude: Regexes over variable names to leave out.
       include: Variables to save even where excluded (the state of an exact
           resumption); a checkpoint that lacks them restores without them.
-      **kwargs: Passed on to `tf.train.Saver`.
+      **kwargs: Passed on to `tf.train.Saver`; the index holds relative paths.
     """
     required = [
         variable for variable in tf.global_variables()
@@ -77,20 +75,17 @@ class RunSaver:
 
     def save(self, sess, unused_prefix=None, global_step=None,
              consistent=True):
-        """Save the variables and the environments' state.
+        """Save the variables and the environments' state; return the prefix.
 
         Args:
           sess: Session of the graph.
           unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
           global_step: Integer step of the checkpoint.
-          consistent: Whether the environments are at the last completed
-              step; if not (a step hung or failed), no environment state.
+          consistent: Whether the environments are at the last completed step
+              (else, a step hung or failed, no environment state).
 
         Raises:
           errors.CheckpointError: Where saving failed.
-
-        Returns:
-          Path prefix of the checkpoint (of an earlier save of the step too).
         """
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
@@ -98,8 +93,7 @@ class RunSaver:
                 try:
                     self._check()
                 except RuntimeError as error:
-                    # `tools.Loop` creates the folder before it saves: an
-                    # empty one at the path is that, not another run's.
+                    # An empty folder at the path is `tools.Loop`'s.
                     with contextlib.suppress(OSError):
                         os.rmdir(self._logdir)
                     raise errors.CheckpointError(str(error)) from error
@@ -116,8 +110,7 @@ class RunSaver:
                         sess, os.path.join(self._logdir, 'model.ckpt'),
                         int(global_step))
             except (OSError, tf.errors.OpError) as error:
-                # Forgotten first: rewriting the index on a full disk may
-                # leave a temporary file of its own.
+                # First, as rewriting the index may leave a temporary file.
                 self._forget(prefix)
                 self._remove_partial(before, os.path.basename(prefix))
                 raise errors.CheckpointError(
@@ -205,8 +198,7 @@ def initialize_variables(
       resume: Whether to expect checkpoints; None accepts either.
 
     Raises:
-      CheckpointShapeError: Where the checkpoint holds a variable in another
-          shape than the graph.
+      CheckpointShapeError: Where a variable's shape differs from the graph.
       ValueError: Where `resume` is not met, or no checkpoint is readable.
 
     Returns:
@@ -254,9 +246,6 @@ def restore_run(sess, saver, config, lock):
     """Initialize the variables or restore a run's latest checkpoint.
 
     Args:
-      sess: Session of the graph.
-      saver: Saver of `define_saver`.
-      config: Completed configuration.
       lock: The `run_folder.RunLock` of the run.
 
     Raises:
@@ -268,13 +257,10 @@ def restore_run(sess, saver, config, lock):
     logger = logging.getLogger('agents')
     try:
         restored = initialize_variables(sess, saver, config.logdir)
-    except CheckpointShapeError as error:
-        raise ConfigError(
-            f'Cannot resume {config.logdir}: '
-            f'{_describe_shape_change(config, error)}') from error
     except ValueError as error:
-        raise ConfigError(
-            f'Cannot resume {config.logdir}: {error}') from error
+        cause = _describe_shape_change(config, error) if isinstance(
+            error, CheckpointShapeError) else error
+        raise ConfigError(f'Cannot resume {config.logdir}: {cause}') from error
     if restored:
         logger.info('Restored checkpoint %s.', restored)
         reasons = resume_state.apply_saved(sess)
@@ -326,13 +312,11 @@ def _describe_shape_change(config, error):
 def _restore(sess, saver, path):
     """Restore a checkpoint; one lacking optional variables, with one line."""
     shapes = dict(tf.train.list_variables(path))
-    # Only what this saver restores: the episodes of another batch size,
-    # which evaluation leaves out, may differ.
+    # Only what this saver restores (evaluation's episodes may differ).
     for variable in getattr(saver, 'restored_variables', ()):
         saved = shapes.get(variable.op.name)
         current = variable.shape.as_list()
-        # A variable takes a value of another shape without complaint,
-        # and fails at its first use in the graph, steps later.
+        # Else it would fail at its first use, steps later.
         if (saved is not None and variable.shape.is_fully_defined()
                 and list(saved) != current):
             raise CheckpointShapeError(

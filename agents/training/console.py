@@ -13,12 +13,9 @@ from agents.training import quiet_start
 
 
 def set_up_logging(level=logging.INFO):
-    """Print the framework's progress lines and quiet TensorFlow's own logs.
-
-    `tf.logging.info` of a script prints, as in 2017; what TensorFlow logs
-    about itself below ERROR does not. Warnings print without colour codes.
-    `level`: that of the 'agents' logger.
-    """
+    """Print the framework's progress lines (`tf.logging.info` too, as in
+    2017, at `level`) and warnings without colour codes; what TensorFlow
+    logs about itself below ERROR does not print."""
     quiet_start.set_log_level('2')
     logger = logging.getLogger('agents')
     logger.setLevel(level)

@@ -25,10 +25,8 @@ def error_line(error):
     return lines[0] if lines else type(error).__name__
 
 
-# A line of `tf.debugging.check_numerics`, of its gradient (whose message
-# TensorFlow prefixes and quotes as bytes), and of the environment step's
-# checks in NumPy, which raise a ValueError of the same text
-# (`tools.in_graph_batch_env`).
+# A line of `tf.debugging.check_numerics`, of its gradient (quoted as bytes),
+# and of the NumPy checks of `tools.in_graph_batch_env` (a ValueError).
 _NOT_FINITE = re.compile(
     r'^(Not a number .* in gradient\. )?(?:ValueError: )?'
     r"(b'(.+)'|(.+?)) : Tensor had (.+) values$")

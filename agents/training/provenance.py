@@ -1,8 +1,5 @@
-"""What produced a run: command line, package versions, commit, machine.
-
-Versions come from the distributions' metadata: no recorded package is
-imported.
-"""
+"""What produced a run: command line, package versions (from the
+distributions' metadata), commit, machine."""
 
 import datetime
 import importlib.metadata
@@ -43,8 +40,7 @@ def record(argv=None, packages=None):
       packages: Dict like `PACKAGES` (the default) of the packages to record.
 
     Returns:
-      Dict of `KEYS`; `packages` maps names to versions or None, `started`
-      is UTC, ISO 8601.
+      Dict of `KEYS`; `packages` maps names to versions or None.
     """
     argv = sys.argv if argv is None else argv
     commit, dirty = git_state(package_root())
@@ -137,7 +133,10 @@ def git_state(root):
     git checkout whose top folder is `root`; `(None, None)` where there is
     none (a folder inside another checkout does not count) or git fails."""
     top = _git(root, 'rev-parse', '--show-toplevel')
-    if top is None or not _same_folder(top, root):
+    try:
+        if top is None or not os.path.samefile(top, root):
+            return None, None
+    except OSError:
         return None, None
     commit = _git(root, 'rev-parse', 'HEAD')
     changes = _git(root, 'status', '--porcelain', '--untracked-files=no')
@@ -158,10 +157,3 @@ def _git(root, *args):
         return None
     return result.stdout.strip()
 
-
-def _same_folder(first, second):
-    """Whether both paths are the same existing folder."""
-    try:
-        return os.path.samefile(first, second)
-    except OSError:
-        return False

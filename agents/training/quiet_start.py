@@ -1,9 +1,8 @@
 """Start TensorFlow in the scripts without its start-up log lines.
 
-TensorFlow's C++ code prints lines that concern no user (absl's note before
-`InitializeLog`, oneDNN, `cpu_feature_guard`, a failed cuInit) straight to
-the stderr descriptor, before `TF_CPP_MIN_LOG_LEVEL` takes effect. A user's
-own `TF_CPP_MIN_LOG_LEVEL` keeps every line.
+TensorFlow's C++ code prints them (absl's note, oneDNN, a failed cuInit)
+to the stderr descriptor before `TF_CPP_MIN_LOG_LEVEL` takes effect. A
+user's own `TF_CPP_MIN_LOG_LEVEL` keeps every line.
 """
 
 import contextlib
@@ -13,10 +12,8 @@ import re
 import sys
 import tempfile
 
-# Start-up lines of TensorFlow and absl. Informational and warning lines in
-# absl's format ('I0000 00:00:1795439404.279804   20947 port.cc:153] ...'),
-# the continuation of cpu_feature_guard's, absl's note before its logging
-# is initialized, and the errors of a machine without CUDA.
+# absl's info and warning lines ('I0000 00:00:1795439404.279804   20947
+# port.cc:153] ...'), cpu_feature_guard's, and those of a machine without CUDA.
 _NOISE = re.compile(
     r'^(?:[IW]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ \S+:\d+\] '
     r'|To enable the following instructions: '
@@ -31,13 +28,13 @@ _OWN_LEVEL = 'BATCH_PPO_TF_CPP_MIN_LOG_LEVEL'
 def quiet_tensorflow(level='2'):
     """Load TensorFlow and list its devices with stderr filtered, unless
     the user set `TF_CPP_MIN_LOG_LEVEL` or TensorFlow is loaded already."""
-    if users_log_level() is not None or 'tensorflow' in sys.modules:
+    users = os.environ.get(_LEVEL) not in (None, os.environ.get(_OWN_LEVEL))
+    if users or 'tensorflow' in sys.modules:
         return
     set_log_level(level)
     with filter_stderr():
         tensorflow = importlib.import_module('tensorflow')
-        # Creating the devices is when a machine without a GPU reports its
-        # failed cuInit; later sessions reuse them.
+        # When a machine without a GPU reports its failed cuInit.
         tensorflow.config.list_physical_devices()
 
 
@@ -46,14 +43,6 @@ def set_log_level(level='2'):
     marked as ours, so that child processes hold the lines back too."""
     if _LEVEL not in os.environ:
         os.environ[_LEVEL] = os.environ[_OWN_LEVEL] = str(level)
-
-
-def users_log_level():
-    """`TF_CPP_MIN_LOG_LEVEL` where the user set it, else None."""
-    level = os.environ.get(_LEVEL)
-    if level is not None and level == os.environ.get(_OWN_LEVEL):
-        return None
-    return level
 
 
 def is_noise(line):

@@ -1,8 +1,6 @@
-"""The run folder `<logdir>/<timestamp>-<config>`: which one, lock, files.
-
-The lock is an `fcntl.flock` on the folder's `.lock` file, which names
-its process; the kernel releases it however the process ends.
-"""
+"""The run folder `<logdir>/<timestamp>-<config>`: which one, its files,
+and its lock: an `fcntl.flock` on `.lock` (naming the process), which the
+kernel releases however the process ends."""
 
 import contextlib
 import datetime
@@ -80,10 +78,15 @@ class RunLock:
         self._folder = None
         self._created = []
 
+    @property
+    def held(self):
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
     def acquire(self):
         """Take the lock, or raise `RunFolderInUse` or `OSError` writing
         nothing; returns self."""
-        if self._fd is not None or not self.run_dir:
+        if self.held or not self.run_dir:
             return self
         self._created = _make_dirs(self.run_dir)
         while True:
@@ -95,8 +98,7 @@ class RunLock:
                 pid = _read_pid(fd)
                 os.close(fd)
                 raise RunFolderInUse(self.run_dir, pid) from None
-            # The holder before may have removed the file between our open and
-            # our lock: then the lock is on a file nobody else will see.
+            # Unless the holder before removed the file we opened.
             try:
                 current = os.stat(self._path)
             except FileNotFoundError:
@@ -113,7 +115,7 @@ class RunLock:
     def check(self):
         """Raise `RunFolderMoved` unless the path still names the locked
         folder and lock (TensorFlow would recreate a moved one unlocked)."""
-        if self._fd is None:
+        if not self.held:
             return
         try:
             folder = os.stat(self.run_dir)
@@ -131,14 +133,12 @@ class RunLock:
         """Remove the lock file and release the lock; never raises, as not to
         hide why the run ended. `remove_created`: remove the folders that
         `acquire` created, where empty."""
-        if self._fd is None:
+        if not self.held:
             return
         fd, self._fd = self._fd, None
         try:
-            # Removed while still locked, so that no other process locks it
-            # in between (see `acquire`); a read-only folder keeps the file,
-            # free once closed. Not where the folder moved: the path may
-            # hold another trainer's lock by now.
+            # Removed while locked (see `acquire`), and not where the folder
+            # moved: the path may hold another trainer's lock by now.
             with contextlib.suppress(OSError):
                 if os.path.samestat(os.stat(self._path), os.fstat(fd)):
                     os.remove(self._path)
@@ -162,21 +162,17 @@ class RunLock:
 
 @contextlib.contextmanager
 def locked(run_dir):
-    """Lock a trainer's run folder (or None), naming it in the log.
-
-    A new run that fails before `write_new_run` leaves no folder behind.
+    """Lock a trainer's run folder (or None), naming it in the log; yield
+    the `RunLock`. A new run that fails before `write_new_run` leaves no
+    folder behind.
 
     Raises:
       config_io.ConfigError: Where the folder is in use, cannot be created,
           or is new and holds checkpoints.
-
-    Yields:
-      The `RunLock`.
     """
     lock = RunLock(run_dir)
     if run_dir:
-        # First, since visualize and export need it, and a long run may be
-        # followed in TensorBoard from the start.
+        # First: visualize, export and TensorBoard need it.
         logging.getLogger('agents').info(
             'Run folder %s%s.', run_dir, ', resumed' if lock.resumed else '')
         try:
@@ -190,8 +186,7 @@ def locked(run_dir):
     with contextlib.ExitStack() as stack:
         # The folder of a new run is empty until it wrote `config.yaml`.
         stack.callback(lock.release, remove_created=True)
-        # A new run restores no checkpoints it did not write (those of a
-        # trainer whose folder moved away, say).
+        # A new run restores no checkpoints it did not write.
         found = run_dir and not lock.resumed and (
             checkpoints.list_checkpoints(run_dir))
         if found:
@@ -239,8 +234,8 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
           accepts only those that match its saved configuration.
 
     Raises:
-      config_io.ConfigError: When the config, the timestamp, an override,
-          the saved configuration or `logdir` cannot be used.
+      config_io.ConfigError: When an argument or the saved configuration
+          cannot be used.
 
     Returns:
       Tuple of the configuration, the run folder (or None), the timestamp.

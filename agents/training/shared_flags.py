@@ -5,10 +5,9 @@ from absl import flags
 FLAGS = flags.FLAGS
 
 def define_flags(*definitions):
-    """Define flags unless another module of the process defined them.
-
-    They allow an override, so that a script imported later that defines
-    them unguarded (`train.py`) replaces them instead of failing.
+    """Define flags unless another module of the process defined them; they
+    allow an override, so that a script imported later that defines them
+    unguarded (`train.py`) replaces them.
 
     Args:
       *definitions: Tuples `(define, name, default, help_string)`, and

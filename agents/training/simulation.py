@@ -1,8 +1,5 @@
-"""The simulation graph of a run: training and evaluation, and their phases.
-
-One session call per batch step, or many steps per call (see
-docs/architecture.md); a `tools.Loop` alternates the phases.
-"""
+"""The simulation graph of a run: training and evaluation, and their
+phases (see docs/architecture.md)."""
 
 import logging
 import math
@@ -15,13 +12,10 @@ from agents.tools import loop as loop_lib
 from agents.tools import rollout_env
 from agents.training import config_spec
 
-# Most environment steps of a training call on environments behind the
-# numpy_function bridge. Signals take effect between session calls, so a call
-# must stay short: 512 steps of the cheetah config take 0.3-0.6 s on 2 loaded
-# cores, whole episodes of 1,000 batch steps 1.3-2.4 s.
+# Most environment steps of a training call behind the numpy_function bridge:
+# signals take effect between calls (the cheetah config's: 0.3-0.6 s).
 BRIDGE_RUN_ENV_STEPS = 512
-# Most environment steps of an evaluation behind the bridge that runs in one
-# session call (the cheetah config's: 0.5-0.8 s); longer ones step per call.
+# Most environment steps of an evaluation in one call behind the bridge.
 BRIDGE_EVAL_ENV_STEPS = 2048
 
 
@@ -41,8 +35,7 @@ def define_loop(
     loop = tools.Loop(
         logdir, graph.step, graph.should_log, graph.do_report,
         graph.force_reset, step_phases=('train',))
-    # How often a failed environment was replaced (`restart_workers`), read
-    # once the run's steps assigned the count: the predicate waits for them.
+    # Failed environments replaced, read once the run's steps counted them.
     restarts = tf.cond(
         tools.identity_after([graph.summary], graph.should_log),
         lambda: tf.summary.scalar(
@@ -51,21 +44,15 @@ def define_loop(
     summary = tf.summary.merge([graph.summary, restarts])
     loop.add_phase(
         'train', graph.done, graph.score, summary, train_steps,
-        report_every=None,
-        log_every=max(1, train_steps // 2),
-        checkpoint_every=None,
-        feed={graph.is_training: True},
-        caller_thread=caller_thread,
-        run_steps=graph.get('run_steps'), made_steps=graph.get('made_steps'))
+        report_every=None, log_every=max(1, train_steps // 2),
+        checkpoint_every=None, feed={graph.is_training: True},
+        caller_thread=caller_thread, run_steps=graph.get('run_steps'),
+        made_steps=graph.get('made_steps'))
     loop.add_phase(
         'eval', graph.eval_done, graph.eval_score, graph.eval_summary,
-        eval_steps,
-        report_every=eval_steps,
-        log_every=eval_steps,
-        checkpoint_every=10 * eval_steps,
-        feed=graph.eval_feed,
-        caller_thread=caller_thread,
-        run_steps=graph.get('eval_run_steps'))
+        eval_steps, report_every=eval_steps, log_every=eval_steps,
+        checkpoint_every=10 * eval_steps, feed=graph.eval_feed,
+        caller_thread=caller_thread, run_steps=graph.get('eval_run_steps'))
     return loop
 
 
@@ -79,18 +66,14 @@ def define_simulation(batch_env, eval_batch_env, config):
       AttrDict of the switches (step, is_training, should_log, do_report,
       force_reset); algo, batch_env, done, score, summary, run_steps and
       made_steps; eval_batch_env, eval_done, eval_score, eval_summary,
-      eval_feed and eval_run_steps (steps of a call, None: one batch step);
-      `loop` and `total_steps`.
+      eval_feed and eval_run_steps (None: one batch step); `loop`, and
+      `total_steps`.
     """
     train_steps, eval_steps = phase_steps(config)
     total_steps = schedule_steps(config)
-    switches = _define_switches()
-    algo = config.algorithm(
-        batch_env, switches.step, switches.is_training, switches.should_log,
-        config)
+    switches, algo = _define_algorithm(batch_env, config.algorithm, config)
     separate = eval_batch_env is not None
     run_steps = made_steps = None
-    # With `compile_rollout`, where the algorithm can collect in a loop.
     compiles = getattr(algo, 'compiles_collection', None)
     if separate and config.compile_rollout and compiles and compiles(
             batch_env):
@@ -102,9 +85,7 @@ def define_simulation(batch_env, eval_batch_env, config):
         made_steps = made * len(batch_env)
         run_steps = length * len(batch_env)
     else:
-        # Training episodes go on across phases when evaluation has its own
-        # environments; the first step begins them, as every `done` starts
-        # true.
+        # With evaluation environments, episodes go on across phases.
         done, score, summary = tools.simulate(  # pylint: disable=not-callable
             batch_env, algo, switches.should_log,
             False if separate else switches.force_reset)
@@ -216,8 +197,8 @@ def phase_steps(config):
     """Environment steps of one training phase and of one evaluation phase.
 
     `steps` is split into equal training phases of whole batch steps, at
-    most `eval_every` each (default: `max(update_every, num_agents)`
-    full-length episodes), so a run ends with an evaluation.
+    most `eval_every` each (default: `max(update_every, num_agents)` full
+    episodes), so a run ends with an evaluation.
     """
     steps = max(1, int(math.ceil(config.steps)))
     every = config.eval_every or min(
@@ -251,15 +232,11 @@ def define_simulation_graph(batch_env, algo_cls, config):
       config: Configuration of the algorithm; missing keys take defaults.
 
     Returns:
-      AttrDict of step, is_training, should_log, do_report, force_reset,
-      algo, done, score and summary.
+      AttrDict of the switches, algo, done, score and summary.
     """
     config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
-    switches = _define_switches()
-    algo = algo_cls(
-        batch_env, switches.step, switches.is_training, switches.should_log,
-        config)
+    switches, algo = _define_algorithm(batch_env, algo_cls, config)
     done, score, summary = tools.simulate(  # pylint: disable=not-callable
         batch_env, algo, switches.should_log, switches.force_reset)
     return _interface(
@@ -267,16 +244,17 @@ def define_simulation_graph(batch_env, algo_cls, config):
         summary=summary)
 
 
-def _define_switches():
-    """The global step and the bool variables is_training, should_log,
-    do_report and force_reset (which `tools.Loop` sets in the graph)."""
+def _define_algorithm(batch_env, algo_cls, config):
+    """The switches (the global step and the bool variables is_training,
+    should_log, do_report and force_reset) and the algorithm."""
     step = tf.train.get_or_create_global_step()
     with tf.variable_scope('simulation_temporary'):
-        switches = {
+        switches = tools.AttrDict(step=step, **{
             name: tf.Variable(False, trainable=False, name=name)
             for name in ('is_training', 'should_log', 'do_report',
-                         'force_reset')}
-    return tools.AttrDict(step=step, **switches)
+                         'force_reset')})
+    return switches, algo_cls(
+        batch_env, step, switches.is_training, switches.should_log, config)
 
 
 def _interface(switches, **parts):

@@ -1,9 +1,5 @@
-"""How the training script stops on signals and stuck steps.
-
-SIGINT and SIGTERM save a checkpoint of the last completed step and exit
-with 128 + the signal number; a stuck step ends the process from the
-watchdog's thread (see docs/reliability.md).
-"""
+"""How the training script stops on signals and stuck steps (see
+docs/reliability.md)."""
 
 import contextlib
 import multiprocessing.util
@@ -18,13 +14,11 @@ from agents.tools import batch_env as batch_env_lib
 
 # Seconds that saving may take when a stuck step is abandoned.
 _ABANDON_SAVE_SECONDS = 20.0
-# Seconds a step in progress has to end after SIGINT or SIGTERM before the
-# watchdog stops the process without it.
+# Seconds a step has to end after a signal before the process ends without.
 _STUCK_STEP_GRACE = 2.0
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _active = None
-# Held by the one thread that ends the process: the handler of a second
-# signal and the watchdog's thread may both try (see `exit_now`).
+# Held by the one thread that ends the process (see `exit_now`).
 _exiting = threading.Lock()
 
 
@@ -45,8 +39,8 @@ class StopRequest:
     whether a signal during a stuck step ends the process without it.
 
     Args:
-      describe: Callable of a signal number and `again` (whether it is the
-          second signal) returning the line to print.
+      describe: Callable of a signal number and `again` (for the second
+          signal) returning the line to print.
     """
 
     abandon_stuck = True
@@ -96,7 +90,6 @@ def watch(batches, timeout, save, release):
     """Run the body under a `tools.StepWatchdog` of the batches.
 
     Args:
-      batches: The batches of the run.
       timeout: Seconds a step may take (`worker_timeout`); None: 600.
       save: Callable that saves a checkpoint and logs its errors.
       release: Callable that releases the run folder.

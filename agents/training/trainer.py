@@ -1,8 +1,5 @@
-"""Training an agent: the loop of phases, and what stops it early.
-
-Every early end becomes a checkpoint of the last complete step and one error
-(see docs/reliability.md). The script `train.py` parses the flags.
-"""
+"""Training an agent: the loop of phases, and what stops it early
+(docs/reliability.md)."""
 
 import functools
 import logging
@@ -26,16 +23,14 @@ from agents.training import errors
 
 
 def train(config, env_mode=None, on_report=None, *, env_processes=None):
-    """Train an agent as the configuration describes.
+    """Train an agent; yield the mean evaluation score at every report.
 
     A new run folder (`config.logdir`, may be None) receives `config.yaml`
-    once the graph is built; an existing one resumes from its latest
-    readable checkpoint.
+    once the graph is built; an existing one resumes.
 
     Args:
       config: Configuration object.
-      env_mode: A mode of `env_modes.MODES`, None for 'auto'; True stands
-          for 'processes' and False for 'inprocess'.
+      env_mode: A mode of `env_modes.MODES`, None for 'auto', or a bool.
       on_report: None, or a function of the training steps and the score,
           called at every report before the score is yielded.
       env_processes: The 2017 name of a boolean `env_mode`.
@@ -45,18 +40,13 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
           run folder cannot be used.
       errors.TrainingError: When an environment failed, a value was not
           finite or a checkpoint or summary could not be written.
-
-    Yields:
-      The mean evaluation score at every evaluation report.
     """
     env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
     if env_modes.in_graph_mode(env_mode):
-        # Before `complete_config` builds the environment, whose loading
-        # (MuJoCo's warnings, say) would print ahead of the one line.
+        # Before `complete_config` builds the environment, which may print.
         graph_env.check_task(config)
     config = config_spec.complete_config(config)
     with run_folder.locked(config.logdir) as lock:
-        # What the checkpoint says of the environments that trained it.
         saved = checkpoints.saved_env(config.logdir)
         graph = tf.Graph()
         with graph.as_default():
@@ -74,12 +64,10 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
                     simulation = simulation_lib.define_simulation(
                         batch_env, eval_batch_env, config)
                 except ValueError as error:
-                    # The algorithm and network reject their settings this
-                    # way; templates append where they were defined.
+                    # How algorithms and networks reject their settings.
                     raise config_io.ConfigError(
                         str(error).strip().splitlines()[0]) from error
-                # Model checkpoints leave out temporary state, but keep
-                # that of an exact resumption (see `tools.resume_state`).
+                # Temporary state only of an exact resumption.
                 saver = checkpoints.define_saver(
                     exclude=(r'.*_temporary.*',),
                     include=tools.resume_variables())
@@ -139,9 +127,7 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                 except tf.errors.OpError as error:
                     failure = batches.error
                     if failure is not None or (stop and stop.requested()):
-                        # A failed step, or one that the signal stopped in
-                        # the workers, changed no state that checkpoints
-                        # hold.
+                        # Such a step changed no state that checkpoints hold.
                         save(on_failure=True, consistent=False)
                     if stop and stop.requested():
                         raise stopping.Interrupted(stop.signum) from None

@@ -1,9 +1,6 @@
-"""A persistent cache of XLA's compiled code for the scripts.
-
-Only where `BATCH_PPO_XLA_CACHE` asks for it (a folder, or `1`): TensorFlow
-2.21 prints three harmless error lines at every load. TensorFlow reads
-`TF_XLA_FLAGS` once, so the scripts call this before they import it.
-"""
+"""A persistent cache of XLA's compiled code, where `BATCH_PPO_XLA_CACHE`
+asks for it (TensorFlow 2.21 prints three harmless error lines at every
+load); before TensorFlow is imported, which reads `TF_XLA_FLAGS` once."""
 
 import os
 import sys
