@@ -156,4 +156,3 @@ def _git(root, *args):
     if result.returncode:
         return None
     return result.stdout.strip()
-
