@@ -41,8 +41,7 @@ def define_saver(exclude=None, include=None, **kwargs):
 
 
 class CheckpointShapeError(ValueError):
-    """A checkpoint (`path`) holds variable `name` in the shape `saved`,
-    the graph in `current` (lists)."""
+    """A checkpoint (`path`) holds variable `name` in another shape."""
 
     def __init__(self, path, name, saved, current):
         super().__init__(
@@ -133,8 +132,7 @@ class RunSaver:
         self._saver.recover_last_checkpoints(last[excess:])
 
     def _forget(self, prefix):
-        """Leave no record of a failed save in the saver or the index file
-        (which TensorFlow updates before it writes the meta graph)."""
+        """Leave no record of a failed save in the saver or the index."""
         remaining = [
             path for path in self._saver.last_checkpoints
             if path != prefix and os.path.exists(path + '.index')]
@@ -382,8 +380,7 @@ def list_checkpoints(logdir, warn=False):
 
 
 def saved_env(logdir):
-    """What the newest readable checkpoint of a run folder (or None) says
-    of its environments: a `graph_env.SavedEnv`, else `graph_env.NEW_RUN`."""
+    """The newest readable checkpoint's `graph_env.SavedEnv`, or NEW_RUN."""
     for path in list_checkpoints(logdir) if logdir else ():
         try:
             names = [name for name, _ in tf.train.list_variables(path)]

@@ -4,8 +4,6 @@ import tensorflow.compat.v1 as tf
 
 
 def enable_for_seed(seed):
-    """Turn on TensorFlow's op determinism where a run is seeded (`seed`
-    not None): kernels without a deterministic implementation raise instead
-    of varying between runs on GPUs. Process-wide: not for library code."""
+    """Turn on TensorFlow's op determinism where `seed` is not None."""
     if seed is not None:
         tf.compat.v2.config.experimental.enable_op_determinism()

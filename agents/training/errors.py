@@ -1,5 +1,4 @@
-"""The errors that end a started training run (exit code 1), and the one
-reading of TensorFlow's error messages."""
+"""The errors of a started training run, and TensorFlow's messages read."""
 
 import re
 
@@ -33,8 +32,7 @@ _NOT_FINITE = re.compile(
 
 
 def describe_op_error(error):
-    """One line about a `tf.errors.OpError`: which tensor or gradient was
-    not finite where a numerics check failed, else `error_line(error)`."""
+    """One line about an OpError, naming a tensor that was not finite."""
     for line in error.message.splitlines():
         match = _NOT_FINITE.match(line.strip())
         if match:

@@ -1,5 +1,4 @@
-"""What produced a run: command line, package versions (from the
-distributions' metadata), commit, machine."""
+"""What produced a run: command line, versions, commit, machine."""
 
 import datetime
 import importlib.metadata
@@ -60,10 +59,7 @@ def record(argv=None, packages=None):
 
 
 def machine():
-    """The CPU of this machine and its load now, which speeds depend on:
-    a dict of `MACHINE_KEYS`, `cores` counting logical CPUs, `usable_cores`
-    those of this process, `load_average` over 1, 5 and 15 minutes (or
-    None)."""
+    """The CPU of this machine and its load now, as a dict of MACHINE_KEYS."""
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS and Windows have no affinity.
@@ -78,8 +74,7 @@ def machine():
 
 
 def cpu_model():
-    """The first `model name` of /proc/cpuinfo, else the platform's
-    processor name or architecture."""
+    """The CPU model of /proc/cpuinfo, else the platform's processor name."""
     try:
         with open(_CPUINFO, encoding='utf-8') as file_:
             for line in file_:
@@ -129,9 +124,7 @@ def package_root():
 
 
 def git_state(root):
-    """The hash of `HEAD` and whether tracked files differ from it, of the
-    git checkout whose top folder is `root`; `(None, None)` where there is
-    none (a folder inside another checkout does not count) or git fails."""
+    """Commit and dirty flag of the checkout whose top is `root`, or Nones."""
     top = _git(root, 'rev-parse', '--show-toplevel')
     try:
         if top is None or not os.path.samefile(top, root):

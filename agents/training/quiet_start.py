@@ -26,8 +26,7 @@ _OWN_LEVEL = 'BATCH_PPO_TF_CPP_MIN_LOG_LEVEL'
 
 
 def quiet_tensorflow(level='2'):
-    """Load TensorFlow and list its devices with stderr filtered, unless
-    the user set `TF_CPP_MIN_LOG_LEVEL` or TensorFlow is loaded already."""
+    """Load TensorFlow with stderr filtered, unless the user set the level."""
     users = os.environ.get(_LEVEL) not in (None, os.environ.get(_OWN_LEVEL))
     if users or 'tensorflow' in sys.modules:
         return
@@ -39,8 +38,7 @@ def quiet_tensorflow(level='2'):
 
 
 def set_log_level(level='2'):
-    """Set `TF_CPP_MIN_LOG_LEVEL` (2: errors only) unless it is set,
-    marked as ours, so that child processes hold the lines back too."""
+    """Set `TF_CPP_MIN_LOG_LEVEL`, marked as ours, unless it is set."""
     if _LEVEL not in os.environ:
         os.environ[_LEVEL] = os.environ[_OWN_LEVEL] = str(level)
 
@@ -52,8 +50,7 @@ def is_noise(line):
 
 @contextlib.contextmanager
 def filter_stderr():
-    """Collect what is written to file descriptor 2; on exit, write back
-    the lines that are not `is_noise`."""
+    """Filter out the `is_noise` lines written to file descriptor 2."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:

@@ -1,6 +1,4 @@
-"""The run folder `<logdir>/<timestamp>-<config>`: which one, its files,
-and its lock: an `fcntl.flock` on `.lock` (naming the process), which the
-kernel releases however the process ends."""
+"""The run folder `<logdir>/<timestamp>-<config>`: which, files, lock."""
 
 import contextlib
 import datetime
@@ -34,8 +32,7 @@ def _check_timestamp(timestamp):
 
 
 def _runs_of_timestamp(logdir, timestamp):
-    """The sorted config names of the resumable run folders of a timestamp
-    (config names hold no '-': a folder name splits at its last one)."""
+    """The sorted config names of a timestamp's resumable run folders."""
     if not os.path.isdir(logdir):
         return []
     names = []
@@ -64,10 +61,10 @@ class RunFolderMoved(RuntimeError):
 
 
 class RunLock:
-    """The exclusive lock of a trainer on a run folder (or None).
+    """A trainer's `fcntl.flock` on a run folder's `.lock` (or on None).
 
-    `acquire` creates the folder where needed; `check` raises where the
-    path names another folder; `resumed`: whether it had a `config.yaml`.
+    The kernel releases it however the process ends. `resumed`: whether the
+    folder had a `config.yaml`.
     """
 
     def __init__(self, run_dir):
@@ -84,8 +81,7 @@ class RunLock:
         return self._fd is not None
 
     def acquire(self):
-        """Take the lock, or raise `RunFolderInUse` or `OSError` writing
-        nothing; returns self."""
+        """Take the lock or raise, writing nothing; returns self."""
         if self.held or not self.run_dir:
             return self
         self._created = _make_dirs(self.run_dir)
@@ -113,8 +109,7 @@ class RunLock:
         return self
 
     def check(self):
-        """Raise `RunFolderMoved` unless the path still names the locked
-        folder and lock (TensorFlow would recreate a moved one unlocked)."""
+        """Raise `RunFolderMoved` unless the path names the locked folder."""
         if not self.held:
             return
         try:
@@ -130,9 +125,7 @@ class RunLock:
                 'resumes from its last checkpoint where it is now.')
 
     def release(self, remove_created=False):
-        """Remove the lock file and release the lock; never raises, as not to
-        hide why the run ended. `remove_created`: remove the folders that
-        `acquire` created, where empty."""
+        """Release the lock (and `remove_created` empty folders); no raise."""
         if not self.held:
             return
         fd, self._fd = self._fd, None
@@ -199,16 +192,14 @@ def locked(run_dir):
 
 
 def write_new_run(lock, config):
-    """Write `config.yaml` and `provenance.yaml` into a new run's folder;
-    a resumed run keeps those of its first start."""
+    """Write a new run's `config.yaml` and `provenance.yaml`."""
     if lock.run_dir and not lock.resumed:
         write_provenance(lock.run_dir, provenance.record())
         config_io.save_config(config, lock.run_dir)
 
 
 def write_provenance(run_dir, record):
-    """Write a `provenance.record()` to the folder's `provenance.yaml`,
-    atomically; returns the file's path."""
+    """Write a record to the folder's `provenance.yaml`; return its path."""
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     yaml.default_flow_style = False
     stream = io.StringIO()
@@ -302,8 +293,7 @@ def _check_resume_overrides(config, settings, run_dir):
 
 
 def check_writable(logdir):
-    """Raise a one-line ConfigError where `logdir` cannot be written (its
-    deepest existing part); creates nothing."""
+    """Raise a one-line ConfigError where `logdir` cannot be written."""
     existing = os.path.abspath(logdir)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)

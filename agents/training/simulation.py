@@ -1,5 +1,4 @@
-"""The simulation graph of a run: training and evaluation, and their
-phases (see docs/architecture.md)."""
+"""The simulation graph of a run: training, evaluation, their phases."""
 
 import logging
 import math
@@ -124,8 +123,7 @@ def _define_evaluation(algo, eval_batch_env, switches, config):
 
 
 def run_length(config, batch_env):
-    """Batch steps of a training call: `max_length` on an in-graph task, at
-    most `BRIDGE_RUN_ENV_STEPS` environment steps behind the bridge."""
+    """Batch steps of a training call of many steps (bridged: fewer)."""
     if hasattr(batch_env, 'transition'):
         return config.max_length
     return max(1, min(
@@ -133,9 +131,7 @@ def run_length(config, batch_env):
 
 
 def compiles_evaluation(config, eval_batch_env, view):
-    """Whether evaluations run as one session call: with `compile_rollout`,
-    a pure policy step, and in-graph environments or few steps behind the
-    bridge (`BRIDGE_EVAL_ENV_STEPS`)."""
+    """Whether evaluations run as one session call of all their steps."""
     if not (config.compile_rollout and hasattr(view, 'step')):
         return False
     env = rollout_env.rollout_env(eval_batch_env)
@@ -146,8 +142,7 @@ def compiles_evaluation(config, eval_batch_env, view):
 
 
 def _compiled_evaluation(eval_batch_env, view, max_length, log):
-    """Done, score and mean-score summary of every evaluation environment's
-    first episode, in one call."""
+    """Done, score and summary of every env's first episode, in one call."""
     done, score = compiled_rollout.first_episodes(
         eval_batch_env, view, max_length)
 
@@ -164,9 +159,7 @@ def _compiled_evaluation(eval_batch_env, view, max_length, log):
 
 
 def _first_episodes(done, score, reset, log):
-    """Done (of first episodes), score and mean-score summary since the last
-    log of every environment's first episode in a phase (`reset` on its first
-    step)."""
+    """Done, score and summary of each env's first episode in a phase."""
     with tf.variable_scope('evaluation_temporary'):
         ended = tf.Variable(
             lambda: tf.zeros(done.shape, tf.bool), trainable=False,
@@ -245,8 +238,7 @@ def define_simulation_graph(batch_env, algo_cls, config):
 
 
 def _define_algorithm(batch_env, algo_cls, config):
-    """The switches (the global step and the bool variables is_training,
-    should_log, do_report and force_reset) and the algorithm."""
+    """The switches (step and bool variables) and the algorithm."""
     step = tf.train.get_or_create_global_step()
     with tf.variable_scope('simulation_temporary'):
         switches = tools.AttrDict(step=step, **{
@@ -258,8 +250,7 @@ def _define_algorithm(batch_env, algo_cls, config):
 
 
 def _interface(switches, **parts):
-    """AttrDict of the switches and the parts of a simulation; logs the
-    count of its weights."""
+    """AttrDict of the switches and parts; logs the count of weights."""
     num_weights = tools.count_weights()  # pylint: disable=not-callable
     logging.getLogger('agents').info(
         'Graph contains %d trainable variables.', num_weights)

@@ -1,5 +1,4 @@
-"""How the training script stops on signals and stuck steps (see
-docs/reliability.md)."""
+"""How the scripts stop on signals and stuck steps (docs/reliability.md)."""
 
 import contextlib
 import multiprocessing.util
@@ -64,11 +63,7 @@ class StopRequest:
 
     @contextlib.contextmanager
     def install(self):
-        """Handle SIGINT and SIGTERM, and be the `active` request, meanwhile.
-
-        Yields:
-          This request.
-        """
+        """Handle SIGINT and SIGTERM, as the `active` request; yield self."""
         global _active  # pylint: disable=global-statement
         previous = [signal.signal(signum, self.handle) for signum in _SIGNALS]
         _active = self
@@ -115,9 +110,7 @@ def watch(batches, timeout, save, release):
 
 
 def abandon(save, release, message, code):
-    """End the process from another thread while the main one is stuck:
-    save (for at most `_ABANDON_SAVE_SECONDS`, as the session may never
-    run it), release the run folder, print and exit."""
+    """Save, release the run folder and exit while the main thread is stuck."""
     saving = threading.Thread(target=save, name='abandon_save', daemon=True)
     saving.start()
     saving.join(_ABANDON_SAVE_SECONDS)
@@ -132,8 +125,7 @@ def exit_with(message, code):
 
 
 def exit_now(message, code):
-    """Print one line to stderr and end the process without cleaning up,
-    but for multiprocessing's `pymp-*` folder; a second caller waits."""
+    """Print one line to stderr and end the process without cleaning up."""
     _exiting.acquire()  # pylint: disable=consider-using-with
     print(message, file=sys.stderr, flush=True)
     with contextlib.suppress(OSError):

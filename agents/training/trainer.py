@@ -1,5 +1,4 @@
-"""Training an agent: the loop of phases, and what stops it early
-(docs/reliability.md)."""
+"""Training an agent: the loop of phases, and what stops it early."""
 
 import functools
 import logging
@@ -175,8 +174,7 @@ def make_session_config(config, env_mode=None):
 
 
 def _save_checkpoint(sess, saver, step, on_failure=False, consistent=True):
-    """Save a checkpoint where the run has a folder; with `on_failure` log
-    errors, which should not hide why training stops, instead of raising."""
+    """Save a checkpoint, if any; `on_failure`: log errors, not raise."""
     if saver is None:
         return
     try:
@@ -191,8 +189,7 @@ def _save_checkpoint(sess, saver, step, on_failure=False, consistent=True):
 
 
 class _Batches:
-    """The training and the evaluation batch, for the watchdog and closing:
-    `busy` of whichever steps, `[index]` of the one that was busy last."""
+    """Both batches, for the watchdog (`busy`, `[index]`) and closing."""
 
     def __init__(self, batch_env, eval_batch_env):
         self._batches = [

@@ -1,6 +1,4 @@
-"""A persistent cache of XLA's compiled code, where `BATCH_PPO_XLA_CACHE`
-asks for it (TensorFlow 2.21 prints three harmless error lines at every
-load); before TensorFlow is imported, which reads `TF_XLA_FLAGS` once."""
+"""XLA's persistent cache, set before TensorFlow is imported."""
 
 import os
 import sys
@@ -20,17 +18,14 @@ def use_requested_cache():
 
 
 def default_directory():
-    """The cache folder: `$XDG_CACHE_HOME/batch-ppo/xla`, or below
-    `~/.cache` without that variable."""
+    """The cache folder: `$XDG_CACHE_HOME/batch-ppo/xla` (or `~/.cache`)."""
     base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
         os.path.expanduser('~'), '.cache')
     return os.path.join(base, 'batch-ppo', 'xla')
 
 
 def use_persistent_cache(directory=None):
-    """Add the cache folder (None: `default_directory()`) to `TF_XLA_FLAGS`
-    and return it; None where TensorFlow is loaded, `TF_XLA_FLAGS` names a
-    cache, or the folder cannot be created."""
+    """Add the cache folder to `TF_XLA_FLAGS`; the folder, or None."""
     flags = os.environ.get('TF_XLA_FLAGS', '')
     if 'tensorflow' in sys.modules or FLAG in flags:
         return None
