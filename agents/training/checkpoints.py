@@ -63,7 +63,7 @@ class RunSaver:
       saver: `tf.train.Saver`, e.g. of `define_saver`.
       logdir: The run folder.
       check: None, or a callable that raises `RuntimeError` where the run
-          folder must not be written (`run_folder.RunLock.check`).
+          folder must not be written.
     """
 
     def __init__(self, saver, logdir, check=None):
@@ -77,7 +77,6 @@ class RunSaver:
         """Save the variables and the environments' state; return the prefix.
 
         Args:
-          sess: Session of the graph.
           unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
           global_step: Integer step of the checkpoint.
           consistent: Whether the environments are at the last completed step
@@ -189,8 +188,6 @@ def initialize_variables(
     """Initialize the variables, or restore the newest readable checkpoint.
 
     Args:
-      sess: Session to initialize variables in.
-      saver: Saver to restore variables.
       logdir: Directory to search for checkpoints.
       checkpoint: A checkpoint (path or name in logdir) to restore.
       resume: Whether to expect checkpoints; None accepts either.

@@ -1,9 +1,5 @@
-"""Start TensorFlow in the scripts without its start-up log lines.
-
-TensorFlow's C++ code prints them (absl's note, oneDNN, a failed cuInit)
-to the stderr descriptor before `TF_CPP_MIN_LOG_LEVEL` takes effect. A
-user's own `TF_CPP_MIN_LOG_LEVEL` keeps every line.
-"""
+"""Start TensorFlow in the scripts without the lines its C++ code prints
+to the stderr descriptor before `TF_CPP_MIN_LOG_LEVEL` takes effect."""
 
 import contextlib
 import importlib

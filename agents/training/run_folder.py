@@ -155,13 +155,14 @@ class RunLock:
 
 @contextlib.contextmanager
 def locked(run_dir):
-    """Lock a trainer's run folder (or None), naming it in the log; yield
-    the `RunLock`. A new run that fails before `write_new_run` leaves no
-    folder behind.
+    """Lock a trainer's run folder (or None), naming it in the log.
 
     Raises:
       config_io.ConfigError: Where the folder is in use, cannot be created,
           or is new and holds checkpoints.
+
+    Yields:
+      The `RunLock`; a new run's folder goes where empty at the end.
     """
     lock = RunLock(run_dir)
     if run_dir:
@@ -234,9 +235,7 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
     if not logdir:
         if not config_name:
             raise config_io.ConfigError('Pass --config (and usually --logdir).')
-        config = config_spec.load_config_spec(config_name)
-        config_overrides.apply_overrides(config, settings)
-        return config, None, None
+        return _new_config(config_name, settings), None, None
     logdir = os.path.expanduser(logdir)
     if timestamp is not None:
         _check_timestamp(timestamp)
@@ -256,26 +255,28 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
             f'Several run folders have --timestamp={timestamp} in {logdir}, '
             f"of the configs {', '.join(runs)}; pass --config to choose.")
     if runs:
-        run_dir = os.path.join(
-            logdir, f'{timestamp}-{label if label in runs else runs[0]}')
+        run_dir = os.path.join(logdir, f'{timestamp}-{label or runs[0]}')
         logging.getLogger('agents').info('Resuming run %s.', run_dir)
         config = config_io.load_config(run_dir)
         _check_resume_overrides(config, settings, run_dir)
-        with config.unlocked:
-            config.logdir = run_dir
-        return config, run_dir, timestamp
-    if not config_name:
+    elif not config_name:
         raise config_io.ConfigError(
             'Pass --config to start a new run (no run folder with timestamp '
             f"'{timestamp}' in {logdir}).")
-    config = config_spec.load_config_spec(config_name)
-    config_overrides.apply_overrides(config, settings)
-    run_dir = os.path.join(
-        logdir, f'{timestamp}-{config_spec.config_label(config_name)}')
-    check_writable(logdir)
+    else:
+        config = _new_config(config_name, settings)
+        run_dir = os.path.join(logdir, f'{timestamp}-{label}')
+        check_writable(logdir)
     with config.unlocked:
         config.logdir = run_dir
     return config, run_dir, timestamp
+
+
+def _new_config(config_name, settings):
+    """The config of a spec, with the overrides applied."""
+    config = config_spec.load_config_spec(config_name)
+    config_overrides.apply_overrides(config, settings)
+    return config
 
 
 def _check_resume_overrides(config, settings, run_dir):

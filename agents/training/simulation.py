@@ -24,7 +24,7 @@ def define_loop(
 
     Args:
       graph: AttrDict of `define_simulation`.
-      logdir: Run folder for summaries and checkpoints, or None.
+      logdir: Run folder, or None.
       train_steps: Env steps of each training phase.
       eval_steps: Env steps of each evaluation phase.
       caller_thread: Whether the phases run their ops in the calling thread.

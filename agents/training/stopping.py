@@ -32,9 +32,9 @@ class Interrupted(KeyboardInterrupt):
 class StopRequest:
     """SIGINT and SIGTERM, turned into a request to save and stop.
 
-    While `deferred` is false, the first signal raises `Interrupted`; while
-    true (within TensorFlow's code, which it would disturb), it is recorded
-    for `requested`. A second signal ends the process. `abandon_stuck`:
+    While `deferred` (within TensorFlow's code, which an exception would
+    disturb), the first signal is only recorded for `requested`, else it
+    raises `Interrupted`; a second signal ends the process. `abandon_stuck`:
     whether a signal during a stuck step ends the process without it.
 
     Args:
