@@ -12,54 +12,36 @@ import tensorflow.compat.v1 as tf
 
 from agents.environments import graph_env
 from agents.tools import resume_state
+from agents.tools.run_errors import ConfigError
 from agents.training import errors
 
 
 def define_saver(exclude=None, include=None, **kwargs):
     """Create a saver for the variables not matching any exclude pattern.
 
-    The `checkpoint` index holds paths relative to the run folder, so that
-    a copied or moved folder still names its own files.
-
     Args:
       exclude: Regexes over variable names to leave out.
       include: Variables to save even where excluded (the state of an exact
           resumption); a checkpoint that lacks them restores without them.
-      **kwargs: Passed on to `tf.train.Saver`.
-
-    Returns:
-      `tf.train.Saver`; its `restored_variables` are those it restores.
+      **kwargs: Passed on to `tf.train.Saver`; the index holds relative paths.
     """
-    variables = []
-    exclude = exclude or ()
-    for variable in tf.global_variables():
-        if any(re.match(pattern, variable.name) for pattern in exclude):
-            continue
-        variables.append(variable)
+    required = [
+        variable for variable in tf.global_variables()
+        if not any(re.match(pattern, variable.name)
+                   for pattern in exclude or ())]
     optional = [
         variable for variable in include or ()
-        if not any(variable is other for other in variables)]
+        if not any(variable is other for other in required)]
     kwargs.setdefault('max_to_keep', 5)
     kwargs.setdefault('save_relative_paths', True)
-    return _ResumeSaver(variables, optional, **kwargs)
-
-
-class _ResumeSaver(tf.train.Saver):
-    """A saver of `required` variables and `optional` ones that old
-    checkpoints lack."""
-
-    def __init__(self, variables, optional, **kwargs):
-        super().__init__(list(variables) + list(optional), **kwargs)
-        self.required = list(variables)
-        self.optional = list(optional)
-        self.restored_variables = self.required + self.optional
+    saver = tf.train.Saver(required + optional, **kwargs)
+    saver.required, saver.optional = required, optional
+    saver.restored_variables = required + optional
+    return saver
 
 
 class CheckpointShapeError(ValueError):
-    """A checkpoint (`path`) holds variable `name` in another shape.
-
-    `saved` is its shape in the checkpoint, `current` in the graph (lists).
-    """
+    """A checkpoint (`path`) holds variable `name` in another shape."""
 
     def __init__(self, path, name, saved, current):
         super().__init__(
@@ -72,18 +54,16 @@ class CheckpointShapeError(ValueError):
 
 
 class RunSaver:
-    """Saves the checkpoints of a run folder; other attributes: the saver's.
+    """Saves a run folder's checkpoints; other attributes: the saver's.
 
-    It keeps `max_to_keep` across restarts. A failed save (a full disk)
-    removes what it began to write, keeps the earlier checkpoints and
-    raises `errors.CheckpointError`. Saves from several threads (the
-    watchdog's) happen one after another.
+    It keeps `max_to_keep` across restarts, saves one thread at a time, and
+    a failed save removes what it began to write.
 
     Args:
       saver: `tf.train.Saver`, e.g. of `define_saver`.
       logdir: The run folder.
       check: None, or a callable that raises `RuntimeError` where the run
-          folder must not be written (`run_folder.RunLock.check`).
+          folder must not be written.
     """
 
     def __init__(self, saver, logdir, check=None):
@@ -94,23 +74,16 @@ class RunSaver:
 
     def save(self, sess, unused_prefix=None, global_step=None,
              consistent=True):
-        """Save the variables as `<logdir>/model.ckpt-<global_step>`.
-
-        The environments' state is copied into variables first
-        (`tools.resume_state`); a step saved already returns its path.
+        """Save the variables and the environments' state; return the prefix.
 
         Args:
-          sess: Session of the graph.
           unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
           global_step: Integer step of the checkpoint.
-          consistent: Whether the environments are at the last completed
-              step; if not (a step hung or failed), no environment state.
+          consistent: Whether the environments are at the last completed step
+              (else, a step hung or failed, no environment state).
 
         Raises:
-          CheckpointError: When saving failed.
-
-        Returns:
-          Path prefix of the checkpoint.
+          errors.CheckpointError: Where saving failed.
         """
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
@@ -118,8 +91,7 @@ class RunSaver:
                 try:
                     self._check()
                 except RuntimeError as error:
-                    # `tools.Loop` creates the folder before it saves: an
-                    # empty one at the path is that, not another run's.
+                    # An empty folder at the path is `tools.Loop`'s.
                     with contextlib.suppress(OSError):
                         os.rmdir(self._logdir)
                     raise errors.CheckpointError(str(error)) from error
@@ -136,8 +108,7 @@ class RunSaver:
                         sess, os.path.join(self._logdir, 'model.ckpt'),
                         int(global_step))
             except (OSError, tf.errors.OpError) as error:
-                # Forgotten first: rewriting the index on a full disk may
-                # leave a temporary file of its own.
+                # First, as rewriting the index may leave a temporary file.
                 self._forget(prefix)
                 self._remove_partial(before, os.path.basename(prefix))
                 raise errors.CheckpointError(
@@ -160,11 +131,7 @@ class RunSaver:
         self._saver.recover_last_checkpoints(last[excess:])
 
     def _forget(self, prefix):
-        """Leave no record of a failed save in the saver or the index file.
-
-        TensorFlow updates the index before it writes the meta graph; where
-        it cannot be rewritten it is removed (`list_checkpoints` scans).
-        """
+        """Leave no record of a failed save in the saver or the index."""
         remaining = [
             path for path in self._saver.last_checkpoints
             if path != prefix and os.path.exists(path + '.index')]
@@ -218,25 +185,16 @@ def _error_cause(error):
 
 def initialize_variables(
         sess, saver, logdir=None, checkpoint=None, resume=None):
-    """Initialize or restore the variables of a session.
-
-    The newest checkpoint inside `logdir` is restored (see
-    `list_checkpoints`); an unreadable one falls back to the previous one
-    with a warning.
+    """Initialize the variables, or restore the newest readable checkpoint.
 
     Args:
-      sess: Session to initialize variables in.
-      saver: Saver to restore variables.
       logdir: Directory to search for checkpoints.
-      checkpoint: Specify a checkpoint (path or name in logdir) to restore.
-      resume: Whether to expect checkpoints to restore from; None accepts
-          either.
+      checkpoint: A checkpoint (path or name in logdir) to restore.
+      resume: Whether to expect checkpoints; None accepts either.
 
     Raises:
-      CheckpointShapeError: When the newest readable checkpoint holds a
-          variable in another shape than the graph.
-      ValueError: When resume is requested without checkpoints, or
-          checkpoints exist when starting a new run, or none is readable.
+      CheckpointShapeError: Where a variable's shape differs from the graph.
+      ValueError: Where `resume` is not met, or no checkpoint is readable.
 
     Returns:
       Path of the restored checkpoint, or None.
@@ -279,16 +237,81 @@ def initialize_variables(
     raise ValueError('No readable checkpoint: ' + '; '.join(failures))
 
 
+def restore_run(sess, saver, config, lock):
+    """Initialize the variables or restore a run's latest checkpoint.
+
+    Args:
+      lock: The `run_folder.RunLock` of the run.
+
+    Raises:
+      ConfigError: Where the run cannot resume (a size changed, say).
+
+    Returns:
+      The run's `RunSaver`, or None without a run folder.
+    """
+    logger = logging.getLogger('agents')
+    try:
+        restored = initialize_variables(sess, saver, config.logdir)
+    except ValueError as error:
+        cause = _describe_shape_change(config, error) if isinstance(
+            error, CheckpointShapeError) else error
+        raise ConfigError(f'Cannot resume {config.logdir}: {cause}') from error
+    if restored:
+        logger.info('Restored checkpoint %s.', restored)
+        reasons = resume_state.apply_saved(sess)
+        if reasons:
+            logger.warning(
+                'Resumed with new episodes: %s; scores differ from those of '
+                'a run straight through.', reasons[0])
+    elif lock.resumed:
+        logger.info(
+            'No checkpoint in %s yet; training starts at step 0.',
+            config.logdir)
+    if not config.logdir:
+        return None
+    return RunSaver(saver, config.logdir, check=lock.check)
+
+
+# Keys whose values are sizes of variables, and where in a variable's name
+# a key's size may appear (None: anywhere).
+_SHAPE_KEYS = (
+    ('num_agents', None), ('eval_episodes', None), ('update_every', None),
+    ('max_length', None), ('rollout_length', None),
+    ('policy_layers', '/policy/'), ('value_layers', '/value/'))
+
+
+def _describe_shape_change(config, error):
+    """The text after 'Cannot resume RUN: ' naming the keys of new sizes."""
+    if len(error.saved) == len(error.current):
+        sizes = {
+            new for old, new in zip(error.saved, error.current) if old != new}
+    else:
+        sizes = set(error.current)
+    keys = []
+    for key, where in _SHAPE_KEYS:
+        value = config.get(key)
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        if (where is None or where in f'/{error.name}/') and sizes & {
+                size for size in values if isinstance(size, int)}:
+            keys.append(f'{key}={value!r}')
+    cause = (
+        f"config.yaml's {' or '.join(keys)}" if keys
+        else 'config.yaml, a size in it,')
+    return (
+        f'{cause} changes the shape of {error.name} from {error.saved} in '
+        f'{os.path.basename(error.path)} to {error.current}; a resumed run '
+        'keeps the shapes it started with: restore the value, or start a '
+        'new run with another --timestamp.')
+
+
 def _restore(sess, saver, path):
     """Restore a checkpoint; one lacking optional variables, with one line."""
     shapes = dict(tf.train.list_variables(path))
-    # Only what this saver restores: the episodes of another batch size,
-    # which evaluation leaves out, may differ.
+    # Only what this saver restores (evaluation's episodes may differ).
     for variable in getattr(saver, 'restored_variables', ()):
         saved = shapes.get(variable.op.name)
         current = variable.shape.as_list()
-        # A variable takes a value of another shape without complaint,
-        # and fails at its first use in the graph, steps later.
+        # Else it would fail at its first use, steps later.
         if (saved is not None and variable.shape.is_fully_defined()
                 and list(saved) != current):
             raise CheckpointShapeError(
@@ -317,17 +340,9 @@ def _restore(sess, saver, path):
 def list_checkpoints(logdir, warn=False):
     """Checkpoint paths inside a run folder, newest first.
 
-    The folder's `model.ckpt-<step>` checkpoints, highest step first, then
-    others that the `checkpoint` index names, by base name (its paths may
-    be of the folder the run was copied from; it may be damaged or stale).
-
-    Args:
-      logdir: Directory holding checkpoints.
-      warn: Whether to log a warning when the `checkpoint` index is damaged
-          or names another checkpoint as the latest than the newest found.
-
-    Returns:
-      List of checkpoint prefixes inside `logdir` whose index file exists.
+    The `model.ckpt-<step>` ones, then others that the `checkpoint` index
+    names by base name (it may be damaged, stale, or of another folder).
+    `warn`: whether to warn where the index disagrees.
     """
     found = []
     for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
@@ -362,15 +377,7 @@ def list_checkpoints(logdir, warn=False):
 
 
 def saved_env(logdir):
-    """What the newest readable checkpoint of a run says of its environments.
-
-    Args:
-      logdir: Run folder, or None.
-
-    Returns:
-      `graph_env.SavedEnv`: the kind of batch that trained it, the Python
-      env mode it recorded and its path; `graph_env.NEW_RUN` without one.
-    """
+    """The newest readable checkpoint's `graph_env.SavedEnv`, or NEW_RUN."""
     for path in list_checkpoints(logdir) if logdir else ():
         try:
             names = [name for name, _ in tf.train.list_variables(path)]

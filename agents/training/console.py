@@ -13,14 +13,7 @@ from agents.training import quiet_start
 
 
 def set_up_logging(level=logging.INFO):
-    """Print the framework's progress lines and quiet TensorFlow's own logs.
-
-    `tf.logging.info` of a script prints, as in 2017; what TensorFlow logs
-    about itself below ERROR does not. Warnings print without colour codes.
-
-    Args:
-      level: Logging level of the 'agents' logger.
-    """
+    """Print the framework's progress lines, not TensorFlow's own logs."""
     quiet_start.set_log_level('2')
     logger = logging.getLogger('agents')
     logger.setLevel(level)
@@ -41,8 +34,7 @@ def set_up_logging(level=logging.INFO):
 
 
 class _TensorFlowOwnLines(logging.Filter):
-    """Leaves out what TensorFlow logs about itself below ERROR, and its
-    failed event writer thread (the loop reports that error in one line)."""
+    """Leaves out TensorFlow's own logs below ERROR and event writer errors."""
 
     _PACKAGE = os.path.dirname(
         importlib.util.find_spec('tensorflow').origin) + os.sep
@@ -55,8 +47,7 @@ class _TensorFlowOwnLines(logging.Filter):
 
 
 def _quiet_event_writers(excepthook):
-    """A `threading.excepthook` that leaves out TensorFlow's event writers,
-    whose errors the script reports in one line where it writes next."""
+    """A `threading.excepthook` that leaves out TensorFlow's event writers."""
 
     def hook(args):
         if type(args.thread).__name__ != '_EventLoggerThread':
@@ -67,8 +58,7 @@ def _quiet_event_writers(excepthook):
 
 
 class _StderrHandler(logging.StreamHandler):
-    """Writes to the `sys.stderr` of the moment, not to the one of its
-    creation, which a caller (a test's capture, say) may have closed."""
+    """Writes to the `sys.stderr` of the moment (tests replace it)."""
 
     def __init__(self):
         super().__init__(sys.stderr)

@@ -1,9 +1,4 @@
-"""The errors that end a training run that started (exit code 1), and the
-one reading of TensorFlow's error messages.
-
-`config_io.ConfigError` is that of a configuration, flag or run folder that
-cannot be used (exit code 2).
-"""
+"""The errors of a started training run, and TensorFlow's messages read."""
 
 import re
 
@@ -29,25 +24,15 @@ def error_line(error):
     return lines[0] if lines else type(error).__name__
 
 
-# A line of `tf.debugging.check_numerics`, of its gradient (whose message
-# TensorFlow prefixes and quotes as bytes), and of the environment step's
-# checks in NumPy, which raise a ValueError of the same text
-# (`tools.in_graph_batch_env`).
+# A line of `tf.debugging.check_numerics`, of its gradient (quoted as bytes),
+# and of the NumPy checks of `tools.in_graph_batch_env` (a ValueError).
 _NOT_FINITE = re.compile(
     r'^(Not a number .* in gradient\. )?(?:ValueError: )?'
     r"(b'(.+)'|(.+?)) : Tensor had (.+) values$")
 
 
 def describe_op_error(error):
-    """One line about an error of a graph operation.
-
-    Args:
-        error: `tf.errors.OpError` of a session run.
-
-    Returns:
-        Which tensor or gradient was not finite, where a numerics check
-        failed; else `error_line(error)`.
-    """
+    """One line about an OpError, naming a tensor that was not finite."""
     for line in error.message.splitlines():
         match = _NOT_FINITE.match(line.strip())
         if match:

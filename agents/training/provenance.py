@@ -1,13 +1,7 @@
-"""What produced a run: command line, package versions, commit, machine.
-
-`record()` collects it, `write` stores it as a run folder's
-`provenance.yaml`, `write_json` adds it to a benchmark's JSON. Versions come
-from the distributions' metadata: no recorded package is imported.
-"""
+"""What produced a run: command line, versions, commit, machine."""
 
 import datetime
 import importlib.metadata
-import io
 import json
 import os
 import platform
@@ -16,11 +10,6 @@ import socket
 import subprocess
 import sys
 
-import ruamel.yaml
-
-from agents.training import config_io
-
-FILENAME = 'provenance.yaml'
 # Recorded packages and the distributions that provide them, first found
 # wins (TensorFlow also ships as tensorflow-cpu, for example).
 PACKAGES = {
@@ -47,14 +36,10 @@ def record(argv=None, packages=None):
 
     Args:
       argv: Command line as a list of strings; `sys.argv` by default.
-      packages: Dict like `PACKAGES` of the packages to record, e.g. with
-          a benchmark's peers added; `PACKAGES` by default.
+      packages: Dict like `PACKAGES` (the default) of the packages to record.
 
     Returns:
-      Dict with the keys of `KEYS`: the shell-quoted `command`, `python`'s
-      version, `packages` (name to version or None), `git_commit` and
-      `git_dirty` (see `git_state`), `host`, `started` (UTC, ISO 8601) and
-      `machine`.
+      Dict of `KEYS`; `packages` maps names to versions or None.
     """
     argv = sys.argv if argv is None else argv
     commit, dirty = git_state(package_root())
@@ -74,13 +59,7 @@ def record(argv=None, packages=None):
 
 
 def machine():
-    """The CPU of this machine and its load now, which speeds depend on.
-
-    Returns:
-      Dict with the keys of `MACHINE_KEYS`: `cpu_model`, `cores` (logical
-      CPUs), `usable_cores` (those this process may use) and
-      `load_average` (1, 5 and 15 minutes, or None where unknown).
-    """
+    """The CPU of this machine and its load now, as a dict of MACHINE_KEYS."""
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS and Windows have no affinity.
@@ -95,8 +74,7 @@ def machine():
 
 
 def cpu_model():
-    """The first `model name` of /proc/cpuinfo, else the platform's
-    processor name or architecture."""
+    """The CPU model of /proc/cpuinfo, else the platform's processor name."""
     try:
         with open(_CPUINFO, encoding='utf-8') as file_:
             for line in file_:
@@ -109,16 +87,16 @@ def cpu_model():
 
 
 def write_json(path, report, provenance):
-    """Write a benchmark's report as JSON, with its provenance.
+    """Write a benchmark's report (a dict) as JSON, with its provenance.
 
     Args:
       path: File to write.
       report: Dict of the benchmark's results, without a `provenance` key.
-      provenance: The `record` taken when the benchmark started; its
-          `machine` gains `load_average_end`, the load averages now.
+      provenance: The `record` of the benchmark's start; its `machine` gains
+          `load_average_end`.
 
     Returns:
-      The dict written: `report` with `provenance` added.
+      The dict written.
     """
     provenance = dict(provenance, machine=dict(
         provenance['machine'], load_average_end=machine()['load_average']))
@@ -127,36 +105,6 @@ def write_json(path, report, provenance):
         json.dump(written, file_, indent=1)
         file_.write('\n')
     return written
-
-
-def write(run_dir, provenance):
-    """Write a record to `provenance.yaml` in a run folder, atomically.
-
-    Args:
-      run_dir: Existing run folder.
-      provenance: Dict from `record`.
-
-    Returns:
-      Path of the written file.
-    """
-    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
-    yaml.default_flow_style = False
-    stream = io.StringIO()
-    yaml.dump(dict(provenance), stream)
-    path = os.path.join(run_dir, FILENAME)
-    config_io.write_atomic(path, stream.getvalue())
-    return path
-
-
-def read(run_dir):
-    """The dict that `write` wrote to a run folder.
-
-    Raises:
-      FileNotFoundError: When the folder has no `provenance.yaml`.
-    """
-    path = os.path.join(run_dir, FILENAME)
-    with open(path, encoding='utf-8') as file_:
-        return ruamel.yaml.YAML(typ='safe', pure=True).load(file_)
 
 
 def package_version(*distributions):
@@ -176,17 +124,12 @@ def package_root():
 
 
 def git_state(root):
-    """Commit and dirty flag of a git checkout whose top folder is `root`.
-
-    A folder inside another checkout (a virtual environment kept in a
-    repository) does not count.
-
-    Returns:
-      Tuple of the hash of `HEAD` and whether tracked files differ from it;
-      `(None, None)` when `root` is no checkout's top or git fails.
-    """
+    """Commit and dirty flag of the checkout whose top is `root`, or Nones."""
     top = _git(root, 'rev-parse', '--show-toplevel')
-    if top is None or not _same_folder(top, root):
+    try:
+        if top is None or not os.path.samefile(top, root):
+            return None, None
+    except OSError:
         return None, None
     commit = _git(root, 'rev-parse', 'HEAD')
     changes = _git(root, 'status', '--porcelain', '--untracked-files=no')
@@ -206,11 +149,3 @@ def _git(root, *args):
     if result.returncode:
         return None
     return result.stdout.strip()
-
-
-def _same_folder(first, second):
-    """Whether both paths are the same existing folder."""
-    try:
-        return os.path.samefile(first, second)
-    except OSError:
-        return False

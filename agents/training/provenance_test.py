@@ -12,7 +12,6 @@ import gymnasium
 import mujoco
 import numpy as np
 import pytest
-import ruamel.yaml
 
 from agents.training import provenance
 
@@ -174,52 +173,3 @@ def test_package_root_holds_the_package():
     root = provenance.package_root()
     assert os.path.isfile(os.path.join(root, 'agents', 'training',
                                        'provenance.py'))
-
-
-def test_write_is_atomic_safe_yaml(tmp_path):
-    """provenance.yaml reads back equal; no temporary file is left."""
-    record = dict(
-        command='train --config=pendulum', python='3.11.7',
-        packages=dict(tensorflow='2.21.0', envpool=None),
-        git_commit='0' * 40, git_dirty=True, host='vm',
-        started='2026-11-25T00:40:00Z')
-    path = provenance.write(str(tmp_path), record)
-    assert path == os.path.join(str(tmp_path), 'provenance.yaml')
-    assert os.listdir(tmp_path) == ['provenance.yaml']
-    with open(path, encoding='utf-8') as file_:
-        assert file_.read() == (
-            'command: train --config=pendulum\n'
-            f"git_commit: '{'0' * 40}'\n"
-            'git_dirty: true\n'
-            'host: vm\n'
-            'packages:\n'
-            '  envpool: null\n'
-            '  tensorflow: 2.21.0\n'
-            'python: 3.11.7\n'
-            "started: '2026-11-25T00:40:00Z'\n")
-    assert provenance.read(str(tmp_path)) == record
-    record['host'] = 'other'
-    provenance.write(str(tmp_path), record)
-    assert os.listdir(tmp_path) == ['provenance.yaml']
-    assert provenance.read(str(tmp_path))['host'] == 'other'
-
-
-def test_failed_write_leaves_old_file_and_no_temporary(
-        tmp_path, monkeypatch):
-    """A failed write keeps the old file and leaves no temporary file."""
-    provenance.write(str(tmp_path), dict(host='vm'))
-    with pytest.raises(ruamel.yaml.representer.RepresenterError):
-        provenance.write(str(tmp_path), dict(host=object()))
-    assert os.listdir(tmp_path) == ['provenance.yaml']
-
-    def fail_rename(unused_source, unused_destination):
-        assert len(os.listdir(tmp_path)) == 2  # The temporary file.
-        raise OSError('disk full')
-
-    monkeypatch.setattr(os, 'replace', fail_rename)
-    with pytest.raises(OSError) as error:
-        provenance.write(str(tmp_path), dict(host='other'))
-    assert str(error.value) == 'disk full'
-    monkeypatch.undo()
-    assert os.listdir(tmp_path) == ['provenance.yaml']
-    assert provenance.read(str(tmp_path)) == dict(host='vm')

@@ -1,13 +1,5 @@
-"""Start TensorFlow in the scripts without its start-up log lines.
-
-TensorFlow's C++ code prints lines that concern no user (absl's note before
-`InitializeLog`, oneDNN, `cpu_feature_guard`, a failed cuInit) straight to
-the stderr descriptor, before `TF_CPP_MIN_LOG_LEVEL` takes effect; so
-`quiet_tensorflow` loads TensorFlow and lists its devices with that
-descriptor redirected, then writes back the other lines. A user's own
-`TF_CPP_MIN_LOG_LEVEL` keeps every line; the level set here is marked as
-ours, so that child processes, which inherit it, hold the lines back too.
-"""
+"""Start TensorFlow in the scripts without the lines its C++ code prints
+to the stderr descriptor before `TF_CPP_MIN_LOG_LEVEL` takes effect."""
 
 import contextlib
 import importlib
@@ -16,10 +8,8 @@ import re
 import sys
 import tempfile
 
-# Start-up lines of TensorFlow and absl. Informational and warning lines in
-# absl's format ('I0000 00:00:1795439404.279804   20947 port.cc:153] ...'),
-# the continuation of cpu_feature_guard's, absl's note before its logging
-# is initialized, and the errors of a machine without CUDA.
+# absl's info and warning lines ('I0000 00:00:1795439404.279804   20947
+# port.cc:153] ...'), cpu_feature_guard's, and those of a machine without CUDA.
 _NOISE = re.compile(
     r'^(?:[IW]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ \S+:\d+\] '
     r'|To enable the following instructions: '
@@ -32,41 +22,21 @@ _OWN_LEVEL = 'BATCH_PPO_TF_CPP_MIN_LOG_LEVEL'
 
 
 def quiet_tensorflow(level='2'):
-    """Load TensorFlow without its start-up lines, unless the user asked.
-
-    Does nothing where the user set `TF_CPP_MIN_LOG_LEVEL` or TensorFlow is
-    loaded already.
-
-    Args:
-      level: Value for `TF_CPP_MIN_LOG_LEVEL`.
-    """
-    if users_log_level() is not None or 'tensorflow' in sys.modules:
+    """Load TensorFlow with stderr filtered, unless the user set the level."""
+    users = os.environ.get(_LEVEL) not in (None, os.environ.get(_OWN_LEVEL))
+    if users or 'tensorflow' in sys.modules:
         return
     set_log_level(level)
     with filter_stderr():
         tensorflow = importlib.import_module('tensorflow')
-        # Creating the devices is when a machine without a GPU reports its
-        # failed cuInit; later sessions reuse them.
+        # When a machine without a GPU reports its failed cuInit.
         tensorflow.config.list_physical_devices()
 
 
 def set_log_level(level='2'):
-    """Set `TF_CPP_MIN_LOG_LEVEL` as this module's own, unless it is set.
-
-    Args:
-      level: Value for `TF_CPP_MIN_LOG_LEVEL`; 2 keeps TensorFlow's
-          warnings out and its errors in.
-    """
+    """Set `TF_CPP_MIN_LOG_LEVEL`, marked as ours, unless it is set."""
     if _LEVEL not in os.environ:
         os.environ[_LEVEL] = os.environ[_OWN_LEVEL] = str(level)
-
-
-def users_log_level():
-    """`TF_CPP_MIN_LOG_LEVEL` where the user set it, else None."""
-    level = os.environ.get(_LEVEL)
-    if level is not None and level == os.environ.get(_OWN_LEVEL):
-        return None
-    return level
 
 
 def is_noise(line):
@@ -76,14 +46,7 @@ def is_noise(line):
 
 @contextlib.contextmanager
 def filter_stderr():
-    """Collect what is written to file descriptor 2, then drop the noise.
-
-    On exit, also after an exception, the lines that are not `is_noise` are
-    written to stderr.
-
-    Yields:
-      Nothing.
-    """
+    """Filter out the `is_noise` lines written to file descriptor 2."""
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:

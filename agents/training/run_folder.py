@@ -1,27 +1,28 @@
-"""The run folder `<logdir>/<timestamp>-<config>`: which one, and one trainer.
-
-A trainer holds an exclusive `fcntl.flock` on the run folder's `.lock`
-file, which names its process; the kernel releases it however the process
-ends, so a killed trainer leaves no stale lock.
-"""
+"""The run folder `<logdir>/<timestamp>-<config>`: which, files, lock."""
 
 import contextlib
 import datetime
 import fcntl
+import io
 import logging
 import os
 import re
 
+import ruamel.yaml
+
 from agents import tools
+from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_overrides
 from agents.training import config_spec
+from agents.training import provenance
 
 LOCK_NAME = '.lock'
+PROVENANCE = 'provenance.yaml'
 _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 
-def check_timestamp(timestamp):
+def _check_timestamp(timestamp):
     """Raise a one-line ConfigError unless a --timestamp can name folders."""
     if not _TIMESTAMP.match(timestamp):
         raise config_io.ConfigError(
@@ -30,11 +31,8 @@ def check_timestamp(timestamp):
             'a folder inside --logdir.')
 
 
-def runs_of_timestamp(logdir, timestamp):
-    """The sorted config names of the resumable run folders of a timestamp.
-
-    Config names hold no '-', so a folder name splits at its last one.
-    """
+def _runs_of_timestamp(logdir, timestamp):
+    """The sorted config names of a timestamp's resumable run folders."""
     if not os.path.isdir(logdir):
         return []
     names = []
@@ -63,19 +61,16 @@ class RunFolderMoved(RuntimeError):
 
 
 class RunLock:
-    """The exclusive lock of a trainer on a run folder.
+    """A trainer's `fcntl.flock` on a run folder's `.lock` (or on None).
 
-    `acquire` creates the folder where needed, and `release(remove_created=
-    True)` removes it again where the run wrote nothing. The lock belongs to
-    the folder at the path: `check` raises where the path names another.
-
-    Args:
-      run_dir: The run folder; nothing happens before `acquire`.
+    The kernel releases it however the process ends. `resumed`: whether the
+    folder had a `config.yaml`.
     """
 
     def __init__(self, run_dir):
         self.run_dir = run_dir
-        self._path = os.path.join(run_dir, LOCK_NAME)
+        self.resumed = bool(run_dir) and _has_config(run_dir)
+        self._path = run_dir and os.path.join(run_dir, LOCK_NAME)
         self._fd = None
         self._folder = None
         self._created = []
@@ -86,13 +81,8 @@ class RunLock:
         return self._fd is not None
 
     def acquire(self):
-        """Take the lock, or fail without writing anything; returns self.
-
-        Raises:
-          RunFolderInUse: Naming the process that holds the lock.
-          OSError: When the folder or the lock file cannot be created.
-        """
-        if self.held:
+        """Take the lock or raise, writing nothing; returns self."""
+        if self.held or not self.run_dir:
             return self
         self._created = _make_dirs(self.run_dir)
         while True:
@@ -104,8 +94,7 @@ class RunLock:
                 pid = _read_pid(fd)
                 os.close(fd)
                 raise RunFolderInUse(self.run_dir, pid) from None
-            # The holder before may have removed the file between our open and
-            # our lock: then the lock is on a file nobody else will see.
+            # Unless the holder before removed the file we opened.
             try:
                 current = os.stat(self._path)
             except FileNotFoundError:
@@ -120,14 +109,7 @@ class RunLock:
         return self
 
     def check(self):
-        """Raise unless the path still names the locked folder and lock.
-
-        TensorFlow would save to the path of a moved folder, recreating it
-        there unlocked.
-
-        Raises:
-          RunFolderMoved: Naming the folder.
-        """
+        """Raise `RunFolderMoved` unless the path names the locked folder."""
         if not self.held:
             return
         try:
@@ -143,22 +125,13 @@ class RunLock:
                 'resumes from its last checkpoint where it is now.')
 
     def release(self, remove_created=False):
-        """Remove the lock file and release the lock; safe to call again.
-
-        Never raises, so as not to hide the error that ended the run.
-
-        Args:
-          remove_created: Whether to remove the folders that `acquire`
-              created, where they are empty.
-        """
+        """Release the lock (and `remove_created` empty folders); no raise."""
         if not self.held:
             return
         fd, self._fd = self._fd, None
         try:
-            # Removed while still locked, so that no other process locks it
-            # in between (see `acquire`); a read-only folder keeps the file,
-            # free once closed. Not where the folder moved: the path may
-            # hold another trainer's lock by now.
+            # Removed while locked (see `acquire`), and not where the folder
+            # moved: the path may hold another trainer's lock by now.
             with contextlib.suppress(OSError):
                 if os.path.samestat(os.stat(self._path), os.fstat(fd)):
                     os.remove(self._path)
@@ -180,40 +153,95 @@ class RunLock:
         self.release()
 
 
-def prepare_run(logdir, config_name, timestamp, settings=()):
-    """Decide the run folder and its configuration (resumed or new).
+@contextlib.contextmanager
+def locked(run_dir):
+    """Lock a trainer's run folder (or None), naming it in the log.
 
-    An existing run folder with a `config.yaml` is resumed. Nothing is
-    written: the run folder is created when training starts.
+    Raises:
+      config_io.ConfigError: Where the folder is in use, cannot be created,
+          or is new and holds checkpoints.
+
+    Yields:
+      The `RunLock`; a new run's folder goes where empty at the end.
+    """
+    lock = RunLock(run_dir)
+    if run_dir:
+        # First: visualize, export and TensorBoard need it.
+        logging.getLogger('agents').info(
+            'Run folder %s%s.', run_dir, ', resumed' if lock.resumed else '')
+        try:
+            lock.acquire()
+        except RunFolderInUse as error:
+            raise config_io.ConfigError(str(error)) from None
+        except OSError as error:
+            raise config_io.ConfigError(
+                f'Cannot create the run folder {run_dir}: '
+                f'{error.strerror or error}.') from error
+    with contextlib.ExitStack() as stack:
+        # The folder of a new run is empty until it wrote `config.yaml`.
+        stack.callback(lock.release, remove_created=True)
+        # A new run restores no checkpoints it did not write.
+        found = run_dir and not lock.resumed and (
+            checkpoints.list_checkpoints(run_dir))
+        if found:
+            raise config_io.ConfigError(
+                f'Run folder {run_dir} holds checkpoints of another run '
+                f'({os.path.basename(found[0])}) but no config.yaml; a '
+                'new run restores none it did not write: pass another '
+                '--timestamp.')
+        yield lock
+
+
+def write_new_run(lock, config):
+    """Write a new run's `config.yaml` and `provenance.yaml`."""
+    if lock.run_dir and not lock.resumed:
+        write_provenance(lock.run_dir, provenance.record())
+        config_io.save_config(config, lock.run_dir)
+
+
+def write_provenance(run_dir, record):
+    """Write a record to the folder's `provenance.yaml`; return its path."""
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    yaml.default_flow_style = False
+    stream = io.StringIO()
+    yaml.dump(dict(record), stream)
+    path = os.path.join(run_dir, PROVENANCE)
+    config_io.write_atomic(path, stream.getvalue())
+    return path
+
+
+def _has_config(run_dir):
+    """Whether the run folder holds its `config.yaml`."""
+    return os.path.exists(os.path.join(run_dir, 'config.yaml'))
+
+
+def prepare_run(logdir, config_name, timestamp, settings=()):
+    """Decide the run folder and its configuration, writing nothing.
 
     Args:
       logdir: Base directory of the run folders, or None.
-      config_name: Config spec (see `config_spec.load_config_spec`), or
-          None to resume.
+      config_name: Config spec, or None to resume.
       timestamp: Prefix of the run folder, or None for the current time.
-      settings: 'KEY=VALUE' overrides of config values; a resumed run
+      settings: 'KEY=VALUE' overrides; a resumed run (an existing folder)
           accepts only those that match its saved configuration.
 
     Raises:
-      config_io.ConfigError: When the config, the timestamp, an override,
-          the saved configuration or `logdir` cannot be used.
+      config_io.ConfigError: When an argument or the saved configuration
+          cannot be used.
 
     Returns:
-      Tuple of the configuration, the run folder (or None) and the
-      timestamp.
+      Tuple of the configuration, the run folder (or None), the timestamp.
     """
     if not logdir:
         if not config_name:
             raise config_io.ConfigError('Pass --config (and usually --logdir).')
-        config = config_spec.load_config_spec(config_name)
-        config_overrides.apply_overrides(config, settings)
-        return config, None, None
+        return _new_config(config_name, settings), None, None
     logdir = os.path.expanduser(logdir)
     if timestamp is not None:
-        check_timestamp(timestamp)
+        _check_timestamp(timestamp)
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
-    runs = runs_of_timestamp(logdir, timestamp)
+    runs = _runs_of_timestamp(logdir, timestamp)
     label = config_name and config_spec.config_label(config_name)
     if config_name and runs and label not in runs:
         name, = runs[:1]
@@ -227,29 +255,31 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
             f'Several run folders have --timestamp={timestamp} in {logdir}, '
             f"of the configs {', '.join(runs)}; pass --config to choose.")
     if runs:
-        run_dir = os.path.join(
-            logdir, f'{timestamp}-{label if label in runs else runs[0]}')
+        run_dir = os.path.join(logdir, f'{timestamp}-{label or runs[0]}')
         logging.getLogger('agents').info('Resuming run %s.', run_dir)
         config = config_io.load_config(run_dir)
-        check_resume_overrides(config, settings, run_dir)
-        with config.unlocked:
-            config.logdir = run_dir
-        return config, run_dir, timestamp
-    if not config_name:
+        _check_resume_overrides(config, settings, run_dir)
+    elif not config_name:
         raise config_io.ConfigError(
             'Pass --config to start a new run (no run folder with timestamp '
             f"'{timestamp}' in {logdir}).")
-    config = config_spec.load_config_spec(config_name)
-    config_overrides.apply_overrides(config, settings)
-    run_dir = os.path.join(
-        logdir, f'{timestamp}-{config_spec.config_label(config_name)}')
-    check_writable(logdir)
+    else:
+        config = _new_config(config_name, settings)
+        run_dir = os.path.join(logdir, f'{timestamp}-{label}')
+        check_writable(logdir)
     with config.unlocked:
         config.logdir = run_dir
     return config, run_dir, timestamp
 
 
-def check_resume_overrides(config, settings, run_dir):
+def _new_config(config_name, settings):
+    """The config of a spec, with the overrides applied."""
+    config = config_spec.load_config_spec(config_name)
+    config_overrides.apply_overrides(config, settings)
+    return config
+
+
+def _check_resume_overrides(config, settings, run_dir):
     """Raise a ConfigError naming the first `--set` that changes a run."""
     changed = tools.AttrDict(config)
     for setting in settings:
@@ -264,10 +294,7 @@ def check_resume_overrides(config, settings, run_dir):
 
 
 def check_writable(logdir):
-    """Raise a one-line ConfigError where `logdir` cannot be written.
-
-    Creates nothing: checks the deepest part of the path that exists.
-    """
+    """Raise a one-line ConfigError where `logdir` cannot be written."""
     existing = os.path.abspath(logdir)
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)

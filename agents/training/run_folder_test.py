@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import ruamel.yaml
 
 from agents.training import run_folder
 
@@ -130,3 +131,58 @@ def test_lock_follows_the_path_of_the_folder(tmp_path, change):
         with pytest.raises(run_folder.RunFolderInUse):
             run_folder.RunLock(run_dir).acquire()
         other.release()
+
+
+def _read_provenance(run_dir):
+    path = os.path.join(run_dir, run_folder.PROVENANCE)
+    with open(path, encoding='utf-8') as file_:
+        return ruamel.yaml.YAML(typ='safe', pure=True).load(file_)
+
+
+def test_provenance_write_is_atomic_safe_yaml(tmp_path):
+    """provenance.yaml reads back equal; no temporary file is left."""
+    record = dict(
+        command='train --config=pendulum', python='3.11.7',
+        packages=dict(tensorflow='2.21.0', envpool=None),
+        git_commit='0' * 40, git_dirty=True, host='vm',
+        started='2026-11-25T00:40:00Z')
+    path = run_folder.write_provenance(str(tmp_path), record)
+    assert path == os.path.join(str(tmp_path), 'provenance.yaml')
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+    with open(path, encoding='utf-8') as file_:
+        assert file_.read() == (
+            'command: train --config=pendulum\n'
+            f"git_commit: '{'0' * 40}'\n"
+            'git_dirty: true\n'
+            'host: vm\n'
+            'packages:\n'
+            '  envpool: null\n'
+            '  tensorflow: 2.21.0\n'
+            'python: 3.11.7\n'
+            "started: '2026-11-25T00:40:00Z'\n")
+    assert _read_provenance(tmp_path) == record
+    record['host'] = 'other'
+    run_folder.write_provenance(str(tmp_path), record)
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+    assert _read_provenance(tmp_path)['host'] == 'other'
+
+
+def test_failed_provenance_write_leaves_old_file(
+        tmp_path, monkeypatch):
+    """A failed write keeps the old file and leaves no temporary file."""
+    run_folder.write_provenance(str(tmp_path), dict(host='vm'))
+    with pytest.raises(ruamel.yaml.representer.RepresenterError):
+        run_folder.write_provenance(str(tmp_path), dict(host=object()))
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+
+    def fail_rename(unused_source, unused_destination):
+        assert len(os.listdir(tmp_path)) == 2  # The temporary file.
+        raise OSError('disk full')
+
+    monkeypatch.setattr(os, 'replace', fail_rename)
+    with pytest.raises(OSError) as error:
+        run_folder.write_provenance(str(tmp_path), dict(host='other'))
+    assert str(error.value) == 'disk full'
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == ['provenance.yaml']
+    assert _read_provenance(tmp_path) == dict(host='vm')

@@ -5,16 +5,13 @@ from absl import flags
 FLAGS = flags.FLAGS
 
 def define_flags(*definitions):
-    """Define flags unless another module of the process defined them.
-
-    absl keeps one definition of a name per process; the flags allow an
-    override, so that a script imported later that defines them unguarded
-    (`train.py`) replaces them instead of failing.
+    """Define flags unless another module of the process defined them; they
+    allow an override, so that a script imported later that defines them
+    unguarded (`train.py`) replaces them.
 
     Args:
-      *definitions: Tuples `(define, name, default, help_string)` of an absl
-          `DEFINE_*` function and its arguments, with an optional dict of
-          further keyword arguments of `define` at the end.
+      *definitions: Tuples `(define, name, default, help_string)`, and
+          optionally a dict of further keyword arguments of `define`.
     """
     for define, name, default, help_string, *options in definitions:
         if name not in FLAGS:

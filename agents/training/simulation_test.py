@@ -247,12 +247,8 @@ def test_compiled_programs_translate_to_xla_directly(name):
     with tf.Graph().as_default() as graph:
         _, batch_env, eval_batch_env = graph_env.define_run_batches(
             config, 'graph')
-        graphs = simulation.define_simulation(
-            batch_env, eval_batch_env, config)
         # The loop's phases call the compiled rollouts.
-        simulation.define_loop(
-            graphs, None, *simulation.phase_steps(config),
-            caller_thread=config.caller_thread)
+        simulation.define_simulation(batch_env, eval_batch_env, config)
     counts = xla_ops.compiled_op_types(graph)
     slow = {
         op: count for op, count in counts.items()

@@ -1,13 +1,4 @@
-"""How the training script stops on signals and stuck steps.
-
-SIGINT and SIGTERM ask the trainer to save a checkpoint of the last completed
-step and exit with 128 + the signal number (see docs/reliability.md). An
-exception raised by a handler in the middle of TensorFlow's code would
-replace the error it builds, so within the training loop the handler only
-records the signal and the loop stops before its next session run. A step
-stuck in an environment never returns: `tools.StepWatchdog` notices it and
-`abandon` ends the process from the watchdog's thread.
-"""
+"""How the scripts stop on signals and stuck steps (docs/reliability.md)."""
 
 import contextlib
 import multiprocessing.util
@@ -17,12 +8,16 @@ import signal
 import sys
 import threading
 
+from agents import tools
+from agents.tools import batch_env as batch_env_lib
+
 # Seconds that saving may take when a stuck step is abandoned.
 _ABANDON_SAVE_SECONDS = 20.0
+# Seconds a step has to end after a signal before the process ends without.
+_STUCK_STEP_GRACE = 2.0
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _active = None
-# Held by the one thread that ends the process: the handler of a second
-# signal and the watchdog's thread may both try (see `exit_now`).
+# Held by the one thread that ends the process (see `exit_now`).
 _exiting = threading.Lock()
 
 
@@ -37,15 +32,14 @@ class Interrupted(KeyboardInterrupt):
 class StopRequest:
     """SIGINT and SIGTERM, turned into a request to save and stop.
 
-    While `deferred` is false, the first signal raises `Interrupted` at once;
-    while true, the handler only records it for `requested`. A second signal
-    ends the process at once, without saving. `abandon_stuck`: whether a
-    signal during a stuck step ends the process without that step (see
-    `tools.StepWatchdog.watch_signals`); a subclass may say no.
+    While `deferred` (within TensorFlow's code, which an exception would
+    disturb), the first signal is only recorded for `requested`, else it
+    raises `Interrupted`; a second signal ends the process. `abandon_stuck`:
+    whether a signal during a stuck step ends the process without it.
 
     Args:
-      describe: Callable of a signal number and `again` (whether it is the
-          second signal) returning the line to print.
+      describe: Callable of a signal number and `again` (for the second
+          signal) returning the line to print.
     """
 
     abandon_stuck = True
@@ -69,11 +63,7 @@ class StopRequest:
 
     @contextlib.contextmanager
     def install(self):
-        """Handle SIGINT and SIGTERM, and be the `active` request, meanwhile.
-
-        Yields:
-          This request; the previous handlers return after the block.
-        """
+        """Handle SIGINT and SIGTERM, as the `active` request; yield self."""
         global _active  # pylint: disable=global-statement
         previous = [signal.signal(signum, self.handle) for signum in _SIGNALS]
         _active = self
@@ -90,23 +80,41 @@ def active():
     return _active
 
 
-def abandon(save, release, message, code):
-    """End the process from another thread while the main one is stuck.
-
-    Saves within `_ABANDON_SAVE_SECONDS` (a session busy with the stuck step
-    may never run the save), releases the run folder, prints and exits.
+@contextlib.contextmanager
+def watch(batches, timeout, save, release):
+    """Run the body under a `tools.StepWatchdog` of the batches.
 
     Args:
+      timeout: Seconds a step may take (`worker_timeout`); None: 600.
       save: Callable that saves a checkpoint and logs its errors.
-      release: Callable that releases the run folder, or None.
-      message: The line to print to stderr.
-      code: Exit code.
+      release: Callable that releases the run folder.
+
+    Yields:
+      Nothing.
     """
+    stop = active()
+    watchdog = tools.StepWatchdog(
+        batches, timeout=timeout or 600, grace=_STUCK_STEP_GRACE,
+        on_hang=lambda error: abandon(
+            save, release,
+            f'Error: Training stopped: {batch_env_lib.first_line(error)}', 1),
+        on_stuck_signal=lambda signum: abandon(
+            save, release, stop.describe(signum), 128 + signum),
+        # As the handler does, where Python calls it twice.
+        on_second_signal=lambda signum: exit_now(
+            stop.describe(signum, again=True), 128 + signum))
+    with watchdog, (
+            watchdog.watch_signals() if stop and stop.abandon_stuck
+            else contextlib.nullcontext()):
+        yield
+
+
+def abandon(save, release, message, code):
+    """Save, release the run folder and exit while the main thread is stuck."""
     saving = threading.Thread(target=save, name='abandon_save', daemon=True)
     saving.start()
     saving.join(_ABANDON_SAVE_SECONDS)
-    if release:
-        release()
+    release()
     exit_now(message, code)
 
 
@@ -117,21 +125,9 @@ def exit_with(message, code):
 
 
 def exit_now(message, code):
-    """Print one line to stderr and end the process without cleaning up.
-
-    Only multiprocessing's temporary folder is removed first. A second
-    thread calling it waits for the first to end the process.
-    """
+    """Print one line to stderr and end the process without cleaning up."""
     _exiting.acquire()  # pylint: disable=consider-using-with
     print(message, file=sys.stderr, flush=True)
-    remove_multiprocessing_temp_dir()
-    os._exit(code)  # pylint: disable=protected-access
-
-
-def remove_multiprocessing_temp_dir():
-    """Remove multiprocessing's `pymp-*` folder (the forkserver's socket).
-
-    A normal exit removes it, `os._exit` does not; errors are ignored.
-    """
     with contextlib.suppress(OSError):
         shutil.rmtree(multiprocessing.util.get_temp_dir(), ignore_errors=True)
+    os._exit(code)  # pylint: disable=protected-access

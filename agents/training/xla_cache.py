@@ -1,11 +1,4 @@
-"""A persistent cache of XLA's compiled code for the scripts.
-
-Later runs of the same graph load the programs instead of compiling again
-(see docs/env-modes.md). Only where `BATCH_PPO_XLA_CACHE` asks for it (a
-folder, or `1`): TensorFlow 2.21 prints three harmless error lines at every
-load. TensorFlow reads `TF_XLA_FLAGS` once, when it loads, so the scripts
-call `use_requested_cache` before they import it.
-"""
+"""XLA's persistent cache, set before TensorFlow is imported."""
 
 import os
 import sys
@@ -25,25 +18,14 @@ def use_requested_cache():
 
 
 def default_directory():
-    """The cache folder: `$XDG_CACHE_HOME/batch-ppo/xla`, or below
-    `~/.cache` without that variable."""
+    """The cache folder: `$XDG_CACHE_HOME/batch-ppo/xla` (or `~/.cache`)."""
     base = os.environ.get('XDG_CACHE_HOME') or os.path.join(
         os.path.expanduser('~'), '.cache')
     return os.path.join(base, 'batch-ppo', 'xla')
 
 
 def use_persistent_cache(directory=None):
-    """Add the cache folder to `TF_XLA_FLAGS`, unless it cannot take effect.
-
-    Not where TensorFlow is loaded, `TF_XLA_FLAGS` names the user's cache,
-    or the folder cannot be created.
-
-    Args:
-      directory: The folder; None uses `default_directory()`.
-
-    Returns:
-      The folder of the cache in use, or None where this set none.
-    """
+    """Add the cache folder to `TF_XLA_FLAGS`; the folder, or None."""
     flags = os.environ.get('TF_XLA_FLAGS', '')
     if 'tensorflow' in sys.modules or FLAG in flags:
         return None
