@@ -14,6 +14,7 @@ before anything was written; 130 or 143 after SIGINT or SIGTERM.
 
 import contextlib
 import datetime
+import functools
 import json
 import os
 import re
@@ -86,34 +87,25 @@ def sweep(
         logdir, configs, seeds=(0,), settings=(), timestamp=None,
         cpus_per_run=1, env_mode='inprocess', max_retries=3,
         ray_address=None, echo=print):
-    """Train every run of the grid on Ray; return the results.
+    """Train every run of the grid on Ray; return the results, as written
+    to `results.json`.
 
-    Ray is joined when running already, else started (`ray.init`) at
-    `ray_address`, `RAY_ADDRESS`, or locally.
-
-    Args:
-      logdir: Base directory of the sweep's folder.
-      configs: Sequence of config names.
-      seeds: Sequence of integer seeds.
-      settings: Sequence of 'KEY=VALUE' overrides (see `sweep_grid.grid`).
-      timestamp: Name of the sweep's folder; None uses the current time. An
-          existing sweep is resumed: finished runs are skipped.
-      cpus_per_run: CPUs Ray reserves for each run.
-      env_mode: Env mode of every run (see `train.train`).
-      max_retries: How often Ray retries a run whose worker died.
-      ray_address: Address of a Ray cluster, or None.
-      echo: Function that prints a line of progress.
+    Ray is joined when running already, else started at `ray_address`,
+    `RAY_ADDRESS`, or locally. The arguments are those of the flags, with
+    `settings` for `--set` (see `sweep_grid.grid`) and `echo` printing a
+    line; a `timestamp` of an existing sweep resumes it, skipping its
+    finished runs.
 
     Raises:
-      config_io.ConfigError: When a flag or config cannot be used; nothing was
-          written then.
+      config_io.ConfigError: When a flag or config cannot be used; nothing
+          was written then.
       KeyboardInterrupt: After every run stopped with a checkpoint, and the
           table and results were written.
-
-    Returns:
-      The results, as written to `results.json`.
     """
-    ray = _import_ray()
+    try:
+        ray = ray_batch_env.import_ray()
+    except ImportError as error:
+        raise config_io.ConfigError(str(error)) from error
     _check_numbers(cpus_per_run, max_retries)
     env_mode = env_modes.check_env_mode(env_mode)
     runs = sweep_grid.grid(configs, seeds, settings)
@@ -205,14 +197,6 @@ def _write_results(timestamp, sweep_dir, runs, records, echo):
     return results
 
 
-def _import_ray():
-    """Import Ray; without it, a ConfigError naming the extra."""
-    try:
-        return ray_batch_env.import_ray()
-    except ImportError as error:
-        raise config_io.ConfigError(str(error)) from error
-
-
 def _parse_seeds(texts):
     """The integer seeds of `--seeds`."""
     seeds = []
@@ -241,7 +225,8 @@ def main(argv):
         results = sweep(
             FLAGS.logdir, FLAGS.configs or (), _parse_seeds(FLAGS.seeds),
             FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run, FLAGS.env_mode,
-            FLAGS.max_retries, FLAGS.ray_address, echo=_echo)
+            FLAGS.max_retries, FLAGS.ray_address,
+            echo=functools.partial(print, flush=True))
     except config_io.ConfigError as error:
         stopping.exit_with(f'Error: {error}', 2)
     except KeyboardInterrupt as interrupt:
@@ -254,11 +239,6 @@ def main(argv):
         stopping.exit_with(
             f'Error: {len(failed)} of {len(results["runs"])} runs did not '
             f'finish: {", ".join(failed)}.', 1)
-
-
-def _echo(line):
-    """Print a line at once."""
-    print(line, flush=True)
 
 
 if __name__ == '__main__':

@@ -34,13 +34,8 @@ def apply_overrides(config, settings):
     """
     overrides = {}
     for setting in settings:
-        key, equals, text = str(setting).partition('=')
-        key = key.strip()
+        key, text = split_setting(setting)
         shown = config_io.shorten(setting)
-        if not equals or not key:
-            raise config_io.ConfigError(
-                f"--set={shown} is not KEY=VALUE; expected e.g. "
-                '--set=learning_rate=1e-3.')
         if key not in config:
             close = difflib.get_close_matches(key, [str(k) for k in config])
             hint = (f"did you mean '{close[0]}'?" if close else
@@ -52,6 +47,20 @@ def apply_overrides(config, settings):
     with config.unlocked:
         config.update(overrides)
     return overrides
+
+
+def split_setting(setting):
+    """The key and the text of a 'KEY=VALUE' setting.
+
+    Raises:
+      config_io.ConfigError: When it has no '=' or no key.
+    """
+    key, equals, text = str(setting).partition('=')
+    if not equals or not key.strip():
+        raise config_io.ConfigError(
+            f'--set={config_io.shorten(setting)} is not KEY=VALUE; expected '
+            'e.g. --set=learning_rate=1e-3.')
+    return key.strip(), text
 
 
 def _convert_override(setting, key, old, text):

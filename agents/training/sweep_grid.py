@@ -39,8 +39,8 @@ def grid(configs, seeds, settings=()):
           values varies over them, the others hold in every run.
 
     Raises:
-      config_io.ConfigError: When a setting has no '=' or the configs or seeds
-          are empty or repeat.
+      config_io.ConfigError: When a setting is no 'KEY=VALUE' or is given
+          twice, or the configs or seeds are empty or repeat.
     """
     if not configs:
         raise config_io.ConfigError('Pass --configs with at least one config.')
@@ -55,12 +55,7 @@ def grid(configs, seeds, settings=()):
                 'once.')
     values = {}
     for item in settings:
-        key, equals, text = item.partition('=')
-        key = key.strip()
-        if not equals or not key:
-            raise config_io.ConfigError(
-                f"--set={item} is not KEY=VALUE; expected e.g. "
-                "--set=learning_rate=1e-3.")
+        key, text = config_overrides.split_setting(item)
         if text in values.setdefault(key, []):
             raise config_io.ConfigError(
                 f'--set={item} is given twice; expected each value once.')
@@ -80,8 +75,8 @@ def build_config(run, run_dir, cpus_per_run=1):
     Args:
       run: The `Run`.
       run_dir: Its run folder.
-      cpus_per_run: CPUs of the run; TensorFlow uses as many threads when
-          the config leaves `session_threads` unset.
+      cpus_per_run: CPUs of the run; TensorFlow's threads where the config
+          leaves `session_threads` unset.
 
     Raises:
       config_io.ConfigError: When the config or a setting cannot be used.
