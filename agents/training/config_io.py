@@ -124,16 +124,9 @@ def load_config(logdir):
       ConfigError: When the file is cut short, is not valid YAML, or names
           a callable or config file that cannot be imported.
     """
-    path = os.path.join(logdir, 'config.yaml')
-    if not os.path.exists(path):
-        raise ConfigNotFoundError(f'No config.yaml in run folder {logdir}.')
+    path, text = read_config_text(logdir)
     yaml = ruamel.yaml.YAML(typ='safe', pure=True)
     yaml.Constructor = _ConfigConstructor
-    try:
-        with open(path, encoding='utf-8') as file_:
-            text = file_.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f'Cannot read {path}: {error}.') from error
     lines = [line.strip() for line in text.splitlines()]
     if lines and lines[0] == _HEADER and _END not in lines:
         raise ConfigError(
@@ -155,6 +148,23 @@ def load_config(logdir):
     config = tools.AttrDict(values)
     config.lock()
     return config
+
+
+def read_config_text(logdir):
+    """The path and the text of a run folder's config.yaml.
+
+    Raises:
+      ConfigNotFoundError: When the folder has no config.yaml.
+      ConfigError: When it cannot be read.
+    """
+    path = os.path.join(logdir, 'config.yaml')
+    if not os.path.exists(path):
+        raise ConfigNotFoundError(f'No config.yaml in run folder {logdir}.')
+    try:
+        with open(path, encoding='utf-8') as file_:
+            return path, file_.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f'Cannot read {path}: {error}.') from error
 
 
 _HEADER = '# batch-ppo run configuration; it ends with the line below.'

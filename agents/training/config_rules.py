@@ -77,7 +77,7 @@ def _rule(valid, expected):
     return Rule(lambda value, unused_config: valid(value), _must(expected))
 
 
-def _integer(low, high=None, optional=False, expected=None, reason=None):
+def _integer(low, high, optional=False, expected=None, reason=None):
     """Rule of an integer from `low` to `high`, or None where optional.
 
     `high` may be a function of the config; `expected` replaces the range in
@@ -90,20 +90,14 @@ def _integer(low, high=None, optional=False, expected=None, reason=None):
     def valid(value, config):
         if value is None:
             return optional
-        limit = upper(config)
-        return is_integer(value) and low <= value and (
-            limit is None or value <= limit)
+        return is_integer(value) and low <= value <= upper(config)
 
     def describe(value, config):
         limit = upper(config)
-        text = expected
-        if text is None:
-            text = (f'an integer >= {low}' if limit is None
-                    else f'an integer from {low} to {limit}')
-            text += ' or None' if optional else ''
+        text = expected or f'an integer from {low} to {limit}' + (
+            ' or None' if optional else '')
         text = f'must be {text}'
-        if reason and is_integer(value) and limit is not None and (
-                value > limit):
+        if reason and is_integer(value) and value > limit:
             text += f': {reason.format_map(config)}'
         return text
     return Rule(valid, describe)
