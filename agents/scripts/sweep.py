@@ -1,18 +1,14 @@
-r"""Run a grid of training runs on Ray: every config, seed and setting.
-
-Command line, on one machine (starts a local Ray) or on a cluster
-(`--ray_address`, with `--logdir` on a shared file system):
+r"""Run a grid of training runs on Ray, every config, seed and setting
+(see docs/sweeps.md), on one machine or a cluster (`--ray_address`):
 
   python -m agents.scripts.sweep --logdir=~/logdir --configs=cheetah,hopper \
       --seeds=0,1,2 [--set=KEY=VALUE ...] [--ray_address=HEAD:6379]
 
-docs/sweeps.md describes the run folders, the progress lines, the results,
-and what happens on faults and Ctrl-C. Exit codes: 0 when every run
-finished; 1 when a run failed; 2 when the flags or configs cannot be used,
-before anything was written; 130 or 143 after SIGINT or SIGTERM.
+Exit codes: 0 when every run finished; 1 when a run failed; 2 when the flags
+or configs cannot be used, before anything was written; 130 or 143 after
+SIGINT or SIGTERM.
 """
 
-import contextlib
 import datetime
 import functools
 import json
@@ -80,7 +76,6 @@ flags.DEFINE_integer(
 RESULTS_NAME = 'results.json'
 # Every evaluation report of every run: config, seed, step, score.
 CURVES_NAME = 'curves.csv'
-STOP_NAME = sweep_runs.STOP_NAME
 
 
 def sweep(
@@ -114,9 +109,6 @@ def sweep(
     run_folder.check_writable(sweep_dir)
     todo, records = _plan(runs, sweep_dir, cpus_per_run, echo)
     sweep_runs.join_ray(ray, ray_address, cpus_per_run)
-    # Of an earlier sweep of this timestamp that was interrupted.
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(os.path.join(sweep_dir, STOP_NAME))
     if todo:
         echo(f'Sweep {sweep_dir}: {len(todo)} runs to train '
              f'({len(runs) - len(todo)} finished earlier), '

@@ -1,8 +1,6 @@
-"""Overrides of a config's values from the command line: `--set=KEY=VALUE`.
-
-A value is YAML, converted to the type of the value it replaces; the rules
-of `config_rules` judge it afterwards, as any other value.
-"""
+"""Overrides of a config's values from the command line, `--set=KEY=VALUE`:
+YAML converted to the type of the value it replaces, judged afterwards by
+`config_rules` as any other value."""
 
 import difflib
 
@@ -14,23 +12,17 @@ from agents.training import config_io
 
 
 def apply_overrides(config, settings):
-    """Set config values from 'KEY=VALUE' strings, checking keys and types.
+    """Set values of a `tools.AttrDict` from 'KEY=VALUE' strings; return
+    the dict of the keys set to their new values.
 
     A value is YAML and must fit the type of the value it replaces (a list
     for a tuple, an import path for a callable); any value may replace
     None, and null a value that is None by default (an option switched
     off).
 
-    Args:
-      config: `tools.AttrDict` to edit; unlocked meanwhile.
-      settings: Sequence of 'KEY=VALUE' strings.
-
     Raises:
       config_io.ConfigError: Naming the setting, the key and the expected
           type; the config is left unchanged.
-
-    Returns:
-      Dict of the keys set to their new values.
     """
     overrides = {}
     for setting in settings:

@@ -38,18 +38,13 @@ def load_named_config(name):
 
 
 def load_config_spec(spec):
-    """Build the locked configuration of a config function and record it.
-
-    Args:
-      spec: Name of a function in `agents.scripts.configs`,
-          'package.module:function', or 'path/to/file.py:function'.
+    """The locked `tools.AttrDict` of a config spec (a function's name in
+    `agents.scripts.configs`, 'package.module:function' or
+    'path/to/file.py:function'), recorded under `config_io.SOURCE_KEY`.
 
     Raises:
       ConfigError: When the function cannot be found, raises or does not
           return a mapping.
-
-    Returns:
-      Locked `tools.AttrDict`; its `config_io.SOURCE_KEY` records the spec.
     """
     if ':' not in spec:
         config = load_named_config(spec)
@@ -98,11 +93,8 @@ RETIRED_KEYS = dict(
 
 
 def with_defaults(config):
-    """A locked copy of the config with the keys it lacks from the defaults.
-
-    A config without `chunk_length` and `batch_size` (of 2017) keeps
-    updating on whole episodes: both are None.
-    """
+    """A locked copy of the config with the keys it lacks from the defaults
+    (where it has neither `chunk_length` nor `batch_size`, those of 2017)."""
     config = tools.AttrDict(config)
     with config.unlocked:
         if not any(key in config for key in _KEYS_OF_2017):
@@ -177,12 +169,8 @@ def check_config(config):
 
 
 def check_seed(seed, name):
-    """Raise a ConfigError unless the seed is None or fits NumPy's seeds.
-
-    Args:
-      seed: The value.
-      name: How the message names it, e.g. '--seed'.
-    """
+    """Raise a ConfigError unless the seed is None or fits NumPy's seeds;
+    the message names it `name`, e.g. '--seed'."""
     rule = RULES['seed']
     if not rule.valid(seed, {}):
         raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')

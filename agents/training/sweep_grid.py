@@ -9,11 +9,9 @@ from agents.training import config_spec
 
 
 class Run:
-    """One training run of a sweep: a config, a seed and a setting.
-
-    `setting` holds `(key, text)` pairs; `group` names the config and the
-    setting, which the run shares with its seeds; `name` adds the seed.
-    """
+    """One training run of a sweep: a config, a seed and a setting of
+    `(key, text)` pairs; `group` names the config and the setting (shared
+    with its seeds), `name` adds the seed."""
 
     def __init__(self, config_name, seed, setting, shown_keys):
         self.config_name = config_name
@@ -70,13 +68,9 @@ def grid(configs, seeds, settings=()):
 
 
 def build_config(run, run_dir, cpus_per_run=1):
-    """The configuration of a run, with its seed, setting and folder.
-
-    Args:
-      run: The `Run`.
-      run_dir: Its run folder.
-      cpus_per_run: CPUs of the run; TensorFlow's threads where the config
-          leaves `session_threads` unset.
+    """The configuration of a `Run`, with its seed, setting and folder;
+    `cpus_per_run` are TensorFlow's threads where it leaves
+    `session_threads` unset.
 
     Raises:
       config_io.ConfigError: When the config or a setting cannot be used.

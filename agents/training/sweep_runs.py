@@ -94,6 +94,9 @@ def train_runs(ray, todo, records, options, echo):
     Raises:
       KeyboardInterrupt: On Ctrl-C, once every run stopped.
     """
+    # Of an earlier sweep of this timestamp that was interrupted.
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(options['sweep_dir'], STOP_NAME))
     if not todo:
         return
     progress = ray.remote(num_cpus=0)(Progress).remote()
@@ -218,19 +221,12 @@ def _describe_interrupt(signum, again=False):
 
 
 def train_run(config, env_mode, record, progress):
-    """Train one run in a Ray worker, resuming its folder if it has one;
-    return its final record.
+    """Train one run in a Ray worker; return its final record.
 
-    The run's own errors go into its record instead of raising, so that Ray
-    retries a run only when its worker dies.
-
-    Args:
-      config: The run's configuration; the run folder's `config.yaml`
-          replaces it when it exists.
-      env_mode: Env mode of the run.
-      record: The record of a new run (`sweep_records.new_record`); the run
-          folder's record replaces it when it exists.
-      progress: Handle of the sweep's `Progress` actor.
+    A run folder's `config.yaml` and record replace `config` and `record`
+    (that of a new run), and the run resumes. The run's own errors go into
+    its record instead of raising, so that Ray retries a run only when its
+    worker dies; `progress` is the sweep's `Progress` actor.
     """
     import ray  # pylint: disable=import-outside-toplevel
     run_dir = config.logdir
