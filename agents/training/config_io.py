@@ -375,7 +375,6 @@ def _construct_partial(constructor, node):
 # `!!python/name:`, `!!python/tuple`) are read as a mapping, an import path
 # and a list; any other Python tag is an error.
 _PYTHON_TAG = 'tag:yaml.org,2002:python/'
-_LEGACY_CONFIG_CLASS = 'AttrDict'
 
 
 def _construct_legacy_callable(constructor, suffix, node):
@@ -383,12 +382,8 @@ def _construct_legacy_callable(constructor, suffix, node):
     return _CallablePath(_dotted_to_import_path(suffix))
 
 
-def _construct_legacy_tuple(constructor, node):
-    return constructor.construct_sequence(node, deep=True)
-
-
 def _construct_legacy_object(constructor, suffix, node):
-    if suffix.rpartition('.')[2] != _LEGACY_CONFIG_CLASS or not isinstance(
+    if suffix.rpartition('.')[2] != 'AttrDict' or not isinstance(
             node, ruamel.yaml.nodes.MappingNode):
         raise ruamel.yaml.constructor.ConstructorError(
             None, None, f"refusing to construct the Python object "
@@ -428,6 +423,6 @@ _ConfigConstructor.add_constructor(_PARTIAL_TAG, _construct_partial)
 _ConfigConstructor.add_multi_constructor(
     _PYTHON_TAG + 'name:', _construct_legacy_callable)
 _ConfigConstructor.add_constructor(
-    _PYTHON_TAG + 'tuple', _construct_legacy_tuple)
+    _PYTHON_TAG + 'tuple', _ConfigConstructor.construct_yaml_seq)
 _ConfigConstructor.add_multi_constructor(
     _PYTHON_TAG + 'object/new:', _construct_legacy_object)

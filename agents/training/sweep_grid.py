@@ -23,9 +23,6 @@ class Run:
             slug(item) for item in shown])
         self.name = f'{self.group}-seed{seed}'
 
-    def __repr__(self):
-        return f'<Run {self.name}>'
-
 
 def grid(configs, seeds, settings=()):
     """The runs of every config, setting and seed, in that order.

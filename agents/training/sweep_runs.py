@@ -245,7 +245,7 @@ def train_run(config, env_mode, record, progress):
             f'attempt {len(record["attempts"])} resumes from step '
             f'{resumed:,}.', wait=False)
     try:
-        _train(_run_config(config, run_dir), env_mode, attempt.on_report)
+        _train(config, env_mode, attempt.on_report)
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
         attempt.save(
@@ -310,22 +310,18 @@ class _Attempt:
             wait=False)
 
 
-def _run_config(config, run_dir):
-    """The config to train: that of the run folder where it has one."""
+def _train(config, env_mode, on_report):
+    """Train the config, or that of its run folder where it has one, until
+    done or until a signal or the stop file asks to stop."""
+    run_dir = config.logdir
     if os.path.exists(os.path.join(run_dir, 'config.yaml')):
         config = config_io.load_config(run_dir)
-        with config.unlocked:
-            config.logdir = run_dir
     with config.unlocked:
+        config.logdir = run_dir
         # `ray.cancel` raises KeyboardInterrupt in this thread; the
         # environments' Python must not run here, or the interrupt lands
         # inside a step instead of between steps.
         config.caller_thread = False
-    return config
-
-
-def _train(config, env_mode, on_report):
-    """Train until done or until a signal or the stop file asks to stop."""
     # The default where the config leaves the seed out; training itself
     # completes the config, after checking its required keys. Each run has
     # its own worker process.
