@@ -42,6 +42,8 @@ def parse_yaml(yaml, text, limit):
     try:
         value = yaml.load(text)
         _check_size(value)
+    except ConfigError:
+        raise
     except RecursionError as error:
         raise ValueError('it nests too deeply') from error
     except (ruamel.yaml.YAMLError, ValueError) as error:
@@ -125,8 +127,6 @@ def load_config(logdir):
           a callable or config file that cannot be imported.
     """
     path, text = read_config_text(logdir)
-    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
-    yaml.Constructor = _ConfigConstructor
     lines = [line.strip() for line in text.splitlines()]
     if lines and lines[0] == _HEADER and _END not in lines:
         raise ConfigError(
@@ -134,17 +134,19 @@ def load_config(logdir):
             'it was cut short; restore it, or start a new run with another '
             '--timestamp.')
     try:
-        values = parse_yaml(yaml, text, 300)
+        values = parse_yaml(_yaml(_SourceConstructor), text, 300)
+        source = isinstance(values, dict) and values.get(SOURCE_KEY)
+        if isinstance(source, str) and _is_file_source(source):
+            # Its callables are stored under the module name of the file.
+            load_file_module(source.rpartition(':')[0])
+        values = parse_yaml(_yaml(_ConfigConstructor), text, 300)
+    except ConfigError:
+        raise
     except ValueError as error:
         raise ConfigError(f'Invalid YAML in {path}: {error}') from error
     if not isinstance(values, dict):
         raise ConfigError(
             f'Expected a mapping in {path}, got {type(values).__name__}.')
-    source = values.get(SOURCE_KEY)
-    if isinstance(source, str) and _is_file_source(source):
-        # Its callables are stored under the module name of the file.
-        load_file_module(source.rpartition(':')[0])
-    values = {key: _from_yaml(value) for key, value in values.items()}
     config = tools.AttrDict(values)
     config.lock()
     return config
@@ -286,40 +288,6 @@ def callable_path(value):
     return f'{module}:{qualname}'
 
 
-class _CallablePath(str):
-    """An import path read with the callable tag, resolved once the whole
-    file is read (a config file's module is imported first)."""
-
-
-class _PartialFields(dict):
-    """The function, args and keywords of a `!partial` mapping."""
-
-
-def _from_yaml(value):
-    """The value with tagged import paths resolved and lists as tuples."""
-    if isinstance(value, _CallablePath):
-        return import_callable(value)
-    if isinstance(value, _PartialFields):
-        function = value.get('function')
-        args = value.get('args', [])
-        keywords = value.get('keywords', {})
-        if not isinstance(function, _CallablePath) or not isinstance(
-                args, list) or not isinstance(keywords, dict) or set(
-                    value) - {'function', 'args', 'keywords'}:
-            raise ConfigError(
-                f'Cannot read the {_PARTIAL_TAG} value {dict(value)!r}; '
-                f'expected a mapping of function ({_CALLABLE_TAG} path), '
-                'args (list) and keywords (mapping).')
-        return functools.partial(
-            import_callable(function), *_from_yaml(args),
-            **_from_yaml(keywords))
-    if isinstance(value, dict):
-        return {key: _from_yaml(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return tuple(_from_yaml(item) for item in value)
-    return value
-
-
 class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
     """Safe representer of callables as tagged import paths, of
     `functools.partial` as a tagged mapping, and of NumPy scalars as
@@ -355,12 +323,33 @@ def _represent_dict(representer, value):
         {str(key): item for key, item in value.items()})
 
 
+def _yaml(constructor):
+    """A safe YAML loader of a constructor class."""
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    yaml.Constructor = constructor
+    return yaml
+
+
+class _SourceConstructor(ruamel.yaml.constructor.SafeConstructor):
+    """Safe constructor that reads every tagged value as None: what
+    config.yaml says without importing anything."""
+
+
+def _construct_nothing(unused_constructor, unused_suffix, unused_node):
+    return None
+
+
 class _ConfigConstructor(ruamel.yaml.constructor.SafeConstructor):
-    """Safe constructor that reads tagged callables as import paths only."""
+    """Safe constructor that imports tagged callables by import path only,
+    and reads lists as tuples."""
 
 
 def _construct_callable(constructor, node):
-    return _CallablePath(constructor.construct_scalar(node))
+    return import_callable(constructor.construct_scalar(node))
+
+
+def _construct_tuple(constructor, node):
+    return tuple(constructor.construct_sequence(node, deep=True))
 
 
 def _construct_partial(constructor, node):
@@ -368,7 +357,18 @@ def _construct_partial(constructor, node):
         raise ruamel.yaml.constructor.ConstructorError(
             None, None, f'expected a mapping after {_PARTIAL_TAG}',
             node.start_mark)
-    return _PartialFields(constructor.construct_mapping(node, deep=True))
+    fields = constructor.construct_mapping(node, deep=True)
+    function = fields.get('function')
+    args = fields.get('args', ())
+    keywords = fields.get('keywords', {})
+    if not callable(function) or not isinstance(args, tuple) or not (
+            isinstance(keywords, dict)) or set(fields) - {
+                'function', 'args', 'keywords'}:
+        raise ConfigError(
+            f'Cannot read the {_PARTIAL_TAG} value {dict(fields)!r}; '
+            f'expected a mapping of function ({_CALLABLE_TAG} path), args '
+            '(list) and keywords (mapping).')
+    return functools.partial(function, *args, **keywords)
 
 
 # PyYAML's tags of the 2017 files (`!!python/object/new:...AttrDict`,
@@ -379,7 +379,7 @@ _PYTHON_TAG = 'tag:yaml.org,2002:python/'
 
 def _construct_legacy_callable(constructor, suffix, node):
     del constructor, node  # The tag carries the name; the value is ''.
-    return _CallablePath(_dotted_to_import_path(suffix))
+    return import_callable(_dotted_to_import_path(suffix))
 
 
 def _construct_legacy_object(constructor, suffix, node):
@@ -418,11 +418,14 @@ def is_legacy_config(text):
 
 _ConfigRepresenter.add_representer(dict, _represent_dict)
 _ConfigRepresenter.add_multi_representer(object, _represent_other)
+_SourceConstructor.add_multi_constructor('!', _construct_nothing)
+_SourceConstructor.add_multi_constructor(_PYTHON_TAG, _construct_nothing)
 _ConfigConstructor.add_constructor(_CALLABLE_TAG, _construct_callable)
+_ConfigConstructor.add_constructor(
+    'tag:yaml.org,2002:seq', _construct_tuple)
 _ConfigConstructor.add_constructor(_PARTIAL_TAG, _construct_partial)
 _ConfigConstructor.add_multi_constructor(
     _PYTHON_TAG + 'name:', _construct_legacy_callable)
-_ConfigConstructor.add_constructor(
-    _PYTHON_TAG + 'tuple', _ConfigConstructor.construct_yaml_seq)
+_ConfigConstructor.add_constructor(_PYTHON_TAG + 'tuple', _construct_tuple)
 _ConfigConstructor.add_multi_constructor(
     _PYTHON_TAG + 'object/new:', _construct_legacy_object)
