@@ -43,10 +43,10 @@ MAX_THREADS = 1024
 MAX_TIMEOUT = 1e7
 
 
-class Rule(collections.namedtuple('Rule', 'valid, describe')):
-    """How a config value is checked: functions of the value and the config,
-    `valid` and `describe` (what the error says after 'Config KEY=VALUE ',
-    e.g. 'must be >= 1')."""
+# How a config value is checked: functions of the value and the config,
+# `valid` and `describe` (what the error says after 'Config KEY=VALUE ',
+# e.g. 'must be >= 1').
+Rule = collections.namedtuple('Rule', 'valid, describe')
 
 
 def _is_real(value):
