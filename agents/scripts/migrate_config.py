@@ -1,14 +1,10 @@
-r"""Rewrite a 2017 run folder's config.yaml in today's format.
-
-Command line:
+r"""Rewrite 2017 run folders' config.yaml (PyYAML's `!!python/` tags) with
+`!callable` import paths, keeping the original as `config.yaml.2017`:
 
   python -m agents.scripts.migrate_config RUN [RUN ...]
 
-`config_io.load_config` reads the 2017 files (PyYAML's `!!python/` tags)
-safely; this script rewrites them with `!callable` import paths, keeping the
-original as `config.yaml.2017`. A current file is left as it is. Exit code 2
-and one line on stderr when a folder cannot be migrated.
-"""
+A current file is left as it is; exit code 2 and one line on stderr when a
+folder cannot be migrated."""
 
 import os
 
@@ -29,28 +25,15 @@ BACKUP_SUFFIX = '.2017'
 
 
 def migrate(run_dir):
-    """Rewrite the config.yaml of a run folder in today's format.
-
-    Args:
-      run_dir: Run folder holding a config.yaml.
+    """Rewrite a run folder's config.yaml in today's format; return whether
+    it was rewritten (False when it was current).
 
     Raises:
       config_io.ConfigError: When the file is missing or unreadable, names
           a callable that does not import, or a backup from an earlier
           migration is in the way; nothing is written then.
-
-    Returns:
-      Whether the file was rewritten (False when it was already current).
     """
-    path = os.path.join(run_dir, 'config.yaml')
-    try:
-        with open(path, encoding='utf-8') as file_:
-            text = file_.read()
-    except FileNotFoundError:
-        raise config_io.ConfigError(
-            f'No config.yaml in run folder {run_dir}.') from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise config_io.ConfigError(f'Cannot read {path}: {error}.') from error
+    path, text = config_io.read_config_text(run_dir)
     if not config_io.is_legacy_config(text):
         return False
     backup = path + BACKUP_SUFFIX

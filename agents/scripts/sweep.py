@@ -1,19 +1,16 @@
-r"""Run a grid of training runs on Ray: every config, seed and setting.
-
-Command line, on one machine (starts a local Ray) or on a cluster
-(`--ray_address`, with `--logdir` on a shared file system):
+r"""Run a grid of training runs on Ray, every config, seed and setting
+(see docs/sweeps.md), on one machine or a cluster (`--ray_address`):
 
   python -m agents.scripts.sweep --logdir=~/logdir --configs=cheetah,hopper \
       --seeds=0,1,2 [--set=KEY=VALUE ...] [--ray_address=HEAD:6379]
 
-docs/sweeps.md describes the run folders, the progress lines, the results,
-and what happens on faults and Ctrl-C. Exit codes: 0 when every run
-finished; 1 when a run failed; 2 when the flags or configs cannot be used,
-before anything was written; 130 or 143 after SIGINT or SIGTERM.
+Exit codes: 0 when every run finished; 1 when a run failed; 2 when the flags
+or configs cannot be used, before anything was written; 130 or 143 after
+SIGINT or SIGTERM.
 """
 
-import contextlib
 import datetime
+import functools
 import json
 import os
 import re
@@ -79,41 +76,31 @@ flags.DEFINE_integer(
 RESULTS_NAME = 'results.json'
 # Every evaluation report of every run: config, seed, step, score.
 CURVES_NAME = 'curves.csv'
-STOP_NAME = sweep_runs.STOP_NAME
 
 
 def sweep(
         logdir, configs, seeds=(0,), settings=(), timestamp=None,
         cpus_per_run=1, env_mode='inprocess', max_retries=3,
         ray_address=None, echo=print):
-    """Train every run of the grid on Ray; return the results.
+    """Train every run of the grid on Ray; return the results, as written
+    to `results.json`.
 
-    Ray is joined when running already, else started (`ray.init`) at
-    `ray_address`, `RAY_ADDRESS`, or locally.
-
-    Args:
-      logdir: Base directory of the sweep's folder.
-      configs: Sequence of config names.
-      seeds: Sequence of integer seeds.
-      settings: Sequence of 'KEY=VALUE' overrides (see `sweep_grid.grid`).
-      timestamp: Name of the sweep's folder; None uses the current time. An
-          existing sweep is resumed: finished runs are skipped.
-      cpus_per_run: CPUs Ray reserves for each run.
-      env_mode: Env mode of every run (see `train.train`).
-      max_retries: How often Ray retries a run whose worker died.
-      ray_address: Address of a Ray cluster, or None.
-      echo: Function that prints a line of progress.
+    Ray is joined when running already, else started at `ray_address`,
+    `RAY_ADDRESS`, or locally. The arguments are those of the flags, with
+    `settings` for `--set` (see `sweep_grid.grid`) and `echo` printing a
+    line; a `timestamp` of an existing sweep resumes it, skipping its
+    finished runs.
 
     Raises:
-      config_io.ConfigError: When a flag or config cannot be used; nothing was
-          written then.
+      config_io.ConfigError: When a flag or config cannot be used; nothing
+          was written then.
       KeyboardInterrupt: After every run stopped with a checkpoint, and the
           table and results were written.
-
-    Returns:
-      The results, as written to `results.json`.
     """
-    ray = _import_ray()
+    try:
+        ray = ray_batch_env.import_ray()
+    except ImportError as error:
+        raise config_io.ConfigError(str(error)) from error
     _check_numbers(cpus_per_run, max_retries)
     env_mode = env_modes.check_env_mode(env_mode)
     runs = sweep_grid.grid(configs, seeds, settings)
@@ -122,9 +109,6 @@ def sweep(
     run_folder.check_writable(sweep_dir)
     todo, records = _plan(runs, sweep_dir, cpus_per_run, echo)
     sweep_runs.join_ray(ray, ray_address, cpus_per_run)
-    # Of an earlier sweep of this timestamp that was interrupted.
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(os.path.join(sweep_dir, STOP_NAME))
     if todo:
         echo(f'Sweep {sweep_dir}: {len(todo)} runs to train '
              f'({len(runs) - len(todo)} finished earlier), '
@@ -205,14 +189,6 @@ def _write_results(timestamp, sweep_dir, runs, records, echo):
     return results
 
 
-def _import_ray():
-    """Import Ray; without it, a ConfigError naming the extra."""
-    try:
-        return ray_batch_env.import_ray()
-    except ImportError as error:
-        raise config_io.ConfigError(str(error)) from error
-
-
 def _parse_seeds(texts):
     """The integer seeds of `--seeds`."""
     seeds = []
@@ -241,7 +217,8 @@ def main(argv):
         results = sweep(
             FLAGS.logdir, FLAGS.configs or (), _parse_seeds(FLAGS.seeds),
             FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run, FLAGS.env_mode,
-            FLAGS.max_retries, FLAGS.ray_address, echo=_echo)
+            FLAGS.max_retries, FLAGS.ray_address,
+            echo=functools.partial(print, flush=True))
     except config_io.ConfigError as error:
         stopping.exit_with(f'Error: {error}', 2)
     except KeyboardInterrupt as interrupt:
@@ -254,11 +231,6 @@ def main(argv):
         stopping.exit_with(
             f'Error: {len(failed)} of {len(results["runs"])} runs did not '
             f'finish: {", ".join(failed)}.', 1)
-
-
-def _echo(line):
-    """Print a line at once."""
-    print(line, flush=True)
 
 
 if __name__ == '__main__':

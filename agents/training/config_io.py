@@ -1,9 +1,6 @@
-"""The configuration file of a run folder: `config.yaml` in YAML.
-
-Callables are stored as import paths (`!callable`), a `functools.partial` as
-a `!partial` mapping; a safe loader resolves only those tags. No TensorFlow:
-worker processes import this module.
-"""
+"""The configuration file of a run folder, `config.yaml`: callables stored as
+import paths (`!callable`), a `functools.partial` as a `!partial` mapping,
+read by a safe loader. No TensorFlow: worker processes import this module."""
 
 import functools
 import importlib
@@ -36,26 +33,35 @@ MAX_VALUE_DEPTH = 16
 MAX_VALUE_ITEMS = 10000
 
 
-def check_value_size(value):
-    """Raise a ValueError unless a parsed value is small enough to use.
-
-    YAML aliases count as often as they appear; the walk stops at the first
-    item over the limits, so a huge expansion costs no more to refuse.
-
-    Args:
-      value: Parsed YAML value.
+def parse_yaml(yaml, text, limit):
+    """Load YAML text and check its size (depth and items).
 
     Raises:
-      ValueError: Saying which limit it passes.
+      ValueError: Saying why in one line of at most `limit` characters.
     """
+    try:
+        value = yaml.load(text)
+        _check_size(value)
+    except ConfigError:
+        raise
+    except RecursionError as error:
+        raise ValueError('it nests too deeply') from error
+    except (ruamel.yaml.YAMLError, ValueError) as error:
+        raise ValueError(
+            shorten(' '.join(str(error).split()), limit)) from error
+    return value
+
+
+def _check_size(value):
+    """Raise a ValueError at the first item over the limits; aliases count
+    as often as they appear, and a huge expansion costs no more to refuse."""
     count = 0
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         count += 1
         if count > MAX_VALUE_ITEMS:
-            raise ValueError(
-                f'it holds more than {MAX_VALUE_ITEMS} items')
+            raise ValueError(f'it holds more than {MAX_VALUE_ITEMS} items')
         if isinstance(item, dict):
             children = list(item.keys()) + list(item.values())
         elif isinstance(item, (list, tuple)):
@@ -69,37 +75,15 @@ def check_value_size(value):
         stack.extend((child, depth + 1) for child in children)
 
 
-def parse_yaml(yaml, text, limit):
-    """Load YAML text and check its size (`check_value_size`).
-
-    Raises:
-      ValueError: Saying why in one line of at most `limit` characters.
-    """
-    try:
-        value = yaml.load(text)
-        check_value_size(value)
-    except (ruamel.yaml.YAMLError, ValueError, RecursionError) as error:
-        if isinstance(error, RecursionError):
-            raise ValueError('it nests too deeply') from error
-        raise ValueError(
-            shorten(' '.join(str(error).split()), limit)) from error
-    return value
-
-
 class ConfigNotFoundError(ConfigError, OSError):
     """A run folder has no config.yaml; an `IOError` as in 2017, whose
     scripts start a new run under `except IOError:`."""
 
 
 def save_config(config, logdir=None):
-    """Write the configuration to `logdir/config.yaml` atomically.
-
-    The file opens with a comment that announces its last line, so that a
-    file cut short is refused instead of read.
-
-    Args:
-      config: Configuration mapping.
-      logdir: Directory to write to; nothing is written when None.
+    """Write the configuration to `logdir/config.yaml` atomically; with
+    `logdir` None, write nothing. Its first line announces its last, so that
+    a file cut short is refused instead of read.
 
     Raises:
       ConfigError: When a value cannot be stored (before anything is
@@ -122,7 +106,7 @@ def save_config(config, logdir=None):
     yaml.width = 4096
     buffer = io.StringIO()
     buffer.write(_HEADER + '\n')
-    yaml.dump(_to_yaml(dict(config)), buffer)
+    yaml.dump(dict(config), buffer)
     buffer.write(_END + '\n')
     path = os.path.join(logdir, 'config.yaml')
     try:
@@ -135,29 +119,14 @@ def save_config(config, logdir=None):
 
 
 def load_config(logdir):
-    """Load the configuration stored in a run folder.
-
-    Args:
-      logdir: Run folder containing config.yaml.
+    """The locked `tools.AttrDict` of a run folder's config.yaml.
 
     Raises:
       ConfigNotFoundError: When the folder has no config.yaml.
       ConfigError: When the file is cut short, is not valid YAML, or names
           a callable or config file that cannot be imported.
-
-    Returns:
-      Locked `tools.AttrDict` of the configuration.
     """
-    path = os.path.join(logdir, 'config.yaml')
-    if not os.path.exists(path):
-        raise ConfigNotFoundError(f'No config.yaml in run folder {logdir}.')
-    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
-    yaml.Constructor = _ConfigConstructor
-    try:
-        with open(path, encoding='utf-8') as file_:
-            text = file_.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f'Cannot read {path}: {error}.') from error
+    path, text = read_config_text(logdir)
     lines = [line.strip() for line in text.splitlines()]
     if lines and lines[0] == _HEADER and _END not in lines:
         raise ConfigError(
@@ -165,20 +134,39 @@ def load_config(logdir):
             'it was cut short; restore it, or start a new run with another '
             '--timestamp.')
     try:
-        values = parse_yaml(yaml, text, 300)
+        values = parse_yaml(_yaml(_SourceConstructor), text, 300)
+        source = isinstance(values, dict) and values.get(SOURCE_KEY)
+        if isinstance(source, str) and _is_file_source(source):
+            # Its callables are stored under the module name of the file.
+            load_file_module(source.rpartition(':')[0])
+        values = parse_yaml(_yaml(_ConfigConstructor), text, 300)
+    except ConfigError:
+        raise
     except ValueError as error:
         raise ConfigError(f'Invalid YAML in {path}: {error}') from error
     if not isinstance(values, dict):
         raise ConfigError(
             f'Expected a mapping in {path}, got {type(values).__name__}.')
-    source = values.get(SOURCE_KEY)
-    if isinstance(source, str) and _is_file_source(source):
-        # Its callables are stored under the module name of the file.
-        load_file_module(source.rpartition(':')[0])
-    values = {key: _from_yaml(value) for key, value in values.items()}
     config = tools.AttrDict(values)
     config.lock()
     return config
+
+
+def read_config_text(logdir):
+    """The path and the text of a run folder's config.yaml.
+
+    Raises:
+      ConfigNotFoundError: When the folder has no config.yaml.
+      ConfigError: When it cannot be read.
+    """
+    path = os.path.join(logdir, 'config.yaml')
+    if not os.path.exists(path):
+        raise ConfigNotFoundError(f'No config.yaml in run folder {logdir}.')
+    try:
+        with open(path, encoding='utf-8') as file_:
+            return path, file_.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f'Cannot read {path}: {error}.') from error
 
 
 _HEADER = '# batch-ppo run configuration; it ends with the line below.'
@@ -188,11 +176,11 @@ write_atomic = atomic_file.write_atomic
 
 
 def import_callable(path):
-    """Resolve an import path 'package.module:Qual.name' to the callable.
+    """The callable of an import path 'package.module:Qual.name'.
 
     Raises:
-      ConfigError: When the module or attribute does not exist or the
-          object is not callable.
+      ConfigError: When the module or a public attribute of that name does
+          not exist or is not callable.
     """
     module_name, _, qualname = str(path).partition(':')
     if not module_name or not qualname:
@@ -216,15 +204,13 @@ def import_callable(path):
 
 
 def import_config_function(spec):
-    """The config function of 'package.module:function' or 'file.py:function'.
+    """The config function of 'package.module:function' or
+    'file.py:function', and its source for `SOURCE_KEY` (a file by its
+    absolute path).
 
     Raises:
       ConfigError: When the module, file or function cannot be imported or
           is not callable.
-
-    Returns:
-      Tuple of the function and its source to record under `SOURCE_KEY`
-      (a file by its absolute path).
     """
     location, colon, name = str(spec).rpartition(':')
     if not colon or not location or not name.isidentifier():
@@ -243,9 +229,8 @@ def import_config_function(spec):
 
 
 def load_file_module(path):
-    """Import a Python file as the module named after it, once.
-
-    Cloudpickle sends it by value, since worker processes cannot import it.
+    """Import a Python file as the module named after it, once; cloudpickle
+    sends it by value, since worker processes cannot import it.
 
     Raises:
       ConfigError: When the file does not exist, its name is no module
@@ -303,81 +288,68 @@ def callable_path(value):
     return f'{module}:{qualname}'
 
 
-class _CallablePath(str):
-    """Marks a string as an import path to dump with the callable tag."""
+class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
+    """Safe representer of callables as tagged import paths, of
+    `functools.partial` as a tagged mapping, and of NumPy scalars as
+    Python's; without aliases."""
+
+    def ignore_aliases(self, data):
+        return True
 
 
-class _PartialFields(dict):
-    """The function, args and keywords of a `functools.partial`, tagged."""
-
-
-def _to_yaml(value):
-    """The value with callables as tagged import paths."""
+def _represent_other(representer, value):
+    """The node of a value that YAML's safe types leave out."""
     if isinstance(value, functools.partial):
         # PyBullet's 2017 configs hold e.g. `functools.partial(
         # minitaur_gym_env.MinitaurBulletEnv, render=False)`.
-        return _PartialFields(
-            function=_to_yaml(value.func), args=_to_yaml(value.args),
-            keywords=_to_yaml(value.keywords))
+        return representer.represent_mapping(_PARTIAL_TAG, dict(
+            function=value.func, args=list(value.args),
+            keywords=dict(value.keywords)))
+    if isinstance(value, np.generic):
+        return representer.represent_data(value.item())
     if isinstance(value, dict):
-        return {str(key): _to_yaml(item) for key, item in value.items()}
+        return _represent_dict(representer, value)
     if isinstance(value, (tuple, list)):
-        return [_to_yaml(item) for item in value]
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
-        return value.item()
+        return representer.represent_list(list(value))
     if callable(value):
-        return _CallablePath(callable_path(value))
-    return value
+        return representer.represent_scalar(
+            _CALLABLE_TAG, callable_path(value))
+    return representer.represent_undefined(value)
 
 
-def _from_yaml(value):
-    """The value with tagged import paths resolved."""
-    if isinstance(value, _CallablePath):
-        return import_callable(value)
-    if isinstance(value, _PartialFields):
-        return _partial(value)
-    if isinstance(value, dict):
-        return {key: _from_yaml(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return tuple(_from_yaml(item) for item in value)
-    return value
+def _represent_dict(representer, value):
+    """A mapping with its keys as strings."""
+    return representer.represent_dict(
+        {str(key): item for key, item in value.items()})
 
 
-def _partial(fields):
-    """The `functools.partial` of the fields of a `!partial` mapping."""
-    function = fields.get('function')
-    args = fields.get('args', [])
-    keywords = fields.get('keywords', {})
-    if not isinstance(function, _CallablePath) or not isinstance(
-            args, list) or not isinstance(keywords, dict) or set(
-                fields) - {'function', 'args', 'keywords'}:
-        raise ConfigError(
-            f'Cannot read the {_PARTIAL_TAG} value {dict(fields)!r}; expected '
-            f'a mapping of function ({_CALLABLE_TAG} path), args (list) and '
-            'keywords (mapping).')
-    return functools.partial(
-        import_callable(function), *_from_yaml(args), **_from_yaml(keywords))
+def _yaml(constructor):
+    """A safe YAML loader of a constructor class."""
+    yaml = ruamel.yaml.YAML(typ='safe', pure=True)
+    yaml.Constructor = constructor
+    return yaml
 
 
-class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
-    """Safe representer that also writes tagged callable import paths."""
+class _SourceConstructor(ruamel.yaml.constructor.SafeConstructor):
+    """Safe constructor that reads every tagged value as None: what
+    config.yaml says without importing anything."""
+
+
+def _construct_nothing(unused_constructor, unused_suffix, unused_node):
+    return None
 
 
 class _ConfigConstructor(ruamel.yaml.constructor.SafeConstructor):
-    """Safe constructor that resolves tagged callables by import path only."""
-
-
-def _represent_callable(representer, value):
-    return representer.represent_scalar(_CALLABLE_TAG, str(value))
+    """Safe constructor that imports tagged callables by import path only,
+    and reads lists as tuples."""
 
 
 def _construct_callable(constructor, node):
-    # Resolved once the whole file is read; see `load_config`.
-    return _CallablePath(constructor.construct_scalar(node))
+    return import_callable(constructor.construct_scalar(node))
 
 
-def _represent_partial(representer, value):
-    return representer.represent_mapping(_PARTIAL_TAG, dict(value))
+def _construct_tuple(constructor, node):
+    return tuple(constructor.construct_sequence(node, deep=True))
 
 
 def _construct_partial(constructor, node):
@@ -385,28 +357,33 @@ def _construct_partial(constructor, node):
         raise ruamel.yaml.constructor.ConstructorError(
             None, None, f'expected a mapping after {_PARTIAL_TAG}',
             node.start_mark)
-    # Resolved with the callables; see `_from_yaml`.
-    return _PartialFields(constructor.construct_mapping(node, deep=True))
+    fields = constructor.construct_mapping(node, deep=True)
+    function = fields.get('function')
+    args = fields.get('args', ())
+    keywords = fields.get('keywords', {})
+    if not callable(function) or not isinstance(args, tuple) or not (
+            isinstance(keywords, dict)) or set(fields) - {
+                'function', 'args', 'keywords'}:
+        raise ConfigError(
+            f'Cannot read the {_PARTIAL_TAG} value {dict(fields)!r}; '
+            f'expected a mapping of function ({_CALLABLE_TAG} path), args '
+            '(list) and keywords (mapping).')
+    return functools.partial(function, *args, **keywords)
 
 
 # PyYAML's tags of the 2017 files (`!!python/object/new:...AttrDict`,
 # `!!python/name:`, `!!python/tuple`) are read as a mapping, an import path
 # and a list; any other Python tag is an error.
 _PYTHON_TAG = 'tag:yaml.org,2002:python/'
-_LEGACY_CONFIG_CLASS = 'AttrDict'
 
 
 def _construct_legacy_callable(constructor, suffix, node):
     del constructor, node  # The tag carries the name; the value is ''.
-    return _CallablePath(_dotted_to_import_path(suffix))
-
-
-def _construct_legacy_tuple(constructor, node):
-    return constructor.construct_sequence(node, deep=True)
+    return import_callable(_dotted_to_import_path(suffix))
 
 
 def _construct_legacy_object(constructor, suffix, node):
-    if suffix.rpartition('.')[2] != _LEGACY_CONFIG_CLASS or not isinstance(
+    if suffix.rpartition('.')[2] != 'AttrDict' or not isinstance(
             node, ruamel.yaml.nodes.MappingNode):
         raise ruamel.yaml.constructor.ConstructorError(
             None, None, f"refusing to construct the Python object "
@@ -439,13 +416,16 @@ def is_legacy_config(text):
     return text.lstrip().startswith('!!python/object/new:')
 
 
-_ConfigRepresenter.add_representer(_CallablePath, _represent_callable)
+_ConfigRepresenter.add_representer(dict, _represent_dict)
+_ConfigRepresenter.add_multi_representer(object, _represent_other)
+_SourceConstructor.add_multi_constructor('!', _construct_nothing)
+_SourceConstructor.add_multi_constructor(_PYTHON_TAG, _construct_nothing)
 _ConfigConstructor.add_constructor(_CALLABLE_TAG, _construct_callable)
-_ConfigRepresenter.add_representer(_PartialFields, _represent_partial)
+_ConfigConstructor.add_constructor(
+    'tag:yaml.org,2002:seq', _construct_tuple)
 _ConfigConstructor.add_constructor(_PARTIAL_TAG, _construct_partial)
 _ConfigConstructor.add_multi_constructor(
     _PYTHON_TAG + 'name:', _construct_legacy_callable)
-_ConfigConstructor.add_constructor(
-    _PYTHON_TAG + 'tuple', _construct_legacy_tuple)
+_ConfigConstructor.add_constructor(_PYTHON_TAG + 'tuple', _construct_tuple)
 _ConfigConstructor.add_multi_constructor(
     _PYTHON_TAG + 'object/new:', _construct_legacy_object)

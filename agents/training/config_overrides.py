@@ -1,8 +1,6 @@
-"""Overrides of a config's values from the command line: `--set=KEY=VALUE`.
-
-A value is YAML, converted to the type of the value it replaces; the rules
-of `config_rules` judge it afterwards, as any other value.
-"""
+"""Overrides of a config's values from the command line, `--set=KEY=VALUE`:
+YAML converted to the type of the value it replaces, judged afterwards by
+`config_rules` as any other value."""
 
 import difflib
 
@@ -14,33 +12,22 @@ from agents.training import config_io
 
 
 def apply_overrides(config, settings):
-    """Set config values from 'KEY=VALUE' strings, checking keys and types.
+    """Set values of a `tools.AttrDict` from 'KEY=VALUE' strings; return
+    the dict of the keys set to their new values.
 
     A value is YAML and must fit the type of the value it replaces (a list
     for a tuple, an import path for a callable); any value may replace
     None, and null a value that is None by default (an option switched
     off).
 
-    Args:
-      config: `tools.AttrDict` to edit; unlocked meanwhile.
-      settings: Sequence of 'KEY=VALUE' strings.
-
     Raises:
       config_io.ConfigError: Naming the setting, the key and the expected
           type; the config is left unchanged.
-
-    Returns:
-      Dict of the keys set to their new values.
     """
     overrides = {}
     for setting in settings:
-        key, equals, text = str(setting).partition('=')
-        key = key.strip()
+        key, text = split_setting(setting)
         shown = config_io.shorten(setting)
-        if not equals or not key:
-            raise config_io.ConfigError(
-                f"--set={shown} is not KEY=VALUE; expected e.g. "
-                '--set=learning_rate=1e-3.')
         if key not in config:
             close = difflib.get_close_matches(key, [str(k) for k in config])
             hint = (f"did you mean '{close[0]}'?" if close else
@@ -52,6 +39,20 @@ def apply_overrides(config, settings):
     with config.unlocked:
         config.update(overrides)
     return overrides
+
+
+def split_setting(setting):
+    """The key and the text of a 'KEY=VALUE' setting.
+
+    Raises:
+      config_io.ConfigError: When it has no '=' or no key.
+    """
+    key, equals, text = str(setting).partition('=')
+    if not equals or not key.strip():
+        raise config_io.ConfigError(
+            f'--set={config_io.shorten(setting)} is not KEY=VALUE; expected '
+            'e.g. --set=learning_rate=1e-3.')
+    return key.strip(), text
 
 
 def _convert_override(setting, key, old, text):

@@ -1,6 +1,6 @@
-"""The rules of a configuration's values, one table (`RULES`): per key,
-whether a value is valid given the rest of the config, and what is expected,
-with the reason of a limit; `config_spec.check_config` applies them."""
+"""The rules of a config's values, one table (`RULES`) of a few rule kinds:
+per key, whether a value is valid given the rest of the config, and what the
+error says it must be; `config_spec.check_config` applies them."""
 
 import collections
 import contextlib
@@ -14,43 +14,39 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.algorithms.ppo import ppo
-from agents.scripts import configs
 from agents.scripts import networks
 from agents.tools.episode_wrappers import is_integer
 from agents.training import config_io
 
 # Seeds of NumPy's global generator, which the config's seed also sets.
 MAX_SEED = 2**32 - 1
-# Most environment steps of a run (the message of `RULES` says 1e12): a
-# trillion, eleven days at a million steps a second; the loop's step counters
-# and time estimates hold it.
+# Most environment steps of a run: a trillion, eleven days at a million steps
+# a second; the loop's step counters and time estimates hold it.
 MAX_STEPS = 1e12
-# Most steps one buffer of the graph holds: the episodes of all agents
-# (num_agents x max_length), the update memory (update_every x max_length),
-# an update's chunks and a mini-batch. 2^24 steps of a few dozen float32
-# each stay below TensorFlow's 2 GB per tensor and int32 sizes, which a
+# Most steps one buffer of the graph holds (the episodes of all agents, the
+# update memory, an update's chunks, a mini-batch): 2^24 steps of a few dozen
+# float32 stay below TensorFlow's 2 GB per tensor and int32 sizes, which a
 # bigger product overflows (a shape of -294967296).
 MAX_BUFFER_STEPS = 2**24
 # Most passes over the update memory per update: an update is one session
 # call, which a first signal waits for.
 MAX_UPDATE_EPOCHS = 10000
-# Most units of a hidden layer, hidden layers of a network, and weights
-# between its hidden layers: 2^27 float32 weights are 512 MB, three times
-# that with Adam's slots; [100000, 100000] would need 40 GB.
+# Most units of a hidden layer, hidden layers, and weights between hidden
+# layers: 2^27 float32 weights are 512 MB, three times that with Adam's slots.
 MAX_LAYER_UNITS = 65536
 MAX_LAYERS = 64
 MAX_HIDDEN_WEIGHTS = 2**27
 # Most threads of each of TensorFlow's pools.
 MAX_THREADS = 1024
-# Most seconds a worker may take to answer: 1e7 is 16 weeks; Python's waits
+# Most seconds a worker may take to answer (16 weeks); Python's waits
 # overflow on far larger ones.
 MAX_TIMEOUT = 1e7
 
 
-class Rule(collections.namedtuple('Rule', 'valid, describe')):
-    """How a config value is checked: functions of the value and the config,
-    `valid` and `describe` (what the error says after 'Config KEY=VALUE ',
-    e.g. 'must be >= 1')."""
+# How a config value is checked: functions of the value and the config,
+# `valid` and `describe` (what the error says after 'Config KEY=VALUE ',
+# e.g. 'must be >= 1').
+Rule = collections.namedtuple('Rule', 'valid, describe')
 
 
 def _is_real(value):
@@ -61,8 +57,7 @@ def _is_real(value):
 
 
 def _float32(value):
-    """The value as the graph holds it: float32, where 1e300 is inf and
-    1e-300 is 0."""
+    """The value as the graph holds it: 1e300 is inf and 1e-300 is 0."""
     with np.errstate(over='ignore', under='ignore'):
         return np.float32(value)
 
@@ -73,15 +68,21 @@ def _is_number(value):
 
 
 def _must(expected):
+    """The `describe` of a rule that always says what is expected."""
     return lambda unused_value, unused_config: f'must be {expected}'
 
 
-def _integer(low, high=None, optional=False, expected=None, reason=None):
+def _rule(valid, expected):
+    """Rule of a test of the value alone, and what is expected."""
+    return Rule(lambda value, unused_config: valid(value), _must(expected))
+
+
+def _integer(low, high, optional=False, expected=None, reason=None):
     """Rule of an integer from `low` to `high`, or None where optional.
 
     `high` may be a function of the config; `expected` replaces the range in
-    the message, and `reason`, a function of the config, says after a colon
-    why the range ends at `high`.
+    the message; `reason` (formatted with the config) says after a colon why
+    the range ends at `high`.
     """
     def upper(config):
         return high(config) if callable(high) else high
@@ -89,31 +90,23 @@ def _integer(low, high=None, optional=False, expected=None, reason=None):
     def valid(value, config):
         if value is None:
             return optional
-        limit = upper(config)
-        return is_integer(value) and low <= value and (
-            limit is None or value <= limit)
+        return is_integer(value) and low <= value <= upper(config)
 
     def describe(value, config):
         limit = upper(config)
-        text = expected
-        if text is None:
-            text = (f'an integer >= {low}' if limit is None
-                    else f'an integer from {low} to {limit}')
-            text += ' or None' if optional else ''
+        text = expected or f'an integer from {low} to {limit}' + (
+            ' or None' if optional else '')
         text = f'must be {text}'
-        if reason and is_integer(value) and limit is not None and (
-                value > limit):
-            text += f': {reason(config)}'
+        if reason and is_integer(value) and value > limit:
+            text += f': {reason.format_map(config)}'
         return text
     return Rule(valid, describe)
 
 
 def _number(low=-math.inf, high=math.inf, optional=False, above=False,
             expected=None):
-    """Rule of a finite number in a range, or None where optional.
-
-    With `above`, the number must exceed `low`; otherwise it may equal it.
-    """
+    """Rule of a number finite in float32 in a range, or None where optional;
+    with `above`, the number must exceed `low`."""
     def inside(value):
         return (low < value if above else low <= value) and value <= high
 
@@ -142,54 +135,44 @@ def _number(low=-math.inf, high=math.inf, optional=False, above=False,
 
 def _choice(choices):
     """Rule of one of some strings or None."""
-    def valid(value, unused_config):
-        return any(
-            value is choice or (isinstance(value, str) and value == choice)
-            for choice in choices)
-    return Rule(valid, _must(f'one of {choices}'))
+    return _rule(lambda value: any(
+        value is choice or (isinstance(value, str) and value == choice)
+        for choice in choices), f'one of {choices}')
 
 
 def _of_type(kinds, expected, optional=False):
     """Rule of a value of some types, or None where optional."""
-    def valid(value, unused_config):
-        return (value is None and optional) or (
-            isinstance(value, kinds) and value is not None)
-    return Rule(valid, _must(expected))
+    return _rule(lambda value: (value is None and optional) or (
+        isinstance(value, kinds) and value is not None), expected)
 
 
 def _takes_positional(value, count):
-    """Whether a callable takes `count` named positional arguments (not
-    only `*args`: `print` takes anything and is no network)."""
+    """Whether a callable takes `count` named positional arguments (not only
+    `*args`: `print` takes anything and is no network)."""
     try:
         signature = inspect.signature(value)
+        signature.bind(*range(count))
     except (TypeError, ValueError):
         return False
     kinds = (inspect.Parameter.POSITIONAL_ONLY,
              inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    named = [
-        parameter for parameter in signature.parameters.values()
-        if parameter.kind in kinds]
-    try:
-        signature.bind(*range(count))
-    except TypeError:
-        return False
-    return len(named) >= count
+    return count <= sum(
+        parameter.kind in kinds
+        for parameter in signature.parameters.values())
 
 
 def _signature(expected, count, is_class=False):
     """Rule of a callable (a class where `is_class`) taking `count`
     positional arguments."""
-    def valid(value, unused_config):
-        if is_class and not inspect.isclass(value):
-            return False
-        return callable(value) and _takes_positional(value, count)
-    return Rule(valid, _must(expected))
+    return _rule(lambda value: (
+        (inspect.isclass(value) or not is_class) and callable(value)
+        and _takes_positional(value, count)), expected)
 
 
 @functools.lru_cache(maxsize=None)
 def _maps_tensors(function):
-    """Whether a function maps a float32 tensor to one of its shape (a
-    probe in a graph of its own; what it prints is dropped)."""
+    """Whether a function maps a float32 tensor to one of its shape (a probe
+    in a graph of its own; what it prints is dropped)."""
     if not _takes_positional(function, 1):
         return False
     try:
@@ -204,24 +187,25 @@ def _maps_tensors(function):
         return False
 
 
-def _valid_activation(value, unused_config):
+def _valid_activation(value):
+    """Whether a value is an activation; unhashable values are none."""
     try:
         return callable(value) and _maps_tensors(value)
-    except TypeError:  # Unhashable.
+    except TypeError:
         return False
 
 
-def _layers(value, unused_config):
+def _hidden_weights(sizes):
+    return sum(int(a) * int(b) for a, b in zip(sizes[:-1], sizes[1:]))
+
+
+def _valid_layers(value, unused_config):
     if not isinstance(value, (tuple, list)) or not all(
             is_integer(size) and 1 <= size <= MAX_LAYER_UNITS
             for size in value):
         return False
     return len(value) <= MAX_LAYERS and _hidden_weights(value) <= (
         MAX_HIDDEN_WEIGHTS)
-
-
-def _hidden_weights(sizes):
-    return sum(int(a) * int(b) for a, b in zip(sizes[:-1], sizes[1:]))
 
 
 def _describe_layers(value, unused_config):
@@ -240,71 +224,46 @@ def _describe_layers(value, unused_config):
     return message
 
 
-def _regexes(value, unused_config):
+def _valid_regexes(value):
+    """Whether a value is None or a mapping of names to regular
+    expressions."""
     if value is None:
         return True
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or not all(
+            isinstance(item, str) for item in (*value, *value.values())):
         return False
-    for name, pattern in value.items():
-        if not isinstance(name, str) or not isinstance(pattern, str):
-            return False
-        try:
+    try:
+        for pattern in value.values():
             re.compile(pattern)
-        except re.error:
-            return False
+    except re.error:
+        return False
     return True
 
 
-def _max_agents(config):
-    """The valid `max_agents` of a config, or the default one."""
-    limit = config.max_agents
-    if is_integer(limit) and limit >= 1:
-        return limit
-    return configs.default()['max_agents']
+def _buffer(reason, *sizes, optional=True):
+    """Rule of a count of rows of a buffer of at most 2^24 steps, each of the
+    first set value of the keys `sizes` (checked before it), else 1."""
+    return _integer(1, lambda config: MAX_BUFFER_STEPS // next(
+        (config[key] for key in sizes if config[key]), 1), optional,
+                    reason=reason)
 
 
-def _valid_integer(config, key):
-    """A key's positive integer value, else its default (its rule reports
-    it)."""
-    value = config.get(key)
-    if is_integer(value) and value >= 1:
-        return int(value)
-    return configs.default()[key]
+def _environments(purpose=''):
+    """Rule of a number of environments from 1 to `max_agents`; `purpose`
+    follows the range in the message."""
+    def valid(value, config):
+        return is_integer(value) and 1 <= value <= config.max_agents
 
-
-def _buffer_limit(*sizes):
-    """How many rows of the first valid size (else 1) a buffer holds."""
-    size = next(
-        (size for size in sizes if is_integer(size) and size >= 1), 1)
-    return MAX_BUFFER_STEPS // size
-
-
-def _valid_environment_count(value, config):
-    return is_integer(value) and 1 <= value <= _max_agents(config)
-
-
-def _describe_eval_episodes(value, config):
-    limit = _max_agents(config)
-    return (
-        f'must be an integer from 1 to max_agents={limit}: the number of '
-        'evaluation environments, one episode each' +
-        _beyond_max_agents(value, limit, '; '))
-
-
-def _describe_num_agents(value, config):
-    limit = _max_agents(config)
-    return (
-        f'must be an integer from 1 to max_agents={limit}' +
-        _beyond_max_agents(value, limit, ': '))
-
-
-def _beyond_max_agents(value, limit, separator):
-    """What a count of environments above `max_agents` would build."""
-    if not (is_integer(value) and value > limit):
-        return ''
-    return (
-        f'{separator}it would build {value} environments; raise max_agents '
-        'where the machine holds that many')
+    def describe(value, config):
+        limit = config.max_agents
+        text = f'must be an integer from 1 to max_agents={limit}{purpose}'
+        if is_integer(value) and value > limit:
+            text += (
+                f"{'; ' if purpose else ': '}it would build {value} "
+                'environments; raise max_agents where the machine holds '
+                'that many')
+        return text
+    return Rule(valid, describe)
 
 
 def _valid_kl_penalty(value, config):
@@ -337,10 +296,10 @@ _BOOL = _of_type((bool, np.bool_), 'True or False')
 # (`max_agents` before `num_agents`, which reads it): 'Config KEY=VALUE ...'.
 RULES = collections.OrderedDict([
     # Task.
-    ('env', Rule(
-        lambda value, unused_config: (
-            isinstance(value, str) and bool(value)) or callable(value),
-        _must('a gymnasium env id or a callable returning an env'))),
+    ('env', _rule(
+        lambda value: (isinstance(value, str) and bool(value))
+        or callable(value),
+        'a gymnasium env id or a callable returning an env')),
     ('steps', _number(
         1, MAX_STEPS,
         expected='a finite number of environment steps from 1 to 1e12')),
@@ -351,12 +310,11 @@ RULES = collections.OrderedDict([
     ('algorithm', _signature(
         'a class taking (batch_env, step, is_training, should_log, '
         'config), the algorithm', 5, is_class=True)),
-    ('max_agents', _integer(
-        1, MAX_BUFFER_STEPS,
-        reason=lambda unused_config: (
-            'the agents share buffers of at most 2^24 steps'))),
-    ('num_agents', Rule(_valid_environment_count, _describe_num_agents)),
-    ('eval_episodes', Rule(_valid_environment_count, _describe_eval_episodes)),
+    ('max_agents', _buffer(
+        'the agents share buffers of at most 2^24 steps', optional=False)),
+    ('num_agents', _environments()),
+    ('eval_episodes', _environments(
+        ': the number of evaluation environments, one episode each')),
     ('eval_stochastic', _of_type(
         (bool, np.bool_), 'True (sample actions) or False (the greedy mode)')),
     ('use_gpu', _BOOL),
@@ -364,12 +322,9 @@ RULES = collections.OrderedDict([
                       expected=f'an integer from 0 to {MAX_SEED}')),
     # Environment.
     ('normalize_ranges', _BOOL),
-    ('max_length', _integer(
-        1, lambda config: _buffer_limit(_valid_integer(config, 'num_agents')),
-        optional=True, reason=lambda config: (
-            'the episodes of '
-            f"num_agents={_valid_integer(config, 'num_agents')} agents are "
-            'held in one buffer of at most 2^24 steps'))),
+    ('max_length', _buffer(
+        'the episodes of num_agents={num_agents} agents are held in one '
+        'buffer of at most 2^24 steps', 'num_agents')),
     ('worker_timeout', _number(
         0, MAX_TIMEOUT, above=True, optional=True,
         expected='a positive number of seconds up to 1e7 (16 weeks) or '
@@ -386,53 +341,39 @@ RULES = collections.OrderedDict([
     ('network', _signature(
         'a function of (config, action_space, observations, length), the '
         'network', 4)),
-    ('weight_summaries', Rule(_regexes, _must(
-        'None or a mapping of names to regular expressions'))),
-    ('policy_layers', Rule(_layers, _describe_layers)),
-    ('value_layers', Rule(_layers, _describe_layers)),
-    ('activation', Rule(_valid_activation, _must(
-        'a function mapping a float32 tensor to one of its shape, the '
-        'activation'))),
+    ('weight_summaries', _rule(
+        _valid_regexes, 'None or a mapping of names to regular expressions')),
+    ('policy_layers', Rule(_valid_layers, _describe_layers)),
+    ('value_layers', Rule(_valid_layers, _describe_layers)),
+    ('activation', _rule(
+        _valid_activation, 'a function mapping a float32 tensor to one of '
+        'its shape, the activation')),
     ('mean_activation', _choice(networks.MEAN_ACTIVATIONS)),
     ('weight_init', _choice(networks.WEIGHT_INITS)),
     ('init_output_factor', _number(0, above=True)),
     ('init_std', _number(0, above=True)),
     ('recurrent_value', _BOOL),
     # Optimization.
-    ('update_every', _integer(
-        1, lambda config: _buffer_limit(config.get('max_length')),
-        reason=lambda config: (
-            'the update memory holds update_every episodes of '
-            f"max_length={config.get('max_length')} steps, at most 2^24 "
-            'steps'))),
-    ('update_steps', _integer(
-        1, MAX_BUFFER_STEPS, optional=True, reason=lambda unused_config: (
-            'the update memory holds at most 2^24 steps'))),
-    ('rollout_length', _integer(
-        1, MAX_BUFFER_STEPS, optional=True, reason=lambda unused_config: (
-            'the episode buffers hold at most 2^24 steps'))),
+    ('update_every', _buffer(
+        'the update memory holds update_every episodes of '
+        'max_length={max_length} steps, at most 2^24 steps', 'max_length',
+        optional=False)),
+    ('update_steps', _buffer('the update memory holds at most 2^24 steps')),
+    ('rollout_length', _buffer('the episode buffers hold at most 2^24 steps')),
     ('update_epochs', _integer(
-        1, MAX_UPDATE_EPOCHS, reason=lambda unused_config: (
-            'an update is one session call, which a first signal waits '
-            'for'))),
+        1, MAX_UPDATE_EPOCHS,
+        reason='an update is one session call, which a first signal waits '
+        'for')),
     ('optimizer', _signature(
         'a callable taking the learning rate, the optimizer class', 1)),
     ('learning_rate', _number(0, above=True)),
     ('learning_rate_decay', _choice((None, 'linear'))),
-    ('chunk_length', _integer(
-        1, lambda config: _buffer_limit(
-            _valid_integer(config, 'update_every')),
-        optional=True, reason=lambda config: (
-            'the update pads each of the '
-            f"update_every={_valid_integer(config, 'update_every')} "
-            'episodes to whole chunks, at most 2^24 steps in all'))),
-    ('batch_size', _integer(
-        1, lambda config: _buffer_limit(
-            config.get('chunk_length'), config.get('max_length')),
-        optional=True, reason=lambda config: (
-            'a mini-batch holds batch_size chunks of '
-            f"chunk_length={config.get('chunk_length')} steps, at most 2^24 "
-            'steps'))),
+    ('chunk_length', _buffer(
+        'the update pads each of the update_every={update_every} episodes '
+        'to whole chunks, at most 2^24 steps in all', 'update_every')),
+    ('batch_size', _buffer(
+        'a mini-batch holds batch_size chunks of chunk_length={chunk_length} '
+        'steps, at most 2^24 steps', 'chunk_length', 'max_length')),
     ('max_gradient_norm', _number(0, above=True, optional=True)),
     ('compile_update', _BOOL),
     # Losses.
@@ -449,6 +390,3 @@ RULES = collections.OrderedDict([
     ('kl_cutoff_coef', _number(0)),
     ('kl_init_penalty', _number(0)),
 ])
-
-# Keys whose rule needs the values derived from the environment.
-DERIVED = ('eval_every',)

@@ -1,10 +1,6 @@
-"""Which configuration a run uses, and its completion before training.
-
-A config spec names a function of `agents.scripts.configs`, a
-'package.module:function' or a 'path/to/file.py:function'. `complete_config`
-fills in the defaults and the values derived from the environment and checks
-every value by `config_rules.RULES`, before anything is written.
-"""
+"""Which configuration a run uses (a function of `agents.scripts.configs`,
+'package.module:function' or 'path/to/file.py:function'), and its completion
+and check by `config_rules.RULES` before training."""
 
 import inspect
 import logging
@@ -15,7 +11,6 @@ from agents.training import config_io
 from agents.scripts import configs
 from agents.environments import env_construction
 from agents.training.config_io import ConfigError
-from agents.training.config_rules import DERIVED
 from agents.training.config_rules import RULES
 
 
@@ -43,18 +38,13 @@ def load_named_config(name):
 
 
 def load_config_spec(spec):
-    """Build the locked configuration of a config function and record it.
-
-    Args:
-      spec: Name of a function in `agents.scripts.configs`,
-          'package.module:function', or 'path/to/file.py:function'.
+    """The locked `tools.AttrDict` of a config spec (a function's name in
+    `agents.scripts.configs`, 'package.module:function' or
+    'path/to/file.py:function'), recorded under `config_io.SOURCE_KEY`.
 
     Raises:
       ConfigError: When the function cannot be found, raises or does not
           return a mapping.
-
-    Returns:
-      Locked `tools.AttrDict` whose `config_io.SOURCE_KEY` records the spec.
     """
     if ':' not in spec:
         config = load_named_config(spec)
@@ -103,11 +93,8 @@ RETIRED_KEYS = dict(
 
 
 def with_defaults(config):
-    """A locked copy of the config with the keys it lacks from the defaults.
-
-    A config without `chunk_length` and `batch_size` (of 2017) keeps
-    updating on whole episodes: both are None.
-    """
+    """A locked copy of the config with the keys it lacks from the defaults
+    (where it has neither `chunk_length` nor `batch_size`, those of 2017)."""
     config = tools.AttrDict(config)
     with config.unlocked:
         if not any(key in config for key in _KEYS_OF_2017):
@@ -147,7 +134,7 @@ def complete_config(config):
     config = with_defaults(config)
     with config.unlocked:
         config.setdefault('logdir', None)
-        check_config(config, completed=False)
+        check_config(config)
         env = env_construction.create_environment(config)
         try:
             if not config.max_length:
@@ -164,13 +151,8 @@ def complete_config(config):
     return config
 
 
-def check_config(config, completed=True):
+def check_config(config):
     """Check every value of a configuration that `RULES` knows.
-
-    Args:
-      config: Configuration mapping.
-      completed: Whether the values derived from the environment are in;
-          if not, the keys of `DERIVED` are not checked.
 
     Raises:
       ConfigError: One line naming the first invalid key, its value and
@@ -180,22 +162,15 @@ def check_config(config, completed=True):
     # where the config leaves it out.
     full = with_defaults(config)
     for key, rule in RULES.items():
-        if key not in config or (not completed and key in DERIVED):
-            continue
-        value = config[key]
-        if not rule.valid(value, full):
+        if key in config and not rule.valid(config[key], full):
             raise ConfigError(
-                f'Config {key}={config_io.shorten(repr(value))} '
-                f'{rule.describe(value, full)}.')
+                f'Config {key}={config_io.shorten(repr(config[key]))} '
+                f'{rule.describe(config[key], full)}.')
 
 
 def check_seed(seed, name):
-    """Raise a ConfigError unless the seed is None or fits NumPy's seeds.
-
-    Args:
-      seed: The value.
-      name: How the message names it, e.g. '--seed'.
-    """
+    """Raise a ConfigError unless the seed is None or fits NumPy's seeds;
+    the message names it `name`, e.g. '--seed'."""
     rule = RULES['seed']
     if not rule.valid(seed, {}):
         raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')

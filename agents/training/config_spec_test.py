@@ -95,8 +95,7 @@ def test_check_seed_names_the_value_and_the_range(seed):
 def test_rules_cover_every_default_key_and_every_config_passes():
     assert not set(configs.default()) - set(config_spec.RULES)
     for name in config_spec.config_names():
-        config_spec.check_config(
-            config_spec.load_named_config(name), completed=False)
+        config_spec.check_config(config_spec.load_named_config(name))
 
 
 def _pendulum(**values):
@@ -266,7 +265,7 @@ def test_infinite_or_fractional_counts_name_the_key(setting, message):
     config = tools.AttrDict(configs.pendulum())
     config_overrides.apply_overrides(config, [setting])
     with pytest.raises(config_io.ConfigError) as error:
-        config_spec.check_config(config, completed=False)
+        config_spec.check_config(config)
     assert str(error.value) == 'Config ' + message
 
 

@@ -9,11 +9,9 @@ from agents.training import config_spec
 
 
 class Run:
-    """One training run of a sweep: a config, a seed and a setting.
-
-    `setting` holds `(key, text)` pairs; `group` names the config and the
-    setting, which the run shares with its seeds; `name` adds the seed.
-    """
+    """One training run of a sweep: a config, a seed and a setting of
+    `(key, text)` pairs; `group` names the config and the setting (shared
+    with its seeds), `name` adds the seed."""
 
     def __init__(self, config_name, seed, setting, shown_keys):
         self.config_name = config_name
@@ -24,9 +22,6 @@ class Run:
         self.group = '-'.join([slug(config_name)] + [
             slug(item) for item in shown])
         self.name = f'{self.group}-seed{seed}'
-
-    def __repr__(self):
-        return f'<Run {self.name}>'
 
 
 def grid(configs, seeds, settings=()):
@@ -39,8 +34,8 @@ def grid(configs, seeds, settings=()):
           values varies over them, the others hold in every run.
 
     Raises:
-      config_io.ConfigError: When a setting has no '=' or the configs or seeds
-          are empty or repeat.
+      config_io.ConfigError: When a setting is no 'KEY=VALUE' or is given
+          twice, or the configs or seeds are empty or repeat.
     """
     if not configs:
         raise config_io.ConfigError('Pass --configs with at least one config.')
@@ -55,12 +50,7 @@ def grid(configs, seeds, settings=()):
                 'once.')
     values = {}
     for item in settings:
-        key, equals, text = item.partition('=')
-        key = key.strip()
-        if not equals or not key:
-            raise config_io.ConfigError(
-                f"--set={item} is not KEY=VALUE; expected e.g. "
-                "--set=learning_rate=1e-3.")
+        key, text = config_overrides.split_setting(item)
         if text in values.setdefault(key, []):
             raise config_io.ConfigError(
                 f'--set={item} is given twice; expected each value once.')
@@ -75,13 +65,9 @@ def grid(configs, seeds, settings=()):
 
 
 def build_config(run, run_dir, cpus_per_run=1):
-    """The configuration of a run, with its seed, setting and folder.
-
-    Args:
-      run: The `Run`.
-      run_dir: Its run folder.
-      cpus_per_run: CPUs of the run; TensorFlow uses as many threads when
-          the config leaves `session_threads` unset.
+    """The configuration of a `Run`, with its seed, setting and folder;
+    `cpus_per_run` are TensorFlow's threads where it leaves
+    `session_threads` unset.
 
     Raises:
       config_io.ConfigError: When the config or a setting cannot be used.

@@ -37,22 +37,14 @@ def final_and_best(record):
 
 
 def summarize(timestamp, sweep_dir, runs, records):
-    """The results of a sweep: one row per run and per config and setting.
-
-    Args:
-      timestamp: Name of the sweep.
-      sweep_dir: Folder of the sweep.
-      runs: The `Run`s in grid order.
-      records: Dict from run names to their records.
-
-    Returns:
-      Dict with the sweep, its folder, `runs` (a row per run) and `groups`
-      (per config and setting, with the `seed_statistics.seed_summary` of
-      the finished runs' final scores as `final`).
-    """
+    """The results of a sweep: a dict of its name (`timestamp`), its folder,
+    `runs` (a row per run, of the `Run`s in grid order and `records` by run
+    name) and `groups` (per config and setting, with the
+    `seed_statistics.seed_summary` of the finished runs' final scores as
+    `final`)."""
     rows = []
     for run in runs:
-        record = records.get(run.name) or new_record(run)
+        record = _record_of(run, records)
         final, best = final_and_best(record)
         rows.append(dict(
             run=run.name, group=run.group, config=run.config_name,
@@ -77,26 +69,22 @@ def summarize(timestamp, sweep_dir, runs, records):
 
 
 def curve_rows(runs, records):
-    """Tuples `(group, seed, step, score)` of every scored report.
-
-    Args:
-      runs: The `Run`s in grid order.
-      records: Dict from run names to their records.
-    """
+    """Tuples `(group, seed, step, score)` of every scored report of the
+    runs, whose records `records` holds by name."""
     return [
         (run.group, run.seed, step, score)
-        for run in runs
-        for step, score in (records.get(run.name) or new_record(run))[
-            'reports']
+        for run in runs for step, score in _record_of(run, records)['reports']
         if score is not None]
 
 
-def format_table(results):
-    """Lines of text of `summarize`'s results: the runs, then the configs.
+def _record_of(run, records):
+    """The run's record in `records`, or that of a run not started."""
+    return records.get(run.name) or new_record(run)
 
-    The configs show the `seed_statistics.seed_summary` of the final scores
-    of their finished runs.
-    """
+
+def format_table(results):
+    """Lines of text of `summarize`'s results: the runs, then the configs
+    (the summary of the final scores of their finished runs)."""
     run_rows = [(
         row['run'], row['status'], format_score(row['final_score']),
         format_score(row['best_score']), f'{row["steps"]:,}',

@@ -1,8 +1,6 @@
-"""The runs of a sweep on Ray (see docs/sweeps.md).
-
-The sweep's process submits them and prints their progress (`train_runs`);
-each trains in a Ray worker of its own (`train_run`).
-"""
+"""The runs of a sweep on Ray (see docs/sweeps.md): the sweep's process
+submits them and prints their progress (`train_runs`); each trains in a Ray
+worker of its own (`train_run`)."""
 
 import contextlib
 import json
@@ -45,20 +43,17 @@ class Progress:
         self._lines.append(line)
 
     def take(self):
-        """Return the lines added since the last call."""
+        """The lines added since the last call."""
         lines, self._lines = self._lines, []
         return lines
 
 
 class RunStop(stopping.StopRequest):
-    """What asks a run of the sweep to save and stop, in its Ray worker.
-
-    Ray's cancellation interrupts the worker's main thread as SIGINT does;
-    the sweep's stop file asks the same where that interruption is lost.
-    Repeated cancellations only ask again, and a step stuck meanwhile is
-    left to `worker_timeout`: a worker that exits without its record would
-    count as dead for Ray.
-    """
+    """Asks a run of the sweep to save and stop, in its Ray worker: Ray's
+    cancellation (SIGINT to the worker's main thread) or the sweep's stop
+    file, where that interruption is lost. Repeated cancellations only ask
+    again, and a stuck step is left to `worker_timeout`: a worker that exits
+    without its record would count as dead for Ray."""
 
     abandon_stuck = False
 
@@ -99,6 +94,9 @@ def train_runs(ray, todo, records, options, echo):
     Raises:
       KeyboardInterrupt: On Ctrl-C, once every run stopped.
     """
+    # Of an earlier sweep of this timestamp that was interrupted.
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(os.path.join(options['sweep_dir'], STOP_NAME))
     if not todo:
         return
     progress = ray.remote(num_cpus=0)(Progress).remote()
@@ -121,7 +119,10 @@ def train_runs(ray, todo, records, options, echo):
         # Every run looks for the file between its session runs, whatever
         # becomes of Ray's cancellation, which interrupts the run's thread
         # (its start-up too) but can miss it.
-        _request_stop(options['sweep_dir'])
+        os.makedirs(options['sweep_dir'], exist_ok=True)
+        with open(os.path.join(options['sweep_dir'], STOP_NAME), 'w',
+                  encoding='utf-8'):
+            pass
         echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
              '(interrupt again to stop them without).')
         for ref in pending:
@@ -168,13 +169,6 @@ def _wait(ray, pending, records, progress, echo, deadline=None):
             records[run.name] = record
 
 
-def _request_stop(sweep_dir):
-    """Write the file that asks the sweep's runs to save and stop."""
-    os.makedirs(sweep_dir, exist_ok=True)
-    with open(os.path.join(sweep_dir, STOP_NAME), 'w', encoding='utf-8'):
-        pass
-
-
 def _drain(ray, progress, echo):
     """Print the lines that the runs reported since the last call."""
     for line in ray.get(progress.take.remote()):
@@ -188,12 +182,8 @@ def _stored_record(run):
 
 
 def join_ray(ray, address, cpus_per_run):
-    """Join or start Ray quietly, unless this process did already.
-
-    Args:
-      ray: The `ray` module.
-      address: Address of a Ray cluster, or None.
-      cpus_per_run: CPUs of each run.
+    """Join or start Ray quietly (at `address`, or None), unless this
+    process did already.
 
     Raises:
       config_io.ConfigError: When no node of the cluster has `cpus_per_run`.
@@ -231,21 +221,12 @@ def _describe_interrupt(signum, again=False):
 
 
 def train_run(config, env_mode, record, progress):
-    """Train one run in a Ray worker; resume its folder if it has one.
+    """Train one run in a Ray worker; return its final record.
 
-    The run's own errors go into its record instead of raising, so that Ray
-    retries a run only when its worker dies.
-
-    Args:
-      config: The run's configuration; the run folder's `config.yaml`
-          replaces it when it exists.
-      env_mode: Env mode of the run.
-      record: The record of a new run (`sweep_records.new_record`); the run
-          folder's record replaces it when it exists.
-      progress: Handle of the sweep's `Progress` actor.
-
-    Returns:
-      The run's final record.
+    A run folder's `config.yaml` and record replace `config` and `record`
+    (that of a new run), and the run resumes. The run's own errors go into
+    its record instead of raising, so that Ray retries a run only when its
+    worker dies; `progress` is the sweep's `Progress` actor.
     """
     import ray  # pylint: disable=import-outside-toplevel
     run_dir = config.logdir
@@ -264,7 +245,7 @@ def train_run(config, env_mode, record, progress):
             f'attempt {len(record["attempts"])} resumes from step '
             f'{resumed:,}.', wait=False)
     try:
-        _train(_run_config(config, run_dir), env_mode, attempt.on_report)
+        _train(config, env_mode, attempt.on_report)
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
         attempt.save(
@@ -309,11 +290,9 @@ class _Attempt:
             self._path, json.dumps(self._record, indent=1) + '\n')
 
     def say(self, line, wait=True):
-        """Put a line of the run into the sweep's progress.
-
-        Waited for by default: the sweep prints its runs' last lines once
-        their tasks returned, and must find them there.
-        """
+        """Put a line of the run into the sweep's progress; waited for by
+        default, since the sweep prints its runs' last lines once their tasks
+        returned."""
         import ray  # pylint: disable=import-outside-toplevel
         ref = self._progress.put.remote(f'[{self._record["run"]}] {line}')
         if wait:
@@ -331,22 +310,18 @@ class _Attempt:
             wait=False)
 
 
-def _run_config(config, run_dir):
-    """The config to train: that of the run folder where it has one."""
+def _train(config, env_mode, on_report):
+    """Train the config, or that of its run folder where it has one, until
+    done or until a signal or the stop file asks to stop."""
+    run_dir = config.logdir
     if os.path.exists(os.path.join(run_dir, 'config.yaml')):
         config = config_io.load_config(run_dir)
-        with config.unlocked:
-            config.logdir = run_dir
     with config.unlocked:
+        config.logdir = run_dir
         # `ray.cancel` raises KeyboardInterrupt in this thread; the
         # environments' Python must not run here, or the interrupt lands
         # inside a step instead of between steps.
         config.caller_thread = False
-    return config
-
-
-def _train(config, env_mode, on_report):
-    """Train until done or until a signal or the stop file asks to stop."""
     # The default where the config leaves the seed out; training itself
     # completes the config, after checking its required keys. Each run has
     # its own worker process.
@@ -361,14 +336,8 @@ def _train(config, env_mode, on_report):
 
 def checkpoint_steps(run_dir):
     """Training steps of the latest checkpoint of a run folder; 0 without.
-
-    Args:
-      run_dir: Run folder, whose `config.yaml` (written before any
-          checkpoint) turns the checkpoint's global step into training steps.
-
-    Returns:
-      Integer steps.
-    """
+    Its `config.yaml` (written before any checkpoint) turns the checkpoint's
+    global step into training steps."""
     names = checkpoints.list_checkpoints(run_dir)
     if not names:
         return 0
