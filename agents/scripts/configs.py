@@ -89,6 +89,21 @@ def default():
     return locals()
 
 
+def _classic_control():
+    """What pendulum and cartpole share: 8 agents, short linear schedules."""
+    num_agents = 8
+    update_every = 8
+    eval_every = 2000
+    eval_episodes = 8
+    reward_normalization = 'return'
+    gae_lambda = 0.95
+    learning_rate = 1e-3
+    learning_rate_decay = 'linear'
+    max_gradient_norm = 0.5
+    batch_size = 8
+    return dict(default(), **locals())
+
+
 def pendulum():
     """Swing up and balance a pendulum (classic control)."""
     env = 'Pendulum-v1'
@@ -97,23 +112,13 @@ def pendulum():
     # Tuned for few steps to a return of -200 and a good final score
     # (docs/learning.md); without the decay of the learning rate one seed
     # in three collapsed after 40k steps.
-    num_agents = 8
-    update_every = 8
-    eval_every = 2000
-    eval_episodes = 8
     discount = 0.98
-    reward_normalization = 'return'
-    gae_lambda = 0.95
-    learning_rate = 1e-3
-    learning_rate_decay = 'linear'
-    max_gradient_norm = 0.5
     policy_layers = 128, 128
     value_layers = 128, 128
     init_std = 0.6
     kl_target = 0.1
     update_epochs = 20
-    batch_size = 8
-    return dict(default(), **locals())
+    return dict(_classic_control(), **locals())
 
 
 def pendulum_partial():
@@ -155,20 +160,25 @@ def cartpole():
     max_length = 500
     steps = 1e5  # 100k
     network = networks.feed_forward_categorical
-    num_agents = 8
-    eval_every = 2000
-    eval_episodes = 8
-    reward_normalization = 'return'
     discount = 0.99
-    gae_lambda = 0.95
-    learning_rate = 1e-3
-    learning_rate_decay = 'linear'
     policy_layers = 64, 64
     value_layers = 64, 64
-    max_gradient_norm = 0.5
-    update_every = 8
     update_epochs = 10
-    batch_size = 8
+    return dict(_classic_control(), **locals())
+
+
+def _mujoco_base():
+    """What the MuJoCo configs share: 1M steps of 2 agents, no KL penalty."""
+    max_length = 1000
+    steps = 1e6  # 1M
+    num_agents = 2
+    eval_every = 10000
+    eval_episodes = 2
+    reward_normalization = 'return'
+    mean_activation = None
+    kl_penalty = False
+    chunk_length = 1
+    batch_size = 64
     return dict(default(), **locals())
 
 
@@ -179,25 +189,15 @@ def _locomotion():
     here from 2 agents of 256-step rollouts (with 8 agents of 64 steps the
     final returns at 1M fell to 4,062-5,321).
     """
-    max_length = 1000
-    steps = 1e6  # 1M
-    num_agents = 2
     rollout_length = 256
     update_steps = 512
     # Rows of the memory: a rollout of each agent, and the end of an
     # episode within it.
     update_every = 4
-    eval_every = 10000
-    eval_episodes = 2
-    reward_normalization = 'return'
-    mean_activation = None
-    kl_penalty = False
     init_std = 0.135  # exp(-2)
     policy_layers = 256, 256
     value_layers = 256, 256
-    chunk_length = 1
-    batch_size = 64
-    return dict(default(), **locals())
+    return dict(_mujoco_base(), **locals())
 
 
 def cheetah():
@@ -220,16 +220,8 @@ def _mujoco():
     agents finish their episodes together, so an update follows every
     1,000 steps of each.
     """
-    steps = 1e6  # 1M
-    max_length = 1000
-    num_agents = 2
     update_every = 64  # Capacity of the memory, in episodes.
     update_steps = 2000
-    eval_every = 10000
-    eval_episodes = 2
-    reward_normalization = 'return'
-    mean_activation = None
-    kl_penalty = False
     ppo_clip = 0.2
     weight_init = 'orthogonal'
     init_output_factor = 0.01
@@ -237,15 +229,13 @@ def _mujoco():
     activation = tf.nn.tanh
     policy_layers = 64, 64
     value_layers = 64, 64
-    chunk_length = 1
-    batch_size = 64
     update_epochs = 10
     learning_rate = 3e-4
     learning_rate_decay = 'linear'
     max_gradient_norm = 0.5
     discount = 0.99
     gae_lambda = 0.95
-    return dict(default(), **locals())
+    return dict(_mujoco_base(), **locals())
 
 
 def hopper():
