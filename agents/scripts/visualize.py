@@ -31,8 +31,6 @@ from agents.environments import env_modes
 from agents.training import config_io
 from agents.training import console
 from agents.training import episode_videos
-from agents.training import policy_video
-from agents.training import run_video
 from agents.training import shared_flags
 from agents.training import stopping
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
@@ -67,10 +65,10 @@ shared_flags.define_run_flags(
 
 # The names that Python code has imported from this module.
 STATISTICS_FILE = episode_videos.STATISTICS_FILE
-POLICY_METADATA = policy_video.POLICY_METADATA
+POLICY_METADATA = episode_videos.POLICY_METADATA
 VisualizeError = episode_videos.VisualizeError
-visualize = run_video.visualize
-visualize_policy = policy_video.visualize_policy
+visualize = episode_videos.visualize
+visualize_policy = episode_videos.visualize_policy
 
 
 def main(argv):
