@@ -99,8 +99,7 @@ def main(argv):
         seed = config_spec.with_defaults(config).seed
         config_spec.check_seed(seed, 'Config seed')
         determinism.enable_for_seed(seed)
-        # Closing the generator also saves when the interruption lands
-        # outside of it, between two scores.
+        # Closing the generator saves also between two scores.
         stop = stopping.StopRequest(describe_interrupt)
         with stop.install(), contextlib.closing(
                 trainer.train(config, env_mode)) as scores:
@@ -127,14 +126,8 @@ def main(argv):
 
 
 def parse_flags(argv):
-    """Parse the command line; a bad flag exits with one line and code 2.
-
-    Args:
-      argv: The command line, program name first.
-
-    Returns:
-      The arguments left after the flags.
-    """
+    """Parse the command line, program name first, and return the arguments
+    left; a bad flag exits with one line and code 2."""
     try:
         return FLAGS(argv)
     except flags.Error as error:

@@ -9,11 +9,9 @@ Command line:
   python -m agents.scripts.visualize --policy=/tmp/pendulum-policy \
       --outdir=/tmp/pendulum-videos [--num_episodes=1] [--seed=0]
 
-Runs the policy of a run folder (or of a SavedModel export) greedily and
-writes one H.264 video per episode, `episode-000.mp4`, ..., and
-`episodes.json`; README "Videos" says what they hold. MuJoCo tasks render
-off-screen (`MUJOCO_GL=egl`, else `osmesa`) and always in worker processes:
-Mesa's OpenGL crashes in a process that loaded TensorFlow.
+Runs the policy greedily and writes one H.264 video per episode and
+`episodes.json` (README "Videos"). MuJoCo renders off-screen (`MUJOCO_GL=egl`,
+else `osmesa`) in worker processes, since Mesa crashes beside TensorFlow.
 """
 
 
@@ -64,8 +62,6 @@ shared_flags.define_run_flags(
      'ONNX export), to render instead of a run folder (--logdir).'))
 
 # The names that Python code has imported from this module.
-STATISTICS_FILE = episode_videos.STATISTICS_FILE
-POLICY_METADATA = episode_videos.POLICY_METADATA
 VisualizeError = episode_videos.VisualizeError
 visualize = episode_videos.visualize
 visualize_policy = episode_videos.visualize_policy
