@@ -1,10 +1,6 @@
-"""Videos and statistics of a trained policy's episodes, of its run folder
-(`visualize`) or of its SavedModel export (`visualize_policy`).
-
-The command is `agents.scripts.visualize`; README "Videos" says what it
-writes. Frames are rendered and encoded in the process that steps the
-environment, so with worker processes they never cross a pipe.
-"""
+"""Videos and statistics of a policy's episodes, of its run folder or its
+export (`agents.scripts.visualize`). Frames are rendered and encoded in the
+process that steps the environment: they never cross a pipe."""
 
 import functools
 import json
@@ -51,25 +47,21 @@ def visualize(
     Args:
       logdir: Run folder written by `agents.scripts.train`.
       outdir: Directory for the videos and `episodes.json`.
-      checkpoint: Checkpoint name in the run folder or path; None: the
-          latest (or the one before where it cannot be restored).
+      checkpoint: Name in the run folder or path; None: the latest.
       num_agents: Environments that run episodes in parallel; None: one per
           episode, at most one per CPU core.
-      num_episodes: Number of episodes to record.
-      env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean
-          of 2017 (see `_recording_mode`).
+      env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean.
       seed: Base seed: environment i gets seed + i; None: unseeded.
       render_effects: Whether MuJoCo renders shadows and reflections.
 
     Raises:
-      ValueError: When `num_agents` or `num_episodes` is not a positive
-          integer.
+      ValueError: When a count is not a positive integer.
       VisualizeError: When the run folder, its checkpoint or `outdir`
           cannot be used, or MuJoCo cannot render.
 
     Returns:
-      Dict of the statistics also written to `outdir/episodes.json`
-      (`write_statistics`), episodes in the order they ended.
+      Dict of the statistics written to `outdir/episodes.json`, episodes in
+      the order they ended.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)
@@ -118,24 +110,23 @@ def visualize_policy(
         policy, outdir, num_episodes=1, seed=None, render_effects=True):
     """Record greedy episodes of a policy exported by `agents.scripts.export`.
 
-    One environment (of `policy.json`, in a worker process for MuJoCo)
-    runs the episodes in turn; episode i is seeded as `visualize` seeds
-    environment i (a reset with `seed + i`, then the episode's reset).
+    One environment (in a worker process for MuJoCo) runs the episodes in
+    turn; episode i is seeded as `visualize` seeds environment i (a reset
+    with `seed + i`, then the episode's reset).
 
     Args:
       policy: Folder of the exported SavedModel.
       outdir: Directory for the videos and `episodes.json`.
-      num_episodes: Number of episodes to record.
       seed: Base seed of the episodes; None: unseeded.
       render_effects: Whether MuJoCo renders shadows and reflections.
 
     Raises:
       ValueError: When `num_episodes` is not a positive integer.
-      VisualizeError: When the folder holds no exported SavedModel, the
+      VisualizeError: When the folder holds no SavedModel export, the
           environment cannot be built, or MuJoCo cannot render.
 
     Returns:
-      Dict of the statistics also written to `outdir/episodes.json`.
+      Dict of the statistics written to `outdir/episodes.json`.
     """
     num_episodes = check_count('num_episodes', num_episodes)
     policy = os.path.abspath(os.path.expanduser(policy))
@@ -236,12 +227,9 @@ def keep_episode(
 
     Args:
       recording: Path of the finished video.
-      outdir: The output folder.
       index: Number of the episode, in the order the episodes ended.
       num_episodes: Number of episodes recorded, for the digits of names.
       agent: Index of the environment that ran the episode.
-      episode_return: Sum of the episode's rewards.
-      length: Number of steps of the episode.
 
     Returns:
       Dict of `index`, `agent`, `return`, `length`, `frames` and `video`.
@@ -268,16 +256,8 @@ def remove_recordings(outdir):
 
 
 def write_statistics(outdir, description, episodes):
-    """Write `episodes.json` with the mean return of the episodes; log it.
-
-    Args:
-      outdir: The output folder.
-      description: Dict of what was recorded, the first keys of the file.
-      episodes: List of `keep_episode`'s dicts.
-
-    Returns:
-      Dict of the description, `mean_return` and `episodes`.
-    """
+    """Write and log `episodes.json`: `description`'s keys, `mean_return`
+    and `episodes` (`keep_episode`'s dicts); return its dict."""
     statistics = dict(
         description,
         mean_return=float(np.mean([episode['return'] for episode in episodes])),
@@ -375,9 +355,6 @@ def _run_episodes(sess, simulation, outdir, num_episodes):
     # The switch variables keep their initial values, all false: greedy
     # actions, no summaries, and no forced reset, which the first step needs
     # not, since every environment of a new batch starts done.
-    assert not any(sess.run([
-        simulation.is_training, simulation.should_log,
-        simulation.force_reset]))
     episodes = []
     progress = Progress(num_episodes)
     while len(episodes) < num_episodes:

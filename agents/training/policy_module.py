@@ -220,21 +220,19 @@ class PolicyModule(tf.Module):
     def signatures(self):
         """The signatures to save: name -> concrete function."""
         inputs = self.serving_inputs()
-        result = {}
+        result = {
+            'serving_default': self._serve.get_concrete_function(*inputs)}
         if self.recurrent:
             result['initial_state'] = (
                 self._serve_initial_state.get_concrete_function(
                     tf.TensorSpec([], tf.int32, name='batch_size')))
-        result['serving_default'] = self._serve.get_concrete_function(
-            *inputs)
         if self._stochastic:
-            result['seeded'] = self._serve_seeded.get_concrete_function(
+            result['seeded'] = self._serve.get_concrete_function(
                 *inputs, tf.TensorSpec([], tf.int64, name='seed'))
         return result
 
     def _define_functions(self):
         """Trace `action` (and `initial_state`); define the servings."""
-        inputs = self.serving_inputs()
         if self.recurrent:
 
             def action(observ, state, seed=None):
@@ -249,12 +247,12 @@ class PolicyModule(tf.Module):
                     [batch_size, sum(self._state_sizes)], tf.float32,
                     name='initial_state')
 
-            self.initial_state = tf.function(initial_state, autograph=False)
-            self.initial_state.get_concrete_function(
-                tf.TensorSpec([], tf.int32))
             def serve_initial_state(batch_size):
                 return {'state': initial_state(batch_size)}
 
+            self.initial_state = tf.function(initial_state, autograph=False)
+            self.initial_state.get_concrete_function(
+                tf.TensorSpec([], tf.int32))
             self._serve_initial_state = tf.function(
                 serve_initial_state, autograph=False)
         else:
@@ -266,12 +264,12 @@ class PolicyModule(tf.Module):
                 return {'action': action(observ, seed)}
 
         self.action = tf.function(action, autograph=False)
-        self.action.get_concrete_function(*inputs)
         self._serve = tf.function(serve, autograph=False)
+        inputs = self.serving_inputs()
+        self.action.get_concrete_function(*inputs)
         if self._stochastic:
             self.action.get_concrete_function(
                 *inputs, tf.TensorSpec([], tf.int64))
-            self._serve_seeded = tf.function(serve, autograph=False)
 
     def _act(self, observ, state, seed):
         """Action (and state) for a batch of raw observations."""
