@@ -296,21 +296,14 @@ def _recorded(config, outdir, gl_backend, render_effects, workers=1):
 
 
 def _recording_mode(env_mode, gl_needed, num_agents):
-    """The env mode to record in.
-
-    'auto' measures nothing, since recording costs more than any stepping
-    overhead: 'slices' for MuJoCo and for several environments, else
-    'inprocess'. 'graph' means 'auto': the in-graph tasks render nothing, so
-    gymnasium's environment of the same dynamics records their policy.
-    MuJoCo always steps in workers: 'inprocess' becomes 'processes'.
-    """
+    """The env mode to record in: 'auto' (and 'graph', whose tasks render
+    nothing) is 'slices' for MuJoCo or several environments, else
+    'inprocess'; MuJoCo always steps in workers."""
     if env_modes.in_graph_mode(env_mode):
         env_mode = 'auto'
     if env_mode == 'auto':
         env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'
     if gl_needed and env_mode == 'inprocess':
-        # MuJoCo's OpenGL cannot render in this process, which holds
-        # TensorFlow; see RecordedEnvironment.
         logging.getLogger('agents').info(
             'Rendering MuJoCo in worker processes, as with '
             '--env_mode=processes.')

@@ -30,13 +30,10 @@ def export_run(
     Args:
       logdir: Run folder written by `agents.scripts.train`.
       outdir: Folder to write; missing or empty unless `overwrite`.
-      checkpoint: Checkpoint name in the run folder or path; None: the
-          newest.
-      stochastic: Whether the model samples actions instead of taking the
-          mode of the policy.
+      checkpoint: Name in the run folder or path; None: the newest.
+      stochastic: Whether the model samples actions, not the mode.
       export_format: 'saved_model', or 'onnx' (tf2onnx, the `export`
           extra, checked with onnxruntime).
-      overwrite: Whether to replace an existing non-empty `outdir`.
 
     Raises:
       ExportError: With one line naming the problem.

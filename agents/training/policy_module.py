@@ -30,21 +30,15 @@ class ExportError(Exception):
 
 
 def load_run(logdir, checkpoint=None, error=ExportError):
-    """The configuration and a checkpoint of a run folder.
+    """The config (completed with today's defaults, as training completes an
+    older run's) and a checkpoint's path prefix of a run folder.
 
     Args:
       logdir: Run folder written by `agents.scripts.train`.
       checkpoint: Name in the folder (`model.ckpt-4000`) or path; None: the
           newest.
-      error: The exception class to raise.
-
-    Raises:
-      error: When the folder, its config.yaml, its env id or the checkpoint
-          cannot be used.
-
-    Returns:
-      The config completed with today's defaults, as training completes an
-      older run's, and the checkpoint's path prefix.
+      error: The exception class to raise when the folder, its config.yaml,
+          its env id or the checkpoint cannot be used.
     """
     if not os.path.exists(logdir):
         raise error(f'Run folder {logdir} does not exist.')
@@ -129,10 +123,8 @@ class PolicyModule(tf.Module):
       observation_space: The environment's own Box observation space.
       action_space: The environment's own Box or Discrete action space.
       value: Callable `(name, shape)` returning a variable's value.
-      stochastic: Whether to sample actions.
-
-    Raises:
-      ExportError: When seeded sampling meets an unknown distribution.
+      stochastic: Whether to sample actions; an ExportError for a policy
+          of another distribution than DiagonalGaussian and Categorical.
     """
 
     def __init__(
