@@ -17,9 +17,7 @@ def default():
     # General
     algorithm = algorithms.PPO
     num_agents = 16
-    # Most agents a run may have: a typo such as 1000000 would build that
-    # many environments for minutes; raise it where the machine holds more.
-    max_agents = 1024
+    max_agents = 1024  # Refuses typos such as 1000000; raise it at need.
     eval_episodes = 16  # Evaluation environments, one episode each.
     eval_stochastic = False  # Sample evaluation actions; False: the mode.
     use_gpu = False
@@ -30,13 +28,11 @@ def default():
     worker_timeout = 600  # Seconds a worker may take to answer.
     restart_workers = False  # Replace failed workers and drop their episode.
     session_threads = None  # Threads of TensorFlow's pools; None: per core.
-    # Run the ops in the calling thread rather than the inter-op pool:
-    # faster for small networks (benchmarks/caller_thread.py). In-process
-    # environments then step in that thread too (the sweep turns it off).
+    # Ops (and in-process environments) in the calling thread, not the
+    # inter-op pool: faster for small networks (benchmarks/caller_thread.py).
     caller_thread = True
-    # Many steps per session call (PPO.collect): XLA-compiled on in-graph
-    # tasks, a graph loop around Python environments. False: one session
-    # call per batch step.
+    # Many steps per session call (PPO.collect), XLA-compiled on in-graph
+    # tasks. False: one session call per batch step.
     compile_rollout = True
     # Training steps between evaluations; None: those of update_every
     # full-length episodes (at most `steps`).
@@ -66,9 +62,8 @@ def default():
     batch_size = 20  # Chunks per mini-batch.
     chunk_length = 50  # Steps per chunk.
     max_gradient_norm = None
-    # The whole update as one XLA-compiled call: 1.46x as fast as plain
-    # graph ops (benchmarks/compiled_update.py), after a compile of a few
-    # seconds per process (see training/xla_cache.py). False: plain ops.
+    # The update as one XLA-compiled call: 1.46x as fast as plain graph ops
+    # (benchmarks/compiled_update.py), after a compile of a few seconds.
     compile_update = True
     # Losses
     discount = 0.995
