@@ -1,9 +1,6 @@
-"""Experiment configurations: plain functions returning dictionaries.
-
-Each task inherits the defaults with `return dict(default(), **locals())`;
-the training script wraps the result in a locked `tools.AttrDict`.
-docs/learning.md has the scores of each and why its settings are so.
-"""
+"""Experiment configurations: plain functions returning dictionaries, each
+inheriting with `return dict(default(), **locals())`; docs/learning.md has
+the scores of each and why its settings are so."""
 
 # Every local variable of a config function is a returned setting.
 # pylint: disable=possibly-unused-variable
@@ -20,9 +17,7 @@ def default():
     # General
     algorithm = algorithms.PPO
     num_agents = 16
-    # Most agents a run may have: a typo such as 1000000 would build that
-    # many environments for minutes; raise it where the machine holds more.
-    max_agents = 1024
+    max_agents = 1024  # Refuses typos such as 1000000; raise it at need.
     eval_episodes = 16  # Evaluation environments, one episode each.
     eval_stochastic = False  # Sample evaluation actions; False: the mode.
     use_gpu = False
@@ -33,13 +28,11 @@ def default():
     worker_timeout = 600  # Seconds a worker may take to answer.
     restart_workers = False  # Replace failed workers and drop their episode.
     session_threads = None  # Threads of TensorFlow's pools; None: per core.
-    # Run the ops in the calling thread rather than the inter-op pool:
-    # faster for small networks (benchmarks/caller_thread.py). In-process
-    # environments then step in that thread too (the sweep turns it off).
+    # Ops (and in-process environments) in the calling thread, not the
+    # inter-op pool: faster for small networks (benchmarks/caller_thread.py).
     caller_thread = True
-    # Many steps per session call (PPO.collect): XLA-compiled on in-graph
-    # tasks, a graph loop around Python environments. False: one session
-    # call per batch step.
+    # Many steps per session call (PPO.collect), XLA-compiled on in-graph
+    # tasks. False: one session call per batch step.
     compile_rollout = True
     # Training steps between evaluations; None: those of update_every
     # full-length episodes (at most `steps`).
@@ -69,9 +62,8 @@ def default():
     batch_size = 20  # Chunks per mini-batch.
     chunk_length = 50  # Steps per chunk.
     max_gradient_norm = None
-    # The whole update as one XLA-compiled call: 1.46x as fast as plain
-    # graph ops (benchmarks/compiled_update.py), after a compile of a few
-    # seconds per process (see training/xla_cache.py). False: plain ops.
+    # The update as one XLA-compiled call: 1.46x as fast as plain graph ops
+    # (benchmarks/compiled_update.py), after a compile of a few seconds.
     compile_update = True
     # Losses
     discount = 0.995
@@ -89,31 +81,35 @@ def default():
     return locals()
 
 
-def pendulum():
-    """Swing up and balance a pendulum (classic control)."""
-    env = 'Pendulum-v1'
-    max_length = 200
-    steps = 1.5e5  # 150k
-    # Tuned for few steps to a return of -200 and a good final score
-    # (docs/learning.md); without the decay of the learning rate one seed
-    # in three collapsed after 40k steps.
+def _classic_control():
+    """What pendulum and cartpole share, tuned for few steps to a good score:
+    without the decay of the learning rate one pendulum seed in three
+    collapsed after 40k steps."""
     num_agents = 8
     update_every = 8
     eval_every = 2000
     eval_episodes = 8
-    discount = 0.98
     reward_normalization = 'return'
     gae_lambda = 0.95
     learning_rate = 1e-3
     learning_rate_decay = 'linear'
     max_gradient_norm = 0.5
+    batch_size = 8
+    return dict(default(), **locals())
+
+
+def pendulum():
+    """Swing up and balance a pendulum (classic control)."""
+    env = 'Pendulum-v1'
+    max_length = 200
+    steps = 1.5e5  # 150k
+    discount = 0.98
     policy_layers = 128, 128
     value_layers = 128, 128
     init_std = 0.6
     kl_target = 0.1
     update_epochs = 20
-    batch_size = 8
-    return dict(default(), **locals())
+    return dict(_classic_control(), **locals())
 
 
 def pendulum_partial():
@@ -155,20 +151,25 @@ def cartpole():
     max_length = 500
     steps = 1e5  # 100k
     network = networks.feed_forward_categorical
-    num_agents = 8
-    eval_every = 2000
-    eval_episodes = 8
-    reward_normalization = 'return'
     discount = 0.99
-    gae_lambda = 0.95
-    learning_rate = 1e-3
-    learning_rate_decay = 'linear'
     policy_layers = 64, 64
     value_layers = 64, 64
-    max_gradient_norm = 0.5
-    update_every = 8
     update_epochs = 10
-    batch_size = 8
+    return dict(_classic_control(), **locals())
+
+
+def _mujoco_base():
+    """What the MuJoCo configs share: 1M steps of 2 agents, no KL penalty."""
+    max_length = 1000
+    steps = 1e6  # 1M
+    num_agents = 2
+    eval_every = 10000
+    eval_episodes = 2
+    reward_normalization = 'return'
+    mean_activation = None
+    kl_penalty = False
+    chunk_length = 1
+    batch_size = 64
     return dict(default(), **locals())
 
 
@@ -179,25 +180,15 @@ def _locomotion():
     here from 2 agents of 256-step rollouts (with 8 agents of 64 steps the
     final returns at 1M fell to 4,062-5,321).
     """
-    max_length = 1000
-    steps = 1e6  # 1M
-    num_agents = 2
     rollout_length = 256
     update_steps = 512
     # Rows of the memory: a rollout of each agent, and the end of an
     # episode within it.
     update_every = 4
-    eval_every = 10000
-    eval_episodes = 2
-    reward_normalization = 'return'
-    mean_activation = None
-    kl_penalty = False
     init_std = 0.135  # exp(-2)
     policy_layers = 256, 256
     value_layers = 256, 256
-    chunk_length = 1
-    batch_size = 64
-    return dict(default(), **locals())
+    return dict(_mujoco_base(), **locals())
 
 
 def cheetah():
@@ -220,16 +211,8 @@ def _mujoco():
     agents finish their episodes together, so an update follows every
     1,000 steps of each.
     """
-    steps = 1e6  # 1M
-    max_length = 1000
-    num_agents = 2
     update_every = 64  # Capacity of the memory, in episodes.
     update_steps = 2000
-    eval_every = 10000
-    eval_episodes = 2
-    reward_normalization = 'return'
-    mean_activation = None
-    kl_penalty = False
     ppo_clip = 0.2
     weight_init = 'orthogonal'
     init_output_factor = 0.01
@@ -237,15 +220,13 @@ def _mujoco():
     activation = tf.nn.tanh
     policy_layers = 64, 64
     value_layers = 64, 64
-    chunk_length = 1
-    batch_size = 64
     update_epochs = 10
     learning_rate = 3e-4
     learning_rate_decay = 'linear'
     max_gradient_norm = 0.5
     discount = 0.99
     gae_lambda = 0.95
-    return dict(default(), **locals())
+    return dict(_mujoco_base(), **locals())
 
 
 def hopper():

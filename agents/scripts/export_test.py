@@ -15,6 +15,8 @@ import pytest
 import tensorflow as tf
 
 from agents import tools
+from agents.environments import env_construction
+from agents.training import checkpoints
 from agents.training import config_io
 from agents.scripts import configs
 # Before the scripts that share its flags: train defines them unguarded,
@@ -79,7 +81,8 @@ class _Reference:
     """
 
     def __init__(self, config, num_agents):
-        env = policy_export.make_env(config.env)
+        env = env_construction.create_environment(
+            config, batch_wrappers=True)
         self.observation_space = env.observation_space
         self.action_space = env.action_space
         env.close()
@@ -213,7 +216,7 @@ def test_pendulum_greedy_matches_ppo(pendulum_run):
         rf'Exported saved_model of {re.escape(logdir)}/model\.ckpt-\d+ '
         rf'\(\d+ weights\) to {re.escape(outdir)} in \d+\.\d s\.\n', stdout)
     reference = _Reference(config_io.load_config(logdir), 1000)
-    reference.restore(policy_export.find_checkpoint(logdir))
+    reference.restore(checkpoints.list_checkpoints(logdir)[0])
     observ = _raw_observations(reference.observation_space, 1000)
     policy = tf.saved_model.load(outdir)
     action = policy.action(observ).numpy()
@@ -477,7 +480,7 @@ def test_checkpoint_not_matching_config(pendulum_run, tmp_path, capsys):
     text = text.replace('policy_layers:\n- 16\n', 'policy_layers:\n- 32\n')
     with open(path, 'w', encoding='utf-8') as file_:
         file_.write(text)
-    checkpoint = policy_export.find_checkpoint(logdir)
+    checkpoint = checkpoints.list_checkpoints(logdir)[0]
     outdir = tmp_path / 'out'
     assert _main_error(
         capsys, f'--logdir={logdir}', f'--outdir={outdir}') == (
@@ -499,11 +502,13 @@ def test_nonempty_outdir_needs_overwrite(pendulum_run, tmp_path, capsys):
     assert _snapshot(existing) == before
     assert sorted(os.listdir(tmp_path)) == ['policy']
     # A failing export leaves the old one alone even with --overwrite.
+    names = ', '.join(
+        map(os.path.basename, checkpoints.list_checkpoints(logdir)))
     assert _main_error(
         capsys, f'--logdir={logdir}', f'--outdir={existing}',
         '--checkpoint=model.ckpt-7', '--overwrite') == (
-        f"Error: No checkpoint 'model.ckpt-7' in {logdir}; expected the "
-        'name of a model.ckpt-<step>.index file in it.\n')
+        f"Error: No checkpoint 'model.ckpt-7' in {logdir}; available: "
+        f'{names}.\n')
     assert _snapshot(existing) == before
     metadata = policy_export.export_run(
         logdir, existing, stochastic=True, overwrite=True)

@@ -1,19 +1,12 @@
 r"""Train a reinforcement learning agent in the TensorFlow graph.
 
-Command line:
-
   python -m agents.scripts.train --logdir=~/logdir --config=pendulum
 
-`--env_mode` picks where the environments step; its help below lists the
-modes and says what `auto`, the default, does.
-
 A run folder `<logdir>/<timestamp>-<config>` receives `config.yaml`,
-checkpoints, and `train/` and `eval/` TensorBoard summaries; the
-`--timestamp` of an existing run resumes it. Exit codes: 0 when training
-finished; 1 when an environment failed or a value was not finite; 2 when
-the flags, the configuration or the run folder cannot be used (or another
-trainer holds the run folder), before anything was written; 130 or 143
-after SIGINT or SIGTERM, which save a checkpoint first.
+checkpoints and `train/`, `eval/` summaries; the `--timestamp` of an
+existing run resumes it. Exit codes: 0 finished; 1 an environment failed or
+a value was not finite; 2 unusable flags, configuration or run folder,
+nothing written; 130 or 143 after SIGINT or SIGTERM, saved first.
 """
 
 import contextlib
@@ -40,7 +33,6 @@ from agents.training import config_spec
 from agents.training import determinism
 from agents.environments import env_modes
 from agents.training import run_folder
-from agents.training import simulation
 from agents.training import stopping
 from agents.training import trainer
 from agents.training import console
@@ -51,8 +43,6 @@ from agents.training import errors
 train = trainer.train
 config_names = config_spec.config_names
 load_named_config = config_spec.load_named_config
-load_config_spec = config_spec.load_config_spec
-phase_steps = simulation.phase_steps
 
 
 FLAGS = flags.FLAGS
@@ -109,8 +99,7 @@ def main(argv):
         seed = config_spec.with_defaults(config).seed
         config_spec.check_seed(seed, 'Config seed')
         determinism.enable_for_seed(seed)
-        # Closing the generator also saves when the interruption lands
-        # outside of it, between two scores.
+        # Closing the generator saves also between two scores.
         stop = stopping.StopRequest(describe_interrupt)
         with stop.install(), contextlib.closing(
                 trainer.train(config, env_mode)) as scores:
@@ -137,14 +126,8 @@ def main(argv):
 
 
 def parse_flags(argv):
-    """Parse the command line; a bad flag exits with one line and code 2.
-
-    Args:
-      argv: The command line, program name first.
-
-    Returns:
-      The arguments left after the flags.
-    """
+    """Parse the command line, program name first, and return the arguments
+    left; a bad flag exits with one line and code 2."""
     try:
         return FLAGS(argv)
     except flags.Error as error:

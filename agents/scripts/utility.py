@@ -1,8 +1,5 @@
-"""The 2017 call forms that research code imports from here.
-
-`define_batch_env` lives here; the other names of 2017 live in
-`agents.training` now and are imported here plainly.
-"""
+"""The 2017 call forms that research code imports from here; all but
+`define_batch_env` live in `agents.training`."""
 
 import tensorflow.compat.v1 as tf
 
@@ -35,21 +32,20 @@ def define_batch_env(
 
     The 2017 call `define_batch_env(constructor, num_agents, env_processes)`
     works as it did: a constructor without arguments is called without the
-    seed, and `env_processes` (positional or by keyword) is a boolean env
-    mode.
+    seed, and `env_processes` is a boolean env mode.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env,
-          or a callable without arguments (the 2017 form).
+          or one without arguments (2017).
       num_agents: Number of environments in the batch.
-      env_mode: A name of `env_modes.mode_names()` or a boolean (see
-          `env_modes.check_env_mode`); None means 'inprocess'.
-      seed: Base seed; environment i gets `seed + i`. None leaves them
+      env_mode: A name of `env_modes.mode_names()` or a boolean; None means
+          'inprocess'.
+      seed: Base seed; environment i gets `seed + i`, None leaves them
           unseeded.
-      timeout: Seconds a worker may take to answer before it counts as
-          failed; None uses the default of `ExternalProcess`.
-      restart: Whether to replace an environment that fails (in 'slices',
-          the whole worker of its slice) instead of failing the step.
+      timeout: Seconds a worker may take to answer; None: the default of
+          `ExternalProcess`.
+      restart: Whether to replace a failing environment (in 'slices', its
+          worker) instead of failing the step.
       env_processes: The 2017 name of a boolean `env_mode`.
 
     Raises:

@@ -9,11 +9,9 @@ Command line:
   python -m agents.scripts.visualize --policy=/tmp/pendulum-policy \
       --outdir=/tmp/pendulum-videos [--num_episodes=1] [--seed=0]
 
-Runs the policy of a run folder (or of a SavedModel export) greedily and
-writes one H.264 video per episode, `episode-000.mp4`, ..., and
-`episodes.json`; README "Videos" says what they hold. MuJoCo tasks render
-off-screen (`MUJOCO_GL=egl`, else `osmesa`) and always in worker processes:
-Mesa's OpenGL crashes in a process that loaded TensorFlow.
+Runs the policy greedily and writes one H.264 video per episode and
+`episodes.json` (README "Videos"). MuJoCo renders off-screen (`MUJOCO_GL=egl`,
+else `osmesa`) in worker processes, since Mesa crashes beside TensorFlow.
 """
 
 
@@ -31,8 +29,6 @@ from agents.environments import env_modes
 from agents.training import config_io
 from agents.training import console
 from agents.training import episode_videos
-from agents.training import policy_video
-from agents.training import run_video
 from agents.training import shared_flags
 from agents.training import stopping
 # pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
@@ -66,11 +62,9 @@ shared_flags.define_run_flags(
      'ONNX export), to render instead of a run folder (--logdir).'))
 
 # The names that Python code has imported from this module.
-STATISTICS_FILE = episode_videos.STATISTICS_FILE
-POLICY_METADATA = policy_video.POLICY_METADATA
 VisualizeError = episode_videos.VisualizeError
-visualize = run_video.visualize
-visualize_policy = policy_video.visualize_policy
+visualize = episode_videos.visualize
+visualize_policy = episode_videos.visualize_policy
 
 
 def main(argv):

@@ -1,27 +1,175 @@
-"""The output folder of recorded episodes: its checks, videos and statistics.
+"""Videos and statistics of a policy's episodes, of its run folder or its
+export (`agents.scripts.visualize`). Frames are rendered and encoded in the
+process that steps the environment: they never cross a pipe."""
 
-`visualize.visualize` and `policy_video.visualize_policy` write the videos
-`episode-000.mp4`, ... and `episodes.json` through these functions.
-"""
-
+import functools
 import json
 import logging
 import os
 import time
 
 import numpy as np
+import tensorflow as tf
 
-from agents.training import config_io
+from agents import tools
+from agents.environments import env_construction
+from agents.environments import env_modes
 from agents.tools import episode_wrappers
 from agents.tools import gl_backend as gl_backend_lib
+from agents.tools import record_episodes
+from agents.tools import sliced_batch_env
+from agents.training import checkpoints
+from agents.training import config_io
+from agents.training import policy_export
+from agents.training import policy_module
+from agents.training import simulation as simulation_lib
 
 STATISTICS_FILE = 'episodes.json'
-# Seconds between the progress lines of a recording.
+# Where agents.scripts.export describes an exported policy.
+POLICY_METADATA = os.path.join(
+    policy_export.METADATA_FOLDER, policy_export.METADATA_FILE)
+# Seconds between the progress lines of a recording; a MuJoCo episode
+# takes minutes on a CPU.
 PROGRESS_SECONDS = 10.0
 
 
 class VisualizeError(Exception):
     """A run folder, flag or system setup with which no video can be made."""
+
+
+def visualize(
+        logdir, outdir, checkpoint=None, num_agents=None, num_episodes=1,
+        env_mode='auto', seed=None, render_effects=True):
+    """Record greedy episodes of a run folder's policy as videos and stats.
+
+    Nothing is written to `outdir` unless the run and its checkpoint load.
+
+    Args:
+      logdir: Run folder written by `agents.scripts.train`.
+      outdir: Directory for the videos and `episodes.json`.
+      checkpoint: Name in the run folder or path; None: the latest.
+      num_agents: Environments that run episodes in parallel; None: one per
+          episode, at most one per CPU core.
+      env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean.
+      seed: Base seed: environment i gets seed + i; None: unseeded.
+      render_effects: Whether MuJoCo renders shadows and reflections.
+
+    Raises:
+      ValueError: When a count is not a positive integer.
+      VisualizeError: When the run folder, its checkpoint or `outdir`
+          cannot be used, or MuJoCo cannot render.
+
+    Returns:
+      Dict of the statistics written to `outdir/episodes.json`, episodes in
+      the order they ended.
+    """
+    try:
+        env_mode = env_modes.check_env_mode(env_mode)
+    except config_io.ConfigError as error:
+        raise VisualizeError(str(error)) from error
+    num_episodes = check_count('num_episodes', num_episodes)
+    if num_agents is None:
+        # Rendering and encoding take most of the time; spread the episodes
+        # over the cores.
+        num_agents = min(num_episodes, sliced_batch_env.available_cpus())
+    num_agents = check_count('num_agents', num_agents)
+    logdir, outdir = os.path.expanduser(logdir), os.path.expanduser(outdir)
+    check_outdir(outdir)
+    config, path = policy_module.load_run(logdir, checkpoint, VisualizeError)
+    gl_needed, gl_backend = _select_gl_backend(config.env)
+    env_mode = _recording_mode(env_mode, gl_needed, num_agents)
+    with config.unlocked:
+        config.num_agents = num_agents
+        config.logdir = logdir
+    graph, simulation, saver = _define_graph(
+        config, _recorded(config, outdir, gl_backend, render_effects,
+                          num_agents if env_mode != 'inprocess' else 1),
+        env_mode, seed)
+    try:
+        with tf.compat.v1.Session(graph=graph) as sess:
+            try:
+                # Without --checkpoint, an unreadable latest checkpoint
+                # falls back to the one before.
+                path = checkpoints.initialize_variables(
+                    sess, saver, logdir, checkpoint and path, resume=True)
+            except ValueError as error:
+                raise VisualizeError(str(error)) from error
+            os.makedirs(outdir, exist_ok=True)
+            episodes = _run_episodes(sess, simulation, outdir, num_episodes)
+    finally:
+        simulation.batch_env.close()
+        remove_recordings(outdir)
+    return write_statistics(outdir, dict(
+        logdir=os.path.abspath(logdir), checkpoint=os.path.abspath(path),
+        env=policy_module.describe_env(config.env), seed=seed,
+        num_agents=num_agents, env_mode=env_mode,
+        render_effects=bool(render_effects)), episodes)
+
+
+def visualize_policy(
+        policy, outdir, num_episodes=1, seed=None, render_effects=True):
+    """Record greedy episodes of a policy exported by `agents.scripts.export`.
+
+    One environment (in a worker process for MuJoCo) runs the episodes in
+    turn; episode i is seeded as `visualize` seeds environment i (a reset
+    with `seed + i`, then the episode's reset).
+
+    Args:
+      policy: Folder of the exported SavedModel.
+      outdir: Directory for the videos and `episodes.json`.
+      seed: Base seed of the episodes; None: unseeded.
+      render_effects: Whether MuJoCo renders shadows and reflections.
+
+    Raises:
+      ValueError: When `num_episodes` is not a positive integer.
+      VisualizeError: When the folder holds no SavedModel export, the
+          environment cannot be built, or MuJoCo cannot render.
+
+    Returns:
+      Dict of the statistics written to `outdir/episodes.json`.
+    """
+    num_episodes = check_count('num_episodes', num_episodes)
+    policy = os.path.abspath(os.path.expanduser(policy))
+    outdir = os.path.expanduser(outdir)
+    check_outdir(outdir)
+    metadata = _load_policy_metadata(policy)
+    env = metadata['env']
+    try:
+        if metadata.get('env_constructor'):
+            env = config_io.import_callable(env)
+        else:
+            env_construction.check_env_id(env)
+    except config_io.ConfigError as error:
+        raise VisualizeError(str(error)) from error
+    gl_needed, gl_backend = _select_gl_backend(env)
+    model = tf.saved_model.load(policy)
+    # The model maps raw observations: no RangeNormalize.
+    env_config = tools.AttrDict(
+        env=env, max_length=metadata.get('max_length'),
+        normalize_ranges=False)
+    constructor = functools.partial(
+        _recorded(env_config, outdir, gl_backend, render_effects), None)
+    if gl_needed:
+        # MuJoCo's OpenGL cannot render in a process holding TensorFlow.
+        environment = tools.wrappers.ExternalProcess(
+            constructor, main_module=False)
+    else:
+        environment = constructor()
+    try:
+        os.makedirs(outdir, exist_ok=True)
+        progress = Progress(num_episodes)
+        episodes = [
+            _policy_episode(model, environment, outdir, index, seed,
+                            num_episodes, progress)
+            for index in range(num_episodes)]
+    finally:
+        environment.close()
+        remove_recordings(outdir)
+    return write_statistics(outdir, dict(
+        policy=policy, checkpoint=metadata.get('checkpoint'),
+        env=metadata['env'], seed=seed, num_agents=1,
+        env_mode='processes' if gl_needed else 'inprocess',
+        render_effects=bool(render_effects)), episodes)
 
 
 def check_count(name, value):
@@ -51,29 +199,8 @@ def check_outdir(outdir):
             'directory.')
 
 
-def select_gl_backend(env):
-    """`gl_backend.needs_gl(env)` and the backend to use (None: no OpenGL).
-
-    Raises:
-      VisualizeError: When MuJoCo needs an off-screen backend and none
-          loads.
-    """
-    gl_needed = gl_backend_lib.needs_gl(env)
-    gl_backend = None
-    if gl_needed is not False:
-        try:
-            gl_backend = gl_backend_lib.select_gl_backend(
-                required=bool(gl_needed))
-        except gl_backend_lib.GLBackendError as error:
-            raise VisualizeError(str(error)) from error
-    return gl_needed, gl_backend
-
-
 class Progress:
-    """Logs a line every `PROGRESS_SECONDS` while `num_episodes` record.
-
-    Rendering is slow: a MuJoCo episode takes minutes on a CPU.
-    """
+    """Logs a line every `PROGRESS_SECONDS` while `num_episodes` record."""
 
     def __init__(self, num_episodes):
         self._num_episodes = num_episodes
@@ -100,12 +227,9 @@ def keep_episode(
 
     Args:
       recording: Path of the finished video.
-      outdir: The output folder.
       index: Number of the episode, in the order the episodes ended.
       num_episodes: Number of episodes recorded, for the digits of names.
       agent: Index of the environment that ran the episode.
-      episode_return: Sum of the episode's rewards.
-      length: Number of steps of the episode.
 
     Returns:
       Dict of `index`, `agent`, `return`, `length`, `frames` and `video`.
@@ -132,25 +256,160 @@ def remove_recordings(outdir):
 
 
 def write_statistics(outdir, description, episodes):
-    """Write `episodes.json` with the mean return of the episodes, and log it.
-
-    Args:
-      outdir: The output folder.
-      description: Dict of what was recorded, the first keys of the file.
-      episodes: List of `keep_episode`'s dicts.
-
-    Returns:
-      Dict of the description, `mean_return` and `episodes`.
-    """
+    """Write and log `episodes.json`: `description`'s keys, `mean_return`
+    and `episodes` (`keep_episode`'s dicts); return its dict."""
     statistics = dict(
         description,
         mean_return=float(np.mean([episode['return'] for episode in episodes])),
         episodes=episodes)
-    config_io.write_atomic(
-        os.path.join(outdir, STATISTICS_FILE),
-        json.dumps(statistics, indent=2) + '\n')
+    path = os.path.join(outdir, STATISTICS_FILE)
+    config_io.write_atomic(path, json.dumps(statistics, indent=2) + '\n')
     logging.getLogger('agents').info(
         'Mean return %.3f over %d episodes; statistics in %s.',
-        statistics['mean_return'], len(episodes),
-        os.path.join(outdir, STATISTICS_FILE))
+        statistics['mean_return'], len(episodes), path)
     return statistics
+
+
+def _select_gl_backend(env):
+    """`gl_backend.needs_gl(env)` and the backend to use (None: no OpenGL),
+    or a VisualizeError when MuJoCo needs one and none loads."""
+    gl_needed = gl_backend_lib.needs_gl(env)
+    gl_backend = None
+    if gl_needed is not False:
+        try:
+            gl_backend = gl_backend_lib.select_gl_backend(
+                required=bool(gl_needed))
+        except gl_backend_lib.GLBackendError as error:
+            raise VisualizeError(str(error)) from error
+    return gl_needed, gl_backend
+
+
+def _recorded(config, outdir, gl_backend, render_effects, workers=1):
+    """Constructor of recorded environments; `workers` that render in
+    parallel share the cores (Mesa would start a thread per core in each)."""
+    # It reaches worker processes by reference to modules that do not
+    # import TensorFlow; see `record_episodes`.
+    return record_episodes.RecordedEnvironment(
+        env_construction.EnvironmentConstructor(config), outdir, gl_backend,
+        threads=max(1, sliced_batch_env.available_cpus() // workers),
+        effects=render_effects)
+
+
+def _recording_mode(env_mode, gl_needed, num_agents):
+    """The env mode to record in: 'auto' (and 'graph', whose tasks render
+    nothing) is 'slices' for MuJoCo or several environments, else
+    'inprocess'; MuJoCo always steps in workers."""
+    if env_modes.in_graph_mode(env_mode):
+        env_mode = 'auto'
+    if env_mode == 'auto':
+        env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'
+    if gl_needed and env_mode == 'inprocess':
+        logging.getLogger('agents').info(
+            'Rendering MuJoCo in worker processes, as with '
+            '--env_mode=processes.')
+        env_mode = 'processes'
+    return env_mode
+
+
+def _define_graph(config, constructor, env_mode, seed):
+    """The graph, greedy simulation and saver over recorded environments."""
+    graph = tf.Graph()
+    with graph.as_default():
+        try:
+            with tf.compat.v1.variable_scope('environments'):
+                batch_env = tools.InGraphBatchEnv(env_modes.create_batch_env(
+                    constructor, config.num_agents, env_mode, seed))
+        except config_io.ConfigError as error:
+            raise VisualizeError(str(error)) from error
+        except record_episodes.RenderModeError as error:
+            raise VisualizeError(
+                'The environment '
+                f'{policy_module.describe_env(config.env)} does not '
+                "render RGB arrays; a constructor in config.env must create "
+                "it with render_mode='rgb_array' for videos.") from error
+        try:
+            simulation = simulation_lib.define_simulation_graph(
+                batch_env, config.algorithm, config)
+            saver = checkpoints.define_saver(exclude=(r'.*_temporary.*',))
+        except BaseException:
+            batch_env.close()
+            raise
+    return graph, simulation, saver
+
+
+def _run_episodes(sess, simulation, outdir, num_episodes):
+    """Step all environments until `num_episodes` episodes ended; their
+    statistics in the order they ended (by index within a step), without
+    the surplus episodes of the last step and their videos."""
+    batch_env = simulation.batch_env
+    num_agents = len(batch_env)
+    lengths = np.zeros(num_agents, int)
+    finished = np.zeros(num_agents, int)
+    # The switch variables keep their initial values, all false: greedy
+    # actions, no summaries, and no forced reset, which the first step needs
+    # not, since every environment of a new batch starts done.
+    episodes = []
+    progress = Progress(num_episodes)
+    while len(episodes) < num_episodes:
+        done, score = sess.run([simulation.done, simulation.score])
+        lengths += 1
+        progress.step(len(episodes), num_agents)
+        for agent in np.flatnonzero(done):
+            recording = batch_env[agent].videos[finished[agent]]
+            finished[agent] += 1
+            length = int(lengths[agent])
+            lengths[agent] = 0
+            if len(episodes) == num_episodes:
+                os.remove(recording)
+                continue
+            episodes.append(keep_episode(
+                recording, outdir, len(episodes), num_episodes, agent,
+                score[agent], length))
+    return episodes
+
+
+def _load_policy_metadata(policy):
+    """The `policy.json` of an exported SavedModel, or a VisualizeError."""
+    if not os.path.isdir(policy):
+        raise VisualizeError(f'--policy {policy} is not a directory.')
+    if os.path.exists(os.path.join(policy, policy_export.ONNX_FILE)):
+        raise VisualizeError(
+            f'--policy {policy} holds an ONNX export '
+            f'({policy_export.ONNX_FILE}), which visualize does not run; '
+            'expected the SavedModel folder of agents.scripts.export '
+            '(its default --format=saved_model).')
+    path = os.path.join(policy, POLICY_METADATA)
+    if not os.path.exists(path) or not os.path.exists(
+            os.path.join(policy, 'saved_model.pb')):
+        raise VisualizeError(
+            f'--policy {policy} holds no saved_model.pb and '
+            f'{POLICY_METADATA}; expected a folder written by '
+            'agents.scripts.export.')
+    with open(path, encoding='utf-8') as file_:
+        return json.load(file_)
+
+
+def _policy_episode(
+        model, environment, outdir, index, seed, num_episodes, progress):
+    """Run and record one episode of an exported policy."""
+    if seed is not None:
+        environment.reset(seed=int(seed) + index)
+    observ, _ = environment.reset()
+    state = model.initial_state(1) if hasattr(model, 'initial_state') \
+        else None
+    total, length, done = 0.0, 0, False
+    while not done:
+        observ = np.asarray(observ, np.float32)[None]
+        if state is None:
+            action = model.action(observ)
+        else:
+            action, state = model.action(observ, state)
+        observ, reward, terminated, truncated, _ = environment.step(
+            action.numpy()[0])
+        total += float(reward)
+        length += 1
+        done = terminated or truncated
+        progress.step(index)
+    return keep_episode(
+        environment.videos[-1], outdir, index, num_episodes, 0, total,
+        length)

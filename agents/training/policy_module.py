@@ -1,31 +1,114 @@
-"""The exported policy: a `tf.Module` from raw observations to env actions.
-
-The forward pass: RangeNormalize's map, PPO's observation normalizer, the
-run's network, the mode or a sample, ClipAction and the map back.
-"""
+"""A run's policy: its folder's config and checkpoint, and the `tf.Module`
+that maps raw observations to env actions (RangeNormalize's map, PPO's
+observation normalizer, the network, ClipAction and the map back)."""
 
 import functools
 import json
+import os
 
 import gymnasium as gym
 import numpy as np
 import tensorflow as tf
 
 from agents import parts
+from agents.environments import env_construction
 from agents.tools import space_wrappers
+from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_spec
+from agents.training import errors
 
-# PPO's observation normalizer: its variable scope and its arguments, as
-# `agents.algorithms.ppo.PPO` creates it.
+# PPO's observation normalizer and network scope, as `agents.algorithms.ppo`
+# creates them.
 _OBSERV_FILTER = dict(center=True, scale=True, clip=5,
                       name='normalize_observ')
-# The variable scope of the network template in PPO.
 _NETWORK_SCOPE = 'network'
 
 
 class ExportError(Exception):
     """A run folder, checkpoint, output folder or format that cannot export."""
+
+
+def load_run(logdir, checkpoint=None, error=ExportError):
+    """The config (completed with today's defaults, as training completes an
+    older run's) and a checkpoint's path prefix of a run folder.
+
+    Args:
+      logdir: Run folder written by `agents.scripts.train`.
+      checkpoint: Name in the folder (`model.ckpt-4000`) or path; None: the
+          newest.
+      error: The exception class to raise when the folder, its config.yaml,
+          its env id or the checkpoint cannot be used.
+    """
+    if not os.path.exists(logdir):
+        raise error(f'Run folder {logdir} does not exist.')
+    if not os.path.isdir(logdir):
+        raise error(f'Run folder {logdir} is not a directory.')
+    try:
+        config = config_io.load_config(logdir)
+    except config_io.ConfigError as cause:
+        raise error(
+            f'{errors.error_line(cause)} Expected a run folder written by '
+            'agents.scripts.train.') from cause
+    for key in ('env', 'algorithm'):
+        if key not in config:
+            raise error(f"The config.yaml of {logdir} has no '{key}'.")
+    if isinstance(config.env, str):
+        try:
+            env_construction.check_env_id(config.env)
+        except config_io.ConfigError as cause:
+            raise error(str(cause)) from cause
+    available = checkpoints.list_checkpoints(logdir)
+    if checkpoint is not None:
+        path = os.path.join(logdir, os.path.expanduser(checkpoint))
+        if not os.path.exists(path + '.index'):
+            names = ', '.join(os.path.basename(name) for name in available)
+            raise error(
+                f"No checkpoint '{checkpoint}' in {logdir}; available: "
+                f"{names or 'none'}.")
+        return config_spec.with_defaults(config), path
+    if not available:
+        raise error(
+            f'Run folder {logdir} has no checkpoint yet; train until the '
+            'first one is written.')
+    return config_spec.with_defaults(config), available[0]
+
+
+def build_policy(config, checkpoint, stochastic=False):
+    """The `PolicyModule` of a run configuration and checkpoint.
+
+    Raises:
+      ExportError: When the environment cannot be built, or the checkpoint
+          lacks a variable of the network or holds it in another shape.
+    """
+    try:
+        env = env_construction.create_environment(config, batch_wrappers=True)
+    except config_io.ConfigError as error:
+        raise ExportError(str(error)) from error
+    env.close()
+    try:
+        reader = tf.train.load_checkpoint(checkpoint)
+    except (tf.errors.OpError, ValueError) as error:
+        raise ExportError(
+            f'Cannot read checkpoint {checkpoint}: '
+            f'{errors.error_line(error)}') from error
+    shapes = reader.get_variable_to_shape_map()
+
+    def value(name, shape):
+        mismatch = f'Checkpoint {checkpoint} does not match config.yaml: '
+        if name not in shapes:
+            raise ExportError(
+                f'{mismatch}it has no variable {name}, which the configured '
+                'network needs.')
+        expected = tf.TensorShape(shape)
+        if not expected.is_compatible_with(shapes[name]):
+            raise ExportError(
+                f'{mismatch}variable {name} has shape {list(shapes[name])}, '
+                f'the configured network expects {expected.as_list()}.')
+        return reader.get_tensor(name)
+
+    return PolicyModule(
+        config, env.observation_space, env.action_space, value, stochastic)
 
 
 class PolicyModule(tf.Module):
@@ -36,47 +119,39 @@ class PolicyModule(tf.Module):
     so the numbers are the training graph's.
 
     Args:
-      config: Run configuration.
+      config: Run configuration, completed with the defaults.
       observation_space: The environment's own Box observation space.
       action_space: The environment's own Box or Discrete action space.
-      values: Object with `get(name, shape)` returning a variable's value.
-      stochastic: Whether to sample actions.
-
-    Raises:
-      ExportError: When a variable is missing or has another shape, or
-          seeded sampling meets an unknown distribution.
+      value: Callable `(name, shape)` returning a variable's value.
+      stochastic: Whether to sample actions; an ExportError for a policy
+          of another distribution than DiagonalGaussian and Categorical.
     """
 
     def __init__(
-            self, config, observation_space, action_space, values,
+            self, config, observation_space, action_space, value,
             stochastic=False):
         super().__init__(name='policy')
-        config = config_spec.with_defaults(config)
-        # A partial, not the config: a module wraps dict attributes for
-        # tracking.
+        # A partial, not the config: a module wraps dicts for tracking.
         self._network_fn = functools.partial(config.network, config)
         self._stochastic = bool(stochastic)
-        self._observ_shape = tuple(int(size) for size in
-                                   observation_space.shape)
+        self._observ_shape = tuple(
+            int(size) for size in observation_space.shape)
         self._discrete = isinstance(action_space, gym.spaces.Discrete)
-        normalize = bool(config.normalize_ranges)
         self._observ_map, self._action_map = _range_maps(
-            observation_space, action_space, normalize)
-        if self._discrete:
-            self._network_space = action_space
-        else:
-            # ClipAction's space, which the training graph's network saw.
-            self._network_space = gym.spaces.Box(
-                -np.inf, np.inf, action_space.shape, action_space.dtype)
-        self._values = values
+            observation_space, action_space, bool(config.normalize_ranges))
+        # ClipAction's space, which the training graph's network saw.
+        self._network_space = action_space if self._discrete else (
+            gym.spaces.Box(-np.inf, np.inf, action_space.shape,
+                           action_space.dtype))
+        self._value = value
         self._variables_by_name = {}
-        observ = tf.zeros((1,) + self._observ_shape, tf.float32)
         # The first pass creates the variables; it runs eagerly.
-        output = self._network(observ, None, creating=True)
+        output = self._network(
+            tf.zeros((1,) + self._observ_shape, tf.float32), None)
         self.weights = [
             self._variables_by_name[name]
             for name in sorted(self._variables_by_name)]
-        self._values = None
+        self._value = None
         self._state_sizes = None
         if output.state is not None:
             self._state_sizes = [
@@ -84,10 +159,16 @@ class PolicyModule(tf.Module):
                 for state in tf.nest.flatten(output.state)]
             self._state_structure = tf.nest.map_structure(
                 lambda unused_state: 0, output.state)
-        if self._stochastic:
-            self._check_distribution(output.policy)
+        if self._stochastic and not isinstance(
+                output.policy, (parts.DiagonalGaussian, parts.Categorical)):
+            raise ExportError(
+                f'--stochastic supports the policies DiagonalGaussian and '
+                f'Categorical, the network returns a '
+                f'{type(output.policy).__name__}.')
         self._define_functions()
-        # A JSON string: a module would wrap a dict attribute for tracking.
+        action_dtype = tf.int64 if self._discrete else tf.as_dtype(
+            self._action_map[0])
+        # A string: a module would wrap a dict attribute for tracking.
         self._metadata = json.dumps(dict(
             env=describe_env(config.env),
             # Whether `env` is the import path of a constructor, not an id.
@@ -100,7 +181,7 @@ class PolicyModule(tf.Module):
             discrete=self._discrete,
             observ_shape=list(self._observ_shape),
             action_shape=list(action_space.shape),
-            action_dtype=self._action_dtype().name,
+            action_dtype=action_dtype.name,
             state_size=sum(self._state_sizes or []) or None,
             weights=int(sum(np.prod(variable.shape)
                             for variable in self.weights))))
@@ -131,31 +212,27 @@ class PolicyModule(tf.Module):
     def signatures(self):
         """The signatures to save: name -> concrete function."""
         inputs = self.serving_inputs()
-        result = {}
+        result = {
+            'serving_default': self._serve.get_concrete_function(*inputs)}
         if self.recurrent:
             result['initial_state'] = (
                 self._serve_initial_state.get_concrete_function(
                     tf.TensorSpec([], tf.int32, name='batch_size')))
-        result['serving_default'] = self._serve.get_concrete_function(
-            *inputs)
         if self._stochastic:
-            result['seeded'] = self._serve_seeded.get_concrete_function(
+            result['seeded'] = self._serve.get_concrete_function(
                 *inputs, tf.TensorSpec([], tf.int64, name='seed'))
         return result
 
     def _define_functions(self):
-        """Trace the functions that the SavedModel keeps."""
-        inputs = [tf.TensorSpec((None,) + self._observ_shape, tf.float32)]
+        """Trace `action` (and `initial_state`); define the servings."""
         if self.recurrent:
-            inputs.append(tf.TensorSpec(
-                [None, sum(self._state_sizes)], tf.float32))
 
             def action(observ, state, seed=None):
                 return self._act(observ, state, seed)
 
             def serve(observ, state, seed=None):
-                action_, state = self._act(observ, state, seed)
-                return {'action': action_, 'state': state}
+                return dict(zip(('action', 'state'), action(
+                    observ, state, seed)))
 
             def initial_state(batch_size):
                 return tf.zeros(
@@ -179,43 +256,42 @@ class PolicyModule(tf.Module):
                 return {'action': action(observ, seed)}
 
         self.action = tf.function(action, autograph=False)
-        self.action.get_concrete_function(*inputs)
         self._serve = tf.function(serve, autograph=False)
+        inputs = self.serving_inputs()
+        self.action.get_concrete_function(*inputs)
         if self._stochastic:
             self.action.get_concrete_function(
                 *inputs, tf.TensorSpec([], tf.int64))
-            self._serve_seeded = tf.function(serve, autograph=False)
 
     def _act(self, observ, state, seed):
         """Action (and state) for a batch of raw observations."""
         observ = tf.convert_to_tensor(observ, tf.float32)
         nested_state = None
         if state is not None:
-            parts_ = tf.split(state, self._state_sizes, axis=-1)
             nested_state = tf.nest.pack_sequence_as(
-                self._state_structure, parts_)
+                self._state_structure,
+                tf.split(state, self._state_sizes, axis=-1))
         output = self._network(observ, nested_state)
         if not self._stochastic:
             action = output.policy.mode()
         elif seed is None:
             action = output.policy.sample()
         else:
-            action = self._seeded_sample(output.policy, seed)
+            action = _seeded_sample(output.policy, seed)
         action = self._to_env_action(action[:, 0])
         if state is None:
             return action, None
         state = tf.concat(tf.nest.flatten(output.state), -1, name='next_state')
         return action, state
 
-    def _network(self, observ, state, creating=False):
+    def _network(self, observ, state):
         """Run the configured network on a batch of raw observations."""
         if self._observ_map is not None:
             dtype, center, half_range = self._observ_map
             observ = tf.cast(observ, dtype)
             observ = tf.cast((observ - center) / half_range, tf.float32)
-        getter = self._create_variable if creating else self._lookup_variable
         with tf.compat.v1.variable_scope(
-                '', custom_getter=getter, auxiliary_name_scope=False):
+                '', custom_getter=self._variable, auxiliary_name_scope=False):
             observ_filter = parts.StreamingNormalize(
                 observ[0], **_OBSERV_FILTER)
             observ = observ_filter.transform(observ)
@@ -224,18 +300,14 @@ class PolicyModule(tf.Module):
                     self._network_space, observ[:, None],
                     tf.ones(tf.shape(observ)[:1], tf.int32), state)
 
-    def _create_variable(self, *unused_args, **kwargs):
-        """Custom getter: a variable of the checkpoint's value."""
+    def _variable(self, *unused_args, **kwargs):
+        """Custom getter: a variable of the checkpoint's value, made once."""
         name = kwargs['name']
         if name not in self._variables_by_name:
-            value = self._values.get(name, kwargs.get('shape'))
             self._variables_by_name[name] = tf.Variable(
-                value, trainable=False, name=name.replace('/', '.'))
+                self._value(name, kwargs.get('shape')), trainable=False,
+                name=name.replace('/', '.'))
         return self._variables_by_name[name]
-
-    def _lookup_variable(self, *unused_args, **kwargs):
-        """Custom getter: the variable created before."""
-        return self._variables_by_name[kwargs['name']]
 
     def _to_env_action(self, action):
         """Clip and map a network action into the environment's space."""
@@ -246,42 +318,27 @@ class PolicyModule(tf.Module):
         action = tf.minimum(tf.maximum(action, low), high)
         return tf.identity(action * half_range + center, name='env_action')
 
-    def _action_dtype(self):
-        if self._discrete:
-            return tf.int64
-        return tf.as_dtype(self._action_map[0])
 
-    @staticmethod
-    def _check_distribution(policy):
-        if not isinstance(policy, (parts.DiagonalGaussian, parts.Categorical)):
-            raise ExportError(
-                f'--stochastic supports the policies DiagonalGaussian and '
-                f'Categorical, the network returns a '
-                f'{type(policy).__name__}.')
-
-    @staticmethod
-    def _seeded_sample(policy, seed):
-        """A sample drawn with stateless random ops keyed by `seed`."""
-        key = tf.stack([tf.cast(seed, tf.int64), tf.constant(0, tf.int64)])
-        if isinstance(policy, parts.DiagonalGaussian):
-            noise = tf.random.stateless_normal(
-                tf.shape(policy.mean), key, dtype=policy.mean.dtype)
-            return policy.mean + policy.std * noise
-        logits = policy.logits
-        num_classes = tf.shape(logits)[-1]
-        flat = tf.random.stateless_categorical(
-            tf.reshape(logits, [-1, num_classes]), 1, key, dtype=tf.int32)
-        return tf.reshape(flat, tf.shape(logits)[:-1])
+def _seeded_sample(policy, seed):
+    """A sample drawn with stateless random ops keyed by `seed`."""
+    key = tf.stack([tf.cast(seed, tf.int64), tf.constant(0, tf.int64)])
+    if isinstance(policy, parts.DiagonalGaussian):
+        noise = tf.random.stateless_normal(
+            tf.shape(policy.mean), key, dtype=policy.mean.dtype)
+        return policy.mean + policy.std * noise
+    logits = policy.logits
+    num_classes = tf.shape(logits)[-1]
+    flat = tf.random.stateless_categorical(
+        tf.reshape(logits, [-1, num_classes]), 1, key, dtype=tf.int32)
+    return tf.reshape(flat, tf.shape(logits)[:-1])
 
 
 def _range_maps(observation_space, action_space, normalize):
-    """The affine maps of the env wrappers as constants.
+    """The affine maps of training's `RangeNormalize` as constants.
 
-    Those of `tools.space_wrappers.range_scales`, as training's
-    `RangeNormalize` maps. Returns `(dtype, center, half_range)` for
-    observations and `(dtype, low, high, center, half_range)` for Box
-    actions (ClipAction's bounds in the normalised space, then the map
-    back), each or None.
+    `(dtype, center, half_range)` of observations and `(dtype, low, high,
+    center, half_range)` of Box actions (ClipAction's bounds in the
+    normalised space, then the map back), each or None.
     """
     switch = None if normalize else False
     observ_scale, action_scale, _, clip_space = space_wrappers.range_scales(
@@ -306,9 +363,7 @@ def _range_maps(observation_space, action_space, normalize):
 
 def describe_env(env):
     """An env id as it is, a constructor as its import path."""
-    if isinstance(env, str):
-        return env
-    return describe_callable(env)
+    return env if isinstance(env, str) else describe_callable(env)
 
 
 def describe_callable(value):
