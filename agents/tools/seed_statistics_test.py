@@ -177,7 +177,7 @@ def test_summary_table_lines():
 
 
 def test_curves_csv_round_trip(tmp_path):
-    """Rows are written under the header and read back exactly."""
+    """Rows are written under the header exactly."""
     path = str(tmp_path / 'curves.csv')
     rows = [('pendulum', 0, 4000, -1200.25), ('pendulum', 1, 4000, -0.1),
             ('a,b', 2, 8000, 1e-17)]
@@ -188,12 +188,11 @@ def test_curves_csv_round_trip(tmp_path):
             'pendulum,0,4000,-1200.25\n'
             'pendulum,1,4000,-0.1\n'
             '"a,b",2,8000,1e-17\n')
-    assert seed_statistics.read_curves_csv(path) == rows
     assert os.listdir(tmp_path) == ['curves.csv']
 
 
-def test_curves_csv_bad_row_and_header(tmp_path):
-    """A short row writes nothing; a foreign header is refused."""
+def test_curves_csv_bad_row(tmp_path):
+    """A short row writes nothing."""
     path = str(tmp_path / 'curves.csv')
     with pytest.raises(ValueError) as error:
         seed_statistics.write_curves_csv(
@@ -202,10 +201,3 @@ def test_curves_csv_bad_row_and_header(tmp_path):
         "Curve row ('pendulum', 0, 1.0) has 3 values; expected 4: config, "
         'seed, step, score.')
     assert not os.listdir(tmp_path)
-    with open(path, 'w', encoding='utf-8') as file_:
-        file_.write('seed,score\n0,1.0\n')
-    with pytest.raises(ValueError) as error:
-        seed_statistics.read_curves_csv(path)
-    assert str(error.value) == (
-        f"{path} starts with 'seed,score'; expected the header "
-        "'config,seed,step,score'.")
