@@ -13,7 +13,6 @@ def count_weights(scope=None, exclude=None, graph=None):
         scope: Count only variables of this scope ('policy' does not match
             'policy_2').
         exclude: Regular expression of names, from their start, to leave out.
-        graph: Graph to search; defaults to the default graph.
 
     Raises:
         ValueError: When a counted variable's shape is not fully defined.
