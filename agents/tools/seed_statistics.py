@@ -46,16 +46,14 @@ def interquartile_mean(scores, axis=None):
 
 
 def bootstrap_interval(
-        strata, statistic=interquartile_mean, confidence=CONFIDENCE,
-        resamples=RESAMPLES, seed=SEED):
-    """Stratified bootstrap percentile interval `(low, high)` of a statistic.
+        strata, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
+    """Stratified bootstrap percentile interval `(low, high)` of the IQM.
 
     Each resample draws, within every stratum, as many scores as it has.
 
     Args:
       strata: Sequence of 1-D array-likes, the scores of each stratum (a
-          config or task, one score per seed), pooled for the statistic.
-      statistic: Function of pooled scores and `axis`, reducing that axis.
+          config or task, one score per seed), pooled for the IQM.
       confidence: Probability the interval covers, strictly between 0 and 1.
       resamples: Number of bootstrap resamples, at least 1.
       seed: Seed of the NumPy generator that draws the resamples.
@@ -76,8 +74,7 @@ def bootstrap_interval(
     resampled = [
         scores[generator.integers(0, len(scores), (resamples, len(scores)))]
         for scores in strata]
-    values = np.asarray(
-        statistic(np.concatenate(resampled, axis=-1), axis=-1))
+    values = interquartile_mean(np.concatenate(resampled, axis=-1), axis=-1)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(values, [alpha, 1 - alpha])
     return float(low), float(high)
@@ -88,22 +85,19 @@ def seed_summary(
     """Mean, median and IQM with its bootstrap interval of scores over seeds.
 
     Args:
-      scores: 1-D array-like, one score per seed, or a sequence of such
-          (strata, as for `bootstrap_interval`).
+      scores: 1-D array-like, one score per seed.
       confidence, resamples, seed: As for `bootstrap_interval`.
 
     Returns:
       Dict of `seeds` (number of scores), `mean`, `median`, `iqm`,
       `iqm_low`, `iqm_high` and `confidence`.
     """
-    strata = _check_strata([scores] if _is_flat(scores) else list(scores))
-    pooled = np.concatenate(strata)
-    low, high = bootstrap_interval(
-        strata, interquartile_mean, confidence, resamples, seed)
+    scores, = _check_strata([scores])
+    low, high = bootstrap_interval([scores], confidence, resamples, seed)
     return dict(
-        seeds=len(pooled), mean=float(np.mean(pooled)),
-        median=float(np.median(pooled)),
-        iqm=interquartile_mean(pooled), iqm_low=low, iqm_high=high,
+        seeds=len(scores), mean=float(np.mean(scores)),
+        median=float(np.median(scores)),
+        iqm=interquartile_mean(scores), iqm_low=low, iqm_high=high,
         confidence=confidence)
 
 
@@ -124,8 +118,7 @@ def curve_band(
             f'curves has shape {curves.shape}; expected [seeds, steps] with '
             'at least one seed and one step.')
     bounds = np.array([
-        bootstrap_interval([column], interquartile_mean, confidence,
-                           resamples, seed)
+        bootstrap_interval([column], confidence, resamples, seed)
         for column in curves.T])
     return interquartile_mean(curves, axis=0), bounds[:, 0], bounds[:, 1]
 
@@ -172,13 +165,6 @@ def write_curves_csv(path, rows):
     for config, seed, step, score in rows:
         writer.writerow((config, int(seed), int(step), repr(float(score))))
     atomic_file.write_atomic(path, text.getvalue())
-
-
-def _is_flat(scores):
-    """Whether scores are one stratum of numbers rather than strata."""
-    if isinstance(scores, np.ndarray):
-        return scores.ndim <= 1
-    return not any(np.ndim(item) for item in scores)
 
 
 def _check_strata(strata):
