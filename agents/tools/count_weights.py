@@ -15,7 +15,7 @@ def count_weights(scope=None, exclude=None, graph=None):
         exclude: Regular expression of names, from their start, to leave out.
 
     Raises:
-        ValueError: When a counted variable's shape is not fully defined.
+        ValueError: On a counted variable of a partly known shape.
     """
     graph = graph or tf.get_default_graph()
     variables = graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)

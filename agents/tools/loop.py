@@ -111,9 +111,7 @@ class Loop:
         Args:
             name: Name of the phase, also its summary subfolder.
             done: Bool tensor, shape [batch] or scalar, of the episodes that
-                ended in a run.
-            score: Float tensor of the episodes' scores, shaped like `done`.
-            summary: String tensor of the summary of a run.
+                ended in a run; `score` holds their scores.
             steps: Environment steps of each turn of the phase.
             feed: Dict from further placeholders or variables to their
                 values on the phase's runs; a variable left out keeps its
@@ -173,8 +171,8 @@ class Loop:
         Args:
             saver: Saver for checkpoints, or None to save none.
             max_step: Global step at which to stop; None runs forever.
-            stop: Callable asked before every run; the loop ends when it
-                returns true (so signal handlers need only set a flag).
+            stop: Callable asked before every run, which ends the loop by
+                returning true (signal handlers need only set a flag).
 
         Raises:
             RuntimeError: When no phase was added.

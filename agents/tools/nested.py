@@ -24,7 +24,6 @@ def map(function, *structures, flatten=False):
 
     Args:
         function: Called with one leaf of each structure at every position.
-        *structures: Structures of the same nesting.
         flatten: Return the results as a flat tuple instead of nested.
 
     Raises:

@@ -45,8 +45,10 @@ class PhaseReports:
     def start(self, global_step):
         """Open the writers and start the clocks of the progress lines."""
         for phase in self._phases:
-            if phase.summary_dir is not None:
-                self._writer(phase)
+            if phase.summary_dir and phase.name not in self._writers:
+                with _write_errors(phase.summary_dir, OSError):
+                    self._writers[phase.name] = tf.summary.FileWriter(
+                        phase.summary_dir, self._graph)
         self._start = self._last_time = time.monotonic()
         self._last_step = global_step
         self._first = None
@@ -68,7 +70,7 @@ class PhaseReports:
     def write(self, phase, summary, global_step):
         """Write a summary of a phase at the shown step of a global step."""
         with _write_errors(phase.summary_dir):
-            self._writer(phase).add_summary(
+            self._writers[phase.name].add_summary(
                 summary, self.shown_steps(global_step)[0])
 
     def flush(self, phase):
@@ -105,14 +107,6 @@ class PhaseReports:
             parts.append(f'ETA {_format_seconds(remaining / (rate or 1))}')
         _logger.info('%s.', ', '.join(parts))
         self.flush(phase)
-
-    def _writer(self, phase):
-        """The summary writer of a phase, created on first use."""
-        if phase.name not in self._writers:
-            with _write_errors(phase.summary_dir, OSError):
-                self._writers[phase.name] = tf.summary.FileWriter(
-                    phase.summary_dir, self._graph)
-        return self._writers[phase.name]
 
 
 @contextlib.contextmanager

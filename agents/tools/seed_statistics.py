@@ -22,14 +22,10 @@ def interquartile_mean(scores, axis=None):
     """`scipy.stats.trim_mean(scores, 0.25, axis)`: cuts n // 4 of each end.
 
     Args:
-      scores: Array-like of numbers.
-      axis: Axis to reduce; None flattens the scores first.
+      axis: Axis to reduce (an array results); None pools all (a float).
 
     Raises:
       ValueError: When there are no scores to average.
-
-    Returns:
-      A float when `axis` is None, else an array without that axis.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if axis is None:
@@ -89,8 +85,8 @@ def seed_summary(
       confidence, resamples, seed: As for `bootstrap_interval`.
 
     Returns:
-      Dict of `seeds` (number of scores), `mean`, `median`, `iqm`,
-      `iqm_low`, `iqm_high` and `confidence`.
+      Dict of `seeds` (their number), `mean`, `median`, `iqm`, `iqm_low`,
+      `iqm_high` and `confidence`.
     """
     scores, = _check_strata([scores])
     low, high = bootstrap_interval([scores], confidence, resamples, seed)
