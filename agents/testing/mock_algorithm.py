@@ -41,15 +41,14 @@ class MockAlgorithm:
         del observ  # The actions are fixed.
         with tf.name_scope('perform'):
             variable = self._batch_env.action
-            dtype = variable.dtype.base_dtype
             shape = variable.shape[1:]
-            value = 0 if self._action is None else self._action
-            single = tf.broadcast_to(tf.cast(value, dtype), shape.as_list())
-            batch_shape = tf.concat(
-                    [tf.shape(agent_indices), tf.shape(single)], 0)
+            value = tf.cast(
+                0 if self._action is None else self._action,
+                variable.dtype.base_dtype)
             summary = self._define_record('perform', agent_indices)
             with tf.control_dependencies([summary]):
-                action = tf.broadcast_to(single, batch_shape)
+                action = tf.broadcast_to(value, tf.concat(
+                    [tf.shape(agent_indices), shape.as_list()], 0))
             action.set_shape(agent_indices.shape.concatenate(shape))
             return action, summary
 
