@@ -1,5 +1,2 @@
-"""Test doubles and contract checks shared by the tests of the package.
-
-`MockEnvironment` and `MockAlgorithm` are also exported by `agents.tools`
-under their 2017 names.
-"""
+"""Test doubles and contract checks shared by the tests of the package
+(`agents.tools` exports the 2017 names `MockEnvironment`, `MockAlgorithm`)."""

@@ -1,8 +1,5 @@
-"""Environment double that misbehaves on request, for whole training runs.
-
-Tests of the training script run it in a subprocess, whose environments
-they reach through a file. No TensorFlow here: worker processes import it.
-"""
+"""Environment double that misbehaves on request, for whole training runs
+in a subprocess. No TensorFlow: worker processes import this module."""
 
 import os
 import threading
@@ -26,7 +23,7 @@ class FaultyEnvironment(gym.Wrapper):
     """
 
     def __init__(self):
-        """Create the environment; the fault file is read when stepping."""
+        """Create the environment."""
         super().__init__(gym.make('Pendulum-v1'))
         self._fault_file = os.environ.get(FAULT_FILE_VARIABLE)
 

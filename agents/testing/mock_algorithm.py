@@ -19,11 +19,10 @@ class MockAlgorithm:
         """Create the algorithm for a batch of environments.
 
         Args:
-            batch_env: In-graph batch environment like `tools.InGraphBatchEnv`,
-                whose `action` variable gives the actions' shape and dtype.
+            batch_env: In-graph batch environment, whose `action` variable
+                gives the actions' shape and dtype.
             action: Value of every action, broadcast to the shape of one
                 action; None gives zeros.
-            record: Whether to record the calls and transitions.
         """
         self._batch_env = batch_env
         self._action = action
@@ -37,21 +36,19 @@ class MockAlgorithm:
             return self._define_record('begin_episode', agent_indices)
 
     def perform(self, agent_indices, observ):
-        """Record the call; return the fixed actions, one per agent index
-        in the dtype and shape of the batch's action, and an empty summary.
-        """
+        """Record the call; return the fixed actions, one per agent, and an
+        empty summary."""
         del observ  # The actions are fixed.
         with tf.name_scope('perform'):
             variable = self._batch_env.action
-            dtype = variable.dtype.base_dtype
             shape = variable.shape[1:]
-            value = 0 if self._action is None else self._action
-            single = tf.broadcast_to(tf.cast(value, dtype), shape.as_list())
-            batch_shape = tf.concat(
-                    [tf.shape(agent_indices), tf.shape(single)], 0)
+            value = tf.cast(
+                0 if self._action is None else self._action,
+                variable.dtype.base_dtype)
             summary = self._define_record('perform', agent_indices)
             with tf.control_dependencies([summary]):
-                action = tf.broadcast_to(single, batch_shape)
+                action = tf.broadcast_to(value, tf.concat(
+                    [tf.shape(agent_indices), shape.as_list()], 0))
             action.set_shape(agent_indices.shape.concatenate(shape))
             return action, summary
 

@@ -27,20 +27,15 @@ class MockEnvironment(gym.Env):
         """Create a mock environment.
 
         Args:
-            observ_shape: Shape of the observations.
             action_shape: Shape of the continuous actions in [-1, 1].
-            min_duration: Shortest random episode length (2017); with
-                `max_duration`, replaces `durations`.
-            max_duration: Longest random episode length (2017).
             durations: Episode lengths, one per episode in turn.
             truncate: Whether episodes end by truncation, not termination.
             discrete: Number of discrete actions, instead of continuous ones.
-            render_mode: None or 'rgb_array'.
 
         Raises:
-            ValueError: When a duration is not a positive integer, or only
-                one of `min_duration` and `max_duration` is given, or the
-                minimum exceeds the maximum.
+            ValueError: On a duration that is not a positive integer, or
+                only one of `min_duration` and `max_duration`, or a minimum
+                above the maximum.
         """
         self._random = None
         if min_duration is not None or max_duration is not None:
@@ -100,9 +95,6 @@ class MockEnvironment(gym.Env):
 
         Raises:
             RuntimeError: When called before reset or after the episode ended.
-
-        Returns:
-            Tuple of observation, reward, terminated, truncated, and info.
         """
         if self._step is None:
             raise RuntimeError('Reset the MockEnvironment before stepping it.')
@@ -121,7 +113,7 @@ class MockEnvironment(gym.Env):
         return self._current_observ(), reward, terminated, truncated, {}
 
     def render(self):
-        """Return a small frame whose pixels encode the step in the episode."""
+        """A small frame whose pixels encode the step in the episode."""
         frame = np.zeros((16, 16, 3), np.uint8)
         frame[...] = min(255, 10 * (self._step or 0))
         return frame

@@ -1,7 +1,5 @@
-"""Helpers for tests of batches whose environments live in workers.
-
-No TensorFlow here: worker processes import this module.
-"""
+"""Helpers for tests of batches whose environments live in workers (no
+TensorFlow: worker processes import this module)."""
 
 import gc
 import os
@@ -14,11 +12,9 @@ import numpy as np
 from agents.tools import external_process
 from agents.testing import mock_environment
 
-# Episode lengths of the three mock environments of `MIXED_TRACE`.
+# The `step_trace` of 4 steps of a batch of three `MockEnvironment`s, of
+# the episode lengths `MIXED_DURATIONS`.
 MIXED_DURATIONS = (2, 3, 1)
-
-# The `step_trace` of 4 steps of a batch of `MockEnvironment`s of one
-# episode length each, `MIXED_DURATIONS`.
 MIXED_TRACE = [
     ([1, 1, 1], [1, 1, 1], [False, False, True], [False, False, True],
      [False, False, False]),
@@ -33,8 +29,7 @@ MIXED_TRACE = [
 
 def child_pids():
     """Process ids of this process's descendants, once the fork server
-    runs."""
-    # The first worker starts the fork server, which then stays.
+    (which the first worker starts) runs."""
     external_process.ExternalProcess(
         mock_environment.MockEnvironment, main_module=False).close()
     return descendants()
@@ -49,10 +44,7 @@ def descendants():
 def step_with_checked_types(batch_env):
     """Reset and step a batch of three default `MockEnvironment`s; assert
     the outputs' dtypes and shapes and float32 actions (from float64).
-
-    Returns:
-      The info dict of the step.
-    """
+    Returns the info dict of the step."""
     observ = batch_env.reset()
     assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
     observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
@@ -64,13 +56,9 @@ def step_with_checked_types(batch_env):
 
 
 def check_bad_input_is_refused(batch_env):
-    """Assert the ValueErrors of `BatchEnv` for bad actions, indices and
-    seeds, raised before any environment steps.
-
-    Args:
-      batch_env: Batch of three `MockEnvironment`s of Box(-1, 1, (3,))
-          actions; reset here.
-    """
+    """Assert the ValueErrors of a batch of three default
+    `MockEnvironment`s for bad actions, indices and seeds, raised before any
+    environment steps."""
     batch_env.reset()
     actions = np.zeros((3, 3), np.float32)
     actions[1, 2] = 1.5
@@ -99,8 +87,8 @@ def check_killed_worker(batch_env, index, failed, survivors):
     that the survivors stepped, and that the worker's process is gone.
 
     Args:
-      batch_env: Batch of `MockEnvironment`s in worker processes, with
-          actions of three values; reset here, and closed at the end.
+      batch_env: Batch of default `MockEnvironment`s in worker processes;
+          closed at the end.
       index: Index of an environment whose worker is killed.
       failed: Start of the error's message, such as 'Environment 1 of the
           batch failed'.
@@ -127,12 +115,9 @@ def check_killed_worker(batch_env, index, failed, survivors):
 
 
 def check_close_and_collection(make_batch):
-    """Assert that closing a batch, or collecting it, ends its workers.
-
-    Args:
-      make_batch: Callable that returns a new batch whose environments have
-          the `pid` of their worker.
-    """
+    """Assert that closing a batch, or collecting it, ends its workers;
+    `make_batch()` makes a batch whose environments have their worker's
+    `pid`."""
     for ending in ('close', 'collect'):
         batch_env = make_batch()
         batch_env.reset()
@@ -155,17 +140,9 @@ def mock_constructor(seed):
 
 
 def step_trace(batch_env, steps, info_keys=('terminated', 'truncated')):
-    """Step with zero actions, resetting finished envs; record everything.
-
-    Args:
-      batch_env: Batch whose actions are float vectors of three values.
-      steps: Number of batch steps.
-      info_keys: Keys of the info dict whose flags each step records.
-
-    Returns:
-      List of one tuple per step: the first observation component, rewards,
-      done flags and the flags of `info_keys`, as lists.
-    """
+    """Step a batch of actions of three floats with zeros, resetting
+    finished envs; return per step a tuple of lists: the first observation
+    component, rewards, done flags and the flags of `info_keys`."""
     trace = []
     batch_env.reset()
     for _ in range(steps):
@@ -178,37 +155,26 @@ def step_trace(batch_env, steps, info_keys=('terminated', 'truncated')):
     return trace
 
 
-# Old gym, as far as a package registering its tasks there needs it: the
-# registry (a dict, as from gym 0.26), `register` and `make`. Beside it, a
-# package in the manner of PyBullet's `pybullet_envs`, which registers
-# `OldGymPendulum-v0` there when imported, and a stand-in for shimmy's
-# `GymV21CompatibilityV0`, which makes an id of old gym's registry.
+# Old gym as far as packages that register their tasks there need it (the
+# registry a dict, as from gym 0.26); a package in the manner of PyBullet's
+# `pybullet_envs`, which registers `OldGymPendulum-v0` there on import; and
+# a stand-in for shimmy's `GymV21CompatibilityV0`, which makes its ids.
 OLD_GYM_FILES = {
-    'gym/__init__.py': (
-        '"""A stand-in for old gym: its registry and make."""\n'
-        'from gym import envs\n'
-        'from gym.envs.registration import make, register\n'),
-    'gym/envs/__init__.py': (
-        'from gym.envs.registration import registry\n'),
-    'gym/envs/registration.py': (
+    'gym.py': (
         'import collections\n'
         'import importlib\n'
+        'import types\n'
         "EnvSpec = collections.namedtuple('EnvSpec', 'id, entry_point')\n"
-        'registry = {}\n'
-        'class NameNotFound(Exception):\n'
-        '    pass\n'
+        'envs = types.SimpleNamespace(registry={})\n'
         'def register(id, entry_point):\n'
-        '    registry[id] = EnvSpec(id, entry_point)\n'
+        '    envs.registry[id] = EnvSpec(id, entry_point)\n'
         'def make(id):\n'
-        '    if id not in registry:\n'
-        '        raise NameNotFound(f"Environment {id} doesn\'t exist.")\n'
-        "    module, _, name = registry[id].entry_point.partition(':')\n"
+        "    module, _, name = envs.registry[id].entry_point.partition(':')\n"
         '    return getattr(importlib.import_module(module), name)()\n'),
     'old_gym_tasks.py': (
         'import gymnasium\n'
         'import gym\n'
-        "gym.envs.registration.register(\n"
-        "    id='OldGymPendulum-v0', entry_point='old_gym_tasks:pendulum')\n"
+        "gym.register('OldGymPendulum-v0', 'old_gym_tasks:pendulum')\n"
         'def pendulum():\n'
         "    return gymnasium.make('Pendulum-v1')\n"),
     'old_gym_compat.py': (
@@ -219,17 +185,13 @@ OLD_GYM_FILES = {
         '    env.unwrapped.spec = gym.envs.registry[env_id]\n'
         '    return env\n'),
 }
-OLD_GYM_MODULES = (
-    'gym', 'gym.envs', 'gym.envs.registration', 'old_gym_tasks',
-    'old_gym_compat')
+OLD_GYM_MODULES = ('gym', 'old_gym_tasks', 'old_gym_compat')
 
 
 def write_old_gym(directory):
     """Write `OLD_GYM_FILES` into a `pathlib.Path`, for `sys.path`."""
     for name, text in OLD_GYM_FILES.items():
-        path = directory / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        (directory / name).write_text(text)
 
 
 class ModuleProbe(mock_environment.MockEnvironment):

@@ -1,8 +1,5 @@
-"""What XLA compiles in a graph: op types, and those slow to translate.
-
-Tests check with these that compiled code avoids the operations that
-`agents.tools.compiled_ops` replaces.
-"""
+"""What XLA compiles in a graph, for tests that compiled code avoids the
+operations that `agents.tools.compiled_ops` replaces."""
 
 import collections
 

@@ -1,9 +1,6 @@
 """Generic infrastructure: environment batching, in-graph envs, the loop.
 
-Names load lazily, so that worker processes never import TensorFlow. They
-are properties of the package's module type, because Python sets an
-imported submodule as a package attribute, which would hide the functions
-`simulate` and `count_weights` of the modules of the same name.
+Names load lazily, so that worker processes never import TensorFlow.
 """
 
 import importlib
@@ -37,25 +34,18 @@ _MODULES = (
 __all__ = sorted(_EXPORTS) + list(_MODULES)
 
 
-def _export(name):
-    """A read-only package attribute that loads `name` from its module."""
-
-    def _get(unused_self):
-        module_name = _EXPORTS[name]
-        if '.' not in module_name:
-            module_name = __name__ + '.' + module_name
-        module = importlib.import_module(module_name)
-        return getattr(module, name)
-
-    def _ignore(unused_self, unused_value):
-        # The import system sets loaded submodules as package attributes.
-        pass
-
-    return property(_get, _ignore)
-
-
 class _ToolsModule(types.ModuleType):
-    """Module type of `agents.tools` with its exported names as properties."""
+    """Module type of `agents.tools`, which loads its names on first use."""
+
+    def __getattribute__(self, name):
+        # Before the module's attributes: the import system sets submodules
+        # there, which would hide `simulate` and `count_weights`.
+        if name in _EXPORTS:
+            module_name = _EXPORTS[name]
+            if '.' not in module_name:
+                module_name = __name__ + '.' + module_name
+            return getattr(importlib.import_module(module_name), name)
+        return super().__getattribute__(name)
 
     def __getattr__(self, name):
         if name in _MODULES:
@@ -72,6 +62,4 @@ class _ToolsModule(types.ModuleType):
         return importlib.import_module, (self.__name__,)
 
 
-for _name in _EXPORTS:
-    setattr(_ToolsModule, _name, _export(_name))
 sys.modules[__name__].__class__ = _ToolsModule

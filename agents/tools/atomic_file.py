@@ -5,13 +5,9 @@ import uuid
 
 
 def write_atomic(path, content):
-    """Write text to a file so that readers see the old or the new content.
-
-    Args:
-        path: Destination file; a synced temporary file beside it is renamed
-            into place, with the permissions 0666 less the umask.
-        content: Text to write.
-    """
+    """Write text to a file so that readers see the old or the new content:
+    a synced temporary file beside it (permissions 0666 less the umask) is
+    renamed into place."""
     directory = os.path.dirname(os.path.abspath(path))
     temp_path = os.path.join(
         directory, f'.{os.path.basename(path)}.{uuid.uuid4().hex}')

@@ -7,10 +7,10 @@ class AttrDict(dict):
     """Dictionary whose keys can also be read and written as attributes.
 
     A missing key raises an `AttributeError` that lists the keys (the 2017
-    class returned None, which let typos pass). As in 2017, a dictionary is
-    locked once constructed, even empty: edits raise a `RuntimeError` except
-    inside `with config.unlocked:`. Nested dictionaries are not locked. Keys
-    that name methods (`copy`, `items`, ...) are reachable as items only.
+    class returned None, which let typos pass). As in 2017, it is locked
+    once constructed: edits raise a `RuntimeError` except inside
+    `with config.unlocked:`. Nested dictionaries are not locked. Keys that
+    name methods (`copy`, `items`, ...) are items only.
     """
 
     # Instances made by `__new__` alone (unpickling) are unlocked until their
@@ -84,8 +84,8 @@ class AttrDict(dict):
     def update(self, *args, **kwargs):
         """`dict.update`; a RuntimeError when locked."""
         if self._locked:
-            keys = dict(*args, **kwargs)
-            self._check_unlocked('update keys ' + _format_keys(keys))
+            keys = ', '.join(repr(key) for key in dict(*args, **kwargs))
+            self._check_unlocked('update keys ' + keys)
         super().update(*args, **kwargs)
 
     def setdefault(self, key, default=None):
@@ -139,8 +139,3 @@ class AttrDict(dict):
             raise RuntimeError(
                     f'Cannot {edit} of a locked {type(self).__name__}; edit '
                     "it inside 'with config.unlocked:'.")
-
-
-def _format_keys(keys):
-    """The keys as a comma-separated list of reprs."""
-    return ', '.join(repr(key) for key in keys)

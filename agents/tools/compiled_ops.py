@@ -1,4 +1,4 @@
-"""Operations for code that XLA compiles, and the compiled functions.
+"""Compiled functions, and ops that XLA translates quickly.
 
 On TensorFlow 2.21 XLA translates some common operations (`Select`, `Relu`,
 `Sqrt`, ...) one at a time, at about 8 ms each per start of a run (see
@@ -6,7 +6,6 @@ docs/performance.md); the functions here compute the same values without
 them, on the compiled and the uncompiled paths alike.
 """
 
-import contextlib
 import functools
 import threading
 
@@ -25,8 +24,11 @@ def compiled_function(function):
 
     @functools.wraps(function)
     def _traced(*args, **kwargs):
-        with _compiling():
+        _tracing.depth = getattr(_tracing, 'depth', 0) + 1
+        try:
             return function(*args, **kwargs)
+        finally:
+            _tracing.depth -= 1
 
     return tf.function(_traced, jit_compile=True, autograph=False)
 
@@ -34,16 +36,6 @@ def compiled_function(function):
 def tracing_compiled():
     """Whether this thread is tracing a `compiled_function`."""
     return getattr(_tracing, 'depth', 0) > 0
-
-
-@contextlib.contextmanager
-def _compiling():
-    """Mark this thread as tracing compiled code."""
-    _tracing.depth = getattr(_tracing, 'depth', 0) + 1
-    try:
-        yield
-    finally:
-        _tracing.depth -= 1
 
 
 def check_numerics(tensor, message):
@@ -55,11 +47,8 @@ def check_numerics(tensor, message):
 
 
 def where(condition, x, y):
-    """TF1's `tf.where(condition, x, y)`: elements of `x` where true.
-
-    A condition of lower rank selects along the leading dimensions (rank 1:
-    whole rows); `y` broadcasts to the shape of `x`.
-    """
+    """TF1's `tf.where(condition, x, y)`: a condition of lower rank selects
+    along the leading dimensions (rank 1: rows); `y` broadcasts to `x`."""
     x = tf.convert_to_tensor(x)
     condition = tf.convert_to_tensor(condition)
     extra = x.shape.ndims - condition.shape.ndims
@@ -83,8 +72,8 @@ def is_finite(tensor):
 
 
 def all_finite(tensors):
-    """Boolean scalar, whether every value of the tensors (or of their
-    `tf.IndexedSlices`) is finite."""
+    """Bool scalar: whether all values of the tensors (or slices) are
+    finite."""
     return tf.reduce_all(tf.stack([
         tf.reduce_all(is_finite(value)) for value in _values(tensors)]))
 

@@ -4,16 +4,13 @@ import tensorflow.compat.v1 as tf
 
 
 def identity_after(dependencies, tensor):
-    """A copy of a tensor that is available after the dependencies.
+    """A copy of a tensor (or variable, or string) that is available after
+    the dependencies.
 
-    An op inside a `tf.control_dependencies` block gets no control inputs
-    when an input was made in the block, but a `tf.cond` made there need
-    not wait for them; a conditional whose predicate is such a copy of an
-    outside tensor waits in both branches.
-
-    Args:
-        dependencies: Tensors or operations to run first.
-        tensor: Tensor, variable, or string (a constant summary).
+    An op made in a `tf.control_dependencies` block gets no control inputs
+    where an input was made in the block, and a `tf.cond` made there need
+    not wait for them; one whose predicate is such a copy waits in both
+    branches.
     """
     tensor = tf.convert_to_tensor(tensor)
     with tf.control_dependencies(dependencies):

@@ -13,10 +13,9 @@ def count_weights(scope=None, exclude=None, graph=None):
         scope: Count only variables of this scope ('policy' does not match
             'policy_2').
         exclude: Regular expression of names, from their start, to leave out.
-        graph: Graph to search; defaults to the default graph.
 
     Raises:
-        ValueError: When a counted variable's shape is not fully defined.
+        ValueError: On a counted variable of a partly known shape.
     """
     graph = graph or tf.get_default_graph()
     variables = graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)

@@ -8,16 +8,14 @@ class GraphModeError(RuntimeError):
 
 
 def require_graph_mode(what):
-    """Raise a clear error unless TensorFlow builds graphs with TF2 semantics.
-
-    Eager mode, TF1 reference variables or TF1 control flow would fail deep
-    inside TensorFlow instead.
+    """Raise a clear error unless graphs build with TF2 semantics.
 
     Args:
         what: Name of the caller, for the message.
 
     Raises:
-        GraphModeError: When any of them is on.
+        GraphModeError: In eager mode, or with TF1 reference variables or
+            control flow, which would fail deep inside TensorFlow instead.
     """
     if tf.executing_eagerly():
         raise GraphModeError(

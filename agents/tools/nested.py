@@ -1,4 +1,4 @@
-"""Functions over nested tuples, lists, dicts and namedtuples.
+"""Map, zip, filter and flatten nested tuples, lists, dicts and namedtuples.
 
 Other values are leaves. Results keep the containers' types (a locked
 AttrDict stays locked) and the first structure's dict key order. Structures
@@ -12,8 +12,11 @@ import collections
 from agents.tools import attr_dict
 
 # The 2017 interface: map, zip and filter, and their argument `flatten`.
-# pylint: disable=redefined-outer-name
-_builtin_zip = builtins.zip
+# pylint: disable=redefined-outer-name,redefined-builtin
+
+# What `filter` returns for a removed leaf, and its containers for a
+# container that it emptied.
+_DROPPED = object()
 
 
 def map(function, *structures, flatten=False):
@@ -21,21 +24,15 @@ def map(function, *structures, flatten=False):
 
     Args:
         function: Called with one leaf of each structure at every position.
-        *structures: Structures of the same nesting.
         flatten: Return the results as a flat tuple instead of nested.
 
     Raises:
         TypeError: When no structure is given.
         ValueError: When the structures do not have the same nesting.
-
-    Returns:
-        A structure like the first one holding the results.
     """
-    if not structures:
-        raise TypeError('map() needs at least one structure.')
+    _require(structures, 'map')
     if flatten:
-        return tuple(
-                function(*leaves) for leaves in _zip_leaves(structures, ()))
+        return tuple(function(*leaves) for leaves in _leaves(structures))
     return _map(function, structures, ())
 
 
@@ -44,12 +41,8 @@ def zip(*structures, flatten=False):
 
     A single structure comes back as a copy (as in 2017), not with
     one-element tuples. Arguments and errors as `map`.
-
-    Returns:
-        A structure like the first one with tuples of leaves as its leaves.
     """
-    if not structures:
-        raise TypeError('zip() needs at least one structure.')
+    _require(structures, 'zip')
     if len(structures) == 1:
         return map(lambda leaf: leaf, structures[0], flatten=flatten)
     return map(lambda *leaves: leaves, *structures, flatten=flatten)
@@ -57,7 +50,7 @@ def zip(*structures, flatten=False):
 
 def flatten(structure):
     """The leaves of a structure as a tuple, depth first in order."""
-    return tuple(leaves[0] for leaves in _zip_leaves((structure,), ()))
+    return tuple(leaves[0] for leaves in _leaves((structure,)))
 
 
 def filter(predicate, *structures, flatten=False):
@@ -65,101 +58,87 @@ def filter(predicate, *structures, flatten=False):
 
     Containers emptied by the filter are removed (those empty before stay);
     removed namedtuple fields become None; a dropped single leaf gives `()`
-    (as in 2017). Arguments and errors as `map`.
-
-    Returns:
-        A structure like the first one with the kept leaves, tuples of one
-        leaf of each structure where several are given.
+    (as in 2017). Several structures give tuples of their leaves. Arguments
+    and errors as `map`.
     """
-    if not structures:
-        raise TypeError('filter() needs at least one structure.')
+    _require(structures, 'filter')
     select = (lambda leaves: leaves[0]) if len(structures) == 1 else tuple
     if flatten:
         return tuple(
-                select(leaves) for leaves in _zip_leaves(structures, ())
-                if predicate(*leaves))
-    result, keep = _filter(predicate, select, structures, ())
-    if not keep and _kind(structures[0]) == 'leaf':
-        return ()
-    return result
+            select(leaves) for leaves in _leaves(structures)
+            if predicate(*leaves))
+    result = _map(
+        lambda *leaves: select(leaves) if predicate(*leaves) else _DROPPED,
+        structures, ())
+    return () if result is _DROPPED else result
+
+
+def _require(structures, name):
+    """Raise the TypeError of a call without structures."""
+    if not structures:
+        raise TypeError(f'{name}() needs at least one structure.')
+
+
+def _leaves(structures):
+    """The tuples of the leaves of the structures at each position."""
+    leaves = []
+    _map(lambda *leaf: leaves.append(leaf), structures, ())
+    return leaves
 
 
 def _map(function, structures, path):
-    kind = _check_same_nesting(structures, path)
-    first = structures[0]
-    if kind == 'dict':
-        return _rebuild_dict(first, [
-                (key, _map(function, [s[key] for s in structures],
-                           path + (key,)))
-                for key in first])
-    if kind == 'sequence':
-        return _rebuild_sequence(first, [
-                _map(function, elements, path + (index,))
-                for index, elements in enumerate(_builtin_zip(*structures))])
-    return function(*structures)
-
-
-def _zip_leaves(structures, path):
-    kind = _check_same_nesting(structures, path)
-    if kind == 'dict':
-        for key in structures[0]:
-            yield from _zip_leaves(
-                    [s[key] for s in structures], path + (key,))
-    elif kind == 'sequence':
-        for index, elements in enumerate(_builtin_zip(*structures)):
-            yield from _zip_leaves(elements, path + (index,))
-    else:
-        yield tuple(structures)
-
-
-def _filter(predicate, select, structures, path):
-    # Returns the filtered structure and whether to keep it in its parent.
+    """`map` below `path`, leaving out `_DROPPED` results and, below the
+    top, the containers that only they filled."""
     kind = _check_same_nesting(structures, path)
     first = structures[0]
     if kind == 'leaf':
-        keep = bool(predicate(*structures))
-        return (select(structures) if keep else None), keep
+        return function(*structures)
     if kind == 'dict':
-        children = [
-                (key,) + _filter(
-                        predicate, select, [s[key] for s in structures],
-                        path + (key,))
-                for key in first]
-        result = _rebuild_dict(
-                first, [(key, value) for key, value, keep in children if keep])
-        return result, bool(result) or not first
-    children = [
-            _filter(predicate, select, elements, path + (index,))
-            for index, elements in enumerate(_builtin_zip(*structures))]
+        keys = list(first)
+        parts = [[structure[key] for structure in structures] for key in keys]
+    else:
+        keys = range(len(first))
+        parts = builtins.zip(*structures)
+    values = [
+        _map(function, part, path + (key,))
+        for key, part in builtins.zip(keys, parts)]
+    kept = [value is not _DROPPED for value in values]
+    if path and first and not any(kept):
+        return _DROPPED
+    if kind == 'dict':
+        return _rebuild_dict(first, [
+            (key, value) for key, value, keep in builtins.zip(
+                keys, values, kept) if keep])
     if _is_namedtuple(first):
-        result = type(first)(*(value if keep else None
-                               for value, keep in children))
-        return result, any(keep for _, keep in children) or not first
-    result = _rebuild_sequence(
-            first, [value for value, keep in children if keep])
-    return result, bool(result) or not first
+        return type(first)(*(
+            value if keep else None
+            for value, keep in builtins.zip(values, kept)))
+    return type(first)(
+        value for value, keep in builtins.zip(values, kept) if keep)
 
 
 def _check_same_nesting(structures, path):
+    """The kind of the structures; a ValueError where they differ."""
     kinds = [_kind(structure) for structure in structures]
     first = structures[0]
     for index, (structure, kind) in enumerate(
-            _builtin_zip(structures[1:], kinds[1:]), 1):
+            builtins.zip(structures[1:], kinds[1:]), 1):
         if kind != kinds[0] or (
                 kind == 'sequence' and len(structure) != len(first)):
             raise ValueError(
-                    f'Structures differ at {_format_path(path)}: structure 0 '
-                    f'has {_describe(first)} but structure {index} has '
-                    f'{_describe(structure)}.')
+                f'Structures differ at {_format_path(path)}: structure 0 '
+                f'has {_describe(first)} but structure {index} has '
+                f'{_describe(structure)}.')
         if kind == 'dict' and set(structure) != set(first):
             raise ValueError(
-                    f'Structures differ at {_format_path(path)}: structure 0 '
-                    f'has a dict with keys {list(first)} but structure '
-                    f'{index} has a dict with keys {list(structure)}.')
+                f'Structures differ at {_format_path(path)}: structure 0 '
+                f'has a dict with keys {list(first)} but structure '
+                f'{index} has a dict with keys {list(structure)}.')
     return kinds[0]
 
 
 def _kind(structure):
+    """'dict', 'sequence' or 'leaf'."""
     if isinstance(structure, dict):
         return 'dict'
     if isinstance(structure, (tuple, list)):
@@ -168,26 +147,22 @@ def _kind(structure):
 
 
 def _is_namedtuple(structure):
+    """Whether the structure is a namedtuple."""
     return isinstance(structure, tuple) and hasattr(type(structure), '_fields')
 
 
-def _rebuild_sequence(template, elements):
-    if _is_namedtuple(template):
-        return type(template)(*elements)
-    return type(template)(elements)
-
-
 def _rebuild_dict(template, items):
+    """A dict of the template's type and lock state holding the items."""
     if isinstance(template, collections.defaultdict):
         return type(template)(template.default_factory, items)
     result = type(template)(items)
     if isinstance(template, attr_dict.AttrDict):
-        # Locked where the template is, whatever the constructor decided.
         result.__dict__['_locked'] = template.locked
     return result
 
 
 def _describe(structure):
+    """'a tuple of length 2' or 'a leaf of type int'."""
     name = type(structure).__name__
     if isinstance(structure, (tuple, list, dict)):
         return f'a {name} of length {len(structure)}'
@@ -195,6 +170,7 @@ def _describe(structure):
 
 
 def _format_path(path):
+    """'the top level' or 'position [key][index]'."""
     if not path:
         return 'the top level'
     return 'position ' + ''.join(f'[{key!r}]' for key in path)

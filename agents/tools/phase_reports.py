@@ -7,17 +7,29 @@ import time
 
 import tensorflow.compat.v1 as tf
 
-from agents.tools import phase_schedule
-
 _logger = logging.getLogger('agents')
+
+
+def phase_steps_at(global_step, steps):
+    """List of the steps each phase made up to a global step.
+
+    Args:
+        global_step: Integer global step, the steps of all phases.
+        steps: The steps of each turn of each phase, in the loop's order.
+    """
+    epoch, within = divmod(int(global_step), sum(steps))
+    made = []
+    for turn in steps:
+        made.append(epoch * turn + min(within, turn))
+        within = max(0, within - turn)
+    return made
 
 
 class PhaseReports:
     """The summary writers of a loop's phases and its progress lines.
 
     Args:
-        phases: The loop's list of phases, with `name`, `summary_dir` and
-            `steps`; phases added later count too.
+        phases: The loop's list of phases (later additions count too).
         step_phases: Names of the phases whose steps are shown, or None to
             show the global step.
         graph: The graph that the event files hold.
@@ -31,11 +43,12 @@ class PhaseReports:
         self._start = self._last_time = self._last_step = self._first = None
 
     def start(self, global_step):
-        """Open the writers, which a loop that never runs leaves unwritten,
-        and start the clocks of the progress lines."""
+        """Open the writers and start the clocks of the progress lines."""
         for phase in self._phases:
-            if phase.summary_dir is not None:
-                self._writer(phase)
+            if phase.summary_dir and phase.name not in self._writers:
+                with _write_errors(phase.summary_dir, OSError):
+                    self._writers[phase.name] = tf.summary.FileWriter(
+                        phase.summary_dir, self._graph)
         self._start = self._last_time = time.monotonic()
         self._last_step = global_step
         self._first = None
@@ -44,7 +57,7 @@ class PhaseReports:
         """The shown step and the steps of each other phase, by name."""
         if self._step_phases is None:
             return global_step, {}
-        steps = zip(self._phases, phase_schedule.phase_steps_at(
+        steps = zip(self._phases, phase_steps_at(
             global_step, [phase.steps for phase in self._phases]))
         shown, others = 0, {}
         for phase, count in steps:
@@ -57,7 +70,7 @@ class PhaseReports:
     def write(self, phase, summary, global_step):
         """Write a summary of a phase at the shown step of a global step."""
         with _write_errors(phase.summary_dir):
-            self._writer(phase).add_summary(
+            self._writers[phase.name].add_summary(
                 summary, self.shown_steps(global_step)[0])
 
     def flush(self, phase):
@@ -69,10 +82,8 @@ class PhaseReports:
     def report(self, phase, global_step, mean_score, max_step):
         """Log the progress line of a report and flush the phase's writer.
 
-        The line holds the step, the mean score, the steps per second since
-        the last report, the time elapsed and the time left at the speed
-        since the first report (the time before it holds the graph's
-        start-up).
+        The time left is at the speed since the first report: the time
+        before it holds the graph's start-up.
         """
         now = time.monotonic()
         speed = rate = None
@@ -97,14 +108,6 @@ class PhaseReports:
         _logger.info('%s.', ', '.join(parts))
         self.flush(phase)
 
-    def _writer(self, phase):
-        """The summary writer of a phase, created on first use."""
-        if phase.name not in self._writers:
-            with _write_errors(phase.summary_dir, OSError):
-                self._writers[phase.name] = tf.summary.FileWriter(
-                    phase.summary_dir, self._graph)
-        return self._writers[phase.name]
-
 
 @contextlib.contextmanager
 def _write_errors(directory, *more_types):
@@ -125,4 +128,5 @@ def _write_errors(directory, *more_types):
 
 
 def _format_seconds(seconds):
+    """'H:MM:SS' of a number of seconds."""
     return str(datetime.timedelta(seconds=int(round(seconds))))

@@ -1,8 +1,5 @@
-"""Python warnings without terminal colour codes.
-
-Gymnasium colours its warnings with ANSI escape codes, which show as `[33m`
-in log files. `install` strips them. This module must not import
-TensorFlow: worker processes import it.
+"""Python warnings without the colour codes of gymnasium's, which show as
+`[33m` in log files. No TensorFlow: worker processes import this module.
 """
 
 import re

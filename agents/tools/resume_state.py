@@ -1,9 +1,8 @@
 """State that the trainer's checkpoints keep for an exact resumption.
 
-Variables of `*_temporary` scopes, which 2017-style savers leave out, but
-which decide what a seeded run does next (running episodes, the loop's
-means), join `COLLECTION`; the trainer's saver keeps them. State outside
-the graph registers operations to copy it in and out (`on_save`).
+Variables of `*_temporary` scopes (left out by 2017-style savers) that
+decide what a seeded run does next join `COLLECTION`; state outside the
+graph registers operations that copy it in and out (`on_save`).
 """
 
 import tensorflow.compat.v1 as tf
@@ -19,14 +18,12 @@ _APPLY = 'agents_resume_apply'
 
 
 def keep_for_resume(variables):
-    """Mark variables as state that a resumed run needs.
+    """Mark variables of the default graph as state that a resumed run
+    needs; returns them.
 
     Args:
         variables: A variable or a nested structure of variables (None
-            entries are skipped), of the default graph.
-
-    Returns:
-        The variables.
+            entries are skipped).
     """
     graph = tf.get_default_graph()
     kept = graph.get_collection_ref(COLLECTION)
@@ -62,7 +59,6 @@ def capture(sess, consistent=True):
     """Copy the state outside the graph into its variables, before a save.
 
     Args:
-        sess: Session of the graph.
         consistent: Whether the state is that of the last completed step;
             false forgets it, as does a copy that fails.
     """
@@ -78,13 +74,7 @@ def capture(sess, consistent=True):
 
 
 def apply_saved(sess):
-    """Set the state outside the graph from its restored variables.
-
-    Args:
-        sess: Session of the graph, whose variables were restored.
-
-    Returns:
-        List of the sentences of the state that could not be set.
-    """
+    """Set the state outside the graph from its restored variables; return
+    the sentences of the state that could not be set."""
     applied = sess.run(sess.graph.get_collection(_APPLY))
     return [reason.decode('utf-8') for reason in applied if reason]

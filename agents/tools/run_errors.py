@@ -1,9 +1,7 @@
-"""The two errors that end a run, and how their one-line messages show values.
+"""The two errors that end a run (`ConfigError`: exit code 2,
+`TrainingError`: 1), and how their one-line messages show values.
 
-`ConfigError`: a configuration, flag or run folder that cannot be used (exit
-code 2); `TrainingError`: training that started and stopped (exit code 1).
-They live below the environments and the training machinery, which both
-raise them. No TensorFlow: worker processes import this module.
+No TensorFlow: worker processes import this module.
 """
 
 # Most characters of a value that an error line shows.

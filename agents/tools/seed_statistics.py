@@ -1,8 +1,5 @@
-"""Statistics of scores over seeds, as reinforcement-learning papers report.
-
-The interquartile mean (IQM) with a stratified bootstrap percentile interval
-(Agarwal et al. 2021, the `rliable` package), and curves as CSV. NumPy
-only; the sampling of `scipy.stats.bootstrap` (see docs/learning.md).
+"""Scores over seeds as RL papers report them: the interquartile mean with a
+stratified bootstrap percentile interval (Agarwal et al. 2021), in NumPy.
 """
 
 import csv
@@ -25,14 +22,10 @@ def interquartile_mean(scores, axis=None):
     """`scipy.stats.trim_mean(scores, 0.25, axis)`: cuts n // 4 of each end.
 
     Args:
-      scores: Array-like of numbers.
-      axis: Axis to reduce; None flattens the scores first.
+      axis: Axis to reduce (an array results); None pools all (a float).
 
     Raises:
       ValueError: When there are no scores to average.
-
-    Returns:
-      A float when `axis` is None, else an array without that axis.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if axis is None:
@@ -42,23 +35,21 @@ def interquartile_mean(scores, axis=None):
         raise ValueError(
             'interquartile_mean got no scores; expected at least one.')
     cut = count // 4
-    ordered = np.sort(scores, axis=axis)
-    kept = np.take(ordered, np.arange(cut, count - cut), axis=axis)
+    kept = np.take(
+        np.sort(scores, axis=axis), np.arange(cut, count - cut), axis=axis)
     result = np.mean(kept, axis=axis)
     return float(result) if np.ndim(result) == 0 else result
 
 
 def bootstrap_interval(
-        strata, statistic=interquartile_mean, confidence=CONFIDENCE,
-        resamples=RESAMPLES, seed=SEED):
-    """Stratified bootstrap percentile confidence interval of a statistic.
+        strata, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
+    """Stratified bootstrap percentile interval `(low, high)` of the IQM.
 
     Each resample draws, within every stratum, as many scores as it has.
 
     Args:
       strata: Sequence of 1-D array-likes, the scores of each stratum (a
-          config or task, one score per seed), pooled for the statistic.
-      statistic: Function of pooled scores and `axis`, reducing that axis.
+          config or task, one score per seed), pooled for the IQM.
       confidence: Probability the interval covers, strictly between 0 and 1.
       resamples: Number of bootstrap resamples, at least 1.
       seed: Seed of the NumPy generator that draws the resamples.
@@ -66,9 +57,6 @@ def bootstrap_interval(
     Raises:
       ValueError: On no strata, an empty or not 1-D stratum, or a
           confidence or number of resamples out of range.
-
-    Returns:
-      Tuple of floats `(low, high)`.
     """
     strata = _check_strata(strata)
     if not 0 < confidence < 1:
@@ -78,15 +66,11 @@ def bootstrap_interval(
     if int(resamples) != resamples or resamples < 1:
         raise ValueError(
             f'resamples is {resamples!r}; expected a whole number >= 1.')
-    resamples = int(resamples)
-    generator = np.random.default_rng(seed)
-    resampled = []
-    for scores in strata:
-        indices = generator.integers(
-            0, len(scores), (resamples, len(scores)))
-        resampled.append(scores[indices])
-    values = np.asarray(
-        statistic(np.concatenate(resampled, axis=-1), axis=-1))
+    generator, resamples = np.random.default_rng(seed), int(resamples)
+    resampled = [
+        scores[generator.integers(0, len(scores), (resamples, len(scores)))]
+        for scores in strata]
+    values = interquartile_mean(np.concatenate(resampled, axis=-1), axis=-1)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(values, [alpha, 1 - alpha])
     return float(low), float(high)
@@ -97,33 +81,25 @@ def seed_summary(
     """Mean, median and IQM with its bootstrap interval of scores over seeds.
 
     Args:
-      scores: 1-D array-like, one score per seed, or a sequence of such
-          (strata, as for `bootstrap_interval`).
+      scores: 1-D array-like, one score per seed.
       confidence, resamples, seed: As for `bootstrap_interval`.
 
-    Raises:
-      ValueError: As `bootstrap_interval`.
-
     Returns:
-      Dict of `seeds` (number of scores), `mean`, `median`, `iqm`,
-      `iqm_low`, `iqm_high` and `confidence`.
+      Dict of `seeds` (their number), `mean`, `median`, `iqm`, `iqm_low`,
+      `iqm_high` and `confidence`.
     """
-    strata = _check_strata([scores] if _is_flat(scores) else list(scores))
-    pooled = np.concatenate(strata)
-    low, high = bootstrap_interval(
-        strata, interquartile_mean, confidence, resamples, seed)
+    scores, = _check_strata([scores])
+    low, high = bootstrap_interval([scores], confidence, resamples, seed)
     return dict(
-        seeds=len(pooled), mean=float(np.mean(pooled)),
-        median=float(np.median(pooled)),
-        iqm=interquartile_mean(pooled), iqm_low=low, iqm_high=high,
+        seeds=len(scores), mean=float(np.mean(scores)),
+        median=float(np.median(scores)),
+        iqm=interquartile_mean(scores), iqm_low=low, iqm_high=high,
         confidence=confidence)
 
 
 def curve_band(
         curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
-    """IQM and its bootstrap interval at every step of curves over seeds.
-
-    Every step is resampled with the same seed.
+    """Float arrays `(iqm, low, high)`: each step's IQM and its interval.
 
     Args:
       curves: 2-D array-like `[seeds, steps]` of scores.
@@ -131,51 +107,35 @@ def curve_band(
 
     Raises:
       ValueError: When `curves` is not 2-D with at least one seed and step.
-
-    Returns:
-      Tuple of three float arrays `(iqm, low, high)` of length `steps`.
     """
     curves = np.asarray(curves, dtype=np.float64)
     if curves.ndim != 2 or 0 in curves.shape:
         raise ValueError(
             f'curves has shape {curves.shape}; expected [seeds, steps] with '
             'at least one seed and one step.')
-    iqm = interquartile_mean(curves, axis=0)
     bounds = np.array([
-        bootstrap_interval([column], interquartile_mean, confidence,
-                           resamples, seed)
+        bootstrap_interval([column], confidence, resamples, seed)
         for column in curves.T])
-    return iqm, bounds[:, 0], bounds[:, 1]
+    return interquartile_mean(curves, axis=0), bounds[:, 0], bounds[:, 1]
 
 
 def summary_cells(summary, digits=1):
-    """Text cells of a `seed_summary` (or None: '0' and dashes) under
+    """Text cells of a `seed_summary` (None: '0' and dashes) under
     `SUMMARY_HEADER`, the scores with `digits` decimals."""
     if summary is None:
         return ('0',) + ('-',) * (len(SUMMARY_HEADER) - 1)
 
-    def number(value):
-        return f'{value:,.{digits}f}'
+    def number(key):
+        return f'{summary[key]:,.{digits}f}'
     return (
-        str(summary['seeds']), number(summary['mean']),
-        number(summary['median']), number(summary['iqm']),
-        f"[{number(summary['iqm_low'])}, {number(summary['iqm_high'])}]")
+        str(summary['seeds']), number('mean'), number('median'),
+        number('iqm'), f"[{number('iqm_low')}, {number('iqm_high')}]")
 
 
 def summary_table(summaries, label='config', digits=1):
-    """Lines of a markdown table of `(name, summary)` pairs, a row each.
-
-    Args:
-      summaries: Pairs of a name and a `seed_summary` or None.
-      label: Header of the name column.
-      digits: Decimals of the scores.
-
-    Returns:
-      List of lines.
-    """
-    header = (label,) + SUMMARY_HEADER
+    """Lines of a markdown table of `(name, seed_summary or None)` pairs."""
     lines = [
-        '| ' + ' | '.join(header) + ' |',
+        '| ' + ' | '.join((label,) + SUMMARY_HEADER) + ' |',
         '| --- |' + ' ---: |' * len(SUMMARY_HEADER)]
     for name, summary in summaries:
         cells = (str(name),) + summary_cells(summary, digits)
@@ -184,11 +144,7 @@ def summary_table(summaries, label='config', digits=1):
 
 
 def write_curves_csv(path, rows):
-    """Write curves as CSV `config,seed,step,score`, atomically.
-
-    Args:
-      path: Destination file.
-      rows: Iterable of `(config, seed, step, score)`.
+    """Write `(config, seed, step, score)` rows as CSV, atomically.
 
     Raises:
       ValueError: When a row does not have four values.
@@ -205,37 +161,6 @@ def write_curves_csv(path, rows):
     for config, seed, step, score in rows:
         writer.writerow((config, int(seed), int(step), repr(float(score))))
     atomic_file.write_atomic(path, text.getvalue())
-
-
-def read_curves_csv(path):
-    """Read curves written by `write_curves_csv`.
-
-    Args:
-      path: The CSV file.
-
-    Raises:
-      ValueError: When the header differs.
-
-    Returns:
-      List of `(config, seed, step, score)` tuples.
-    """
-    with open(path, encoding='utf-8', newline='') as file_:
-        reader = csv.reader(file_)
-        header = tuple(next(reader, ()))
-        if header != CSV_HEADER:
-            raise ValueError(
-                f'{path} starts with {",".join(header)!r}; expected the '
-                f'header {",".join(CSV_HEADER)!r}.')
-        return [
-            (config, int(seed), int(step), float(score))
-            for config, seed, step, score in reader]
-
-
-def _is_flat(scores):
-    """Whether scores are one stratum of numbers rather than strata."""
-    if isinstance(scores, np.ndarray):
-        return scores.ndim <= 1
-    return not any(np.ndim(item) for item in scores)
 
 
 def _check_strata(strata):

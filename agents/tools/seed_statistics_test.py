@@ -74,10 +74,6 @@ def test_stratified_interval_equals_scipy_with_independent_samples():
         method='percentile', n_resamples=1000, confidence_level=0.9,
         rng=np.random.default_rng(11)).confidence_interval
     np.testing.assert_allclose(ours, (theirs.low, theirs.high), rtol=1e-12)
-    # The mean statistic works too and differs from the IQM's interval.
-    mean_interval = seed_statistics.bootstrap_interval(
-        [first, second], np.mean, resamples=1000, seed=11)
-    assert mean_interval != ours
 
 
 def test_bootstrap_interval_degenerate_and_repeatable():
@@ -128,16 +124,6 @@ def test_seed_summary_of_one_config():
     assert low < summary['iqm'] < high
 
 
-def test_seed_summary_of_strata_pools_them():
-    """Strata are pooled for the statistics and resampled apart."""
-    strata = [[1.0, 2.0, 3.0], [10.0, 20.0]]
-    summary = seed_statistics.seed_summary(strata, resamples=500, seed=4)
-    assert (summary['seeds'], summary['mean'], summary['median'],
-            summary['iqm']) == (5, 7.2, 3.0, 5.0)
-    assert (summary['iqm_low'], summary['iqm_high']) == (
-        seed_statistics.bootstrap_interval(strata, resamples=500, seed=4))
-
-
 def test_curve_band_per_step():
     """Each step gets the IQM and interval of its column."""
     curves = np.array([[0.0, 10.0, 20.0], [1.0, 12.0, 20.0],
@@ -177,7 +163,7 @@ def test_summary_table_lines():
 
 
 def test_curves_csv_round_trip(tmp_path):
-    """Rows are written under the header and read back exactly."""
+    """Rows are written under the header exactly."""
     path = str(tmp_path / 'curves.csv')
     rows = [('pendulum', 0, 4000, -1200.25), ('pendulum', 1, 4000, -0.1),
             ('a,b', 2, 8000, 1e-17)]
@@ -188,12 +174,11 @@ def test_curves_csv_round_trip(tmp_path):
             'pendulum,0,4000,-1200.25\n'
             'pendulum,1,4000,-0.1\n'
             '"a,b",2,8000,1e-17\n')
-    assert seed_statistics.read_curves_csv(path) == rows
     assert os.listdir(tmp_path) == ['curves.csv']
 
 
-def test_curves_csv_bad_row_and_header(tmp_path):
-    """A short row writes nothing; a foreign header is refused."""
+def test_curves_csv_bad_row(tmp_path):
+    """A short row writes nothing."""
     path = str(tmp_path / 'curves.csv')
     with pytest.raises(ValueError) as error:
         seed_statistics.write_curves_csv(
@@ -202,10 +187,3 @@ def test_curves_csv_bad_row_and_header(tmp_path):
         "Curve row ('pendulum', 0, 1.0) has 3 values; expected 4: config, "
         'seed, step, score.')
     assert not os.listdir(tmp_path)
-    with open(path, 'w', encoding='utf-8') as file_:
-        file_.write('seed,score\n0,1.0\n')
-    with pytest.raises(ValueError) as error:
-        seed_statistics.read_curves_csv(path)
-    assert str(error.value) == (
-        f"{path} starts with 'seed,score'; expected the header "
-        "'config,seed,step,score'.")

@@ -4,10 +4,8 @@ import tensorflow.compat.v1 as tf
 
 
 class StreamingMean:
-    """Mean over all values submitted since the last clear, in variables.
-
-    They live in the current variable scope (`*_temporary` keeps them out
-    of checkpoints).
+    """Mean over the values submitted since the last clear, in variables
+    of the current variable scope.
 
     Args:
         shape: Shape of one value, without the batch dimension.
@@ -54,8 +52,7 @@ class StreamingMean:
     def clear(self):
         """Tensor of the mean (NaN without values), zeroing sum and count."""
         with tf.name_scope('streaming_mean_clear'):
-            value = self._sum / tf.cast(self._count, self._dtype)
-            # Reset only after the mean was read.
+            value = self.value
             with tf.control_dependencies([value]):
                 reset_sum = self._sum.assign(tf.zeros_like(self._sum))
                 reset_count = self._count.assign(0)

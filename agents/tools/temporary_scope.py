@@ -7,14 +7,11 @@ import tensorflow.compat.v1 as tf
 
 @contextlib.contextmanager
 def temporary_scope(name):
-    """Open a new variable scope whose name ends in `_temporary`.
+    """Open a new variable scope `name_temporary`, yielding it.
 
     Savers leave out `.*_temporary/.*` (the 2017 pattern). A repeated name
     is numbered before the suffix (`loop_1_temporary`), where TensorFlow's
     `loop_temporary_1` would escape the pattern.
-
-    Yields:
-        The `tf.VariableScope` of base name `name`, for `reenter`.
     """
     graph = tf.get_default_graph()
     outer = graph.get_name_scope()
@@ -34,7 +31,7 @@ def temporary_scope(name):
 @contextlib.contextmanager
 def reenter(scope):
     """Enter a variable scope again with its original name scope (which
-    names `tf.Variable`s), not a new one."""
+    names `tf.Variable`s)."""
     with tf.variable_scope(scope, auxiliary_name_scope=False) as entered:
         with tf.name_scope(scope.original_name_scope):
             yield entered
