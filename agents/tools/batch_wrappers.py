@@ -1,11 +1,7 @@
-"""Wrappers of a whole batch of environments, on its stacked arrays.
+"""Wrappers of a whole batch like `BatchEnv`, on its stacked arrays.
 
-The per-environment wrappers of `agents.tools.wrappers` cost Python calls
-per environment and step; these do the same with one NumPy operation per
-step of a batch like `BatchEnv`, with the same results, and keep its
-`step` and `reset`. Indexing gives the batch's environments unwrapped.
-
-This module must not import TensorFlow: worker processes import it.
+The standard wrappers of `agents.tools.wrappers` in one NumPy operation per
+batch step, with the same results. No TensorFlow: worker processes import it.
 """
 
 import numpy as np
@@ -16,31 +12,23 @@ from agents.tools import space_wrappers
 
 
 class BatchWrapper(forwarding.BatchForwarding):
-    """Base of the batch wrappers: forwards everything to the batch."""
+    """Base of the batch wrappers: forwards everything else to the batch,
+    whose environments indexing gives unwrapped."""
 
     # The names of the wrapper's arrays `_<name>` that resumes restore.
     _state_arrays = ()
 
     def __init__(self, batch_env):
-        """Wrap a batch like `tools.BatchEnv`, or another batch wrapper."""
         self._batch_env = batch_env
         self.observation_space = batch_env.observation_space
         self.action_space = batch_env.action_space
 
     @property
     def batch_env(self):
-        """The wrapped batch, which gets the attributes the wrapper lacks."""
+        """The wrapped batch."""
         return self._batch_env
 
     _wrapped = batch_env
-
-    def step(self, actions):
-        """Step the batch."""
-        return self._batch_env.step(actions)
-
-    def reset(self, indices=None, seed=None):
-        """Reset some or all environments of the batch."""
-        return self._batch_env.reset(indices, seed)
 
     def close(self):
         """Close the wrapped batch."""
@@ -60,17 +48,14 @@ class BatchWrapper(forwarding.BatchForwarding):
 
 
 class LimitDuration(BatchWrapper):
-    """End episodes by truncation after a number of steps, batch-wide.
-
-    As `wrappers.LimitDuration`; an environment the batch restarted after a
-    failure begins a new episode.
-    """
+    """The batch form of `wrappers.LimitDuration`; an environment the
+    batch restarted after a failure begins a new episode."""
 
     _state_arrays = ('steps', 'started', 'ended')
 
     def __init__(self, batch_env, duration):
-        """Wrap a batch, with the `duration` of `wrappers.LimitDuration`."""
-        checked = episode_wrappers.check_duration(duration)
+        checked = episode_wrappers.checked_integer(
+            duration, 'duration', 'positive')
         super().__init__(batch_env)
         self._duration = checked
         self._steps = np.zeros(len(batch_env), np.int64)
@@ -116,82 +101,45 @@ class LimitDuration(BatchWrapper):
         return observ
 
 
-class RangeNormalize(BatchWrapper):
-    """Map finite Box bounds of observations and actions to [-1, 1].
+class MapBatch(BatchWrapper):
+    """A batch wrapper that applies the `space_wrappers.ValueMap` of its
+    class's `map_class` to the stacked arrays."""
 
-    The batch version of `wrappers.RangeNormalize`.
-    """
+    map_class = space_wrappers.ValueMap
+
+    def __init__(self, batch_env, **kwargs):
+        super().__init__(batch_env)
+        self._map = self.map_class(batch_env, **kwargs)
+        self.observation_space = self._map.observation_space
+        self.action_space = self._map.action_space
+
+    def step(self, actions):
+        """Map the actions, step the batch and map the outcomes."""
+        observ, reward, done, info = self._batch_env.step(
+            self._map.action(actions))
+        return self._map.observ(observ), self._map.reward(reward), done, info
+
+    def reset(self, indices=None, seed=None):
+        """Reset some or all environments and map the observations."""
+        return self._map.observ(self._batch_env.reset(indices, seed))
+
+
+class RangeNormalize(MapBatch):
+    """The batch form of `wrappers.RangeNormalize`, with its arguments."""
+
+    map_class = space_wrappers.RangeMap
 
     def __init__(self, batch_env, observ=None, action=None):
-        """Wrap a batch, with the arguments of `wrappers.RangeNormalize`."""
-        super().__init__(batch_env)
-        self._observ, self._action, observation_space, action_space = (
-            space_wrappers.range_scales(
-                batch_env.observation_space, batch_env.action_space, observ,
-                action))
-        self.observation_space = observation_space
-        self.action_space = action_space
-
-    def step(self, actions):
-        """Map the normalised actions to the environments' bounds; step."""
-        if self._action is not None:
-            actions = self._action.denormalize(actions)
-        observ, reward, done, info = self._batch_env.step(actions)
-        if self._observ is not None:
-            observ = self._observ.normalize(observ)
-        return observ, reward, done, info
-
-    def reset(self, indices=None, seed=None):
-        """Reset some or all environments and normalise the observations."""
-        observ = self._batch_env.reset(indices, seed)
-        if self._observ is not None:
-            observ = self._observ.normalize(observ)
-        return observ
+        super().__init__(batch_env, observ=observ, action=action)
 
 
-class ClipAction(BatchWrapper):
-    """Clip actions to the bounds of the Box action space.
+class ClipAction(MapBatch):
+    """The batch form of `wrappers.ClipAction`."""
 
-    The batch version of `wrappers.ClipAction`, with infinite bounds.
-    """
-
-    def __init__(self, batch_env):
-        """Wrap a batch.
-
-        Raises:
-            ValueError: When the action space is not a Box.
-        """
-        super().__init__(batch_env)
-        self._clip = space_wrappers.ActionClip(batch_env.action_space)
-        self.action_space = self._clip.space
-
-    def step(self, actions):
-        """Clip the actions to the environments' bounds and step."""
-        return self._batch_env.step(self._clip(actions))
+    map_class = space_wrappers.ClipMap
 
 
-class ConvertTo32Bit(BatchWrapper):
-    """The batch version of `wrappers.ConvertTo32Bit`."""
+class ConvertTo32Bit(MapBatch):
+    """The batch form of `wrappers.ConvertTo32Bit`."""
 
-    def __init__(self, batch_env):
-        """Wrap a batch."""
-        super().__init__(batch_env)
-        self.observation_space = space_wrappers.space_to_32bit(
-            batch_env.observation_space)
-        self._dtype = getattr(self.observation_space, 'dtype', None)
-
-    def step(self, actions):
-        """Step the batch and convert the observations and rewards."""
-        observ, reward, done, info = self._batch_env.step(actions)
-        return (self._convert(observ), np.asarray(reward, np.float32), done,
-                info)
-
-    def reset(self, indices=None, seed=None):
-        """Reset some or all environments and convert the observations."""
-        return self._convert(self._batch_env.reset(indices, seed))
-
-    def _convert(self, observ):
-        """The observations in 32 bits."""
-        if self._dtype is None:
-            return observ
-        return np.asarray(observ).astype(self._dtype, copy=False)
+    map_class = space_wrappers.Map32Bit

@@ -1,6 +1,6 @@
 """Wrappers that shape the flow of episodes: resets, repeats, limits.
 
-This module must not import TensorFlow: worker processes import it.
+No TensorFlow here: worker processes import it.
 """
 
 import copy
@@ -17,16 +17,12 @@ _RANDOM_START_ATTEMPTS = 10
 class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """A `gymnasium.Wrapper` that forwards unknown public attributes.
 
-    The base of the wrappers of `agents.tools.wrappers`: attributes are read
-    from the wrapped environment, as in 2017 (gymnasium 1.0 dropped this),
-    and constructor arguments are recorded so that `env.spec` recreates the
-    environment. `step` and `reset` keep gymnasium's arguments and results;
-    wrappers with episode state raise a RuntimeError when stepped before
-    their first reset.
+    The base of `agents.tools.wrappers`: attributes are read from the
+    wrapped environment, as in 2017 (gymnasium 1.0 dropped this), and the
+    `constructor_args` are recorded so that `env.spec` recreates it.
     """
 
     def __init__(self, env, **constructor_args):
-        """Wrap `env`, recording the other `constructor_args` for its spec."""
         gym.utils.RecordConstructorArgs.__init__(self, **constructor_args)
         gym.Wrapper.__init__(self, env)
 
@@ -53,7 +49,6 @@ class AutoReset(ForwardingWrapper):
     """
 
     def __init__(self, env):
-        """Wrap the environment `env`."""
         super().__init__(env)
         self._done = False
 
@@ -78,15 +73,13 @@ class ActionRepeat(ForwardingWrapper):
 
     Repetition stops at the end of an episode; observation, flags and info
     are those of the last step.
+
+    Raises:
+        ValueError: When `amount` is not a positive integer.
     """
 
     def __init__(self, env, amount):
-        """Wrap `env`, applying each action `amount` times.
-
-        Raises:
-            ValueError: When `amount` is not a positive integer.
-        """
-        checked = _checked_integer(amount, 'amount', 'positive')
+        checked = checked_integer(amount, 'amount', 'positive')
         super().__init__(env, amount=amount)
         self._amount = checked
 
@@ -108,21 +101,19 @@ class RandomStart(ForwardingWrapper):
     actions or a fixed no-op, their rewards dropped; an episode that ends
     meanwhile is reset and a new number drawn. The reset's info gains
     `random_start_steps`. A seed given to `reset` seeds the draws too.
+
+    Args:
+        env: Environment to start randomly.
+        max_steps: Largest number of random steps after a reset.
+        noop_action: Action to repeat; None samples the action space.
+
+    Raises:
+        ValueError: When `max_steps` is not a non-negative integer or
+            `noop_action` is not in the action space.
     """
 
     def __init__(self, env, max_steps, noop_action=None):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to start randomly.
-            max_steps: Largest number of random steps after a reset.
-            noop_action: Action to repeat; None samples the action space.
-
-        Raises:
-            ValueError: When `max_steps` is not a non-negative integer or
-                `noop_action` is not in the action space.
-        """
-        checked = _checked_integer(max_steps, 'max_steps', 'non-negative')
+        checked = checked_integer(max_steps, 'max_steps', 'non-negative')
         if noop_action is not None and not env.action_space.contains(
                 noop_action):
             raise ValueError(
@@ -169,15 +160,13 @@ class LimitDuration(ForwardingWrapper):
 
     The step that reaches the limit sets `truncated`. Stepping an episode
     that ended, by the limit or otherwise, raises an error until `reset`.
+
+    Raises:
+        ValueError: When `duration` is not a positive integer.
     """
 
     def __init__(self, env, duration):
-        """Wrap `env`, truncating after `duration` steps.
-
-        Raises:
-            ValueError: When `duration` is not a positive integer.
-        """
-        checked = check_duration(duration)
+        checked = checked_integer(duration, 'duration', 'positive')
         super().__init__(env, duration=duration)
         self._duration = checked
         self._step = None
@@ -209,17 +198,9 @@ class LimitDuration(ForwardingWrapper):
         return self.env.reset(seed=seed, options=options)
 
 
-def check_duration(duration):
-    """The `duration` of a `LimitDuration` as an int.
-
-    Raises:
-        ValueError: When `duration` is not a positive integer.
-    """
-    return _checked_integer(duration, 'duration', 'positive')
-
-
-def _checked_integer(value, name, kind):
-    """`value` as an int; a ValueError unless it is a `kind` integer."""
+def checked_integer(value, name, kind):
+    """`value` as an int; a ValueError unless it is a `kind` ('positive'
+    or 'non-negative') integer."""
     if not is_integer(value) or value < (1 if kind == 'positive' else 0):
         raise ValueError(f'{name} must be a {kind} integer, got {value!r}.')
     return int(value)

@@ -1,6 +1,6 @@
 """Wrappers that transform spaces and values: history, deltas, ranges.
 
-This module must not import TensorFlow: worker processes import it.
+No TensorFlow here: worker processes import it.
 """
 
 import gymnasium as gym
@@ -112,7 +112,81 @@ class FrameDelta(ForwardingWrapper):
         return np.zeros_like(self._last), info
 
 
-class RangeNormalize(ForwardingWrapper):
+class ValueMap:
+    """What a standard wrapper does to actions, observations, rewards and
+    spaces, the same for one environment (`MapWrapper`) and for a batch's
+    stacked arrays (`batch_wrappers`); by default nothing.
+
+    Args:
+        env: Environment or batch whose spaces the map takes.
+    """
+
+    def __init__(self, env):
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+
+    def action(self, action):
+        """The action for the wrapped environment."""
+        return action
+
+    def observ(self, observ):
+        """The observation for the caller."""
+        return observ
+
+    def reward(self, reward):
+        """The reward for the caller."""
+        return reward
+
+
+class MapWrapper(ForwardingWrapper):
+    """A wrapper of one environment that applies the `ValueMap` of its
+    class's `map_class`, built with the constructor's keyword arguments."""
+
+    map_class = ValueMap
+
+    def __init__(self, env, **constructor_args):
+        value_map = self.map_class(env, **constructor_args)
+        super().__init__(env, **constructor_args)
+        self._map = value_map
+        self.observation_space = value_map.observation_space
+        self.action_space = value_map.action_space
+
+    def step(self, action):
+        """Map the action, step the environment and map the outcome."""
+        observ, reward, terminated, truncated, info = self.env.step(
+            self._map.action(action))
+        return (self._map.observ(observ), self._map.reward(reward),
+                terminated, truncated, info)
+
+    def reset(self, *, seed=None, options=None):
+        """Reset the environment and map its observation."""
+        observ, info = self.env.reset(seed=seed, options=options)
+        return self._map.observ(observ), info
+
+
+class RangeMap(ValueMap):
+    """The maps of `RangeNormalize`, with its arguments."""
+
+    def __init__(self, env, observ=None, action=None):
+        super().__init__(env)
+        (self._observ, self._action, self.observation_space,
+         self.action_space) = range_scales(
+             env.observation_space, env.action_space, observ, action)
+
+    def action(self, action):
+        """The action mapped from [-1, 1] to the bounds."""
+        if self._action is None:
+            return action
+        return self._action.denormalize(action)
+
+    def observ(self, observ):
+        """The observation mapped from the bounds to [-1, 1]."""
+        if self._observ is None:
+            return observ
+        return self._observ.normalize(observ)
+
+
+class RangeNormalize(MapWrapper):
     """Map finite Box bounds of observations and actions to [-1, 1].
 
     Dimensions with an infinite or empty range stay as they are. Integer
@@ -130,42 +204,14 @@ class RangeNormalize(ForwardingWrapper):
         ValueError: On a non-bool switch, or True for another space.
     """
 
+    map_class = RangeMap
+
     def __init__(self, env, observ=None, action=None):
         super().__init__(env, observ=observ, action=action)
-        self._observ, self._action, observation_space, action_space = (
-            range_scales(
-                env.observation_space, env.action_space, observ, action))
-        self.observation_space = observation_space
-        self.action_space = action_space
-
-    def step(self, action):
-        """Map the action to the environment's bounds and step."""
-        if self._action is not None:
-            action = self._action.denormalize(action)
-        observ, reward, terminated, truncated, info = self.env.step(action)
-        if self._observ is not None:
-            observ = self._observ.normalize(observ)
-        return observ, reward, terminated, truncated, info
-
-    def reset(self, *, seed=None, options=None):
-        """Reset the environment and normalise its observation."""
-        observ, info = self.env.reset(seed=seed, options=options)
-        if self._observ is not None:
-            observ = self._observ.normalize(observ)
-        return observ, info
 
 
 def range_scales(observation_space, action_space, observ, action):
-    """The maps of `RangeNormalize` (for environments and batches).
-
-    Args:
-        observation_space: Observation space of the environment.
-        action_space: Action space of the environment.
-        observ: Switch of observations, as for `RangeNormalize`.
-        action: Switch of actions, as for `RangeNormalize`.
-
-    Raises:
-        ValueError: As `RangeNormalize`.
+    """The maps of `RangeNormalize` (for environments, batches and tasks).
 
     Returns:
         Tuple of the observation map or None, the action map or None, and
@@ -196,7 +242,27 @@ def range_scales(observation_space, action_space, observ, action):
     return observ_scale, action_scale, observation_space, action_space
 
 
-class ClipAction(ForwardingWrapper):
+class ClipMap(ValueMap):
+    """The map of `ClipAction`: actions clipped, the action space unbounded.
+    """
+
+    def __init__(self, env):
+        super().__init__(env)
+        space = _require_box(env.action_space, 'ClipAction')
+        self._low, self._high = space.low, space.high
+        self._dtype = space.dtype
+        self.action_space = gym.spaces.Box(
+            -np.inf, np.inf, space.shape, space.dtype)
+
+    def action(self, action):
+        """The action, or a batch of them, clipped in the space's dtype."""
+        # Two ufuncs cost a fraction of np.clip's Python overhead, which
+        # shows at thousands of steps per second; NaN stays NaN either way.
+        action = np.minimum(np.maximum(action, self._low), self._high)
+        return action.astype(self._dtype, copy=False)
+
+
+class ClipAction(MapWrapper):
     """Clip actions to the bounds of the Box action space.
 
     Its action space is unbounded, so that samples of a Gaussian policy pass
@@ -206,66 +272,33 @@ class ClipAction(ForwardingWrapper):
         ValueError: When the action space is not a Box.
     """
 
-    def __init__(self, env):
-        self._clip = ActionClip(env.action_space)
-        super().__init__(env)
-        self.action_space = self._clip.space
-
-    def step(self, action):
-        """Clip the action to the environment's bounds and step."""
-        return self.env.step(self._clip(action))
+    map_class = ClipMap
 
 
-class ActionClip:
-    """The clipping of `ClipAction`, for environments and batches.
-
-    Attributes:
-        space: The Box of the environment with infinite bounds.
-
-    Raises:
-        ValueError: When the space is not a Box.
-    """
-
-    def __init__(self, space):
-        space = _require_box(space, 'ClipAction')
-        self._low, self._high = space.low, space.high
-        self._dtype = space.dtype
-        self.space = gym.spaces.Box(-np.inf, np.inf, space.shape, space.dtype)
-
-    def __call__(self, action):
-        """Clip an action, or a batch of them, in the dtype of the space."""
-        # Two ufuncs cost a fraction of np.clip's Python overhead, which
-        # shows at thousands of steps per second; NaN stays NaN either way.
-        action = np.minimum(np.maximum(action, self._low), self._high)
-        return action.astype(self._dtype, copy=False)
-
-
-class ConvertTo32Bit(ForwardingWrapper):
-    """Convert 64-bit observations, their space and rewards to 32 bits."""
+class Map32Bit(ValueMap):
+    """The maps of `ConvertTo32Bit`."""
 
     def __init__(self, env):
         super().__init__(env)
         self.observation_space = space_to_32bit(env.observation_space)
 
-    def step(self, action):
-        """Step the environment and convert observation and reward."""
-        observ, reward, terminated, truncated, info = self.env.step(action)
-        return (_to_32bit(observ), np.float32(reward), terminated, truncated,
-                info)
+    def observ(self, observ):
+        """The observation, or a batch of them, in 32 bits."""
+        return _to_32bit(observ)
 
-    def reset(self, *, seed=None, options=None):
-        """Reset the environment and convert the observation."""
-        observ, info = self.env.reset(seed=seed, options=options)
-        return _to_32bit(observ), info
+    def reward(self, reward):
+        """The reward, or a batch of them, as float32."""
+        return np.float32(reward)
 
 
-class CacheSpaces(ForwardingWrapper):
+class ConvertTo32Bit(MapWrapper):
+    """Convert 64-bit observations, their space and rewards to 32 bits."""
+
+    map_class = Map32Bit
+
+
+class CacheSpaces(MapWrapper):
     """Read the observation and action space once and keep them."""
-
-    def __init__(self, env):
-        super().__init__(env)
-        self.observation_space = env.observation_space
-        self.action_space = env.action_space
 
 
 class _Scale:
@@ -304,6 +337,7 @@ class _Scale:
 
 
 def _require_box(space, user):
+    """The space; a ValueError naming `user` unless it is a Box."""
     if not isinstance(space, gym.spaces.Box):
         raise ValueError(f'{user} needs a Box space, got {space}.')
     return space
@@ -356,6 +390,7 @@ def _clip_bounds(bounds, dtype):
 
 
 def _to_32bit(observ):
+    """An observation (or a batch of them) with 64-bit values in 32 bits."""
     if isinstance(observ, (float, np.float64)):
         return np.float32(observ)
     if isinstance(observ, (int, np.int64)) and not isinstance(observ, bool):
