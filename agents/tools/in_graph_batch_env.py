@@ -26,18 +26,16 @@ class InGraphBatchEnv(
     checkpoints keep the variables and the batch's `get_env_state` (see
     `tools.resume_state.on_save`); a batch without one (workers, EnvPool)
     resumes with all episodes begun anew.
+
+    Args:
+        batch_env: Batch like `tools.BatchEnv`, of Box or Discrete spaces.
+
+    Raises:
+        ValueError: When a space is neither Box nor Discrete.
+        graph_mode.GraphModeError: When not in TF2 graph mode.
     """
 
     def __init__(self, batch_env):
-        """Create the variables for a batch of environments.
-
-        Args:
-            batch_env: Batch like `tools.BatchEnv`, of Box or Discrete spaces.
-
-        Raises:
-            ValueError: When a space is neither Box nor Discrete.
-            graph_mode.GraphModeError: When not in TF2 graph mode.
-        """
         self._batch_env = batch_env
         self._error = None
         batch = (len(batch_env),)
@@ -75,10 +73,8 @@ class InGraphBatchEnv(
 
     @property
     def restarted(self):
-        """Bool variable: where the last step replaced a failed environment.
-
-        Its episode ended without a result, to be dropped, not scored.
-        """
+        """Bool variable: where the last step replaced a failed environment,
+        whose episode ended without a result, to be dropped, not scored."""
         return self._restarted
 
     @property
@@ -88,19 +84,13 @@ class InGraphBatchEnv(
 
     @property
     def error(self):
-        """The batch's exception that failed the last step or reset, or None.
-        """
+        """The exception that failed the last step or reset, or None."""
         return self._error
 
     def simulate(self, action):
-        """Step the batch and store the outcomes in the variables.
-
-        Args:
-            action: Tensor of the actions, as for `in_graph_env.prepare_action`.
-
-        Returns:
-            Operation that steps and assigns; it fails and assigns nothing
-            on NaN or Inf (`observ : Tensor had NaN values`).
+        """The op that steps the batch with an action tensor (as for
+        `in_graph_env.prepare_action`) and assigns the variables; it fails
+        and assigns nothing on NaN or Inf (`observ : Tensor had NaN values`).
         """
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
@@ -113,25 +103,17 @@ class InGraphBatchEnv(
                         *self.assign_outcome(outcome))
 
     def step_outcome(self, action):
-        """Step the batch and return its `Outcome`, assigning nothing.
-
-        For loops of many steps in one session call, which assign the last
-        outcome with `assign_outcome`; not for XLA (it runs Python).
-
-        Args:
-            action: Tensor of the action variable's dtype and shape.
-        """
+        """The `Outcome` of a step with an action tensor of the variable's
+        dtype and shape, assigning nothing (for loops of many steps in one
+        session call; not for XLA: it runs Python)."""
         packed = tf.numpy_function(
                 self._step, [action], tf.uint8, name='step')
         packed.set_shape((len(self._batch_env), None))
         return self._unpack(packed)
 
     def reset_outcome(self, indices):
-        """Reset environments and return their `Outcome`, assigning nothing.
-
-        Args:
-            indices: 1-D int32 tensor of the environments to reset.
-        """
+        """The `Outcome` of resetting the environments of a 1-D int32
+        tensor of indices, assigning nothing."""
         indices.set_shape((None,))
         packed = tf.numpy_function(
                 self._reset, [indices], tf.uint8, name='reset')
@@ -143,15 +125,8 @@ class InGraphBatchEnv(
                 for variable, value in zip(self._outcome, outcome)]
 
     def reset(self, indices=None):
-        """Reset some or all environments and store their observations.
-
-        Args:
-            indices: 1-D integer tensor of the environments; None for all.
-
-        Returns:
-            Tensor of their first observations, once the variables are set;
-            it fails on NaN or Inf.
-        """
+        """Reset the environments of a 1-D integer tensor (None: all): their
+        first observations, once assigned; it fails on NaN or Inf."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(len(self._batch_env))
@@ -217,20 +192,12 @@ class InGraphBatchEnv(
 
     def _step(self, action):
         """Step the batch; the packed rows of `_row`."""
-        self._error = None
         _check_finite(action, 'action')
-        try:
-            observ, reward, done, info = self._batch_env.step(action)
-        except Exception as error:
-            self._error = error
-            raise
-        _check_finite(observ, 'observ')
+        observ, reward, done, info = self._call(self._batch_env.step, action)
+        packed = self._pack(observ, np.empty)
         _check_finite(reward, 'reward')
-        restarted = info.get('restarted', False)
-        packed = np.empty(len(done), self._row)
-        packed['observ'] = observ
         packed['reward'] = reward
-        packed['restarts'] = self._count_restarts()
+        restarted = info.get('restarted', False)
         flags = packed['flags']
         # Terminated episodes are not bootstrapped, even if also truncated.
         np.logical_and(
@@ -242,21 +209,27 @@ class InGraphBatchEnv(
 
     def _reset(self, indices):
         """Reset environments; the packed rows of `_row`."""
+        observ = self._call(self._batch_env.reset, indices)
+        packed = self._pack(observ, np.zeros)
+        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
+
+    def _call(self, method, argument):
+        """Call a method of the batch, keeping its exception as `error`."""
         self._error = None
         try:
-            observ = self._batch_env.reset(indices)
+            return method(argument)
         except Exception as error:
             self._error = error
             raise
-        _check_finite(observ, 'observ')
-        packed = np.zeros(len(indices), self._row)
-        packed['observ'] = observ
-        packed['restarts'] = self._count_restarts()
-        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
-    def _count_restarts(self):
-        """The batch's count of restarts; 0 where it has none."""
-        return getattr(self._batch_env, 'restarts', 0)
+    def _pack(self, observ, create):
+        """Rows of `_row` from `create` with the checked observations and
+        the batch's count of restarts (0 where it has none)."""
+        _check_finite(observ, 'observ')
+        packed = create(len(observ), self._row)
+        packed['observ'] = observ
+        packed['restarts'] = getattr(self._batch_env, 'restarts', 0)
+        return packed
 
     def _unpack(self, packed, every_row=True):
         """Split uint8 rows of `_row` into an `Outcome`; `every_row` when
