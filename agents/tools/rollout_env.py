@@ -1,12 +1,8 @@
 """The environments of a loop of many steps in one session call.
 
-Such a loop (`PPO.collect`) carries a batch's state from step to step and
-assigns it once at the end. `TaskRolloutEnv` steps an in-graph task through
-its pure functions (a loop XLA can compile); `BridgeRolloutEnv` steps a
-`tools.InGraphBatchEnv` through its `numpy_function`. `rollout_env` picks.
-A loop carries a `Failure` record of its first step that was not finite
-(`first_failure`), stops there, and fails outside the call
-(`failure_checks`) with the message of `tf.debugging.check_numerics`.
+Such a loop (`PPO.collect`, `tools.compiled_rollout`) carries a batch's
+state from step to step, assigns it once at the end, stops at its first
+step that is not finite (`Failure`) and fails outside the call.
 """
 
 import collections
@@ -18,14 +14,11 @@ from agents.tools import compiled_ops
 
 
 class TaskRolloutEnv:
-    """The loop's view of an in-graph task: pure functions of its state.
+    """The loop's view of an in-graph task, through its pure `transition`
+    and `restart` (a loop XLA compiles).
 
-    Its loop state is the tuple of its reset counter, its physical states
-    and its episodes' step counts.
-
-    Args:
-        batch_env: In-graph batch with `transition`, `restart` and the
-            variables `seed`, `counter`, `state`, `steps`.
+    Its loop state is the tuple of the task's reset counter, its physical
+    states and its episodes' step counts.
     """
 
     jit_compile = True
@@ -50,23 +43,17 @@ class TaskRolloutEnv:
         return env_state[0]
 
     def begin(self, env_state, begin, observ):
-        """Begin new episodes where `begin` ([batch] bool) is true.
-
-        Returns:
-            Tuple of the loop state and the observations after the resets.
-        """
+        """The loop state and observations after beginning new episodes
+        where `begin` ([batch] bool) is true."""
         counter, state, steps = env_state
         counter, state, steps, fresh = self._batch_env.restart(
             self._batch_env.seed.read_value(), counter, state, steps, begin)
         return (counter, state, steps), compiled_ops.where(begin, fresh, observ)
 
     def step(self, env_state, action):
-        """Step every environment of the batch.
-
-        Returns:
-            Tuple of the loop state, the observations, float32 rewards, and
-            the bool flags done, truncated and restarted (never, for a task).
-        """
+        """Step every environment: the loop state, observations, float32
+        rewards, and the bool flags done, truncated and restarted (never,
+        for a task)."""
         counter, state, steps = env_state
         state, steps, observ, reward, done, truncated = (
             self._batch_env.transition(state, steps, action))
@@ -83,14 +70,11 @@ class TaskRolloutEnv:
 
 
 class BridgeRolloutEnv:
-    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python.
+    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
+    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task.
 
-    Steps and resets call its `step_outcome` and `reset_outcome`, with the
-    batch's own checks. Its loop state is the tuple of the flags of the
-    environments restarted after a failure and the count of restarts.
-
-    Args:
-        batch_env: `tools.InGraphBatchEnv`.
+    Its loop state is the tuple of the flags of the environments restarted
+    after a failure and the count of restarts.
     """
 
     jit_compile = False
@@ -116,9 +100,7 @@ class BridgeRolloutEnv:
         return tf.constant(0, tf.int64)
 
     def begin(self, env_state, begin, observ):
-        """Reset where `begin` is true, as `TaskRolloutEnv.begin` does.
-
-        Steps where no episode begins call no Python.
+        """Reset where `begin` is true; steps without resets call no Python.
         """
         restarted, restarts = env_state
 
@@ -132,16 +114,13 @@ class BridgeRolloutEnv:
                 outcome.restarts,
                 tf.tensor_scatter_nd_update(observ, rows, outcome.observ))
 
-        # Without resets the values pass through unchanged.
         restarted, restarts, observ = tf.cond(
             tf.reduce_any(begin), _reset,
             lambda: (restarted, restarts, observ))
         return (restarted, restarts), observ
 
     def step(self, env_state, action):
-        """Step the batch through Python, as `TaskRolloutEnv.step` does.
-
-        Done is true also where an environment restarted.
+        """Step the batch; done is true also where an environment restarted.
         """
         del env_state
         outcome = self._batch_env.step_outcome(action)
@@ -159,14 +138,8 @@ class BridgeRolloutEnv:
 
 
 def rollout_env(batch_env):
-    """The loop's view of an in-graph batch, or None for one it cannot step.
-
-    Args:
-        batch_env: An in-graph task, a `tools.InGraphBatchEnv`, or other.
-
-    Returns:
-        `TaskRolloutEnv`, `BridgeRolloutEnv` or None.
-    """
+    """The loop's view of an in-graph task or a `tools.InGraphBatchEnv`;
+    None for other batches."""
     if hasattr(batch_env, 'transition') and hasattr(batch_env, 'restart'):
         return TaskRolloutEnv(batch_env)
     if isinstance(batch_env, in_graph_batch_env.InGraphBatchEnv):
@@ -174,14 +147,14 @@ def rollout_env(batch_env):
     return None
 
 
-# Whether a step of a compiled loop was not finite, and the actions,
-# observations and rewards of the first such step.
+# Whether a step of a loop was not finite, and the actions, observations
+# and rewards of the first such step.
 Failure = collections.namedtuple('Failure', 'failed, action, observ, reward')
 
 
 def no_failure(observ, action):
-    """The `Failure` record of a loop that has not failed, shaped like a
-    batch of observations and actions."""
+    """The `Failure` of a loop that has not failed, shaped like a batch of
+    observations and actions."""
     return Failure(
         failed=tf.constant(False), action=tf.zeros_like(action),
         observ=tf.zeros_like(observ),
@@ -205,16 +178,10 @@ def first_failure(failure, action, observ, reward):
 
 
 def failure_checks(failure):
-    """Checks that fail where a step failed, with the message of
+    """Checks (a list of the last, run after the others) that fail where a
+    loop's `Failure` failed, with the message of
     `tf.debugging.check_numerics`, actions first (`action : Tensor had NaN
-    values`).
-
-    Args:
-        failure: `Failure` after a compiled loop.
-
-    Returns:
-        List of the last check's tensor, run after the earlier ones.
-    """
+    values`)."""
     checks = []
     for name in ('action', 'observ', 'reward'):
         value = getattr(failure, name)

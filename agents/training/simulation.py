@@ -187,7 +187,7 @@ def compiles_evaluation(config, eval_batch_env, view):
     """Whether evaluations run as one session call of all their steps.
 
     With `compile_rollout`, where the view has the pure policy step of
-    `tools.compiled_rollout.Policy` and the environments are in-graph or
+    `compiled_rollout.first_episodes` and the environments are in-graph or
     behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps.
     """
     if not (config.compile_rollout and hasattr(view, 'step')):
