@@ -71,21 +71,13 @@ class InGraphBatchEnv(
         """The batch."""
         return self._batch_env
 
-    @property
-    def restarted(self):
-        """Bool variable: where the last step replaced a failed environment,
-        whose episode ended without a result, to be dropped, not scored."""
-        return self._restarted
-
-    @property
-    def restarts(self):
-        """Int64 variable of the environments replaced after failures."""
-        return self._restarts
-
-    @property
-    def error(self):
-        """The exception that failed the last step or reset, or None."""
-        return self._error
+    restarted = in_graph_env.variable_property(
+            'restarted', 'Bool variable: where the last step replaced a '
+            'failed environment, whose episode has no result to score.')
+    restarts = in_graph_env.variable_property(
+            'restarts', 'int64 variable of the environments replaced.')
+    error = in_graph_env.variable_property(
+            'error', 'The exception that failed the last step or reset.')
 
     def simulate(self, action):
         """The op that steps the batch with an action tensor (as for

@@ -12,36 +12,24 @@ from agents.tools import compiled_ops
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
+def variable_property(name, doc):
+    """A read-only property of the attribute `_<name>`."""
+    return property(lambda self: getattr(self, '_' + name), doc=doc)
+
+
 class InGraphEnvBase(forwarding.Forwarding):
     """The variables of in-graph environments and batches: `_observ`,
     `_action`, `_reward`, `_done`, `_truncated`, which subclasses create;
     `_wrapped` gives the spaces and other public attributes."""
 
-    @property
-    def observ(self):
-        """Variable of the current observation."""
-        return self._observ
-
-    @property
-    def action(self):
-        """Variable of the last action."""
-        return self._action
-
-    @property
-    def reward(self):
-        """Variable of the last reward, float32."""
-        return self._reward
-
-    @property
-    def done(self):
-        """Bool variable: whether the episode ended (or was restarted)."""
-        return self._done
-
-    @property
-    def truncated(self):
-        """Bool variable: whether the episode was truncated, not terminated
-        (an algorithm may bootstrap from the last observation)."""
-        return self._truncated
+    observ = variable_property('observ', 'Variable of the observation.')
+    action = variable_property('action', 'Variable of the last action.')
+    reward = variable_property('reward', 'float32 variable of the reward.')
+    done = variable_property(
+            'done', 'Bool variable: whether the episode ended (or restarted).')
+    truncated = variable_property(
+            'truncated', 'Bool variable: whether the episode was truncated, '
+            'not terminated (an algorithm may bootstrap then).')
 
     def _define_variables(self, name, batch):
         """The scope `env_temporary` and the variables observ, action,
