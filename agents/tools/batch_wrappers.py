@@ -15,9 +15,6 @@ class BatchWrapper(forwarding.BatchForwarding):
     """Base of the batch wrappers: forwards everything else to the batch,
     whose environments indexing gives unwrapped."""
 
-    # The names of the wrapper's arrays `_<name>` that resumes restore.
-    _state_arrays = ()
-
     def __init__(self, batch_env):
         self._batch_env = batch_env
         self.observation_space = batch_env.observation_space
@@ -36,69 +33,52 @@ class BatchWrapper(forwarding.BatchForwarding):
 
     def get_env_state(self):
         """The state of the batch and its wrappers."""
-        state = {name: getattr(self, '_' + name).copy()
-                 for name in self._state_arrays}
+        state = {name: array.copy() for name, array in self._state().items()}
         return dict(state, batch=self._batch_env.get_env_state())
 
     def set_env_state(self, state):
         """Set the state of `get_env_state`."""
         self._batch_env.set_env_state(state['batch'])
-        for name in self._state_arrays:
-            getattr(self, '_' + name)[...] = state[name]
+        for name, array in self._state().items():
+            array[...] = state[name]
+
+    def _state(self):
+        """The wrapper's arrays that resumes restore, by name."""
+        return {}
 
 
 class LimitDuration(BatchWrapper):
     """The batch form of `wrappers.LimitDuration`; an environment the
     batch restarted after a failure begins a new episode."""
 
-    _state_arrays = ('steps', 'started', 'ended')
-
     def __init__(self, batch_env, duration):
-        checked = episode_wrappers.checked_integer(
-            duration, 'duration', 'positive')
+        limit = episode_wrappers.DurationLimit(duration, len(batch_env))
         super().__init__(batch_env)
-        self._duration = checked
-        self._steps = np.zeros(len(batch_env), np.int64)
-        self._started = np.zeros(len(batch_env), bool)
-        self._ended = np.zeros(len(batch_env), bool)
+        self._limit = limit
 
     def step(self, actions):
-        """Step the batch and truncate the episodes at the limit.
-
-        Raises:
-            RuntimeError: When an environment was not reset or its episode
-                ended.
-        """
-        if self._ended.any() or not self._started.all():
-            index = int(np.argmax(self._ended | ~self._started))
-            if not self._started[index]:
-                raise RuntimeError(
-                    f'Reset environment {index} of the batch before '
-                    'stepping it.')
-            raise RuntimeError(
-                f'The episode of environment {index} of the batch ended '
-                f'after {self._steps[index]} steps (limit {self._duration});'
-                ' reset the environment before stepping it again.')
+        """Step the batch and truncate the episodes at the limit; a
+        RuntimeError where an episode was not begun or ended."""
+        self._limit.check()
         observ, reward, done, info = self._batch_env.step(actions)
-        self._steps += 1
-        truncated = info['truncated'] | (self._steps >= self._duration)
         restarted = info['restarted']
-        if restarted.any():
-            truncated &= ~restarted
-            self._steps[restarted] = 0
+        # The step of a restarted environment began a new episode.
+        self._limit.steps[restarted] = -1
+        truncated = self._limit.count(done, info['truncated'] & ~restarted)
         done = done | truncated
-        self._ended = done.copy()
-        info = dict(info, truncated=truncated)
-        return observ, reward, done, info
+        return observ, reward, done, dict(info, truncated=truncated)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments and their step counts."""
         observ = self._batch_env.reset(indices, seed)
-        rows = slice(None) if indices is None else np.asarray(indices, int)
-        self._steps[rows] = 0
-        self._started[rows] = True
-        self._ended[rows] = False
+        self._limit.begin(
+            slice(None) if indices is None else np.asarray(indices, int))
         return observ
+
+    def _state(self):
+        """The step counts, started and ended flags."""
+        limit = self._limit
+        return dict(steps=limit.steps, started=limit.started, ended=limit.ended)
 
 
 class MapBatch(BatchWrapper):

@@ -166,36 +166,70 @@ class LimitDuration(ForwardingWrapper):
     """
 
     def __init__(self, env, duration):
-        checked = checked_integer(duration, 'duration', 'positive')
+        limit = DurationLimit(duration, None)
         super().__init__(env, duration=duration)
-        self._duration = checked
-        self._step = None
-        self._ended = False
+        self._limit = limit
 
     def step(self, action):
-        """Step the environment and truncate at the limit.
-
-        Raises:
-            RuntimeError: Before `reset` or after the episode ended.
-        """
-        self._require_reset(self._step)
-        if self._ended:
-            raise RuntimeError(
-                f'The episode ended after {self._step} steps (limit '
-                f'{self._duration}); reset the environment before stepping '
-                'it again.')
+        """Step the environment and truncate at the limit; a RuntimeError
+        before `reset` or after the episode ended."""
+        self._limit.check()
         observ, reward, terminated, truncated, info = self.env.step(action)
-        self._step += 1
-        if self._step >= self._duration:
-            truncated = True
-        self._ended = bool(terminated or truncated)
-        return observ, reward, terminated, truncated, info
+        truncated = self._limit.count(terminated, truncated)
+        return observ, reward, terminated, bool(truncated[0]), info
 
     def reset(self, *, seed=None, options=None):
         """Reset the environment and the step count."""
-        self._step = 0
-        self._ended = False
+        self._limit.begin(slice(None))
         return self.env.reset(seed=seed, options=options)
+
+
+class DurationLimit:
+    """The step counts of `LimitDuration`, of one environment or of each of
+    a batch (`batch_wrappers.LimitDuration`), as arrays.
+
+    Args:
+        duration: Steps after which an episode is truncated.
+        size: Number of environments of a batch; None for one environment.
+    """
+
+    def __init__(self, duration, size):
+        self.duration = checked_integer(duration, 'duration', 'positive')
+        self._batch = size is not None
+        self.steps = np.zeros(size or 1, np.int64)
+        self.started = np.zeros(size or 1, bool)
+        self.ended = np.zeros(size or 1, bool)
+
+    def check(self):
+        """Raise a RuntimeError unless every episode began and goes on."""
+        if not self.ended.any() and self.started.all():
+            return
+        index = int(np.argmax(self.ended | ~self.started))
+        if not self._batch:
+            subject, of = 'the LimitDuration', ''
+        else:
+            subject = f'environment {index} of the batch'
+            of = ' of ' + subject
+        if not self.started[index]:
+            raise RuntimeError(f'Reset {subject} before stepping it.')
+        raise RuntimeError(
+            f'The episode{of} ended after {self.steps[index]} steps (limit '
+            f'{self.duration}); reset the environment before stepping it '
+            'again.')
+
+    def count(self, done, truncated):
+        """Count a step that ended episodes where `done`: the truncated
+        flags, true also at the limit."""
+        self.steps += 1
+        truncated = truncated | (self.steps >= self.duration)
+        self.ended = done | truncated
+        return truncated
+
+    def begin(self, rows):
+        """Begin new episodes in the rows (an index array or slice)."""
+        self.steps[rows] = 0
+        self.started[rows] = True
+        self.ended[rows] = False
 
 
 def checked_integer(value, name, kind):
