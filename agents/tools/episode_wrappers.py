@@ -166,14 +166,14 @@ class LimitDuration(ForwardingWrapper):
     """
 
     def __init__(self, env, duration):
-        limit = DurationLimit(duration, None)
+        limit = DurationLimit(duration, 1)
         super().__init__(env, duration=duration)
         self._limit = limit
 
     def step(self, action):
         """Step the environment and truncate at the limit; a RuntimeError
         before `reset` or after the episode ended."""
-        self._limit.check()
+        self._limit.check(f'the {type(self).__name__}')
         observ, reward, terminated, truncated, info = self.env.step(action)
         truncated = self._limit.count(terminated, truncated)
         return observ, reward, terminated, bool(truncated[0]), info
@@ -185,33 +185,25 @@ class LimitDuration(ForwardingWrapper):
 
 
 class DurationLimit:
-    """The step counts of `LimitDuration`, of one environment or of each of
-    a batch (`batch_wrappers.LimitDuration`), as arrays.
-
-    Args:
-        duration: Steps after which an episode is truncated.
-        size: Number of environments of a batch; None for one environment.
-    """
+    """The step counts of `LimitDuration`, one per environment of a batch
+    (`batch_wrappers.LimitDuration`) or of one environment."""
 
     def __init__(self, duration, size):
         self.duration = checked_integer(duration, 'duration', 'positive')
-        self._batch = size is not None
-        self.steps = np.zeros(size or 1, np.int64)
-        self.started = np.zeros(size or 1, bool)
-        self.ended = np.zeros(size or 1, bool)
+        self.steps = np.zeros(size, np.int64)
+        self.started = np.zeros(size, bool)
+        self.ended = np.zeros(size, bool)
 
-    def check(self):
-        """Raise a RuntimeError unless every episode began and goes on."""
+    def check(self, wrapper=None):
+        """Raise a RuntimeError unless every episode began and goes on;
+        `wrapper` names the wrapper of one environment in the message."""
         if not self.ended.any() and self.started.all():
             return
         index = int(np.argmax(self.ended | ~self.started))
-        if not self._batch:
-            subject, of = 'the LimitDuration', ''
-        else:
-            subject = f'environment {index} of the batch'
-            of = ' of ' + subject
+        subject = wrapper or f'environment {index} of the batch'
         if not self.started[index]:
             raise RuntimeError(f'Reset {subject} before stepping it.')
+        of = '' if wrapper else ' of ' + subject
         raise RuntimeError(
             f'The episode{of} ended after {self.steps[index]} steps (limit '
             f'{self.duration}); reset the environment before stepping it '
