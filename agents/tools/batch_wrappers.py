@@ -27,10 +27,6 @@ class BatchWrapper(forwarding.BatchForwarding):
 
     _wrapped = batch_env
 
-    def close(self):
-        """Close the wrapped batch."""
-        self._batch_env.close()
-
     def get_env_state(self):
         """The state of the batch and its wrappers."""
         state = {name: array.copy() for name, array in self._state().items()}

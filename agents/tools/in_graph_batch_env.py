@@ -66,17 +66,14 @@ class InGraphBatchEnv(
                 self._outcome[1:]) + (self._env_state,))
         self._define_resume_ops()
 
-    @property
-    def _wrapped(self):
-        """The batch."""
-        return self._batch_env
+    _wrapped = in_graph_env.read_only('batch_env', 'The batch.')
 
-    restarted = in_graph_env.variable_property(
+    restarted = in_graph_env.read_only(
             'restarted', 'Bool variable: where the last step replaced a '
             'failed environment, whose episode has no result to score.')
-    restarts = in_graph_env.variable_property(
+    restarts = in_graph_env.read_only(
             'restarts', 'int64 variable of the environments replaced.')
-    error = in_graph_env.variable_property(
+    error = in_graph_env.read_only(
             'error', 'The exception that failed the last step or reset.')
 
     def simulate(self, action):
@@ -90,9 +87,9 @@ class InGraphBatchEnv(
             outcome = self.step_outcome(action)
             # The action too waits, so that a failed step assigns nothing.
             with tf.control_dependencies([outcome.observ]):
-                return tf.group(
-                        self._action.assign(action),
-                        *self.assign_outcome(outcome))
+                return tf.group(self._action.assign(action), *[
+                        variable.assign(value)
+                        for variable, value in zip(self._outcome, outcome)])
 
     def step_outcome(self, action):
         """The `Outcome` of a step with an action tensor of the variable's
@@ -111,11 +108,6 @@ class InGraphBatchEnv(
                 self._reset, [indices], tf.uint8, name='reset')
         return self._unpack(packed, every_row=False)
 
-    def assign_outcome(self, outcome):
-        """The assignment ops of an `Outcome` of every environment."""
-        return [variable.assign(value)
-                for variable, value in zip(self._outcome, outcome)]
-
     def reset(self, indices=None):
         """Reset the environments of a 1-D integer tensor (None: all): their
         first observations, once assigned; it fails on NaN or Inf."""
@@ -130,10 +122,6 @@ class InGraphBatchEnv(
             with tf.control_dependencies(
                     updates + [self._restarts.assign(outcome.restarts)]):
                 return tf.identity(outcome.observ)
-
-    def close(self):
-        """Close the environments of the batch."""
-        self._batch_env.close()
 
     def _define_resume_ops(self):
         """Copy the environments' state to checkpoints and back.

@@ -12,7 +12,7 @@ from agents.tools import compiled_ops
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
-def variable_property(name, doc):
+def read_only(name, doc):
     """A read-only property of the attribute `_<name>`."""
     return property(lambda self: getattr(self, '_' + name), doc=doc)
 
@@ -22,12 +22,12 @@ class InGraphEnvBase(forwarding.Forwarding):
     `_action`, `_reward`, `_done`, `_truncated`, which subclasses create;
     `_wrapped` gives the spaces and other public attributes."""
 
-    observ = variable_property('observ', 'Variable of the observation.')
-    action = variable_property('action', 'Variable of the last action.')
-    reward = variable_property('reward', 'float32 variable of the reward.')
-    done = variable_property(
+    observ = read_only('observ', 'Variable of the observation.')
+    action = read_only('action', 'Variable of the last action.')
+    reward = read_only('reward', 'float32 variable of the reward.')
+    done = read_only(
             'done', 'Bool variable: whether the episode ended (or restarted).')
-    truncated = variable_property(
+    truncated = read_only(
             'truncated', 'Bool variable: whether the episode was truncated, '
             'not terminated (an algorithm may bootstrap then).')
 
@@ -84,10 +84,7 @@ class InGraphEnv(InGraphEnvBase):
             self._truncated) = self._define_variables('InGraphEnv', ())
         self._observ_dtype = self._observ.dtype.base_dtype
 
-    @property
-    def _wrapped(self):
-        """The environment."""
-        return self._env
+    _wrapped = read_only('env', 'The environment.')
 
     def simulate(self, action):
         """The op that steps the environment with an action tensor (as for
@@ -117,10 +114,6 @@ class InGraphEnv(InGraphEnvBase):
                     (self._done, False), (self._truncated, False)])
             with tf.control_dependencies([assign]):
                 return tf.identity(observ)
-
-    def close(self):
-        """Close the environment."""
-        self._env.close()
 
     def _step(self, action):
         """Step the environment; observation, reward, done, truncated."""
