@@ -15,12 +15,9 @@ _RANDOM_START_ATTEMPTS = 10
 
 
 class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """A `gymnasium.Wrapper` that forwards unknown public attributes.
-
-    The base of `agents.tools.wrappers`: attributes are read from the
-    wrapped environment, as in 2017 (gymnasium 1.0 dropped this), and the
-    `constructor_args` are recorded so that `env.spec` recreates it.
-    """
+    """The base of `agents.tools.wrappers`: a `gymnasium.Wrapper` that
+    reads unknown public attributes from the wrapped environment, as in
+    2017, and records `constructor_args` for `env.spec` to recreate it."""
 
     def __init__(self, env, **constructor_args):
         gym.utils.RecordConstructorArgs.__init__(self, **constructor_args)
@@ -72,10 +69,8 @@ class ActionRepeat(ForwardingWrapper):
     """Repeat each action several times and sum the rewards.
 
     Repetition stops at the end of an episode; observation, flags and info
-    are those of the last step.
-
-    Raises:
-        ValueError: When `amount` is not a positive integer.
+    are those of the last step. A ValueError unless `amount` is a positive
+    integer.
     """
 
     def __init__(self, env, amount):
@@ -104,7 +99,7 @@ class RandomStart(ForwardingWrapper):
 
     Args:
         env: Environment to start randomly.
-        max_steps: Largest number of random steps after a reset.
+        max_steps: Most random steps after a reset.
         noop_action: Action to repeat; None samples the action space.
 
     Raises:
@@ -127,11 +122,8 @@ class RandomStart(ForwardingWrapper):
         self._random = np.random.default_rng()
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and take the random steps.
-
-        Raises:
-            RuntimeError: When episodes keep ending during the random steps.
-        """
+        """Reset the environment and take the random steps; a RuntimeError
+        when episodes keep ending during them."""
         if seed is not None:
             self._random = np.random.default_rng(seed)
             self._sample_space.seed(int(self._random.integers(2 ** 31)))
@@ -160,9 +152,7 @@ class LimitDuration(ForwardingWrapper):
 
     The step that reaches the limit sets `truncated`. Stepping an episode
     that ended, by the limit or otherwise, raises an error until `reset`.
-
-    Raises:
-        ValueError: When `duration` is not a positive integer.
+    A ValueError unless `duration` is a positive integer.
     """
 
     def __init__(self, env, duration):

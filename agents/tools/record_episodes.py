@@ -28,18 +28,16 @@ class RecordEpisodes(gym.Wrapper):
 
     Frames stream to an ffmpeg encoder (H.264), padded to sizes divisible
     by 16. The video of an episode that ends joins `videos`; that of one
-    cut short by a reset or `close` is deleted.
+    cut short by a reset or `close` is deleted. A `RenderModeError` unless
+    the environment renders RGB arrays (`render_mode='rgb_array'`).
 
     Args:
-        env: Environment created with `render_mode='rgb_array'`.
+        env: Environment to record.
         directory: Directory for the videos, created at the first reset.
         fps: Frames per second; None: the environment's
             `metadata['render_fps']`, or 30.
         preset: The x264 preset of the encoder, e.g. 'medium'.
         threads: Threads of the encoder; None lets ffmpeg choose.
-
-    Raises:
-        RenderModeError: When the environment does not render RGB arrays.
     """
 
     def __init__(
@@ -152,10 +150,9 @@ def pad_frame(frame, multiple=16):
 
 
 class RecordedEnvironment:
-    """Picklable constructor `(seed) -> RecordEpisodes` of recorded envs.
-
-    Called in the worker, it sets the rendering environment variables there
-    before the environment, and with it MuJoCo, is created.
+    """Picklable constructor `(seed) -> RecordEpisodes` of recorded envs;
+    in the worker, it sets the rendering environment variables before the
+    environment, and with it MuJoCo, is created.
 
     Args:
         constructor: Callable `(seed, render_mode=...) -> env`, called with

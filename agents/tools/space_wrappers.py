@@ -18,13 +18,9 @@ class FrameHistory(ForwardingWrapper):
     `(len(past_indices),) + shape`, or with `flatten` the history merged
     into the first axis.
 
-    Args:
-        env: Environment with a Box observation space.
-        past_indices: Non-empty sequence of non-negative offsets.
-        flatten: Whether to merge the history into the first axis.
-
     Raises:
-        ValueError: On other offsets or observation spaces.
+        ValueError: Unless `past_indices` is a non-empty sequence of
+            non-negative integers and the observation space a Box.
     """
 
     def __init__(self, env, past_indices, flatten):
@@ -67,6 +63,7 @@ class FrameHistory(ForwardingWrapper):
         return self._select(self._buffer, 0), info
 
     def _select(self, buffer, step):
+        """The frames of the offsets at a step, from a buffer of them."""
         # Indexing with a list copies, so earlier observations stay intact.
         rows = [(step - index) % self._capacity for index in self._past_indices]
         frames = buffer[rows]
@@ -79,10 +76,8 @@ class FrameDelta(ForwardingWrapper):
     """Observe the difference of each observation to the previous one.
 
     The first delta of an episode is zero. Integer deltas have a signed type
-    of twice the width, so that they cannot overflow.
-
-    Raises:
-        ValueError: When the observation space is not a Box.
+    of twice the width, so that they cannot overflow. A ValueError unless
+    the observation space is a Box.
     """
 
     def __init__(self, env):
@@ -113,13 +108,9 @@ class FrameDelta(ForwardingWrapper):
 
 
 class ValueMap:
-    """What a standard wrapper does to actions, observations, rewards and
-    spaces, the same for one environment (`MapWrapper`) and for a batch's
-    stacked arrays (`batch_wrappers`); by default nothing.
-
-    Args:
-        env: Environment or batch whose spaces the map takes.
-    """
+    """What a standard wrapper does to the spaces of an environment or a
+    batch, and to actions, observations and rewards, alike for one
+    environment (`MapWrapper`) and a batch's arrays (`batch_wrappers`)."""
 
     def __init__(self, env):
         self.observation_space = env.observation_space
@@ -197,8 +188,7 @@ class RangeNormalize(MapWrapper):
         env: Environment to normalise.
         observ: Whether to normalise observations; None: where the space
             is a Box with finite bounds somewhere.
-        action: Whether to normalise actions; None: where the space is
-            a floating point Box with finite bounds somewhere.
+        action: As `observ`, for a floating point Box of actions.
 
     Raises:
         ValueError: On a non-bool switch, or True for another space.
@@ -211,12 +201,8 @@ class RangeNormalize(MapWrapper):
 
 
 def range_scales(observation_space, action_space, observ, action):
-    """The maps of `RangeNormalize` (for environments, batches and tasks).
-
-    Returns:
-        Tuple of the observation map or None, the action map or None, and
-        the observation and action spaces of the wrapper.
-    """
+    """The observation and action maps of `RangeNormalize` (or None) and
+    its spaces, for environments, batches and tasks."""
     for name, value in (('observ', observ), ('action', action)):
         if value is not None and not isinstance(value, (bool, np.bool_)):
             raise ValueError(
@@ -263,14 +249,9 @@ class ClipMap(ValueMap):
 
 
 class ClipAction(MapWrapper):
-    """Clip actions to the bounds of the Box action space.
-
-    Its action space is unbounded, so that samples of a Gaussian policy pass
-    a batch's action check.
-
-    Raises:
-        ValueError: When the action space is not a Box.
-    """
+    """Clip actions to the bounds of the Box action space (a ValueError
+    for others); its own is unbounded, so that samples of a Gaussian policy
+    pass a batch's action check."""
 
     map_class = ClipMap
 
