@@ -13,25 +13,38 @@ from agents.tools import in_graph_batch_env
 from agents.tools import compiled_ops
 
 
-class TaskRolloutEnv:
-    """The loop's view of an in-graph task, through its pure `transition`
-    and `restart` (a loop XLA compiles).
-
-    Its loop state is the tuple of the task's reset counter, its physical
-    states and its episodes' step counts.
-    """
-
-    jit_compile = True
+class _RolloutEnv:
+    """The loop's view of a batch whose loop state is the values of some of
+    its variables (`_variables`)."""
 
     def __init__(self, batch_env):
         self._batch_env = batch_env
 
     def initial(self):
         """The batch's loop state, read from its variables."""
-        batch_env = self._batch_env
-        return (
-            batch_env.counter.read_value(), batch_env.state.read_value(),
-            batch_env.steps.read_value())
+        return tuple(variable.read_value() for variable in self._variables())
+
+    def assign(self, env_state):
+        """The assignments of a loop state to the batch's variables."""
+        return [variable.assign(value)
+                for variable, value in zip(self._variables(), env_state)]
+
+    def _variables(self):
+        """The variables of the loop state."""
+        raise NotImplementedError
+
+
+class TaskRolloutEnv(_RolloutEnv):
+    """The loop's view of an in-graph task, through its pure `transition`
+    and `restart` (a loop XLA compiles); its loop state is the task's reset
+    counter, physical states and episodes' step counts."""
+
+    jit_compile = True
+
+    def _variables(self):
+        """The counter, states and step counts."""
+        return self._batch_env.counter, self._batch_env.state, (
+            self._batch_env.steps)
 
     def rollout_seed(self):
         """The first half of the random keys of a rollout: the task's seed."""
@@ -60,33 +73,18 @@ class TaskRolloutEnv:
         return ((counter, state, steps), observ, reward, done, truncated,
                 tf.zeros_like(done))
 
-    def assign(self, env_state):
-        """The assignments of a loop state to the batch's variables."""
-        batch_env = self._batch_env
-        counter, state, steps = env_state
-        return [
-            batch_env.counter.assign(counter), batch_env.state.assign(state),
-            batch_env.steps.assign(steps)]
 
-
-class BridgeRolloutEnv:
+class BridgeRolloutEnv(_RolloutEnv):
     """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
-    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task.
-
-    Its loop state is the tuple of the flags of the environments restarted
-    after a failure and the count of restarts.
-    """
+    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task; its
+    loop state is the flags of the environments restarted after a failure
+    and the count of restarts."""
 
     jit_compile = False
 
-    def __init__(self, batch_env):
-        self._batch_env = batch_env
-
-    def initial(self):
-        """The batch's loop state, read from its variables."""
-        return (
-            self._batch_env.restarted.read_value(),
-            self._batch_env.restarts.read_value())
+    def _variables(self):
+        """The restarted flags and the count of restarts."""
+        return self._batch_env.restarted, self._batch_env.restarts
 
     @staticmethod
     def rollout_seed():
@@ -128,13 +126,6 @@ class BridgeRolloutEnv:
             (outcome.restarted, outcome.restarts), outcome.observ,
             outcome.reward, outcome.done, outcome.truncated,
             outcome.restarted)
-
-    def assign(self, env_state):
-        """The assignments of a loop state to the batch's variables."""
-        restarted, restarts = env_state
-        return [
-            self._batch_env.restarted.assign(restarted),
-            self._batch_env.restarts.assign(restarts)]
 
 
 def rollout_env(batch_env):
