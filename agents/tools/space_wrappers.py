@@ -262,10 +262,14 @@ class Map32Bit(ValueMap):
     def __init__(self, env):
         super().__init__(env)
         self.observation_space = space_to_32bit(env.observation_space)
+        self._dtype = _CONVERSIONS.get(
+            getattr(env.observation_space, 'dtype', None))
 
     def observ(self, observ):
-        """The observation, or a batch of them, in 32 bits."""
-        return _to_32bit(observ)
+        """The observation, or a batch of them, in the space's 32 bits."""
+        if self._dtype is None:
+            return observ
+        return self._dtype.type(observ)
 
     def reward(self, reward):
         """The reward, or a batch of them, as float32."""
@@ -368,16 +372,3 @@ def _clip_bounds(bounds, dtype):
         return np.where(np.isinf(bounds), bounds, clipped).astype(dtype)
     info = np.iinfo(dtype)
     return np.clip(bounds, info.min, info.max).astype(dtype)
-
-
-def _to_32bit(observ):
-    """An observation (or a batch of them) with 64-bit values in 32 bits."""
-    if isinstance(observ, (float, np.float64)):
-        return np.float32(observ)
-    if isinstance(observ, (int, np.int64)) and not isinstance(observ, bool):
-        return np.int32(observ)
-    if isinstance(observ, np.ndarray):
-        dtype = _CONVERSIONS.get(observ.dtype)
-        if dtype is not None:
-            return observ.astype(dtype)
-    return observ
