@@ -154,21 +154,17 @@ class InGraphBatchEnv(
 
     def _set_env_state(self, data):
         """Set the encoded state; return '' or why it could not."""
-        if not data:
-            return np.array(
-                    b'the checkpoint holds no state of the environments',
-                    object)
-        state = env_state.decode(data)
-        if 'reason' in state:
-            return np.array(state['reason'].encode('utf-8'), object)
-        try:
-            self._batch_env.set_env_state(state['state'])
-        except Exception as error:  # pylint: disable=broad-except
-            # Whatever the batch refuses, the run goes on with new episodes.
-            message = str(error).splitlines()[0] if str(error) else (
-                    type(error).__name__)
-            return np.array(message.encode('utf-8'), object)
-        return np.array(b'', object)
+        state = env_state.decode(data) if data else dict(
+                reason='the checkpoint holds no state of the environments')
+        reason = state.get('reason', '')
+        if 'reason' not in state:
+            try:
+                self._batch_env.set_env_state(state['state'])
+            except Exception as error:  # pylint: disable=broad-except
+                # Whatever the batch refuses, the run goes on anew.
+                reason = str(error).splitlines()[0] if str(error) else (
+                        type(error).__name__)
+        return np.array(reason.encode('utf-8'), object)
 
     def _step(self, action):
         """Step the batch; the packed rows of `_row`."""
