@@ -124,10 +124,8 @@ class InGraphBatchEnv(
                 return tf.identity(outcome.observ)
 
     def _define_resume_ops(self):
-        """Copy the environments' state to checkpoints and back.
-
-        Setting it gives '' or why it could not; then all episodes begin anew.
-        """
+        """Copy the environments' state to checkpoints and back; where it
+        cannot be set (the reason is not ''), all episodes begin anew."""
         with tf.name_scope('environment_state'):
             capture = self._env_state.assign(tf.numpy_function(
                     self._read_env_state, [], tf.string, stateful=True))
@@ -248,11 +246,8 @@ def _from_bytes(rows, dtype, shape, batch=None):
 
 
 def _check_finite(value, name):
-    """Raise like `tf.debugging.check_numerics` on floating NaN or Inf.
-
-    The ValueError `'<name> : Tensor had NaN values'` (or `Inf`, or `Inf and
-    NaN`) fails the op with an InvalidArgumentError.
-    """
+    """Raise the ValueError `'<name> : Tensor had NaN values'` (or `Inf`,
+    `Inf and NaN`) of `tf.debugging.check_numerics` on floating NaN or Inf."""
     value = np.asarray(value)
     if value.dtype.kind != 'f' or np.isfinite(value).all():
         return
