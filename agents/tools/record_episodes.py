@@ -110,13 +110,11 @@ class RecordEpisodes(gym.Wrapper):
         self._writer.send(frame)
 
     def _finish(self):
-        """Close the video of the episode that ended and keep it."""
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        if self._path is not None:
-            self._videos.append(self._path)
-            self._path = None
+        """Close the video of the episode that ended (and was written to)
+        and keep it."""
+        self._writer.close()
+        self._videos.append(self._path)
+        self._writer = self._path = None
 
     def _discard(self):
         """Close and delete the video of an unfinished episode."""
