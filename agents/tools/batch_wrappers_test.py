@@ -135,10 +135,10 @@ def test_limit_duration_state_is_saved_and_set_with_the_batch_s():
     batch_env.reset([1])
     batch_env.step(np.zeros((2, 3)))
     batch_env.set_env_state(state)
-    limit = batch_env.batch_env
-    assert limit._steps.tolist() == [0, 0]
-    assert limit._started.tolist() == [True, False]
-    assert limit._ended.tolist() == [False, False]
+    limit = batch_env.batch_env._limit
+    assert limit.steps.tolist() == [0, 0]
+    assert limit.started.tolist() == [True, False]
+    assert limit.ended.tolist() == [False, False]
     with pytest.raises(RuntimeError, match='Reset environment 1 of'):
         batch_env.step(np.zeros((2, 3)))
 

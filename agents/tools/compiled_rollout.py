@@ -1,12 +1,6 @@
-"""Many steps of a policy on a batch of environments in one session call.
-
-On in-graph tasks (`agents.environments.InGraphTaskBatch`) the policy and
-the environments step in one `tf.while_loop` that XLA compiles; on Python or
-C environments (`tools.rollout_env`) the same loop runs as plain graph ops.
-Summaries, raising checks and variable writes stay outside the loop. The
-loop stops at the first step that is not finite; the result then fails
-with the message of `tf.debugging.check_numerics` (`observ : Tensor had NaN
-values`) and no variable is written.
+"""Many steps of a policy on a batch of environments in one session call:
+one `tf.while_loop`, compiled by XLA on in-graph tasks, plain graph ops on
+the others (see `tools.rollout_env`).
 """
 
 import collections
@@ -18,38 +12,21 @@ from agents.tools import rollout_env
 from agents.tools import compiled_ops
 
 
-class Policy:
-    """The interface of a policy that a compiled rollout calls.
-
-    Pure functions of tensors: they may read variables but not write them,
-    and draw random numbers from stateless ops keyed by the given key.
-    """
-
-    def initial_state(self, batch_size):
-        """The nested `[batch_size, ...]` state at the start of episodes, or
-        None for a policy without state."""
-        raise NotImplementedError
-
-    def step(self, observ, state, key):
-        """The actions of all environments and their next state (or None).
-
-        Args:
-            observ: float32 tensor of the batch of observations.
-            state: The nested per-environment state, or None.
-            key: int64 tensor `[2]`, a new seed of stateless ops every step.
-        """
-        raise NotImplementedError
-
-
 def first_episodes(batch_env, policy, num_steps, key_offset=0):
     """Begin all episodes anew and run `num_steps` steps in one session call.
 
     The batch is left as that many steps of `tools.simulate` would leave
-    it, with the same scores for the same actions.
+    it, with the same scores for the same actions. A step that is not
+    finite stops the loop and fails the result with the message of
+    `tf.debugging.check_numerics`; no variable is written then.
 
     Args:
         batch_env: An in-graph task or a `tools.InGraphBatchEnv`.
-        policy: `Policy`.
+        policy: Pure functions of tensors (they may read variables, not
+            write them): `initial_state(batch_size)`, the nested
+            `[batch_size, ...]` state at the start of episodes or None, and
+            `step(observ, state, key)`, the actions and the next state (or
+            None), drawing from stateless ops keyed by the int64 `[2]` key.
         num_steps: Python int of the steps, at least 1.
         key_offset: Integer added to the policy's random key.
 
@@ -120,17 +97,10 @@ def _initial_carry(batch_env, policy, env_state):
 
 
 def _write_last_step(batch_env, env, carry):
-    """The assignments of the last step to the env state and the variables
-    `observ`, `done`, and where the batch has them `action`, `reward` and
-    `truncated`."""
-    writes = env.assign(carry.env) + [
-        batch_env.observ.assign(carry.observ),
-        batch_env.done.assign(carry.done)]
-    for name in ('action', 'reward', 'truncated'):
-        variable = getattr(batch_env, name, None)
-        if variable is not None:
-            writes.append(variable.assign(getattr(carry, name)))
-    return writes
+    """The assignments of the last step to the env state and variables."""
+    return env.assign(carry.env) + [
+        getattr(batch_env, name).assign(getattr(carry, name))
+        for name in ('observ', 'done', 'action', 'reward', 'truncated')]
 
 
 def _initial_state(policy, size):
@@ -145,11 +115,15 @@ def _rollout_step(env, policy, carry, size, key_of):
     the resets to the policy's random key."""
     begin = carry.done
     env_state, observ = env.begin(carry.env, begin, carry.observ)
-    policy_state = _where_nested(
-        begin, _initial_state(policy, size), carry.policy_state)
+    # With a condition of rank 1, `where` selects whole rows.
+    policy_state = nested.map(
+        lambda new, old: compiled_ops.where(begin, new, old),
+        _initial_state(policy, size), carry.policy_state)
     score = compiled_ops.where(begin, tf.zeros_like(carry.score), carry.score)
+    if isinstance(policy_state, tuple) and not policy_state:
+        policy_state = None
     action, policy_state = policy.step(
-        observ, _none_if_empty(policy_state), key_of(env_state))
+        observ, policy_state, key_of(env_state))
     policy_state = () if policy_state is None else policy_state
     action = tf.cast(action, carry.action.dtype)
     env_state, observ, reward, done, truncated, _ = env.step(
@@ -163,20 +137,6 @@ def _rollout_step(env, policy, carry, size, key_of):
         first_done=tf.logical_or(carry.first_done, done),
         first_score=compiled_ops.where(ended_first, score, carry.first_score),
         bad=rollout_env.first_failure(carry.bad, action, observ, reward))
-
-
-def _none_if_empty(state):
-    """None for the empty tuple that stands for no state, else the state."""
-    if isinstance(state, tuple) and not state:
-        return None
-    return state
-
-
-def _where_nested(condition, new, old):
-    """Per environment, the nested `new` where `condition`, else `old`."""
-    # With a condition of rank 1, `where` selects whole rows.
-    return nested.map(
-        lambda new, old: compiled_ops.where(condition, new, old), new, old)
 
 
 # The loop state of a rollout: the batch's (see `tools.rollout_env`), its

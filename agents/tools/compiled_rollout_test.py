@@ -13,7 +13,7 @@ from agents.tools import compiled_rollout
 from agents.tools.simulate import simulate
 
 
-class _LinearPolicy(compiled_rollout.Policy):
+class _LinearPolicy:
     """Actions from fixed weights; with `counts`, a state of episode steps.
 
     The state counts the steps since the episode began and adds them to the

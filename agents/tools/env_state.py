@@ -1,12 +1,5 @@
-"""The state of gymnasium environments in this process, read and set.
-
-For an exact resumption: of every layer of wrappers, the attributes that
-are numbers, booleans, None, arrays and random generators, and MuJoCo's
-integration state (`mjSTATE_INTEGRATION`). Only layers known to keep their
-whole state so are read (gymnasium's classic control and MuJoCo tasks, its
-common wrappers, classes with `state_in_attributes = True`); others raise
-`StateUnavailable`. `encode` and `decode` use JSON, not pickle, so that
-loading a checkpoint constructs no arbitrary objects.
+"""The state of gymnasium environments in this process, read and set for
+an exact resumption, in JSON (loading a checkpoint constructs no objects).
 """
 
 import base64
@@ -23,19 +16,18 @@ class StateUnavailable(Exception):
 def get_state(env):
     """The state of a `gym.Env` and its wrappers: a dict per layer.
 
-    Raises:
-        StateUnavailable: When a layer's state is out of reach.
+    Of every layer, the attributes that are numbers, booleans, None, arrays
+    and random generators, and MuJoCo's integration state. Only layers known
+    to keep their whole state so are read (gymnasium's classic control and
+    MuJoCo tasks, its common wrappers, classes with `state_in_attributes =
+    True`); others raise `StateUnavailable`.
     """
     return [_layer_state(layer) for layer in _layers(env)]
 
 
 def set_state(env, state):
-    """Set a state of `get_state` on an environment built alike.
-
-    Raises:
-        StateUnavailable: When a layer's state is out of reach or the
-            wrappers differ.
-    """
+    """Set a state of `get_state` on an environment built alike; raise
+    `StateUnavailable` as `get_state` does or where the wrappers differ."""
     layers = list(_layers(env))
     if len(layers) != len(state):
         raise StateUnavailable(
@@ -125,11 +117,13 @@ def _set_attribute(layer, name, kind, value):
 
 
 def _is_mujoco_data(value):
+    """Whether a value is MuJoCo's `MjData`."""
     return type(value).__name__ == 'MjData' and type(
         value).__module__.startswith('mujoco')
 
 
 def _physics_spec():
+    """The mujoco module and the spec of its integration state."""
     import mujoco  # pylint: disable=import-outside-toplevel
     return mujoco, mujoco.mjtState.mjSTATE_INTEGRATION
 
@@ -144,6 +138,7 @@ def _physics_state(layer, data):
 
 
 def _set_physics_state(layer, data, state):
+    """Set MuJoCo's integration state of `_physics_state`."""
     mujoco, spec = _physics_spec()
     if data is None or state.shape != (
             mujoco.mj_stateSize(layer.model, spec),):
@@ -153,6 +148,7 @@ def _set_physics_state(layer, data, state):
 
 
 def _to_json(value):
+    """A value in JSON's types, arrays and non-finite floats tagged."""
     if isinstance(value, dict):
         return {'dict': {key: _to_json(item) for key, item in value.items()}}
     if isinstance(value, (list, tuple)):
@@ -169,6 +165,7 @@ def _to_json(value):
 
 
 def _from_json(value):
+    """The value of `_to_json`."""
     if isinstance(value, dict):
         if 'dict' in value:
             return {

@@ -1,6 +1,6 @@
 """Wrappers that shape the flow of episodes: resets, repeats, limits.
 
-This module must not import TensorFlow: worker processes import it.
+No TensorFlow here: worker processes import it.
 """
 
 import copy
@@ -15,18 +15,11 @@ _RANDOM_START_ATTEMPTS = 10
 
 
 class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """A `gymnasium.Wrapper` that forwards unknown public attributes.
-
-    The base of the wrappers of `agents.tools.wrappers`: attributes are read
-    from the wrapped environment, as in 2017 (gymnasium 1.0 dropped this),
-    and constructor arguments are recorded so that `env.spec` recreates the
-    environment. `step` and `reset` keep gymnasium's arguments and results;
-    wrappers with episode state raise a RuntimeError when stepped before
-    their first reset.
-    """
+    """The base of `agents.tools.wrappers`: a `gymnasium.Wrapper` that
+    reads unknown public attributes from the wrapped environment, as in
+    2017, and records `constructor_args` for `env.spec` to recreate it."""
 
     def __init__(self, env, **constructor_args):
-        """Wrap `env`, recording the other `constructor_args` for its spec."""
         gym.utils.RecordConstructorArgs.__init__(self, **constructor_args)
         gym.Wrapper.__init__(self, env)
 
@@ -53,7 +46,6 @@ class AutoReset(ForwardingWrapper):
     """
 
     def __init__(self, env):
-        """Wrap the environment `env`."""
         super().__init__(env)
         self._done = False
 
@@ -77,16 +69,12 @@ class ActionRepeat(ForwardingWrapper):
     """Repeat each action several times and sum the rewards.
 
     Repetition stops at the end of an episode; observation, flags and info
-    are those of the last step.
+    are those of the last step. A ValueError unless `amount` is a positive
+    integer.
     """
 
     def __init__(self, env, amount):
-        """Wrap `env`, applying each action `amount` times.
-
-        Raises:
-            ValueError: When `amount` is not a positive integer.
-        """
-        checked = _checked_integer(amount, 'amount', 'positive')
+        checked = checked_integer(amount, 'amount', 'positive')
         super().__init__(env, amount=amount)
         self._amount = checked
 
@@ -108,21 +96,19 @@ class RandomStart(ForwardingWrapper):
     actions or a fixed no-op, their rewards dropped; an episode that ends
     meanwhile is reset and a new number drawn. The reset's info gains
     `random_start_steps`. A seed given to `reset` seeds the draws too.
+
+    Args:
+        env: Environment to start randomly.
+        max_steps: Most random steps after a reset.
+        noop_action: Action to repeat; None samples the action space.
+
+    Raises:
+        ValueError: When `max_steps` is not a non-negative integer or
+            `noop_action` is not in the action space.
     """
 
     def __init__(self, env, max_steps, noop_action=None):
-        """Wrap an environment.
-
-        Args:
-            env: Environment to start randomly.
-            max_steps: Largest number of random steps after a reset.
-            noop_action: Action to repeat; None samples the action space.
-
-        Raises:
-            ValueError: When `max_steps` is not a non-negative integer or
-                `noop_action` is not in the action space.
-        """
-        checked = _checked_integer(max_steps, 'max_steps', 'non-negative')
+        checked = checked_integer(max_steps, 'max_steps', 'non-negative')
         if noop_action is not None and not env.action_space.contains(
                 noop_action):
             raise ValueError(
@@ -136,11 +122,8 @@ class RandomStart(ForwardingWrapper):
         self._random = np.random.default_rng()
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and take the random steps.
-
-        Raises:
-            RuntimeError: When episodes keep ending during the random steps.
-        """
+        """Reset the environment and take the random steps; a RuntimeError
+        when episodes keep ending during them."""
         if seed is not None:
             self._random = np.random.default_rng(seed)
             self._sample_space.seed(int(self._random.integers(2 ** 31)))
@@ -169,57 +152,71 @@ class LimitDuration(ForwardingWrapper):
 
     The step that reaches the limit sets `truncated`. Stepping an episode
     that ended, by the limit or otherwise, raises an error until `reset`.
+    A ValueError unless `duration` is a positive integer.
     """
 
     def __init__(self, env, duration):
-        """Wrap `env`, truncating after `duration` steps.
-
-        Raises:
-            ValueError: When `duration` is not a positive integer.
-        """
-        checked = check_duration(duration)
+        limit = DurationLimit(duration, 1)
         super().__init__(env, duration=duration)
-        self._duration = checked
-        self._step = None
-        self._ended = False
+        self._limit = limit
 
     def step(self, action):
-        """Step the environment and truncate at the limit.
-
-        Raises:
-            RuntimeError: Before `reset` or after the episode ended.
-        """
-        self._require_reset(self._step)
-        if self._ended:
-            raise RuntimeError(
-                f'The episode ended after {self._step} steps (limit '
-                f'{self._duration}); reset the environment before stepping '
-                'it again.')
+        """Step the environment and truncate at the limit; a RuntimeError
+        before `reset` or after the episode ended."""
+        self._limit.check(f'the {type(self).__name__}')
         observ, reward, terminated, truncated, info = self.env.step(action)
-        self._step += 1
-        if self._step >= self._duration:
-            truncated = True
-        self._ended = bool(terminated or truncated)
-        return observ, reward, terminated, truncated, info
+        truncated = self._limit.count(terminated, truncated)
+        return observ, reward, terminated, bool(truncated[0]), info
 
     def reset(self, *, seed=None, options=None):
         """Reset the environment and the step count."""
-        self._step = 0
-        self._ended = False
+        self._limit.begin(slice(None))
         return self.env.reset(seed=seed, options=options)
 
 
-def check_duration(duration):
-    """The `duration` of a `LimitDuration` as an int.
+class DurationLimit:
+    """The step counts of `LimitDuration`, one per environment of a batch
+    (`batch_wrappers.LimitDuration`) or of one environment."""
 
-    Raises:
-        ValueError: When `duration` is not a positive integer.
-    """
-    return _checked_integer(duration, 'duration', 'positive')
+    def __init__(self, duration, size):
+        self.duration = checked_integer(duration, 'duration', 'positive')
+        self.steps = np.zeros(size, np.int64)
+        self.started = np.zeros(size, bool)
+        self.ended = np.zeros(size, bool)
+
+    def check(self, wrapper=None):
+        """Raise a RuntimeError unless every episode began and goes on;
+        `wrapper` names the wrapper of one environment in the message."""
+        if not self.ended.any() and self.started.all():
+            return
+        index = int(np.argmax(self.ended | ~self.started))
+        subject = wrapper or f'environment {index} of the batch'
+        if not self.started[index]:
+            raise RuntimeError(f'Reset {subject} before stepping it.')
+        of = '' if wrapper else ' of ' + subject
+        raise RuntimeError(
+            f'The episode{of} ended after {self.steps[index]} steps (limit '
+            f'{self.duration}); reset the environment before stepping it '
+            'again.')
+
+    def count(self, done, truncated):
+        """Count a step that ended episodes where `done`: the truncated
+        flags, true also at the limit."""
+        self.steps += 1
+        truncated = truncated | (self.steps >= self.duration)
+        self.ended = done | truncated
+        return truncated
+
+    def begin(self, rows):
+        """Begin new episodes in the rows (an index array or slice)."""
+        self.steps[rows] = 0
+        self.started[rows] = True
+        self.ended[rows] = False
 
 
-def _checked_integer(value, name, kind):
-    """`value` as an int; a ValueError unless it is a `kind` integer."""
+def checked_integer(value, name, kind):
+    """`value` as an int; a ValueError unless it is a `kind` ('positive'
+    or 'non-negative') integer."""
     if not is_integer(value) or value < (1 if kind == 'positive' else 0):
         raise ValueError(f'{name} must be a {kind} integer, got {value!r}.')
     return int(value)

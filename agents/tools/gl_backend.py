@@ -31,13 +31,9 @@ class GLBackendError(RuntimeError):
 
 
 def select_gl_backend(required=True):
-    """Choose MuJoCo's off-screen OpenGL backend for this process.
-
-    The backend of `MUJOCO_GL` is checked, or else EGL and OSMesa are tried;
-    the first that works is stored in `MUJOCO_GL` and returned.
-
-    Args:
-        required: Whether to raise when no backend works, not return None.
+    """Choose MuJoCo's off-screen OpenGL backend for this process: that of
+    `MUJOCO_GL`, or else the first of EGL and OSMesa that works, stored in
+    `MUJOCO_GL`; None where none works and not `required`.
 
     Raises:
         GLBackendError: Naming the packages to install.

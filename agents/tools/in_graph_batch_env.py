@@ -26,18 +26,16 @@ class InGraphBatchEnv(
     checkpoints keep the variables and the batch's `get_env_state` (see
     `tools.resume_state.on_save`); a batch without one (workers, EnvPool)
     resumes with all episodes begun anew.
+
+    Args:
+        batch_env: Batch like `tools.BatchEnv`, of Box or Discrete spaces.
+
+    Raises:
+        ValueError: When a space is neither Box nor Discrete.
+        graph_mode.GraphModeError: When not in TF2 graph mode.
     """
 
     def __init__(self, batch_env):
-        """Create the variables for a batch of environments.
-
-        Args:
-            batch_env: Batch like `tools.BatchEnv`, of Box or Discrete spaces.
-
-        Raises:
-            ValueError: When a space is neither Box nor Discrete.
-            graph_mode.GraphModeError: When not in TF2 graph mode.
-        """
         self._batch_env = batch_env
         self._error = None
         batch = (len(batch_env),)
@@ -68,39 +66,20 @@ class InGraphBatchEnv(
                 self._outcome[1:]) + (self._env_state,))
         self._define_resume_ops()
 
-    @property
-    def _wrapped(self):
-        """The batch."""
-        return self._batch_env
+    _wrapped = in_graph_env.read_only('batch_env', 'The batch.')
 
-    @property
-    def restarted(self):
-        """Bool variable: where the last step replaced a failed environment.
-
-        Its episode ended without a result, to be dropped, not scored.
-        """
-        return self._restarted
-
-    @property
-    def restarts(self):
-        """Int64 variable of the environments replaced after failures."""
-        return self._restarts
-
-    @property
-    def error(self):
-        """The batch's exception that failed the last step or reset, or None.
-        """
-        return self._error
+    restarted = in_graph_env.read_only(
+            'restarted', 'Bool variable: where the last step replaced a '
+            'failed environment, whose episode has no result to score.')
+    restarts = in_graph_env.read_only(
+            'restarts', 'int64 variable of the environments replaced.')
+    error = in_graph_env.read_only(
+            'error', 'The exception that failed the last step or reset.')
 
     def simulate(self, action):
-        """Step the batch and store the outcomes in the variables.
-
-        Args:
-            action: Tensor of the actions, as for `in_graph_env.prepare_action`.
-
-        Returns:
-            Operation that steps and assigns; it fails and assigns nothing
-            on NaN or Inf (`observ : Tensor had NaN values`).
+        """The op that steps the batch with an action tensor (as for
+        `in_graph_env.prepare_action`) and assigns the variables; it fails
+        and assigns nothing on NaN or Inf (`observ : Tensor had NaN values`).
         """
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
@@ -108,50 +87,30 @@ class InGraphBatchEnv(
             outcome = self.step_outcome(action)
             # The action too waits, so that a failed step assigns nothing.
             with tf.control_dependencies([outcome.observ]):
-                return tf.group(
-                        self._action.assign(action),
-                        *self.assign_outcome(outcome))
+                return tf.group(self._action.assign(action), *[
+                        variable.assign(value)
+                        for variable, value in zip(self._outcome, outcome)])
 
     def step_outcome(self, action):
-        """Step the batch and return its `Outcome`, assigning nothing.
-
-        For loops of many steps in one session call, which assign the last
-        outcome with `assign_outcome`; not for XLA (it runs Python).
-
-        Args:
-            action: Tensor of the action variable's dtype and shape.
-        """
+        """The `Outcome` of a step with an action tensor of the variable's
+        dtype and shape, assigning nothing (for loops of many steps in one
+        session call; not for XLA: it runs Python)."""
         packed = tf.numpy_function(
                 self._step, [action], tf.uint8, name='step')
         packed.set_shape((len(self._batch_env), None))
         return self._unpack(packed)
 
     def reset_outcome(self, indices):
-        """Reset environments and return their `Outcome`, assigning nothing.
-
-        Args:
-            indices: 1-D int32 tensor of the environments to reset.
-        """
+        """The `Outcome` of resetting the environments of a 1-D int32
+        tensor of indices, assigning nothing."""
         indices.set_shape((None,))
         packed = tf.numpy_function(
                 self._reset, [indices], tf.uint8, name='reset')
         return self._unpack(packed, every_row=False)
 
-    def assign_outcome(self, outcome):
-        """The assignment ops of an `Outcome` of every environment."""
-        return [variable.assign(value)
-                for variable, value in zip(self._outcome, outcome)]
-
     def reset(self, indices=None):
-        """Reset some or all environments and store their observations.
-
-        Args:
-            indices: 1-D integer tensor of the environments; None for all.
-
-        Returns:
-            Tensor of their first observations, once the variables are set;
-            it fails on NaN or Inf.
-        """
+        """Reset the environments of a 1-D integer tensor (None: all): their
+        first observations, once assigned; it fails on NaN or Inf."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(len(self._batch_env))
@@ -164,15 +123,9 @@ class InGraphBatchEnv(
                     updates + [self._restarts.assign(outcome.restarts)]):
                 return tf.identity(outcome.observ)
 
-    def close(self):
-        """Close the environments of the batch."""
-        self._batch_env.close()
-
     def _define_resume_ops(self):
-        """Copy the environments' state to checkpoints and back.
-
-        Setting it gives '' or why it could not; then all episodes begin anew.
-        """
+        """Copy the environments' state to checkpoints and back; where it
+        cannot be set (the reason is not ''), all episodes begin anew."""
         with tf.name_scope('environment_state'):
             capture = self._env_state.assign(tf.numpy_function(
                     self._read_env_state, [], tf.string, stateful=True))
@@ -199,38 +152,26 @@ class InGraphBatchEnv(
 
     def _set_env_state(self, data):
         """Set the encoded state; return '' or why it could not."""
-        if not data:
-            return np.array(
-                    b'the checkpoint holds no state of the environments',
-                    object)
-        state = env_state.decode(data)
-        if 'reason' in state:
-            return np.array(state['reason'].encode('utf-8'), object)
-        try:
-            self._batch_env.set_env_state(state['state'])
-        except Exception as error:  # pylint: disable=broad-except
-            # Whatever the batch refuses, the run goes on with new episodes.
-            message = str(error).splitlines()[0] if str(error) else (
-                    type(error).__name__)
-            return np.array(message.encode('utf-8'), object)
-        return np.array(b'', object)
+        state = env_state.decode(data) if data else dict(
+                reason='the checkpoint holds no state of the environments')
+        reason = state.get('reason', '')
+        if 'reason' not in state:
+            try:
+                self._batch_env.set_env_state(state['state'])
+            except Exception as error:  # pylint: disable=broad-except
+                # Whatever the batch refuses, the run goes on anew.
+                reason = str(error).splitlines()[0] if str(error) else (
+                        type(error).__name__)
+        return np.array(reason.encode('utf-8'), object)
 
     def _step(self, action):
         """Step the batch; the packed rows of `_row`."""
-        self._error = None
         _check_finite(action, 'action')
-        try:
-            observ, reward, done, info = self._batch_env.step(action)
-        except Exception as error:
-            self._error = error
-            raise
-        _check_finite(observ, 'observ')
+        observ, reward, done, info = self._call(self._batch_env.step, action)
+        packed = self._pack(observ, np.empty)
         _check_finite(reward, 'reward')
-        restarted = info.get('restarted', False)
-        packed = np.empty(len(done), self._row)
-        packed['observ'] = observ
         packed['reward'] = reward
-        packed['restarts'] = self._count_restarts()
+        restarted = info.get('restarted', False)
         flags = packed['flags']
         # Terminated episodes are not bootstrapped, even if also truncated.
         np.logical_and(
@@ -242,21 +183,27 @@ class InGraphBatchEnv(
 
     def _reset(self, indices):
         """Reset environments; the packed rows of `_row`."""
+        observ = self._call(self._batch_env.reset, indices)
+        packed = self._pack(observ, np.zeros)
+        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
+
+    def _call(self, method, argument):
+        """Call a method of the batch, keeping its exception as `error`."""
         self._error = None
         try:
-            observ = self._batch_env.reset(indices)
+            return method(argument)
         except Exception as error:
             self._error = error
             raise
-        _check_finite(observ, 'observ')
-        packed = np.zeros(len(indices), self._row)
-        packed['observ'] = observ
-        packed['restarts'] = self._count_restarts()
-        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
-    def _count_restarts(self):
-        """The batch's count of restarts; 0 where it has none."""
-        return getattr(self._batch_env, 'restarts', 0)
+    def _pack(self, observ, create):
+        """Rows of `_row` from `create` with the checked observations and
+        the batch's count of restarts (0 where it has none)."""
+        _check_finite(observ, 'observ')
+        packed = create(len(observ), self._row)
+        packed['observ'] = observ
+        packed['restarts'] = getattr(self._batch_env, 'restarts', 0)
+        return packed
 
     def _unpack(self, packed, every_row=True):
         """Split uint8 rows of `_row` into an `Outcome`; `every_row` when
@@ -299,11 +246,8 @@ def _from_bytes(rows, dtype, shape, batch=None):
 
 
 def _check_finite(value, name):
-    """Raise like `tf.debugging.check_numerics` on floating NaN or Inf.
-
-    The ValueError `'<name> : Tensor had NaN values'` (or `Inf`, or `Inf and
-    NaN`) fails the op with an InvalidArgumentError.
-    """
+    """Raise the ValueError `'<name> : Tensor had NaN values'` (or `Inf`,
+    `Inf and NaN`) of `tf.debugging.check_numerics` on floating NaN or Inf."""
     value = np.asarray(value)
     if value.dtype.kind != 'f' or np.isfinite(value).all():
         return

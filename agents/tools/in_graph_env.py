@@ -12,47 +12,29 @@ from agents.tools import compiled_ops
 _SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
 
 
+def read_only(name, doc):
+    """A read-only property of the attribute `_<name>`."""
+    return property(lambda self: getattr(self, '_' + name), doc=doc)
+
+
 class InGraphEnvBase(forwarding.Forwarding):
-    """The variables that `InGraphEnv` and `InGraphBatchEnv` share.
+    """The variables of in-graph environments and batches: `_observ`,
+    `_action`, `_reward`, `_done`, `_truncated`, which subclasses create;
+    `_wrapped` gives the spaces and other public attributes."""
 
-    Subclasses create the variables `_observ`, `_action`, `_reward`, `_done`
-    and `_truncated` (as `_define_variables` does) and name the object whose
-    spaces and other public attributes they expose in `_wrapped`.
-    """
-
-    @property
-    def observ(self):
-        """Variable of the current observation."""
-        return self._observ
-
-    @property
-    def action(self):
-        """Variable of the last action."""
-        return self._action
-
-    @property
-    def reward(self):
-        """Variable of the last reward, float32."""
-        return self._reward
-
-    @property
-    def done(self):
-        """Bool variable: whether the episode ended (or was restarted)."""
-        return self._done
-
-    @property
-    def truncated(self):
-        """Bool variable: whether the episode was truncated, not terminated,
-        so that an algorithm may bootstrap from the last observation."""
-        return self._truncated
+    observ = read_only('observ', 'Variable of the observation.')
+    action = read_only('action', 'Variable of the last action.')
+    reward = read_only('reward', 'float32 variable of the reward.')
+    done = read_only(
+            'done', 'Bool variable: whether the episode ended (or restarted).')
+    truncated = read_only(
+            'truncated', 'Bool variable: whether the episode was truncated, '
+            'not terminated (an algorithm may bootstrap then).')
 
     def _define_variables(self, name, batch):
-        """Check the graph mode and spaces; create the variables of a step.
-
-        `batch` is the shape before each variable's own: `()` or `(n,)`.
-        Returns the scope `env_temporary` and the variables observ, action,
-        reward, done (true at first) and truncated.
-        """
+        """The scope `env_temporary` and the variables observ, action,
+        reward, done (true at first) and truncated, of shapes `batch + ...`
+        (`batch` is `()` or `(n,)`)."""
         graph_mode.require_graph_mode(name)
         observ_shape, observ_dtype = parse_space(
                 self.observation_space, 'observation')
@@ -86,37 +68,27 @@ class InGraphEnv(InGraphEnvBase):
     The variables hold the last step, in the scope `env_temporary` that
     checkpoints leave out; `done` starts true, so that the first simulation
     step resets. Other attributes are read from the environment.
+
+    Args:
+        env: Gymnasium environment with Box or Discrete spaces.
+
+    Raises:
+        ValueError: When a space is neither Box nor Discrete.
+        graph_mode.GraphModeError: When not in TF2 graph mode.
     """
 
     def __init__(self, env):
-        """Create the variables for an environment.
-
-        Args:
-            env: Gymnasium environment with Box or Discrete spaces.
-
-        Raises:
-            ValueError: When a space is neither Box nor Discrete.
-            graph_mode.GraphModeError: When not in TF2 graph mode.
-        """
         self._env = env
         self._discrete = isinstance(env.action_space, gym.spaces.Discrete)
         _, (self._observ, self._action, self._reward, self._done,
             self._truncated) = self._define_variables('InGraphEnv', ())
         self._observ_dtype = self._observ.dtype.base_dtype
 
-    @property
-    def _wrapped(self):
-        """The environment."""
-        return self._env
+    _wrapped = read_only('env', 'The environment.')
 
     def simulate(self, action):
-        """Step the environment and store the outcome in the variables.
-
-        Args:
-            action: Tensor of the action, as for `prepare_action`.
-
-        Returns:
-            Operation that steps and assigns; it fails on NaN or Inf.
+        """The op that steps the environment with an action tensor (as for
+        `prepare_action`) and assigns the variables; it fails on NaN or Inf.
         """
         with tf.name_scope('environment_simulate'):
             action = prepare_action(action, self._action)
@@ -132,27 +104,16 @@ class InGraphEnv(InGraphEnvBase):
                     (self._truncated, truncated)])
 
     def reset(self):
-        """Reset the environment and store its first observation.
-
-        Returns:
-            Tensor of the first observation, once the variables are set; it
-            fails on NaN or Inf.
-        """
+        """Reset the environment: its first observation, once assigned to
+        the variables; it fails on NaN or Inf."""
         with tf.name_scope('environment_reset'):
             observ = tf.numpy_function(
                     self._reset, [], self._observ_dtype, name='reset')
             observ.set_shape(self._observ.shape)
-            observ = compiled_ops.check_numerics(observ, 'observ')
-            with tf.control_dependencies([
-                    self._observ.assign(observ),
-                    self._reward.assign(0.0),
-                    self._done.assign(False),
-                    self._truncated.assign(False)]):
+            assign = self._assign_step(observ, tf.constant(0.0), [
+                    (self._done, False), (self._truncated, False)])
+            with tf.control_dependencies([assign]):
                 return tf.identity(observ)
-
-    def close(self):
-        """Close the environment."""
-        self._env.close()
 
     def _step(self, action):
         """Step the environment; observation, reward, done, truncated."""
@@ -185,19 +146,15 @@ def parse_space(space, name):
 
 
 def define_variable(name, shape, dtype, ones=False):
-    """Create a non-trainable variable of zeros, or of ones (true)."""
+    """A non-trainable variable of zeros, or of ones (true)."""
     fill = tf.ones if ones else tf.zeros
     return tf.Variable(
             lambda: fill(shape, dtype), trainable=False, name=name)
 
 
 def prepare_action(action, variable, check_numerics=True):
-    """Cast an action tensor to the dtype and shape of the action variable.
-
-    Args:
-        action: Tensor or value of the actions, of any width of its kind.
-        variable: Variable that will hold the actions.
-        check_numerics: Whether to add an op that fails on NaN or Inf.
+    """Cast an action tensor (of any width of its kind) to the dtype and
+    shape of the action variable; with `check_numerics`, fail on NaN or Inf.
 
     Raises:
         TypeError: When the dtype kinds (integer, floating) differ.

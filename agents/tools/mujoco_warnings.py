@@ -1,9 +1,7 @@
-"""MuJoCo's warnings once, not once per environment built or per worker.
+"""MuJoCo's warnings once per run, not per model compiled or per worker.
 
-MuJoCo warns about every model it compiles with a deprecated attribute, to
-stderr and `MUJOCO_LOG.TXT`. `install` logs each message once per process;
-`WithSeen` hands the logged messages to workers, so a run shows each once.
-This module must not import TensorFlow: worker processes import it.
+`install` logs each message once per process; `WithSeen` hands the logged
+messages to workers. No TensorFlow here: worker processes import it.
 """
 
 import logging
@@ -11,21 +9,20 @@ import sys
 
 import gymnasium as gym
 
+from agents.tools import gl_backend
+
 # The messages this process logged already.
 _SEEN = set()
 
 
 def install(env_id=None):
-    """Have MuJoCo's warnings logged once per process from now on.
-
-    MuJoCo is imported only where it is already or `env_id` names one of
-    its environments; a handler installed by someone else stays.
+    """Log MuJoCo's warnings once per process from now on; return whether
+    they go through our handler (one installed by someone else stays).
 
     Args:
-      env_id: Gymnasium id of the environment about to be built, or None.
-
-    Returns:
-      Whether this process's MuJoCo warnings go through the handler.
+      env_id: Gymnasium id of the environment about to be built, or None;
+          MuJoCo is imported only where it is already or this is one of its
+          environments.
     """
     if 'mujoco' not in sys.modules and not _uses_mujoco(env_id):
         return False
@@ -41,14 +38,11 @@ def install(env_id=None):
 
 
 def _uses_mujoco(env_id):
-    """Whether a gymnasium id's entry point is a module of MuJoCo envs."""
-    if not isinstance(env_id, str):
-        return False
+    """Whether a gymnasium id is of a MuJoCo env (not an unknown id)."""
     try:
-        entry_point = gym.spec(env_id).entry_point
+        return isinstance(env_id, str) and gl_backend.needs_gl(env_id)
     except gym.error.Error:
         return False
-    return isinstance(entry_point, str) and 'mujoco' in entry_point
 
 
 class WithSeen:

@@ -1,8 +1,6 @@
-"""Videos of the episodes of an environment, encoded where it steps.
-
-`RecordedEnvironment` builds recorded environments inside worker processes,
-so frames never cross a pipe. No TensorFlow here: a worker that renders
-MuJoCo through Mesa's OpenGL crashes once TensorFlow is loaded.
+"""Videos of the episodes of an environment, encoded where it steps (in
+worker processes: frames never cross a pipe). No TensorFlow here: a worker
+that renders MuJoCo through Mesa's OpenGL crashes once it is loaded.
 """
 
 import os
@@ -30,18 +28,16 @@ class RecordEpisodes(gym.Wrapper):
 
     Frames stream to an ffmpeg encoder (H.264), padded to sizes divisible
     by 16. The video of an episode that ends joins `videos`; that of one
-    cut short by a reset or `close` is deleted.
+    cut short by a reset or `close` is deleted. A `RenderModeError` unless
+    the environment renders RGB arrays (`render_mode='rgb_array'`).
 
     Args:
-        env: Environment created with `render_mode='rgb_array'`.
+        env: Environment to record.
         directory: Directory for the videos, created at the first reset.
         fps: Frames per second; None: the environment's
             `metadata['render_fps']`, or 30.
         preset: The x264 preset of the encoder, e.g. 'medium'.
         threads: Threads of the encoder; None lets ffmpeg choose.
-
-    Raises:
-        RenderModeError: When the environment does not render RGB arrays.
     """
 
     def __init__(
@@ -78,11 +74,8 @@ class RecordEpisodes(gym.Wrapper):
         return observ, info
 
     def step(self, action):
-        """Step the environment and record the frame.
-
-        Raises:
-            RuntimeError: When stepped before the first reset.
-        """
+        """Step the environment and record the frame; a RuntimeError before
+        the first reset."""
         if self._path is None:
             raise RuntimeError(
                 'Reset the recorded environment before stepping it.')
@@ -98,6 +91,7 @@ class RecordEpisodes(gym.Wrapper):
         super().close()
 
     def _write(self, frame):
+        """Encode a frame, starting the encoder at the first."""
         if not isinstance(frame, np.ndarray) or frame.ndim != 3:
             got = (f'an array of shape {frame.shape}'
                    if isinstance(frame, np.ndarray) else repr(frame))
@@ -116,14 +110,14 @@ class RecordEpisodes(gym.Wrapper):
         self._writer.send(frame)
 
     def _finish(self):
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        if self._path is not None:
-            self._videos.append(self._path)
-            self._path = None
+        """Close the video of the episode that ended (and was written to)
+        and keep it."""
+        self._writer.close()
+        self._videos.append(self._path)
+        self._writer = self._path = None
 
     def _discard(self):
+        """Close and delete the video of an unfinished episode."""
         if self._writer is not None:
             try:
                 self._writer.close()
@@ -137,15 +131,8 @@ class RecordEpisodes(gym.Wrapper):
 
 
 def pad_frame(frame, multiple=16):
-    """Pad an image to sizes divisible by `multiple`, repeating its edges.
-
-    Args:
-        frame: Array of shape (height, width, 3); converted to uint8.
-        multiple: Divisor of the padded height and width.
-
-    Returns:
-        C-contiguous uint8 array of the centred frame.
-    """
+    """An image (height, width, 3) as a C-contiguous uint8 array, centred
+    and padded to sizes divisible by `multiple` by repeating its edges."""
     frame = np.asarray(frame)
     if frame.dtype != np.uint8:
         frame = np.clip(frame, 0, 255).astype(np.uint8)
@@ -161,10 +148,9 @@ def pad_frame(frame, multiple=16):
 
 
 class RecordedEnvironment:
-    """Picklable constructor `(seed) -> RecordEpisodes` of recorded envs.
-
-    Called in the worker, it sets the rendering environment variables there
-    before the environment, and with it MuJoCo, is created.
+    """Picklable constructor `(seed) -> RecordEpisodes` of recorded envs;
+    in the worker, it sets the rendering environment variables before the
+    environment, and with it MuJoCo, is created.
 
     Args:
         constructor: Callable `(seed, render_mode=...) -> env`, called with
@@ -209,17 +195,10 @@ class RecordedEnvironment:
 
 
 def disable_effects(env):
-    """Turn off the shadows and reflections of a MuJoCo environment.
-
-    They take most of the time of Mesa's software renderer (see
-    benchmarks/profile_video.py). Call before the first frame.
-
-    Args:
-        env: Environment, wrapped or not; others are left alone.
-
-    Returns:
-        Whether the environment renders through MuJoCo.
-    """
+    """Turn off the shadows and reflections of a MuJoCo environment
+    (wrapped or not; others are left alone), which take most of the time
+    of Mesa's software renderer; call before the first frame. Returns
+    whether the environment renders through MuJoCo."""
     model = getattr(env.unwrapped, 'model', None)
     if model is None or not hasattr(model, 'mat_reflectance'):
         return False

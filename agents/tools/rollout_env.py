@@ -1,12 +1,8 @@
 """The environments of a loop of many steps in one session call.
 
-Such a loop (`PPO.collect`) carries a batch's state from step to step and
-assigns it once at the end. `TaskRolloutEnv` steps an in-graph task through
-its pure functions (a loop XLA can compile); `BridgeRolloutEnv` steps a
-`tools.InGraphBatchEnv` through its `numpy_function`. `rollout_env` picks.
-A loop carries a `Failure` record of its first step that was not finite
-(`first_failure`), stops there, and fails outside the call
-(`failure_checks`) with the message of `tf.debugging.check_numerics`.
+Such a loop (`PPO.collect`, `tools.compiled_rollout`) carries a batch's
+state from step to step, assigns it once at the end, stops at its first
+step that is not finite (`Failure`) and fails outside the call.
 """
 
 import collections
@@ -17,28 +13,38 @@ from agents.tools import in_graph_batch_env
 from agents.tools import compiled_ops
 
 
-class TaskRolloutEnv:
-    """The loop's view of an in-graph task: pure functions of its state.
-
-    Its loop state is the tuple of its reset counter, its physical states
-    and its episodes' step counts.
-
-    Args:
-        batch_env: In-graph batch with `transition`, `restart` and the
-            variables `seed`, `counter`, `state`, `steps`.
-    """
-
-    jit_compile = True
+class _RolloutEnv:
+    """The loop's view of a batch whose loop state is the values of some of
+    its variables (`_variables`)."""
 
     def __init__(self, batch_env):
         self._batch_env = batch_env
 
     def initial(self):
         """The batch's loop state, read from its variables."""
-        batch_env = self._batch_env
-        return (
-            batch_env.counter.read_value(), batch_env.state.read_value(),
-            batch_env.steps.read_value())
+        return tuple(variable.read_value() for variable in self._variables())
+
+    def assign(self, env_state):
+        """The assignments of a loop state to the batch's variables."""
+        return [variable.assign(value)
+                for variable, value in zip(self._variables(), env_state)]
+
+    def _variables(self):
+        """The variables of the loop state."""
+        raise NotImplementedError
+
+
+class TaskRolloutEnv(_RolloutEnv):
+    """The loop's view of an in-graph task, through its pure `transition`
+    and `restart` (a loop XLA compiles); its loop state is the task's reset
+    counter, physical states and episodes' step counts."""
+
+    jit_compile = True
+
+    def _variables(self):
+        """The counter, states and step counts."""
+        return self._batch_env.counter, self._batch_env.state, (
+            self._batch_env.steps)
 
     def rollout_seed(self):
         """The first half of the random keys of a rollout: the task's seed."""
@@ -50,59 +56,35 @@ class TaskRolloutEnv:
         return env_state[0]
 
     def begin(self, env_state, begin, observ):
-        """Begin new episodes where `begin` ([batch] bool) is true.
-
-        Returns:
-            Tuple of the loop state and the observations after the resets.
-        """
+        """The loop state and observations after beginning new episodes
+        where `begin` ([batch] bool) is true."""
         counter, state, steps = env_state
         counter, state, steps, fresh = self._batch_env.restart(
             self._batch_env.seed.read_value(), counter, state, steps, begin)
         return (counter, state, steps), compiled_ops.where(begin, fresh, observ)
 
     def step(self, env_state, action):
-        """Step every environment of the batch.
-
-        Returns:
-            Tuple of the loop state, the observations, float32 rewards, and
-            the bool flags done, truncated and restarted (never, for a task).
-        """
+        """Step every environment: the loop state, observations, float32
+        rewards, and the bool flags done, truncated and restarted (never,
+        for a task)."""
         counter, state, steps = env_state
         state, steps, observ, reward, done, truncated = (
             self._batch_env.transition(state, steps, action))
         return ((counter, state, steps), observ, reward, done, truncated,
                 tf.zeros_like(done))
 
-    def assign(self, env_state):
-        """The assignments of a loop state to the batch's variables."""
-        batch_env = self._batch_env
-        counter, state, steps = env_state
-        return [
-            batch_env.counter.assign(counter), batch_env.state.assign(state),
-            batch_env.steps.assign(steps)]
 
-
-class BridgeRolloutEnv:
-    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python.
-
-    Steps and resets call its `step_outcome` and `reset_outcome`, with the
-    batch's own checks. Its loop state is the tuple of the flags of the
-    environments restarted after a failure and the count of restarts.
-
-    Args:
-        batch_env: `tools.InGraphBatchEnv`.
-    """
+class BridgeRolloutEnv(_RolloutEnv):
+    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
+    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task; its
+    loop state is the flags of the environments restarted after a failure
+    and the count of restarts."""
 
     jit_compile = False
 
-    def __init__(self, batch_env):
-        self._batch_env = batch_env
-
-    def initial(self):
-        """The batch's loop state, read from its variables."""
-        return (
-            self._batch_env.restarted.read_value(),
-            self._batch_env.restarts.read_value())
+    def _variables(self):
+        """The restarted flags and the count of restarts."""
+        return self._batch_env.restarted, self._batch_env.restarts
 
     @staticmethod
     def rollout_seed():
@@ -116,9 +98,7 @@ class BridgeRolloutEnv:
         return tf.constant(0, tf.int64)
 
     def begin(self, env_state, begin, observ):
-        """Reset where `begin` is true, as `TaskRolloutEnv.begin` does.
-
-        Steps where no episode begins call no Python.
+        """Reset where `begin` is true; steps without resets call no Python.
         """
         restarted, restarts = env_state
 
@@ -132,16 +112,13 @@ class BridgeRolloutEnv:
                 outcome.restarts,
                 tf.tensor_scatter_nd_update(observ, rows, outcome.observ))
 
-        # Without resets the values pass through unchanged.
         restarted, restarts, observ = tf.cond(
             tf.reduce_any(begin), _reset,
             lambda: (restarted, restarts, observ))
         return (restarted, restarts), observ
 
     def step(self, env_state, action):
-        """Step the batch through Python, as `TaskRolloutEnv.step` does.
-
-        Done is true also where an environment restarted.
+        """Step the batch; done is true also where an environment restarted.
         """
         del env_state
         outcome = self._batch_env.step_outcome(action)
@@ -150,23 +127,10 @@ class BridgeRolloutEnv:
             outcome.reward, outcome.done, outcome.truncated,
             outcome.restarted)
 
-    def assign(self, env_state):
-        """The assignments of a loop state to the batch's variables."""
-        restarted, restarts = env_state
-        return [
-            self._batch_env.restarted.assign(restarted),
-            self._batch_env.restarts.assign(restarts)]
-
 
 def rollout_env(batch_env):
-    """The loop's view of an in-graph batch, or None for one it cannot step.
-
-    Args:
-        batch_env: An in-graph task, a `tools.InGraphBatchEnv`, or other.
-
-    Returns:
-        `TaskRolloutEnv`, `BridgeRolloutEnv` or None.
-    """
+    """The loop's view of an in-graph task or a `tools.InGraphBatchEnv`;
+    None for other batches."""
     if hasattr(batch_env, 'transition') and hasattr(batch_env, 'restart'):
         return TaskRolloutEnv(batch_env)
     if isinstance(batch_env, in_graph_batch_env.InGraphBatchEnv):
@@ -174,14 +138,14 @@ def rollout_env(batch_env):
     return None
 
 
-# Whether a step of a compiled loop was not finite, and the actions,
-# observations and rewards of the first such step.
+# Whether a step of a loop was not finite, and the actions, observations
+# and rewards of the first such step.
 Failure = collections.namedtuple('Failure', 'failed, action, observ, reward')
 
 
 def no_failure(observ, action):
-    """The `Failure` record of a loop that has not failed, shaped like a
-    batch of observations and actions."""
+    """The `Failure` of a loop that has not failed, shaped like a batch of
+    observations and actions."""
     return Failure(
         failed=tf.constant(False), action=tf.zeros_like(action),
         observ=tf.zeros_like(observ),
@@ -205,16 +169,10 @@ def first_failure(failure, action, observ, reward):
 
 
 def failure_checks(failure):
-    """Checks that fail where a step failed, with the message of
+    """Checks (a list of the last, run after the others) that fail where a
+    loop's `Failure` failed, with the message of
     `tf.debugging.check_numerics`, actions first (`action : Tensor had NaN
-    values`).
-
-    Args:
-        failure: `Failure` after a compiled loop.
-
-    Returns:
-        List of the last check's tensor, run after the earlier ones.
-    """
+    values`)."""
     checks = []
     for name in ('action', 'observ', 'reward'):
         value = getattr(failure, name)

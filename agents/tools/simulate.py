@@ -1,9 +1,7 @@
 """One graph operation that steps a batch of environments and an algorithm.
 
 Each algorithm method is called in a control block after the stage before
-it, so its ops may read the environment's variables; its results must
-depend on its side effects (`control_flow.identity_after`), since they
-order the next stage.
+it; its results must depend on its side effects, since they order the next.
 """
 
 import collections
@@ -155,21 +153,18 @@ def _summaries(tallies, log):
     # (the empty summary). One conditional around both saves steps that do
     # not log the switches of a second.
 
+    def _mean(name, mean):
+        return tf.cond(
+            mean.count > 0, lambda: tf.summary.scalar(name, mean.clear()), str)
+
     def _define():
-        score_summary = tf.cond(
-            tallies.mean_score.count > 0,
-            lambda: tf.summary.scalar(
-                'mean_score', tallies.mean_score.clear()),
-            str)
-        length_summary = tf.cond(
-            tallies.mean_length.count > 0,
-            lambda: tf.summary.scalar(
-                'mean_length', tallies.mean_length.clear()),
-            str)
-        return tf.summary.merge([score_summary, length_summary])
+        return tf.summary.merge([
+            _mean('mean_score', tallies.mean_score),
+            _mean('mean_length', tallies.mean_length)])
 
     return tf.cond(log, _define, str)
 
 
 def _done_indices(done):
+    """The int32 indices where `done` is true."""
     return tf.cast(tf.where(done)[:, 0], tf.int32)

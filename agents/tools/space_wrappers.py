@@ -1,6 +1,6 @@
 """Wrappers that transform spaces and values: history, deltas, ranges.
 
-This module must not import TensorFlow: worker processes import it.
+No TensorFlow here: worker processes import it.
 """
 
 import gymnasium as gym
@@ -18,13 +18,9 @@ class FrameHistory(ForwardingWrapper):
     `(len(past_indices),) + shape`, or with `flatten` the history merged
     into the first axis.
 
-    Args:
-        env: Environment with a Box observation space.
-        past_indices: Non-empty sequence of non-negative offsets.
-        flatten: Whether to merge the history into the first axis.
-
     Raises:
-        ValueError: On other offsets or observation spaces.
+        ValueError: Unless `past_indices` is a non-empty sequence of
+            non-negative integers and the observation space a Box.
     """
 
     def __init__(self, env, past_indices, flatten):
@@ -67,6 +63,7 @@ class FrameHistory(ForwardingWrapper):
         return self._select(self._buffer, 0), info
 
     def _select(self, buffer, step):
+        """The frames of the offsets at a step, from a buffer of them."""
         # Indexing with a list copies, so earlier observations stay intact.
         rows = [(step - index) % self._capacity for index in self._past_indices]
         frames = buffer[rows]
@@ -79,10 +76,8 @@ class FrameDelta(ForwardingWrapper):
     """Observe the difference of each observation to the previous one.
 
     The first delta of an episode is zero. Integer deltas have a signed type
-    of twice the width, so that they cannot overflow.
-
-    Raises:
-        ValueError: When the observation space is not a Box.
+    of twice the width, so that they cannot overflow. A ValueError unless
+    the observation space is a Box.
     """
 
     def __init__(self, env):
@@ -112,7 +107,77 @@ class FrameDelta(ForwardingWrapper):
         return np.zeros_like(self._last), info
 
 
-class RangeNormalize(ForwardingWrapper):
+class ValueMap:
+    """What a standard wrapper does to the spaces of an environment or a
+    batch, and to actions, observations and rewards, alike for one
+    environment (`MapWrapper`) and a batch's arrays (`batch_wrappers`)."""
+
+    def __init__(self, env):
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+
+    def action(self, action):
+        """The action for the wrapped environment."""
+        return action
+
+    def observ(self, observ):
+        """The observation for the caller."""
+        return observ
+
+    def reward(self, reward):
+        """The reward for the caller."""
+        return reward
+
+
+class MapWrapper(ForwardingWrapper):
+    """A wrapper of one environment that applies the `ValueMap` of its
+    class's `map_class`, built with the constructor's keyword arguments."""
+
+    map_class = ValueMap
+
+    def __init__(self, env, **constructor_args):
+        value_map = self.map_class(env, **constructor_args)
+        super().__init__(env, **constructor_args)
+        self._map = value_map
+        self.observation_space = value_map.observation_space
+        self.action_space = value_map.action_space
+
+    def step(self, action):
+        """Map the action, step the environment and map the outcome."""
+        observ, reward, terminated, truncated, info = self.env.step(
+            self._map.action(action))
+        return (self._map.observ(observ), self._map.reward(reward),
+                terminated, truncated, info)
+
+    def reset(self, *, seed=None, options=None):
+        """Reset the environment and map its observation."""
+        observ, info = self.env.reset(seed=seed, options=options)
+        return self._map.observ(observ), info
+
+
+class RangeMap(ValueMap):
+    """The maps of `RangeNormalize`, with its arguments."""
+
+    def __init__(self, env, observ=None, action=None):
+        super().__init__(env)
+        (self._observ, self._action, self.observation_space,
+         self.action_space) = range_scales(
+             env.observation_space, env.action_space, observ, action)
+
+    def action(self, action):
+        """The action mapped from [-1, 1] to the bounds."""
+        if self._action is None:
+            return action
+        return self._action.denormalize(action)
+
+    def observ(self, observ):
+        """The observation mapped from the bounds to [-1, 1]."""
+        if self._observ is None:
+            return observ
+        return self._observ.normalize(observ)
+
+
+class RangeNormalize(MapWrapper):
     """Map finite Box bounds of observations and actions to [-1, 1].
 
     Dimensions with an infinite or empty range stay as they are. Integer
@@ -123,54 +188,21 @@ class RangeNormalize(ForwardingWrapper):
         env: Environment to normalise.
         observ: Whether to normalise observations; None: where the space
             is a Box with finite bounds somewhere.
-        action: Whether to normalise actions; None: where the space is
-            a floating point Box with finite bounds somewhere.
+        action: As `observ`, for a floating point Box of actions.
 
     Raises:
         ValueError: On a non-bool switch, or True for another space.
     """
 
+    map_class = RangeMap
+
     def __init__(self, env, observ=None, action=None):
         super().__init__(env, observ=observ, action=action)
-        self._observ, self._action, observation_space, action_space = (
-            range_scales(
-                env.observation_space, env.action_space, observ, action))
-        self.observation_space = observation_space
-        self.action_space = action_space
-
-    def step(self, action):
-        """Map the action to the environment's bounds and step."""
-        if self._action is not None:
-            action = self._action.denormalize(action)
-        observ, reward, terminated, truncated, info = self.env.step(action)
-        if self._observ is not None:
-            observ = self._observ.normalize(observ)
-        return observ, reward, terminated, truncated, info
-
-    def reset(self, *, seed=None, options=None):
-        """Reset the environment and normalise its observation."""
-        observ, info = self.env.reset(seed=seed, options=options)
-        if self._observ is not None:
-            observ = self._observ.normalize(observ)
-        return observ, info
 
 
 def range_scales(observation_space, action_space, observ, action):
-    """The maps of `RangeNormalize` (for environments and batches).
-
-    Args:
-        observation_space: Observation space of the environment.
-        action_space: Action space of the environment.
-        observ: Switch of observations, as for `RangeNormalize`.
-        action: Switch of actions, as for `RangeNormalize`.
-
-    Raises:
-        ValueError: As `RangeNormalize`.
-
-    Returns:
-        Tuple of the observation map or None, the action map or None, and
-        the observation and action spaces of the wrapper.
-    """
+    """The observation and action maps of `RangeNormalize` (or None) and
+    its spaces, for environments, batches and tasks."""
     for name, value in (('observ', observ), ('action', action)):
         if value is not None and not isinstance(value, (bool, np.bool_)):
             raise ValueError(
@@ -196,76 +228,62 @@ def range_scales(observation_space, action_space, observ, action):
     return observ_scale, action_scale, observation_space, action_space
 
 
-class ClipAction(ForwardingWrapper):
-    """Clip actions to the bounds of the Box action space.
-
-    Its action space is unbounded, so that samples of a Gaussian policy pass
-    a batch's action check.
-
-    Raises:
-        ValueError: When the action space is not a Box.
+class ClipMap(ValueMap):
+    """The map of `ClipAction`: actions clipped, the action space unbounded.
     """
 
     def __init__(self, env):
-        self._clip = ActionClip(env.action_space)
         super().__init__(env)
-        self.action_space = self._clip.space
-
-    def step(self, action):
-        """Clip the action to the environment's bounds and step."""
-        return self.env.step(self._clip(action))
-
-
-class ActionClip:
-    """The clipping of `ClipAction`, for environments and batches.
-
-    Attributes:
-        space: The Box of the environment with infinite bounds.
-
-    Raises:
-        ValueError: When the space is not a Box.
-    """
-
-    def __init__(self, space):
-        space = _require_box(space, 'ClipAction')
+        space = _require_box(env.action_space, 'ClipAction')
         self._low, self._high = space.low, space.high
         self._dtype = space.dtype
-        self.space = gym.spaces.Box(-np.inf, np.inf, space.shape, space.dtype)
+        self.action_space = gym.spaces.Box(
+            -np.inf, np.inf, space.shape, space.dtype)
 
-    def __call__(self, action):
-        """Clip an action, or a batch of them, in the dtype of the space."""
+    def action(self, action):
+        """The action, or a batch of them, clipped in the space's dtype."""
         # Two ufuncs cost a fraction of np.clip's Python overhead, which
         # shows at thousands of steps per second; NaN stays NaN either way.
         action = np.minimum(np.maximum(action, self._low), self._high)
         return action.astype(self._dtype, copy=False)
 
 
-class ConvertTo32Bit(ForwardingWrapper):
-    """Convert 64-bit observations, their space and rewards to 32 bits."""
+class ClipAction(MapWrapper):
+    """Clip actions to the bounds of the Box action space (a ValueError
+    for others); its own is unbounded, so that samples of a Gaussian policy
+    pass a batch's action check."""
+
+    map_class = ClipMap
+
+
+class Map32Bit(ValueMap):
+    """The maps of `ConvertTo32Bit`."""
 
     def __init__(self, env):
         super().__init__(env)
         self.observation_space = space_to_32bit(env.observation_space)
+        self._dtype = _CONVERSIONS.get(
+            getattr(env.observation_space, 'dtype', None))
 
-    def step(self, action):
-        """Step the environment and convert observation and reward."""
-        observ, reward, terminated, truncated, info = self.env.step(action)
-        return (_to_32bit(observ), np.float32(reward), terminated, truncated,
-                info)
+    def observ(self, observ):
+        """The observation, or a batch of them, in the space's 32 bits."""
+        if self._dtype is None:
+            return observ
+        return self._dtype.type(observ)
 
-    def reset(self, *, seed=None, options=None):
-        """Reset the environment and convert the observation."""
-        observ, info = self.env.reset(seed=seed, options=options)
-        return _to_32bit(observ), info
+    def reward(self, reward):
+        """The reward, or a batch of them, as float32."""
+        return np.float32(reward)
 
 
-class CacheSpaces(ForwardingWrapper):
+class ConvertTo32Bit(MapWrapper):
+    """Convert 64-bit observations, their space and rewards to 32 bits."""
+
+    map_class = Map32Bit
+
+
+class CacheSpaces(MapWrapper):
     """Read the observation and action space once and keep them."""
-
-    def __init__(self, env):
-        super().__init__(env)
-        self.observation_space = env.observation_space
-        self.action_space = env.action_space
 
 
 class _Scale:
@@ -304,6 +322,7 @@ class _Scale:
 
 
 def _require_box(space, user):
+    """The space; a ValueError naming `user` unless it is a Box."""
     if not isinstance(space, gym.spaces.Box):
         raise ValueError(f'{user} needs a Box space, got {space}.')
     return space
@@ -353,15 +372,3 @@ def _clip_bounds(bounds, dtype):
         return np.where(np.isinf(bounds), bounds, clipped).astype(dtype)
     info = np.iinfo(dtype)
     return np.clip(bounds, info.min, info.max).astype(dtype)
-
-
-def _to_32bit(observ):
-    if isinstance(observ, (float, np.float64)):
-        return np.float32(observ)
-    if isinstance(observ, (int, np.int64)) and not isinstance(observ, bool):
-        return np.int32(observ)
-    if isinstance(observ, np.ndarray):
-        dtype = _CONVERSIONS.get(observ.dtype)
-        if dtype is not None:
-            return observ.astype(dtype)
-    return observ

@@ -131,7 +131,12 @@ def run_length(config, batch_env):
 
 
 def compiles_evaluation(config, eval_batch_env, view):
-    """Whether evaluations run as one session call of all their steps."""
+    """Whether evaluations run as one session call of all their steps.
+
+    With `compile_rollout`, where the view has the pure policy step of
+    `compiled_rollout.first_episodes` and the environments are in-graph or
+    behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps.
+    """
     if not (config.compile_rollout and hasattr(view, 'step')):
         return False
     env = rollout_env.rollout_env(eval_batch_env)
