@@ -1,8 +1,7 @@
-"""In-graph helpers for PPO: returns, advantages, masking, losses and
-summaries.
+"""In-graph helpers for PPO: returns, advantages, masks, losses, summaries.
 
-Tensors of episodes are `[batch, time]` with a valid `length` per row;
-steps past the length hold arbitrary values and count nowhere.
+Episodes are `[batch, time]` tensors with a valid `length` per row; steps
+past it hold arbitrary values and count nowhere.
 """
 
 import re
@@ -16,15 +15,15 @@ from agents.tools import compiled_ops
 
 
 def mask(tensor, length, value=0):
-    """Set the time steps at and beyond each sequence's length to a value.
+    """The tensor `[batch, time, ...]` with `value` at and past `length`.
 
     Args:
       tensor: Tensor of shape [batch, time, ...].
-      length: Integer tensor of shape [batch] with the valid lengths.
-      value: Scalar to write into the padded steps.
+      length: Integer tensor [batch] of the valid lengths.
+      value: Scalar for the padded steps.
 
     Returns:
-      Tensor of the same shape as `tensor`.
+      Tensor of the shape of `tensor`.
     """
     with tf.name_scope('mask'):
         tensor = tf.convert_to_tensor(tensor)
@@ -51,15 +50,15 @@ def _reverse_discounted_sum(values, length, factor):
 
 
 def discounted_return(reward, length, discount):
-    """Discounted Monte-Carlo return of every time step.
+    """Discounted Monte-Carlo return `[batch, time]`, zero past `length`.
 
     Args:
-      reward: Float tensor of shape [batch, time].
-      length: Integer tensor of shape [batch].
+      reward: Float tensor [batch, time].
+      length: Integer tensor [batch].
       discount: Discount factor in [0, 1].
 
     Returns:
-      Float tensor of shape [batch, time]; zero on padded steps.
+      Float tensor [batch, time].
     """
     with tf.name_scope('discounted_return'):
         return tf.stop_gradient(
@@ -69,18 +68,18 @@ def discounted_return(reward, length, discount):
 def lambda_advantage(reward, value, length, discount, gae_lambda):
     """Generalized advantage estimation (Schulman et al., 2015).
 
-    The value after the last valid step is zero; callers fold bootstrapping
+    The value after the last valid step is zero: callers fold bootstrapping
     into the last reward.
 
     Args:
-      reward: Float tensor of shape [batch, time].
-      value: Float tensor of shape [batch, time] of state values.
-      length: Integer tensor of shape [batch].
+      reward: Float tensor [batch, time].
+      value: Float tensor [batch, time] of state values.
+      length: Integer tensor [batch].
       discount: Discount factor in [0, 1].
       gae_lambda: Bias-variance trade-off in [0, 1].
 
     Returns:
-      Float tensor of shape [batch, time]; zero on padded steps.
+      Float tensor [batch, time], zero past `length`.
     """
     with tf.name_scope('lambda_advantage'):
         value = mask(value, length)
@@ -93,7 +92,7 @@ def lambda_advantage(reward, value, length, discount, gae_lambda):
 
 
 def reinit_nested_vars(variables, indices=None):
-    """Reset nested variables to zeros.
+    """The op that zeros nested variables, at batch `indices` if given.
 
     Args:
       variables: Nested structure of variables.
@@ -114,12 +113,12 @@ def reinit_nested_vars(variables, indices=None):
 
 
 def assign_nested_vars(variables, tensors, indices=None):
-    """Assign nested tensors to the matching nested variables.
+    """The op that assigns nested tensors to matching nested variables.
 
     Args:
       variables: Nested structure of variables.
       tensors: Nested structure of tensors matching `variables`.
-      indices: Batch indices to assign to; the whole variables when None.
+      indices: Batch indices to assign to; whole variables when None.
 
     Returns:
       Operation.
@@ -140,16 +139,15 @@ def available_gpus():
 
 
 def gradient_norms(grad_vars, groups=None):
-    """Global norms of gradients, grouped by variable name regexes.
+    """Global norms of gradients by group of variable names.
 
     Args:
-      grad_vars: List of (gradient, variable) tuples as from an optimizer.
-      groups: Mapping from group name to a regex over variable names; None
-          makes one group 'all' of every variable.
+      grad_vars: List of (gradient, variable) pairs from an optimizer.
+      groups: Dict from group name to a regex over variable names; None:
+          one group 'all'.
 
     Returns:
-      Dict from group name to the scalar norm of its gradients; zero for a
-      group that matches no variable with a gradient.
+      Dict from group name to its scalar norm (zero without gradients).
     """
     groups = groups or {r'all': r'.*'}
     norms = {}
@@ -163,11 +161,11 @@ def gradient_norms(grad_vars, groups=None):
 
 
 def variable_summaries(vars_, groups=None, scope='weights'):
-    """Histograms of variables, grouped by variable name regexes.
+    """Summary of histograms of variables by group of variable names.
 
     Args:
       vars_: List of variables.
-      groups: Mapping from group name to a regex over variable names.
+      groups: Dict from group name to a regex over variable names.
       scope: Name scope of the summaries.
 
     Returns:
@@ -186,20 +184,8 @@ def variable_summaries(vars_, groups=None, scope='weights'):
     return tf.summary.merge(summaries) if summaries else tf.constant('')
 
 
-def nested_gather(structure, indices):
-    """Gather the same batch indices from every tensor in a structure."""
-    return nested.map(lambda tensor: tf.gather(tensor, indices), structure)
-
-
 def state_variables(state):
-    """Per-agent variables for a network's recurrent state, starting at zero.
-
-    Args:
-      state: Nested state tensors of a whole batch, or None.
-
-    Returns:
-      Matching nested untrained variables, or None.
-    """
+    """Zero variables like a batch's nested recurrent `state` (or None)."""
     if state is None:
         return None
     return nested.map(
@@ -211,19 +197,19 @@ def network_step(network, device, norm_observ, last_state, agent_indices):
     """The network's output for one step of some agents.
 
     Args:
-      network: Network template called as `network(observ, length, state)`.
+      network: Template called as `network(observ, length, state)`.
       device: Device of the network's ops.
-      norm_observ: Batch of normalized observations of those agents.
+      norm_observ: Normalized observations of those agents.
       last_state: Variables of every agent's recurrent state, or None.
       agent_indices: Integer tensor of agent indices.
 
     Returns:
-      The output for sequences of length one, continuing those agents'
-      recurrent state.
+      The output for sequences of length one.
     """
     state = None
     if last_state is not None:
-        state = nested_gather(last_state, agent_indices)
+        state = nested.map(
+            lambda tensor: tf.gather(tensor, agent_indices), last_state)
     with tf.device(device):
         return network(
             norm_observ[:, None], tf.ones(tf.shape(norm_observ)[0], tf.int32),
@@ -231,16 +217,15 @@ def network_step(network, device, norm_observ, last_state, agent_indices):
 
 
 def value_loss_fn(value, target, old_value, length, clip=None):
-    """Half squared error between predicted values and their targets.
+    """Half the mean squared error of the values against their targets.
 
     Args:
       value: Predicted values [batch, time].
       target: Value targets [batch, time].
       old_value: Values predicted when the data was collected.
       length: Valid lengths [batch].
-      clip: None, or the range around `old_value` beyond which a
-          prediction's error counts no less than at the range's edge, as in
-          OpenAI Baselines' PPO2 (the larger of both errors is used).
+      clip: None, or the range around `old_value` past which the error
+          counts at least as at its edge (OpenAI Baselines' PPO2).
 
     Returns:
       Scalar loss.
@@ -255,7 +240,8 @@ def value_loss_fn(value, target, old_value, length, clip=None):
 
 
 def adapted_penalty(penalty, kl, kl_target):
-    """The KL penalty coefficient after one update.
+    """The KL penalty after an update: times 1.5 above 1.3 * `kl_target`,
+    divided by 1.5 below 0.7 * `kl_target`.
 
     Args:
       penalty: Current penalty coefficient tensor.
@@ -263,8 +249,7 @@ def adapted_penalty(penalty, kl, kl_target):
       kl_target: Desired KL divergence per update.
 
     Returns:
-      The penalty multiplied by 1.5 above 1.3 * kl_target, divided by 1.5
-      below 0.7 * kl_target, unchanged otherwise.
+      Float tensor.
     """
     raised = tf.cast(kl > 1.3 * kl_target, tf.float32)
     lowered = tf.cast(kl < 0.7 * kl_target, tf.float32)
