@@ -15,16 +15,8 @@ from agents.tools import compiled_ops
 
 
 def mask(tensor, length, value=0):
-    """The tensor `[batch, time, ...]` with `value` at and past `length`.
-
-    Args:
-      tensor: Tensor of shape [batch, time, ...].
-      length: Integer tensor [batch] of the valid lengths.
-      value: Scalar for the padded steps.
-
-    Returns:
-      Tensor of the shape of `tensor`.
-    """
+    """The tensor `[batch, time, ...]` with the scalar `value` at and past
+    the integer `length` `[batch]` of each row."""
     with tf.name_scope('mask'):
         tensor = tf.convert_to_tensor(tensor)
         steps = tf.compat.dimension_value(tensor.shape[1])
@@ -50,36 +42,19 @@ def _reverse_discounted_sum(values, length, factor):
 
 
 def discounted_return(reward, length, discount):
-    """Discounted Monte-Carlo return `[batch, time]`, zero past `length`.
-
-    Args:
-      reward: Float tensor [batch, time].
-      length: Integer tensor [batch].
-      discount: Discount factor in [0, 1].
-
-    Returns:
-      Float tensor [batch, time].
-    """
+    """Discounted Monte-Carlo return of the rewards `[batch, time]`, zero
+    past `length` `[batch]`."""
     with tf.name_scope('discounted_return'):
         return tf.stop_gradient(
             _reverse_discounted_sum(reward, length, discount))
 
 
 def lambda_advantage(reward, value, length, discount, gae_lambda):
-    """Generalized advantage estimation (Schulman et al., 2015).
+    """Generalized advantage estimation (Schulman et al., 2015) `[batch,
+    time]` of rewards and values `[batch, time]`, zero past `length`.
 
     The value after the last valid step is zero: callers fold bootstrapping
     into the last reward.
-
-    Args:
-      reward: Float tensor [batch, time].
-      value: Float tensor [batch, time] of state values.
-      length: Integer tensor [batch].
-      discount: Discount factor in [0, 1].
-      gae_lambda: Bias-variance trade-off in [0, 1].
-
-    Returns:
-      Float tensor [batch, time], zero past `length`.
     """
     with tf.name_scope('lambda_advantage'):
         value = mask(value, length)
@@ -92,15 +67,7 @@ def lambda_advantage(reward, value, length, discount, gae_lambda):
 
 
 def reinit_nested_vars(variables, indices=None):
-    """The op that zeros nested variables, at batch `indices` if given.
-
-    Args:
-      variables: Nested structure of variables.
-      indices: Batch indices to reset; all entries when None.
-
-    Returns:
-      Operation.
-    """
+    """The op that zeros nested variables, at batch `indices` if given."""
     if isinstance(variables, (tuple, list)):
         return tf.group(*[
             reinit_nested_vars(variable, indices) for variable in variables])
@@ -113,16 +80,8 @@ def reinit_nested_vars(variables, indices=None):
 
 
 def assign_nested_vars(variables, tensors, indices=None):
-    """The op that assigns nested tensors to matching nested variables.
-
-    Args:
-      variables: Nested structure of variables.
-      tensors: Nested structure of tensors matching `variables`.
-      indices: Batch indices to assign to; whole variables when None.
-
-    Returns:
-      Operation.
-    """
+    """The op that assigns nested tensors to matching nested variables, at
+    batch `indices` if given."""
     if isinstance(variables, (tuple, list)):
         return tf.group(*[
             assign_nested_vars(variable, tensor, indices)
@@ -139,16 +98,9 @@ def available_gpus():
 
 
 def gradient_norms(grad_vars, groups=None):
-    """Global norms of gradients by group of variable names.
-
-    Args:
-      grad_vars: List of (gradient, variable) pairs from an optimizer.
-      groups: Dict from group name to a regex over variable names; None:
-          one group 'all'.
-
-    Returns:
-      Dict from group name to its scalar norm (zero without gradients).
-    """
+    """Dict from group name to the global norm of the gradients (zero
+    without any) of the (gradient, variable) pairs whose variable name
+    matches the group's regex in `groups` (None: one group 'all')."""
     groups = groups or {r'all': r'.*'}
     norms = {}
     for name, pattern in groups.items():
@@ -161,16 +113,8 @@ def gradient_norms(grad_vars, groups=None):
 
 
 def variable_summaries(vars_, groups=None, scope='weights'):
-    """Summary of histograms of variables by group of variable names.
-
-    Args:
-      vars_: List of variables.
-      groups: Dict from group name to a regex over variable names.
-      scope: Name scope of the summaries.
-
-    Returns:
-      Summary tensor.
-    """
+    """Summary of histograms of the variables by group: a dict from group
+    name to a regex over variable names (None: one group 'all')."""
     groups = groups or {r'all': r'.*'}
     summaries = []
     with tf.name_scope(scope):
@@ -194,18 +138,9 @@ def state_variables(state):
 
 
 def network_step(network, device, norm_observ, last_state, agent_indices):
-    """The network's output for one step of some agents.
-
-    Args:
-      network: Template called as `network(observ, length, state)`.
-      device: Device of the network's ops.
-      norm_observ: Normalized observations of those agents.
-      last_state: Variables of every agent's recurrent state, or None.
-      agent_indices: Integer tensor of agent indices.
-
-    Returns:
-      The output for sequences of length one.
-    """
+    """The output of `network(observ, length, state)` on `device` for one
+    step of the agents `agent_indices`, whose recurrent state is at those
+    indices of the variables `last_state` (or None)."""
     state = None
     if last_state is not None:
         state = nested.map(
@@ -217,18 +152,16 @@ def network_step(network, device, norm_observ, last_state, agent_indices):
 
 
 def value_loss_fn(value, target, old_value, length, clip=None):
-    """Half the mean squared error of the values against their targets.
+    """Half the mean squared error of the values `[batch, time]` against
+    their targets over the valid steps.
 
     Args:
-      value: Predicted values [batch, time].
-      target: Value targets [batch, time].
+      value: Predicted values.
+      target: Value targets.
       old_value: Values predicted when the data was collected.
       length: Valid lengths [batch].
       clip: None, or the range around `old_value` past which the error
           counts at least as at its edge (OpenAI Baselines' PPO2).
-
-    Returns:
-      Scalar loss.
     """
     with tf.name_scope('value_loss'):
         error = tf.square(value - target)
@@ -240,17 +173,8 @@ def value_loss_fn(value, target, old_value, length, clip=None):
 
 
 def adapted_penalty(penalty, kl, kl_target):
-    """The KL penalty after an update: times 1.5 above 1.3 * `kl_target`,
-    divided by 1.5 below 0.7 * `kl_target`.
-
-    Args:
-      penalty: Current penalty coefficient tensor.
-      kl: Mean KL divergence the update caused.
-      kl_target: Desired KL divergence per update.
-
-    Returns:
-      Float tensor.
-    """
+    """The KL penalty coefficient after an update whose mean KL was `kl`:
+    times 1.5 above 1.3 * `kl_target`, divided by 1.5 below 0.7 times it."""
     raised = tf.cast(kl > 1.3 * kl_target, tf.float32)
     lowered = tf.cast(kl < 0.7 * kl_target, tf.float32)
     factor = 1.5 ** (raised - lowered)
