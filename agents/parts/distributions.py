@@ -10,10 +10,7 @@ import tensorflow.compat.v1 as tf
 
 
 class DiagonalGaussian:
-    """Multivariate normal distribution with diagonal covariance.
-
-    The event is the last axis of `mean`; `logstd` broadcasts against it.
-    """
+    """Multivariate normal distribution with diagonal covariance."""
 
     def __init__(self, mean, logstd):
         """Create the distribution.
@@ -65,7 +62,15 @@ class DiagonalGaussian:
                 noise = tf.random.normal(
                     tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
             elif noise is None:
-                noise = _keyed_normal(self._mean, key)
+                key = tf.cast(key, tf.int64)
+                shape, dtype = self._mean.shape, self._mean.dtype
+                # XLA's kernel (one small compiled call) wherever it can:
+                # TensorFlow's draws other numbers for a key, and compiled
+                # and plain graphs must sample alike.
+                noise = (
+                    _compiled_normal(key, shape.as_list(), dtype)
+                    if shape.is_fully_defined() else
+                    _normal(key, tf.shape(self._mean), dtype))
             return tf.identity(
                 self._mean + tf.exp(self._logstd) * noise, name='sample')
 
@@ -117,11 +122,8 @@ class DiagonalGaussian:
 
 
 class Categorical:
-    """Categorical distribution over the last axis of its logits.
-
-    Probabilities come from a log-softmax: logits down to about -1e30 give
-    exact zeros without NaN.
-    """
+    """Categorical distribution over the last axis of its logits; those
+    down to about -1e30 give exact zeros without NaN."""
 
     def __init__(self, logits, dtype=tf.int32):
         """Create the distribution.
@@ -227,19 +229,6 @@ def _with_last_axis(value, requirement):
     if value.shape.ndims is not None and value.shape.ndims < 1:
         raise ValueError(f'{requirement}, got shape {value.shape}')
     return value
-
-
-def _keyed_normal(like, key):
-    """Standard normal noise shaped like `like`, keyed by `key`.
-
-    From XLA's kernel wherever the shape is static (one small compiled call
-    outside compiled code): TensorFlow's draws other numbers for a key, and
-    compiled and plain graphs must sample alike.
-    """
-    key = tf.cast(key, tf.int64)
-    if like.shape.is_fully_defined():
-        return _compiled_normal(key, like.shape.as_list(), like.dtype)
-    return _normal(key, tf.shape(like), like.dtype)
 
 
 def _normal(key, shape, dtype=tf.float32):

@@ -1,16 +1,13 @@
-"""Policy and value networks for PPO.
+"""Policy and value networks for PPO, configured by the keys of the network
+in `configs.default()`.
 
 Each takes `(config, action_space, observations, length, state=None)`, with
 observations `[batch, time, ...]`, and returns `tools.AttrDict(policy,
-value, state)`: a `parts.DiagonalGaussian` or `parts.Categorical` per step,
-the values `[batch, time]`, and the recurrent state after the last valid
-step (None for feed-forward networks). The config keys they read are those
-of the network in `configs.default()`.
-
-The policy and the value are separate networks in the variable scopes
-`policy` and `value`, which reuse their variables (`tf.AUTO_REUSE`). Call
-a network once outside of control flow first, so that its variables are
-created at the top level of the graph.
+value, state)`: a distribution per step, the values `[batch, time]`, and
+the recurrent state after the last valid step (None for feed-forward
+networks). Policy and value are separate networks in the variable scopes
+`policy` and `value`, which reuse their variables: call a network once
+outside of control flow first, to create them at the graph's top level.
 """
 
 import functools
@@ -31,19 +28,13 @@ MEAN_ACTIVATIONS = ('tanh', None)
 
 def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
-    """Feed-forward Gaussian policy with a separate value network.
+    """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`.
 
     The mean passes through tanh into [-1, 1], the action range of the
     `RangeNormalize` wrapper (linear with `mean_activation=None`); the log
     standard deviation is a learned vector starting at `log(init_std)`;
     orthogonal weights (`weight_init`) get gain sqrt(2) in hidden layers.
-
-    Args:
-        config: Configuration of the network.
-        action_space: `gym.spaces.Box` with one dimension.
-        observations: Tensor `[batch, time, ...]`.
-        length: Unused; every step is computed alike.
-        state: Unused; returned unchanged.
+    `length` is unused and `state` returned unchanged.
 
     Raises:
         ValueError: For other action spaces.
@@ -58,15 +49,9 @@ def feed_forward_gaussian(
 
 def feed_forward_categorical(
         config, action_space, observations, length, state=None):
-    """Feed-forward categorical policy of int32 actions with a separate
-    value network.
-
-    Args:
-        config: Configuration of the network; `init_std` is not used.
-        action_space: `gym.spaces.Discrete` starting at zero.
-        observations: Tensor `[batch, time, ...]`.
-        length: Unused; every step is computed alike.
-        state: Unused; returned unchanged.
+    """Feed-forward categorical policy of int32 actions for a
+    `gym.spaces.Discrete` starting at zero; as `feed_forward_gaussian`
+    otherwise.
 
     Raises:
         ValueError: For other action spaces.
@@ -85,24 +70,15 @@ def feed_forward_categorical(
 
 def recurrent_gaussian(
         config, action_space, observations, length, state=None):
-    """Gaussian policy with a GRU layer and a feed-forward value network.
+    """Gaussian policy with a GRU layer, otherwise as
+    `feed_forward_gaussian`.
 
     The hidden layers `policy_layers[:-1]` feed a GRU of `policy_layers[-1]`
-    units; the mean and standard deviation follow as in
-    `feed_forward_gaussian`. Steps past a sequence's length keep the state
-    and output zeros. The caller carries the state from call to call and
-    resets it to zeros at the start of an episode. With `recurrent_value`
-    (False in 2017) the value network ends in a GRU too, of
-    `value_layers[-1]` units, and the state is the pair (policy state, value
-    state).
-
-    Args:
-        config: Configuration of the network.
-        action_space: `gym.spaces.Box` with one dimension.
-        observations: Tensor `[batch, time, ...]`.
-        length: Integer tensor `[batch]` of valid lengths; None: full.
-        state: Tensor `[batch, units]` (a pair with `recurrent_value`), or
-            None for zeros.
+    units. Steps past a sequence's `length` (None: full sequences) keep the
+    state and output zeros. The caller carries the state `[batch, units]`
+    from call to call (None: zeros), and resets it to zeros where an episode
+    starts. With `recurrent_value` (False in 2017) the value network ends in
+    a GRU too, and the state is the pair (policy state, value state).
 
     Raises:
         ValueError: For other action spaces or empty `policy_layers` (or
@@ -288,12 +264,9 @@ def _mlp(inputs, layers, activation, init):
 
 
 def _gru(inputs, length, state, units, name='gru'):
-    """GRU layer over the time axis of `[batch, time, size]` inputs.
-
-    Returns the outputs `[batch, time, units]`, zero past `length` (None:
-    full sequences), and the state after the last valid step. The weights
-    are created before the loop, never inside control flow.
-    """
+    """GRU layer over the time axis of `[batch, time, size]` inputs: the
+    outputs `[batch, time, units]`, zero past `length` (None: full), and the
+    state after the last valid step."""
     input_size = tf.compat.dimension_value(inputs.shape[-1])
     with tf.variable_scope(name):
         input_kernel = tf.get_variable(

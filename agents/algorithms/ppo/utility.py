@@ -207,5 +207,5 @@ def policy_params(policy):
 def policy_from_params(discrete, params):
     """Rebuild a policy distribution from `policy_params` output."""
     if discrete:
-        return distributions.Categorical(params[0])
-    return distributions.DiagonalGaussian(params[0], params[1])
+        return distributions.Categorical(*params)
+    return distributions.DiagonalGaussian(*params)
