@@ -5,21 +5,13 @@ import collections
 import tensorflow.compat.v1 as tf
 
 
-class SequencePlan(collections.namedtuple(
-        'SequencePlan', 'items, length, batch_indices, num_batches')):
-    """The items and mini-batches of `plan_sequences`, in static shapes.
-
-    Attributes:
-        items: Like the sequences, of tensors `[num_items + 1, steps, ...]`;
-            the last item is all padding.
-        length: Int32 tensor `[num_items + 1]` of the items' lengths.
-        batch_indices: Int32 tensor `[max_batches, batch_size]` of item
-            indices; the first `num_batches` rows are the mini-batches in
-            order, the rest hold the empty item's index only.
-        num_batches: Int32 scalar tensor, the number of real mini-batches.
-    """
-
-    __slots__ = ()
+# The items and mini-batches of `plan_sequences`, in static shapes: `items`
+# like the sequences, of tensors `[num_items + 1, steps, ...]` whose last
+# item is all padding; their int32 `length`; `batch_indices`, item indices
+# `[max_batches, batch_size]` whose first `num_batches` rows are the
+# mini-batches in order, the rest the empty item's only; and `num_batches`.
+SequencePlan = collections.namedtuple(
+    'SequencePlan', 'items, length, batch_indices, num_batches')
 
 
 def iterate_sequences(
