@@ -1,7 +1,6 @@
 """Action distributions in graph ops: diagonal Gaussian and categorical.
 
-Any leading batch dimensions; `log_prob`, `entropy` and `kl` give one value
-per batch element; `type(dist)(**dist.parameters)` rebuilds a distribution.
+Any leading batch dimensions; `type(dist)(**dist.parameters)` rebuilds one.
 """
 
 import math
@@ -13,11 +12,8 @@ class DiagonalGaussian:
     """Multivariate normal distribution with diagonal covariance."""
 
     def __init__(self, mean, logstd):
-        """Create the distribution.
-
-        Args:
-            mean: Float tensor `batch_shape + [event_size]`.
-            logstd: Log standard deviations, broadcastable to `mean`.
+        """Create the distribution of the mean `batch_shape + [event_size]`
+        and log standard deviations broadcastable to it.
 
         Raises:
             ValueError: When `mean` has no event dimension.
@@ -125,19 +121,15 @@ class Categorical:
     """Categorical distribution over the last axis of its logits; those
     down to about -1e30 give exact zeros without NaN."""
 
-    def __init__(self, logits, dtype=tf.int32):
-        """Create the distribution.
-
-        Args:
-            logits: Float tensor `batch_shape + [num_classes]`.
-            dtype: Integer dtype of samples and modes.
+    def __init__(self, logits):
+        """Create the distribution of int32 classes of the logits
+        `batch_shape + [num_classes]`.
 
         Raises:
             ValueError: When `logits` has no class dimension.
         """
         self._logits = _with_last_axis(
             logits, 'logits need a class dimension')
-        self._dtype = dtype
 
     @property
     def logits(self):
@@ -168,14 +160,14 @@ class Categorical:
             if noise is not None:
                 flat_sample = tf.argmax(
                     flat_logits + noise, axis=-1,
-                    output_type=self._dtype)[:, None]
+                    output_type=tf.int32)[:, None]
             elif key is None:
                 flat_sample = tf.random.categorical(
-                    flat_logits, 1, dtype=self._dtype, seed=seed)
+                    flat_logits, 1, dtype=tf.int32, seed=seed)
             else:
                 # XLA has no stateless multinomial: the Gumbel-max trick.
                 flat_sample = _compiled_categorical(
-                    flat_logits, tf.cast(key, tf.int64), self._dtype)
+                    flat_logits, tf.cast(key, tf.int64))
             return tf.reshape(
                 flat_sample, tf.shape(self._logits)[:-1], name='sample')
 
@@ -189,7 +181,7 @@ class Categorical:
         """The most likely class index, `batch_shape`."""
         with tf.name_scope('categorical_mode'):
             return tf.argmax(
-                self._logits, -1, output_type=self._dtype, name='mode')
+                self._logits, -1, output_type=tf.int32, name='mode')
 
     def log_prob(self, value):
         """Log probability of the class indices `value`, `batch_shape`."""
@@ -244,10 +236,11 @@ def _gumbel(key, shape):
     return -tf.math.log(-tf.math.log(uniform))
 
 
-def _gumbel_max(logits, key, dtype):
+def _gumbel_max(logits, key):
     """The argmax `[rows, 1]` of the logits plus Gumbel noise."""
     gumbel = _gumbel(key, tf.shape(logits))
-    return tf.argmax(logits + gumbel, axis=-1, output_type=dtype)[:, None]
+    return tf.argmax(
+        logits + gumbel, axis=-1, output_type=tf.int32)[:, None]
 
 
 # Without autograph: nothing to convert, and no generated file is left in
