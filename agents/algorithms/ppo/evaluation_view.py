@@ -30,12 +30,8 @@ class EvaluationView:
             output = network(
                 tf.zeros_like(batch_env.observ)[:, None],
                 tf.ones(len(batch_env), tf.int32))
-        # The specs of the recurrent state, for `initial_state`.
-        self._zero_state = None
-        if output.state is not None:
-            self._zero_state = tools.nested.map(
-                lambda state: tf.TensorSpec(state.shape[1:], state.dtype),
-                output.state)
+        # Its static shapes and dtypes make `initial_state`.
+        self._state_template = output.state
         with tf.variable_scope('ppo_evaluation_temporary'):
             self._last_state = utility.state_variables(output.state)
 
@@ -75,24 +71,17 @@ class EvaluationView:
     def initial_state(self, batch_size):
         """Nested zero tensors `[batch_size, ...]` of the recurrent state of
         agents that begin an episode, or None for a network without."""
-        if self._zero_state is None:
+        if self._state_template is None:
             return None
         return tools.nested.map(
-            lambda spec: tf.zeros([batch_size] + spec.shape.as_list(),
-                                  spec.dtype),
-            self._zero_state)
+            lambda state: tf.zeros(
+                [batch_size] + state.shape[1:].as_list(), state.dtype),
+            self._state_template)
 
     def step(self, observ, state, key):
-        """The actions and next recurrent state; writes no variable.
-
-        Args:
-          observ: Batch of raw observations of all agents.
-          state: Nested recurrent state of the agents, or None.
-          key: int64 tensor `[2]` keying the samples when `stochastic`;
-              None: an unkeyed sample.
-
-        Returns:
-          Tuple of the action batch and the next state (None without one).
+        """The actions for raw observations and the next recurrent state
+        (None without one), from the `state` (or None); `key`, an int64
+        tensor `[2]`, keys the samples (None: unkeyed). Writes no variable.
         """
         observ = self._observ_filter.transform(observ)
         with tf.device(self._device):
