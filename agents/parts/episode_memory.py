@@ -14,14 +14,12 @@ class EpisodeMemory:
     """
 
     def __init__(self, template, capacity, max_length, scope):
-        """Create the buffer variables.
+        """Create the buffers of `capacity` rows in the variable `scope`.
 
         Args:
             template: Nested structure of tensors of the shapes and dtypes of
                 a single step, without batch dimension.
-            capacity: Number of rows, that is episodes held at once.
             max_length: Maximum number of steps per row.
-            scope: Name of the variable scope for the buffers.
 
         Raises:
             ValueError: When capacity or max_length is not positive, or a
@@ -69,8 +67,7 @@ class EpisodeMemory:
         not repeat; it fails naming the rows and lengths where one is full.
 
         Args:
-            transitions: Structure like the template of tensors with a leading
-                dimension of the size of `rows`.
+            transitions: Like the template, of tensors `[len(rows), ...]`.
             rows: Optional rows.
         """
         with tf.name_scope('episode_memory_append'):
@@ -124,13 +121,9 @@ class EpisodeMemory:
                 return tf.scatter_update(self._length, rows, length).op
 
     def data(self, rows=None):
-        """The episodes stored in the rows and their lengths.
-
-        Returns:
-            Tuple of the episodes, like the template of tensors `[len(rows),
-            max_length, ...]`, and the int32 length of each row. Steps past
-            the length hold stale values.
-        """
+        """Tuple of the episodes of the rows, like the template of tensors
+        `[len(rows), max_length, ...]` whose steps past the length are stale,
+        and the int32 length of each row."""
         with tf.name_scope('episode_memory_data'):
             rows = self._rows(rows)
             flat_episodes = [

@@ -19,12 +19,10 @@ def iterate_sequences(
         batch_size=None, num_epochs=1, padding_value=0, shuffle_keys=None):
     """Call a function on shuffled mini-batches of sequences or their chunks.
 
-    Sequences are optionally cut into chunks of `chunk_length` steps; empty
-    items are dropped. Every epoch visits every item once in a new random
-    order, in mini-batches of `batch_size`; the last mini-batch of an epoch
-    is filled up with empty items. Steps past an item's length hold
-    `padding_value`. The mini-batches run one after another in a `tf.scan`,
-    so the side effects of one (an optimizer step) precede the next.
+    Every epoch visits every non-empty item once in a new random order, in
+    mini-batches of `batch_size`, the last filled up with empty items. The
+    mini-batches run one after another in a `tf.scan`, so the side effects
+    of one (an optimizer step) precede the next.
 
     Args:
         consumer_fn: Function of a mini-batch (like `sequences`, of tensors
@@ -37,7 +35,7 @@ def iterate_sequences(
         chunk_length: Optional number of steps per chunk.
         batch_size: Items per mini-batch; None: all items of an epoch.
         num_epochs: Number of passes over the items.
-        padding_value: Value of the steps past the length of an item.
+        padding_value: The value of the steps past an item's length.
         shuffle_keys: Optional float tensor `[num_epochs, num_items(...)]` of
             keys in [0, 1) whose order shuffles each epoch; by default
             drawn by `tf.random.uniform`.

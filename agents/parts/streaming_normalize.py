@@ -11,13 +11,9 @@ Statistics = collections.namedtuple('Statistics', 'count, mean, var_sum')
 
 
 class StreamingNormalize:
-    """Normalize tensors by a running mean and standard deviation.
-
-    Batches merge into the statistics by the parallel form of Welford's
-    algorithm (Chan et al.), accurate over millions of steps; the standard
-    deviation is the sample one. The statistics are checkpointed variables
-    in the scope `name`.
-    """
+    """Normalize tensors by a running mean and sample standard deviation,
+    merged batch by batch by the parallel form of Welford's algorithm (Chan
+    et al.), accurate over millions of steps."""
 
     def __init__(
             self, template, center=True, scale=True, clip=10,
@@ -29,7 +25,7 @@ class StreamingNormalize:
             center: Whether `transform` subtracts the mean.
             scale: Whether `transform` divides by the standard deviation.
             clip: Bound of the absolute transformed values; 0 or None: none.
-            name: Name of the variable scope and prefix of the name scopes.
+            name: The variable scope of the (checkpointed) statistics.
 
         Raises:
             ValueError: When the template shape is not fully defined or clip
@@ -97,13 +93,8 @@ class StreamingNormalize:
             self._var_sum.read_value())
 
     def merged(self, statistics, value):
-        """The `Statistics` after a batch of values, as a pure function.
-
-        Args:
-            statistics: `Statistics` of tensors, as `read` returns.
-            value: Tensor of the template shape with leading batch
-                dimensions.
-        """
+        """The `Statistics` after a batch of values (of the template shape
+        with leading batch dimensions), as a pure function."""
         batch = tf.reshape(
             tf.cast(value, tf.float32), [-1] + self._shape.as_list())
         batch_count = tf.shape(batch, out_type=tf.int64)[0]
@@ -129,13 +120,8 @@ class StreamingNormalize:
             self._var_sum.assign(statistics.var_sum))
 
     def transform(self, value, statistics=None):
-        """Center, scale and clip values into float32.
-
-        Args:
-            value: Tensor of the template shape with any leading batch
-                dimensions.
-            statistics: `Statistics` to use; None: the current ones.
-        """
+        """Center, scale and clip values into float32 by the `Statistics`
+        (None: the current ones)."""
         if statistics is None:
             statistics = self._variables()
         with tf.name_scope(self._name + '/transform'):
