@@ -101,31 +101,33 @@ def gradient_norms(grad_vars, groups=None):
     """Dict from group name to the global norm of the gradients (zero
     without any) of the (gradient, variable) pairs whose variable name
     matches the group's regex in `groups` (None: one group 'all')."""
-    groups = groups or {r'all': r'.*'}
-    norms = {}
-    for name, pattern in groups.items():
-        grads = [
-            grad for grad, var in grad_vars
-            if grad is not None and re.match(pattern, var.name)]
-        norms[name] = (
-            compiled_ops.global_norm(grads) if grads else tf.constant(0.0))
-    return norms
+    grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
+    matches = _by_group(groups, grad_vars, lambda pair: pair[1].name)
+    return {
+        name: compiled_ops.global_norm([grad for grad, _ in matched])
+        if matched else tf.constant(0.0)
+        for name, matched in matches.items()}
 
 
 def variable_summaries(vars_, groups=None, scope='weights'):
     """Summary of histograms of the variables by group: a dict from group
     name to a regex over variable names (None: one group 'all')."""
-    groups = groups or {r'all': r'.*'}
     summaries = []
     with tf.name_scope(scope):
-        for name, pattern in groups.items():
-            matched = [var for var in vars_ if re.match(pattern, var.name)]
-            if not matched:
-                continue
-            flat = tf.concat(
-                [tf.reshape(var, [-1]) for var in matched], 0)
-            summaries.append(tf.summary.histogram(name, flat))
+        for name, matched in _by_group(
+                groups, vars_, lambda var: var.name).items():
+            if matched:
+                flat = tf.concat(
+                    [tf.reshape(var, [-1]) for var in matched], 0)
+                summaries.append(tf.summary.histogram(name, flat))
     return tf.summary.merge(summaries) if summaries else tf.constant('')
+
+
+def _by_group(groups, items, name_of):
+    """Dict from group name to the items whose name its regex matches."""
+    return {
+        name: [item for item in items if re.match(pattern, name_of(item))]
+        for name, pattern in (groups or {r'all': r'.*'}).items()}
 
 
 def state_variables(state):
@@ -153,16 +155,9 @@ def network_step(network, device, norm_observ, last_state, agent_indices):
 
 def value_loss_fn(value, target, old_value, length, clip=None):
     """Half the mean squared error of the values `[batch, time]` against
-    their targets over the valid steps.
-
-    Args:
-      value: Predicted values.
-      target: Value targets.
-      old_value: Values predicted when the data was collected.
-      length: Valid lengths [batch].
-      clip: None, or the range around `old_value` past which the error
-          counts at least as at its edge (OpenAI Baselines' PPO2).
-    """
+    their targets over the valid steps; with `clip`, the error past that
+    range around `old_value` (the values when the data was collected) counts
+    at least as at its edge (OpenAI Baselines' PPO2)."""
     with tf.name_scope('value_loss'):
         error = tf.square(value - target)
         if clip:
