@@ -45,14 +45,9 @@ class DiagonalGaussian:
         return {'mean': self._mean, 'logstd': self._logstd}
 
     def sample(self, seed=None, key=None, noise=None):
-        """One sample per batch element, in the shape of the mean.
-
-        Args:
-            seed: Optional operation seed.
-            key: Optional int64 tensor `[2]` keying a stateless random op.
-            noise: Optional noise that `noise(key, ...)` drew; gives the
-                sample of that key.
-        """
+        """One sample per batch element, in the shape of the mean: by the
+        op `seed`, or keyed by an int64 tensor `[2]` `key` (stateless), or
+        from the `noise` that `noise(key, ...)` drew (that key's sample)."""
         with tf.name_scope('diagonal_gaussian_sample'):
             if noise is None and key is None:
                 noise = tf.random.normal(
@@ -147,13 +142,9 @@ class Categorical:
         return {'logits': self._logits}
 
     def sample(self, seed=None, key=None, noise=None):
-        """One class index per batch element, `batch_shape`.
-
-        Args:
-            seed, key: As for `DiagonalGaussian.sample`.
-            noise: Optional Gumbel noise `[rows, classes]` that
-                `noise(key, ...)` drew; gives the sample of that key.
-        """
+        """One class index per batch element, `batch_shape`; as
+        `DiagonalGaussian.sample`, the `noise` Gumbel noise `[rows,
+        classes]`."""
         with tf.name_scope('categorical_sample'):
             num_classes = tf.shape(self._logits)[-1]
             flat_logits = tf.reshape(self._logits, [-1, num_classes])

@@ -1,13 +1,9 @@
-"""Policy and value networks for PPO, configured by the keys of the network
-in `configs.default()`.
-
-Each takes `(config, action_space, observations, length, state=None)`, with
-observations `[batch, time, ...]`, and returns `tools.AttrDict(policy,
-value, state)`: a distribution per step, the values `[batch, time]`, and
-the recurrent state after the last valid step (None for feed-forward
-networks). Policy and value are separate networks in the variable scopes
-`policy` and `value`, which reuse their variables: call a network once
-outside of control flow first, to create them at the graph's top level.
+"""Policy and value networks for PPO, configured by the network keys of
+`configs.default()`: `(config, action_space, observations [batch, time, ...],
+length, state=None) -> tools.AttrDict(policy, value, state)`, with a
+distribution and a value per step and the recurrent state after each row's
+last valid step (None without). The scopes `policy` and `value` reuse their
+variables: call a network once outside of control flow first.
 """
 
 import functools

@@ -38,11 +38,9 @@ class EvaluationView:
     def begin_episode(self, agent_indices):
         """Reset the recurrent state of some agents; an empty summary."""
         with tf.name_scope('evaluation_begin_episode/'):
-            if self._last_state is None:
-                return tf.constant('')
-            reset_state = utility.reinit_nested_vars(
-                self._last_state, agent_indices)
-            with tf.control_dependencies([reset_state]):
+            resets = [] if self._last_state is None else [
+                utility.reinit_nested_vars(self._last_state, agent_indices)]
+            with tf.control_dependencies(resets):
                 return tf.constant('')
 
     def perform(self, agent_indices, observ):

@@ -1,8 +1,7 @@
 """In-graph helpers for PPO: returns, advantages, masks, losses, summaries.
 
 Episodes are `[batch, time]` tensors with a valid `length` per row; steps
-past it hold arbitrary values and count nowhere.
-"""
+past it hold arbitrary values and count nowhere."""
 
 import re
 
