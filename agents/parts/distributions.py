@@ -1,8 +1,6 @@
-"""Action distributions in plain graph ops: diagonal Gaussian and categorical.
+"""Action distributions in graph ops: diagonal Gaussian and categorical.
 
-Both take any leading batch dimensions and return one value per batch
-element from `log_prob`, `entropy` and `kl`; `type(dist)(**dist.parameters)`
-rebuilds a distribution.
+Any leading batch dimensions; `type(dist)(**dist.parameters)` rebuilds one.
 """
 
 import math
@@ -11,18 +9,11 @@ import tensorflow.compat.v1 as tf
 
 
 class DiagonalGaussian:
-    """Multivariate normal distribution with diagonal covariance.
-
-    The event dimension is the last axis of `mean`; `logstd` broadcasts
-    against it (a learned vector `[action_size]` works).
-    """
+    """Multivariate normal distribution with diagonal covariance."""
 
     def __init__(self, mean, logstd):
-        """Create the distribution.
-
-        Args:
-            mean: Float tensor of shape `batch_shape + [event_size]`.
-            logstd: Log standard deviations, broadcastable to `mean`.
+        """Create the distribution of the mean `batch_shape + [event_size]`
+        and log standard deviations broadcastable to it.
 
         Raises:
             ValueError: When `mean` has no event dimension.
@@ -35,51 +26,49 @@ class DiagonalGaussian:
 
     @property
     def mean(self):
-        """Mean tensor of shape `batch_shape + [event_size]`."""
+        """Mean tensor `batch_shape + [event_size]`."""
         return self._mean
 
     @property
     def logstd(self):
-        """Log standard deviations, broadcast to the shape of the mean."""
+        """Log standard deviations in the shape of the mean."""
         return self._logstd
 
     @property
     def std(self):
-        """Standard deviations, broadcast to the shape of the mean."""
+        """Standard deviations in the shape of the mean."""
         return tf.exp(self._logstd)
 
     @property
     def parameters(self):
-        """Dict of the constructor arguments, with `logstd` broadcast."""
+        """Dict of the constructor arguments, `logstd` broadcast."""
         return {'mean': self._mean, 'logstd': self._logstd}
 
     def sample(self, seed=None, key=None, noise=None):
-        """Draw one sample per batch element.
-
-        Args:
-            seed: Optional operation seed.
-            key: Optional int64 tensor `[2]` keying a stateless random op.
-            noise: Optional noise that `noise` drew for a key; gives the
-                sample of that key.
-
-        Returns:
-            Tensor of the shape and dtype of the mean.
-        """
+        """One sample per batch element, in the shape of the mean: by the
+        op `seed`, or keyed by an int64 tensor `[2]` `key` (stateless), or
+        from the `noise` that `noise(key, ...)` drew (that key's sample)."""
         with tf.name_scope('diagonal_gaussian_sample'):
             if noise is None and key is None:
                 noise = tf.random.normal(
                     tf.shape(self._mean), dtype=self._mean.dtype, seed=seed)
             elif noise is None:
-                noise = _keyed_normal(self._mean, key)
+                key = tf.cast(key, tf.int64)
+                shape, dtype = self._mean.shape, self._mean.dtype
+                # XLA's kernel (one small compiled call) wherever it can:
+                # TensorFlow's draws other numbers for a key, and compiled
+                # and plain graphs must sample alike.
+                noise = (
+                    _compiled_normal(key, shape.as_list(), dtype)
+                    if shape.is_fully_defined() else
+                    _normal(key, tf.shape(self._mean), dtype))
             return tf.identity(
                 self._mean + tf.exp(self._logstd) * noise, name='sample')
 
     @staticmethod
     def noise(key, shape):
         """The float32 noise of `sample(key=key)` for a mean of `shape`."""
-        return tf.random.stateless_normal(
-            shape, seed=tf.cast(key, tf.int64), dtype=tf.float32,
-            alg='philox')
+        return _normal(tf.cast(key, tf.int64), shape)
 
     def mode(self):
         """The most likely value, the mean."""
@@ -87,14 +76,7 @@ class DiagonalGaussian:
             return tf.identity(self._mean, name='mode')
 
     def log_prob(self, value):
-        """Log density of `value`, summed over the event dimension.
-
-        Args:
-            value: Tensor of the shape of the mean.
-
-        Returns:
-            Tensor of shape `batch_shape`.
-        """
+        """Log density of `value`, summed over the event: `batch_shape`."""
         with tf.name_scope('diagonal_gaussian_log_prob'):
             value = tf.convert_to_tensor(value, dtype=self._mean.dtype)
             standardized = (value - self._mean) * tf.exp(-self._logstd)
@@ -110,16 +92,8 @@ class DiagonalGaussian:
             return tf.reduce_sum(per_dimension, -1, name='entropy')
 
     def kl(self, other):
-        """Kullback-Leibler divergence KL(self || other).
-
-        Written with differences of log standard deviations, so padded
-        steps of finite parameters keep finite gradients.
-
-        Args:
-            other: Another `DiagonalGaussian` with the same event size.
-
-        Returns:
-            Tensor of shape `batch_shape`.
+        """KL(self || other) `batch_shape`, from differences of log standard
+        deviations, so padded steps keep finite gradients.
 
         Raises:
             TypeError: When `other` is not a `DiagonalGaussian`.
@@ -139,35 +113,23 @@ class DiagonalGaussian:
 
 
 class Categorical:
-    """Categorical distribution over the last axis of its logits.
+    """Categorical distribution over the last axis of its logits; those
+    down to about -1e30 give exact zeros without NaN."""
 
-    Probabilities come from a log-softmax, so very negative logits (down to
-    about -1e30) give exact zeros without NaN.
-    """
-
-    def __init__(self, logits, dtype=tf.int32):
-        """Create the distribution.
-
-        Args:
-            logits: Float tensor of shape `batch_shape + [num_classes]`.
-            dtype: Integer dtype of samples and modes.
+    def __init__(self, logits):
+        """Create the distribution of int32 classes of the logits
+        `batch_shape + [num_classes]`.
 
         Raises:
             ValueError: When `logits` has no class dimension.
         """
-        logits = _with_last_axis(logits, 'logits need a class dimension')
-        self._logits = logits
-        self._dtype = dtype
+        self._logits = _with_last_axis(
+            logits, 'logits need a class dimension')
 
     @property
     def logits(self):
-        """Logits tensor of shape `batch_shape + [num_classes]`."""
+        """Logits tensor `batch_shape + [num_classes]`."""
         return self._logits
-
-    @property
-    def log_probs(self):
-        """Normalized log probabilities of all classes."""
-        return tf.nn.log_softmax(self._logits)
 
     @property
     def probs(self):
@@ -180,46 +142,40 @@ class Categorical:
         return {'logits': self._logits}
 
     def sample(self, seed=None, key=None, noise=None):
-        """Draw one class index per batch element.
-
-        Args:
-            seed, key: As for `DiagonalGaussian.sample`.
-            noise: Optional Gumbel noise `[rows, classes]` that `noise` drew
-                for a key; gives the sample of that key.
-
-        Returns:
-            Integer tensor of shape `batch_shape`.
-        """
+        """One class index per batch element, `batch_shape`; as
+        `DiagonalGaussian.sample`, the `noise` Gumbel noise `[rows,
+        classes]`."""
         with tf.name_scope('categorical_sample'):
             num_classes = tf.shape(self._logits)[-1]
             flat_logits = tf.reshape(self._logits, [-1, num_classes])
             if noise is not None:
                 flat_sample = tf.argmax(
                     flat_logits + noise, axis=-1,
-                    output_type=self._dtype)[:, None]
+                    output_type=tf.int32)[:, None]
             elif key is None:
                 flat_sample = tf.random.categorical(
-                    flat_logits, 1, dtype=self._dtype, seed=seed)
+                    flat_logits, 1, dtype=tf.int32, seed=seed)
             else:
-                flat_sample = _keyed_categorical(
-                    flat_logits, key, self._dtype)
+                # XLA has no stateless multinomial: the Gumbel-max trick.
+                flat_sample = _compiled_categorical(
+                    flat_logits, tf.cast(key, tf.int64))
             return tf.reshape(
                 flat_sample, tf.shape(self._logits)[:-1], name='sample')
 
     @staticmethod
     def noise(key, shape):
         """The Gumbel noise of `sample(key=key)` for flat logits of `shape`
-        (`[rows, classes]`)."""
+        `[rows, classes]`."""
         return _gumbel(tf.cast(key, tf.int64), shape)
 
     def mode(self):
         """The most likely class index, `batch_shape`."""
         with tf.name_scope('categorical_mode'):
             return tf.argmax(
-                self._logits, -1, output_type=self._dtype, name='mode')
+                self._logits, -1, output_type=tf.int32, name='mode')
 
     def log_prob(self, value):
-        """Log probability of the class indices `value` (`batch_shape`)."""
+        """Log probability of the class indices `value`, `batch_shape`."""
         with tf.name_scope('categorical_log_prob'):
             value = tf.cast(value, tf.int32)
             # The fused cross entropy has a stable gradient for any logits.
@@ -236,13 +192,7 @@ class Categorical:
                 name='entropy')
 
     def kl(self, other):
-        """Kullback-Leibler divergence KL(self || other).
-
-        Args:
-            other: Another `Categorical` with the same number of classes.
-
-        Returns:
-            Float tensor of shape `batch_shape`.
+        """KL(self || other), `batch_shape`.
 
         Raises:
             TypeError: When `other` is not a `Categorical`.
@@ -257,40 +207,17 @@ class Categorical:
 
 
 def _with_last_axis(value, requirement):
-    """The tensor of `value`; a ValueError starting with `requirement`
-    where it is a scalar."""
+    """The tensor of `value`; ValueError(`requirement`, ...) for a scalar."""
     value = tf.convert_to_tensor(value)
     if value.shape.ndims is not None and value.shape.ndims < 1:
         raise ValueError(f'{requirement}, got shape {value.shape}')
     return value
 
 
-def _keyed_normal(like, key):
-    """Standard normal noise shaped like `like`, keyed by `key`.
-
-    Always from the XLA version of the stateless op (one small compiled call
-    outside compiled code): XLA's and TensorFlow's kernels draw other
-    numbers for the same key, and compiled and plain graphs must sample
-    alike.
-    """
-    key = tf.cast(key, tf.int64)
-    if like.shape.is_fully_defined():
-        return _compiled_normal(key, like.shape.as_list(), like.dtype)
+def _normal(key, shape, dtype=tf.float32):
+    """Standard normal noise of `shape`, keyed by `key`."""
     return tf.random.stateless_normal(
-        tf.shape(like), seed=key, dtype=like.dtype, alg='philox')
-
-
-def _keyed_categorical(logits, key, dtype):
-    """One class `[rows, 1]` per row of `logits`, keyed by `key` (see
-    `_keyed_normal`), by the Gumbel-max trick: XLA has no stateless
-    multinomial."""
-    return _compiled_categorical(logits, tf.cast(key, tf.int64), dtype)
-
-
-_compiled_normal = tf.function(
-    lambda key, shape, dtype: tf.random.stateless_normal(
-        shape, seed=key, dtype=dtype, alg='philox'),
-    jit_compile=True, autograph=False)
+        shape, seed=key, dtype=dtype, alg='philox')
 
 
 def _gumbel(key, shape):
@@ -300,13 +227,15 @@ def _gumbel(key, shape):
     return -tf.math.log(-tf.math.log(uniform))
 
 
-def _gumbel_max(logits, key, dtype):
+def _gumbel_max(logits, key):
     """The argmax `[rows, 1]` of the logits plus Gumbel noise."""
     gumbel = _gumbel(key, tf.shape(logits))
-    return tf.argmax(logits + gumbel, axis=-1, output_type=dtype)[:, None]
+    return tf.argmax(
+        logits + gumbel, axis=-1, output_type=tf.int32)[:, None]
 
 
 # Without autograph: nothing to convert, and no generated file is left in
 # the temporary folder by a process that ends without cleaning up.
+_compiled_normal = tf.function(_normal, jit_compile=True, autograph=False)
 _compiled_categorical = tf.function(
     _gumbel_max, jit_compile=True, autograph=False)

@@ -5,21 +5,13 @@ import collections
 import tensorflow.compat.v1 as tf
 
 
-class SequencePlan(collections.namedtuple(
-        'SequencePlan', 'items, length, batch_indices, num_batches')):
-    """The items and mini-batches of `plan_sequences`, in static shapes.
-
-    Attributes:
-        items: Structure like the sequences of tensors
-            `[num_items + 1, steps, ...]`; the last item is all padding.
-        length: Int32 tensor `[num_items + 1]` of the items' lengths.
-        batch_indices: Int32 tensor `[max_batches, batch_size]` of item
-            indices; the first `num_batches` rows are the mini-batches in
-            order, the rest hold the empty item's index only.
-        num_batches: Int32 scalar tensor, the number of real mini-batches.
-    """
-
-    __slots__ = ()
+# The items and mini-batches of `plan_sequences`, in static shapes: `items`
+# like the sequences, of tensors `[num_items + 1, steps, ...]` whose last
+# item is all padding; their int32 `length`; `batch_indices`, item indices
+# `[max_batches, batch_size]` whose first `num_batches` rows are the
+# mini-batches in order, the rest the empty item's only; and `num_batches`.
+SequencePlan = collections.namedtuple(
+    'SequencePlan', 'items, length, batch_indices, num_batches')
 
 
 def iterate_sequences(
@@ -27,33 +19,29 @@ def iterate_sequences(
         batch_size=None, num_epochs=1, padding_value=0, shuffle_keys=None):
     """Call a function on shuffled mini-batches of sequences or their chunks.
 
-    Sequences are optionally cut into chunks of `chunk_length` steps; empty
-    items are dropped. Every epoch visits every item once in a new random
-    order, in mini-batches of `batch_size`; the last mini-batch of an epoch
-    is filled up with empty items. Steps past an item's length hold
-    `padding_value`. The mini-batches run one after another in a `tf.scan`,
-    so the side effects of one (an optimizer step) precede the next.
+    Every epoch visits every non-empty item once in a new random order, in
+    mini-batches of `batch_size`, the last filled up with empty items. The
+    mini-batches run one after another in a `tf.scan`, so the side effects
+    of one (an optimizer step) precede the next.
 
     Args:
         consumer_fn: Function of a mini-batch (like `sequences`, of tensors
             `[batch_size, steps, ...]`) and its int32 lengths, returning a
-            structure like `output_template`.
-        output_template: Structure of tensors of the shapes and dtypes that
-            `consumer_fn` returns, for example `(0.0, '')`.
+            structure like `output_template`, e.g. `(0.0, '')`.
+        output_template: Structure of tensors like `consumer_fn`'s results.
         sequences: Nested structure of tensors `[num_sequences, max_length,
             ...]` with static first two dimensions.
-        length: Integer tensor `[num_sequences]`, or None for full ones.
+        length: Integer tensor `[num_sequences]`; None: full sequences.
         chunk_length: Optional number of steps per chunk.
         batch_size: Items per mini-batch; None: all items of an epoch.
         num_epochs: Number of passes over the items.
-        padding_value: Value of the steps past the length of an item.
-        shuffle_keys: Optional float tensor `[num_epochs, num_items]` (see
-            `num_items`) of keys in [0, 1) whose order shuffles each epoch;
-            by default drawn by `tf.random.uniform`.
+        padding_value: The value of the steps past an item's length.
+        shuffle_keys: Optional float tensor `[num_epochs, num_items(...)]` of
+            keys in [0, 1) whose order shuffles each epoch; by default
+            drawn by `tf.random.uniform`.
 
     Returns:
-        Structure like `output_template` of the outputs of all mini-batches
-        stacked along a new first axis.
+        The outputs of all mini-batches stacked along a new first axis.
 
     Raises:
         ValueError: When an argument is not positive or the sequences lack
@@ -78,16 +66,8 @@ def iterate_sequences(
 
 
 def num_items(num_sequences, max_length, chunk_length=None):
-    """How many items (chunks or whole sequences) a plan shuffles.
-
-    Args:
-        num_sequences: Static number of sequences.
-        max_length: Static number of their steps.
-        chunk_length: Optional number of steps per chunk.
-
-    Returns:
-        Python int, the second dimension of `shuffle_keys`.
-    """
+    """How many items (chunks or whole sequences) a plan shuffles: the
+    second dimension of `shuffle_keys`, for static sizes."""
     if not chunk_length:
         return num_sequences
     return num_sequences * -(-max_length // chunk_length)
@@ -96,22 +76,13 @@ def num_items(num_sequences, max_length, chunk_length=None):
 def plan_sequences(
         sequences, length, chunk_length=None, batch_size=None, num_epochs=1,
         padding_value=0, shuffle_keys=None):
-    """The padded items and shuffled mini-batches of `iterate_sequences`.
+    """The `SequencePlan` of `iterate_sequences`, whose arguments it takes.
 
     Every shape is static, so compiled code (XLA) that loops over the
     mini-batches sees no shape that depends on the lengths.
 
-    Args:
-        sequences, length, chunk_length, batch_size, num_epochs,
-        padding_value, shuffle_keys: As for `iterate_sequences`.
-
-    Returns:
-        `SequencePlan` of the items, their lengths, the padded mini-batch
-        indices and the number of real mini-batches.
-
     Raises:
-        ValueError: When an argument is not positive or the sequences lack
-            static batch and time dimensions.
+        ValueError: As `iterate_sequences`.
     """
     for name, value in (('chunk_length', chunk_length),
                         ('batch_size', batch_size)):
@@ -132,7 +103,8 @@ def plan_sequences(
             for sequence in flat_sequences]
         if chunk_length:
             flat_items, item_length = _chunk(
-                flat_sequences, length, chunk_length, padding_value)
+                flat_sequences, length, chunk_length, padding_value,
+                num_sequences, max_length)
         else:
             flat_items, item_length = flat_sequences, length
         count = num_items(num_sequences, max_length, chunk_length)
@@ -166,25 +138,22 @@ def _static_sizes(flat_sequences):
     return next(iter(sizes))
 
 
-def _step_mask(length, max_length, ndims):
-    """Boolean mask [num, max_length, 1, ...] of the steps before length."""
-    mask = tf.range(max_length)[None, :] < length[:, None]
-    return tf.reshape(
-        mask, tf.concat([tf.shape(mask), tf.ones([ndims - 2], tf.int32)], 0))
-
-
 def _pad_past_length(sequence, length, padding_value):
     """Replace the steps past the length of each sequence by padding."""
     max_length = tf.compat.dimension_value(sequence.shape[1])
-    mask = _step_mask(length, max_length, sequence.shape.ndims)
+    mask = tf.range(max_length)[None, :] < length[:, None]
+    # Mask [num, max_length, 1, ...], broadcasting over the event.
+    mask = tf.reshape(mask, tf.concat([
+        tf.shape(mask), tf.ones([sequence.shape.ndims - 2], tf.int32)], 0))
     padding = tf.cast(padding_value, sequence.dtype)
     return tf.where_v2(mask, sequence, padding, name='padded_sequence')
 
 
-def _chunk(flat_sequences, length, chunk_length, padding_value):
-    """Cut sequences [num, max_length, ...] into chunks [num * chunks, ...];
-    return them and the int32 length of each chunk."""
-    num_sequences, max_length = _static_sizes(flat_sequences)
+def _chunk(
+        flat_sequences, length, chunk_length, padding_value, num_sequences,
+        max_length):
+    """Chunks `[num * chunks, chunk_length, ...]` of sequences and the int32
+    length of each."""
     num_chunks = -(-max_length // chunk_length)
     padded_length = num_chunks * chunk_length
     flat_chunks = []

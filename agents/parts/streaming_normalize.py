@@ -6,15 +6,14 @@ import tensorflow.compat.v1 as tf
 from agents.tools import compiled_ops
 
 
-class StreamingNormalize:
-    """Normalize tensors by a running mean and standard deviation.
+# The count of values, their mean and their sum of squared deviations.
+Statistics = collections.namedtuple('Statistics', 'count, mean, var_sum')
 
-    The count, mean and sum of squared deviations of all values seen are
-    merged batch by batch with the parallel form of Welford's algorithm
-    (Chan et al.), accurate over millions of steps; the standard deviation
-    is the sample one. The statistics are checkpointed variables in the
-    scope `name`.
-    """
+
+class StreamingNormalize:
+    """Normalize tensors by a running mean and sample standard deviation,
+    merged batch by batch by the parallel form of Welford's algorithm (Chan
+    et al.), accurate over millions of steps."""
 
     def __init__(
             self, template, center=True, scale=True, clip=10,
@@ -25,9 +24,8 @@ class StreamingNormalize:
             template: Tensor of the shape of a single value (any dtype).
             center: Whether `transform` subtracts the mean.
             scale: Whether `transform` divides by the standard deviation.
-            clip: Bound of the absolute transformed values; 0 or None to not
-                clip.
-            name: Name of the variable scope and prefix of the name scopes.
+            clip: Bound of the absolute transformed values; 0 or None: none.
+            name: The variable scope of the (checkpointed) statistics.
 
         Raises:
             ValueError: When the template shape is not fully defined or clip
@@ -57,7 +55,7 @@ class StreamingNormalize:
 
     @property
     def count(self):
-        """Number of values seen, as an int64 tensor."""
+        """Number of values seen, int64."""
         return tf.identity(self._count)
 
     @property
@@ -68,21 +66,16 @@ class StreamingNormalize:
     @property
     def std(self):
         """Running sample standard deviation, one before two values."""
-        return self._std()
+        return _std(self._variables())
 
-    def update(self, value, log=True):
-        """Merge a batch of values into the statistics.
-
-        Args:
-            value: Tensor of the template shape with any leading batch
-                dimensions.
-            log: Bool or bool tensor; whether to summarize the batch.
+    def update(self, value):
+        """Merge a batch of values, of the template shape with any leading
+        batch dimensions, into the statistics.
 
         Returns:
-            Summary tensor of the mean of the batch (empty without `log`),
-            which runs the update.
+            Summary tensor of the mean of the batch, which runs the update.
         """
-        with tf.name_scope(self._name + '/update') as scope:
+        with tf.name_scope(self._name + '/update'):
             batch = tf.reshape(
                 tf.cast(value, tf.float32), [-1] + self._shape.as_list())
             new = self.merged(self.read(), batch)
@@ -90,19 +83,7 @@ class StreamingNormalize:
             with tf.control_dependencies(list(new)):
                 assign = self.assign(new)
             with tf.control_dependencies([assign]):
-                batch_mean = tf.identity(_batch_mean(batch))
-                if log is True:
-                    return self._summary('value', batch_mean)
-
-                def _summary():
-                    # A branch starts without name scope; the tag keeps it.
-                    with tf.name_scope(scope):
-                        return self._summary('value', batch_mean)
-
-                # The conditional's input carries the control inputs.
-                return tf.cond(
-                    tf.convert_to_tensor(log), _summary,
-                    lambda: tf.constant(''))
+                return self._summary('value', _batch_mean(batch))
 
     def read(self):
         """The current `Statistics`, which compiled loops carry as tensors
@@ -112,16 +93,8 @@ class StreamingNormalize:
             self._var_sum.read_value())
 
     def merged(self, statistics, value):
-        """The statistics after a batch of values, as a pure function.
-
-        Args:
-            statistics: `Statistics` of tensors, as `read` returns.
-            value: Tensor of the template shape with leading batch
-                dimensions.
-
-        Returns:
-            `Statistics` of tensors.
-        """
+        """The `Statistics` after a batch of values (of the template shape
+        with leading batch dimensions), as a pure function."""
         batch = tf.reshape(
             tf.cast(value, tf.float32), [-1] + self._shape.as_list())
         batch_count = tf.shape(batch, out_type=tf.int64)[0]
@@ -147,18 +120,10 @@ class StreamingNormalize:
             self._var_sum.assign(statistics.var_sum))
 
     def transform(self, value, statistics=None):
-        """Center, scale and clip values by the statistics.
-
-        Args:
-            value: Tensor of the template shape with any leading batch
-                dimensions.
-            statistics: `Statistics` to use; None: the current ones.
-
-        Returns:
-            Float32 tensor of the shape of `value`.
-        """
+        """Center, scale and clip values into float32 by the `Statistics`
+        (None: the current ones)."""
         if statistics is None:
-            statistics = Statistics(self._count, self._mean, self._var_sum)
+            statistics = self._variables()
         with tf.name_scope(self._name + '/transform'):
             value = tf.cast(value, tf.float32)
             if self._center:
@@ -192,13 +157,13 @@ class StreamingNormalize:
                 self._count > 0,
                 lambda: _define_summary('mean', lambda: self._mean), str)
             std_summary = tf.cond(
-                self._count > 1,
-                lambda: _define_summary('stddev', self._std), str)
+                self._count > 1, lambda: _define_summary(
+                    'stddev', lambda: _std(self._variables())), str)
             return tf.summary.merge([mean_summary, std_summary])
 
-    def _std(self):
-        """Sample standard deviation, or ones before two values were seen."""
-        return _std(Statistics(self._count, self._mean, self._var_sum))
+    def _variables(self):
+        """The statistics as their variables."""
+        return Statistics(self._count, self._mean, self._var_sum)
 
     @staticmethod
     def _summary(name, tensor):
@@ -206,11 +171,6 @@ class StreamingNormalize:
         if tensor.shape.ndims == 0:
             return tf.summary.scalar(name, tensor)
         return tf.summary.histogram(name, tensor)
-
-
-# The statistics of a `StreamingNormalize`: the count of values, their mean
-# and their sum of squared deviations from it.
-Statistics = collections.namedtuple('Statistics', 'count, mean, var_sum')
 
 
 def _batch_mean(batch):

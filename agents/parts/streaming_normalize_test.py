@@ -184,25 +184,6 @@ def test_summaries():
     assert (histogram.num, histogram.min, histogram.max) == (2, 2.0, 2.0)
 
 
-def test_update_summarizes_only_where_logging():
-    """With a log switch, the update summarizes only where it is true, and
-    updates the statistics either way."""
-    with tf.Graph().as_default():
-        normalize = streaming_normalize.StreamingNormalize(
-            tf.zeros([]), center=True, scale=True, clip=None, name='reward')
-        value = tf.placeholder(tf.float32, [None])
-        log = tf.placeholder(tf.bool, ())
-        update = normalize.update(value, log)
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            quiet = sess.run(update, {value: [4.0], log: False})
-            loud = _parse_summary(sess.run(update, {value: [6.0], log: True}))
-            count, mean = sess.run((normalize.count, normalize.mean))
-    assert quiet == b''
-    assert loud == {'reward/update/value': 6.0}
-    assert (count, mean) == (2, 5.0)
-
-
 def test_variables_are_checkpointed_statistics():
     """Statistics are non-trainable global variables in the named scope."""
     with tf.Graph().as_default():

@@ -1,25 +1,9 @@
-"""Policy and value networks for PPO.
-
-Every network has the signature `(config, action_space, observations, length,
-state=None)`, with observations `[batch, time, ...]`, and returns
-`tools.AttrDict(policy, value, state)`: a distribution over actions for every
-step (`parts.DiagonalGaussian` or `parts.Categorical`), the state values
-`[batch, time]`, and the recurrent state after the last valid step of each
-sequence (None for feed-forward networks).
-
-The policy and the value are separate networks in the variable scopes
-`policy` and `value`, which reuse their variables (`tf.AUTO_REUSE`): calling
-a network again in the same outer scope shares the weights. Call it once
-outside of control flow first, so that its variables are created at the top
-level of the graph.
-
-Config keys read (their defaults are in `configs.default()`):
-`policy_layers`, `value_layers` (hidden sizes), `activation` (of the hidden
-layers), `init_output_factor` (scale of the policy's output layer),
-`init_std` (of Gaussian policies), `mean_activation` ('tanh', the 2017
-default, or None for a linear mean), `recurrent_value`, and `weight_init`
-('glorot', or 'orthogonal': gain sqrt(2) for hidden layers, as in most PPO
-implementations since OpenAI Baselines).
+"""Policy and value networks for PPO, configured by the network keys of
+`configs.default()`: `(config, action_space, observations [batch, time, ...],
+length, state=None) -> tools.AttrDict(policy, value, state)`, with a
+distribution and a value per step and the recurrent state after each row's
+last valid step (None without). The scopes `policy` and `value` reuse their
+variables: call a network once outside of control flow first.
 """
 
 import functools
@@ -34,54 +18,36 @@ from agents import tools
 from agents.tools import compiled_ops
 
 
+WEIGHT_INITS = ('glorot', 'orthogonal')
+MEAN_ACTIVATIONS = ('tanh', None)
+
+
 def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
-    """Feed-forward Gaussian policy with a separate value network.
+    """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`.
 
     The mean passes through tanh into [-1, 1], the action range of the
     `RangeNormalize` wrapper (linear with `mean_activation=None`); the log
-    standard deviation is a learned vector starting at `log(init_std)`.
-
-    Args:
-        config: Configuration with the fields listed in the module docstring.
-        action_space: `gym.spaces.Box` with a one-dimensional shape.
-        observations: Tensor `[batch, time, ...]`.
-        length: Unused; every step is computed alike.
-        state: Unused; returned unchanged.
-
-    Returns:
-        `tools.AttrDict(policy, value, state)`.
+    standard deviation is a learned vector starting at `log(init_std)`;
+    orthogonal weights (`weight_init`) get gain sqrt(2) in hidden layers.
+    `length` is unused and `state` returned unchanged.
 
     Raises:
         ValueError: For other action spaces.
     """
     del length  # Feed-forward networks treat every step alike.
-    action_size = _box_size(action_space, 'feed_forward_gaussian')
-    observations, activation, init = _prepare(config, observations)
-    with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
-        hidden = _mlp(observations, config.policy_layers, activation, init)
-        mean, logstd = _gaussian_head(config, hidden, action_size)
-    with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
-        value = _value_head(
-            observations, config.value_layers, activation, init)
-    return tools.AttrDict(
-        policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
+    head = functools.partial(
+        _gaussian_head, config,
+        _box_size(action_space, 'feed_forward_gaussian'))
+    return _networks(
+        config, observations, head, parts.DiagonalGaussian, state=state)
 
 
 def feed_forward_categorical(
         config, action_space, observations, length, state=None):
-    """Feed-forward categorical policy with a separate value network.
-
-    Args:
-        config: Configuration with the fields listed in the module docstring;
-            `init_std` is not used.
-        action_space: `gym.spaces.Discrete` starting at zero.
-        observations: Tensor `[batch, time, ...]`.
-        length: Unused; every step is computed alike.
-        state: Unused; returned unchanged.
-
-    Returns:
-        `tools.AttrDict(policy, value, state)` with int32 actions.
+    """Feed-forward categorical policy of int32 actions for a
+    `gym.spaces.Discrete` starting at zero; as `feed_forward_gaussian`
+    otherwise.
 
     Raises:
         ValueError: For other action spaces.
@@ -92,80 +58,102 @@ def feed_forward_categorical(
         raise ValueError(
             f'feed_forward_categorical needs a Discrete action space '
             f'starting at 0, got {action_space!r}')
-    observations, activation, init = _prepare(config, observations)
-    with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
-        hidden = _mlp(observations, config.policy_layers, activation, init)
-        logits = _dense(
-            hidden, int(action_space.n), scale=config.init_output_factor,
-            name='logits', init=init)
-        logits = compiled_ops.check_numerics(logits, 'logits')
-    with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
-        value = _value_head(
-            observations, config.value_layers, activation, init)
-    return tools.AttrDict(
-        policy=parts.Categorical(logits), value=value, state=state)
+    head = functools.partial(
+        _categorical_head, config, int(action_space.n))
+    return _networks(
+        config, observations, head, parts.Categorical, state=state)
 
 
 def recurrent_gaussian(
         config, action_space, observations, length, state=None):
-    """Gaussian policy with a GRU layer and a feed-forward value network.
+    """Gaussian policy with a GRU layer, otherwise as
+    `feed_forward_gaussian`.
 
     The hidden layers `policy_layers[:-1]` feed a GRU of `policy_layers[-1]`
-    units; the mean and standard deviation follow as in
-    `feed_forward_gaussian`. Steps past a sequence's length keep the state
-    and output zeros. The caller carries the state from call to call and
-    resets it to zeros at the start of an episode. With `recurrent_value`
-    (False in 2017) the value network is recurrent too, over `value_layers`,
-    and the state is the pair (policy state, value state).
-
-    Args:
-        config: Configuration with the fields listed in the module docstring;
-            `policy_layers` needs at least one entry.
-        action_space: `gym.spaces.Box` with a one-dimensional shape.
-        observations: Tensor `[batch, time, ...]`.
-        length: Integer tensor `[batch]` of valid lengths, or None for full
-            sequences.
-        state: Tensor `[batch, units]`, or None for zeros; with
-            `recurrent_value` a pair of them.
-
-    Returns:
-        `tools.AttrDict(policy, value, state)` with the state `[batch,
-        units]` (or the pair) after the last valid step.
+    units. Steps past a sequence's `length` (None: full sequences) keep the
+    state and output zeros. The caller carries the state `[batch, units]`
+    from call to call (None: zeros), and resets it to zeros where an episode
+    starts. With `recurrent_value` (False in 2017) the value network ends in
+    a GRU too, and the state is the pair (policy state, value state).
 
     Raises:
         ValueError: For other action spaces or empty `policy_layers` (or
             `value_layers` with `recurrent_value`).
     """
-    action_size = _box_size(action_space, 'recurrent_gaussian')
-    recurrent_value = bool(config.recurrent_value)
-    for key in ('policy_layers',) + (('value_layers',) * recurrent_value):
-        if not config[key]:
+    head = functools.partial(
+        _gaussian_head, config, _box_size(action_space, 'recurrent_gaussian'))
+    recurrent = ('policy', 'value') if config.recurrent_value else ('policy',)
+    for scope in recurrent:
+        if not config[f'{scope}_layers']:
             raise ValueError(
-                f'recurrent_gaussian needs {key} ending in the GRU size, '
-                f'got {config[key]!r}')
-    observations, activation, init = _prepare(config, observations)
-    policy_state, value_state = (
-        state if recurrent_value and state is not None else (state, None))
-    with tf.variable_scope('policy', reuse=tf.AUTO_REUSE):
-        hidden = _mlp(
-            observations, config.policy_layers[:-1], activation, init)
-        hidden, policy_state = _gru(
-            hidden, length, policy_state, int(config.policy_layers[-1]))
-        mean, logstd = _gaussian_head(config, hidden, action_size)
-    with tf.variable_scope('value', reuse=tf.AUTO_REUSE):
-        if not recurrent_value:
-            value = _value_head(
-                observations, config.value_layers, activation, init)
-            state = policy_state
-        else:
-            hidden = _mlp(
-                observations, config.value_layers[:-1], activation, init)
-            hidden, value_state = _gru(
-                hidden, length, value_state, int(config.value_layers[-1]))
-            value = _value_head(hidden, (), activation, init)
-            state = (policy_state, value_state)
+                f'recurrent_gaussian needs {scope}_layers ending in the GRU '
+                f'size, got {config[f"{scope}_layers"]!r}')
+    return _networks(
+        config, observations, head, parts.DiagonalGaussian, length, state,
+        recurrent)
+
+
+def _networks(
+        config, observations, policy_head, distribution, length=None,
+        state=None, recurrent=()):
+    """The policy and value networks; those named in `recurrent` end in a
+    GRU that starts from `state` (a pair when both do)."""
+    observations = _flatten_observations(observations)
+    activation, init = _activation(config.activation), _weight_init(config)
+    states = iter(
+        state if len(recurrent) == 2 and state is not None else
+        (state, state))
+    heads = dict(policy=policy_head, value=_value_head)
+    outputs, last_states = {}, []
+    for scope, head in heads.items():
+        layers = config[f'{scope}_layers']
+        with tf.variable_scope(scope, reuse=tf.AUTO_REUSE):
+            if scope in recurrent:
+                hidden = _mlp(observations, layers[:-1], activation, init)
+                hidden, last_state = _gru(
+                    hidden, length, next(states), int(layers[-1]))
+                last_states.append(last_state)
+            else:
+                hidden = _mlp(observations, layers, activation, init)
+            outputs[scope] = head(hidden, init)
+    if last_states:
+        state = (
+            last_states[0] if len(last_states) == 1 else tuple(last_states))
     return tools.AttrDict(
-        policy=parts.DiagonalGaussian(mean, logstd), value=value, state=state)
+        policy=distribution(*outputs['policy']), value=outputs['value'],
+        state=state)
+
+
+def _gaussian_head(config, action_size, hidden, init):
+    """Mean layer and state-independent log standard deviation."""
+    mean_activation = config.mean_activation
+    if mean_activation not in MEAN_ACTIVATIONS:
+        raise ValueError(
+            f'Config mean_activation={mean_activation!r} must be one of '
+            f'{MEAN_ACTIVATIONS}.')
+    mean = _dense(
+        hidden, action_size, tf.tanh if mean_activation else None,
+        scale=config.init_output_factor, name='mean', init=init)
+    logstd = tf.get_variable(
+        'logstd', [action_size], tf.float32,
+        tf.constant_initializer(np.log(config.init_std)))
+    mean = compiled_ops.check_numerics(mean, 'mean')
+    logstd = compiled_ops.check_numerics(logstd, 'logstd')
+    return mean, logstd
+
+
+def _categorical_head(config, num_classes, hidden, init):
+    """The logits layer, as a tuple."""
+    logits = _dense(
+        hidden, num_classes, scale=config.init_output_factor, name='logits',
+        init=init)
+    return (compiled_ops.check_numerics(logits, 'logits'),)
+
+
+def _value_head(hidden, init):
+    """Value output [batch, time]."""
+    value = tf.squeeze(_dense(hidden, 1, name='output', init=init), -1)
+    return compiled_ops.check_numerics(value, 'value')
 
 
 def _box_size(action_space, network):
@@ -178,23 +166,12 @@ def _box_size(action_space, network):
     return int(action_space.shape[0])
 
 
-def _prepare(config, observations):
-    """The flat float32 observations, hidden activation and weight init."""
-    return (
-        _flatten_observations(observations), _activation(config.activation),
-        _weight_init(config))
-
-
 def _activation(activation):
     """The hidden activation; ReLU as `compiled_ops.relu`, which XLA
     translates directly (the same values and gradients but at zero)."""
     if activation in (tf.nn.relu, tf.compat.v2.nn.relu):
         return compiled_ops.relu
     return activation
-
-
-WEIGHT_INITS = ('glorot', 'orthogonal')
-MEAN_ACTIVATIONS = ('tanh', None)
 
 
 def _weight_init(config):
@@ -207,8 +184,7 @@ def _weight_init(config):
 
 
 def _initializer(init, scale):
-    """Kernel initializer: Glorot uniform times `scale`, or orthogonal of
-    gain `scale`."""
+    """Glorot uniform times `scale`, or orthogonal of gain `scale`."""
     if init == 'orthogonal':
         return tf.orthogonal_initializer(scale)
     return tf.variance_scaling_initializer(
@@ -232,11 +208,8 @@ def _flatten_observations(observations):
 
 
 def _reshape(tensor, like, keep, tail, name):
-    """Reshape `tensor` to the first `keep` axes of `like` and then `tail`.
-
-    Static leading axes (as in compiled code) make the shape a constant:
-    fewer operations to build than on the dynamic shape.
-    """
+    """Reshape `tensor` to the first `keep` axes of `like` and then `tail`;
+    a constant shape where those axes are static (fewer ops to build)."""
     leading = like.shape[:keep]
     if leading.is_fully_defined():
         shape = leading.as_list() + list(tail)
@@ -269,7 +242,7 @@ def _dense(
         return _reshape(outputs, inputs, rank - 1, [units], 'outputs')
 
 
-def _mlp(inputs, layers, activation, init='glorot'):
+def _mlp(inputs, layers, activation, init):
     """Stack of hidden layers; orthogonal ones get gain sqrt(2)."""
     scale = np.sqrt(2) if init == 'orthogonal' else 1.0
     if not layers:
@@ -286,47 +259,18 @@ def _mlp(inputs, layers, activation, init='glorot'):
     return _reshape(hidden, inputs, rank - 1, [int(layers[-1])], 'hidden')
 
 
-def _gaussian_head(config, hidden, action_size):
-    """Mean layer and state-independent log standard deviation."""
-    mean_activation = config.mean_activation
-    if mean_activation not in MEAN_ACTIVATIONS:
-        raise ValueError(
-            f'Config mean_activation={mean_activation!r} must be one of '
-            f'{MEAN_ACTIVATIONS}.')
-    mean = _dense(
-        hidden, action_size, tf.tanh if mean_activation else None,
-        scale=config.init_output_factor, name='mean',
-        init=_weight_init(config))
-    logstd = tf.get_variable(
-        'logstd', [action_size], tf.float32,
-        tf.constant_initializer(np.log(config.init_std)))
-    mean = compiled_ops.check_numerics(mean, 'mean')
-    logstd = compiled_ops.check_numerics(logstd, 'logstd')
-    return mean, logstd
-
-
-def _value_head(observations, layers, activation, init='glorot'):
-    """Value network output [batch, time]."""
-    hidden = _mlp(observations, layers, activation, init)
-    value = tf.squeeze(_dense(hidden, 1, name='output', init=init), -1)
-    return compiled_ops.check_numerics(value, 'value')
-
-
 def _gru(inputs, length, state, units, name='gru'):
-    """GRU layer over the time axis of `[batch, time, size]` inputs.
-
-    Returns the outputs `[batch, time, units]`, zero past `length` (None:
-    full sequences), and the state after the last valid step. The weights
-    are created before the loop, never inside control flow.
-    """
+    """GRU layer over the time axis of `[batch, time, size]` inputs: the
+    outputs `[batch, time, units]`, zero past `length` (None: full), and the
+    state after the last valid step."""
     input_size = tf.compat.dimension_value(inputs.shape[-1])
     with tf.variable_scope(name):
-        glorot = tf.variance_scaling_initializer(
-            1.0, mode='fan_avg', distribution='uniform')
         input_kernel = tf.get_variable(
-            'input_kernel', [input_size, 3 * units], tf.float32, glorot)
+            'input_kernel', [input_size, 3 * units], tf.float32,
+            _initializer('glorot', 1.0))
         state_kernel = tf.get_variable(
-            'state_kernel', [units, 3 * units], tf.float32, glorot)
+            'state_kernel', [units, 3 * units], tf.float32,
+            _initializer('glorot', 1.0))
         # Gate biases of one make the layer keep its state at first, as in
         # the classic GRU cell; the candidate bias starts at zero.
         bias = tf.get_variable(
@@ -338,18 +282,14 @@ def _gru(inputs, length, state, units, name='gru'):
             state = tf.zeros([batch_size, units], tf.float32)
         if length is None:
             length = tf.fill([batch_size], max_length)
-
-        def _define_inputs():
-            # Project all steps at once; the loop only adds the state terms.
-            projection = tf.einsum('bti,ij->btj', inputs, input_kernel) + bias
-            valid = tf.range(max_length)[None, :] < tf.cast(
-                length, tf.int32)[:, None]
-            return (
-                tf.transpose(projection, [1, 0, 2], name='projection'),
-                tf.transpose(valid, [1, 0], name='valid'))
-
         gate_kernel = state_kernel[:, :2 * units]
         candidate_kernel = state_kernel[:, 2 * units:]
+        # Project all steps at once; the loop only adds the state terms.
+        projection = tf.einsum('bti,ij->btj', inputs, input_kernel) + bias
+        valid = tf.range(max_length)[None, :] < tf.cast(
+            length, tf.int32)[:, None]
+        projection = tf.transpose(projection, [1, 0, 2], name='projection')
+        valid = tf.transpose(valid, [1, 0], name='valid')
 
         def _step(previous, step_inputs):
             projection, valid = step_inputs
@@ -362,7 +302,6 @@ def _gru(inputs, length, state, units, name='gru'):
             current = update * previous + (1 - update) * candidate
             return tf.where_v2(valid[:, None], current, previous)
 
-        projection, valid = _define_inputs()
         states = tf.scan(_step, (projection, valid), state, name='states')
         outputs = tf.where_v2(
             valid[:, :, None], states, tf.zeros_like(states))

@@ -7,12 +7,9 @@ from agents.algorithms.ppo import utility
 
 
 class EvaluationView:
-    """The actions of a policy on evaluation environments.
-
-    Built by `PPO.evaluation_view`; the algorithm interface of
-    `tools.simulate` with empty summaries, and a `tools.compiled_rollout`
-    policy (`initial_state`, `step`).
-    """
+    """The actions of a policy on evaluation environments, built by
+    `PPO.evaluation_view`: the algorithm interface of `tools.simulate` with
+    empty summaries, and a `tools.compiled_rollout` policy."""
 
     def __init__(self, batch_env, network, observ_filter, device, stochastic):
         """Create the per-agent state of the evaluation batch.
@@ -29,61 +26,35 @@ class EvaluationView:
         self._observ_filter = observ_filter
         self._device = device
         self._stochastic = bool(stochastic)
-        size = len(batch_env)
         with tf.device(device):
             output = network(
                 tf.zeros_like(batch_env.observ)[:, None],
-                tf.ones(size, tf.int32))
-        # The specs of the recurrent state, for `initial_state`.
-        self._zero_state = None
-        if output.state is not None:
-            self._zero_state = tools.nested.map(
-                lambda state: tf.TensorSpec(state.shape[1:], state.dtype),
-                output.state)
+                tf.ones(len(batch_env), tf.int32))
+        # Its static shapes and dtypes make `initial_state`.
+        self._state_template = output.state
         with tf.variable_scope('ppo_evaluation_temporary'):
             self._last_state = utility.state_variables(output.state)
 
     def begin_episode(self, agent_indices):
-        """Reset the recurrent state of some agents.
-
-        Args:
-          agent_indices: Integer tensor of agent indices.
-
-        Returns:
-          Empty summary tensor, after the reset.
-        """
+        """Reset the recurrent state of some agents; an empty summary."""
         with tf.name_scope('evaluation_begin_episode/'):
-            if self._last_state is None:
-                return tf.constant('')
-            reset_state = utility.reinit_nested_vars(
-                self._last_state, agent_indices)
-            with tf.control_dependencies([reset_state]):
+            resets = [] if self._last_state is None else [
+                utility.reinit_nested_vars(self._last_state, agent_indices)]
+            with tf.control_dependencies(resets):
                 return tf.constant('')
 
     def perform(self, agent_indices, observ):
-        """The actions of the policy, the mode unless `stochastic`.
-
-        Args:
-          agent_indices: Integer tensor of agent indices.
-          observ: Raw observations of those agents, which the view
-              normalizes with the statistics of training.
-
-        Returns:
-          Tuple of the action batch and an empty summary tensor.
-        """
+        """The actions of some agents for their raw observations, the mode
+        unless `stochastic`, and an empty summary."""
         with tf.name_scope('evaluation_perform/'):
-            output = utility.network_step(
-                self._network, self._device,
-                self._observ_filter.transform(observ), self._last_state,
-                agent_indices)
-            if self._stochastic:
-                action = output.policy.sample()[:, 0]
-            else:
-                action = output.policy.mode()[:, 0]
             if self._last_state is None:
-                return action, tf.constant('')
+                return self.step(observ, None, None)[0], tf.constant('')
+            state = tools.nested.map(
+                lambda tensor: tf.gather(tensor, agent_indices),
+                self._last_state)
+            action, state = self.step(observ, state, None)
             remember = utility.assign_nested_vars(
-                self._last_state, output.state, agent_indices)
+                self._last_state, state, agent_indices)
             with tf.control_dependencies([remember]):
                 return tf.identity(action), tf.constant('')
 
@@ -96,32 +67,19 @@ class EvaluationView:
         return tf.constant('')
 
     def initial_state(self, batch_size):
-        """The recurrent state of agents that begin an episode.
-
-        Args:
-          batch_size: Python int of the agents.
-
-        Returns:
-          Nested zero tensors `[batch_size, ...]`, or None for a network
-          without state.
-        """
-        if self._zero_state is None:
+        """Nested zero tensors `[batch_size, ...]` of the recurrent state of
+        agents that begin an episode, or None for a network without."""
+        if self._state_template is None:
             return None
         return tools.nested.map(
-            lambda spec: tf.zeros([batch_size] + spec.shape.as_list(),
-                                  spec.dtype),
-            self._zero_state)
+            lambda state: tf.zeros(
+                [batch_size] + state.shape[1:].as_list(), state.dtype),
+            self._state_template)
 
     def step(self, observ, state, key):
-        """The actions and next recurrent state; writes no variable.
-
-        Args:
-          observ: Batch of observations of all agents.
-          state: Nested recurrent state of the agents, or None.
-          key: int64 tensor `[2]` keying the samples when `stochastic`.
-
-        Returns:
-          Tuple of the action batch and the next state (None without one).
+        """The actions for raw observations and the next recurrent state
+        (None without one), from the `state` (or None); `key`, an int64
+        tensor `[2]`, keys the samples (None: unkeyed). Writes no variable.
         """
         observ = self._observ_filter.transform(observ)
         with tf.device(self._device):

@@ -1,9 +1,7 @@
-"""In-graph helpers for PPO: returns, advantages, masking, losses and
-summaries.
+"""In-graph helpers for PPO: returns, advantages, masks, losses, summaries.
 
-Tensors of episodes are `[batch, time]` with a valid `length` per row;
-steps past the length hold arbitrary values and count nowhere.
-"""
+Episodes are `[batch, time]` tensors with a valid `length` per row; steps
+past it hold arbitrary values and count nowhere."""
 
 import re
 
@@ -16,16 +14,8 @@ from agents.tools import compiled_ops
 
 
 def mask(tensor, length, value=0):
-    """Set the time steps at and beyond each sequence's length to a value.
-
-    Args:
-      tensor: Tensor of shape [batch, time, ...].
-      length: Integer tensor of shape [batch] with the valid lengths.
-      value: Scalar to write into the padded steps.
-
-    Returns:
-      Tensor of the same shape as `tensor`.
-    """
+    """The tensor `[batch, time, ...]` with the scalar `value` at and past
+    the integer `length` `[batch]` of each row."""
     with tf.name_scope('mask'):
         tensor = tf.convert_to_tensor(tensor)
         steps = tf.compat.dimension_value(tensor.shape[1])
@@ -51,36 +41,19 @@ def _reverse_discounted_sum(values, length, factor):
 
 
 def discounted_return(reward, length, discount):
-    """Discounted Monte-Carlo return of every time step.
-
-    Args:
-      reward: Float tensor of shape [batch, time].
-      length: Integer tensor of shape [batch].
-      discount: Discount factor in [0, 1].
-
-    Returns:
-      Float tensor of shape [batch, time]; zero on padded steps.
-    """
+    """Discounted Monte-Carlo return of the rewards `[batch, time]`, zero
+    past `length` `[batch]`."""
     with tf.name_scope('discounted_return'):
         return tf.stop_gradient(
             _reverse_discounted_sum(reward, length, discount))
 
 
 def lambda_advantage(reward, value, length, discount, gae_lambda):
-    """Generalized advantage estimation (Schulman et al., 2015).
+    """Generalized advantage estimation (Schulman et al., 2015) `[batch,
+    time]` of rewards and values `[batch, time]`, zero past `length`.
 
-    The value after the last valid step is zero; callers fold bootstrapping
+    The value after the last valid step is zero: callers fold bootstrapping
     into the last reward.
-
-    Args:
-      reward: Float tensor of shape [batch, time].
-      value: Float tensor of shape [batch, time] of state values.
-      length: Integer tensor of shape [batch].
-      discount: Discount factor in [0, 1].
-      gae_lambda: Bias-variance trade-off in [0, 1].
-
-    Returns:
-      Float tensor of shape [batch, time]; zero on padded steps.
     """
     with tf.name_scope('lambda_advantage'):
         value = mask(value, length)
@@ -93,15 +66,7 @@ def lambda_advantage(reward, value, length, discount, gae_lambda):
 
 
 def reinit_nested_vars(variables, indices=None):
-    """Reset nested variables to zeros.
-
-    Args:
-      variables: Nested structure of variables.
-      indices: Batch indices to reset; all entries when None.
-
-    Returns:
-      Operation.
-    """
+    """The op that zeros nested variables, at batch `indices` if given."""
     if isinstance(variables, (tuple, list)):
         return tf.group(*[
             reinit_nested_vars(variable, indices) for variable in variables])
@@ -114,16 +79,8 @@ def reinit_nested_vars(variables, indices=None):
 
 
 def assign_nested_vars(variables, tensors, indices=None):
-    """Assign nested tensors to the matching nested variables.
-
-    Args:
-      variables: Nested structure of variables.
-      tensors: Nested structure of tensors matching `variables`.
-      indices: Batch indices to assign to; the whole variables when None.
-
-    Returns:
-      Operation.
-    """
+    """The op that assigns nested tensors to matching nested variables, at
+    batch `indices` if given."""
     if isinstance(variables, (tuple, list)):
         return tf.group(*[
             assign_nested_vars(variable, tensor, indices)
@@ -140,66 +97,40 @@ def available_gpus():
 
 
 def gradient_norms(grad_vars, groups=None):
-    """Global norms of gradients, grouped by variable name regexes.
-
-    Args:
-      grad_vars: List of (gradient, variable) tuples as from an optimizer.
-      groups: Mapping from group name to a regex over variable names; None
-          makes one group 'all' of every variable.
-
-    Returns:
-      Dict from group name to the scalar norm of its gradients; zero for a
-      group that matches no variable with a gradient.
-    """
-    groups = groups or {r'all': r'.*'}
-    norms = {}
-    for name, pattern in groups.items():
-        grads = [
-            grad for grad, var in grad_vars
-            if grad is not None and re.match(pattern, var.name)]
-        norms[name] = (
-            compiled_ops.global_norm(grads) if grads else tf.constant(0.0))
-    return norms
+    """Dict from group name to the global norm of the gradients (zero
+    without any) of the (gradient, variable) pairs whose variable name
+    matches the group's regex in `groups` (None: one group 'all')."""
+    grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
+    matches = _by_group(groups, grad_vars, lambda pair: pair[1].name)
+    return {
+        name: compiled_ops.global_norm([grad for grad, _ in matched])
+        if matched else tf.constant(0.0)
+        for name, matched in matches.items()}
 
 
 def variable_summaries(vars_, groups=None, scope='weights'):
-    """Histograms of variables, grouped by variable name regexes.
-
-    Args:
-      vars_: List of variables.
-      groups: Mapping from group name to a regex over variable names.
-      scope: Name scope of the summaries.
-
-    Returns:
-      Summary tensor.
-    """
-    groups = groups or {r'all': r'.*'}
+    """Summary of histograms of the variables by group: a dict from group
+    name to a regex over variable names (None: one group 'all')."""
     summaries = []
     with tf.name_scope(scope):
-        for name, pattern in groups.items():
-            matched = [var for var in vars_ if re.match(pattern, var.name)]
-            if not matched:
-                continue
-            flat = tf.concat(
-                [tf.reshape(var, [-1]) for var in matched], 0)
-            summaries.append(tf.summary.histogram(name, flat))
+        for name, matched in _by_group(
+                groups, vars_, lambda var: var.name).items():
+            if matched:
+                flat = tf.concat(
+                    [tf.reshape(var, [-1]) for var in matched], 0)
+                summaries.append(tf.summary.histogram(name, flat))
     return tf.summary.merge(summaries) if summaries else tf.constant('')
 
 
-def nested_gather(structure, indices):
-    """Gather the same batch indices from every tensor in a structure."""
-    return nested.map(lambda tensor: tf.gather(tensor, indices), structure)
+def _by_group(groups, items, name_of):
+    """Dict from group name to the items whose name its regex matches."""
+    return {
+        name: [item for item in items if re.match(pattern, name_of(item))]
+        for name, pattern in (groups or {r'all': r'.*'}).items()}
 
 
 def state_variables(state):
-    """Per-agent variables for a network's recurrent state, starting at zero.
-
-    Args:
-      state: Nested state tensors of a whole batch, or None.
-
-    Returns:
-      Matching nested untrained variables, or None.
-    """
+    """Zero variables like a batch's nested recurrent `state` (or None)."""
     if state is None:
         return None
     return nested.map(
@@ -208,22 +139,13 @@ def state_variables(state):
 
 
 def network_step(network, device, norm_observ, last_state, agent_indices):
-    """The network's output for one step of some agents.
-
-    Args:
-      network: Network template called as `network(observ, length, state)`.
-      device: Device of the network's ops.
-      norm_observ: Batch of normalized observations of those agents.
-      last_state: Variables of every agent's recurrent state, or None.
-      agent_indices: Integer tensor of agent indices.
-
-    Returns:
-      The output for sequences of length one, continuing those agents'
-      recurrent state.
-    """
+    """The output of `network(observ, length, state)` on `device` for one
+    step of the agents `agent_indices`, whose recurrent state is at those
+    indices of the variables `last_state` (or None)."""
     state = None
     if last_state is not None:
-        state = nested_gather(last_state, agent_indices)
+        state = nested.map(
+            lambda tensor: tf.gather(tensor, agent_indices), last_state)
     with tf.device(device):
         return network(
             norm_observ[:, None], tf.ones(tf.shape(norm_observ)[0], tf.int32),
@@ -231,20 +153,10 @@ def network_step(network, device, norm_observ, last_state, agent_indices):
 
 
 def value_loss_fn(value, target, old_value, length, clip=None):
-    """Half squared error between predicted values and their targets.
-
-    Args:
-      value: Predicted values [batch, time].
-      target: Value targets [batch, time].
-      old_value: Values predicted when the data was collected.
-      length: Valid lengths [batch].
-      clip: None, or the range around `old_value` beyond which a
-          prediction's error counts no less than at the range's edge, as in
-          OpenAI Baselines' PPO2 (the larger of both errors is used).
-
-    Returns:
-      Scalar loss.
-    """
+    """Half the mean squared error of the values `[batch, time]` against
+    their targets over the valid steps; with `clip`, the error past that
+    range around `old_value` (the values when the data was collected) counts
+    at least as at its edge (OpenAI Baselines' PPO2)."""
     with tf.name_scope('value_loss'):
         error = tf.square(value - target)
         if clip:
@@ -255,17 +167,8 @@ def value_loss_fn(value, target, old_value, length, clip=None):
 
 
 def adapted_penalty(penalty, kl, kl_target):
-    """The KL penalty coefficient after one update.
-
-    Args:
-      penalty: Current penalty coefficient tensor.
-      kl: Mean KL divergence the update caused.
-      kl_target: Desired KL divergence per update.
-
-    Returns:
-      The penalty multiplied by 1.5 above 1.3 * kl_target, divided by 1.5
-      below 0.7 * kl_target, unchanged otherwise.
-    """
+    """The KL penalty coefficient after an update whose mean KL was `kl`:
+    times 1.5 above 1.3 * `kl_target`, divided by 1.5 below 0.7 times it."""
     raised = tf.cast(kl > 1.3 * kl_target, tf.float32)
     lowered = tf.cast(kl < 0.7 * kl_target, tf.float32)
     factor = 1.5 ** (raised - lowered)
@@ -298,5 +201,5 @@ def policy_params(policy):
 def policy_from_params(discrete, params):
     """Rebuild a policy distribution from `policy_params` output."""
     if discrete:
-        return distributions.Categorical(params[0])
-    return distributions.DiagonalGaussian(params[0], params[1])
+        return distributions.Categorical(*params)
+    return distributions.DiagonalGaussian(*params)
