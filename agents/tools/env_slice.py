@@ -13,12 +13,16 @@ import numpy as np
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_state
 from agents.tools import forwarding
-from agents.tools import message_frames
 from agents.tools import worker_errors
 
 # A step that leaves alone the environments at the positions `skip`: those
 # of a replaced worker whose first observation the batch has yet to hand out.
 Request = collections.namedtuple('Request', 'actions, skip')
+# The results of a slice's step: stacked arrays, the tuple of `infos`, and
+# the `errors` of the positions whose step raised (their rows hold zeros),
+# as `worker_errors.error_details`.
+StepBatch = collections.namedtuple(
+    'StepBatch', 'observ, reward, terminated, truncated, infos, errors')
 
 
 class SliceConstructor:
@@ -102,7 +106,7 @@ class Slice:
         observs, rewards, terminated, truncated, infos = zip(*results)
         observ = np.stack(observs).astype(
             self.observation_space.dtype, copy=False)
-        return message_frames.StepBatch(
+        return StepBatch(
             observ, np.array(rewards, np.float32), np.array(terminated, bool),
             np.array(truncated, bool), infos, errors)
 

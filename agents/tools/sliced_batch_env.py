@@ -20,7 +20,6 @@ from agents.tools import external_process
 from agents.tools import forwarding
 from agents.tools import worker_errors
 from agents.tools import worker_pickle
-from agents.tools import message_frames
 
 _logger = logging.getLogger('agents')
 
@@ -151,7 +150,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             self._replace_worker(worker, index, error)
             observ, _ = self._reset_worker(worker, index)
             size = stop - start
-            results[worker] = message_frames.StepBatch(
+            results[worker] = env_slice.StepBatch(
                 observ, np.zeros(size, np.float32), np.zeros(size, bool),
                 np.zeros(size, bool), ({},) * size, {})
             restarted[start:stop] = True
@@ -352,7 +351,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
 def _as_batch(result):
     """A reset result `(observ, info)` as a batch with the reset's errors."""
     observ, info = result
-    return message_frames.StepBatch(
+    return env_slice.StepBatch(
         observ, None, None, None, (), info['errors'])
 
 
