@@ -172,12 +172,16 @@ class ExternalProcess(gym.Env):
 
     def call(self, name, *args, **kwargs):
         """Call the method `name` in the child; arguments go by cloudpickle."""
-        return self._call(name, False, args, kwargs)
+        return self._call(name, args, kwargs)
 
-    def _call(self, name, wrapped, args, kwargs):
-        """Call a method in the child; `wrapped` as in `get_wrapper_attr`."""
-        return self._receive(self._send(
-            _Message.CALL, (name, args, kwargs, wrapped), cloudpickle.dumps))
+    def _call(self, name, args, kwargs, wrapped=False, blocking=True,
+              dumps=cloudpickle.dumps):
+        """Call a method in the child (`wrapped` as in `get_wrapper_attr`);
+        its value, or a promise of it."""
+        ticket = self._send(_Message.CALL, (name, args, kwargs, wrapped), dumps)
+        if blocking:
+            return self._receive(ticket)
+        return functools.partial(self._receive, ticket)
 
     def step(self, action, blocking=True):
         """Step the environment in the child.
@@ -191,7 +195,8 @@ class ExternalProcess(gym.Env):
             The tuple of observation, reward, terminated, truncated and info,
             or a callable that returns it. Call promises once, in order.
         """
-        return self._answer(self._send(_Message.STEP, action), blocking)
+        return self._call(
+            'step', (action,), {}, blocking=blocking, dumps=pickle.dumps)
 
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the environment in the child.
@@ -204,8 +209,8 @@ class ExternalProcess(gym.Env):
         Returns:
             The tuple of observation and info, or a promise of it.
         """
-        return self._answer(
-            self._send(_Message.RESET, (seed, options)), blocking)
+        return self._call('reset', (), dict(seed=seed, options=options),
+                          blocking=blocking, dumps=pickle.dumps)
 
     def render(self):
         """Render the environment in the child and return the result."""
@@ -258,12 +263,6 @@ class ExternalProcess(gym.Env):
             self._receive(None)
         return self._attributes
 
-    def _answer(self, ticket, blocking):
-        """The answer to `ticket`, or a promise of it."""
-        if blocking:
-            return self._receive(ticket)
-        return functools.partial(self._receive, ticket)
-
     def _send(self, message, payload, dumps=pickle.dumps):
         """Send a pickled message; return the ticket of its answer."""
         self.handshake()
@@ -308,7 +307,7 @@ class ExternalProcess(gym.Env):
         if message == _Message.CALLABLE:
             name, wrapped = payload
             return lambda *args, **kwargs: self._call(
-                name, wrapped, args, kwargs)
+                name, args, kwargs, wrapped)
         if message == _Message.READY:
             self._ready = True
             self._name = payload.pop('name')

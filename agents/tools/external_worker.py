@@ -24,9 +24,7 @@ class Message:
     EXCEPTION = 4
     CLOSE = 5
     READY = 6
-    STEP = 7
-    RESET = 8
-    CALLABLE = 9
+    CALLABLE = 7
 
 
 def serve_environment(conn, constructor):
@@ -73,12 +71,7 @@ def serve_environment(conn, constructor):
 
 def _handle(env, message, payload):
     """The pickled answer to a message."""
-    if message == Message.STEP:
-        result = env.step(payload)
-    elif message == Message.RESET:
-        seed, options = payload
-        result = env.reset(seed=seed, options=options)
-    elif message == Message.ACCESS:
+    if message == Message.ACCESS:
         name, wrapped = payload
         result = _lookup(env, name, wrapped)
         if callable(result) and not isinstance(result, type):
@@ -90,8 +83,7 @@ def _handle(env, message, payload):
     else:
         raise KeyError(
             f'Received message {message!r}; expected one of '
-            f'{Message.ACCESS}, {Message.CALL}, {Message.STEP}, '
-            f'{Message.RESET} or {Message.CLOSE}.')
+            f'{Message.ACCESS}, {Message.CALL} or {Message.CLOSE}.')
     return _reply(Message.RESULT, result)
 
 
