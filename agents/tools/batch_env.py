@@ -4,9 +4,9 @@ import functools
 import logging
 import time
 
+import gymnasium as gym
 import numpy as np
 
-from agents.tools import action_checks
 from agents.tools import env_state
 from agents.tools import forwarding
 
@@ -123,13 +123,9 @@ class BatchEnv(forwarding.Forwarding):
             restarted[index] = True
         self._fresh.difference_update(np.flatnonzero(~restarted).tolist())
         observs, rewards, terminated, truncated, infos = zip(*results)
-        terminated = np.array(terminated, bool)
-        truncated = np.array(truncated, bool)
-        info = dict(
-            terminated=terminated, truncated=truncated, restarted=restarted,
-            infos=infos)
-        return (self._stack(observs), np.array(rewards, np.float32),
-                terminated | truncated, info)
+        return self._result(
+            np.stack(observs), rewards, terminated, truncated, restarted,
+            infos)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments of the batch.
@@ -158,7 +154,8 @@ class BatchEnv(forwarding.Forwarding):
                 env.reset, seed=seeds[position]), ' after a restart')
         if not results:
             return self._no_observs()
-        return self._stack([observ for observ, _ in results])
+        return np.stack([observ for observ, _ in results]).astype(
+            self._observ_dtype, copy=False)
 
     def get_env_state(self):
         """The states of `env_state.get_state`, for an exact resumption.
@@ -178,6 +175,10 @@ class BatchEnv(forwarding.Forwarding):
             raise env_state.StateUnavailable(
                 f'the saved state is of {len(states)} environments; the '
                 f'batch has {len(self._envs)}')
+        self._set_states(states)
+
+    def _set_states(self, states):
+        """Set the states of as many environments on them."""
         for env, state in zip(self._envs, states):
             env_state.set_state(env, state)
 
@@ -194,36 +195,39 @@ class BatchEnv(forwarding.Forwarding):
         except Exception:
             pass  # Nothing to report to at garbage collection or exit.
 
-    def _gather(self, requests, indices=None):
-        """Run the requests (of environments `indices`, default all).
+    def _gather(self, requests, indices=None, blocking=None):
+        """Run the requests (of environments `indices`, default all), in
+        turn or (not `blocking`, default the batch's) all sent before any is
+        awaited, marking the batch `busy`.
 
         Returns the results, None where one failed, and a dict from the
-        positions of failed requests to their errors.
+        positions of failed requests to their errors. Failures do not stop
+        the others, so that every healthy worker stays in step.
         """
-        if not self._blocking:
-            return self._in_parallel([
-                functools.partial(request, blocking=False)
-                for request in requests])
-        results, errors = [], {}
-        try:
-            for position, request in enumerate(requests):
-                self._busy = (
-                    position if indices is None else indices[position],
-                    time.monotonic())
-                try:
-                    results.append(request())
-                except Exception as error:
-                    results.append(None)
-                    errors[position] = error
-        finally:
-            self._busy = None
-        return results, errors
+        errors = {}
 
-    def _in_parallel(self, requests):
-        """`_in_parallel` of the requests, marking the batch busy."""
-        self._busy = (None, time.monotonic())
+        def attempt(position, request):
+            try:
+                return request()
+            except Exception as error:
+                errors[position] = error
+                return None
+
         try:
-            return _in_parallel(requests)
+            if self._blocking if blocking is None else blocking:
+                results = []
+                for position, request in enumerate(requests):
+                    self._busy = (
+                        position if indices is None else indices[position],
+                        time.monotonic())
+                    results.append(attempt(position, request))
+                return results, errors
+            self._busy = (None, time.monotonic())
+            promises = [
+                attempt(position, functools.partial(request, blocking=False))
+                for position, request in enumerate(requests)]
+            return [promise and attempt(position, promise)
+                    for position, promise in enumerate(promises)], errors
         finally:
             self._busy = None
 
@@ -249,18 +253,22 @@ class BatchEnv(forwarding.Forwarding):
         """Raise a ValueError unless `env`, which replaced environment
         `index`, has the batch's spaces; `when` ends the message of an error
         reading them (see `name_index`)."""
-        for name in ('observation', 'action'):
-            space = blame(index, functools.partial(
-                getattr, env, f'{name}_space'), when)
-            expected = getattr(self, f'{name}_space')
-            if space != expected:
-                raise ValueError(
-                    f'Environment {index} of the batch was replaced by one '
-                    f'with the {name} space {space}; expected {expected}.')
+        mismatch = blame(index, functools.partial(_mismatch, env, self), when)
+        if mismatch:
+            raise ValueError(
+                f'Environment {index} of the batch was replaced by one with '
+                f'the {mismatch}.')
 
-    def _stack(self, observs):
-        """The observations as one array of the space's dtype."""
-        return np.stack(observs).astype(self._observ_dtype, copy=False)
+    def _result(self, observ, reward, terminated, truncated, restarted,
+                infos):
+        """The return value of `step` from the rows of its values."""
+        terminated = np.asarray(terminated, bool)
+        truncated = np.asarray(truncated, bool)
+        info = dict(
+            terminated=terminated, truncated=truncated, restarted=restarted,
+            infos=tuple(infos))
+        return (np.asarray(observ, self._observ_dtype),
+                np.asarray(reward, np.float32), terminated | truncated, info)
 
     def _no_observs(self):
         """The observations of a reset of no environments: an empty batch."""
@@ -286,34 +294,64 @@ class BatchEnv(forwarding.Forwarding):
         return array.tolist()
 
     def _check_actions(self, actions):
-        """Validate a batch of actions and return one action per env."""
-        return action_checks.check_actions(
-            actions, self._action_space, len(self._envs))
+        """Validate a batch of actions against the action space.
+
+        Raises:
+            ValueError: When the batch size, dtype or shape is wrong or an
+                action lies outside the action space, naming its environment.
+
+        Returns:
+            Box actions as an array of the space's dtype, others as a list
+            (Discrete ones of Python ints).
+        """
+        space, count = self._action_space, len(self._envs)
+        box = isinstance(space, gym.spaces.Box)
+        if not box and not isinstance(space, gym.spaces.Discrete):
+            return _check_other(list(actions), space, count)
+        array = np.asarray(actions)
+        if array.ndim == 0 or len(array) != count or (
+                not box and array.ndim != 1):
+            size = f'the scalar {array!r}' if array.ndim == 0 else len(array)
+            raise ValueError(
+                f'Expected a batch of {count} actions, one per '
+                f'environment, got {size}.')
+        if box:
+            if array.dtype.kind not in 'biuf':
+                raise ValueError(
+                    f'Expected numeric actions, got dtype {array.dtype}.')
+            if array.shape[1:] != space.shape:
+                raise ValueError(
+                    f'Expected actions of shape {(count,) + space.shape}, '
+                    f'got {array.shape}.')
+            # Comparisons with NaN are false, so NaN fails this check too.
+            valid = (array >= space.low) & (array <= space.high)
+        else:
+            if array.dtype.kind not in 'iu':
+                raise ValueError(
+                    f'Expected integer actions for {space}, got dtype '
+                    f'{array.dtype}: {array!r}.')
+            start = int(space.start)
+            valid = (array >= start) & (array < start + int(space.n))
+        if not valid.all():
+            index = int(np.argmin(valid.reshape(count, -1).all(1)))
+            raise ValueError(
+                f'Action {array[index]!r} of environment {index} is '
+                f'outside the action space {space}.')
+        return array.astype(space.dtype, copy=False) if box else array.tolist()
 
 
-def _in_parallel(requests):
-    """Send every request, then resolve every promise; as `_gather`.
-
-    Both go on past a failure, so that every healthy worker's answers stay
-    in step with its requests.
-    """
-    promises, errors = [], {}
-    for position, request in enumerate(requests):
-        try:
-            promises.append(request())
-        except Exception as error:
-            promises.append(None)
-            errors[position] = error
-    results = []
-    for position, promise in enumerate(promises):
-        result = None
-        if promise is not None:
-            try:
-                result = promise()
-            except Exception as error:
-                errors[position] = error
-        results.append(result)
-    return results, errors
+def _check_other(actions, space, count):
+    """Check actions of a space that is neither Box nor Discrete."""
+    if len(actions) != count:
+        raise ValueError(
+            f'Expected a batch of {count} actions, one per environment, '
+            f'got {len(actions)}.')
+    for index, action in enumerate(actions):
+        if not space.contains(action):
+            raise ValueError(
+                f'Action {action!r} of environment {index} is outside '
+                f'the action space {space}.')
+    return actions
 
 
 def blame(index, function, when=''):
@@ -335,13 +373,22 @@ def check_spaces(envs, start=0):
     """Raise a ValueError unless all environments have the spaces of the
     first, whose index in the batch is `start`."""
     for index, env in enumerate(envs[1:], start + 1):
-        for name in ('observation', 'action'):
-            space = getattr(env, name + '_space')
-            expected = getattr(envs[0], name + '_space')
-            if space != expected:
-                raise ValueError(
-                    f'Environment {index} has the {name} space {space}; '
-                    f'expected {expected} like environment {start}.')
+        mismatch = _mismatch(env, envs[0])
+        if mismatch:
+            raise ValueError(
+                f'Environment {index} has the {mismatch} like environment '
+                f'{start}.')
+
+
+def _mismatch(env, reference):
+    """'<name> space <space>; expected <space>' of the first space of `env`
+    that differs from that of `reference`, or None."""
+    for name in ('observation', 'action'):
+        space = getattr(env, name + '_space')
+        expected = getattr(reference, name + '_space')
+        if space != expected:
+            return f'{name} space {space}; expected {expected}'
+    return None
 
 
 def close_failed(env):

@@ -13,12 +13,14 @@ import numpy as np
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_state
 from agents.tools import forwarding
-from agents.tools import message_frames
 from agents.tools import worker_errors
 
-# A step that leaves alone the environments at the positions `skip`: those
-# of a replaced worker whose first observation the batch has yet to hand out.
-Request = collections.namedtuple('Request', 'actions, skip')
+# The results of a slice's step: stacked arrays, the tuple of `infos`, the
+# `errors` of the positions whose step raised (their rows hold zeros), as
+# `worker_errors.error_details`, and the bool array `restarted`.
+StepBatch = collections.namedtuple(
+    'StepBatch',
+    'observ, reward, terminated, truncated, infos, errors, restarted')
 
 
 class SliceConstructor:
@@ -68,43 +70,41 @@ class Slice:
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         space = self.observation_space
         self._blank = np.zeros(space.shape, space.dtype)
+        # Positions of a new worker's environments that began in a reset of
+        # others, and the step results that hand out their observations.
+        self._held = {}
 
     def __str__(self):
         stop = self._start + len(self._envs) - 1
         return f'<slice of environments {self._start} to {stop}: ' \
             f'{self._envs[0]}>'
 
-    def step(self, request):
-        """Step the environments of the slice.
-
-        Args:
-            request: The actions of the slice, or a `Request`.
+    def step(self, actions):
+        """Step the environments of the slice; those held by a reset hand
+        out their first observations instead.
 
         Returns:
-            `StepBatch`; positions left alone or failed hold zeros.
+            `StepBatch`; failed positions hold zeros.
         """
-        skip = ()
-        if type(request) is Request:  # pylint: disable=C0123
-            request, skip = request
-        if self._discrete and isinstance(request, np.ndarray):
-            request = request.tolist()
+        if self._discrete and isinstance(actions, np.ndarray):
+            actions = actions.tolist()
         results, errors = [], {}
-        for position, (env, action) in enumerate(zip(self._envs, request)):
-            if skip and position in skip:
-                result = None
-            else:
+        restarted = np.zeros(len(self._envs), bool)
+        for position, (env, action) in enumerate(zip(self._envs, actions)):
+            result = self._held.pop(position, None)
+            restarted[position] = result is not None
+            if result is None:
                 try:
                     result = env.step(action)
                 except Exception as error:
                     errors[position] = worker_errors.error_details(error)
-                    result = None
-            results.append(result or (self._blank, 0.0, False, False, {}))
+                    result = (self._blank, 0.0, False, False, {})
+            results.append(result)
         observs, rewards, terminated, truncated, infos = zip(*results)
-        observ = np.stack(observs).astype(
-            self.observation_space.dtype, copy=False)
-        return message_frames.StepBatch(
-            observ, np.array(rewards, np.float32), np.array(terminated, bool),
-            np.array(truncated, bool), infos, errors)
+        return StepBatch(
+            self._stack(observs), np.array(rewards, np.float32),
+            np.array(terminated, bool), np.array(truncated, bool), infos,
+            errors, restarted)
 
     def reset(self, *, seed=None, options=None):
         """Reset environments of the slice.
@@ -112,26 +112,35 @@ class Slice:
         Args:
             seed: Seed of every reset environment, unless `options` hold
                 `seeds`.
-            options: None to reset all, or a dict of the `positions`.
+            options: None to reset all, or a dict of the `positions` and
+                their `seeds`; with `restart`, the others are reset too and
+                held for the next step (of a new worker).
 
         Returns:
-            Tuple of the stacked observations, zeros where a reset failed,
-            and a dict whose `errors` map positions to error details.
+            Tuple of the stacked observations of `positions`, zeros where a
+            reset failed, and a dict whose `errors` map positions to error
+            details.
         """
         options = options or {}
-        positions = options.get('positions', range(len(self._envs)))
-        seeds = options.get('seeds', [seed] * len(positions))
+        positions = list(options.get('positions', range(len(self._envs))))
+        seeds = list(options.get('seeds', [seed] * len(positions)))
+        count = len(positions)
+        if options.get('restart'):
+            others = sorted(set(range(len(self._envs))) - set(positions))
+            positions += others
+            seeds += [None] * len(others)
         observs, errors = [], {}
-        for order, (position, seed_) in enumerate(zip(positions, seeds)):
+        for position, seed_ in zip(positions, seeds):
+            self._held.pop(position, None)
             try:
                 observ, _ = self._envs[position].reset(seed=seed_)
             except Exception as error:
-                errors[order] = worker_errors.error_details(error)
+                errors[position] = worker_errors.error_details(error)
                 observ = self._blank
             observs.append(observ)
-        observ = np.stack(observs).astype(
-            self.observation_space.dtype, copy=False)
-        return observ, {'errors': errors}
+        for position, observ in zip(positions[count:], observs[count:]):
+            self._held[position] = (observ, 0.0, False, False, {})
+        return self._stack(observs[:count]), {'errors': errors}
 
     def get_env_state(self):
         """The states of the environments, as `BatchEnv.get_env_state`."""
@@ -157,3 +166,8 @@ class Slice:
     def close(self):
         """Close the environments of the slice."""
         batch_env_lib.close_all(self._envs)
+
+    def _stack(self, observs):
+        """The observations as one array of the space's dtype."""
+        space = self.observation_space
+        return np.array(observs, space.dtype).reshape((-1,) + space.shape)

@@ -5,6 +5,8 @@ not draw the same initial states for a seed. This module imports neither
 TensorFlow nor, until a batch is built, EnvPool.
 """
 
+import types
+
 import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
@@ -79,10 +81,10 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
         self._all = np.arange(num_envs, dtype=np.int32)
         # EnvPool's infos are arrays of the whole batch, dropped.
         self._infos = ({},) * num_envs
-        super().__init__(
-            [_Member(task, self._env.observation_space,
-                     self._env.action_space) for _ in range(num_envs)],
-            blocking=True)
+        member = types.SimpleNamespace(
+            task=task, observation_space=self._env.observation_space,
+            action_space=self._env.action_space)
+        super().__init__([member] * num_envs, blocking=True)
 
     @property
     def task(self):
@@ -94,14 +96,9 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
         actions = self._check_actions(actions)
         observ, reward, terminated, truncated, _ = self._env.step(
             np.asarray(actions), self._all)
-        terminated = np.asarray(terminated, bool)
-        truncated = np.asarray(truncated, bool)
-        info = dict(
-            terminated=terminated, truncated=truncated,
-            restarted=np.zeros(len(self._envs), bool), infos=self._infos)
-        return (
-            np.asarray(observ, self._observ_dtype),
-            np.asarray(reward, np.float32), terminated | truncated, info)
+        return self._result(
+            observ, reward, terminated, truncated,
+            np.zeros(len(self._envs), bool), self._infos)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments, as `BatchEnv.reset` does.
@@ -130,15 +127,5 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
         if self._closed:
             return
         self._closed = True
-        close = getattr(self._env, 'close', None)
-        if close is not None:
-            close()
-
-
-class _Member:
-    """One environment of an `EnvPoolBatchEnv`: its task and spaces."""
-
-    def __init__(self, task, observation_space, action_space):
-        self.task = task
-        self.observation_space = observation_space
-        self.action_space = action_space
+        if hasattr(self._env, 'close'):
+            self._env.close()

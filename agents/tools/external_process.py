@@ -1,8 +1,7 @@
 """Step an environment in a child process, as if it were local.
 
-Parent and worker exchange pickled `(message, payload)` tuples; steps of
-numeric arrays and integers travel as binary frames of `message_frames` (see
-docs/architecture.md). This module must not import TensorFlow: worker
+Parent and worker exchange pickled `(message, payload)` tuples over a
+`multiprocessing` pipe. This module must not import TensorFlow: worker
 processes import it.
 """
 
@@ -18,12 +17,10 @@ import weakref
 
 import cloudpickle
 import gymnasium as gym
-import numpy as np
 
 from agents.tools import env_registry
 from agents.tools import external_worker
 from agents.tools import forwarding
-from agents.tools import message_frames
 from agents.tools import mujoco_warnings
 from agents.tools import worker_errors
 from agents.tools import worker_pickle
@@ -93,7 +90,6 @@ class ExternalProcess(gym.Env):
         self._attributes = {}
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
-        self._channel = message_frames.Channel(self._conn)
         self._poller = _make_poller(self._conn)
         # Daemonic, so that multiprocessing ends the worker should the parent
         # exit without closing it (the environment cannot start children).
@@ -159,7 +155,7 @@ class ExternalProcess(gym.Env):
             The value, or for a method a function that calls it in the child.
         """
         forwarding.check_public(self, name)
-        return self._access(name, _Message.WRAPPER_ACCESS)
+        return self._access(name, wrapped=True)
 
     def has_wrapper_attr(self, name):
         """Run `has_wrapper_attr` in the child; False for private names."""
@@ -176,13 +172,16 @@ class ExternalProcess(gym.Env):
 
     def call(self, name, *args, **kwargs):
         """Call the method `name` in the child; arguments go by cloudpickle."""
-        return self._receive(self._send_message(
-            _Message.CALL, (name, args, kwargs, False), cloudpickle.dumps))
+        return self._call(name, args, kwargs)
 
-    def _call_wrapped(self, name, *args, **kwargs):
-        """Call a method that `get_wrapper_attr` finds in the child."""
-        return self._receive(self._send_message(
-            _Message.CALL, (name, args, kwargs, True), cloudpickle.dumps))
+    def _call(self, name, args, kwargs, wrapped=False, blocking=True,
+              dumps=cloudpickle.dumps):
+        """Call a method in the child (`wrapped` as in `get_wrapper_attr`);
+        its value, or a promise of it."""
+        ticket = self._send(_Message.CALL, (name, args, kwargs, wrapped), dumps)
+        if blocking:
+            return self._receive(ticket)
+        return functools.partial(self._receive, ticket)
 
     def step(self, action, blocking=True):
         """Step the environment in the child.
@@ -196,12 +195,8 @@ class ExternalProcess(gym.Env):
             The tuple of observation, reward, terminated, truncated and info,
             or a callable that returns it. Call promises once, in order.
         """
-        parts = _step_frame(action)
-        if parts:
-            ticket = self._send_frame(*parts)
-        else:
-            ticket = self._send_message(_Message.STEP, action)
-        return self._answer(ticket, blocking)
+        return self._call(
+            'step', (action,), {}, blocking=blocking, dumps=pickle.dumps)
 
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the environment in the child.
@@ -214,8 +209,8 @@ class ExternalProcess(gym.Env):
         Returns:
             The tuple of observation and info, or a promise of it.
         """
-        ticket = self._send_message(_Message.RESET, (seed, options))
-        return self._answer(ticket, blocking)
+        return self._call('reset', (), dict(seed=seed, options=options),
+                          blocking=blocking, dumps=pickle.dumps)
 
     def render(self):
         """Render the environment in the child and return the result."""
@@ -239,8 +234,7 @@ class ExternalProcess(gym.Env):
             self._atexit_hook = None
         if seconds:
             try:
-                self._channel.send(pickle.dumps(
-                    (_Message.CLOSE, None), _PICKLE_PROTOCOL))
+                self._conn.send_bytes(pickle.dumps((_Message.CLOSE, None)))
             except (OSError, ValueError):
                 pass  # The child is gone or its pipe broke; reap it below.
         worker_process.reap(self._process, seconds)
@@ -258,9 +252,9 @@ class ExternalProcess(gym.Env):
 
     __str__ = __repr__
 
-    def _access(self, name, message=_Message.ACCESS):
+    def _access(self, name, wrapped=False):
         """Read an attribute in the child."""
-        return self._receive(self._send_message(message, name))
+        return self._receive(self._send(_Message.ACCESS, (name, wrapped)))
 
     def handshake(self):
         """The dict of spaces, metadata, render mode and spec that the child
@@ -269,22 +263,12 @@ class ExternalProcess(gym.Env):
             self._receive(None)
         return self._attributes
 
-    def _answer(self, ticket, blocking):
-        """The answer to `ticket`, or a promise of it."""
-        if blocking:
-            return self._receive(ticket)
-        return functools.partial(self._receive, ticket)
-
-    def _send_message(self, message, payload, dumps=pickle.dumps):
+    def _send(self, message, payload, dumps=pickle.dumps):
         """Send a pickled message; return the ticket of its answer."""
-        return self._send_frame(dumps((message, payload), _PICKLE_PROTOCOL))
-
-    def _send_frame(self, *parts):
-        """Send a message made of byte strings; return its ticket."""
         self.handshake()
         worker_errors.check_open(self._failure, self._closed, self._describe)
         try:
-            self._channel.send(*parts)
+            self._conn.send_bytes(dumps((message, payload), _PICKLE_PROTOCOL))
         except (OSError, ValueError):
             raise self._died() from None
         self._sent += 1
@@ -303,7 +287,7 @@ class ExternalProcess(gym.Env):
             timeout = max(timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
-        while not (self._channel.buffered() or self._poller(_POLL_SECONDS)):
+        while not self._poller(_POLL_SECONDS):
             if not self._process.is_alive():
                 raise self._died()
             if deadline is None:
@@ -312,22 +296,18 @@ class ExternalProcess(gym.Env):
                 raise self._fail(worker_errors.timeout_error(
                     self._describe(), timeout, 'it was terminated'))
         try:
-            data = self._channel.receive()
+            data = self._conn.recv_bytes()
         except (EOFError, OSError):
             raise self._died() from None
         if ticket is not None:
             self._received += 1
-        if data[0] == _Message.STEP_RESULT:
-            return message_frames.unpack_step(data)
-        if data[0] == _Message.STEP_BATCH_RESULT:
-            return message_frames.unpack_step_batch(data)
         message, payload = pickle.loads(data)
         if message == _Message.RESULT:
             return payload
         if message == _Message.CALLABLE:
             name, wrapped = payload
-            call = self._call_wrapped if wrapped else self.call
-            return functools.partial(call, name)
+            return lambda *args, **kwargs: self._call(
+                name, args, kwargs, wrapped)
         if message == _Message.READY:
             self._ready = True
             self._name = payload.pop('name')
@@ -368,10 +348,6 @@ class ExternalProcess(gym.Env):
         return error
 
 
-_STEP_ARRAY_PREFIX = bytes((_Message.STEP_ARRAY,))
-_INTEGER_TYPES = frozenset((int, np.int64, np.int32))
-
-
 def _check_arguments(constructor, start_method, timeout):
     """Check the arguments of `ExternalProcess`; return the start method
     and timeout with their defaults."""
@@ -398,17 +374,6 @@ def _check_arguments(constructor, start_method, timeout):
             f'timeout must be a positive number of seconds, got '
             f'{timeout!r}.')
     return start_method, timeout
-
-
-def _step_frame(action):
-    """The parts of the binary frame of a step, or None to pickle it."""
-    if type(action) is np.ndarray:  # pylint: disable=unidiomatic-typecheck
-        parts = message_frames.array_parts(action)
-        return parts and (_STEP_ARRAY_PREFIX, *parts)
-    if type(action) in _INTEGER_TYPES:
-        frame = message_frames.pack_integer(_Message.STEP_INTEGER, action)
-        return frame and (frame,)
-    return None
 
 
 def _make_poller(conn):

@@ -4,12 +4,14 @@ Ray is an optional dependency (`pip install -e '.[ray]'`), imported when a
 batch is created. This module must not import TensorFlow: actors import it.
 """
 
+import functools
 import os
 
 from agents.tools import env_registry
 from agents.tools import env_slice
 from agents.tools import env_state
 from agents.tools import external_process
+from agents.tools import forwarding
 from agents.tools import mujoco_warnings
 from agents.tools import plain_warnings
 from agents.tools import worker_errors
@@ -121,18 +123,18 @@ class _ActorWorker:
     action_space = _from_handshake(
         'action_space', "Action space of the slice's environments.")
 
-    def step(self, request, blocking=True):
+    def step(self, actions, blocking=True):
         """Step the slice; return its `StepBatch` or a promise of it."""
-        return self._request(self._send('step', request), blocking)
+        return self._request('step', (actions,), {}, blocking)
 
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the slice; return observations and info, or a promise."""
         return self._request(
-            self._send('reset', seed=seed, options=options), blocking)
+            'reset', (), dict(seed=seed, options=options), blocking)
 
     def call(self, name, *args, **kwargs):
         """Call a method of the slice in the actor and return its value."""
-        return self._receive(self._send('call', name, args, kwargs))
+        return self._request(name, args, kwargs, True)
 
     def close(self):
         """Close the slice's environments and end the actor; idempotent."""
@@ -142,7 +144,7 @@ class _ActorWorker:
         if self._failure is None:
             try:
                 self._ray.get(
-                    self._actor.close.remote(), timeout=_CLOSE_SECONDS)
+                    self._actor.call.remote('close'), timeout=_CLOSE_SECONDS)
             except Exception:
                 pass  # Killed below either way.
         try:
@@ -172,23 +174,19 @@ class _ActorWorker:
             self._handshake = handshake
         return self._handshake
 
-    def _send(self, method, *args, **kwargs):
+    def _request(self, name, args, kwargs, blocking):
+        """Call the slice's method `name`; its value, or a promise of it."""
         self.handshake()
         worker_errors.check_open(self._failure, self._closed, self._describe)
-        return getattr(self._actor, method).remote(*args, **kwargs)
-
-    def _request(self, ref, blocking):
-        if blocking:
-            return self._receive(ref)
-        return lambda: self._receive(ref)
-
-    def _receive(self, ref):
-        if self._failure:
-            raise self._failure
-        return self._wait(ref, self._timeout)
+        answer = functools.partial(
+            self._wait, self._actor.call.remote(name, *args, **kwargs),
+            self._timeout)
+        return answer() if blocking else answer
 
     def _wait(self, ref, seconds, starting=False):
         """The value of an actor call; a failure raises a clear error."""
+        if self._failure:
+            raise self._failure
         ray = self._ray
         try:
             ok, value = ray.get(ref, timeout=seconds)
@@ -255,30 +253,10 @@ class _SliceActor:
             observation_space=self._slice.observation_space,
             action_space=self._slice.action_space)
 
-    def step(self, request):
-        """Step the slice; see `env_slice.Slice.step`."""
-        return self._run(self._slice.step, request)
-
-    def reset(self, seed=None, options=None):
-        """Reset the slice; see `env_slice.Slice.reset`."""
-        return self._run(self._slice.reset, seed=seed, options=options)
-
-    def call(self, name, args, kwargs):
-        """Call a public method of the slice, such as `member_attribute`."""
-        if name.startswith('_'):
-            error = AttributeError(f'Cannot call the private method {name}.')
-            return False, worker_errors.error_details(error)
-        return self._run(getattr(self._slice, name), *args, **kwargs)
-
-    def close(self):
-        """Close the environments of the slice."""
-        if self._slice is None:
-            return True, None
-        return self._run(self._slice.close)
-
-    @staticmethod
-    def _run(function, *args, **kwargs):
+    def call(self, name, *args, **kwargs):
+        """Call a public method of the slice, such as `step`."""
         try:
-            return True, function(*args, **kwargs)
+            forwarding.check_public(self._slice, name)
+            return True, getattr(self._slice, name)(*args, **kwargs)
         except Exception as error:
             return False, worker_errors.error_details(error)

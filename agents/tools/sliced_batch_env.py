@@ -14,13 +14,11 @@ import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_slice
-from agents.tools import env_state
 from agents.tools import episode_wrappers
 from agents.tools import external_process
 from agents.tools import forwarding
 from agents.tools import worker_errors
 from agents.tools import worker_pickle
-from agents.tools import message_frames
 
 _logger = logging.getLogger('agents')
 
@@ -83,21 +81,16 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 f'num_workers must be a positive integer or None, got '
                 f'{num_workers!r}.')
         num_workers = min(int(num_workers), len(constructors))
-        count = len(constructors)
-        sizes = [count // num_workers + (worker < count % num_workers)
-                 for worker in range(num_workers)]
-        starts = np.cumsum([0] + sizes).tolist()
-        self._bounds = list(zip(starts[:-1], starts[1:]))
-        self._worker_of = np.repeat(np.arange(num_workers), sizes).tolist()
+        parts = np.array_split(np.arange(len(constructors)), num_workers)
+        self._bounds = [(part[0], part[-1] + 1) for part in parts]
+        self._worker_of = np.repeat(
+            np.arange(num_workers), [len(part) for part in parts]).tolist()
         self._payloads = [
             worker_pickle.dumps(constructors[start:stop])
             for start, stop in self._bounds]
         self._timeout = timeout
         self._start_method = start_method
         self._restart_workers = bool(restart)
-        # Per worker, the first observations of environments restarted in a
-        # reset that the next step hands out.
-        self._pending = {}
         # Replacement workers that have not completed a step yet.
         self._fresh_workers = set()
         self._workers = []
@@ -105,7 +98,9 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             for worker in range(num_workers):
                 self._workers.append(self._start(worker))
             super().__init__(
-                [_Member(self, index) for index in range(count)],
+                [_Member(self, worker, index, start)
+                 for worker, (start, stop) in enumerate(self._bounds)
+                 for index in range(start, stop)],
                 blocking=False)
         except BaseException:
             batch_env_lib.close_all(self._workers)
@@ -121,11 +116,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         """Tuple of the `(start, stop)` indices of the slice of each worker."""
         return tuple(self._bounds)
 
-    @property
-    def restarts(self):
-        """Number of environments replaced after failures (whole slices)."""
-        return self._restarts
-
     def step(self, actions):
         """Step every environment of the batch, as `BatchEnv.step` does.
 
@@ -135,49 +125,28 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         if isinstance(self._action_space, gym.spaces.Discrete):
             # Integers travel as one array; the workers hand on Python ints.
             actions = np.array(actions, np.int64)
-        requests = []
-        for index, (start, stop) in enumerate(self._bounds):
-            part = actions[start:stop]
-            pending = self._pending.get(index)
-            if pending:
-                part = env_slice.Request(part, frozenset(pending))
-            requests.append(functools.partial(
-                self._workers[index].step, part, blocking=False))
-        results, errors = self._in_parallel(requests)
-        failures = self._failures(results, errors)
-        restarted = np.zeros(len(self._envs), bool)
+        workers = range(len(self._workers))
+        results, errors = self._gather([
+            functools.partial(self._workers[worker].step, actions[start:stop])
+            for worker, (start, stop) in enumerate(self._bounds)],
+            blocking=False)
+        failures = self._failures(
+            workers, errors, [result and result.errors for result in results],
+            self._bounds)
         for worker, (index, error) in sorted(failures.items()):
             start, stop = self._bounds[worker]
             self._replace_worker(worker, index, error)
-            observ, _ = self._reset_worker(worker, index)
-            size = stop - start
-            results[worker] = message_frames.StepBatch(
-                observ, np.zeros(size, np.float32), np.zeros(size, bool),
-                np.zeros(size, bool), ({},) * size, {})
-            restarted[start:stop] = True
-        for worker, pending in self._pending.items():
-            start, _ = self._bounds[worker]
-            result = results[worker]
-            infos = list(result.infos)
-            for position, observ in pending.items():
-                result.observ[position] = observ
-                result.reward[position] = 0
-                result.terminated[position] = False
-                result.truncated[position] = False
-                infos[position] = {}
-                restarted[start + position] = True
-            results[worker] = result._replace(infos=tuple(infos))
-        self._pending.clear()
+            # A step of the new worker hands out the first observations.
+            results[worker] = batch_env_lib.blame(index, functools.partial(
+                self._workers[worker].step, actions[start:stop]),
+                ' after a restart')
         self._fresh_workers.intersection_update(failures)
-        observ, reward, terminated, truncated = (
-            np.concatenate(column)
-            for column in zip(*[result[:4] for result in results]))
-        terminated, truncated = terminated.astype(bool), truncated.astype(bool)
-        info = dict(
-            terminated=terminated, truncated=truncated, restarted=restarted,
-            infos=tuple(info for result in results for info in result.infos))
-        return (observ.astype(self._observ_dtype, copy=False),
-                reward.astype(np.float32), terminated | truncated, info)
+        observ, reward, terminated, truncated, restarted = (
+            np.concatenate(column) for column in zip(*[
+                result[:4] + (result.restarted,) for result in results]))
+        return self._result(
+            observ, reward, terminated, truncated, restarted,
+            [info for result in results for info in result.infos])
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments, as `BatchEnv.reset` does.
@@ -188,38 +157,31 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         if not indices:
             return self._no_observs()
         requested = {}
-        for order, index in enumerate(indices):
+        for index in indices:
             worker = self._worker_of[index]
-            start, _ = self._bounds[worker]
-            requested.setdefault(worker, []).append((
-                order, index - start,
-                None if seed is None else int(seed) + index))
-        workers = sorted(requested)
-        requests = []
-        for worker in workers:
-            _, positions, seeds = zip(*requested[worker])
-            # Reset now, these environments need no first observation later.
-            pending = self._pending.get(worker, {})
-            for position in positions:
-                pending.pop(position, None)
-            requests.append(functools.partial(
-                self._workers[worker].reset, options=dict(
-                    positions=positions, seeds=seeds), blocking=False))
-        results, errors = self._in_parallel(requests)
+            positions, seeds = requested.setdefault(worker, ([], []))
+            positions.append(index - self._bounds[worker][0])
+            seeds.append(None if seed is None else int(seed) + index)
+        workers = list(requested)
+        results, errors = self._gather([
+            functools.partial(self._workers[worker].reset, options=dict(
+                positions=positions, seeds=seeds))
+            for worker, (positions, seeds) in requested.items()],
+            blocking=False)
+        firsts = [self._bounds[worker][0] + min(requested[worker][0])
+                  for worker in workers]
         failures = self._failures(
-            [result and _as_batch(result) for result in results], errors,
-            requested)
-        results = dict(zip(workers, results))
+            workers, errors, [result and result[1]['errors']
+                              for result in results],
+            [(first, first + 1) for first in firsts])
+        observs = {worker: iter(result[0]) for worker, result in zip(
+            workers, results) if worker not in failures}
         for worker, (index, error) in sorted(failures.items()):
-            self._replace_worker(worker, index, error)
-            results[worker] = self._reset_worker(
-                worker, index, requested[worker])
-        rows = [None] * len(indices)
-        for worker in workers:
-            observ, _ = results[worker]
-            for (order, _, _), row in zip(requested[worker], observ):
-                rows[order] = row
-        return self._stack(rows)
+            observs[worker] = iter(self._replace_worker(
+                worker, index, error, *requested[worker]))
+        return np.stack([
+            next(observs[self._worker_of[index]]) for index in indices
+        ]).astype(self._observ_dtype, copy=False)
 
     def get_env_state(self):
         """The state of every environment; see `BatchEnv.get_env_state`."""
@@ -227,23 +189,10 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             state for worker in self._workers
             for state in worker.call('get_env_state')]
 
-    def set_env_state(self, states):
-        """Set the states of `get_env_state`.
-
-        Raises:
-            env_state.StateUnavailable: When the states do not fit.
-        """
-        if len(states) != len(self):
-            raise env_state.StateUnavailable(
-                f'the saved state is of {len(states)} environments; the '
-                f'batch has {len(self)}')
+    def _set_states(self, states):
+        """Set the states of `get_env_state` in the workers."""
         for worker, (start, stop) in zip(self._workers, self._bounds):
             worker.call('set_env_state', states[start:stop])
-
-    def locate(self, index):
-        """The worker of environment `index` and its position in the slice."""
-        worker = self._worker_of[index]
-        return self._workers[worker], index - self._bounds[worker][0]
 
     def close(self):
         """Close every worker; safe to call again.
@@ -264,40 +213,46 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             start_method=self._start_method, timeout=self._timeout,
             main_module=False)
 
-    def _failures(self, results, errors, requested=None):
+    def _failures(self, workers, errors, env_errors, ranges):
         """Per failed worker, its lowest failed index and that error.
 
-        `results`: a `StepBatch` per worker (per requested worker, of a
-        reset), None where the request raised (`errors`, by position).
+        Args:
+            workers: The workers of the requests, in order.
+            errors: Dict from the positions of failed requests to errors.
+            env_errors: Per request, None or the errors of environments
+                (`worker_errors.error_details` by position in the slice).
+            ranges: Per request, the `(start, stop)` indices its error names.
+
+        Raises:
+            Exception: The failure of the lowest index, without `restart`.
         """
-        workers = sorted(requested) if requested else range(len(results))
         failures = {}
-        for position, (worker, result) in enumerate(zip(workers, results)):
-            start, stop = self._bounds[worker]
+        for position, worker in enumerate(workers):
             if position in errors:
-                error = errors[position]
-                first = start
-                if requested:
-                    first = start + min(item[1] for item in requested[worker])
-                _name_envs(error, first, stop if not requested else first + 1)
-                failures[worker] = first, error
-            elif result.errors:
-                member = min(result.errors)
-                index = start + member
-                if requested:
-                    index = start + requested[worker][member][1]
-                error = worker_errors.worker_error(
-                    f'environment {index} of {self._workers[worker]!r}',
-                    *result.errors[member])
-                failures[worker] = index, batch_env_lib.name_index(
-                    error, index)
+                start, stop = ranges[position]
+                failures[worker] = start, _name_envs(
+                    errors[position], start, stop)
+            elif env_errors[position]:
+                member = min(env_errors[position])
+                index = self._bounds[worker][0] + member
+                failures[worker] = index, self._env_error(
+                    worker, index, env_errors[position][member])
         if failures and not self._restart_workers:
             _, error = min(failures.values(), key=lambda item: item[0])
             raise error
         return failures
 
-    def _replace_worker(self, worker, index, error):
-        """Replace the worker of failed environment `index`.
+    def _env_error(self, worker, index, details, when=''):
+        """The error of environment `index` from the `details` its worker
+        sent."""
+        return batch_env_lib.name_index(worker_errors.worker_error(
+            f'environment {index} of {self._workers[worker]!r}', *details),
+            index, when)
+
+    def _replace_worker(self, worker, index, error, positions=(), seeds=()):
+        """Replace the worker of failed environment `index` and reset its
+        environments, `positions` with `seeds` (the others' first
+        observations come with the next step); their observations.
 
         Raises `error` where the worker is a replacement that has not
         completed a step yet.
@@ -313,47 +268,20 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             'Replacing the worker of environments %d to %d of the batch: %s',
             start, stop - 1, batch_env_lib.first_line(error))
         batch_env_lib.close_failed(self._workers[worker])
-        self._pending.pop(worker, None)
         self._fresh_workers.add(worker)
         self._workers[worker] = new = self._start(worker)
         self._restarts += stop - start
         self._check_replacement(index, new, ' to restart')
-
-    def _reset_worker(self, worker, index, requested=None):
-        """Reset every environment of a new worker; `(observ, {})`.
-
-        With `requested` (of a reset), the observations of those alone; the
-        next step hands out those of the others.
-        """
-        start, stop = self._bounds[worker]
-        seeds = [None] * (stop - start)
-        for _, position, seed in requested or ():
-            seeds[position] = seed
         observ, info = batch_env_lib.blame(index, functools.partial(
-            self._workers[worker].reset, options=dict(
-                positions=tuple(range(stop - start)), seeds=tuple(seeds))),
+            new.reset, options=dict(
+                positions=positions, seeds=seeds, restart=True)),
             ' after a restart')
         if info['errors']:
             member = min(info['errors'])
-            raise batch_env_lib.name_index(worker_errors.worker_error(
-                f'environment {start + member} of '
-                f'{self._workers[worker]!r}', *info['errors'][member]),
-                start + member, ' after a restart')
-        if requested is None:
-            return observ, {}
-        positions = [position for _, position, _ in requested]
-        others = sorted(set(range(stop - start)) - set(positions))
-        if others:
-            self._pending[worker] = {
-                position: observ[position] for position in others}
-        return observ[positions], {}
-
-
-def _as_batch(result):
-    """A reset result `(observ, info)` as a batch with the reset's errors."""
-    observ, info = result
-    return message_frames.StepBatch(
-        observ, None, None, None, (), info['errors'])
+            raise self._env_error(
+                worker, start + member, info['errors'][member],
+                ' after a restart')
+        return observ
 
 
 def _name_envs(error, start, stop):
@@ -365,44 +293,29 @@ def _name_envs(error, start, stop):
         ('Environments ', f'Environment {start} '))
 
 
-def _from_worker(name, doc):
-    """A property of `_Member` that reads `name` from the worker's process."""
-    return property(lambda member: getattr(member.worker, name), doc=doc)
-
-
 class _Member:
     """Proxy of one environment of a `SlicedBatchEnv`, in its worker
     (the new one after a restart)."""
 
-    def __init__(self, batch_env, index):
-        self._batch_env = batch_env
+    def __init__(self, batch_env, worker, index, start):
         self._index = index
-
-    @property
-    def worker(self):
-        """The `ExternalProcess` of the slice of this environment."""
-        return self._batch_env.locate(self._index)[0]
-
-    pid = _from_worker('pid', 'Process id of the worker of this environment.')
-    observation_space = _from_worker(
-        'observation_space', 'Observation space of the environment.')
-    action_space = _from_worker(
-        'action_space', 'Action space of the environment.')
+        self._position = index - start
+        self._worker = lambda: batch_env.workers[worker]
 
     def __getattr__(self, name):
-        """A public attribute of the environment; methods call the worker."""
+        """A public attribute of the environment; methods call the worker.
+        The `pid` and spaces are the worker's."""
         forwarding.check_public(self, name)
-        worker = self.worker
-        position = self._position()
-        is_method, value = worker.call('member_attribute', position, name)
+        worker = self._worker()
+        if name in ('pid', 'observation_space', 'action_space'):
+            return getattr(worker, name)
+        is_method, value = worker.call(
+            'member_attribute', self._position, name)
         if is_method:
             return functools.partial(
-                worker.call, 'call_member', position, name)
+                worker.call, 'call_member', self._position, name)
         return value
-
-    def _position(self):
-        return self._batch_env.locate(self._index)[1]
 
     def __repr__(self):
         return (f'<environment {self._index} of a SlicedBatchEnv in '
-                f'{self.worker!r}>')
+                f'{self._worker()!r}>')
