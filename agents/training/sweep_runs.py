@@ -61,7 +61,7 @@ class RunStop(stopping.StopRequest):
         """Watch for the stop file `marker` too."""
         super().__init__(lambda signum, again=False: '')
         self._marker = marker
-        self._looked = None
+        self._looked = -math.inf
 
     def handle(self, signum, unused_frame):
         """The signal handler; only the first signal counts."""
@@ -72,8 +72,7 @@ class RunStop(stopping.StopRequest):
         """Whether a signal or the stop file asked to stop."""
         now = time.monotonic()
         if self.signum is None and (
-                self._looked is None
-                or now - self._looked >= _STOP_POLL_SECONDS):
+                now - self._looked >= _STOP_POLL_SECONDS):
             self._looked = now
             if os.path.exists(self._marker):
                 self.signum = signal.SIGINT
