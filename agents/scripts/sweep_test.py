@@ -9,6 +9,7 @@ the tests skip when Ray is not installed; in CI (CI=true) Ray must be
 there.
 """
 
+import csv
 import json
 import os
 import signal
@@ -187,6 +188,15 @@ def _swept_fixture(ray_address, tmp_path_factory):
     return logdir, results, lines
 
 
+def _read_curves(path):
+    """The `(config, seed, step, score)` rows of a curves.csv."""
+    with open(path, encoding='utf-8', newline='') as file_:
+        header, *rows = csv.reader(file_)
+    assert header == ['config', 'seed', 'step', 'score']
+    return [(config, int(seed), int(step), float(score))
+            for config, seed, step, score in rows]
+
+
 def _runs(results):
     return {row['run']: row for row in results['runs']}
 
@@ -218,7 +228,7 @@ def test_killed_worker_is_retried_and_resumes_from_its_checkpoint(swept):
     assert results['curves'] == str(logdir / 'first' / 'curves.csv')
     assert [
         (seed, step, score) for config, seed, step, score
-        in seed_statistics.read_curves_csv(results['curves'])
+        in _read_curves(results['curves'])
         if config == 'agents.scripts.sweep_test_killed_once'] == [
             (0, step, score) for step, score in record['reports']]
 
@@ -542,6 +552,6 @@ def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
     path = tmp_path / 'curves.csv'
     seed_statistics.write_curves_csv(path, sweep_records.curve_rows(
         runs, records))
-    assert seed_statistics.read_curves_csv(path) == [
+    assert _read_curves(path) == [
         ('a', 0, 20, 1.0), ('a', 0, 40, 3.0), ('a', 1, 20, 5.0),
         ('a', 1, 40, 2.0), ('a', 2, 20, 9.0)]
