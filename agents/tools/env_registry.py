@@ -18,14 +18,9 @@ _REGISTRIES = (('gymnasium', 'gymnasium.'), ('gym', 'gym.'))
 
 
 def capture():
-    """The registered specs that a fresh import of their package lacks.
-
-    Specs of the package's own entry points, and those that cannot be
-    pickled, are left out.
-
-    Returns:
-        List of tuples of the registry's module name and a pickled spec.
-    """
+    """The registered specs that a fresh import of their package lacks (not
+    its own, nor those that cannot be pickled): tuples of the registry's
+    module name and a pickled spec."""
     specs = []
     for module_name, builtin in _REGISTRIES:
         module = sys.modules.get(module_name)

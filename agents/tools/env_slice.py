@@ -80,12 +80,8 @@ class Slice:
             f'{self._envs[0]}>'
 
     def step(self, actions):
-        """Step the environments of the slice; those held by a reset hand
-        out their first observations instead.
-
-        Returns:
-            `StepBatch`; failed positions hold zeros.
-        """
+        """Step the environments of the slice into a `StepBatch`; those held
+        by a reset hand out their first observations instead."""
         if self._discrete and isinstance(actions, np.ndarray):
             actions = actions.tolist()
         results, errors = [], {}
@@ -107,7 +103,9 @@ class Slice:
             errors, restarted)
 
     def reset(self, *, seed=None, options=None):
-        """Reset environments of the slice.
+        """Reset environments of the slice; their stacked observations
+        (zeros where a reset failed) and a dict whose `errors` map positions
+        to error details.
 
         Args:
             seed: Seed of every reset environment, unless `options` hold
@@ -115,11 +113,6 @@ class Slice:
             options: None to reset all, or a dict of the `positions` and
                 their `seeds`; with `restart`, the others are reset too and
                 held for the next step (of a new worker).
-
-        Returns:
-            Tuple of the stacked observations of `positions`, zeros where a
-            reset failed, and a dict whose `errors` map positions to error
-            details.
         """
         options = options or {}
         positions = list(options.get('positions', range(len(self._envs))))

@@ -101,11 +101,8 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             np.zeros(len(self._envs), bool), self._infos)
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments, as `BatchEnv.reset` does.
-
-        Raises:
-            ValueError: Also for any seed but None (EnvPool seeds once).
-        """
+        """Reset some or all environments, as `BatchEnv.reset` does; a
+        ValueError for any seed but None (EnvPool seeds once)."""
         if seed is not None:
             raise ValueError(
                 'EnvPool seeds its environments once, when the batch is '

@@ -90,7 +90,8 @@ class ExternalProcess(gym.Env):
         self._attributes = {}
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
-        self._poller = _make_poller(self._conn)
+        self._poller = select.poll()
+        self._poller.register(self._conn.fileno(), select.POLLIN)
         # Daemonic, so that multiprocessing ends the worker should the parent
         # exit without closing it (the environment cannot start children).
         self._process = context.Process(
@@ -146,14 +147,8 @@ class ExternalProcess(gym.Env):
         return self._access('np_random_seed')
 
     def get_wrapper_attr(self, name):
-        """Run `get_wrapper_attr` in the child, which searches every wrapper.
-
-        Args:
-            name: Public attribute name; private names raise AttributeError.
-
-        Returns:
-            The value, or for a method a function that calls it in the child.
-        """
+        """Run `get_wrapper_attr` of a public name in the child, which
+        searches every wrapper; a method comes as a function calling it."""
         forwarding.check_public(self, name)
         return self._access(name, wrapped=True)
 
@@ -162,11 +157,7 @@ class ExternalProcess(gym.Env):
         return not name.startswith('_') and self.call('has_wrapper_attr', name)
 
     def set_wrapper_attr(self, name, value, *, force=True):
-        """Run `set_wrapper_attr` in the child; see `get_wrapper_attr`.
-
-        Returns:
-            Whether the attribute was set.
-        """
+        """Run `set_wrapper_attr` in the child; whether it set the value."""
         forwarding.check_public(self, name)
         return self.call('set_wrapper_attr', name, value, force=force)
 
@@ -201,13 +192,9 @@ class ExternalProcess(gym.Env):
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the environment in the child.
 
-        Args:
-            seed: Seed for the environment's random generator, or None.
-            options: Options for the environment's reset, or None.
-            blocking: Whether to wait for the result, as in `step`.
-
         Returns:
-            The tuple of observation and info, or a promise of it.
+            The tuple of observation and info, or with `blocking` False a
+            promise of it, as in `step`.
         """
         return self._call('reset', (), dict(seed=seed, options=options),
                           blocking=blocking, dumps=pickle.dumps)
@@ -217,11 +204,8 @@ class ExternalProcess(gym.Env):
         return self.call('render')
 
     def close(self):
-        """Close the environment and end the child; safe to call again.
-
-        The child gets a few seconds to exit, then is killed (it ignores
-        SIGTERM).
-        """
+        """Close the environment and end the child (killed after a few
+        seconds); idempotent."""
         self._shutdown(_CLOSE_SECONDS)
 
     def _shutdown(self, seconds):
@@ -287,7 +271,7 @@ class ExternalProcess(gym.Env):
             timeout = max(timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
-        while not self._poller(_POLL_SECONDS):
+        while not self._poller.poll(_POLL_SECONDS * 1000):
             if not self._process.is_alive():
                 raise self._died()
             if deadline is None:
@@ -374,15 +358,6 @@ def _check_arguments(constructor, start_method, timeout):
             f'timeout must be a positive number of seconds, got '
             f'{timeout!r}.')
     return start_method, timeout
-
-
-def _make_poller(conn):
-    """Return a function that waits up to a timeout for data on the pipe."""
-    if not hasattr(select, 'poll'):
-        return conn.poll
-    poller = select.poll()
-    poller.register(conn.fileno(), select.POLLIN)
-    return lambda seconds: poller.poll(seconds * 1000)
 
 
 def _close_ref(ref):

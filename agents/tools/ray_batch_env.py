@@ -23,11 +23,8 @@ _from_handshake = external_process.handshake_property
 
 
 def import_ray():
-    """The `ray` module.
-
-    Raises:
-        ImportError: One line naming the `ray` extra when Ray is missing.
-    """
+    """The `ray` module; where it is missing, an ImportError naming the
+    `ray` extra."""
     try:
         import ray  # pylint: disable=import-outside-toplevel
     except ImportError as error:
@@ -77,11 +74,7 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
             timeout=timeout)
 
     def get_env_state(self):
-        """Refuse: Ray may restart actors or place them on other nodes.
-
-        Raises:
-            env_state.StateUnavailable: Always.
-        """
+        """Raise `env_state.StateUnavailable`: the states are on the nodes."""
         raise env_state.StateUnavailable(
             'the environments of Ray actors keep their state on the nodes '
             'of the cluster, out of reach of checkpoints')

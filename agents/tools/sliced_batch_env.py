@@ -1,10 +1,8 @@
-"""A batch of environments stepped in slices by a few worker processes.
+"""A batch of environments stepped in slices by a few worker processes:
+one round trip per worker and step instead of one per environment. This
+module must not import TensorFlow: worker processes import it."""
 
-Each worker steps its contiguous slice per message: one round trip per
-worker and step instead of one per environment. This module must not import
-TensorFlow: worker processes import it.
-"""
-
+import contextlib
 import functools
 import logging
 import os
@@ -195,11 +193,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             worker.call('set_env_state', states[start:stop])
 
     def close(self):
-        """Close every worker; safe to call again.
-
-        Raises:
-            Exception: The first error of a worker's close, after all closed.
-        """
+        """Close every worker, then raise the first error; idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -214,17 +208,15 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             main_module=False)
 
     def _failures(self, workers, errors, env_errors, ranges):
-        """Per failed worker, its lowest failed index and that error.
+        """Per failed worker, its lowest failed index and that error;
+        without `restart`, raise the failure of the lowest index.
 
         Args:
             workers: The workers of the requests, in order.
             errors: Dict from the positions of failed requests to errors.
-            env_errors: Per request, None or the errors of environments
-                (`worker_errors.error_details` by position in the slice).
+            env_errors: Per request, None or the `error_details` of its
+                environments by position in the slice.
             ranges: Per request, the `(start, stop)` indices its error names.
-
-        Raises:
-            Exception: The failure of the lowest index, without `restart`.
         """
         failures = {}
         for position, worker in enumerate(workers):
@@ -250,13 +242,10 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             index, when)
 
     def _replace_worker(self, worker, index, error, positions=(), seeds=()):
-        """Replace the worker of failed environment `index` and reset its
-        environments, `positions` with `seeds` (the others' first
-        observations come with the next step); their observations.
-
-        Raises `error` where the worker is a replacement that has not
-        completed a step yet.
-        """
+        """Replace the worker of failed environment `index` (raise `error`
+        if it is a replacement before its first step) and reset all its
+        environments; the observations of `positions` (with `seeds`), the
+        others' come with the next step."""
         start, stop = self._bounds[worker]
         if worker in self._fresh_workers:
             message = error.args[0] if error.args else str(error)
@@ -267,7 +256,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         _logger.warning(
             'Replacing the worker of environments %d to %d of the batch: %s',
             start, stop - 1, batch_env_lib.first_line(error))
-        batch_env_lib.close_failed(self._workers[worker])
+        with contextlib.suppress(Exception):  # It failed already.
+            self._workers[worker].close()
         self._fresh_workers.add(worker)
         self._workers[worker] = new = self._start(worker)
         self._restarts += stop - start

@@ -18,9 +18,13 @@ def specs(structure):
 
 def width(spec_structure):
     """Columns of a packed row of the structure."""
-    return sum(
-        int(np.prod(spec.shape[1:].as_list(), dtype=np.int64))
-        for spec in tf.nest.flatten(spec_structure))
+    return sum(_sizes(spec_structure))
+
+
+def _sizes(spec_structure):
+    """Columns of each flattened spec."""
+    return [int(np.prod(spec.shape[1:].as_list(), dtype=np.int64))
+            for spec in tf.nest.flatten(spec_structure)]
 
 
 def pack(structure):
@@ -33,15 +37,10 @@ def pack(structure):
 
 
 def unpack(rows, spec_structure):
-    """The values that `pack` packed into rows, by their nested specs.
-
-    Raises:
-        ValueError: When the rows' width is not that of the specs.
-    """
+    """The values that `pack` packed into rows, by their nested specs; a
+    ValueError where the rows' width is not that of the specs."""
     flat = tf.nest.flatten(spec_structure)
-    sizes = [
-        int(np.prod(spec.shape[1:].as_list(), dtype=np.int64))
-        for spec in flat]
+    sizes = _sizes(spec_structure)
     if rows.shape[-1] != sum(sizes):
         raise ValueError(
             f'rows of width {rows.shape[-1]} cannot hold values of '

@@ -13,10 +13,8 @@ import select
 import signal
 import sys
 import threading
-import time
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-_HAVE_SIGMASK = hasattr(signal, 'pthread_sigmask')
 _PARENT_POLL_SECONDS = 0.5
 
 
@@ -24,9 +22,8 @@ def start(process, context, main_module=True, preload=None):
     """Start a worker process that ignores SIGINT and SIGTERM from the start.
 
     Args:
-        process: Unstarted process whose target first calls
+        process: Unstarted process of `context` whose target first calls
             `leave_stopping_to_parent`.
-        context: The `multiprocessing` context of the process.
         main_module: Whether the child imports the parent's main module.
         preload: Module for the fork server to import before it forks.
     """
@@ -35,8 +32,8 @@ def start(process, context, main_module=True, preload=None):
     resource_tracker.ensure_running()
     # The child inherits the blocked signals and ignores them before it could
     # receive one.
-    with signals_blocked(), (
-            contextlib.nullcontext() if main_module else main_hidden()):
+    with _signals_blocked(), (
+            contextlib.nullcontext() if main_module else _main_hidden()):
         if context.get_start_method() == 'forkserver':
             _start_forkserver(context, preload)
         process.start()
@@ -52,9 +49,8 @@ def leave_stopping_to_parent(conn):
     # environment executes get the default handling back.
     for signum in STOP_SIGNALS:
         signal.signal(signum, _ignore_signal)
-    if _HAVE_SIGMASK:
-        # The parent blocked them while starting this process.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    # The parent blocked them while starting this process.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _exit_with_parent(conn)
 
 
@@ -69,15 +65,9 @@ def reap(process, seconds):
 
 
 @contextlib.contextmanager
-def signals_blocked():
-    """Block SIGINT and SIGTERM in this thread meanwhile.
-
-    Processes started meanwhile inherit the block, so a signal cannot end
-    them before they install their handlers.
-    """
-    if not _HAVE_SIGMASK:
-        yield
-        return
+def _signals_blocked():
+    """Block SIGINT and SIGTERM in this thread meanwhile (processes started
+    meanwhile inherit the block)."""
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
@@ -86,7 +76,7 @@ def signals_blocked():
 
 
 @contextlib.contextmanager
-def main_hidden():
+def _main_hidden():
     """Hide the main module (its `__spec__` and `__file__`) from the
     'spawn' and 'forkserver' children started meanwhile."""
     main = sys.modules.get('__main__')
@@ -129,17 +119,12 @@ def _exit_with_parent(conn):
     keep the pipe open).
     """
     parent = os.getppid()
-    poller = None
-    if hasattr(select, 'poll'):
-        poller = select.poll()
-        hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
-        poller.register(conn.fileno(), hang_up)
+    poller = select.poll()
+    hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
+    poller.register(conn.fileno(), hang_up)
 
     def watch():
         while os.getppid() == parent:
-            if poller is None:
-                time.sleep(_PARENT_POLL_SECONDS)
-                continue
             events = poller.poll(_PARENT_POLL_SECONDS * 1000)
             if any(event & select.POLLNVAL for _, event in events):
                 return  # The worker closed the pipe and is exiting.
