@@ -147,10 +147,7 @@ class BatchEnv(forwarding.Forwarding):
             env = self._replace(index, error)
             results[position] = blame(index, functools.partial(
                 env.reset, seed=seeds[position]), ' after a restart')
-        if not results:
-            return self._no_observs()
-        return np.stack([observ for observ, _ in results]).astype(
-            self._observ_dtype, copy=False)
+        return stack([observ for observ, _ in results], self._observation_space)
 
     def get_env_state(self):
         """The states of `env_state.get_state`, for an exact resumption;
@@ -258,11 +255,6 @@ class BatchEnv(forwarding.Forwarding):
         return (np.asarray(observ, self._observ_dtype),
                 np.asarray(reward, np.float32), terminated | truncated, info)
 
-    def _no_observs(self):
-        """The observations of a reset of no environments: an empty batch."""
-        return np.zeros(
-            (0,) + self._observation_space.shape, self._observ_dtype)
-
     def _check_indices(self, indices, seed=None):
         """Return the indices (None: all) as a list of ints, or raise a
         ValueError; also for a `seed` that is not None or an integer."""
@@ -343,6 +335,13 @@ def blame(index, function, when=''):
     except Exception as error:
         name_index(error, index, when)
         raise
+
+
+def stack(observs, space):
+    """The observations as one array of the space's dtype (none: empty)."""
+    if not observs:
+        return np.zeros((0,) + space.shape, space.dtype)
+    return np.stack(observs).astype(space.dtype, copy=False)
 
 
 def check_spaces(envs, start=0):

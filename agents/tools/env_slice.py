@@ -12,7 +12,6 @@ import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_state
-from agents.tools import forwarding
 from agents.tools import worker_errors
 
 # The results of a slice's step: stacked arrays, the tuple of `infos`, the
@@ -64,9 +63,6 @@ class Slice:
             raise
         self.observation_space = first.observation_space
         self.action_space = first.action_space
-        self.metadata = getattr(first, 'metadata', {})
-        self.render_mode = getattr(first, 'render_mode', None)
-        self.spec = forwarding.spec_of(first)
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
         space = self.observation_space
         self._blank = np.zeros(space.shape, space.dtype)
@@ -98,7 +94,8 @@ class Slice:
             results.append(result)
         observs, rewards, terminated, truncated, infos = zip(*results)
         return StepBatch(
-            self._stack(observs), np.array(rewards, np.float32),
+            batch_env_lib.stack(observs, self.observation_space),
+            np.array(rewards, np.float32),
             np.array(terminated, bool), np.array(truncated, bool), infos,
             errors, restarted)
 
@@ -133,7 +130,8 @@ class Slice:
             observs.append(observ)
         for position, observ in zip(positions[count:], observs[count:]):
             self._held[position] = (observ, 0.0, False, False, {})
-        return self._stack(observs[:count]), {'errors': errors}
+        return (batch_env_lib.stack(observs[:count], self.observation_space),
+                {'errors': errors})
 
     def get_env_state(self):
         """The states of the environments, as `BatchEnv.get_env_state`."""
@@ -159,8 +157,3 @@ class Slice:
     def close(self):
         """Close the environments of the slice."""
         batch_env_lib.close_all(self._envs)
-
-    def _stack(self, observs):
-        """The observations as one array of the space's dtype."""
-        space = self.observation_space
-        return np.array(observs, space.dtype).reshape((-1,) + space.shape)

@@ -109,7 +109,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
                 f'built; reset(seed={seed!r}) cannot seed them again.')
         indices = self._check_indices(indices)
         if not indices:
-            return self._no_observs()
+            return batch_env_lib.stack([], self._observation_space)
         observ, _ = self._env.reset(np.array(indices, np.int32))
         return np.asarray(observ, self._observ_dtype)
 

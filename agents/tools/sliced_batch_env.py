@@ -80,7 +80,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 f'{num_workers!r}.')
         num_workers = min(int(num_workers), len(constructors))
         parts = np.array_split(np.arange(len(constructors)), num_workers)
-        self._bounds = [(part[0], part[-1] + 1) for part in parts]
+        self._bounds = [(int(part[0]), int(part[-1]) + 1) for part in parts]
         self._worker_of = np.repeat(
             np.arange(num_workers), [len(part) for part in parts]).tolist()
         self._payloads = [
@@ -89,8 +89,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         self._timeout = timeout
         self._start_method = start_method
         self._restart_workers = bool(restart)
-        # Replacement workers that have not completed a step yet.
-        self._fresh_workers = set()
         self._workers = []
         try:
             for worker in range(num_workers):
@@ -138,7 +136,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             results[worker] = batch_env_lib.blame(index, functools.partial(
                 self._workers[worker].step, actions[start:stop]),
                 ' after a restart')
-        self._fresh_workers.intersection_update(failures)
+        # `_fresh` holds the replaced workers that have not stepped yet.
+        self._fresh.intersection_update(failures)
         observ, reward, terminated, truncated, restarted = (
             np.concatenate(column) for column in zip(*[
                 result[:4] + (result.restarted,) for result in results]))
@@ -152,8 +151,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         Without `restart`, raises the failure of the lowest index.
         """
         indices = self._check_indices(indices, seed)
-        if not indices:
-            return self._no_observs()
         requested = {}
         for index in indices:
             worker = self._worker_of[index]
@@ -177,9 +174,9 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         for worker, (index, error) in sorted(failures.items()):
             observs[worker] = iter(self._replace_worker(
                 worker, index, error, *requested[worker]))
-        return np.stack([
-            next(observs[self._worker_of[index]]) for index in indices
-        ]).astype(self._observ_dtype, copy=False)
+        return batch_env_lib.stack([
+            next(observs[self._worker_of[index]]) for index in indices],
+            self._observation_space)
 
     def get_env_state(self):
         """The state of every environment; see `BatchEnv.get_env_state`."""
@@ -247,7 +244,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         environments; the observations of `positions` (with `seeds`), the
         others' come with the next step."""
         start, stop = self._bounds[worker]
-        if worker in self._fresh_workers:
+        if worker in self._fresh:
             message = error.args[0] if error.args else str(error)
             error.args = (message.replace(
                 ' of the batch failed', ' of the batch failed after a '
@@ -258,7 +255,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             start, stop - 1, batch_env_lib.first_line(error))
         with contextlib.suppress(Exception):  # It failed already.
             self._workers[worker].close()
-        self._fresh_workers.add(worker)
+        self._fresh.add(worker)
         self._workers[worker] = new = self._start(worker)
         self._restarts += stop - start
         self._check_replacement(index, new, ' to restart')
