@@ -1,8 +1,8 @@
 """Step an environment in a child process, as if it were local.
 
-Parent and worker exchange pickled `(message, payload)` tuples over a
-`multiprocessing` pipe. This module must not import TensorFlow: worker
-processes import it.
+Parent and worker (`serve_environment`) exchange pickled `(message,
+payload)` tuples over a `multiprocessing` pipe. This module must not import
+TensorFlow: worker processes import it.
 """
 
 import atexit
@@ -19,9 +19,9 @@ import cloudpickle
 import gymnasium as gym
 
 from agents.tools import env_registry
-from agents.tools import external_worker
 from agents.tools import forwarding
 from agents.tools import mujoco_warnings
+from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import worker_pickle
 from agents.tools import worker_process
@@ -31,10 +31,21 @@ DEFAULT_TIMEOUT = 600.0
 MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
-_PICKLE_PROTOCOL = external_worker.PICKLE_PROTOCOL
-_Message = external_worker.Message
+_PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 # Where wrappers and the tests import the error type from.
 ExternalProcessError = worker_errors.ExternalProcessError
+
+
+class Message:
+    """The messages between parent and worker: integer constants."""
+
+    ACCESS = 1
+    CALL = 2
+    RESULT = 3
+    EXCEPTION = 4
+    CLOSE = 5
+    READY = 6
+    CALLABLE = 7
 
 
 def handshake_property(key, doc):
@@ -95,7 +106,7 @@ class ExternalProcess(gym.Env):
         # Daemonic, so that multiprocessing ends the worker should the parent
         # exit without closing it (the environment cannot start children).
         self._process = context.Process(
-            target=external_worker.serve_environment, args=(
+            target=serve_environment, args=(
                 worker_conn,
                 # With the ids this process registered and the MuJoCo
                 # warnings it showed; without the TensorFlow modules.
@@ -169,7 +180,7 @@ class ExternalProcess(gym.Env):
               dumps=cloudpickle.dumps):
         """Call a method in the child (`wrapped` as in `get_wrapper_attr`);
         its value, or a promise of it."""
-        ticket = self._send(_Message.CALL, (name, args, kwargs, wrapped), dumps)
+        ticket = self._send(Message.CALL, (name, args, kwargs, wrapped), dumps)
         if blocking:
             return self._receive(ticket)
         return functools.partial(self._receive, ticket)
@@ -218,7 +229,7 @@ class ExternalProcess(gym.Env):
             self._atexit_hook = None
         if seconds:
             try:
-                self._conn.send_bytes(pickle.dumps((_Message.CLOSE, None)))
+                self._conn.send_bytes(pickle.dumps((Message.CLOSE, None)))
             except (OSError, ValueError):
                 pass  # The child is gone or its pipe broke; reap it below.
         worker_process.reap(self._process, seconds)
@@ -238,7 +249,7 @@ class ExternalProcess(gym.Env):
 
     def _access(self, name, wrapped=False):
         """Read an attribute in the child."""
-        return self._receive(self._send(_Message.ACCESS, (name, wrapped)))
+        return self._receive(self._send(Message.ACCESS, (name, wrapped)))
 
     def handshake(self):
         """The dict of spaces, metadata, render mode and spec that the child
@@ -286,18 +297,18 @@ class ExternalProcess(gym.Env):
         if ticket is not None:
             self._received += 1
         message, payload = pickle.loads(data)
-        if message == _Message.RESULT:
+        if message == Message.RESULT:
             return payload
-        if message == _Message.CALLABLE:
+        if message == Message.CALLABLE:
             name, wrapped = payload
             return lambda *args, **kwargs: self._call(
                 name, args, kwargs, wrapped)
-        if message == _Message.READY:
+        if message == Message.READY:
             self._ready = True
             self._name = payload.pop('name')
             self._attributes = payload
             return None
-        if message == _Message.EXCEPTION:
+        if message == Message.EXCEPTION:
             error = worker_errors.worker_error(self._describe(), *payload)
             if not self._ready:
                 # The constructor failed and the child is exiting.
@@ -306,8 +317,8 @@ class ExternalProcess(gym.Env):
             raise error
         raise KeyError(
             f'Received message {message!r} from {self._describe()}; expected '
-            f'one of {_Message.RESULT}, {_Message.READY} or '
-            f'{_Message.EXCEPTION}.')
+            f'one of {Message.RESULT}, {Message.READY} or '
+            f'{Message.EXCEPTION}.')
 
     def _describe(self):
         return f'Environment worker {self._name} (pid {self._process.pid})'
@@ -370,3 +381,95 @@ def _close_ref(ref):
 def _describe(constructor):
     name = getattr(constructor, '__qualname__', None) or repr(constructor)
     return name if len(name) <= 80 else name[:77] + '...'
+
+
+def serve_environment(conn, constructor):
+    """Build the environment, send READY, and serve the parent's messages.
+
+    Args:
+        conn: This process's end of the pipe.
+        constructor: The environment constructor, pickled with cloudpickle.
+    """
+    worker_process.leave_stopping_to_parent(conn)
+    plain_warnings.install()
+    env = None
+    try:
+        try:
+            env = cloudpickle.loads(constructor)()
+            # Cloudpickle, for spaces of classes the constructor defined.
+            conn.send_bytes(cloudpickle.dumps(
+                (Message.READY, _describe_env(env)), _PICKLE_PROTOCOL))
+        except Exception as error:
+            conn.send_bytes(_error_reply(error))
+            return
+        while True:
+            data = conn.recv_bytes()
+            try:
+                message, payload = pickle.loads(data)
+                if message == Message.CLOSE:
+                    return
+                reply = _handle(env, message, payload)
+            except Exception as error:
+                # Keep serving: a failed attribute read or step must not take
+                # the environment down with it.
+                reply = _error_reply(error)
+            conn.send_bytes(reply)
+    except (EOFError, OSError):
+        pass  # The parent went away; nobody to answer.
+    finally:
+        if env is not None:
+            try:
+                env.close()
+            except Exception:
+                pass  # The parent asked to close; it cannot hear us now.
+        conn.close()
+
+
+def _handle(env, message, payload):
+    """The pickled answer to a message."""
+    if message == Message.ACCESS:
+        name, wrapped = payload
+        result = _lookup(env, name, wrapped)
+        if callable(result) and not isinstance(result, type):
+            # Methods stay in the child; the parent forwards calls.
+            return _reply(Message.CALLABLE, payload)
+    elif message == Message.CALL:
+        name, args, kwargs, wrapped = payload
+        result = _lookup(env, name, wrapped)(*args, **kwargs)
+    else:
+        raise KeyError(
+            f'Received message {message!r}; expected one of '
+            f'{Message.ACCESS}, {Message.CALL} or {Message.CLOSE}.')
+    return _reply(Message.RESULT, result)
+
+
+def _lookup(env, name, wrapped):
+    """An attribute of the environment, or with `wrapped` of its wrappers."""
+    if wrapped and hasattr(env, 'get_wrapper_attr'):
+        return env.get_wrapper_attr(name)
+    return getattr(env, name)
+
+
+def _reply(message, payload):
+    """A pickled message."""
+    return pickle.dumps((message, payload), _PICKLE_PROTOCOL)
+
+
+def _error_reply(error):
+    """The pickled message of an error."""
+    return _reply(Message.EXCEPTION, worker_errors.error_details(error))
+
+
+def _describe_env(env):
+    """Attributes the parent caches at the handshake."""
+    attributes = dict(name=str(env))
+    for name in ('observation_space', 'action_space', 'metadata',
+                 'render_mode', 'spec'):
+        value = (forwarding.spec_of(env) if name == 'spec'
+                 else getattr(env, name, None))
+        try:
+            cloudpickle.dumps(value, _PICKLE_PROTOCOL)
+        except Exception:
+            value = None  # Readable later through attribute access.
+        attributes[name] = value
+    return attributes
