@@ -1,10 +1,6 @@
-"""Carry the trainer's environment registrations into worker processes.
-
-Workers start from a fresh interpreter that lacks the ids a research
-package registered (in gymnasium's registry, or old gym's for packages like
-`pybullet_envs`), so the registrations travel with the constructor. Old gym
-is imported only where the trainer imported it. This module must not import
-TensorFlow: worker processes import it.
+"""Carry the ids a research package registered (in gymnasium's registry,
+or old gym's for packages like `pybullet_envs`) to the fresh interpreters of
+worker processes. This module must not import TensorFlow: workers import it.
 """
 
 import importlib

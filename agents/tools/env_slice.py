@@ -48,23 +48,16 @@ class Slice:
         """Build the environments, the first of index `start`."""
         self._start = start
         self._envs = []
-        for position, constructor in enumerate(constructors):
-            try:
-                self._envs.append(constructor())
-            except Exception as error:
-                self.close()
-                raise batch_env_lib.name_index(
-                    error, start + position) from None
-        first = self._envs[0]
         try:
+            for index, constructor in enumerate(constructors, start):
+                self._envs.append(batch_env_lib.blame(index, constructor))
             batch_env_lib.check_spaces(self._envs, start)
-        except ValueError:
+        except Exception:
             self.close()
             raise
-        self.observation_space = first.observation_space
-        self.action_space = first.action_space
+        self.observation_space = space = self._envs[0].observation_space
+        self.action_space = self._envs[0].action_space
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
-        space = self.observation_space
         self._blank = np.zeros(space.shape, space.dtype)
         # Positions of a new worker's environments that began in a reset of
         # others, and the step results that hand out their observations.

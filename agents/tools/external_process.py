@@ -81,14 +81,14 @@ class ExternalProcess(gym.Env):
             constructor: Callable that returns the environment (cloudpickled).
             start_method: 'fork', 'spawn' or 'forkserver' (None: the last
                 where available, else 'spawn').
-            timeout: Seconds to wait for an answer, at least 60 for the
-                constructor; None means 600. Then `TimeoutError`.
+            timeout: Seconds to wait for an answer (then `TimeoutError`), at
+                least 60 for the constructor; None means 600.
             main_module: Whether the child imports the parent's main module.
 
         Raises:
             TypeError: When `constructor` is an environment or not callable.
-            ValueError: When `start_method` is unknown or `timeout` is not
-                positive.
+            ValueError: For an unknown `start_method` or a `timeout` that is
+                not positive.
         """
         start_method, timeout = _check_arguments(
             constructor, start_method, timeout)
@@ -189,7 +189,6 @@ class ExternalProcess(gym.Env):
         """Step the environment in the child.
 
         Args:
-            action: Action for the environment.
             blocking: Whether to wait for the result, rather than return a
                 promise, so that a batch sends every action before waiting.
 
@@ -384,12 +383,8 @@ def _describe(constructor):
 
 
 def serve_environment(conn, constructor):
-    """Build the environment, send READY, and serve the parent's messages.
-
-    Args:
-        conn: This process's end of the pipe.
-        constructor: The environment constructor, pickled with cloudpickle.
-    """
+    """Build the environment of the cloudpickled `constructor`, send
+    READY, and serve the parent's messages on this end of the pipe."""
     worker_process.leave_stopping_to_parent(conn)
     plain_warnings.install()
     env = None

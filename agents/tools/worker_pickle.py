@@ -30,13 +30,8 @@ def dumps(value):
 
 
 class Deferred:
-    """A function or class of a module that imports TensorFlow, imported
-    on first use by calls, attribute reads and pickling.
-
-    Args:
-        module: Name of its module.
-        qualname: Its qualified name in the module.
-    """
+    """A function or class (`qualname`) of a module that imports TensorFlow,
+    imported on first use by calls, attribute reads and pickling."""
 
     def __init__(self, module, qualname):
         self._module = module

@@ -40,11 +40,8 @@ def start(process, context, main_module=True, preload=None):
 
 
 def leave_stopping_to_parent(conn):
-    """Called first in a worker: ignore stop signals, exit with the parent.
-
-    Args:
-        conn: The worker's end of the pipe to its parent.
-    """
+    """Called first in a worker: ignore stop signals, exit with the parent
+    (`conn`: the worker's end of the pipe to it)."""
     # A handler that does nothing rather than SIG_IGN, so that programs the
     # environment executes get the default handling back.
     for signum in STOP_SIGNALS:
@@ -55,9 +52,7 @@ def leave_stopping_to_parent(conn):
 
 
 def reap(process, seconds):
-    """Wait `seconds` for a process (or None) to exit, then kill it."""
-    if process is None:
-        return
+    """Wait `seconds` for a process to exit, then kill it."""
     process.join(seconds)
     if process.exitcode is None:
         process.kill()
@@ -93,9 +88,8 @@ def _main_hidden():
 
 
 def _start_forkserver(context, preload):
-    """Start the fork server, importing `preload`, unless it runs already.
-
-    Its workers start in milliseconds, with the module imported. It keeps
+    """Start the fork server, importing `preload`, unless it runs already:
+    its workers start in milliseconds, with the module imported. It keeps
     SIGINT and SIGTERM blocked: its workers count on it for their exit codes.
     """
     from multiprocessing import forkserver
@@ -112,12 +106,10 @@ def _ignore_signal(unused_signum, unused_frame):
 
 
 def _exit_with_parent(conn):
-    """End this worker as soon as its parent process is gone.
-
-    A thread watches the pipe `conn` for the hang-up, also while the worker
-    is stuck in its environment, and the parent process id (forked siblings
-    keep the pipe open).
-    """
+    """End this worker as soon as its parent process is gone: a thread
+    watches the pipe `conn` for the hang-up, also while the worker is stuck
+    in its environment, and the parent's pid (forked siblings keep the pipe
+    open)."""
     parent = os.getppid()
     poller = select.poll()
     hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
