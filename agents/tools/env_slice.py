@@ -1,7 +1,5 @@
-"""The environments of one slice of a batch, built and stepped together.
-
-`SlicedBatchEnv` and `RayBatchEnv` hand each worker a `SliceConstructor`.
-This module must not import TensorFlow: worker processes import it.
+"""The environments of one slice of a batch, built and stepped together in a
+worker of `SlicedBatchEnv` or `RayBatchEnv`. No TensorFlow here.
 """
 
 import collections

@@ -1,8 +1,6 @@
-"""A batch of environments stepped by EnvPool's C++ thread pool.
-
-EnvPool (extra `envpool`) has its own versions of gymnasium tasks, which do
-not draw the same initial states for a seed. This module imports neither
-TensorFlow nor, until a batch is built, EnvPool.
+"""A batch stepped by EnvPool's C++ thread pool (extra `envpool`, imported
+when a batch is built; its tasks draw other initial states for a seed than
+gymnasium's). No TensorFlow here.
 """
 
 import types
@@ -48,11 +46,10 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
     """
 
     def __init__(self, task, num_envs, seed=None, num_threads=None):
-        """Build the environments.
+        """Build `num_envs` environments.
 
         Args:
             task: Gymnasium id of a task of EnvPool, e.g. 'HalfCheetah-v5'.
-            num_envs: Number of environments in the batch.
             seed: Base seed; None draws one.
             num_threads: Threads; None: one per CPU core, up to `num_envs`.
 

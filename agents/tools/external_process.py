@@ -1,8 +1,6 @@
-"""Step an environment in a child process, as if it were local.
-
-Parent and worker (`serve_environment`) exchange pickled `(message,
-payload)` tuples over a `multiprocessing` pipe. This module must not import
-TensorFlow: worker processes import it.
+"""Step an environment in a child process (`serve_environment`), as if it
+were local, by pickled `(message, payload)` tuples over a pipe. No
+TensorFlow here: worker processes import this module.
 """
 
 import atexit
@@ -94,11 +92,11 @@ class ExternalProcess(gym.Env):
             constructor, start_method, timeout)
         self._timeout = float(timeout)
         self._name = _describe(constructor)
-        self._ready = False
         self._failure = None
         self._sent = 0
         self._received = 0
-        self._attributes = {}
+        # The handshake of the READY message, once it came.
+        self._attributes = None
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
         self._poller = select.poll()
@@ -253,7 +251,7 @@ class ExternalProcess(gym.Env):
     def handshake(self):
         """The dict of spaces, metadata, render mode and spec that the child
         sent once it built the environment (waiting for it the first time)."""
-        if not self._ready:
+        if self._attributes is None:
             self._receive(None)
         return self._attributes
 
@@ -277,7 +275,7 @@ class ExternalProcess(gym.Env):
                 f'order: {self._received} answers received of {self._sent} '
                 'requests; call each promise once, in order.')
         timeout = self._timeout
-        if not self._ready:
+        if self._attributes is None:
             timeout = max(timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
@@ -303,13 +301,12 @@ class ExternalProcess(gym.Env):
             return lambda *args, **kwargs: self._call(
                 name, args, kwargs, wrapped)
         if message == Message.READY:
-            self._ready = True
             self._name = payload.pop('name')
             self._attributes = payload
             return None
         if message == Message.EXCEPTION:
             error = worker_errors.worker_error(self._describe(), *payload)
-            if not self._ready:
+            if self._attributes is None:
                 # The constructor failed and the child is exiting.
                 self._failure = error
                 self.close()

@@ -1,7 +1,5 @@
-"""A batch of environments stepped in slices by Ray actors.
-
-Ray is an optional dependency (`pip install -e '.[ray]'`), imported when a
-batch is created. This module must not import TensorFlow: actors import it.
+"""A batch of environments stepped in slices by Ray actors. Ray (extra `ray`)
+is imported when a batch is created; TensorFlow never (actors import this).
 """
 
 import functools
@@ -52,8 +50,7 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
             each, spread over the nodes ('SPREAD').
 
     Raises:
-        ImportError: When Ray is not installed.
-        TypeError, ValueError, Exception: As `SlicedBatchEnv` does.
+        ImportError: When Ray is not installed; else as `SlicedBatchEnv`.
     """
 
     def __init__(

@@ -50,9 +50,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
 
     Raises:
         TypeError: When a constructor is an environment or not callable.
-        ValueError: On no constructors, a `num_workers` that is not a
-            positive integer, or environments of different spaces.
-        Exception: A constructor's error, naming its environment.
+        ValueError: On no constructors, a bad `num_workers`, or environments
+            of different spaces; a constructor's error names its index.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -121,14 +120,13 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         if isinstance(self._action_space, gym.spaces.Discrete):
             # Integers travel as one array; the workers hand on Python ints.
             actions = np.array(actions, np.int64)
-        workers = range(len(self._workers))
         results, errors = self._gather([
             functools.partial(self._workers[worker].step, actions[start:stop])
             for worker, (start, stop) in enumerate(self._bounds)],
             blocking=False)
         failures = self._failures(
-            workers, errors, [result and result.errors for result in results],
-            self._bounds)
+            range(len(self._workers)), errors,
+            [result and result.errors for result in results], self._bounds)
         for worker, (index, error) in sorted(failures.items()):
             start, stop = self._bounds[worker]
             self._replace_worker(worker, index, error)

@@ -1,8 +1,6 @@
-"""The values of a batch step packed into one float32 row per environment.
-
-A graph loop pays per recorded `tf.TensorArray` and step; packed, a step is
-one write. float32 holds exactly the values a step records (bools, small
-integers, float32); wider floats lose precision that normalizers drop.
+"""The values of a batch step packed into one float32 row per environment,
+one write per step of a graph loop; float32 holds exactly the values a step
+records (bools, small integers, float32).
 """
 
 import numpy as np

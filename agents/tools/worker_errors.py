@@ -1,6 +1,5 @@
-"""Errors of environment workers, carried from one process to another.
-
-This module must not import TensorFlow: worker processes import it.
+"""Errors of environment workers, carried from one process to another. No
+TensorFlow here: worker processes import this module.
 """
 
 import builtins

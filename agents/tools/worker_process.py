@@ -1,9 +1,6 @@
-"""Start and end environment worker processes, and how they meet signals.
-
-Workers, and the fork server that forks them, ignore SIGINT and SIGTERM
-sent to the process group and leave stopping to their parent, which closes
-them; a worker exits once its parent is gone. This module must not import
-TensorFlow: worker processes import it.
+"""Start and end environment workers: they (and their fork server) ignore
+SIGINT and SIGTERM, leaving stopping to their parent, and exit once it is
+gone. No TensorFlow here: worker processes import this module.
 """
 
 import contextlib
