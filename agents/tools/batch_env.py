@@ -1,5 +1,6 @@
 """Combine several environments into one batch that steps them together."""
 
+import contextlib
 import functools
 import logging
 import time
@@ -28,10 +29,10 @@ class BatchEnv(forwarding.Forwarding):
     _busy = None
 
     def __init__(self, envs, blocking, restart=None):
-        """Combine environments into a batch.
+        """Combine environments of equal spaces into a batch.
 
         Args:
-            envs: Sequence of environments with equal spaces.
+            envs: Sequence of environments.
             blocking: Whether to step them one after another, rather than
                 call `step(action, blocking=False)` on all.
             restart: None, or a function from the index of a failed
@@ -96,10 +97,7 @@ class BatchEnv(forwarding.Forwarding):
         return self._busy
 
     def step(self, actions):
-        """Step every environment of the batch.
-
-        Args:
-            actions: One action per environment.
+        """Step every environment of the batch, with one action each.
 
         Raises:
             ValueError: When an action is invalid.
@@ -128,18 +126,15 @@ class BatchEnv(forwarding.Forwarding):
             infos)
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments of the batch.
+        """Reset some or all (`indices` None) environments of the batch;
+        their stacked observations, in order.
 
         Args:
-            indices: Indices of the environments to reset; None resets all.
             seed: None, or an int; environment `i` gets the seed `seed + i`.
 
         Raises:
             ValueError: When an index or the seed is not a valid integer.
             Exception: The first error of a reset, as in `step`.
-
-        Returns:
-            Stacked observations of the reset environments, in order.
         """
         indices = self._check_indices(indices, seed)
         seeds = [None if seed is None else int(seed) + index
@@ -152,25 +147,16 @@ class BatchEnv(forwarding.Forwarding):
             env = self._replace(index, error)
             results[position] = blame(index, functools.partial(
                 env.reset, seed=seeds[position]), ' after a restart')
-        if not results:
-            return self._no_observs()
-        return np.stack([observ for observ, _ in results]).astype(
-            self._observ_dtype, copy=False)
+        return stack([observ for observ, _ in results], self._observation_space)
 
     def get_env_state(self):
-        """The states of `env_state.get_state`, for an exact resumption.
-
-        Raises:
-            env_state.StateUnavailable: When a state is out of reach.
-        """
+        """The states of `env_state.get_state`, for an exact resumption;
+        `env_state.StateUnavailable` where one is out of reach."""
         return [env_state.get_state(env) for env in self._envs]
 
     def set_env_state(self, states):
-        """Set the states of `get_env_state` on the environments.
-
-        Raises:
-            env_state.StateUnavailable: When the states do not fit.
-        """
+        """Set the states of `get_env_state` on the environments;
+        `env_state.StateUnavailable` where they do not fit."""
         if len(states) != len(self._envs):
             raise env_state.StateUnavailable(
                 f'the saved state is of {len(states)} environments; the '
@@ -178,7 +164,7 @@ class BatchEnv(forwarding.Forwarding):
         self._set_states(states)
 
     def _set_states(self, states):
-        """Set the states of as many environments on them."""
+        """Set one state per environment."""
         for env, state in zip(self._envs, states):
             env_state.set_state(env, state)
 
@@ -196,13 +182,11 @@ class BatchEnv(forwarding.Forwarding):
             pass  # Nothing to report to at garbage collection or exit.
 
     def _gather(self, requests, indices=None, blocking=None):
-        """Run the requests (of environments `indices`, default all), in
-        turn or (not `blocking`, default the batch's) all sent before any is
-        awaited, marking the batch `busy`.
+        """Run the requests (of environments `indices`, default all) in turn
+        or all sent before any is awaited, marking the batch `busy`; the
+        results (None where failed) and a dict of errors by position.
 
-        Returns the results, None where one failed, and a dict from the
-        positions of failed requests to their errors. Failures do not stop
-        the others, so that every healthy worker stays in step.
+        Failures do not stop the others: every healthy worker stays in step.
         """
         errors = {}
 
@@ -240,7 +224,8 @@ class BatchEnv(forwarding.Forwarding):
         _logger.warning(
             'Environment %d of the batch failed; replacing it: %s', index,
             first_line(error))
-        close_failed(self._envs[index])
+        with contextlib.suppress(Exception):  # It failed already.
+            self._envs[index].close()
         self._fresh.add(index)
         self._envs[index] = env = blame(
             index, functools.partial(self._restart, index),
@@ -270,11 +255,6 @@ class BatchEnv(forwarding.Forwarding):
         return (np.asarray(observ, self._observ_dtype),
                 np.asarray(reward, np.float32), terminated | truncated, info)
 
-    def _no_observs(self):
-        """The observations of a reset of no environments: an empty batch."""
-        return np.zeros(
-            (0,) + self._observation_space.shape, self._observ_dtype)
-
     def _check_indices(self, indices, seed=None):
         """Return the indices (None: all) as a list of ints, or raise a
         ValueError; also for a `seed` that is not None or an integer."""
@@ -294,16 +274,9 @@ class BatchEnv(forwarding.Forwarding):
         return array.tolist()
 
     def _check_actions(self, actions):
-        """Validate a batch of actions against the action space.
-
-        Raises:
-            ValueError: When the batch size, dtype or shape is wrong or an
-                action lies outside the action space, naming its environment.
-
-        Returns:
-            Box actions as an array of the space's dtype, others as a list
-            (Discrete ones of Python ints).
-        """
+        """Raise a ValueError for an invalid batch of actions (naming the
+        environment of one outside the space); return Box actions as an
+        array of the space's dtype, others as a list (Discrete: ints)."""
         space, count = self._action_space, len(self._envs)
         box = isinstance(space, gym.spaces.Box)
         if not box and not isinstance(space, gym.spaces.Discrete):
@@ -355,18 +328,20 @@ def _check_other(actions, space, count):
 
 
 def blame(index, function, when=''):
-    """Return `function()`; its error names environment `index`.
-
-    Args:
-        index: Index of the environment in the batch.
-        function: Callable without arguments.
-        when: Text after the index, see `name_index`.
-    """
+    """Return `function()`; its error names environment `index` (and
+    `when`, as `name_index`)."""
     try:
         return function()
     except Exception as error:
         name_index(error, index, when)
         raise
+
+
+def stack(observs, space):
+    """The observations as one array of the space's dtype (none: empty)."""
+    if not observs:
+        return np.zeros((0,) + space.shape, space.dtype)
+    return np.stack(observs).astype(space.dtype, copy=False)
 
 
 def check_spaces(envs, start=0):
@@ -391,20 +366,8 @@ def _mismatch(env, reference):
     return None
 
 
-def close_failed(env):
-    """Close a failed environment or worker, ignoring the error of that."""
-    try:
-        env.close()
-    except Exception:
-        pass  # It failed already; closing reaps what is left of it.
-
-
 def close_all(envs):
-    """Close every environment, then raise the first error of one.
-
-    Args:
-        envs: Objects with a `close()` method.
-    """
+    """Close every environment (or worker), then raise the first error."""
     error = None
     for env in envs:
         try:
@@ -416,13 +379,8 @@ def close_all(envs):
 
 
 def name_index(error, index, when=''):
-    """Prefix the message of an environment's error with its batch index.
-
-    Args:
-        error: Exception of environment `index`; returned, prefixed once.
-        index: Index of the environment in the batch.
-        when: Text after the index, such as ' after a restart'.
-    """
+    """Prefix the message of environment `index`'s error once with its index
+    and `when` (such as ' after a restart'); return the error."""
     return prefix_message(
         error, f'Environment {index} of the batch failed{when}: ',
         f'Environment {index} of the batch ')

@@ -1,10 +1,6 @@
-"""Carry the trainer's environment registrations into worker processes.
-
-Workers start from a fresh interpreter that lacks the ids a research
-package registered (in gymnasium's registry, or old gym's for packages like
-`pybullet_envs`), so the registrations travel with the constructor. Old gym
-is imported only where the trainer imported it. This module must not import
-TensorFlow: worker processes import it.
+"""Carry the ids a research package registered (in gymnasium's registry,
+or old gym's for packages like `pybullet_envs`) to the fresh interpreters of
+worker processes. This module must not import TensorFlow: workers import it.
 """
 
 import importlib
@@ -18,14 +14,9 @@ _REGISTRIES = (('gymnasium', 'gymnasium.'), ('gym', 'gym.'))
 
 
 def capture():
-    """The registered specs that a fresh import of their package lacks.
-
-    Specs of the package's own entry points, and those that cannot be
-    pickled, are left out.
-
-    Returns:
-        List of tuples of the registry's module name and a pickled spec.
-    """
+    """The registered specs that a fresh import of their package lacks (not
+    its own, nor those that cannot be pickled): tuples of the registry's
+    module name and a pickled spec."""
     specs = []
     for module_name, builtin in _REGISTRIES:
         module = sys.modules.get(module_name)

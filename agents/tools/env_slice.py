@@ -1,7 +1,5 @@
-"""The environments of one slice of a batch, built and stepped together.
-
-`SlicedBatchEnv` and `RayBatchEnv` hand each worker a `SliceConstructor`.
-This module must not import TensorFlow: worker processes import it.
+"""The environments of one slice of a batch, built and stepped together in a
+worker of `SlicedBatchEnv` or `RayBatchEnv`. No TensorFlow here.
 """
 
 import collections
@@ -12,7 +10,6 @@ import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_state
-from agents.tools import forwarding
 from agents.tools import worker_errors
 
 # The results of a slice's step: stacked arrays, the tuple of `infos`, the
@@ -49,26 +46,16 @@ class Slice:
         """Build the environments, the first of index `start`."""
         self._start = start
         self._envs = []
-        for position, constructor in enumerate(constructors):
-            try:
-                self._envs.append(constructor())
-            except Exception as error:
-                self.close()
-                raise batch_env_lib.name_index(
-                    error, start + position) from None
-        first = self._envs[0]
         try:
+            for index, constructor in enumerate(constructors, start):
+                self._envs.append(batch_env_lib.blame(index, constructor))
             batch_env_lib.check_spaces(self._envs, start)
-        except ValueError:
+        except Exception:
             self.close()
             raise
-        self.observation_space = first.observation_space
-        self.action_space = first.action_space
-        self.metadata = getattr(first, 'metadata', {})
-        self.render_mode = getattr(first, 'render_mode', None)
-        self.spec = forwarding.spec_of(first)
+        self.observation_space = space = self._envs[0].observation_space
+        self.action_space = self._envs[0].action_space
         self._discrete = isinstance(self.action_space, gym.spaces.Discrete)
-        space = self.observation_space
         self._blank = np.zeros(space.shape, space.dtype)
         # Positions of a new worker's environments that began in a reset of
         # others, and the step results that hand out their observations.
@@ -80,12 +67,8 @@ class Slice:
             f'{self._envs[0]}>'
 
     def step(self, actions):
-        """Step the environments of the slice; those held by a reset hand
-        out their first observations instead.
-
-        Returns:
-            `StepBatch`; failed positions hold zeros.
-        """
+        """Step the environments of the slice into a `StepBatch`; those held
+        by a reset hand out their first observations instead."""
         if self._discrete and isinstance(actions, np.ndarray):
             actions = actions.tolist()
         results, errors = [], {}
@@ -102,12 +85,15 @@ class Slice:
             results.append(result)
         observs, rewards, terminated, truncated, infos = zip(*results)
         return StepBatch(
-            self._stack(observs), np.array(rewards, np.float32),
+            batch_env_lib.stack(observs, self.observation_space),
+            np.array(rewards, np.float32),
             np.array(terminated, bool), np.array(truncated, bool), infos,
             errors, restarted)
 
     def reset(self, *, seed=None, options=None):
-        """Reset environments of the slice.
+        """Reset environments of the slice; their stacked observations
+        (zeros where a reset failed) and a dict whose `errors` map positions
+        to error details.
 
         Args:
             seed: Seed of every reset environment, unless `options` hold
@@ -115,11 +101,6 @@ class Slice:
             options: None to reset all, or a dict of the `positions` and
                 their `seeds`; with `restart`, the others are reset too and
                 held for the next step (of a new worker).
-
-        Returns:
-            Tuple of the stacked observations of `positions`, zeros where a
-            reset failed, and a dict whose `errors` map positions to error
-            details.
         """
         options = options or {}
         positions = list(options.get('positions', range(len(self._envs))))
@@ -140,7 +121,8 @@ class Slice:
             observs.append(observ)
         for position, observ in zip(positions[count:], observs[count:]):
             self._held[position] = (observ, 0.0, False, False, {})
-        return self._stack(observs[:count]), {'errors': errors}
+        return (batch_env_lib.stack(observs[:count], self.observation_space),
+                {'errors': errors})
 
     def get_env_state(self):
         """The states of the environments, as `BatchEnv.get_env_state`."""
@@ -166,8 +148,3 @@ class Slice:
     def close(self):
         """Close the environments of the slice."""
         batch_env_lib.close_all(self._envs)
-
-    def _stack(self, observs):
-        """The observations as one array of the space's dtype."""
-        space = self.observation_space
-        return np.array(observs, space.dtype).reshape((-1,) + space.shape)

@@ -1,8 +1,6 @@
-"""A batch of environments stepped by EnvPool's C++ thread pool.
-
-EnvPool (extra `envpool`) has its own versions of gymnasium tasks, which do
-not draw the same initial states for a seed. This module imports neither
-TensorFlow nor, until a batch is built, EnvPool.
+"""A batch stepped by EnvPool's C++ thread pool (extra `envpool`, imported
+when a batch is built; its tasks draw other initial states for a seed than
+gymnasium's). No TensorFlow here.
 """
 
 import types
@@ -48,11 +46,10 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
     """
 
     def __init__(self, task, num_envs, seed=None, num_threads=None):
-        """Build the environments.
+        """Build `num_envs` environments.
 
         Args:
             task: Gymnasium id of a task of EnvPool, e.g. 'HalfCheetah-v5'.
-            num_envs: Number of environments in the batch.
             seed: Base seed; None draws one.
             num_threads: Threads; None: one per CPU core, up to `num_envs`.
 
@@ -101,18 +98,15 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             np.zeros(len(self._envs), bool), self._infos)
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments, as `BatchEnv.reset` does.
-
-        Raises:
-            ValueError: Also for any seed but None (EnvPool seeds once).
-        """
+        """Reset some or all environments, as `BatchEnv.reset` does; a
+        ValueError for any seed but None (EnvPool seeds once)."""
         if seed is not None:
             raise ValueError(
                 'EnvPool seeds its environments once, when the batch is '
                 f'built; reset(seed={seed!r}) cannot seed them again.')
         indices = self._check_indices(indices)
         if not indices:
-            return self._no_observs()
+            return batch_env_lib.stack([], self._observation_space)
         observ, _ = self._env.reset(np.array(indices, np.int32))
         return np.asarray(observ, self._observ_dtype)
 

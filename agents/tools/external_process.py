@@ -1,12 +1,12 @@
-"""Step an environment in a child process, as if it were local.
-
-Parent and worker exchange pickled `(message, payload)` tuples over a
-`multiprocessing` pipe. This module must not import TensorFlow: worker
-processes import it.
+"""Step an environment in a child process (`serve_environment`), as if it
+were local, by pickled `(message, payload)` tuples over a pipe. No
+TensorFlow here: worker processes import this module.
 """
 
 import atexit
+import copyreg
 import functools
+import io
 import math
 import multiprocessing
 import pickle
@@ -17,11 +17,12 @@ import weakref
 
 import cloudpickle
 import gymnasium as gym
+import numpy as np
 
 from agents.tools import env_registry
-from agents.tools import external_worker
 from agents.tools import forwarding
 from agents.tools import mujoco_warnings
+from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import worker_pickle
 from agents.tools import worker_process
@@ -31,10 +32,51 @@ DEFAULT_TIMEOUT = 600.0
 MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
-_PICKLE_PROTOCOL = external_worker.PICKLE_PROTOCOL
-_Message = external_worker.Message
+_PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 # Where wrappers and the tests import the error type from.
 ExternalProcessError = worker_errors.ExternalProcessError
+
+
+class Message:
+    """The messages between parent and worker: integer constants."""
+
+    ACCESS = 1
+    CALL = 2
+    RESULT = 3
+    EXCEPTION = 4
+    CLOSE = 5
+    READY = 6
+    CALLABLE = 7
+
+
+def _dumps(value, protocol):
+    """Pickle a message; numeric arrays and NumPy scalars as their values,
+    which costs half of NumPy's own reduction (dtype objects)."""
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol).dump(value)
+    return buffer.getvalue()
+
+
+def _reduce_array(array):
+    """Reduce a numeric array to its bytes, others as NumPy does."""
+    if array.dtype.kind not in 'biufc':
+        return array.__reduce_ex__(_PICKLE_PROTOCOL)
+    return _array, (array.tobytes(), array.dtype.str, array.shape)
+
+
+def _array(data, dtype, shape):
+    """A writable array of the values of `_reduce_array`."""
+    return np.frombuffer(data, dtype).reshape(shape).copy()
+
+
+class _Pickler(pickle.Pickler):
+    """Pickler of `_dumps`."""
+
+    dispatch_table = copyreg.dispatch_table.copy()
+    dispatch_table[np.ndarray] = _reduce_array
+    dispatch_table.update(dict.fromkeys(
+        (np.float64, np.float32, np.int64, np.int32, np.bool_),
+        lambda value: (type(value), (value.item(),))))
 
 
 def handshake_property(key, doc):
@@ -70,31 +112,32 @@ class ExternalProcess(gym.Env):
             constructor: Callable that returns the environment (cloudpickled).
             start_method: 'fork', 'spawn' or 'forkserver' (None: the last
                 where available, else 'spawn').
-            timeout: Seconds to wait for an answer, at least 60 for the
-                constructor; None means 600. Then `TimeoutError`.
+            timeout: Seconds to wait for an answer (then `TimeoutError`), at
+                least 60 for the constructor; None means 600.
             main_module: Whether the child imports the parent's main module.
 
         Raises:
             TypeError: When `constructor` is an environment or not callable.
-            ValueError: When `start_method` is unknown or `timeout` is not
-                positive.
+            ValueError: For an unknown `start_method` or a `timeout` that is
+                not positive.
         """
         start_method, timeout = _check_arguments(
             constructor, start_method, timeout)
         self._timeout = float(timeout)
         self._name = _describe(constructor)
-        self._ready = False
         self._failure = None
         self._sent = 0
         self._received = 0
-        self._attributes = {}
+        # The handshake of the READY message, once it came.
+        self._attributes = None
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
-        self._poller = _make_poller(self._conn)
+        self._poller = select.poll()
+        self._poller.register(self._conn.fileno(), select.POLLIN)
         # Daemonic, so that multiprocessing ends the worker should the parent
         # exit without closing it (the environment cannot start children).
         self._process = context.Process(
-            target=external_worker.serve_environment, args=(
+            target=serve_environment, args=(
                 worker_conn,
                 # With the ids this process registered and the MuJoCo
                 # warnings it showed; without the TensorFlow modules.
@@ -146,14 +189,8 @@ class ExternalProcess(gym.Env):
         return self._access('np_random_seed')
 
     def get_wrapper_attr(self, name):
-        """Run `get_wrapper_attr` in the child, which searches every wrapper.
-
-        Args:
-            name: Public attribute name; private names raise AttributeError.
-
-        Returns:
-            The value, or for a method a function that calls it in the child.
-        """
+        """Run `get_wrapper_attr` of a public name in the child, which
+        searches every wrapper; a method comes as a function calling it."""
         forwarding.check_public(self, name)
         return self._access(name, wrapped=True)
 
@@ -162,11 +199,7 @@ class ExternalProcess(gym.Env):
         return not name.startswith('_') and self.call('has_wrapper_attr', name)
 
     def set_wrapper_attr(self, name, value, *, force=True):
-        """Run `set_wrapper_attr` in the child; see `get_wrapper_attr`.
-
-        Returns:
-            Whether the attribute was set.
-        """
+        """Run `set_wrapper_attr` in the child; whether it set the value."""
         forwarding.check_public(self, name)
         return self.call('set_wrapper_attr', name, value, force=force)
 
@@ -178,7 +211,7 @@ class ExternalProcess(gym.Env):
               dumps=cloudpickle.dumps):
         """Call a method in the child (`wrapped` as in `get_wrapper_attr`);
         its value, or a promise of it."""
-        ticket = self._send(_Message.CALL, (name, args, kwargs, wrapped), dumps)
+        ticket = self._send(Message.CALL, (name, args, kwargs, wrapped), dumps)
         if blocking:
             return self._receive(ticket)
         return functools.partial(self._receive, ticket)
@@ -187,7 +220,6 @@ class ExternalProcess(gym.Env):
         """Step the environment in the child.
 
         Args:
-            action: Action for the environment.
             blocking: Whether to wait for the result, rather than return a
                 promise, so that a batch sends every action before waiting.
 
@@ -196,32 +228,25 @@ class ExternalProcess(gym.Env):
             or a callable that returns it. Call promises once, in order.
         """
         return self._call(
-            'step', (action,), {}, blocking=blocking, dumps=pickle.dumps)
+            'step', (action,), {}, blocking=blocking, dumps=_dumps)
 
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the environment in the child.
 
-        Args:
-            seed: Seed for the environment's random generator, or None.
-            options: Options for the environment's reset, or None.
-            blocking: Whether to wait for the result, as in `step`.
-
         Returns:
-            The tuple of observation and info, or a promise of it.
+            The tuple of observation and info, or with `blocking` False a
+            promise of it, as in `step`.
         """
         return self._call('reset', (), dict(seed=seed, options=options),
-                          blocking=blocking, dumps=pickle.dumps)
+                          blocking=blocking, dumps=_dumps)
 
     def render(self):
         """Render the environment in the child and return the result."""
         return self.call('render')
 
     def close(self):
-        """Close the environment and end the child; safe to call again.
-
-        The child gets a few seconds to exit, then is killed (it ignores
-        SIGTERM).
-        """
+        """Close the environment and end the child (killed after a few
+        seconds); idempotent."""
         self._shutdown(_CLOSE_SECONDS)
 
     def _shutdown(self, seconds):
@@ -234,7 +259,7 @@ class ExternalProcess(gym.Env):
             self._atexit_hook = None
         if seconds:
             try:
-                self._conn.send_bytes(pickle.dumps((_Message.CLOSE, None)))
+                self._conn.send_bytes(pickle.dumps((Message.CLOSE, None)))
             except (OSError, ValueError):
                 pass  # The child is gone or its pipe broke; reap it below.
         worker_process.reap(self._process, seconds)
@@ -254,16 +279,16 @@ class ExternalProcess(gym.Env):
 
     def _access(self, name, wrapped=False):
         """Read an attribute in the child."""
-        return self._receive(self._send(_Message.ACCESS, (name, wrapped)))
+        return self._receive(self._send(Message.ACCESS, (name, wrapped)))
 
     def handshake(self):
         """The dict of spaces, metadata, render mode and spec that the child
         sent once it built the environment (waiting for it the first time)."""
-        if not self._ready:
+        if self._attributes is None:
             self._receive(None)
         return self._attributes
 
-    def _send(self, message, payload, dumps=pickle.dumps):
+    def _send(self, message, payload, dumps=_dumps):
         """Send a pickled message; return the ticket of its answer."""
         self.handshake()
         worker_errors.check_open(self._failure, self._closed, self._describe)
@@ -283,11 +308,11 @@ class ExternalProcess(gym.Env):
                 f'order: {self._received} answers received of {self._sent} '
                 'requests; call each promise once, in order.')
         timeout = self._timeout
-        if not self._ready:
+        if self._attributes is None:
             timeout = max(timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
-        while not self._poller(_POLL_SECONDS):
+        while not self._poller.poll(_POLL_SECONDS * 1000):
             if not self._process.is_alive():
                 raise self._died()
             if deadline is None:
@@ -302,28 +327,27 @@ class ExternalProcess(gym.Env):
         if ticket is not None:
             self._received += 1
         message, payload = pickle.loads(data)
-        if message == _Message.RESULT:
+        if message == Message.RESULT:
             return payload
-        if message == _Message.CALLABLE:
+        if message == Message.CALLABLE:
             name, wrapped = payload
             return lambda *args, **kwargs: self._call(
                 name, args, kwargs, wrapped)
-        if message == _Message.READY:
-            self._ready = True
+        if message == Message.READY:
             self._name = payload.pop('name')
             self._attributes = payload
             return None
-        if message == _Message.EXCEPTION:
+        if message == Message.EXCEPTION:
             error = worker_errors.worker_error(self._describe(), *payload)
-            if not self._ready:
+            if self._attributes is None:
                 # The constructor failed and the child is exiting.
                 self._failure = error
                 self.close()
             raise error
         raise KeyError(
             f'Received message {message!r} from {self._describe()}; expected '
-            f'one of {_Message.RESULT}, {_Message.READY} or '
-            f'{_Message.EXCEPTION}.')
+            f'one of {Message.RESULT}, {Message.READY} or '
+            f'{Message.EXCEPTION}.')
 
     def _describe(self):
         return f'Environment worker {self._name} (pid {self._process.pid})'
@@ -376,15 +400,6 @@ def _check_arguments(constructor, start_method, timeout):
     return start_method, timeout
 
 
-def _make_poller(conn):
-    """Return a function that waits up to a timeout for data on the pipe."""
-    if not hasattr(select, 'poll'):
-        return conn.poll
-    poller = select.poll()
-    poller.register(conn.fileno(), select.POLLIN)
-    return lambda seconds: poller.poll(seconds * 1000)
-
-
 def _close_ref(ref):
     """Close the environment of a weak reference, if it still lives."""
     env = ref()
@@ -395,3 +410,91 @@ def _close_ref(ref):
 def _describe(constructor):
     name = getattr(constructor, '__qualname__', None) or repr(constructor)
     return name if len(name) <= 80 else name[:77] + '...'
+
+
+def serve_environment(conn, constructor):
+    """Build the environment of the cloudpickled `constructor`, send
+    READY, and serve the parent's messages on this end of the pipe."""
+    worker_process.leave_stopping_to_parent(conn)
+    plain_warnings.install()
+    env = None
+    try:
+        try:
+            env = cloudpickle.loads(constructor)()
+            # Cloudpickle, for spaces of classes the constructor defined.
+            conn.send_bytes(cloudpickle.dumps(
+                (Message.READY, _describe_env(env)), _PICKLE_PROTOCOL))
+        except Exception as error:
+            conn.send_bytes(_error_reply(error))
+            return
+        while True:
+            data = conn.recv_bytes()
+            try:
+                message, payload = pickle.loads(data)
+                if message == Message.CLOSE:
+                    return
+                reply = _handle(env, message, payload)
+            except Exception as error:
+                # Keep serving: a failed attribute read or step must not take
+                # the environment down with it.
+                reply = _error_reply(error)
+            conn.send_bytes(reply)
+    except (EOFError, OSError):
+        pass  # The parent went away; nobody to answer.
+    finally:
+        if env is not None:
+            try:
+                env.close()
+            except Exception:
+                pass  # The parent asked to close; it cannot hear us now.
+        conn.close()
+
+
+def _handle(env, message, payload):
+    """The pickled answer to a message."""
+    if message == Message.ACCESS:
+        name, wrapped = payload
+        result = _lookup(env, name, wrapped)
+        if callable(result) and not isinstance(result, type):
+            # Methods stay in the child; the parent forwards calls.
+            return _reply(Message.CALLABLE, payload)
+    elif message == Message.CALL:
+        name, args, kwargs, wrapped = payload
+        result = _lookup(env, name, wrapped)(*args, **kwargs)
+    else:
+        raise KeyError(
+            f'Received message {message!r}; expected one of '
+            f'{Message.ACCESS}, {Message.CALL} or {Message.CLOSE}.')
+    return _reply(Message.RESULT, result)
+
+
+def _lookup(env, name, wrapped):
+    """An attribute of the environment, or with `wrapped` of its wrappers."""
+    if wrapped and hasattr(env, 'get_wrapper_attr'):
+        return env.get_wrapper_attr(name)
+    return getattr(env, name)
+
+
+def _reply(message, payload):
+    """A pickled message."""
+    return _dumps((message, payload), _PICKLE_PROTOCOL)
+
+
+def _error_reply(error):
+    """The pickled message of an error."""
+    return _reply(Message.EXCEPTION, worker_errors.error_details(error))
+
+
+def _describe_env(env):
+    """Attributes the parent caches at the handshake."""
+    attributes = dict(name=str(env))
+    for name in ('observation_space', 'action_space', 'metadata',
+                 'render_mode', 'spec'):
+        value = (forwarding.spec_of(env) if name == 'spec'
+                 else getattr(env, name, None))
+        try:
+            cloudpickle.dumps(value, _PICKLE_PROTOCOL)
+        except Exception:
+            value = None  # Readable later through attribute access.
+        attributes[name] = value
+    return attributes

@@ -1,8 +1,6 @@
-"""Attribute forwarding of wrappers and proxies: public names only.
-
-Private names are never forwarded: pickling, copying and gymnasium probe
-them, and one not set yet would recurse into `__getattr__`. This module
-must not import TensorFlow: worker processes import it.
+"""Attribute forwarding of wrappers and proxies: public names only (pickling,
+copying and gymnasium probe private ones, and one not set yet would recurse
+into `__getattr__`). No TensorFlow here: worker processes import it.
 """
 
 import warnings

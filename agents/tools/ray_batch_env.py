@@ -1,7 +1,5 @@
-"""A batch of environments stepped in slices by Ray actors.
-
-Ray is an optional dependency (`pip install -e '.[ray]'`), imported when a
-batch is created. This module must not import TensorFlow: actors import it.
+"""A batch of environments stepped in slices by Ray actors. Ray (extra `ray`)
+is imported when a batch is created; TensorFlow never (actors import this).
 """
 
 import functools
@@ -23,11 +21,8 @@ _from_handshake = external_process.handshake_property
 
 
 def import_ray():
-    """The `ray` module.
-
-    Raises:
-        ImportError: One line naming the `ray` extra when Ray is missing.
-    """
+    """The `ray` module; where it is missing, an ImportError naming the
+    `ray` extra."""
     try:
         import ray  # pylint: disable=import-outside-toplevel
     except ImportError as error:
@@ -55,8 +50,7 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
             each, spread over the nodes ('SPREAD').
 
     Raises:
-        ImportError: When Ray is not installed.
-        TypeError, ValueError, Exception: As `SlicedBatchEnv` does.
+        ImportError: When Ray is not installed; else as `SlicedBatchEnv`.
     """
 
     def __init__(
@@ -77,11 +71,7 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
             timeout=timeout)
 
     def get_env_state(self):
-        """Refuse: Ray may restart actors or place them on other nodes.
-
-        Raises:
-            env_state.StateUnavailable: Always.
-        """
+        """Raise `env_state.StateUnavailable`: the states are on the nodes."""
         raise env_state.StateUnavailable(
             'the environments of Ray actors keep their state on the nodes '
             'of the cluster, out of reach of checkpoints')
@@ -98,13 +88,10 @@ class _ActorWorker:
     """The actor of one slice, with the interface of an `ExternalProcess`."""
 
     def __init__(self, actor_class, payload, start, stop, timeout):
-        ray = import_ray()
         if timeout is None:
             timeout = external_process.DEFAULT_TIMEOUT
         self._timeout = float(timeout)
         self._name = f'slice of environments {start} to {stop - 1}'
-        self._pid = None
-        self._node = None
         self._failure = None
         self._closed = False
         # With the environment ids and MuJoCo warnings of this process.
@@ -113,7 +100,7 @@ class _ActorWorker:
                 env_slice.SliceConstructor(payload, start, stop))))
         self._ready = self._actor.start.remote()
         self._handshake = None
-        self._ray = ray
+        self._ray = import_ray()
 
     pid = _from_handshake('pid', 'Process id of the actor on its node.')
     node_id = _from_handshake(
@@ -153,25 +140,22 @@ class _ActorWorker:
             pass  # Ray is shut down already, which ended the actor.
 
     def __repr__(self):
-        if self._pid is None:
+        if self._handshake is None:
             return f'<Ray actor of the {self._name}>'
-        return (f'<Ray actor pid={self._pid} node={self._node[:8]} '
+        return (f'<Ray actor pid={self.pid} node={self.node_id[:8]} '
                 f'env={self._name}>')
 
     def _describe(self):
         return f'Ray actor of the {self._name}' + (
-            f' (pid {self._pid} on node {self._node[:8]})'
-            if self._pid is not None else '')
+            '' if self._handshake is None
+            else f' (pid {self.pid} on node {self.node_id[:8]})')
 
     def handshake(self):
         """The dict of pid, node id and spaces that the actor sent at start
         (waiting for it the first time)."""
         if self._handshake is None:
             startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
-            handshake = self._wait(self._ready, startup, starting=True)
-            self._pid = handshake['pid']
-            self._node = handshake['node']
-            self._handshake = handshake
+            self._handshake = self._wait(self._ready, startup, starting=True)
         return self._handshake
 
     def _request(self, name, args, kwargs, blocking):

@@ -1,10 +1,8 @@
-"""A batch of environments stepped in slices by a few worker processes.
+"""A batch of environments stepped in slices by a few worker processes:
+one round trip per worker and step instead of one per environment. This
+module must not import TensorFlow: worker processes import it."""
 
-Each worker steps its contiguous slice per message: one round trip per
-worker and step instead of one per environment. This module must not import
-TensorFlow: worker processes import it.
-"""
-
+import contextlib
 import functools
 import logging
 import os
@@ -52,9 +50,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
 
     Raises:
         TypeError: When a constructor is an environment or not callable.
-        ValueError: On no constructors, a `num_workers` that is not a
-            positive integer, or environments of different spaces.
-        Exception: A constructor's error, naming its environment.
+        ValueError: On no constructors, a bad `num_workers`, or environments
+            of different spaces; a constructor's error names its index.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -82,7 +79,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 f'{num_workers!r}.')
         num_workers = min(int(num_workers), len(constructors))
         parts = np.array_split(np.arange(len(constructors)), num_workers)
-        self._bounds = [(part[0], part[-1] + 1) for part in parts]
+        self._bounds = [(int(part[0]), int(part[-1]) + 1) for part in parts]
         self._worker_of = np.repeat(
             np.arange(num_workers), [len(part) for part in parts]).tolist()
         self._payloads = [
@@ -91,8 +88,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         self._timeout = timeout
         self._start_method = start_method
         self._restart_workers = bool(restart)
-        # Replacement workers that have not completed a step yet.
-        self._fresh_workers = set()
         self._workers = []
         try:
             for worker in range(num_workers):
@@ -125,14 +120,13 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         if isinstance(self._action_space, gym.spaces.Discrete):
             # Integers travel as one array; the workers hand on Python ints.
             actions = np.array(actions, np.int64)
-        workers = range(len(self._workers))
         results, errors = self._gather([
             functools.partial(self._workers[worker].step, actions[start:stop])
             for worker, (start, stop) in enumerate(self._bounds)],
             blocking=False)
         failures = self._failures(
-            workers, errors, [result and result.errors for result in results],
-            self._bounds)
+            range(len(self._workers)), errors,
+            [result and result.errors for result in results], self._bounds)
         for worker, (index, error) in sorted(failures.items()):
             start, stop = self._bounds[worker]
             self._replace_worker(worker, index, error)
@@ -140,7 +134,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             results[worker] = batch_env_lib.blame(index, functools.partial(
                 self._workers[worker].step, actions[start:stop]),
                 ' after a restart')
-        self._fresh_workers.intersection_update(failures)
+        # `_fresh` holds the replaced workers that have not stepped yet.
+        self._fresh.intersection_update(failures)
         observ, reward, terminated, truncated, restarted = (
             np.concatenate(column) for column in zip(*[
                 result[:4] + (result.restarted,) for result in results]))
@@ -154,8 +149,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         Without `restart`, raises the failure of the lowest index.
         """
         indices = self._check_indices(indices, seed)
-        if not indices:
-            return self._no_observs()
         requested = {}
         for index in indices:
             worker = self._worker_of[index]
@@ -179,9 +172,9 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         for worker, (index, error) in sorted(failures.items()):
             observs[worker] = iter(self._replace_worker(
                 worker, index, error, *requested[worker]))
-        return np.stack([
-            next(observs[self._worker_of[index]]) for index in indices
-        ]).astype(self._observ_dtype, copy=False)
+        return batch_env_lib.stack([
+            next(observs[self._worker_of[index]]) for index in indices],
+            self._observation_space)
 
     def get_env_state(self):
         """The state of every environment; see `BatchEnv.get_env_state`."""
@@ -195,11 +188,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             worker.call('set_env_state', states[start:stop])
 
     def close(self):
-        """Close every worker; safe to call again.
-
-        Raises:
-            Exception: The first error of a worker's close, after all closed.
-        """
+        """Close every worker, then raise the first error; idempotent."""
         if self._closed:
             return
         self._closed = True
@@ -214,17 +203,15 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             main_module=False)
 
     def _failures(self, workers, errors, env_errors, ranges):
-        """Per failed worker, its lowest failed index and that error.
+        """Per failed worker, its lowest failed index and that error;
+        without `restart`, raise the failure of the lowest index.
 
         Args:
             workers: The workers of the requests, in order.
             errors: Dict from the positions of failed requests to errors.
-            env_errors: Per request, None or the errors of environments
-                (`worker_errors.error_details` by position in the slice).
+            env_errors: Per request, None or the `error_details` of its
+                environments by position in the slice.
             ranges: Per request, the `(start, stop)` indices its error names.
-
-        Raises:
-            Exception: The failure of the lowest index, without `restart`.
         """
         failures = {}
         for position, worker in enumerate(workers):
@@ -250,15 +237,12 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             index, when)
 
     def _replace_worker(self, worker, index, error, positions=(), seeds=()):
-        """Replace the worker of failed environment `index` and reset its
-        environments, `positions` with `seeds` (the others' first
-        observations come with the next step); their observations.
-
-        Raises `error` where the worker is a replacement that has not
-        completed a step yet.
-        """
+        """Replace the worker of failed environment `index` (raise `error`
+        if it is a replacement before its first step) and reset all its
+        environments; the observations of `positions` (with `seeds`), the
+        others' come with the next step."""
         start, stop = self._bounds[worker]
-        if worker in self._fresh_workers:
+        if worker in self._fresh:
             message = error.args[0] if error.args else str(error)
             error.args = (message.replace(
                 ' of the batch failed', ' of the batch failed after a '
@@ -267,8 +251,9 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         _logger.warning(
             'Replacing the worker of environments %d to %d of the batch: %s',
             start, stop - 1, batch_env_lib.first_line(error))
-        batch_env_lib.close_failed(self._workers[worker])
-        self._fresh_workers.add(worker)
+        with contextlib.suppress(Exception):  # It failed already.
+            self._workers[worker].close()
+        self._fresh.add(worker)
         self._workers[worker] = new = self._start(worker)
         self._restarts += stop - start
         self._check_replacement(index, new, ' to restart')

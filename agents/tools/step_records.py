@@ -1,8 +1,6 @@
-"""The values of a batch step packed into one float32 row per environment.
-
-A graph loop pays per recorded `tf.TensorArray` and step; packed, a step is
-one write. float32 holds exactly the values a step records (bools, small
-integers, float32); wider floats lose precision that normalizers drop.
+"""The values of a batch step packed into one float32 row per environment,
+one write per step of a graph loop; float32 holds exactly the values a step
+records (bools, small integers, float32).
 """
 
 import numpy as np
@@ -18,9 +16,13 @@ def specs(structure):
 
 def width(spec_structure):
     """Columns of a packed row of the structure."""
-    return sum(
-        int(np.prod(spec.shape[1:].as_list(), dtype=np.int64))
-        for spec in tf.nest.flatten(spec_structure))
+    return sum(_sizes(spec_structure))
+
+
+def _sizes(spec_structure):
+    """Columns of each flattened spec."""
+    return [int(np.prod(spec.shape[1:].as_list(), dtype=np.int64))
+            for spec in tf.nest.flatten(spec_structure)]
 
 
 def pack(structure):
@@ -33,15 +35,10 @@ def pack(structure):
 
 
 def unpack(rows, spec_structure):
-    """The values that `pack` packed into rows, by their nested specs.
-
-    Raises:
-        ValueError: When the rows' width is not that of the specs.
-    """
+    """The values that `pack` packed into rows, by their nested specs; a
+    ValueError where the rows' width is not that of the specs."""
     flat = tf.nest.flatten(spec_structure)
-    sizes = [
-        int(np.prod(spec.shape[1:].as_list(), dtype=np.int64))
-        for spec in flat]
+    sizes = _sizes(spec_structure)
     if rows.shape[-1] != sum(sizes):
         raise ValueError(
             f'rows of width {rows.shape[-1]} cannot hold values of '

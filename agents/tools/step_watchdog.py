@@ -21,25 +21,14 @@ class StepWatchdog:
 
     While a step runs inside `session.run`, Python's signal handlers cannot
     run and nothing interrupts an environment stepping in this process. The
-    thread reads the batch's `busy` record and calls, at most once, one of:
+    thread reads the `busy` record of `batch_env` (like `tools.BatchEnv`'s;
+    may be assigned later) and calls, at most once, one of (if not None):
     `on_hang(error)` when an environment in this process has not answered
-    within `timeout`; `on_stuck_signal(signum)` when the batch is still busy
-    `grace` seconds after a signal; `on_second_signal(signum)` as soon as a
-    second signal arrives. The callbacks run in the thread and should end
-    the process. The batch may be assigned later (`batch_env`).
-
-    Args:
-        batch_env: Batch with a `busy` attribute like `tools.BatchEnv`'s,
-            or None for now.
-        timeout: Seconds an environment in this process may take to
-            answer; None never times out.
-        on_hang: Callable taking the `TimeoutError`, or None.
-        on_stuck_signal: Callable taking the signal number, or None.
-        grace: Seconds a step has to end after a signal.
-        on_second_signal: Callable taking the signal number, or None.
-
-    Raises:
-        ValueError: When `timeout` or `grace` is not positive.
+    within `timeout` seconds (None: never); `on_stuck_signal(signum)` when
+    the batch is still busy `grace` seconds after a signal;
+    `on_second_signal(signum)` as soon as a second signal arrives. The
+    callbacks run in the thread and should end the process. A `timeout` or
+    `grace` that is not positive raises a ValueError.
     """
 
     def __init__(self, batch_env=None, timeout=None, on_hang=None,

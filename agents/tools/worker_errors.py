@@ -1,6 +1,5 @@
-"""Errors of environment workers, carried from one process to another.
-
-This module must not import TensorFlow: worker processes import it.
+"""Errors of environment workers, carried from one process to another. No
+TensorFlow here: worker processes import this module.
 """
 
 import builtins
@@ -18,15 +17,9 @@ class ExternalProcessError(RuntimeError):
 
 
 def travels(cls):
-    """Class decorator: an error of `cls` raised in a worker arrives in the
-    parent as `cls`, where the parent imported its module.
-
-    Args:
-        cls: Exception class whose constructor takes one message.
-
-    Returns:
-        `cls`.
-    """
+    """Class decorator: an error of `cls` (whose constructor takes one
+    message) raised in a worker arrives in the parent as `cls`, where the
+    parent imported its module; returns `cls`."""
     _TRAVELLING[cls.__module__, cls.__qualname__] = cls
     return cls
 
@@ -56,16 +49,10 @@ def error_details(error):
 
 
 def worker_error(where, module, name, stacktrace):
-    """The parent's exception for an error raised in a worker.
-
-    Args:
-        where: Description of the worker that opens the message.
-        module, name, stacktrace: As from `error_details`.
-
-    Returns:
-        An exception of the same built-in type or type that `travels`,
-        else an `ExternalProcessError`; its message holds the traceback.
-    """
+    """The parent's exception for an error raised in a worker (`where`)
+    with the `error_details`: of the same built-in type or type that
+    `travels`, else an `ExternalProcessError`; its message holds the
+    traceback."""
     message = f'{name} in {where}:\n{stacktrace}'
     cls = _TRAVELLING.get((module, name))
     if module == 'builtins':

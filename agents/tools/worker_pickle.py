@@ -1,10 +1,6 @@
-"""Pickle what a worker receives without making it import TensorFlow.
-
-A constructor often closes over more than the environment needs (the 2017
-`lambda: _create_environment(config)` holds the whole config). `dumps` sends
-the functions and classes of modules that import TensorFlow as `Deferred`
-references, imported where first used; an instance of such a class still
-imports it. This module must not import TensorFlow: workers import it.
+"""Pickle what a worker receives (say a 2017 constructor holding the whole
+config) with the functions and classes of modules that import TensorFlow
+as `Deferred` references, so that the worker imports them on first use.
 """
 
 import copyreg
@@ -30,26 +26,19 @@ def dumps(value):
 
 
 class Deferred:
-    """A function or class of a module that imports TensorFlow, imported
-    on first use by calls, attribute reads and pickling.
-
-    Args:
-        module: Name of its module.
-        qualname: Its qualified name in the module.
-    """
+    """A function or class (`qualname`) of a module that imports TensorFlow,
+    imported on first use by calls, attribute reads and pickling."""
 
     def __init__(self, module, qualname):
-        self._module = module
-        self._qualname = qualname
-        self._target = None
         # Those of the object, which messages name it by.
         self.__module__ = module
         self.__qualname__ = qualname
+        self._target = None
 
     def resolve(self):
         """The function or class itself, imported on the first call."""
         if self._target is None:
-            self._target = _import_object(self._module, self._qualname)
+            self._target = _import_object(self.__module__, self.__qualname__)
         return self._target
 
     def __call__(self, *args, **kwargs):
@@ -57,16 +46,16 @@ class Deferred:
 
     def __getattr__(self, name):
         # Not the protocols of pickling and copying, nor its own state.
-        if name in ('_module', '_qualname', '_target') or (
+        if name == '_target' or (
                 name.startswith('__') and name not in _NAMES):
             raise AttributeError(name)
         return getattr(self.resolve(), name)
 
     def __reduce__(self):
-        return Deferred, (self._module, self._qualname)
+        return Deferred, (self.__module__, self.__qualname__)
 
     def __repr__(self):
-        return f'<{self._module}:{self._qualname}, imported on first use>'
+        return f'<{self.__module__}:{self.__qualname__}, imported on first use>'
 
 
 def _import_object(module, qualname):

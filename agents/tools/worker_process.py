@@ -1,9 +1,6 @@
-"""Start and end environment worker processes, and how they meet signals.
-
-Workers, and the fork server that forks them, ignore SIGINT and SIGTERM
-sent to the process group and leave stopping to their parent, which closes
-them; a worker exits once its parent is gone. This module must not import
-TensorFlow: worker processes import it.
+"""Start and end environment workers: they (and their fork server) ignore
+SIGINT and SIGTERM, leaving stopping to their parent, and exit once it is
+gone. No TensorFlow here: worker processes import this module.
 """
 
 import contextlib
@@ -13,10 +10,8 @@ import select
 import signal
 import sys
 import threading
-import time
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-_HAVE_SIGMASK = hasattr(signal, 'pthread_sigmask')
 _PARENT_POLL_SECONDS = 0.5
 
 
@@ -24,9 +19,8 @@ def start(process, context, main_module=True, preload=None):
     """Start a worker process that ignores SIGINT and SIGTERM from the start.
 
     Args:
-        process: Unstarted process whose target first calls
+        process: Unstarted process of `context` whose target first calls
             `leave_stopping_to_parent`.
-        context: The `multiprocessing` context of the process.
         main_module: Whether the child imports the parent's main module.
         preload: Module for the fork server to import before it forks.
     """
@@ -35,33 +29,27 @@ def start(process, context, main_module=True, preload=None):
     resource_tracker.ensure_running()
     # The child inherits the blocked signals and ignores them before it could
     # receive one.
-    with signals_blocked(), (
-            contextlib.nullcontext() if main_module else main_hidden()):
+    with _signals_blocked(), (
+            contextlib.nullcontext() if main_module else _main_hidden()):
         if context.get_start_method() == 'forkserver':
             _start_forkserver(context, preload)
         process.start()
 
 
 def leave_stopping_to_parent(conn):
-    """Called first in a worker: ignore stop signals, exit with the parent.
-
-    Args:
-        conn: The worker's end of the pipe to its parent.
-    """
+    """Called first in a worker: ignore stop signals, exit with the parent
+    (`conn`: the worker's end of the pipe to it)."""
     # A handler that does nothing rather than SIG_IGN, so that programs the
     # environment executes get the default handling back.
     for signum in STOP_SIGNALS:
         signal.signal(signum, _ignore_signal)
-    if _HAVE_SIGMASK:
-        # The parent blocked them while starting this process.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    # The parent blocked them while starting this process.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _exit_with_parent(conn)
 
 
 def reap(process, seconds):
-    """Wait `seconds` for a process (or None) to exit, then kill it."""
-    if process is None:
-        return
+    """Wait `seconds` for a process to exit, then kill it."""
     process.join(seconds)
     if process.exitcode is None:
         process.kill()
@@ -69,15 +57,9 @@ def reap(process, seconds):
 
 
 @contextlib.contextmanager
-def signals_blocked():
-    """Block SIGINT and SIGTERM in this thread meanwhile.
-
-    Processes started meanwhile inherit the block, so a signal cannot end
-    them before they install their handlers.
-    """
-    if not _HAVE_SIGMASK:
-        yield
-        return
+def _signals_blocked():
+    """Block SIGINT and SIGTERM in this thread meanwhile (processes started
+    meanwhile inherit the block)."""
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
@@ -86,7 +68,7 @@ def signals_blocked():
 
 
 @contextlib.contextmanager
-def main_hidden():
+def _main_hidden():
     """Hide the main module (its `__spec__` and `__file__`) from the
     'spawn' and 'forkserver' children started meanwhile."""
     main = sys.modules.get('__main__')
@@ -103,9 +85,8 @@ def main_hidden():
 
 
 def _start_forkserver(context, preload):
-    """Start the fork server, importing `preload`, unless it runs already.
-
-    Its workers start in milliseconds, with the module imported. It keeps
+    """Start the fork server, importing `preload`, unless it runs already:
+    its workers start in milliseconds, with the module imported. It keeps
     SIGINT and SIGTERM blocked: its workers count on it for their exit codes.
     """
     from multiprocessing import forkserver
@@ -122,24 +103,17 @@ def _ignore_signal(unused_signum, unused_frame):
 
 
 def _exit_with_parent(conn):
-    """End this worker as soon as its parent process is gone.
-
-    A thread watches the pipe `conn` for the hang-up, also while the worker
-    is stuck in its environment, and the parent process id (forked siblings
-    keep the pipe open).
-    """
+    """End this worker as soon as its parent process is gone: a thread
+    watches the pipe `conn` for the hang-up, also while the worker is stuck
+    in its environment, and the parent's pid (forked siblings keep the pipe
+    open)."""
     parent = os.getppid()
-    poller = None
-    if hasattr(select, 'poll'):
-        poller = select.poll()
-        hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
-        poller.register(conn.fileno(), hang_up)
+    poller = select.poll()
+    hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
+    poller.register(conn.fileno(), hang_up)
 
     def watch():
         while os.getppid() == parent:
-            if poller is None:
-                time.sleep(_PARENT_POLL_SECONDS)
-                continue
             events = poller.poll(_PARENT_POLL_SECONDS * 1000)
             if any(event & select.POLLNVAL for _, event in events):
                 return  # The worker closed the pipe and is exiting.
