@@ -12,13 +12,17 @@ from agents.tools import space_wrappers
 
 
 class BatchWrapper(forwarding.BatchForwarding):
-    """Base of the batch wrappers: forwards everything else to the batch,
-    whose environments indexing gives unwrapped."""
+    """Base of the batch wrappers: applies the `space_wrappers.ValueMap` of
+    its class's `map_class` to the stacked arrays and forwards everything
+    else to the batch, whose environments indexing gives unwrapped."""
 
-    def __init__(self, batch_env):
+    map_class = space_wrappers.ValueMap
+
+    def __init__(self, batch_env, **kwargs):
         self._batch_env = batch_env
-        self.observation_space = batch_env.observation_space
-        self.action_space = batch_env.action_space
+        self._map = self.map_class(batch_env, **kwargs)
+        self.observation_space = self._map.observation_space
+        self.action_space = self._map.action_space
 
     @property
     def batch_env(self):
@@ -26,6 +30,16 @@ class BatchWrapper(forwarding.BatchForwarding):
         return self._batch_env
 
     _wrapped = batch_env
+
+    def step(self, actions):
+        """Map the actions, step the batch and map the outcomes."""
+        observ, reward, done, info = self._batch_env.step(
+            self._map.action(actions))
+        return self._map.observ(observ), self._map.reward(reward), done, info
+
+    def reset(self, indices=None, seed=None):
+        """Reset some or all environments and map the observations."""
+        return self._map.observ(self._batch_env.reset(indices, seed))
 
     def get_env_state(self):
         """The state of the batch and its wrappers."""
@@ -77,30 +91,7 @@ class LimitDuration(BatchWrapper):
         return dict(steps=limit.steps, started=limit.started, ended=limit.ended)
 
 
-class MapBatch(BatchWrapper):
-    """A batch wrapper that applies the `space_wrappers.ValueMap` of its
-    class's `map_class` to the stacked arrays."""
-
-    map_class = space_wrappers.ValueMap
-
-    def __init__(self, batch_env, **kwargs):
-        super().__init__(batch_env)
-        self._map = self.map_class(batch_env, **kwargs)
-        self.observation_space = self._map.observation_space
-        self.action_space = self._map.action_space
-
-    def step(self, actions):
-        """Map the actions, step the batch and map the outcomes."""
-        observ, reward, done, info = self._batch_env.step(
-            self._map.action(actions))
-        return self._map.observ(observ), self._map.reward(reward), done, info
-
-    def reset(self, indices=None, seed=None):
-        """Reset some or all environments and map the observations."""
-        return self._map.observ(self._batch_env.reset(indices, seed))
-
-
-class RangeNormalize(MapBatch):
+class RangeNormalize(BatchWrapper):
     """The batch form of `wrappers.RangeNormalize`, with its arguments."""
 
     map_class = space_wrappers.RangeMap
@@ -109,13 +100,13 @@ class RangeNormalize(MapBatch):
         super().__init__(batch_env, observ=observ, action=action)
 
 
-class ClipAction(MapBatch):
+class ClipAction(BatchWrapper):
     """The batch form of `wrappers.ClipAction`."""
 
     map_class = space_wrappers.ClipMap
 
 
-class ConvertTo32Bit(MapBatch):
+class ConvertTo32Bit(BatchWrapper):
     """The batch form of `wrappers.ConvertTo32Bit`."""
 
     map_class = space_wrappers.Map32Bit

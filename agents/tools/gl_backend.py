@@ -89,6 +89,4 @@ def needs_gl(env):
             entry_point = getattr(entry_point, '__module__', '')
         return 'mujoco' in str(entry_point)
     module = getattr(env, '__module__', '') or ''
-    if 'mujoco' in module:
-        return True
-    return None
+    return True if 'mujoco' in module else None

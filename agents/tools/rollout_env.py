@@ -36,13 +36,12 @@ class _RolloutEnv:
 
 class TaskRolloutEnv(_RolloutEnv):
     """The loop's view of an in-graph task, through its pure `transition`
-    and `restart` (a loop XLA compiles); its loop state is the task's reset
-    counter, physical states and episodes' step counts."""
+    and `restart` (a loop XLA compiles)."""
 
     jit_compile = True
 
     def _variables(self):
-        """The counter, states and step counts."""
+        """The reset counter, states and step counts."""
         return self._batch_env.counter, self._batch_env.state, (
             self._batch_env.steps)
 
@@ -76,14 +75,13 @@ class TaskRolloutEnv(_RolloutEnv):
 
 class BridgeRolloutEnv(_RolloutEnv):
     """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
-    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task; its
-    loop state is the flags of the environments restarted after a failure
-    and the count of restarts."""
+    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task."""
 
     jit_compile = False
 
     def _variables(self):
-        """The restarted flags and the count of restarts."""
+        """The flags of the environments restarted after a failure and the
+        count of restarts."""
         return self._batch_env.restarted, self._batch_env.restarts
 
     @staticmethod
