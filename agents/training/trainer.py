@@ -66,7 +66,7 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
                     # How algorithms and networks reject their settings.
                     raise config_io.ConfigError(
                         str(error).strip().splitlines()[0]) from error
-                # Temporary state only of an exact resumption.
+                # No temporary state, but for that of an exact resumption.
                 saver = checkpoints.define_saver(
                     exclude=(r'.*_temporary.*',),
                     include=tools.resume_variables())
