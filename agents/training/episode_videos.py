@@ -183,13 +183,11 @@ def check_count(name, value):
 def check_outdir(outdir):
     """Raise a VisualizeError unless `outdir` is or can become a writable
     directory; creates nothing."""
-    if os.path.exists(outdir):
-        if not os.path.isdir(outdir):
-            raise VisualizeError(f'--outdir {outdir} is not a directory.')
-        if not os.access(outdir, os.W_OK | os.X_OK):
-            raise VisualizeError(f'--outdir {outdir} is not writable.')
-        return
-    parent = os.path.dirname(os.path.abspath(outdir))
+    if os.path.exists(outdir) and not os.path.isdir(outdir):
+        raise VisualizeError(f'--outdir {outdir} is not a directory.')
+    if os.path.exists(outdir) and not os.access(outdir, os.W_OK | os.X_OK):
+        raise VisualizeError(f'--outdir {outdir} is not writable.')
+    parent = os.path.abspath(outdir)
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent) or not os.access(

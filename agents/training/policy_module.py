@@ -137,12 +137,22 @@ class PolicyModule(tf.Module):
         self._observ_shape = tuple(
             int(size) for size in observation_space.shape)
         self._discrete = isinstance(action_space, gym.spaces.Discrete)
-        self._observ_map, self._action_map = _range_maps(
-            observation_space, action_space, bool(config.normalize_ranges))
+        # The maps of training's RangeNormalize, and ClipAction's bounds in
+        # the normalised space.
+        switch = None if config.normalize_ranges else False
+        self._observ_scale, self._action_scale, _, clip_space = (
+            space_wrappers.range_scales(
+                observation_space, action_space, switch, switch))
+        self._action_dtype = tf.int64 if self._discrete else tf.as_dtype(
+            action_space.dtype)
         # ClipAction's space, which the training graph's network saw.
-        self._network_space = action_space if self._discrete else (
-            gym.spaces.Box(-np.inf, np.inf, action_space.shape,
-                           action_space.dtype))
+        self._network_space = action_space
+        if not self._discrete:
+            self._clip = tuple(
+                bound.astype(action_space.dtype)
+                for bound in (clip_space.low, clip_space.high))
+            self._network_space = gym.spaces.Box(
+                -np.inf, np.inf, action_space.shape, action_space.dtype)
         self._value = value
         self._variables_by_name = {}
         # The first pass creates the variables; it runs eagerly.
@@ -166,8 +176,6 @@ class PolicyModule(tf.Module):
                 f'Categorical, the network returns a '
                 f'{type(output.policy).__name__}.')
         self._define_functions()
-        action_dtype = tf.int64 if self._discrete else tf.as_dtype(
-            self._action_map[0])
         # A string: a module would wrap a dict attribute for tracking.
         self._metadata = json.dumps(dict(
             env=describe_env(config.env),
@@ -181,7 +189,7 @@ class PolicyModule(tf.Module):
             discrete=self._discrete,
             observ_shape=list(self._observ_shape),
             action_shape=list(action_space.shape),
-            action_dtype=action_dtype.name,
+            action_dtype=self._action_dtype.name,
             state_size=sum(self._state_sizes or []) or None,
             weights=int(sum(np.prod(variable.shape)
                             for variable in self.weights))))
@@ -286,10 +294,11 @@ class PolicyModule(tf.Module):
 
     def _network(self, observ, state):
         """Run the configured network on a batch of raw observations."""
-        if self._observ_map is not None:
-            dtype, center, half_range = self._observ_map
-            observ = tf.cast(observ, dtype)
-            observ = tf.cast((observ - center) / half_range, tf.float32)
+        scale = self._observ_scale
+        if scale is not None:
+            observ = tf.cast(observ, scale.center.dtype)
+            observ = tf.cast(
+                (observ - scale.center) / scale.half_range, tf.float32)
         with tf.compat.v1.variable_scope(
                 '', custom_getter=self._variable, auxiliary_name_scope=False):
             observ_filter = parts.StreamingNormalize(
@@ -311,12 +320,14 @@ class PolicyModule(tf.Module):
 
     def _to_env_action(self, action):
         """Clip and map a network action into the environment's space."""
+        action = tf.cast(action, self._action_dtype)
         if self._discrete:
-            return tf.cast(action, tf.int64, name='env_action')
-        dtype, low, high, center, half_range = self._action_map
-        action = tf.cast(action, dtype)
-        action = tf.minimum(tf.maximum(action, low), high)
-        return tf.identity(action * half_range + center, name='env_action')
+            return tf.identity(action, name='env_action')
+        action = tf.minimum(tf.maximum(action, self._clip[0]), self._clip[1])
+        if self._action_scale is not None:
+            action = (action * self._action_scale.half_range
+                      + self._action_scale.center)
+        return tf.identity(action, name='env_action')
 
 
 def _seeded_sample(policy, seed):
@@ -331,34 +342,6 @@ def _seeded_sample(policy, seed):
     flat = tf.random.stateless_categorical(
         tf.reshape(logits, [-1, num_classes]), 1, key, dtype=tf.int32)
     return tf.reshape(flat, tf.shape(logits)[:-1])
-
-
-def _range_maps(observation_space, action_space, normalize):
-    """The affine maps of training's `RangeNormalize` as constants.
-
-    `(dtype, center, half_range)` of observations and `(dtype, low, high,
-    center, half_range)` of Box actions (ClipAction's bounds in the
-    normalised space, then the map back), each or None.
-    """
-    switch = None if normalize else False
-    observ_scale, action_scale, _, clip_space = space_wrappers.range_scales(
-        observation_space, action_space, switch, switch)
-    observ_map = None
-    if observ_scale is not None:
-        observ_map = (
-            observ_scale.center.dtype, observ_scale.center,
-            observ_scale.half_range)
-    if not isinstance(action_space, gym.spaces.Box):
-        return observ_map, None
-    dtype = action_space.dtype
-    if action_scale is not None:
-        center, half_range = action_scale.center, action_scale.half_range
-    else:
-        center = np.zeros(action_space.shape, dtype)
-        half_range = np.ones(action_space.shape, dtype)
-    return observ_map, (
-        dtype, clip_space.low.astype(dtype), clip_space.high.astype(dtype),
-        center, half_range)
 
 
 def describe_env(env):
