@@ -30,11 +30,13 @@ class _LinearPolicy:
         self._noise = noise
 
     def initial_state(self, batch_size):
+        """The step counts at the start of episodes, or None."""
         if not self._counts:
             return None
         return tf.zeros([batch_size], tf.float32)
 
     def step(self, observ, state, key):
+        """The actions and the counts after the step."""
         features = observ if state is None else observ + state[:, None] / 10
         output = tf.matmul(features, self._weights)
         if self._noise:
