@@ -102,7 +102,10 @@ sys.path.insert(0, _ROOT)
 # load torch: each process's memory is its own system's. peers_rejax imports
 # neither TensorFlow nor agents at module level.
 from agents.training import provenance  # pylint: disable=wrong-import-position
-from benchmarks import peers_rejax  # pylint: disable=wrong-import-position
+# pylint: disable=wrong-import-position
+from benchmarks import measured_process
+from benchmarks import peers_rejax
+# pylint: enable=wrong-import-position
 
 SYSTEMS = (
     'ours', 'ours_graph', 'ours_inprocess', 'ours_slices', 'ours_processes',
@@ -138,8 +141,6 @@ ZOO = {
 }
 
 _EVAL_ENVS = 16
-_POLL_SECONDS = 0.1
-_PSS_SECONDS = 2.0
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('tasks', ['Pendulum-v1'], f'Tasks of {", ".join(TASKS)}.')
@@ -300,6 +301,24 @@ def make_spec(system, task, seed, steps, stop_at=None):
         raise ValueError(f"Unknown system '{system}'; expected one of "
                          f"{', '.join(SYSTEMS)}.")
     return spec
+
+
+def our_total_steps(task, steps):
+    """Environment steps of one run of ours, training and evaluation.
+
+    Args:
+        task: Gymnasium id, a key of `TASKS`.
+        steps: Training environment steps, whole updates (`make_spec`'s).
+
+    Returns:
+        Integer, as `_train_ours` counts its `total_steps`, with the
+        overrides of `--ours_set`.
+    """
+    from agents.training import simulation
+    config = _our_config(task, steps, 0, _ours_overrides())
+    train_steps, eval_steps = simulation.phase_steps(config)
+    phases = math.ceil(steps / train_steps)
+    return phases * (train_steps + eval_steps)
 
 
 def _train_ours(spec):
@@ -467,6 +486,10 @@ def run_worker(spec_path, out_path):
             from agents.training import xla_cache
             xla_cache.use_persistent_cache(os.path.join(cache, 'xla'))
         result = _train_ours(spec)
+    elif spec['system'] == 'rejax_vmap':
+        # One compiled call for all of `spec['seeds']`, see
+        # benchmarks/peers_population.py.
+        result = peers_rejax.train_seeds(spec)
     elif spec['system'].startswith('rejax'):
         result = peers_rejax.train(spec)
     else:
@@ -486,109 +509,32 @@ def run_measured(spec, python=None):
         RuntimeError: With the child's output when it fails.
 
     Returns:
-        The child's result plus the measurements of `_watch`.
+        The child's result plus the measurements of
+        `measured_process.run_command`.
     """
-    import psutil
     with tempfile.TemporaryDirectory() as folder:
         spec_path = os.path.join(folder, 'spec.json')
         out_path = os.path.join(folder, 'result.json')
-        log_path = os.path.join(folder, 'log.txt')
         with open(spec_path, 'w', encoding='utf-8') as file_:
             json.dump(spec, file_)
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2')
-        env['PYTHONPATH'] = os.pathsep.join(
-            filter(None, [_ROOT, env.get('PYTHONPATH')]))
         command = [python or sys.executable, os.path.abspath(__file__),
                    f'--worker_spec={spec_path}', f'--worker_out={out_path}']
-        with open(log_path, 'w', encoding='utf-8') as log, \
-                subprocess.Popen(command, stdout=log,
-                                 stderr=subprocess.STDOUT,
-                                 env=env) as process:
-            measured = _watch(psutil, process)
-        if process.returncode:
-            with open(log_path, encoding='utf-8') as log:
-                output = log.read()[-4000:]
-            raise RuntimeError(
-                f"Run {spec['system']} seed {spec['seed']} exited with "
-                f'{process.returncode}:\n{output}')
+        seeds = spec['seed'] if 'seed' in spec else spec['seeds']
+        measured = measured_process.run_command(
+            command, f"Run {spec['system']} seed {seeds}")
         with open(out_path, encoding='utf-8') as file_:
             result = json.load(file_)
     result.update(measured)
     return result
 
 
-def _check_jax_python(python):
+def check_jax_python(python):
     """Exit with one line unless `python` can import rejax and gymnax."""
     try:
         subprocess.run([python, '-c', 'import rejax, gymnax'], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except (OSError, subprocess.CalledProcessError):
         sys.exit(peers_rejax.import_error_message(python))
-
-
-def _watch(psutil, process):
-    """Peak memory and CPU time of a process tree until its root exits.
-
-    Every `_POLL_SECONDS` the resident set sizes and CPU times of the known
-    members are read (cheap); the tree is listed again every second and the
-    proportional set sizes read every `_PSS_SECONDS` (expensive for
-    TensorFlow processes with thousands of mappings), so that the watcher
-    takes little CPU from the run it measures. Workers forked by a
-    multiprocessing fork server are grandchildren that no process waits
-    for, so `getrusage` would miss their CPU time; the last reading of each
-    member counts instead.
-
-    Returns:
-        Dict of peak_rss (largest sum of RSS, counting shared pages once per
-        process), peak_pss (largest sum of PSS, shared pages split among
-        their processes) in bytes, and cpu_seconds.
-    """
-    members, cpu = {}, {}
-    peak_rss = peak_pss = 0
-    next_list = next_pss = 0.0
-    try:
-        root = psutil.Process(process.pid)
-    except psutil.NoSuchProcess:
-        root = None
-    while process.poll() is None and root is not None:
-        now = time.monotonic()
-        if now >= next_list:
-            next_list = now + 1.0
-            try:
-                for member in [root] + root.children(recursive=True):
-                    members.setdefault(
-                        (member.pid, member.create_time()), member)
-            except psutil.Error:
-                pass
-        total_rss, total_pss = 0, 0
-        read_pss = now >= next_pss
-        for key, member in list(members.items()):
-            # A worker may exit between listing and reading it.
-            try:
-                with member.oneshot():
-                    total_rss += member.memory_info().rss
-                    times = member.cpu_times()
-                cpu[key] = times.user + times.system
-                if read_pss:
-                    total_pss += _read_pss(member.pid)
-            except (psutil.Error, OSError):
-                members.pop(key)
-        peak_rss = max(peak_rss, total_rss)
-        if read_pss:
-            next_pss = now + _PSS_SECONDS
-            peak_pss = max(peak_pss, total_pss)
-        time.sleep(_POLL_SECONDS)
-    return dict(peak_rss=peak_rss, peak_pss=peak_pss,
-                cpu_seconds=sum(cpu.values()))
-
-
-def _read_pss(pid):
-    """Proportional set size of a process in bytes (Linux)."""
-    with open(f'/proc/{pid}/smaps_rollup', encoding='ascii') as file_:
-        for line in file_:
-            if line.startswith('Pss:'):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def summarize(result, target):
@@ -712,7 +658,7 @@ def main(argv):
     seeds = [int(seed) for seed in FLAGS.seeds]
     systems = list(FLAGS.systems)
     if any(system.startswith('rejax') for system in systems):
-        _check_jax_python(FLAGS.jax_python)
+        check_jax_python(FLAGS.jax_python)
     record = provenance.record(packages=dict(
         provenance.PACKAGES, torch=('torch',),
         stable_baselines3=('stable-baselines3',)))

@@ -35,6 +35,7 @@ phase. rejax's loop is one compiled call and cannot stop early, so
 import math
 import os
 import time
+import types
 
 # rejax's PPO settings for Pendulum-v1 in its repository
 # (configs/gymnax/pendulum.yaml, rejax 0.1.3): 100 environments of 100 steps
@@ -166,42 +167,28 @@ def import_error_message(python):
     return f'rejax cannot be imported by {python}; {_EXTRA_HINT}.'
 
 
-def train(spec):
-    """Train rejax PPO as the spec says, evaluating on the spec's schedule.
+def create_algo(spec, record=None):
+    """rejax PPO as the spec says, evaluating greedily on its schedule.
 
     Args:
         spec: Dict from peers.py's `make_spec` with a `rejax` entry of
             settings; `eval_every` must be a multiple of its update's steps
             (rejax trains whole updates between evaluations).
+        record: None, or `record(train_steps, lengths, returns)`, called on
+            the host when an evaluation has finished (an ordered host
+            callback; `jax.vmap` cannot batch one, so vmapped runs leave
+            it out).
 
     Raises:
         ImportError: With the install hint, when rejax is missing.
         ValueError: When the evaluation period splits an update.
 
     Returns:
-        Dict of the reports (training steps, all steps so far, seconds,
-        mean evaluation return), the seconds, the total steps and the
-        compile seconds.
+        The rejax PPO; its `train(rng)` returns the final train state and,
+        per evaluation, the lengths and returns of the greedy episodes.
     """
-    try:
-        # pylint: disable=import-outside-toplevel
-        import jax
-        import optax
-        from jax import numpy as jnp
-        from jax.experimental import io_callback
-        from rejax import PPO
-        from rejax.evaluate import evaluate
-    except ImportError as error:
-        raise ImportError(
-            f'{error}; {_EXTRA_HINT}.') from error
-    if spec.get('compile_cache'):
-        # JAX's persistent cache of compiled code, as ours uses XLA's.
-        jax.config.update('jax_compilation_cache_dir', os.path.join(
-            spec['compile_cache'], 'jax'))
-        jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)
-    # As ours, the clock starts after the imports, before the environment
-    # and the networks are built.
-    start = time.monotonic()
+    modules = import_rejax()
+    jnp = modules.jax.numpy
     settings = dict(spec['rejax'])
     period = spec['eval_every']
     if period % iteration_steps(settings):
@@ -211,23 +198,12 @@ def train(spec):
     updates = math.ceil(spec['steps'] / iteration_steps(settings))
     if settings.pop('learning_rate_decay', None) == 'linear':
         # Per optimizer step; each network takes every mini-batch step.
-        settings['learning_rate'] = optax.linear_schedule(
+        settings['learning_rate'] = modules.optax.linear_schedule(
             settings['learning_rate'], 0.0,
             updates * settings['num_epochs'] * settings['num_minibatches'])
-    algo = PPO.create(
+    algo = modules.PPO.create(
         env=GYMNAX_TASKS[spec['task']], total_timesteps=int(spec['steps']),
         eval_freq=period, skip_initial_evaluation=True, **settings)
-    reports = []
-    counter = dict(eval_steps=0)
-
-    def record(train_steps, lengths, returns):
-        # Runs on the host when the compiled evaluation has finished.
-        counter['eval_steps'] += int(lengths.sum())
-        reports.append(dict(
-            train_steps=int(train_steps),
-            total_steps=int(train_steps) + counter['eval_steps'],
-            seconds=time.monotonic() - start,
-            score=float(returns.mean())))
 
     def greedy_evaluation(algo, train_state, rng):
         def act(observ, unused_rng):
@@ -240,15 +216,51 @@ def train(spec):
             space = algo.env.action_space(algo.env_params)
             return jnp.clip(mean[0], space.low, space.high)
 
-        lengths, returns = evaluate(
+        lengths, returns = modules.evaluate(
             act, rng, algo.env, algo.env_params, spec['eval_episodes'],
             spec['max_length'])
-        io_callback(
-            record, None, train_state.global_step, lengths, returns,
-            ordered=True)
+        if record is not None:
+            modules.io_callback(
+                record, None, train_state.global_step, lengths, returns,
+                ordered=True)
         return lengths, returns
 
-    algo = algo.replace(eval_callback=greedy_evaluation)
+    return algo.replace(eval_callback=greedy_evaluation)
+
+
+def train(spec):
+    """Train rejax PPO as the spec says, evaluating on the spec's schedule.
+
+    Args:
+        spec: As `create_algo` takes it, with a `seed`.
+
+    Raises:
+        ImportError: With the install hint, when rejax is missing.
+        ValueError: When the evaluation period splits an update.
+
+    Returns:
+        Dict of the reports (training steps, all steps so far, seconds,
+        mean evaluation return), the seconds, the total steps and the
+        compile seconds.
+    """
+    jax = import_rejax().jax
+    _use_compile_cache(jax, spec)
+    # As ours, the clock starts after the imports, before the environment
+    # and the networks are built.
+    start = time.monotonic()
+    reports = []
+    counter = dict(eval_steps=0)
+
+    def record(train_steps, lengths, returns):
+        # Runs on the host when the compiled evaluation has finished.
+        counter['eval_steps'] += int(lengths.sum())
+        reports.append(dict(
+            train_steps=int(train_steps),
+            total_steps=int(train_steps) + counter['eval_steps'],
+            seconds=time.monotonic() - start,
+            score=float(returns.mean())))
+
+    algo = create_algo(spec, record)
     rng = jax.random.PRNGKey(spec['seed'])
     compile_start = time.monotonic()
     compiled = jax.jit(algo.train).lower(rng).compile()
@@ -260,3 +272,90 @@ def train(spec):
         reports=reports, seconds=time.monotonic() - start,
         total_steps=int(train_state.global_step) + counter['eval_steps'],
         compile_seconds=compile_seconds)
+
+
+def train_seeds(spec):
+    """Train rejax PPO for several seeds in one compiled, vmapped call.
+
+    rejax's way to train a population (its README): `jax.vmap` of the
+    train function over one key per seed, compiled once. Each member
+    starts from `PRNGKey(seed)`, as `train` does for one seed.
+
+    Args:
+        spec: As `create_algo` takes it, with a list of `seeds`.
+
+    Raises:
+        ImportError: With the install hint, when rejax is missing.
+        ValueError: When the evaluation period splits an update.
+
+    Returns:
+        Dict of the seconds (from before the environments and networks are
+        built to the end, compilation included), the compile seconds, the
+        total environment steps of all members (training and evaluation),
+        their training steps, each member's evaluation returns (one mean
+        per evaluation) and the versions of the JAX packages.
+    """
+    jax = import_rejax().jax
+    _use_compile_cache(jax, spec)
+    start = time.monotonic()
+    algo = create_algo(spec)
+    keys = jax.numpy.stack(
+        [jax.random.PRNGKey(seed) for seed in spec['seeds']])
+    compile_start = time.monotonic()
+    compiled = jax.jit(jax.vmap(algo.train)).lower(keys).compile()
+    compile_seconds = time.monotonic() - compile_start
+    train_state, (lengths, returns) = compiled(keys)
+    jax.block_until_ready((train_state, lengths, returns))
+    seconds = time.monotonic() - start
+    train_steps = int(train_state.global_step.sum())
+    return dict(
+        seconds=seconds, compile_seconds=compile_seconds,
+        total_steps=train_steps + int(lengths.sum()),
+        train_steps=train_steps,
+        scores=returns.mean(axis=-1).tolist(),
+        packages=jax_packages())
+
+
+def import_rejax():
+    """Import JAX and rejax, which the caller times without the imports.
+
+    Raises:
+        ImportError: With the install hint, when one is missing.
+
+    Returns:
+        A namespace of `jax`, `optax`, `io_callback`, rejax's `PPO` and
+        `evaluate`.
+    """
+    try:
+        # pylint: disable=import-outside-toplevel
+        import jax
+        import optax
+        from jax.experimental import io_callback
+        from rejax import PPO
+        from rejax.evaluate import evaluate
+    except ImportError as error:
+        raise ImportError(
+            f'{error}; {_EXTRA_HINT}.') from error
+    return types.SimpleNamespace(
+        jax=jax, optax=optax, io_callback=io_callback, PPO=PPO,
+        evaluate=evaluate)
+
+
+def jax_packages():
+    """Versions of the packages of the bench-jax extra in this interpreter."""
+    from importlib import metadata  # pylint: disable=import-outside-toplevel
+    versions = {}
+    for name in ('jax', 'jaxlib', 'rejax', 'gymnax', 'flax', 'optax'):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _use_compile_cache(jax, spec):
+    """JAX's persistent cache of compiled code, as ours uses XLA's."""
+    if spec.get('compile_cache'):
+        jax.config.update('jax_compilation_cache_dir', os.path.join(
+            spec['compile_cache'], 'jax'))
+        jax.config.update('jax_persistent_cache_min_compile_time_secs', 0)
