@@ -14,6 +14,10 @@ reached the task's target (-200 on Pendulum-v1). Install the peer first:
     python benchmarks/peers.py --tasks=HalfCheetah-v5 \
         --systems=ours,sb3_zoo --until_target   # time to target only
 
+benchmarks/peers_population.py times many seeds of a task at once, each
+system's way (ours as one population, SB3 two processes at a time, rejax
+vmapped over the seeds).
+
 Systems:
 
   ours            our config of the task (agents/scripts/configs.py), with
