@@ -92,8 +92,8 @@ class BatchEnv(forwarding.Forwarding):
     @property
     def busy(self):
         """For `tools.StepWatchdog`: None between steps; during one, the
-        index of the environment stepping in this process (None while
-        waiting for workers) and the `time.monotonic()` it began."""
+        index of the environment stepping in this process (None: waiting
+        for workers) and the `time.monotonic()` it began."""
         return self._busy
 
     def step(self, actions):
@@ -176,10 +176,8 @@ class BatchEnv(forwarding.Forwarding):
         close_all(self._envs)
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):  # Nobody to report to.
             self.close()
-        except Exception:
-            pass  # Nothing to report to at garbage collection or exit.
 
     def _gather(self, requests, indices=None, blocking=None):
         """Run the requests (of environments `indices`, default all) in turn
@@ -280,7 +278,17 @@ class BatchEnv(forwarding.Forwarding):
         space, count = self._action_space, len(self._envs)
         box = isinstance(space, gym.spaces.Box)
         if not box and not isinstance(space, gym.spaces.Discrete):
-            return _check_other(list(actions), space, count)
+            actions = list(actions)
+            if len(actions) != count:
+                raise ValueError(
+                    f'Expected a batch of {count} actions, one per '
+                    f'environment, got {len(actions)}.')
+            for index, action in enumerate(actions):
+                if not space.contains(action):
+                    raise ValueError(
+                        f'Action {action!r} of environment {index} is outside '
+                        f'the action space {space}.')
+            return actions
         array = np.asarray(actions)
         if array.ndim == 0 or len(array) != count or (
                 not box and array.ndim != 1):
@@ -311,20 +319,6 @@ class BatchEnv(forwarding.Forwarding):
                 f'Action {array[index]!r} of environment {index} is '
                 f'outside the action space {space}.')
         return array.astype(space.dtype, copy=False) if box else array.tolist()
-
-
-def _check_other(actions, space, count):
-    """Check actions of a space that is neither Box nor Discrete."""
-    if len(actions) != count:
-        raise ValueError(
-            f'Expected a batch of {count} actions, one per environment, '
-            f'got {len(actions)}.')
-    for index, action in enumerate(actions):
-        if not space.contains(action):
-            raise ValueError(
-                f'Action {action!r} of environment {index} is outside '
-                f'the action space {space}.')
-    return actions
 
 
 def blame(index, function, when=''):

@@ -37,7 +37,7 @@ def has_task(task):
 
 
 class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
-    """EnvPool's environments of one task behind the `BatchEnv` interface.
+    """EnvPool's environments of one `task` (id) as a `BatchEnv`.
 
     Finished environments are reset explicitly, as in a `BatchEnv`, before
     EnvPool would reset them by itself. Environment `i` is seeded with
@@ -55,8 +55,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
 
         Raises:
             ImportError: When EnvPool is not installed.
-            ValueError: When EnvPool has no such task or an argument is out
-                of range.
+            ValueError: For a task EnvPool lacks or an argument out of range.
         """
         envpool = import_envpool()
         if not isinstance(task, str) or task not in envpool.list_all_envs():
@@ -74,7 +73,6 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
         self._env = envpool.make_gymnasium(
             task, num_envs=num_envs, batch_size=num_envs, seed=int(seed),
             num_threads=int(num_threads))
-        self._task = task
         self._all = np.arange(num_envs, dtype=np.int32)
         # EnvPool's infos are arrays of the whole batch, dropped.
         self._infos = ({},) * num_envs
@@ -82,11 +80,6 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             task=task, observation_space=self._env.observation_space,
             action_space=self._env.action_space)
         super().__init__([member] * num_envs, blocking=True)
-
-    @property
-    def task(self):
-        """Gymnasium id of the task."""
-        return self._task
 
     def step(self, actions):
         """Step every environment of the batch, as `BatchEnv.step` does."""

@@ -4,6 +4,7 @@ TensorFlow here: worker processes import this module.
 """
 
 import atexit
+import contextlib
 import copyreg
 import functools
 import io
@@ -124,7 +125,8 @@ class ExternalProcess(gym.Env):
         start_method, timeout = _check_arguments(
             constructor, start_method, timeout)
         self._timeout = float(timeout)
-        self._name = _describe(constructor)
+        name = getattr(constructor, '__qualname__', None) or repr(constructor)
+        self._name = name if len(name) <= 80 else name[:77] + '...'
         self._failure = None
         self._sent = 0
         self._received = 0
@@ -258,18 +260,15 @@ class ExternalProcess(gym.Env):
             atexit.unregister(self._atexit_hook)
             self._atexit_hook = None
         if seconds:
-            try:
+            # The child may be gone or its pipe broken; reaped below.
+            with contextlib.suppress(OSError, ValueError):
                 self._conn.send_bytes(pickle.dumps((Message.CLOSE, None)))
-            except (OSError, ValueError):
-                pass  # The child is gone or its pipe broke; reap it below.
         worker_process.reap(self._process, seconds)
         self._conn.close()
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):  # Nobody to report to.
             self.close()
-        except Exception:
-            pass  # Nothing to report to at garbage collection or exit.
 
     def __repr__(self):
         pid = self._process.pid if self._process else None
@@ -407,11 +406,6 @@ def _close_ref(ref):
         env.close()
 
 
-def _describe(constructor):
-    name = getattr(constructor, '__qualname__', None) or repr(constructor)
-    return name if len(name) <= 80 else name[:77] + '...'
-
-
 def serve_environment(conn, constructor):
     """Build the environment of the cloudpickled `constructor`, send
     READY, and serve the parent's messages on this end of the pipe."""
@@ -425,7 +419,8 @@ def serve_environment(conn, constructor):
             conn.send_bytes(cloudpickle.dumps(
                 (Message.READY, _describe_env(env)), _PICKLE_PROTOCOL))
         except Exception as error:
-            conn.send_bytes(_error_reply(error))
+            conn.send_bytes(_reply(
+                Message.EXCEPTION, worker_errors.error_details(error)))
             return
         while True:
             data = conn.recv_bytes()
@@ -437,16 +432,16 @@ def serve_environment(conn, constructor):
             except Exception as error:
                 # Keep serving: a failed attribute read or step must not take
                 # the environment down with it.
-                reply = _error_reply(error)
+                reply = _reply(
+                    Message.EXCEPTION, worker_errors.error_details(error))
             conn.send_bytes(reply)
     except (EOFError, OSError):
         pass  # The parent went away; nobody to answer.
     finally:
         if env is not None:
-            try:
+            # The parent asked to close; it cannot hear us now.
+            with contextlib.suppress(Exception):
                 env.close()
-            except Exception:
-                pass  # The parent asked to close; it cannot hear us now.
         conn.close()
 
 
@@ -478,11 +473,6 @@ def _lookup(env, name, wrapped):
 def _reply(message, payload):
     """A pickled message."""
     return _dumps((message, payload), _PICKLE_PROTOCOL)
-
-
-def _error_reply(error):
-    """The pickled message of an error."""
-    return _reply(Message.EXCEPTION, worker_errors.error_details(error))
 
 
 def _describe_env(env):

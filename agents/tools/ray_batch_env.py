@@ -2,6 +2,7 @@
 is imported when a batch is created; TensorFlow never (actors import this).
 """
 
+import contextlib
 import functools
 import os
 
@@ -44,8 +45,8 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
         num_actors: Number of actors, at most one per environment; None:
             one per free CPU of the cluster, at least one.
         restart: Whether to replace a failed actor instead of raising.
-        timeout: Seconds an actor may take to answer; None: 600 (at
-            least 60 to build the environments).
+        timeout: Seconds an actor may take to answer (at least 60 to
+            build); None: 600.
         actor_options: Dict of Ray actor options; by default one CPU
             each, spread over the nodes ('SPREAD').
 
@@ -129,15 +130,12 @@ class _ActorWorker:
             return
         self._closed = True
         if self._failure is None:
-            try:
+            with contextlib.suppress(Exception):  # Killed below either way.
                 self._ray.get(
                     self._actor.call.remote('close'), timeout=_CLOSE_SECONDS)
-            except Exception:
-                pass  # Killed below either way.
-        try:
+        # Ray may be shut down already, which ended the actor.
+        with contextlib.suppress(Exception):
             self._ray.kill(self._actor)
-        except Exception:
-            pass  # Ray is shut down already, which ended the actor.
 
     def __repr__(self):
         if self._handshake is None:

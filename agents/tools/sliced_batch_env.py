@@ -44,9 +44,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         num_workers: Number of workers, at most one per environment;
             None: one per CPU core this process may use.
         restart: Whether to replace a failed worker instead of raising.
-        timeout: Seconds a worker may take to answer; None: the default
-            of `ExternalProcess`, as for `start_method`.
-        start_method: Start method of the workers, or None.
+        timeout, start_method: Of the workers' `ExternalProcess`es.
 
     Raises:
         TypeError: When a constructor is an environment or not callable.

@@ -3,6 +3,7 @@ TensorFlow here: worker processes import this module.
 """
 
 import builtins
+import contextlib
 import traceback
 
 
@@ -58,8 +59,7 @@ def worker_error(where, module, name, stacktrace):
     if module == 'builtins':
         cls = getattr(builtins, name, None)
     if isinstance(cls, type) and issubclass(cls, Exception):
-        try:
+        # One that needs other arguments falls back to our own type.
+        with contextlib.suppress(Exception):
             return cls(message)
-        except Exception:
-            pass  # Needs other arguments; fall back to our own type.
     return ExternalProcessError(message)

@@ -42,7 +42,7 @@ def leave_stopping_to_parent(conn):
     # A handler that does nothing rather than SIG_IGN, so that programs the
     # environment executes get the default handling back.
     for signum in STOP_SIGNALS:
-        signal.signal(signum, _ignore_signal)
+        signal.signal(signum, lambda *unused: None)
     # The parent blocked them while starting this process.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     _exit_with_parent(conn)
@@ -96,10 +96,6 @@ def _start_forkserver(context, preload):
         context.set_forkserver_preload(list(modules) + [preload])
     if server is not None:
         server.ensure_running()
-
-
-def _ignore_signal(unused_signum, unused_frame):
-    """Signal handler that leaves the decision to stop to the parent."""
 
 
 def _exit_with_parent(conn):
