@@ -10,6 +10,7 @@ from agents.environments import env_construction
 from agents.tools import compiled_ops
 from agents.tools import episode_wrappers
 from agents.tools import in_graph_env
+from agents.tools import rollout_env
 from agents.tools import space_wrappers
 
 
@@ -230,6 +231,10 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     def close(self):
         """Do nothing; the batch holds no resources outside the graph."""
 
+    def rollout_env(self):
+        """The view of a loop of steps (`tools.rollout_env`)."""
+        return TaskRolloutEnv(self)
+
     def transition(self, state, steps, action):
         """Step states and episode step counts, as a pure function, into
         the next states and step counts, the observations, float32 rewards,
@@ -359,3 +364,42 @@ def _uniform(key, batch_size, low, high):
 
 
 _compiled_uniform = tf.function(_uniform, jit_compile=True)
+
+
+class TaskRolloutEnv(rollout_env.RolloutEnv):
+    """The loop's view of an in-graph task, through its pure `transition`
+    and `restart` (a loop XLA compiles)."""
+
+    jit_compile = True
+
+    def _variables(self):
+        """The reset counter, states and step counts."""
+        return self._batch_env.counter, self._batch_env.state, (
+            self._batch_env.steps)
+
+    def rollout_seed(self):
+        """The first half of the random keys of a rollout: the task's seed."""
+        return self._batch_env.seed.read_value()
+
+    @staticmethod
+    def resets(env_state):
+        """The int64 count of episodes the batch began, for random keys."""
+        return env_state[0]
+
+    def begin(self, env_state, begin, observ):
+        """The loop state and observations after beginning new episodes
+        where `begin` ([batch] bool) is true."""
+        counter, state, steps = env_state
+        counter, state, steps, fresh = self._batch_env.restart(
+            self._batch_env.seed.read_value(), counter, state, steps, begin)
+        return (counter, state, steps), compiled_ops.where(begin, fresh, observ)
+
+    def step(self, env_state, action):
+        """Step every environment: the loop state, observations, float32
+        rewards, and the bool flags done, truncated and restarted (never,
+        for a task)."""
+        counter, state, steps = env_state
+        state, steps, observ, reward, done, truncated = (
+            self._batch_env.transition(state, steps, action))
+        return ((counter, state, steps), observ, reward, done, truncated,
+                tf.zeros_like(done))

@@ -9,6 +9,7 @@ from agents.tools import env_state
 from agents.tools import forwarding
 from agents.tools import in_graph_env
 from agents.tools import resume_state
+from agents.tools import rollout_env
 from agents.tools import temporary_scope
 
 # A step's or reset's tensors, a row per environment: observations, float32
@@ -90,6 +91,10 @@ class InGraphBatchEnv(
                 return tf.group(self._action.assign(action), *[
                         variable.assign(value)
                         for variable, value in zip(self._outcome, outcome)])
+
+    def rollout_env(self):
+        """The view of a loop of steps (`tools.rollout_env`)."""
+        return BridgeRolloutEnv(self)
 
     def step_outcome(self, action):
         """The `Outcome` of a step with an action tensor of the variable's
@@ -256,3 +261,56 @@ def _check_finite(value, name):
     kind = 'Inf and NaN' if has_nan and has_inf else (
             'NaN' if has_nan else 'Inf')
     raise ValueError(f'{name} : Tensor had {kind} values')
+
+
+class BridgeRolloutEnv(rollout_env.RolloutEnv):
+    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
+    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task."""
+
+    jit_compile = False
+
+    def _variables(self):
+        """The flags of the environments restarted after a failure and the
+        count of restarts."""
+        return self._batch_env.restarted, self._batch_env.restarts
+
+    @staticmethod
+    def rollout_seed():
+        """The first half of the random keys of a rollout, drawn per call
+        by the graph's seed (the resets draw no numbers in the graph)."""
+        return tf.random.uniform([], maxval=tf.int64.max, dtype=tf.int64)
+
+    @staticmethod
+    def resets(unused_env_state):
+        """Zero: the keys of a call differ by their step alone."""
+        return tf.constant(0, tf.int64)
+
+    def begin(self, loop_state, begin, observ):
+        """Reset where `begin` is true; steps without resets call no Python.
+        """
+        restarted, restarts = loop_state
+
+        def _reset():
+            indices = tf.cast(tf.where(begin)[:, 0], tf.int32)
+            outcome = self._batch_env.reset_outcome(indices)
+            rows = indices[:, None]
+            return (
+                tf.tensor_scatter_nd_update(restarted, rows, tf.zeros_like(
+                    outcome.restarted)),
+                outcome.restarts,
+                tf.tensor_scatter_nd_update(observ, rows, outcome.observ))
+
+        restarted, restarts, observ = tf.cond(
+            tf.reduce_any(begin), _reset,
+            lambda: (restarted, restarts, observ))
+        return (restarted, restarts), observ
+
+    def step(self, loop_state, action):
+        """Step the batch; done is true also where an environment restarted.
+        """
+        del loop_state
+        outcome = self._batch_env.step_outcome(action)
+        return (
+            (outcome.restarted, outcome.restarts), outcome.observ,
+            outcome.reward, outcome.done, outcome.truncated,
+            outcome.restarted)
