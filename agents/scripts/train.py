@@ -2,6 +2,9 @@ r"""Train a reinforcement learning agent in the TensorFlow graph.
 
   python -m agents.scripts.train --logdir=~/logdir --config=pendulum
 
+`--env_mode` picks where the environments step; its help below lists the
+modes and says what `auto`, the default, does.
+
 A run folder `<logdir>/<timestamp>-<config>` receives `config.yaml`,
 checkpoints and `train/`, `eval/` summaries; the `--timestamp` of an
 existing run resumes it. Exit codes: 0 finished; 1 an environment failed or

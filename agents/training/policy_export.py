@@ -126,7 +126,7 @@ def _save_onnx(module, folder):
     # pylint: disable-next=import-outside-toplevel,import-error
     import tf2onnx
     specs = module.serving_inputs()
-    serving = module.serving_function()
+    serving = module.signatures()['serving_default']
 
     def rename_state(*inputs):
         # ONNX names values uniquely: the state that the model returns

@@ -213,10 +213,6 @@ class PolicyModule(tf.Module):
                 [None, sum(self._state_sizes)], tf.float32, name='state'))
         return inputs
 
-    def serving_function(self):
-        """The `tf.function` of `serving_default`, returning a dict."""
-        return self._serve
-
     def signatures(self):
         """The signatures to save: name -> concrete function."""
         inputs = self.serving_inputs()

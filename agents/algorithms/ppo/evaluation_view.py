@@ -12,16 +12,10 @@ class EvaluationView:
     empty summaries, and a `tools.compiled_rollout` policy."""
 
     def __init__(self, batch_env, network, observ_filter, device, stochastic):
-        """Create the per-agent state of the evaluation batch.
-
-        Args:
-          batch_env: In-graph batch of the evaluation environments.
-          network: The policy's network template, shared with training.
-          observ_filter: The `parts.StreamingNormalize` of observations,
-              only read here.
-          device: Device of the network's ops.
-          stochastic: Whether to sample actions instead of the mode.
-        """
+        """Create the per-agent state of the in-graph evaluation batch for
+        the policy's `network` template (shared with training) on `device`,
+        which sees observations normalized by `observ_filter` (only read
+        here) and samples actions where `stochastic`, else takes the mode."""
         self._network = network
         self._observ_filter = observ_filter
         self._device = device
