@@ -317,17 +317,20 @@ class Loop:
         with tf.control_dependencies([reported_score, next_step]):
             outputs = tf.identity(summary), reported_score, next_step
         # The switches of the next run may be set only after all of this.
-        with tf.control_dependencies(outputs), tf.name_scope('next_switches'):
-            next_step = tf.cast(tf.identity(next_step), tf.int64)
+        with tf.control_dependencies(outputs):
+            end_step = tf.identity(next_step)
+        with tf.name_scope('next_switches'):
+            next_step = tf.cast(end_step, tf.int64)
             current = self._locate(next_step - tf.cast(batch, tf.int64))
             following = self._locate(next_step)
             first_run = tf.logical_or(
                 tf.not_equal(current.epoch, following.epoch),
                 tf.not_equal(current.index, following.index))
-            with tf.control_dependencies([
-                    self._in_turn.assign(tf.logical_not(first_run))]):
-                return outputs + (
-                    self._define_schedule(following, first_run),)
+            in_turn = self._in_turn.assign(tf.logical_not(first_run))
+            schedule = self._define_schedule(following, first_run)
+            with tf.control_dependencies([in_turn]):
+                return outputs + (_Schedule(*(
+                    tf.identity(value) for value in schedule)),)
 
     def _feeds(self, phase):
         """The placeholders that the runs of a phase feed."""
