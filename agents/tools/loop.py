@@ -1,8 +1,4 @@
-"""Run simulation phases, such as training and evaluation, in a schedule.
-
-Phases take turns in their order, each for its steps; docs/architecture.md
-describes the schedule.
-"""
+"""Run simulation phases, such as training and evaluation, in a schedule."""
 
 import collections
 import contextlib
@@ -11,10 +7,10 @@ import math
 import numbers
 import os
 
-import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.tools import phase_reports
+from agents.tools import phase_schedule as schedule
 from agents.tools import resume_state
 from agents.tools import streaming_mean
 from agents.tools import temporary_scope
@@ -23,14 +19,10 @@ _Phase = collections.namedtuple(
         'Phase',
         'name, summary_dir, tensors, mean_score, batch, steps, feed, '
         'report_every, log_every, checkpoint_every, caller_thread, made')
-# What a run does, computed in the graph before it.
-_Schedule = collections.namedtuple(
-        'Schedule', 'index, phase_step, log, report, reset, checkpoint')
-_Location = collections.namedtuple('Location', 'epoch, index, phase_step')
 
 _logger = logging.getLogger('agents')
 # Callers read it as `loop.phase_steps_at`.
-phase_steps_at = phase_reports.phase_steps_at
+phase_steps_at = schedule.phase_steps_at
 
 
 class Loop:
@@ -68,16 +60,17 @@ class Loop:
             self._reset = _switch(reset, 'force_reset')
             # Whether the next run continues a turn that earlier runs began;
             # a loop restored without it begins the turn anew.
-            self._in_turn = _switch(None, 'in_turn')
+            self._in_turn = tf.Variable(
+                False, trainable=False, name='in_turn')
         resume_state.keep_for_resume(self._in_turn)
         self._phases = []
         self._reports = phase_reports.PhaseReports(
             self._phases, None if step_phases is None else tuple(step_phases),
             self._step.graph)
-        # Built on the first run, once the phases are known: the schedule
-        # of the first run, and per phase the outputs of its runs.
-        self._first_schedule = None
+        self._first_switches = None
+        # Per phase: the outputs of its runs and the switches after them.
         self._ops = []
+        self._next_switches = []
 
     @property
     def step(self):
@@ -185,36 +178,40 @@ class Loop:
             raise RuntimeError('Add a phase to the loop before running it.')
         global_step = int(sess.run(self._step))
         callables = self._make_callables(sess)
-        schedule = sess.run(self._first_schedule)
         self._reports.start(global_step)
+        turn = None
+        if sess.run(self._in_turn):  # A restored turn goes on.
+            turn = self._find_current_phase(global_step)[:2]
         try:
             while max_step is None or global_step < max_step:
                 if stop is not None and stop():
                     break
-                phase = self._phases[schedule.index]
-                if schedule.reset:
+                index, epoch, steps_in = self._find_current_phase(global_step)
+                phase = self._phases[index]
+                phase_step = epoch * phase.steps + steps_in
+                first_run, turn = turn != (index, epoch), (index, epoch)
+                if first_run:
                     _logger.debug(
                             'Phase %s at phase step %d, global step %d.',
-                            phase.name, schedule.phase_step, global_step)
+                            phase.name, phase_step, global_step)
+                should_report = schedule.fires(
+                    phase_step, phase.batch, phase.report_every)
                 values = dict(phase.feed)
-                values[self._log.ref()] = schedule.log
-                values[self._report.ref()] = schedule.report
-                values[self._reset.ref()] = schedule.reset
-                summary, mean_score, global_step, next_schedule = (
-                    callables[schedule.index](values))
+                values[self._log.ref()] = phase.summary_dir is not None and (
+                    schedule.fires(phase_step, phase.batch, phase.log_every))
+                values[self._report.ref()] = should_report
+                values[self._reset.ref()] = first_run
+                summary, mean_score, global_step = callables[index](values)
                 global_step = int(global_step)
                 if summary and phase.summary_dir is not None:
                     self._reports.write(phase, summary, global_step)
-                if schedule.checkpoint and self._logdir and saver is not None:
-                    tf.io.gfile.makedirs(self._logdir)
-                    saver.save(
-                        sess, os.path.join(self._logdir, 'model.ckpt'),
-                        global_step)
-                if schedule.report:
+                if schedule.fires(
+                        phase_step, phase.batch, phase.checkpoint_every):
+                    self._store_checkpoint(sess, saver, global_step)
+                if should_report:
                     self._reports.report(
                         phase, global_step, mean_score, max_step)
                     yield float(mean_score)
-                schedule = next_schedule
         except BaseException:
             # Without hiding the error by another of the writers.
             for phase in self._phases:
@@ -229,39 +226,51 @@ class Loop:
         return self._reports.shown_steps(global_step)[0]
 
     def _make_callables(self, sess):
-        """A session callable per phase; phases that share their runs (see
-        `_can_share`) share it."""
+        """Set the first switches; return a session callable per phase.
+
+        The ops are built here, on the first run, once the phases are known.
+        """
         if len(self._ops) != len(self._phases):
             with self._step.graph.as_default():
-                self._first_schedule = self._define_schedule(
-                    self._locate(self._step.read_value()),
-                    tf.logical_not(self._in_turn.read_value()))
-                self._ops = self._define_runs()
+                self._first_switches = self._define_switches(
+                    self._step,
+                    first_run=tf.logical_not(self._in_turn.read_value()))
+                self._ops, self._next_switches = self._define_runs()
+        sess.run(self._first_switches)
         made = {}
-        for phase, op in zip(self._phases, self._ops):
+        for phase, op, switches in zip(
+                self._phases, self._ops, self._next_switches):
             if id(op) not in made:
                 made[id(op)] = _Callable(
-                    sess, op, self._feeds(phase), phase.caller_thread)
+                    sess, op[:3], switches, self._feeds(phase),
+                    phase.caller_thread)
         return [made[id(op)] for op in self._ops]
 
     def _define_runs(self):
-        """The outputs of each phase's runs: summary, reported score, global
-        step and the schedule of the next run."""
+        """The outputs of each phase's runs and the switches after them.
+
+        Phases that can share their runs (see `_can_share`) hold the same
+        objects.
+        """
         phases = self._phases
         if self._can_share():
             with tf.name_scope('loop_shared'):
                 index = self._locate(self._step.read_value()).index
-                return [self._define_step(
+                outputs = self._define_step(
                     *phases[0].tensors, phases[0].batch,
                     [phase.mean_score for phase in phases], index)
-                ] * len(phases)
-        ops = []
+                switches = self._define_next_switches(
+                    outputs[3], phases[0].batch)
+            return [outputs] * len(phases), [switches] * len(phases)
+        ops, next_switches = [], []
         for index, phase in enumerate(phases):
             made = phase.batch if phase.made is None else phase.made
             with tf.name_scope(f'loop_{index}'):
                 ops.append(self._define_step(
                     *phase.tensors, made, [phase.mean_score]))
-        return ops
+                next_switches.append(
+                    self._define_next_switches(ops[-1][3], made))
+        return ops, next_switches
 
     def _can_share(self):
         """Whether all phases can run as one session callable, which the
@@ -282,11 +291,12 @@ class Loop:
 
     def _define_step(
             self, done, score, summary, batch, mean_scores, index=None):
-        """The outputs of a run (see `_define_runs`).
+        """The outputs of a run: summary, reported score, global step.
 
         The `mean_scores` of the phases that run these outputs receive the
         scores: one phase's alone, or where `index` (int32 tensor) is given,
-        that of the phase it picks.
+        that of the phase it picks. The fourth output is the global step
+        once the run has computed everything else.
         """
         if done.shape.ndims == 0:
             done, score = done[None], score[None]
@@ -318,19 +328,7 @@ class Loop:
             outputs = tf.identity(summary), reported_score, next_step
         # The switches of the next run may be set only after all of this.
         with tf.control_dependencies(outputs):
-            end_step = tf.identity(next_step)
-        with tf.name_scope('next_switches'):
-            next_step = tf.cast(end_step, tf.int64)
-            current = self._locate(next_step - tf.cast(batch, tf.int64))
-            following = self._locate(next_step)
-            first_run = tf.logical_or(
-                tf.not_equal(current.epoch, following.epoch),
-                tf.not_equal(current.index, following.index))
-            in_turn = self._in_turn.assign(tf.logical_not(first_run))
-            schedule = self._define_schedule(following, first_run)
-            with tf.control_dependencies([in_turn]):
-                return outputs + (_Schedule(*(
-                    tf.identity(value) for value in schedule)),)
+            return outputs + (tf.identity(next_step),)
 
     def _feeds(self, phase):
         """The placeholders that the runs of a phase feed."""
@@ -338,73 +336,87 @@ class Loop:
         keys = switches + [key for key in phase.feed if key not in switches]
         return [key.deref() for key in keys if not _is_variable(key.deref())]
 
-    def _define_schedule(self, location, first_run):
-        """The `_Schedule` of the run at a location, once the switch
-        variables hold its values."""
+    def _define_next_switches(self, end_step, batch):
+        """Set the switches for the next run once a run of `batch` ended."""
+        with tf.name_scope('next_switches'):
+            # Data dependent on the end of the run, see `_define_step`.
+            next_step = tf.cast(end_step, tf.int64)
+            current = self._locate(next_step - tf.cast(batch, tf.int64))
+            following = self._locate(next_step)
+            first_run = tf.logical_or(
+                tf.not_equal(current.epoch, following.epoch),
+                tf.not_equal(current.index, following.index))
+            return tf.group(
+                self._define_switches(next_step, first_run, following),
+                self._in_turn.assign(tf.logical_not(first_run)))
+
+    def _define_switches(self, global_step, first_run, location=None):
+        """Assign the variable switches their values at a global step.
+
+        The schedule that `run` computes in Python, as graph ops; a no-op
+        where all switches are placeholders.
+        """
         phases = self._phases
-        batch = _lookup([phase.batch for phase in phases], location.index)
-
-        def fires(intervals):
-            every = _lookup(
-                [interval or 1 for interval in intervals], location.index)
-            enabled = tf.gather(
-                [bool(interval) for interval in intervals], location.index)
-            phase_step = location.phase_step
-            return tf.logical_and(
-                enabled, (phase_step + batch) // every > phase_step // every)
-
-        schedule = _Schedule(
-            location.index, location.phase_step,
-            fires([phase.log_every if phase.summary_dir else None
-                   for phase in phases]),
-            fires([phase.report_every for phase in phases]), first_run,
-            fires([phase.checkpoint_every for phase in phases]))
+        if location is None:
+            location = self._locate(global_step)
+        batch = schedule.lookup(
+            [phase.batch for phase in phases], location.index)
+        log_every = [
+            phase.log_every if phase.summary_dir is not None else None
+            for phase in phases]
         values = {
-            self._log.ref(): schedule.log,
-            self._report.ref(): schedule.report,
+            self._log.ref(): schedule.fires_in_graph(
+                location.phase_step, batch, log_every, location.index),
+            self._report.ref(): schedule.fires_in_graph(
+                location.phase_step, batch,
+                [phase.report_every for phase in phases], location.index),
             self._reset.ref(): first_run,
         }
         for key in (key for phase in phases for key in phase.feed):
             if _is_variable(key.deref()) and key not in values:
-                values[key] = _phase_value(
+                values[key] = schedule.phase_value(
                     key, [phase.feed for phase in phases], location.index)
         assigns = [
             key.deref().assign(value) for key, value in values.items()
             if _is_variable(key.deref())]
-        with tf.control_dependencies(assigns):
-            return _Schedule(*(tf.identity(value) for value in schedule))
+        return tf.group(*assigns)
+
+    def _find_current_phase(self, global_step):
+        return schedule.find_phase(
+            global_step, [phase.steps for phase in self._phases])
 
     def _locate(self, global_step):
-        """The `_Location` of a global step tensor, as int64 tensors."""
-        sizes = np.array([phase.steps for phase in self._phases], np.int64)
-        ends = np.cumsum(sizes)
-        global_step = tf.cast(global_step, tf.int64)
-        epoch, steps_in = global_step // ends[-1], global_step % ends[-1]
-        index = tf.reduce_sum(tf.cast(steps_in >= ends[:-1], tf.int32))
-        phase_step = (
-            epoch * tf.gather(sizes, index) + steps_in -
-            tf.gather(ends - sizes, index))
-        return _Location(epoch, index, phase_step)
+        return schedule.locate(
+            tf.cast(global_step, tf.int64),
+            [phase.steps for phase in self._phases])
 
+    def _store_checkpoint(self, sess, saver, global_step):
+        if not self._logdir or saver is None:
+            return
+        tf.io.gfile.makedirs(self._logdir)
+        filename = os.path.join(self._logdir, 'model.ckpt')
+        saver.save(sess, filename, global_step)
 
 class _Callable:
     """A session call of fixed fetches that feeds only placeholders."""
 
-    def __init__(self, sess, fetches, placeholders, caller_thread):
+    def __init__(self, sess, fetches, target, placeholders, caller_thread):
         self._placeholders = placeholders
         # Any feed list, also an empty one, takes the slow path of
         # `Session.run`; only None makes the fast callable.
         self._call = sess.make_callable(
-            fetches, placeholders or None, accept_options=caller_thread)
+            (fetches, target), placeholders or None,
+            accept_options=caller_thread)
         self._options = {}
         if caller_thread:
             self._options['options'] = tf.RunOptions(inter_op_thread_pool=-1)
 
     def __call__(self, values):
         """The fetches of a run; `values` maps `tensor.ref()` to values."""
-        return self._call(
+        fetched, _ = self._call(
             *[values[tensor.ref()] for tensor in self._placeholders],
             **self._options)
+        return fetched
 
 
 def _switch(tensor, name):
@@ -415,32 +427,10 @@ def _switch(tensor, name):
 
 
 def _is_variable(tensor):
-    """Whether a switch or feed key is a variable, not a placeholder."""
     return isinstance(tensor, tf.compat.v2.Variable)
 
 
-def _lookup(values, index):
-    """The int64 value of the phase at an index tensor."""
-    return tf.gather(np.array(values, np.int64), index)
-
-
-def _phase_value(key, feeds, index):
-    """A variable's value in the phase at an index tensor: the phase's feed,
-    else the variable's current value."""
-    variable = key.deref()
-    dtype = variable.dtype.base_dtype.as_numpy_dtype
-    shape = variable.shape.as_list()
-    given = [key in feed for feed in feeds]
-    table = np.stack([
-        np.asarray(feed[key], dtype) if present else np.zeros(shape, dtype)
-        for feed, present in zip(feeds, given)])
-    return tf.where_v2(
-        tf.gather(given, index), tf.gather(table, index),
-        variable.read_value())
-
-
 def _positive_int(value, name, optional=False):
-    """The value as an int; a ValueError unless it is a positive integer."""
     if optional and value is None:
         return None
     valid = (

@@ -7,22 +7,9 @@ import time
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import phase_schedule
+
 _logger = logging.getLogger('agents')
-
-
-def phase_steps_at(global_step, steps):
-    """List of the steps each phase made up to a global step.
-
-    Args:
-        global_step: Integer global step, the steps of all phases.
-        steps: The steps of each turn of each phase, in the loop's order.
-    """
-    epoch, within = divmod(int(global_step), sum(steps))
-    made = []
-    for turn in steps:
-        made.append(epoch * turn + min(within, turn))
-        within = max(0, within - turn)
-    return made
 
 
 class PhaseReports:
@@ -57,7 +44,7 @@ class PhaseReports:
         """The shown step and the steps of each other phase, by name."""
         if self._step_phases is None:
             return global_step, {}
-        steps = zip(self._phases, phase_steps_at(
+        steps = zip(self._phases, phase_schedule.phase_steps_at(
             global_step, [phase.steps for phase in self._phases]))
         shown, others = 0, {}
         for phase, count in steps:
