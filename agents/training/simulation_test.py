@@ -201,7 +201,9 @@ def test_which_evaluations_compile():
     the view has the pure policy step."""
     config = _config()
     view = type('View', (), {'step': None})()
-    task_batch = type('Batch', (), {'transition': None, 'restart': None})()
+    # An in-graph task's view of a loop (`TaskRolloutEnv`) compiles.
+    task_view = type('TaskView', (), {'jit_compile': True})()
+    task_batch = type('Batch', (), {'rollout_env': lambda self: task_view})()
     with tf.Graph().as_default():
         bridge_batch = _batch(
             [tools.MockEnvironment() for _ in range(3)], 'eval_environments')
