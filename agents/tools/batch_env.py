@@ -32,12 +32,10 @@ class BatchEnv(forwarding.Forwarding):
         """Combine environments of equal spaces into a batch.
 
         Args:
-            envs: Sequence of environments.
             blocking: Whether to step them one after another, rather than
                 call `step(action, blocking=False)` on all.
             restart: None, or a function from the index of a failed
-                environment to its replacement (which must not fail before
-                its first successful step).
+                environment to its replacement.
 
         Raises:
             ValueError: When `envs` is empty, their spaces differ, or
@@ -51,6 +49,9 @@ class BatchEnv(forwarding.Forwarding):
         self._restarts = 0
         # Indices of replacements that have not completed a step yet.
         self._fresh = set()
+        # What `close` closes (the same list as `_envs` unless a subclass
+        # owns workers instead).
+        self._owned = self._envs
         check_spaces(self._envs)
         self._observation_space = self._envs[0].observation_space
         self._action_space = self._envs[0].action_space
@@ -58,7 +59,6 @@ class BatchEnv(forwarding.Forwarding):
             raise ValueError(
                 'BatchEnv stacks observations into one array; expected an '
                 f'array observation space, got {self._observation_space}.')
-        self._observ_dtype = self._observation_space.dtype
         self._closed = False
 
     def __len__(self):
@@ -91,23 +91,20 @@ class BatchEnv(forwarding.Forwarding):
 
     @property
     def busy(self):
-        """For `tools.StepWatchdog`: None between steps; during one, the
-        index of the environment stepping in this process (None: waiting
-        for workers) and the `time.monotonic()` it began."""
+        """None between steps; during one, the index of the environment
+        stepping here (None: waiting for workers) and its start time."""
         return self._busy
 
     def step(self, actions):
         """Step every environment of the batch, with one action each.
 
+        Returns:
+            Stacked observations, float32 rewards, bool `done` (terminated or
+            truncated) and an info dict of bool arrays `terminated`,
+            `truncated` and `restarted` and the tuple `infos`.
+
         Raises:
             ValueError: When an action is invalid.
-            Exception: The first error of a step, naming the environment,
-                unless the batch restarts failed environments.
-
-        Returns:
-            Tuple of the stacked observations, float32 rewards, bool `done`
-            (terminated or truncated) and an info dict of bool arrays
-            `terminated`, `truncated` and `restarted` and the tuple `infos`.
         """
         actions = self._check_actions(actions)
         results, errors = self._gather([
@@ -127,14 +124,10 @@ class BatchEnv(forwarding.Forwarding):
 
     def reset(self, indices=None, seed=None):
         """Reset some or all (`indices` None) environments of the batch;
-        their stacked observations, in order.
-
-        Args:
-            seed: None, or an int; environment `i` gets the seed `seed + i`.
+        their stacked observations. Environment `i` gets the seed `seed + i`.
 
         Raises:
             ValueError: When an index or the seed is not a valid integer.
-            Exception: The first error of a reset, as in `step`.
         """
         indices = self._check_indices(indices, seed)
         seeds = [None if seed is None else int(seed) + index
@@ -169,11 +162,12 @@ class BatchEnv(forwarding.Forwarding):
             env_state.set_state(env, state)
 
     def close(self):
-        """Close every environment, then raise the first error of one."""
+        """Close every environment (or worker), then raise the first error of
+        one; idempotent."""
         if self._closed:
             return
         self._closed = True
-        close_all(self._envs)
+        close_all(self._owned)
 
     def __del__(self):
         with contextlib.suppress(Exception):  # Nobody to report to.
@@ -182,10 +176,7 @@ class BatchEnv(forwarding.Forwarding):
     def _gather(self, requests, indices=None, blocking=None):
         """Run the requests (of environments `indices`, default all) in turn
         or all sent before any is awaited, marking the batch `busy`; the
-        results (None where failed) and a dict of errors by position.
-
-        Failures do not stop the others: every healthy worker stays in step.
-        """
+        results (None where failed) and a dict of errors by position."""
         errors = {}
 
         def attempt(position, request):
@@ -233,9 +224,8 @@ class BatchEnv(forwarding.Forwarding):
         return env
 
     def _check_replacement(self, index, env, when):
-        """Raise a ValueError unless `env`, which replaced environment
-        `index`, has the batch's spaces; `when` ends the message of an error
-        reading them (see `name_index`)."""
+        """Raise a ValueError unless the replacement `env` has the batch's
+        spaces."""
         mismatch = blame(index, functools.partial(_mismatch, env, self), when)
         if mismatch:
             raise ValueError(
@@ -250,12 +240,12 @@ class BatchEnv(forwarding.Forwarding):
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
             infos=tuple(infos))
-        return (np.asarray(observ, self._observ_dtype),
+        return (np.asarray(observ, self._observation_space.dtype),
                 np.asarray(reward, np.float32), terminated | truncated, info)
 
     def _check_indices(self, indices, seed=None):
-        """Return the indices (None: all) as a list of ints, or raise a
-        ValueError; also for a `seed` that is not None or an integer."""
+        """The indices (None: all) as a list of ints; a ValueError for bad
+        ones or a `seed` that is not None or an integer."""
         array = np.arange(len(self._envs)) if indices is None else (
             np.asarray(indices))
         if array.ndim != 1 or (array.size and array.dtype.kind not in 'iu'):
@@ -272,9 +262,8 @@ class BatchEnv(forwarding.Forwarding):
         return array.tolist()
 
     def _check_actions(self, actions):
-        """Raise a ValueError for an invalid batch of actions (naming the
-        environment of one outside the space); return Box actions as an
-        array of the space's dtype, others as a list (Discrete: ints)."""
+        """Raise a ValueError for an invalid batch of actions; return Box
+        actions as an array of the space's dtype, others as a list."""
         space, count = self._action_space, len(self._envs)
         box = isinstance(space, gym.spaces.Box)
         if not box and not isinstance(space, gym.spaces.Discrete):
@@ -322,8 +311,7 @@ class BatchEnv(forwarding.Forwarding):
 
 
 def blame(index, function, when=''):
-    """Return `function()`; its error names environment `index` (and
-    `when`, as `name_index`)."""
+    """Return `function()`; its error names environment `index` and `when`."""
     try:
         return function()
     except Exception as error:
@@ -332,7 +320,7 @@ def blame(index, function, when=''):
 
 
 def stack(observs, space):
-    """The observations as one array of the space's dtype (none: empty)."""
+    """The observations as one array of the space's dtype."""
     if not observs:
         return np.zeros((0,) + space.shape, space.dtype)
     return np.stack(observs).astype(space.dtype, copy=False)
@@ -350,8 +338,7 @@ def check_spaces(envs, start=0):
 
 
 def _mismatch(env, reference):
-    """'<name> space <space>; expected <space>' of the first space of `env`
-    that differs from that of `reference`, or None."""
+    """The first space of `env` that differs from `reference`'s, or None."""
     for name in ('observation', 'action'):
         space = getattr(env, name + '_space')
         expected = getattr(reference, name + '_space')
@@ -373,8 +360,8 @@ def close_all(envs):
 
 
 def name_index(error, index, when=''):
-    """Prefix the message of environment `index`'s error once with its index
-    and `when` (such as ' after a restart'); return the error."""
+    """Prefix the error of environment `index` once with its index and
+    `when` (such as ' after a restart'); return the error."""
     return prefix_message(
         error, f'Environment {index} of the batch failed{when}: ',
         f'Environment {index} of the batch ')
@@ -382,7 +369,7 @@ def name_index(error, index, when=''):
 
 def prefix_message(error, prefix, named):
     """Prefix the message of `error` unless it starts with `named` (a string
-    or a tuple of them), as it does once prefixed; return the error."""
+    or tuple of them); return the error."""
     args = error.args
     if not args or not isinstance(args[0], str):
         error.args = (prefix + (str(error) or type(error).__name__),)
@@ -393,7 +380,7 @@ def prefix_message(error, prefix, named):
 
 def first_line(error):
     """One line of an error: its first, and its last if that names the
-    cause (a worker's traceback); the type name when it has no message."""
+    cause (a worker's traceback); without a message its type name."""
     lines = [line for line in str(error).strip().splitlines() if line]
     if not lines:
         return type(error).__name__

@@ -95,6 +95,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                  for worker, (start, stop) in enumerate(self._bounds)
                  for index in range(start, stop)],
                 blocking=False)
+            self._owned = self._workers
         except BaseException:
             batch_env_lib.close_all(self._workers)
             raise
@@ -184,13 +185,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         """Set the states of `get_env_state` in the workers."""
         for worker, (start, stop) in zip(self._workers, self._bounds):
             worker.call('set_env_state', states[start:stop])
-
-    def close(self):
-        """Close every worker, then raise the first error; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        batch_env_lib.close_all(self._workers)
 
     def _start(self, worker):
         """Start the worker process of slice `worker`; it builds in turn."""
