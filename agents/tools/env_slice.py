@@ -129,7 +129,7 @@ class Slice:
             env_state.set_state(env, state)
 
     def member_attribute(self, position, name):
-        """Whether an attribute of an environment is a method, else its value."""
+        """Whether an environment's attribute is a method, else its value."""
         value = getattr(self._envs[position], name)
         if callable(value) and not isinstance(value, type):
             return True, None
