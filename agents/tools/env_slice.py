@@ -119,9 +119,8 @@ class Slice:
         return (batch_env_lib.stack(observs[:count], self.observation_space),
                 {'errors': errors})
 
-    def get_env_state(self):
-        """The states of the environments, as `BatchEnv.get_env_state`."""
-        return [env_state.get_state(env) for env in self._envs]
+    # The states of the environments of the slice, as of a batch's.
+    get_env_state = batch_env_lib.BatchEnv.get_env_state
 
     def set_env_state(self, states):
         """Set the states of `get_env_state` on the environments."""

@@ -89,11 +89,10 @@ class ExternalProcess(gym.Env):
 
     Public attributes and methods are forwarded to the child; assignments
     stay in the parent, and `unwrapped` is the proxy. The first call waits
-    for the child's READY message, which brings the spaces, metadata,
-    render mode and spec. Errors come back with the child's traceback (see
-    docs/architecture.md); a worker that dies or times out raises. The
-    worker ignores SIGINT and SIGTERM, so that the parent can save and close
-    it, and exits with its parent.
+    for the child's handshake (spaces, metadata, render mode and spec).
+    Errors come back with the child's traceback; a worker that dies or times
+    out raises. The worker ignores SIGINT and SIGTERM, so that the parent
+    can save and close it, and exits with its parent.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -186,25 +185,19 @@ class ExternalProcess(gym.Env):
         'render_mode', 'Render mode of the environment.')
     spec = handshake_property('spec', 'Spec of the environment.')
 
-    @property
-    def np_random(self):
-        """A copy of the random generator of the environment in the child."""
-        return self._access('np_random')
-
-    @property
-    def _np_random(self):
-        """`np_random`, which gymnasium's env checker reads as `_np_random`."""
-        return self.np_random
+    np_random = property(
+        lambda self: self._access('np_random'),
+        doc='A copy of the random generator of the environment in the child.')
+    # Gymnasium's env checker reads it as `_np_random`.
+    _np_random = np_random
+    np_random_seed = property(
+        lambda self: self._access('np_random_seed'),
+        doc='The seed of the random generator of the environment in the child.')
 
     def __getattr__(self, name):
         """Read a public attribute in the child; methods are called there."""
         forwarding.check_public(self, name)
         return self._access(name)
-
-    @property
-    def np_random_seed(self):
-        """The seed of the random generator of the environment in the child."""
-        return self._access('np_random_seed')
 
     def get_wrapper_attr(self, name):
         """Run `get_wrapper_attr` of a public name in the child, which
