@@ -266,49 +266,41 @@ class BatchEnv(forwarding.Forwarding):
         actions as an array of the space's dtype, others as a list."""
         space, count = self._action_space, len(self._envs)
         box = isinstance(space, gym.spaces.Box)
-        if not box and not isinstance(space, gym.spaces.Discrete):
-            actions = list(actions)
-            if len(actions) != count:
-                raise ValueError(
-                    f'Expected a batch of {count} actions, one per '
-                    f'environment, got {len(actions)}.')
-            for index, action in enumerate(actions):
-                if not space.contains(action):
-                    raise ValueError(
-                        f'Action {action!r} of environment {index} is outside '
-                        f'the action space {space}.')
-            return actions
-        array = np.asarray(actions)
-        if array.ndim == 0 or len(array) != count or (
-                not box and array.ndim != 1):
-            size = f'the scalar {array!r}' if array.ndim == 0 else len(array)
+        discrete = isinstance(space, gym.spaces.Discrete)
+        actions = np.asarray(actions) if box or discrete else list(actions)
+        scalar = (box or discrete) and actions.ndim == 0
+        if scalar or len(actions) != count or (discrete and actions.ndim != 1):
+            size = f'the scalar {actions!r}' if scalar else len(actions)
             raise ValueError(
                 f'Expected a batch of {count} actions, one per '
                 f'environment, got {size}.')
         if box:
-            if array.dtype.kind not in 'biuf':
+            if actions.dtype.kind not in 'biuf':
                 raise ValueError(
-                    f'Expected numeric actions, got dtype {array.dtype}.')
-            if array.shape[1:] != space.shape:
+                    f'Expected numeric actions, got dtype {actions.dtype}.')
+            if actions.shape[1:] != space.shape:
                 raise ValueError(
                     f'Expected actions of shape {(count,) + space.shape}, '
-                    f'got {array.shape}.')
+                    f'got {actions.shape}.')
             # Comparisons with NaN are false, so NaN fails this check too.
-            valid = (array >= space.low) & (array <= space.high)
-        else:
-            if array.dtype.kind not in 'iu':
+            valid = (actions >= space.low) & (actions <= space.high)
+        elif discrete:
+            if actions.dtype.kind not in 'iu':
                 raise ValueError(
                     f'Expected integer actions for {space}, got dtype '
-                    f'{array.dtype}: {array!r}.')
+                    f'{actions.dtype}: {actions!r}.')
             start = int(space.start)
-            valid = (array >= start) & (array < start + int(space.n))
+            valid = (actions >= start) & (actions < start + int(space.n))
+        else:
+            valid = np.array([space.contains(action) for action in actions])
         if not valid.all():
             index = int(np.argmin(valid.reshape(count, -1).all(1)))
             raise ValueError(
-                f'Action {array[index]!r} of environment {index} is '
+                f'Action {actions[index]!r} of environment {index} is '
                 f'outside the action space {space}.')
-        return array.astype(space.dtype, copy=False) if box else array.tolist()
-
+        if box:
+            return actions.astype(space.dtype, copy=False)
+        return actions.tolist() if discrete else actions
 
 def blame(index, function, when=''):
     """Return `function()`; its error names environment `index` and `when`."""
