@@ -15,10 +15,9 @@ _logger = logging.getLogger('agents')
 
 
 class BatchEnv(forwarding.Forwarding):
-    """A batch of environments stepped together.
+    """A batch of environments stepped together; `reset` alone resets them.
 
-    Finished environments are reset by `reset` only. Errors name the index
-    of the environment; with a `restart` function a failed environment is
+    Errors name the index of the environment; with `restart` a failed one is
     replaced instead: a failed reset is retried on the replacement, a failed
     step returns its first observation with zero reward and
     `info['restarted']` set, so that the episode is dropped, not scored.
@@ -174,9 +173,7 @@ class BatchEnv(forwarding.Forwarding):
             self.close()
 
     def _gather(self, requests, indices=None, blocking=None):
-        """Run the requests (of environments `indices`, default all) in turn
-        or all sent before any is awaited, marking the batch `busy`; the
-        results (None where failed) and a dict of errors by position."""
+        """Results (None: failed) and errors by position of the requests."""
         errors = {}
 
         def attempt(position, request):
@@ -224,8 +221,7 @@ class BatchEnv(forwarding.Forwarding):
         return env
 
     def _check_replacement(self, index, env, when):
-        """Raise a ValueError unless the replacement `env` has the batch's
-        spaces."""
+        """Raise a ValueError unless `env` has the batch's spaces."""
         mismatch = blame(index, functools.partial(_mismatch, env, self), when)
         if mismatch:
             raise ValueError(
@@ -244,8 +240,7 @@ class BatchEnv(forwarding.Forwarding):
                 np.asarray(reward, np.float32), terminated | truncated, info)
 
     def _check_indices(self, indices, seed=None):
-        """The indices (None: all) as a list of ints; a ValueError for bad
-        ones or a `seed` that is not None or an integer."""
+        """The indices (None: all) as ints, after checking them and `seed`."""
         array = np.arange(len(self._envs)) if indices is None else (
             np.asarray(indices))
         if array.ndim != 1 or (array.size and array.dtype.kind not in 'iu'):
@@ -262,8 +257,7 @@ class BatchEnv(forwarding.Forwarding):
         return array.tolist()
 
     def _check_actions(self, actions):
-        """Raise a ValueError for an invalid batch of actions; return Box
-        actions as an array of the space's dtype, others as a list."""
+        """The checked actions: an array of a Box's dtype, or a list."""
         space, count = self._action_space, len(self._envs)
         box = isinstance(space, gym.spaces.Box)
         discrete = isinstance(space, gym.spaces.Discrete)

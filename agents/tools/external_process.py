@@ -50,8 +50,7 @@ class Message:
 
 
 def _dumps(value):
-    """Pickle a message; numeric arrays and NumPy scalars as their values
-    (half the cost of NumPy's own reduction)."""
+    """Pickle a message (numbers faster than NumPy's own reduction)."""
     buffer = io.BytesIO()
     _Pickler(buffer, _PICKLE_PROTOCOL).dump(value)
     return buffer.getvalue()
@@ -220,8 +219,7 @@ class ExternalProcess(gym.Env):
 
     def _call(self, name, args, kwargs, wrapped=False, blocking=True,
               dumps=cloudpickle.dumps):
-        """Call a method in the child (`wrapped` as in `get_wrapper_attr`);
-        its value, or a promise of it."""
+        """Call a method in the child; its value, or a promise of it."""
         ticket = self._send(Message.CALL, (name, args, kwargs, wrapped), dumps)
         if blocking:
             return self._receive(ticket)

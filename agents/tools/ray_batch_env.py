@@ -209,8 +209,7 @@ def _death_cause(error):
 
 
 class _SliceActor:
-    """The environments of one slice, inside a Ray actor; methods return
-    whether they succeeded and their value or the `error_details`."""
+    """A slice in a Ray actor; methods return (ok, value or error details)."""
 
     def __init__(self, constructor):
         self._constructor = constructor

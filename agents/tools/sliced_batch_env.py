@@ -187,10 +187,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             main_module=False)
 
     def _failures(self, workers, errors, env_errors, ranges):
-        """Per failed worker, its lowest failed index and that error (from
-        `errors` of requests, else `env_errors` of environments); without
-        `restart`, raise the failure of the lowest index. `ranges` are the
-        indices that the error of each request names."""
+        """Per failed worker, its lowest failed index and error (or raise)."""
         failures = {}
         for position, worker in enumerate(workers):
             if position in errors:
@@ -214,8 +211,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             index, when)
 
     def _replace_worker(self, worker, index, error, positions=(), seeds=()):
-        """Replace the worker of failed environment `index` (or raise) and
-        reset its environments; the observations of `positions`."""
+        """Replace the worker (or raise); new observations of `positions`."""
         start, stop = self._bounds[worker]
         if worker in self._fresh:
             message = error.args[0] if error.args else str(error)

@@ -108,8 +108,7 @@ _imports_tensorflow = {}
 
 
 def _deferred_path(obj):
-    """Module and qualified name to defer `obj` by, or None to pickle it:
-    only what cloudpickle would pickle by reference."""
+    """Module and qualified name to defer `obj` by, or None to pickle it."""
     module_name = getattr(obj, '__module__', None)
     qualname = getattr(obj, '__qualname__', None)
     if not isinstance(module_name, str) or not isinstance(qualname, str) or (

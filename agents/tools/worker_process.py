@@ -82,8 +82,7 @@ def _main_hidden():
 
 
 def _start_forkserver(context, preload):
-    """Start the fork server (importing `preload`) unless it runs; it keeps
-    the stop signals blocked, which its workers count on."""
+    """Start the fork server (importing `preload`) unless it runs."""
     from multiprocessing import forkserver
     server = getattr(forkserver, '_forkserver', None)
     modules = getattr(server, '_preload_modules', None)
@@ -94,14 +93,14 @@ def _start_forkserver(context, preload):
 
 
 def _exit_with_parent(conn):
-    """Exit once the parent is gone: a thread watches `conn` for the hang-up
-    and the parent's pid (forked siblings keep the pipe open)."""
+    """Exit once the parent is gone, by a thread watching `conn`."""
     parent = os.getppid()
     poller = select.poll()
     hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
     poller.register(conn.fileno(), hang_up)
 
     def watch():
+        # The pid too: forked siblings keep the pipe open.
         while os.getppid() == parent:
             events = poller.poll(_PARENT_POLL_SECONDS * 1000)
             if any(event & select.POLLNVAL for _, event in events):
