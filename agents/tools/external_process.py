@@ -105,7 +105,6 @@ class ExternalProcess(gym.Env):
         """Start a child process that builds the environment.
 
         Args:
-            constructor: Callable that returns the environment (cloudpickled).
             start_method: 'fork', 'spawn' or 'forkserver' (None: the last
                 where available, else 'spawn').
             timeout: Seconds to wait for an answer (then `TimeoutError`), at
@@ -301,9 +300,8 @@ class ExternalProcess(gym.Env):
                 f'Promise {ticket} of {self._describe()} called out of '
                 f'order: {self._received} answers received of {self._sent} '
                 'requests; call each promise once, in order.')
-        timeout = self._timeout
-        if self._attributes is None:
-            timeout = max(timeout, MIN_STARTUP_SECONDS)
+        timeout = self._timeout if self._attributes is not None else max(
+            self._timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
         while not self._poller.poll(_POLL_SECONDS * 1000):

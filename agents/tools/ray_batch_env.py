@@ -40,10 +40,8 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
     here unless running (`RAY_ADDRESS`'s cluster, else a local one).
 
     Args:
-        constructors: Callables without arguments, one per environment.
         num_actors: Number of actors, at most one per environment; None:
             one per free CPU of the cluster, at least one.
-        restart: Whether to replace a failed actor instead of raising.
         timeout: Seconds an actor may take to answer (at least 60 to
             build); None: 600.
         actor_options: Ray actor options; default one CPU each, 'SPREAD'.

@@ -41,7 +41,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         constructors: Callables without arguments, one per environment.
         num_workers: Number of workers, at most one per environment;
             None: one per CPU core this process may use.
-        restart: Whether to replace a failed worker instead of raising.
         timeout, start_method: Of the workers' `ExternalProcess`es.
 
     Raises:
