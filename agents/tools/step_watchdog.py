@@ -87,19 +87,16 @@ class StepWatchdog:
         """Wait for signals and check the batch until one callback ran."""
         signum = signal_time = None
         while not self._closed.is_set():
-            readable, _, _ = select.select(
-                [self._read_fd], [], [], self._poll)
+            select.select([self._read_fd], [], [], self._poll)
             now = time.monotonic()
             again = None
-            if readable:
-                with contextlib.suppress(BlockingIOError):
-                    for byte in os.read(self._read_fd, 64):
-                        if not byte:
-                            continue
-                        if signum is None:
-                            signum, signal_time = byte, now
-                        elif again is None:
-                            again = byte
+            with contextlib.suppress(BlockingIOError):
+                # Signal numbers; `close` writes a zero.
+                for byte in filter(None, os.read(self._read_fd, 64)):
+                    if signum is None:
+                        signum, signal_time = byte, now
+                    elif again is None:
+                        again = byte
             if self._closed.is_set():
                 return
             if again is not None and self._on_second_signal:
