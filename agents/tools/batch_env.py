@@ -52,12 +52,13 @@ class BatchEnv(forwarding.Forwarding):
         # owns workers instead).
         self._owned = self._envs
         check_spaces(self._envs)
-        self._observation_space = self._envs[0].observation_space
-        self._action_space = self._envs[0].action_space
-        if getattr(self._observation_space, 'dtype', None) is None:
+        # The spaces of one environment of the batch.
+        self.observation_space = self._envs[0].observation_space
+        self.action_space = self._envs[0].action_space
+        if getattr(self.observation_space, 'dtype', None) is None:
             raise ValueError(
                 'BatchEnv stacks observations into one array; expected an '
-                f'array observation space, got {self._observation_space}.')
+                f'array observation space, got {self.observation_space}.')
         self._closed = False
 
     def __len__(self):
@@ -72,16 +73,6 @@ class BatchEnv(forwarding.Forwarding):
     def _wrapped(self):
         """The first environment, which gets the attributes the batch lacks."""
         return self._envs[0]
-
-    @property
-    def observation_space(self):
-        """Observation space of one environment of the batch."""
-        return self._observation_space
-
-    @property
-    def action_space(self):
-        """Action space of one environment of the batch."""
-        return self._action_space
 
     @property
     def restarts(self):
@@ -139,7 +130,7 @@ class BatchEnv(forwarding.Forwarding):
             env = self._replace(index, error)
             results[position] = blame(index, functools.partial(
                 env.reset, seed=seeds[position]), ' after a restart')
-        return stack([observ for observ, _ in results], self._observation_space)
+        return stack([observ for observ, _ in results], self.observation_space)
 
     def get_env_state(self):
         """The states of `env_state.get_state`, for an exact resumption;
@@ -236,7 +227,7 @@ class BatchEnv(forwarding.Forwarding):
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
             infos=tuple(infos))
-        return (np.asarray(observ, self._observation_space.dtype),
+        return (np.asarray(observ, self.observation_space.dtype),
                 np.asarray(reward, np.float32), terminated | truncated, info)
 
     def _check_indices(self, indices, seed=None):
@@ -258,7 +249,7 @@ class BatchEnv(forwarding.Forwarding):
 
     def _check_actions(self, actions):
         """The checked actions: an array of a Box's dtype, or a list."""
-        space, count = self._action_space, len(self._envs)
+        space, count = self.action_space, len(self._envs)
         box = isinstance(space, gym.spaces.Box)
         discrete = isinstance(space, gym.spaces.Discrete)
         actions = np.asarray(actions) if box or discrete else list(actions)

@@ -100,9 +100,9 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
                 f'built; reset(seed={seed!r}) cannot seed them again.')
         indices = self._check_indices(indices)
         if not indices:
-            return batch_env_lib.stack([], self._observation_space)
+            return batch_env_lib.stack([], self.observation_space)
         observ, _ = self._env.reset(np.array(indices, np.int32))
-        return np.asarray(observ, self._observation_space.dtype)
+        return np.asarray(observ, self.observation_space.dtype)
 
     def get_env_state(self):
         """Raise `env_state.StateUnavailable`: the state is in C++."""

@@ -110,7 +110,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     def step(self, actions):
         """Step every environment of the batch, as `BatchEnv.step` does."""
         actions = self._check_actions(actions)
-        if isinstance(self._action_space, gym.spaces.Discrete):
+        if isinstance(self.action_space, gym.spaces.Discrete):
             # Integers travel as one array; the workers hand on Python ints.
             actions = np.array(actions, np.int64)
         results, errors = self._gather([
@@ -164,7 +164,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 worker, index, error, *requested[worker]))
         return batch_env_lib.stack([
             next(observs[self._worker_of[index]]) for index in indices],
-            self._observation_space)
+            self.observation_space)
 
     def get_env_state(self):
         """The state of every environment; see `BatchEnv.get_env_state`."""
