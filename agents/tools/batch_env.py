@@ -25,7 +25,10 @@ class BatchEnv(forwarding.Forwarding):
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
     _closed = True
-    _busy = None
+    # For `tools.StepWatchdog`: None between steps; during one, the index of
+    # the environment stepping here (None: waiting for workers) and the
+    # `time.monotonic()` it began.
+    busy = None
 
     def __init__(self, envs, blocking, restart=None):
         """Combine environments of equal spaces into a batch.
@@ -45,7 +48,7 @@ class BatchEnv(forwarding.Forwarding):
             raise ValueError('BatchEnv needs at least one environment, got 0.')
         self._blocking = blocking
         self._restart = restart
-        self._restarts = 0
+        self.restarts = 0  # Environments replaced after failures so far.
         # Indices of replacements that have not completed a step yet.
         self._fresh = set()
         # What `close` closes (the same list as `_envs` unless a subclass
@@ -73,17 +76,6 @@ class BatchEnv(forwarding.Forwarding):
     def _wrapped(self):
         """The first environment, which gets the attributes the batch lacks."""
         return self._envs[0]
-
-    @property
-    def restarts(self):
-        """Number of environments replaced after failures so far."""
-        return self._restarts
-
-    @property
-    def busy(self):
-        """None between steps; during one, the index of the environment
-        stepping here (None: waiting for workers) and its start time."""
-        return self._busy
 
     def step(self, actions):
         """Step every environment of the batch, with one action each.
@@ -178,19 +170,19 @@ class BatchEnv(forwarding.Forwarding):
             if self._blocking if blocking is None else blocking:
                 results = []
                 for position, request in enumerate(requests):
-                    self._busy = (
+                    self.busy = (
                         position if indices is None else indices[position],
                         time.monotonic())
                     results.append(attempt(position, request))
                 return results, errors
-            self._busy = (None, time.monotonic())
+            self.busy = (None, time.monotonic())
             promises = [
                 attempt(position, functools.partial(request, blocking=False))
                 for position, request in enumerate(requests)]
             return [promise and attempt(position, promise)
                     for position, promise in enumerate(promises)], errors
         finally:
-            self._busy = None
+            self.busy = None
 
     def _replace(self, index, error):
         """Replace the failed environment `index`, or raise its error."""
@@ -207,7 +199,7 @@ class BatchEnv(forwarding.Forwarding):
         self._envs[index] = env = blame(
             index, functools.partial(self._restart, index),
             ' to restart')
-        self._restarts += 1
+        self.restarts += 1
         self._check_replacement(index, env, ' after a restart')
         return env
 

@@ -225,7 +225,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             self._workers[worker].close()
         self._fresh.add(worker)
         self._workers[worker] = new = self._start(worker)
-        self._restarts += stop - start
+        self.restarts += stop - start
         self._check_replacement(index, new, ' to restart')
         observ, info = batch_env_lib.blame(index, functools.partial(
             new.reset, options=dict(
