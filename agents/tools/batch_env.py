@@ -15,10 +15,9 @@ _logger = logging.getLogger('agents')
 
 
 class BatchEnv(forwarding.Forwarding):
-    """A batch of environments stepped together.
+    """A batch of environments stepped together; `reset` alone resets them.
 
-    Finished environments are reset by `reset` only. Errors name the index
-    of the environment; with a `restart` function a failed environment is
+    Errors name the index of the environment; with `restart` a failed one is
     replaced instead: a failed reset is retried on the replacement, a failed
     step returns its first observation with zero reward and
     `info['restarted']` set, so that the episode is dropped, not scored.
@@ -26,18 +25,19 @@ class BatchEnv(forwarding.Forwarding):
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
     _closed = True
-    _busy = None
+    # For `tools.StepWatchdog`: None between steps; during one, the index of
+    # the environment stepping here (None: waiting for workers) and the
+    # `time.monotonic()` it began.
+    busy = None
 
     def __init__(self, envs, blocking, restart=None):
         """Combine environments of equal spaces into a batch.
 
         Args:
-            envs: Sequence of environments.
             blocking: Whether to step them one after another, rather than
                 call `step(action, blocking=False)` on all.
             restart: None, or a function from the index of a failed
-                environment to its replacement (which must not fail before
-                its first successful step).
+                environment to its replacement.
 
         Raises:
             ValueError: When `envs` is empty, their spaces differ, or
@@ -48,17 +48,20 @@ class BatchEnv(forwarding.Forwarding):
             raise ValueError('BatchEnv needs at least one environment, got 0.')
         self._blocking = blocking
         self._restart = restart
-        self._restarts = 0
+        self.restarts = 0  # Environments replaced after failures so far.
         # Indices of replacements that have not completed a step yet.
         self._fresh = set()
+        # What `close` closes (the same list as `_envs` unless a subclass
+        # owns workers instead).
+        self._owned = self._envs
         check_spaces(self._envs)
-        self._observation_space = self._envs[0].observation_space
-        self._action_space = self._envs[0].action_space
-        if getattr(self._observation_space, 'dtype', None) is None:
+        # The spaces of one environment of the batch.
+        self.observation_space = self._envs[0].observation_space
+        self.action_space = self._envs[0].action_space
+        if getattr(self.observation_space, 'dtype', None) is None:
             raise ValueError(
                 'BatchEnv stacks observations into one array; expected an '
-                f'array observation space, got {self._observation_space}.')
-        self._observ_dtype = self._observation_space.dtype
+                f'array observation space, got {self.observation_space}.')
         self._closed = False
 
     def __len__(self):
@@ -74,40 +77,16 @@ class BatchEnv(forwarding.Forwarding):
         """The first environment, which gets the attributes the batch lacks."""
         return self._envs[0]
 
-    @property
-    def observation_space(self):
-        """Observation space of one environment of the batch."""
-        return self._observation_space
-
-    @property
-    def action_space(self):
-        """Action space of one environment of the batch."""
-        return self._action_space
-
-    @property
-    def restarts(self):
-        """Number of environments replaced after failures so far."""
-        return self._restarts
-
-    @property
-    def busy(self):
-        """For `tools.StepWatchdog`: None between steps; during one, the
-        index of the environment stepping in this process (None: waiting
-        for workers) and the `time.monotonic()` it began."""
-        return self._busy
-
     def step(self, actions):
         """Step every environment of the batch, with one action each.
 
+        Returns:
+            Stacked observations, float32 rewards, bool `done` (terminated or
+            truncated) and an info dict of bool arrays `terminated`,
+            `truncated` and `restarted` and the tuple `infos`.
+
         Raises:
             ValueError: When an action is invalid.
-            Exception: The first error of a step, naming the environment,
-                unless the batch restarts failed environments.
-
-        Returns:
-            Tuple of the stacked observations, float32 rewards, bool `done`
-            (terminated or truncated) and an info dict of bool arrays
-            `terminated`, `truncated` and `restarted` and the tuple `infos`.
         """
         actions = self._check_actions(actions)
         results, errors = self._gather([
@@ -127,14 +106,10 @@ class BatchEnv(forwarding.Forwarding):
 
     def reset(self, indices=None, seed=None):
         """Reset some or all (`indices` None) environments of the batch;
-        their stacked observations, in order.
-
-        Args:
-            seed: None, or an int; environment `i` gets the seed `seed + i`.
+        their stacked observations. Environment `i` gets the seed `seed + i`.
 
         Raises:
             ValueError: When an index or the seed is not a valid integer.
-            Exception: The first error of a reset, as in `step`.
         """
         indices = self._check_indices(indices, seed)
         seeds = [None if seed is None else int(seed) + index
@@ -147,7 +122,7 @@ class BatchEnv(forwarding.Forwarding):
             env = self._replace(index, error)
             results[position] = blame(index, functools.partial(
                 env.reset, seed=seeds[position]), ' after a restart')
-        return stack([observ for observ, _ in results], self._observation_space)
+        return stack([observ for observ, _ in results], self.observation_space)
 
     def get_env_state(self):
         """The states of `env_state.get_state`, for an exact resumption;
@@ -169,23 +144,19 @@ class BatchEnv(forwarding.Forwarding):
             env_state.set_state(env, state)
 
     def close(self):
-        """Close every environment, then raise the first error of one."""
+        """Close every environment (or worker), then raise the first error of
+        one; idempotent."""
         if self._closed:
             return
         self._closed = True
-        close_all(self._envs)
+        close_all(self._owned)
 
     def __del__(self):
         with contextlib.suppress(Exception):  # Nobody to report to.
             self.close()
 
     def _gather(self, requests, indices=None, blocking=None):
-        """Run the requests (of environments `indices`, default all) in turn
-        or all sent before any is awaited, marking the batch `busy`; the
-        results (None where failed) and a dict of errors by position.
-
-        Failures do not stop the others: every healthy worker stays in step.
-        """
+        """Results (None: failed) and errors by position of the requests."""
         errors = {}
 
         def attempt(position, request):
@@ -199,19 +170,19 @@ class BatchEnv(forwarding.Forwarding):
             if self._blocking if blocking is None else blocking:
                 results = []
                 for position, request in enumerate(requests):
-                    self._busy = (
+                    self.busy = (
                         position if indices is None else indices[position],
                         time.monotonic())
                     results.append(attempt(position, request))
                 return results, errors
-            self._busy = (None, time.monotonic())
+            self.busy = (None, time.monotonic())
             promises = [
                 attempt(position, functools.partial(request, blocking=False))
                 for position, request in enumerate(requests)]
             return [promise and attempt(position, promise)
                     for position, promise in enumerate(promises)], errors
         finally:
-            self._busy = None
+            self.busy = None
 
     def _replace(self, index, error):
         """Replace the failed environment `index`, or raise its error."""
@@ -228,14 +199,12 @@ class BatchEnv(forwarding.Forwarding):
         self._envs[index] = env = blame(
             index, functools.partial(self._restart, index),
             ' to restart')
-        self._restarts += 1
+        self.restarts += 1
         self._check_replacement(index, env, ' after a restart')
         return env
 
     def _check_replacement(self, index, env, when):
-        """Raise a ValueError unless `env`, which replaced environment
-        `index`, has the batch's spaces; `when` ends the message of an error
-        reading them (see `name_index`)."""
+        """Raise a ValueError unless `env` has the batch's spaces."""
         mismatch = blame(index, functools.partial(_mismatch, env, self), when)
         if mismatch:
             raise ValueError(
@@ -250,12 +219,11 @@ class BatchEnv(forwarding.Forwarding):
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
             infos=tuple(infos))
-        return (np.asarray(observ, self._observ_dtype),
+        return (np.asarray(observ, self.observation_space.dtype),
                 np.asarray(reward, np.float32), terminated | truncated, info)
 
     def _check_indices(self, indices, seed=None):
-        """Return the indices (None: all) as a list of ints, or raise a
-        ValueError; also for a `seed` that is not None or an integer."""
+        """The indices (None: all) as ints, after checking them and `seed`."""
         array = np.arange(len(self._envs)) if indices is None else (
             np.asarray(indices))
         if array.ndim != 1 or (array.size and array.dtype.kind not in 'iu'):
@@ -272,58 +240,47 @@ class BatchEnv(forwarding.Forwarding):
         return array.tolist()
 
     def _check_actions(self, actions):
-        """Raise a ValueError for an invalid batch of actions (naming the
-        environment of one outside the space); return Box actions as an
-        array of the space's dtype, others as a list (Discrete: ints)."""
-        space, count = self._action_space, len(self._envs)
+        """The checked actions: an array of a Box's dtype, or a list."""
+        space, count = self.action_space, len(self._envs)
         box = isinstance(space, gym.spaces.Box)
-        if not box and not isinstance(space, gym.spaces.Discrete):
-            actions = list(actions)
-            if len(actions) != count:
-                raise ValueError(
-                    f'Expected a batch of {count} actions, one per '
-                    f'environment, got {len(actions)}.')
-            for index, action in enumerate(actions):
-                if not space.contains(action):
-                    raise ValueError(
-                        f'Action {action!r} of environment {index} is outside '
-                        f'the action space {space}.')
-            return actions
-        array = np.asarray(actions)
-        if array.ndim == 0 or len(array) != count or (
-                not box and array.ndim != 1):
-            size = f'the scalar {array!r}' if array.ndim == 0 else len(array)
+        discrete = isinstance(space, gym.spaces.Discrete)
+        actions = np.asarray(actions) if box or discrete else list(actions)
+        scalar = (box or discrete) and actions.ndim == 0
+        if scalar or len(actions) != count or (discrete and actions.ndim != 1):
+            size = f'the scalar {actions!r}' if scalar else len(actions)
             raise ValueError(
                 f'Expected a batch of {count} actions, one per '
                 f'environment, got {size}.')
         if box:
-            if array.dtype.kind not in 'biuf':
+            if actions.dtype.kind not in 'biuf':
                 raise ValueError(
-                    f'Expected numeric actions, got dtype {array.dtype}.')
-            if array.shape[1:] != space.shape:
+                    f'Expected numeric actions, got dtype {actions.dtype}.')
+            if actions.shape[1:] != space.shape:
                 raise ValueError(
                     f'Expected actions of shape {(count,) + space.shape}, '
-                    f'got {array.shape}.')
+                    f'got {actions.shape}.')
             # Comparisons with NaN are false, so NaN fails this check too.
-            valid = (array >= space.low) & (array <= space.high)
-        else:
-            if array.dtype.kind not in 'iu':
+            valid = (actions >= space.low) & (actions <= space.high)
+        elif discrete:
+            if actions.dtype.kind not in 'iu':
                 raise ValueError(
                     f'Expected integer actions for {space}, got dtype '
-                    f'{array.dtype}: {array!r}.')
+                    f'{actions.dtype}: {actions!r}.')
             start = int(space.start)
-            valid = (array >= start) & (array < start + int(space.n))
+            valid = (actions >= start) & (actions < start + int(space.n))
+        else:
+            valid = np.array([space.contains(action) for action in actions])
         if not valid.all():
             index = int(np.argmin(valid.reshape(count, -1).all(1)))
             raise ValueError(
-                f'Action {array[index]!r} of environment {index} is '
+                f'Action {actions[index]!r} of environment {index} is '
                 f'outside the action space {space}.')
-        return array.astype(space.dtype, copy=False) if box else array.tolist()
-
+        if box:
+            return actions.astype(space.dtype, copy=False)
+        return actions.tolist() if discrete else actions
 
 def blame(index, function, when=''):
-    """Return `function()`; its error names environment `index` (and
-    `when`, as `name_index`)."""
+    """Return `function()`; its error names environment `index` and `when`."""
     try:
         return function()
     except Exception as error:
@@ -332,7 +289,7 @@ def blame(index, function, when=''):
 
 
 def stack(observs, space):
-    """The observations as one array of the space's dtype (none: empty)."""
+    """The observations as one array of the space's dtype."""
     if not observs:
         return np.zeros((0,) + space.shape, space.dtype)
     return np.stack(observs).astype(space.dtype, copy=False)
@@ -350,8 +307,7 @@ def check_spaces(envs, start=0):
 
 
 def _mismatch(env, reference):
-    """'<name> space <space>; expected <space>' of the first space of `env`
-    that differs from that of `reference`, or None."""
+    """The first space of `env` that differs from `reference`'s, or None."""
     for name in ('observation', 'action'):
         space = getattr(env, name + '_space')
         expected = getattr(reference, name + '_space')
@@ -373,8 +329,8 @@ def close_all(envs):
 
 
 def name_index(error, index, when=''):
-    """Prefix the message of environment `index`'s error once with its index
-    and `when` (such as ' after a restart'); return the error."""
+    """Prefix the error of environment `index` once with its index and
+    `when` (such as ' after a restart'); return the error."""
     return prefix_message(
         error, f'Environment {index} of the batch failed{when}: ',
         f'Environment {index} of the batch ')
@@ -382,7 +338,7 @@ def name_index(error, index, when=''):
 
 def prefix_message(error, prefix, named):
     """Prefix the message of `error` unless it starts with `named` (a string
-    or a tuple of them), as it does once prefixed; return the error."""
+    or tuple of them); return the error."""
     args = error.args
     if not args or not isinstance(args[0], str):
         error.args = (prefix + (str(error) or type(error).__name__),)
@@ -393,7 +349,7 @@ def prefix_message(error, prefix, named):
 
 def first_line(error):
     """One line of an error: its first, and its last if that names the
-    cause (a worker's traceback); the type name when it has no message."""
+    cause (a worker's traceback); without a message its type name."""
     lines = [line for line in str(error).strip().splitlines() if line]
     if not lines:
         return type(error).__name__

@@ -9,23 +9,17 @@ import sys
 
 import cloudpickle
 
-# Registries by module name, and the entry point prefix of their own tasks.
-_REGISTRIES = (('gymnasium', 'gymnasium.'), ('gym', 'gym.'))
-
 
 def capture():
     """The registered specs that a fresh import of their package lacks (not
     its own, nor those that cannot be pickled): tuples of the registry's
     module name and a pickled spec."""
     specs = []
-    for module_name, builtin in _REGISTRIES:
-        module = sys.modules.get(module_name)
-        if module is None:
-            continue
-        for spec in list(_specs_of(module).values()):
+    for module_name in ('gymnasium', 'gym'):
+        for spec in list(_specs_of(sys.modules.get(module_name)).values()):
             entry_point = getattr(spec, 'entry_point', None)
             if isinstance(entry_point, str) and entry_point.startswith(
-                    builtin):
+                    module_name + '.'):
                 continue
             try:
                 specs.append((module_name, cloudpickle.dumps(spec)))
@@ -44,7 +38,7 @@ def restore(specs):
 
 
 def _specs_of(module):
-    """The dict of id to spec of gymnasium or old gym; empty without one."""
+    """The dict of id to spec of gymnasium or old gym (or None); else empty."""
     registry = getattr(getattr(module, 'envs', None), 'registry', None)
     registry = getattr(registry, 'env_specs', registry)  # Old gym < 0.26.
     return registry if isinstance(registry, dict) else {}

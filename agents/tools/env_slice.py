@@ -1,6 +1,5 @@
-"""The environments of one slice of a batch, built and stepped together in a
-worker of `SlicedBatchEnv` or `RayBatchEnv`. No TensorFlow here.
-"""
+"""The environments of one slice of a batch, in a worker of `SlicedBatchEnv`
+or `RayBatchEnv`. No TensorFlow here."""
 
 import collections
 
@@ -36,10 +35,8 @@ class SliceConstructor:
 
 
 class Slice:
-    """The environments of one slice of the batch, inside their worker.
-
-    Errors of single environments are returned, not raised, so that the
-    others step on.
+    """The environments of one slice of the batch, inside their worker;
+    errors of single environments are returned, so that the others step on.
     """
 
     def __init__(self, constructors, start):
@@ -96,11 +93,9 @@ class Slice:
         to error details.
 
         Args:
-            seed: Seed of every reset environment, unless `options` hold
-                `seeds`.
-            options: None to reset all, or a dict of the `positions` and
-                their `seeds`; with `restart`, the others are reset too and
-                held for the next step (of a new worker).
+            options: None to reset all (with `seed`), or a dict of the
+                `positions` and their `seeds`; with `restart`, the others are
+                reset too and held for the next step (of a new worker).
         """
         options = options or {}
         positions = list(options.get('positions', range(len(self._envs))))
@@ -124,9 +119,8 @@ class Slice:
         return (batch_env_lib.stack(observs[:count], self.observation_space),
                 {'errors': errors})
 
-    def get_env_state(self):
-        """The states of the environments, as `BatchEnv.get_env_state`."""
-        return [env_state.get_state(env) for env in self._envs]
+    # The states of the environments of the slice, as of a batch's.
+    get_env_state = batch_env_lib.BatchEnv.get_env_state
 
     def set_env_state(self, states):
         """Set the states of `get_env_state` on the environments."""
@@ -134,8 +128,7 @@ class Slice:
             env_state.set_state(env, state)
 
     def member_attribute(self, position, name):
-        """Whether an attribute of an environment is a method, and else its
-        value."""
+        """Whether an environment's attribute is a method, else its value."""
         value = getattr(self._envs[position], name)
         if callable(value) and not isinstance(value, type):
             return True, None

@@ -80,6 +80,7 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             task=task, observation_space=self._env.observation_space,
             action_space=self._env.action_space)
         super().__init__([member] * num_envs, blocking=True)
+        self._owned = [self._env] if hasattr(self._env, 'close') else []
 
     def step(self, actions):
         """Step every environment of the batch, as `BatchEnv.step` does."""
@@ -99,20 +100,12 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
                 f'built; reset(seed={seed!r}) cannot seed them again.')
         indices = self._check_indices(indices)
         if not indices:
-            return batch_env_lib.stack([], self._observation_space)
+            return batch_env_lib.stack([], self.observation_space)
         observ, _ = self._env.reset(np.array(indices, np.int32))
-        return np.asarray(observ, self._observ_dtype)
+        return np.asarray(observ, self.observation_space.dtype)
 
     def get_env_state(self):
         """Raise `env_state.StateUnavailable`: the state is in C++."""
         raise env_state.StateUnavailable(
             "EnvPool's environments keep their state in C++, out of reach "
             'of checkpoints')
-
-    def close(self):
-        """Close the environments; safe to call again."""
-        if self._closed:
-            return
-        self._closed = True
-        if hasattr(self._env, 'close'):
-            self._env.close()

@@ -1,7 +1,6 @@
-"""Step an environment in a child process (`serve_environment`), as if it
+"""Step an environment in a child process (`serve_environment`) as if it
 were local, by pickled `(message, payload)` tuples over a pipe. No
-TensorFlow here: worker processes import this module.
-"""
+TensorFlow here: worker processes import this module."""
 
 import atexit
 import contextlib
@@ -50,11 +49,10 @@ class Message:
     CALLABLE = 7
 
 
-def _dumps(value, protocol):
-    """Pickle a message; numeric arrays and NumPy scalars as their values,
-    which costs half of NumPy's own reduction (dtype objects)."""
+def _dumps(value):
+    """Pickle a message (numbers faster than NumPy's own reduction)."""
     buffer = io.BytesIO()
-    _Pickler(buffer, protocol).dump(value)
+    _Pickler(buffer, _PICKLE_PROTOCOL).dump(value)
     return buffer.getvalue()
 
 
@@ -81,8 +79,7 @@ class _Pickler(pickle.Pickler):
 
 
 def handshake_property(key, doc):
-    """A property of a worker's proxy read from `proxy.handshake()`, the
-    dict that the worker sent once it started."""
+    """A property of a worker's proxy read from `proxy.handshake()`."""
     return property(lambda proxy: proxy.handshake().get(key), doc=doc)
 
 
@@ -91,15 +88,13 @@ class ExternalProcess(gym.Env):
 
     Public attributes and methods are forwarded to the child; assignments
     stay in the parent, and `unwrapped` is the proxy. The first call waits
-    for the child's READY message, which brings the spaces, metadata,
-    render mode and spec. Errors come back with the child's traceback (see
-    docs/architecture.md); a worker that dies or times out raises. The
-    worker ignores SIGINT and SIGTERM, so that the parent can save and close
-    it, and exits with its parent.
+    for the child's handshake (spaces, metadata, render mode and spec).
+    Errors come back with the child's traceback; a worker that dies or times
+    out raises. The worker ignores SIGINT and SIGTERM, so that the parent
+    can save and close it, and exits with its parent.
     """
 
-    # Class defaults keep `close` and `__del__` safe when `__init__` failed
-    # before setting them.
+    # Class defaults keep `close` and `__del__` safe when `__init__` fails.
     _closed = True
     _process = None
     _atexit_hook = None
@@ -110,7 +105,6 @@ class ExternalProcess(gym.Env):
         """Start a child process that builds the environment.
 
         Args:
-            constructor: Callable that returns the environment (cloudpickled).
             start_method: 'fork', 'spawn' or 'forkserver' (None: the last
                 where available, else 'spawn').
             timeout: Seconds to wait for an answer (then `TimeoutError`), at
@@ -122,16 +116,35 @@ class ExternalProcess(gym.Env):
             ValueError: For an unknown `start_method` or a `timeout` that is
                 not positive.
         """
-        start_method, timeout = _check_arguments(
-            constructor, start_method, timeout)
+        if isinstance(constructor, gym.Env):
+            raise TypeError(
+                'ExternalProcess needs a callable that constructs the '
+                f'environment, got the environment instance {constructor!r};'
+                ' pass e.g. `lambda: env_constructor(...)` instead.')
+        if not callable(constructor):
+            raise TypeError(
+                'ExternalProcess needs a callable that constructs the '
+                f'environment, got {constructor!r}.')
+        methods = multiprocessing.get_all_start_methods()
+        if start_method is None:
+            start_method = 'forkserver' if 'forkserver' in methods else 'spawn'
+        if start_method not in methods:
+            raise ValueError(
+                f'Unknown start method {start_method!r}; expected one of '
+                f'{methods}.')
+        if timeout is None:
+            timeout = DEFAULT_TIMEOUT
+        if math.isnan(timeout) or timeout <= 0:
+            raise ValueError(
+                f'timeout must be a positive number of seconds, got '
+                f'{timeout!r}.')
         self._timeout = float(timeout)
         name = getattr(constructor, '__qualname__', None) or repr(constructor)
         self._name = name if len(name) <= 80 else name[:77] + '...'
         self._failure = None
         self._sent = 0
         self._received = 0
-        # The handshake of the READY message, once it came.
-        self._attributes = None
+        self._attributes = None  # The handshake, once READY came.
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
         self._poller = select.poll()
@@ -170,25 +183,19 @@ class ExternalProcess(gym.Env):
         'render_mode', 'Render mode of the environment.')
     spec = handshake_property('spec', 'Spec of the environment.')
 
-    @property
-    def np_random(self):
-        """A copy of the random generator of the environment in the child."""
-        return self._access('np_random')
-
-    @property
-    def _np_random(self):
-        """`np_random`, which gymnasium's env checker reads as `_np_random`."""
-        return self.np_random
+    np_random = property(
+        lambda self: self._access('np_random'),
+        doc='A copy of the random generator of the environment in the child.')
+    # Gymnasium's env checker reads it as `_np_random`.
+    _np_random = np_random
+    np_random_seed = property(
+        lambda self: self._access('np_random_seed'),
+        doc='The seed of the random generator of the environment in the child.')
 
     def __getattr__(self, name):
         """Read a public attribute in the child; methods are called there."""
         forwarding.check_public(self, name)
         return self._access(name)
-
-    @property
-    def np_random_seed(self):
-        """The seed of the random generator of the environment in the child."""
-        return self._access('np_random_seed')
 
     def get_wrapper_attr(self, name):
         """Run `get_wrapper_attr` of a public name in the child, which
@@ -211,34 +218,21 @@ class ExternalProcess(gym.Env):
 
     def _call(self, name, args, kwargs, wrapped=False, blocking=True,
               dumps=cloudpickle.dumps):
-        """Call a method in the child (`wrapped` as in `get_wrapper_attr`);
-        its value, or a promise of it."""
+        """Call a method in the child; its value, or a promise of it."""
         ticket = self._send(Message.CALL, (name, args, kwargs, wrapped), dumps)
         if blocking:
             return self._receive(ticket)
         return functools.partial(self._receive, ticket)
 
     def step(self, action, blocking=True):
-        """Step the environment in the child.
-
-        Args:
-            blocking: Whether to wait for the result, rather than return a
-                promise, so that a batch sends every action before waiting.
-
-        Returns:
-            The tuple of observation, reward, terminated, truncated and info,
-            or a callable that returns it. Call promises once, in order.
-        """
-        return self._call(
-            'step', (action,), {}, blocking=blocking, dumps=_dumps)
+        """Step the environment in the child; with `blocking` False, return
+        a promise of the result (call promises once, in order), so that a
+        batch sends every action before waiting."""
+        return self._call('step', (action,), {}, blocking=blocking,
+                          dumps=_dumps)
 
     def reset(self, *, seed=None, options=None, blocking=True):
-        """Reset the environment in the child.
-
-        Returns:
-            The tuple of observation and info, or with `blocking` False a
-            promise of it, as in `step`.
-        """
+        """Reset the environment in the child, or promise to, as `step`."""
         return self._call('reset', (), dict(seed=seed, options=options),
                           blocking=blocking, dumps=_dumps)
 
@@ -262,7 +256,7 @@ class ExternalProcess(gym.Env):
         if seconds:
             # The child may be gone or its pipe broken; reaped below.
             with contextlib.suppress(OSError, ValueError):
-                self._conn.send_bytes(pickle.dumps((Message.CLOSE, None)))
+                self._conn.send_bytes(_dumps((Message.CLOSE, None)))
         worker_process.reap(self._process, seconds)
         self._conn.close()
 
@@ -292,7 +286,7 @@ class ExternalProcess(gym.Env):
         self.handshake()
         worker_errors.check_open(self._failure, self._closed, self._describe)
         try:
-            self._conn.send_bytes(dumps((message, payload), _PICKLE_PROTOCOL))
+            self._conn.send_bytes(dumps((message, payload)))
         except (OSError, ValueError):
             raise self._died() from None
         self._sent += 1
@@ -306,9 +300,8 @@ class ExternalProcess(gym.Env):
                 f'Promise {ticket} of {self._describe()} called out of '
                 f'order: {self._received} answers received of {self._sent} '
                 'requests; call each promise once, in order.')
-        timeout = self._timeout
-        if self._attributes is None:
-            timeout = max(timeout, MIN_STARTUP_SECONDS)
+        timeout = self._timeout if self._attributes is not None else max(
+            self._timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
         while not self._poller.poll(_POLL_SECONDS * 1000):
@@ -336,17 +329,12 @@ class ExternalProcess(gym.Env):
             self._name = payload.pop('name')
             self._attributes = payload
             return None
-        if message == Message.EXCEPTION:
-            error = worker_errors.worker_error(self._describe(), *payload)
-            if self._attributes is None:
-                # The constructor failed and the child is exiting.
-                self._failure = error
-                self.close()
-            raise error
-        raise KeyError(
-            f'Received message {message!r} from {self._describe()}; expected '
-            f'one of {Message.RESULT}, {Message.READY} or '
-            f'{Message.EXCEPTION}.')
+        error = worker_errors.worker_error(self._describe(), *payload)
+        if self._attributes is None:
+            # The constructor failed and the child is exiting.
+            self._failure = error
+            self.close()
+        raise error
 
     def _describe(self):
         return f'Environment worker {self._name} (pid {self._process.pid})'
@@ -371,33 +359,6 @@ class ExternalProcess(gym.Env):
         return error
 
 
-def _check_arguments(constructor, start_method, timeout):
-    """Check the arguments of `ExternalProcess`; return the start method
-    and timeout with their defaults."""
-    if isinstance(constructor, gym.Env):
-        raise TypeError(
-            'ExternalProcess needs a callable that constructs the '
-            f'environment, got the environment instance {constructor!r};'
-            ' pass e.g. `lambda: env_constructor(...)` instead.')
-    if not callable(constructor):
-        raise TypeError(
-            'ExternalProcess needs a callable that constructs the '
-            f'environment, got {constructor!r}.')
-    methods = multiprocessing.get_all_start_methods()
-    if start_method is None:
-        start_method = 'forkserver' if 'forkserver' in methods else 'spawn'
-    if start_method not in methods:
-        raise ValueError(
-            f'Unknown start method {start_method!r}; expected one of '
-            f'{methods}.')
-    if timeout is None:
-        timeout = DEFAULT_TIMEOUT
-    if math.isnan(timeout) or timeout <= 0:
-        raise ValueError(
-            f'timeout must be a positive number of seconds, got '
-            f'{timeout!r}.')
-    return start_method, timeout
-
 
 def _close_ref(ref):
     """Close the environment of a weak reference, if it still lives."""
@@ -417,10 +378,10 @@ def serve_environment(conn, constructor):
             env = cloudpickle.loads(constructor)()
             # Cloudpickle, for spaces of classes the constructor defined.
             conn.send_bytes(cloudpickle.dumps(
-                (Message.READY, _describe_env(env)), _PICKLE_PROTOCOL))
+                (Message.READY, _describe_env(env))))
         except Exception as error:
-            conn.send_bytes(_reply(
-                Message.EXCEPTION, worker_errors.error_details(error)))
+            conn.send_bytes(_dumps(
+                (Message.EXCEPTION, worker_errors.error_details(error))))
             return
         while True:
             data = conn.recv_bytes()
@@ -432,8 +393,8 @@ def serve_environment(conn, constructor):
             except Exception as error:
                 # Keep serving: a failed attribute read or step must not take
                 # the environment down with it.
-                reply = _reply(
-                    Message.EXCEPTION, worker_errors.error_details(error))
+                reply = _dumps(
+                    (Message.EXCEPTION, worker_errors.error_details(error)))
             conn.send_bytes(reply)
     except (EOFError, OSError):
         pass  # The parent went away; nobody to answer.
@@ -452,15 +413,11 @@ def _handle(env, message, payload):
         result = _lookup(env, name, wrapped)
         if callable(result) and not isinstance(result, type):
             # Methods stay in the child; the parent forwards calls.
-            return _reply(Message.CALLABLE, payload)
-    elif message == Message.CALL:
+            return _dumps((Message.CALLABLE, payload))
+    else:
         name, args, kwargs, wrapped = payload
         result = _lookup(env, name, wrapped)(*args, **kwargs)
-    else:
-        raise KeyError(
-            f'Received message {message!r}; expected one of '
-            f'{Message.ACCESS}, {Message.CALL} or {Message.CLOSE}.')
-    return _reply(Message.RESULT, result)
+    return _dumps((Message.RESULT, result))
 
 
 def _lookup(env, name, wrapped):
@@ -468,11 +425,6 @@ def _lookup(env, name, wrapped):
     if wrapped and hasattr(env, 'get_wrapper_attr'):
         return env.get_wrapper_attr(name)
     return getattr(env, name)
-
-
-def _reply(message, payload):
-    """A pickled message."""
-    return _dumps((message, payload), _PICKLE_PROTOCOL)
 
 
 def _describe_env(env):
@@ -483,7 +435,7 @@ def _describe_env(env):
         value = (forwarding.spec_of(env) if name == 'spec'
                  else getattr(env, name, None))
         try:
-            cloudpickle.dumps(value, _PICKLE_PROTOCOL)
+            cloudpickle.dumps(value)
         except Exception:
             value = None  # Readable later through attribute access.
         attributes[name] = value

@@ -1,7 +1,6 @@
 """Attribute forwarding of wrappers and proxies: public names only (pickling,
 copying and gymnasium probe private ones, and one not set yet would recurse
-into `__getattr__`). No TensorFlow here: worker processes import it.
-"""
+into `__getattr__`). No TensorFlow here: worker processes import it."""
 
 import warnings
 
@@ -37,11 +36,8 @@ class BatchForwarding(Forwarding):
 
 
 def spec_of(env):
-    """The gymnasium spec of an environment, or None, without a warning.
-
-    Wrappers of an old gym environment (through shimmy) warn on every read
-    that they could not copy its spec, and return None.
-    """
+    """The gymnasium spec of an environment, or None, without the warning
+    of wrappers of old gym environments (through shimmy) on every read."""
     with warnings.catch_warnings():
         warnings.filterwarnings(
             'ignore', message=r'.*while copying the environment spec')

@@ -22,8 +22,7 @@ _from_handshake = external_process.handshake_property
 
 
 def import_ray():
-    """The `ray` module; where it is missing, an ImportError naming the
-    `ray` extra."""
+    """The `ray` module; an ImportError names the `ray` extra."""
     try:
         import ray  # pylint: disable=import-outside-toplevel
     except ImportError as error:
@@ -41,14 +40,11 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
     here unless running (`RAY_ADDRESS`'s cluster, else a local one).
 
     Args:
-        constructors: Callables without arguments, one per environment.
         num_actors: Number of actors, at most one per environment; None:
             one per free CPU of the cluster, at least one.
-        restart: Whether to replace a failed actor instead of raising.
         timeout: Seconds an actor may take to answer (at least 60 to
             build); None: 600.
-        actor_options: Dict of Ray actor options; by default one CPU
-            each, spread over the nodes ('SPREAD').
+        actor_options: Ray actor options; default one CPU each, 'SPREAD'.
 
     Raises:
         ImportError: When Ray is not installed; else as `SlicedBatchEnv`.
@@ -149,8 +145,7 @@ class _ActorWorker:
             else f' (pid {self.pid} on node {self.node_id[:8]})')
 
     def handshake(self):
-        """The dict of pid, node id and spaces that the actor sent at start
-        (waiting for it the first time)."""
+        """The pid, node id and spaces the actor sent at start (waited for)."""
         if self._handshake is None:
             startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
             self._handshake = self._wait(self._ready, startup, starting=True)
@@ -212,11 +207,7 @@ def _death_cause(error):
 
 
 class _SliceActor:
-    """The environments of one slice, inside a Ray actor.
-
-    Methods return whether they succeeded and their value or the
-    `worker_errors.error_details` of their error.
-    """
+    """A slice in a Ray actor; methods return (ok, value or error details)."""
 
     def __init__(self, constructor):
         self._constructor = constructor
@@ -229,9 +220,9 @@ class _SliceActor:
             self._slice = self._constructor()
         except Exception as error:
             return False, worker_errors.error_details(error)
-        import ray  # pylint: disable=import-outside-toplevel
         return True, dict(
-            pid=os.getpid(), node=ray.get_runtime_context().get_node_id(),
+            pid=os.getpid(),
+            node=import_ray().get_runtime_context().get_node_id(),
             observation_space=self._slice.observation_space,
             action_space=self._slice.action_space)
 

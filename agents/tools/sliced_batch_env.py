@@ -1,6 +1,5 @@
-"""A batch of environments stepped in slices by a few worker processes:
-one round trip per worker and step instead of one per environment. This
-module must not import TensorFlow: worker processes import it."""
+"""A batch of environments stepped in slices by a few worker processes: one
+round trip per worker and step. No TensorFlow here: workers import it."""
 
 import contextlib
 import functools
@@ -39,11 +38,9 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
     step). A replacement that fails before its first step raises.
 
     Args:
-        constructors: Callables without arguments, one per environment,
-            pickled once here (restarts reuse them).
+        constructors: Callables without arguments, one per environment.
         num_workers: Number of workers, at most one per environment;
             None: one per CPU core this process may use.
-        restart: Whether to replace a failed worker instead of raising.
         timeout, start_method: Of the workers' `ExternalProcess`es.
 
     Raises:
@@ -95,6 +92,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                  for worker, (start, stop) in enumerate(self._bounds)
                  for index in range(start, stop)],
                 blocking=False)
+            self._owned = self._workers
         except BaseException:
             batch_env_lib.close_all(self._workers)
             raise
@@ -110,12 +108,9 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         return tuple(self._bounds)
 
     def step(self, actions):
-        """Step every environment of the batch, as `BatchEnv.step` does.
-
-        Without `restart`, raises the failure of the lowest index.
-        """
+        """Step every environment of the batch, as `BatchEnv.step` does."""
         actions = self._check_actions(actions)
-        if isinstance(self._action_space, gym.spaces.Discrete):
+        if isinstance(self.action_space, gym.spaces.Discrete):
             # Integers travel as one array; the workers hand on Python ints.
             actions = np.array(actions, np.int64)
         results, errors = self._gather([
@@ -142,10 +137,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             [info for result in results for info in result.infos])
 
     def reset(self, indices=None, seed=None):
-        """Reset some or all environments, as `BatchEnv.reset` does.
-
-        Without `restart`, raises the failure of the lowest index.
-        """
+        """Reset some or all environments, as `BatchEnv.reset` does."""
         indices = self._check_indices(indices, seed)
         requested = {}
         for index in indices:
@@ -172,7 +164,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 worker, index, error, *requested[worker]))
         return batch_env_lib.stack([
             next(observs[self._worker_of[index]]) for index in indices],
-            self._observation_space)
+            self.observation_space)
 
     def get_env_state(self):
         """The state of every environment; see `BatchEnv.get_env_state`."""
@@ -185,13 +177,6 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         for worker, (start, stop) in zip(self._workers, self._bounds):
             worker.call('set_env_state', states[start:stop])
 
-    def close(self):
-        """Close every worker, then raise the first error; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        batch_env_lib.close_all(self._workers)
-
     def _start(self, worker):
         """Start the worker process of slice `worker`; it builds in turn."""
         start, stop = self._bounds[worker]
@@ -201,16 +186,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             main_module=False)
 
     def _failures(self, workers, errors, env_errors, ranges):
-        """Per failed worker, its lowest failed index and that error;
-        without `restart`, raise the failure of the lowest index.
-
-        Args:
-            workers: The workers of the requests, in order.
-            errors: Dict from the positions of failed requests to errors.
-            env_errors: Per request, None or the `error_details` of its
-                environments by position in the slice.
-            ranges: Per request, the `(start, stop)` indices its error names.
-        """
+        """Per failed worker, its lowest failed index and error (or raise)."""
         failures = {}
         for position, worker in enumerate(workers):
             if position in errors:
@@ -228,17 +204,13 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         return failures
 
     def _env_error(self, worker, index, details, when=''):
-        """The error of environment `index` from the `details` its worker
-        sent."""
+        """The error of environment `index` from its worker's `details`."""
         return batch_env_lib.name_index(worker_errors.worker_error(
             f'environment {index} of {self._workers[worker]!r}', *details),
             index, when)
 
     def _replace_worker(self, worker, index, error, positions=(), seeds=()):
-        """Replace the worker of failed environment `index` (raise `error`
-        if it is a replacement before its first step) and reset all its
-        environments; the observations of `positions` (with `seeds`), the
-        others' come with the next step."""
+        """Replace the worker (or raise); new observations of `positions`."""
         start, stop = self._bounds[worker]
         if worker in self._fresh:
             message = error.args[0] if error.args else str(error)
@@ -253,7 +225,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             self._workers[worker].close()
         self._fresh.add(worker)
         self._workers[worker] = new = self._start(worker)
-        self._restarts += stop - start
+        self.restarts += stop - start
         self._check_replacement(index, new, ' to restart')
         observ, info = batch_env_lib.blame(index, functools.partial(
             new.reset, options=dict(
@@ -277,8 +249,7 @@ def _name_envs(error, start, stop):
 
 
 class _Member:
-    """Proxy of one environment of a `SlicedBatchEnv`, in its worker
-    (the new one after a restart)."""
+    """Proxy of one environment of a `SlicedBatchEnv`, in its worker."""
 
     def __init__(self, batch_env, worker, index, start):
         self._index = index
@@ -286,8 +257,7 @@ class _Member:
         self._worker = lambda: batch_env.workers[worker]
 
     def __getattr__(self, name):
-        """A public attribute of the environment; methods call the worker.
-        The `pid` and spaces are the worker's."""
+        """A public attribute of the environment; methods call the worker."""
         forwarding.check_public(self, name)
         worker = self._worker()
         if name in ('pid', 'observation_space', 'action_space'):

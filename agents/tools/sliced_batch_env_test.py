@@ -296,3 +296,18 @@ class SlicedBatchEnvContractTest(
     def make_batch_env(self):
         return SlicedBatchEnv(
             [lambda: MockEnvironment(durations=(2, 3))] * 3, num_workers=2)
+
+
+def test_env_state_is_read_and_set_in_the_workers():
+    """The states of every slice, in order, set back, step alike."""
+    batch_env = SlicedBatchEnv(
+        [lambda: gym.make('Pendulum-v1')] * 3, num_workers=2)
+    try:
+        batch_env.reset(seed=0)
+        state = batch_env.get_env_state()
+        assert len(state) == 3
+        first = batch_env.step(np.ones((3, 1)))[0]
+        batch_env.set_env_state(state)
+        assert np.array_equal(batch_env.step(np.ones((3, 1)))[0], first)
+    finally:
+        batch_env.close()

@@ -1,7 +1,5 @@
 """Notice a batch of environments stuck in a step, and signals meanwhile.
-
-This module must not import TensorFlow: it only watches the batch.
-"""
+No TensorFlow here: it only watches the batch."""
 
 import contextlib
 import os
@@ -17,18 +15,16 @@ _MAX_POLL_SECONDS = 1.0
 
 
 class StepWatchdog:
-    """A thread that acts when a batch of environments is stuck in a step.
+    """A thread that acts when a batch of environments is stuck in a step,
+    where `session.run` keeps Python's signal handlers from running.
 
-    While a step runs inside `session.run`, Python's signal handlers cannot
-    run and nothing interrupts an environment stepping in this process. The
-    thread reads the `busy` record of `batch_env` (like `tools.BatchEnv`'s;
-    may be assigned later) and calls, at most once, one of (if not None):
-    `on_hang(error)` when an environment in this process has not answered
-    within `timeout` seconds (None: never); `on_stuck_signal(signum)` when
-    the batch is still busy `grace` seconds after a signal;
-    `on_second_signal(signum)` as soon as a second signal arrives. The
-    callbacks run in the thread and should end the process. A `timeout` or
-    `grace` that is not positive raises a ValueError.
+    It reads the `busy` record of `batch_env` (like `tools.BatchEnv`'s; may
+    be assigned later) and calls at most once one of: `on_hang(error)` when
+    an environment in this process has not answered within `timeout`
+    seconds; `on_stuck_signal(signum)` when the batch is still busy `grace`
+    seconds after a signal; `on_second_signal(signum)` on a second signal.
+    The callbacks run in the thread and should end the process. A `timeout`
+    or `grace` that is not positive raises a ValueError.
     """
 
     def __init__(self, batch_env=None, timeout=None, on_hang=None,
@@ -88,21 +84,19 @@ class StepWatchdog:
             signal.set_wakeup_fd(previous)
 
     def _watch(self):
+        """Wait for signals and check the batch until one callback ran."""
         signum = signal_time = None
         while not self._closed.is_set():
-            readable, _, _ = select.select(
-                [self._read_fd], [], [], self._poll)
+            select.select([self._read_fd], [], [], self._poll)
             now = time.monotonic()
             again = None
-            if readable:
-                with contextlib.suppress(BlockingIOError):
-                    for byte in os.read(self._read_fd, 64):
-                        if not byte:
-                            continue
-                        if signum is None:
-                            signum, signal_time = byte, now
-                        elif again is None:
-                            again = byte
+            with contextlib.suppress(BlockingIOError):
+                # Signal numbers; `close` writes a zero.
+                for byte in filter(None, os.read(self._read_fd, 64)):
+                    if signum is None:
+                        signum, signal_time = byte, now
+                    elif again is None:
+                        again = byte
             if self._closed.is_set():
                 return
             if again is not None and self._on_second_signal:
@@ -123,6 +117,7 @@ class StepWatchdog:
                 return
 
     def _hang_error(self, index):
+        """The TimeoutError of environment `index`."""
         try:
             env = self.batch_env[index]
             name = str(env.unwrapped if hasattr(env, 'unwrapped') else env)

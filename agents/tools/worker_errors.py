@@ -1,6 +1,5 @@
 """Errors of environment workers, carried from one process to another. No
-TensorFlow here: worker processes import this module.
-"""
+TensorFlow here: worker processes import this module."""
 
 import builtins
 import contextlib
@@ -18,16 +17,15 @@ class ExternalProcessError(RuntimeError):
 
 
 def travels(cls):
-    """Class decorator: an error of `cls` (whose constructor takes one
-    message) raised in a worker arrives in the parent as `cls`, where the
-    parent imported its module; returns `cls`."""
+    """Class decorator: an error of `cls` (of one message argument) raised
+    in a worker arrives as `cls` in a parent that imported its module."""
     _TRAVELLING[cls.__module__, cls.__qualname__] = cls
     return cls
 
 
 def check_open(failure, closed, describe):
-    """Raise `failure`, the error that ended a worker, or else where the
-    worker is `closed` a RuntimeError naming it (`describe()`)."""
+    """Raise `failure`, the error that ended a worker, or a RuntimeError
+    naming it (`describe()`) where it is `closed`."""
     if failure:
         raise failure
     if closed:
@@ -35,25 +33,23 @@ def check_open(failure, closed, describe):
 
 
 def timeout_error(where, seconds, consequence):
-    """One-line `TimeoutError` of an environment (`where`) that did not
-    answer within `seconds`, and what became of it (`consequence`)."""
+    """The `TimeoutError` of `where`, which did not answer in `seconds`."""
     return TimeoutError(
         f'{where} did not answer within {seconds:g} seconds; {consequence}.')
 
 
 def error_details(error):
-    """The module, qualified type name and formatted traceback of an
-    exception, for `worker_error` in another process."""
+    """The module, qualified type name and traceback of an exception, for
+    `worker_error` in another process."""
     stacktrace = ''.join(traceback.format_exception(error))
     cls = type(error)
     return cls.__module__, cls.__qualname__, stacktrace
 
 
 def worker_error(where, module, name, stacktrace):
-    """The parent's exception for an error raised in a worker (`where`)
-    with the `error_details`: of the same built-in type or type that
-    `travels`, else an `ExternalProcessError`; its message holds the
-    traceback."""
+    """The parent's exception, with the traceback in its message, for an
+    error of `error_details` raised in a worker (`where`): of its type where
+    that is built in or `travels`, else an `ExternalProcessError`."""
     message = f'{name} in {where}:\n{stacktrace}'
     cls = _TRAVELLING.get((module, name))
     if module == 'builtins':

@@ -1,7 +1,6 @@
 """Pickle what a worker receives (say a 2017 constructor holding the whole
 config) with the functions and classes of modules that import TensorFlow
-as `Deferred` references, so that the worker imports them on first use.
-"""
+as `Deferred` references, imported by the worker on first use."""
 
 import copyreg
 import importlib
@@ -11,7 +10,6 @@ import types
 
 import cloudpickle
 
-_TENSORFLOW = 'tensorflow'
 # Dunder attributes of the object that a `Deferred` reads from it.
 _NAMES = ('__name__', '__wrapped__')
 # Functions and classes a worker may receive by reference.
@@ -110,8 +108,7 @@ _imports_tensorflow = {}
 
 
 def _deferred_path(obj):
-    """Module and qualified name to defer `obj` by, or None to pickle it:
-    only what cloudpickle would pickle by reference."""
+    """Module and qualified name to defer `obj` by, or None to pickle it."""
     module_name = getattr(obj, '__module__', None)
     qualname = getattr(obj, '__qualname__', None)
     if not isinstance(module_name, str) or not isinstance(qualname, str) or (
@@ -135,11 +132,9 @@ def _module_imports_tensorflow(module):
     """Whether a module is TensorFlow's or holds one of its modules."""
     name = module.__name__
     if name not in _imports_tensorflow:
-        _imports_tensorflow[name] = _is_tensorflow(name) or any(
-            isinstance(value, types.ModuleType) and _is_tensorflow(
-                value.__name__) for value in list(vars(module).values()))
+        names = [name] + [
+            value.__name__ for value in list(vars(module).values())
+            if isinstance(value, types.ModuleType)]
+        _imports_tensorflow[name] = any(
+            part.split('.')[0] == 'tensorflow' for part in names)
     return _imports_tensorflow[name]
-
-
-def _is_tensorflow(name):
-    return name == _TENSORFLOW or name.startswith(_TENSORFLOW + '.')

@@ -1,7 +1,6 @@
 """Start and end environment workers: they (and their fork server) ignore
 SIGINT and SIGTERM, leaving stopping to their parent, and exit once it is
-gone. No TensorFlow here: worker processes import this module.
-"""
+gone. No TensorFlow here: worker processes import this module."""
 
 import contextlib
 from multiprocessing import resource_tracker
@@ -58,8 +57,7 @@ def reap(process, seconds):
 
 @contextlib.contextmanager
 def _signals_blocked():
-    """Block SIGINT and SIGTERM in this thread meanwhile (processes started
-    meanwhile inherit the block)."""
+    """Block SIGINT and SIGTERM in this thread (and its new processes)."""
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
         yield
@@ -69,8 +67,7 @@ def _signals_blocked():
 
 @contextlib.contextmanager
 def _main_hidden():
-    """Hide the main module (its `__spec__` and `__file__`) from the
-    'spawn' and 'forkserver' children started meanwhile."""
+    """Hide the main module from the children started meanwhile."""
     main = sys.modules.get('__main__')
     saved = {
         name: getattr(main, name) for name in ('__spec__', '__file__')
@@ -85,10 +82,7 @@ def _main_hidden():
 
 
 def _start_forkserver(context, preload):
-    """Start the fork server, importing `preload`, unless it runs already:
-    its workers start in milliseconds, with the module imported. It keeps
-    SIGINT and SIGTERM blocked: its workers count on it for their exit codes.
-    """
+    """Start the fork server (importing `preload`) unless it runs."""
     from multiprocessing import forkserver
     server = getattr(forkserver, '_forkserver', None)
     modules = getattr(server, '_preload_modules', None)
@@ -99,16 +93,14 @@ def _start_forkserver(context, preload):
 
 
 def _exit_with_parent(conn):
-    """End this worker as soon as its parent process is gone: a thread
-    watches the pipe `conn` for the hang-up, also while the worker is stuck
-    in its environment, and the parent's pid (forked siblings keep the pipe
-    open)."""
+    """Exit once the parent is gone, by a thread watching `conn`."""
     parent = os.getppid()
     poller = select.poll()
     hang_up = select.POLLHUP | getattr(select, 'POLLRDHUP', 0)
     poller.register(conn.fileno(), hang_up)
 
     def watch():
+        # The pid too: forked siblings keep the pipe open.
         while os.getppid() == parent:
             events = poller.poll(_PARENT_POLL_SECONDS * 1000)
             if any(event & select.POLLNVAL for _, event in events):
