@@ -1,8 +1,5 @@
-"""Wrappers of a whole batch like `BatchEnv`, on its stacked arrays.
-
-The standard wrappers of `agents.tools.wrappers` in one NumPy operation per
-batch step, with the same results. No TensorFlow: worker processes import it.
-"""
+"""The standard wrappers of `agents.tools.wrappers` on a batch's stacked
+arrays, with the same results. No TensorFlow: worker processes import it."""
 
 import numpy as np
 
@@ -12,9 +9,9 @@ from agents.tools import space_wrappers
 
 
 class BatchWrapper(forwarding.BatchForwarding):
-    """Base of the batch wrappers: applies the `space_wrappers.ValueMap` of
-    its class's `map_class` to the stacked arrays and forwards everything
-    else to the batch, whose environments indexing gives unwrapped."""
+    """Base of the batch wrappers: applies its class's `map_class` to the
+    arrays and forwards the rest to the batch (indexing: its environments).
+    """
 
     map_class = space_wrappers.ValueMap
 
@@ -67,8 +64,7 @@ class LimitDuration(BatchWrapper):
         self._limit = limit
 
     def step(self, actions):
-        """Step the batch and truncate the episodes at the limit; a
-        RuntimeError where an episode was not begun or ended."""
+        """Step the batch and truncate the episodes at the limit."""
         self._limit.check()
         observ, reward, done, info = self._batch_env.step(actions)
         restarted = info['restarted']
