@@ -1,6 +1,5 @@
 """Many steps of a policy on a batch of environments in one session call:
-one `tf.while_loop`, compiled by XLA on in-graph tasks, plain graph ops on
-the others (see `tools.rollout_env`).
+one `tf.while_loop`, compiled by XLA on in-graph tasks (`tools.rollout_env`).
 """
 
 import collections
@@ -75,7 +74,9 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             _rollout = compiled_ops.compiled_function(_rollout)
         carry = _rollout(env.rollout_seed(), env.initial())
         with tf.control_dependencies(rollout_env.failure_checks(carry.bad)):
-            writes = _write_last_step(batch_env, env, carry)
+            writes = env.assign(carry.env) + [
+                getattr(batch_env, name).assign(getattr(carry, name))
+                for name in ('observ', 'done', 'action', 'reward', 'truncated')]
         with tf.control_dependencies(writes):
             return tf.identity(carry.first_done), tf.identity(
                 carry.first_score)
@@ -96,13 +97,6 @@ def _initial_carry(batch_env, policy, env_state):
         bad=rollout_env.no_failure(observ, action))
 
 
-def _write_last_step(batch_env, env, carry):
-    """The assignments of the last step to the env state and variables."""
-    return env.assign(carry.env) + [
-        getattr(batch_env, name).assign(getattr(carry, name))
-        for name in ('observ', 'done', 'action', 'reward', 'truncated')]
-
-
 def _initial_state(policy, size):
     """The policy's initial state; an empty tuple stands for none."""
     state = policy.initial_state(size)
@@ -110,9 +104,8 @@ def _initial_state(policy, size):
 
 
 def _rollout_step(env, policy, carry, size, key_of):
-    """The `_Carry` after a step: begin episodes where the last ended, act,
-    step, and score the first episodes; `key_of` maps the env state after
-    the resets to the policy's random key."""
+    """The `_Carry` after a step; `key_of` maps the env state after the
+    resets to the policy's random key."""
     begin = carry.done
     env_state, observ = env.begin(carry.env, begin, carry.observ)
     # With a condition of rank 1, `where` selects whole rows.
