@@ -10,8 +10,7 @@ from agents.tools import space_wrappers
 
 class BatchWrapper(forwarding.BatchForwarding):
     """Base of the batch wrappers: applies its class's `map_class` to the
-    arrays and forwards the rest to the batch (indexing: its environments).
-    """
+    arrays and forwards the rest to the batch."""
 
     map_class = space_wrappers.ValueMap
 

@@ -35,12 +35,10 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 class AutoReset(ForwardingWrapper):
-    """Reset the environment automatically after an episode ended.
-
-    gymnasium's "next step" autoreset: the step after the one that ends an
-    episode ignores its action and returns the reset's observation and info
-    with reward 0.0 and both flags false.
-    """
+    """Reset the environment automatically after an episode ended, as
+    gymnasium's "next step" autoreset: the step after the end ignores its
+    action and returns the reset's observation and info, reward 0.0 and both
+    flags false."""
 
     def __init__(self, env):
         super().__init__(env)

@@ -25,11 +25,7 @@ class InGraphBatchEnv(
     As `InGraphEnv`, a row per environment, with `restarted` too. Resume
     checkpoints keep the variables and the batch's `get_env_state` (see
     `tools.resume_state.on_save`); a batch without one (workers, EnvPool)
-    resumes with all episodes begun anew.
-
-    Raises:
-        ValueError: When a space is neither Box nor Discrete.
-        graph_mode.GraphModeError: When not in TF2 graph mode.
+    resumes with all episodes begun anew. Raises as `InGraphEnv`.
     """
 
     def __init__(self, batch_env):

@@ -62,11 +62,9 @@ class InGraphEnv(InGraphEnvBase):
 
     The variables hold the last step, in the scope `env_temporary` that
     checkpoints leave out; `done` starts true, so that the first simulation
-    step resets. Other attributes are read from the environment.
-
-    Raises:
-        ValueError: When a space is neither Box nor Discrete.
-        graph_mode.GraphModeError: When not in TF2 graph mode.
+    step resets. Other attributes are read from the environment. A
+    ValueError for spaces other than Box and Discrete, and a
+    `graph_mode.GraphModeError` outside TF2 graph mode.
     """
 
     def __init__(self, env):

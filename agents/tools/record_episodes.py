@@ -145,9 +145,7 @@ class RecordedEnvironment:
     rendering environment variables before it creates the env (and MuJoCo).
 
     Args:
-        constructor: Callable `(seed, render_mode=...) -> env`, called with
-            `render_mode='rgb_array'`.
-        directory: Directory for the videos.
+        constructor: Callable `(seed, render_mode='rgb_array') -> env`.
         gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
         threads: Threads of Mesa's software renderer (`LP_NUM_THREADS`,
             unless set) and of each encoder; None leaves both to choose.

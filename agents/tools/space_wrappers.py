@@ -68,12 +68,9 @@ class FrameHistory(ForwardingWrapper):
 
 
 class FrameDelta(ForwardingWrapper):
-    """Observe the difference of each observation to the previous one.
-
-    The first delta of an episode is zero. Integer deltas have a signed type
-    of twice the width, so that they cannot overflow. A ValueError unless
-    the observation space is a Box.
-    """
+    """Observe the difference of each observation to the previous one (zero
+    at first); integer deltas in a signed type of twice the width, which
+    cannot overflow. A ValueError unless the observation space is a Box."""
 
     def __init__(self, env):
         space = _require_box(env.observation_space, 'FrameDelta')
@@ -103,9 +100,8 @@ class FrameDelta(ForwardingWrapper):
 
 
 class ValueMap:
-    """What a standard wrapper does to spaces, actions, observations and
-    rewards, of one environment (`MapWrapper`) or a batch (`batch_wrappers`).
-    """
+    """What a standard wrapper does to spaces and values, of one environment
+    (`MapWrapper`) or a batch (`batch_wrappers`)."""
 
     def __init__(self, env):
         self.observation_space = env.observation_space
