@@ -104,8 +104,7 @@ def _initial_state(policy, size):
 
 
 def _rollout_step(env, policy, carry, size, key_of):
-    """The `_Carry` after a step; `key_of` maps the env state after the
-    resets to the policy's random key."""
+    """The `_Carry` after a step; `key_of` gives the policy's random key."""
     begin = carry.done
     env_state, observ = env.begin(carry.env, begin, carry.observ)
     # With a condition of rank 1, `where` selects whole rows.

@@ -96,8 +96,7 @@ class InGraphBatchEnv(
         return self._unpack(packed)
 
     def reset_outcome(self, indices):
-        """The `Outcome` of resetting the environments of int32 indices,
-        assigning nothing."""
+        """The `Outcome` of resetting int32 indices, assigning nothing."""
         indices.set_shape((None,))
         packed = tf.numpy_function(
                 self._reset, [indices], tf.uint8, name='reset')
@@ -119,8 +118,7 @@ class InGraphBatchEnv(
                 return tf.identity(outcome.observ)
 
     def _define_resume_ops(self):
-        """Copy the environments' state to checkpoints and back; where it
-        cannot be set, all episodes begin anew."""
+        """Copy the environments' state to checkpoints and back (or renew)."""
         with tf.name_scope('environment_state'):
             capture = self._env_state.assign(tf.numpy_function(
                     self._read_env_state, [], tf.string, stateful=True))
@@ -184,8 +182,7 @@ class InGraphBatchEnv(
             raise
 
     def _pack(self, observ, reward=0.0, flags=(False, False, False)):
-        """The uint8 rows of `_row` of checked observations and rewards, the
-        flags and the batch's count of restarts (0 where it has none)."""
+        """Checked observations, rewards, flags and restarts as uint8 rows."""
         _check_finite(observ, 'observ')
         _check_finite(reward, 'reward')
         packed = np.empty(len(observ), self._row)
@@ -197,8 +194,7 @@ class InGraphBatchEnv(
         return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _unpack(self, packed, every_row=True):
-        """Split uint8 rows of `_row` into an `Outcome`; `every_row` for a
-        step, not a reset of some or none."""
+        """Split uint8 rows into an `Outcome`; `every_row` for a step."""
         observ_bytes = self._row.fields['observ'][0].itemsize
         packed.set_shape((None, self._row.itemsize))
         # The rows of `packed`, known for a step of every environment.
@@ -237,8 +233,7 @@ def _from_bytes(rows, dtype, shape, batch):
 
 
 def _check_finite(value, name):
-    """Raise the ValueError of `tf.debugging.check_numerics` on floating NaN
-    or Inf: `'<name> : Tensor had NaN values'` (or `Inf`, `Inf and NaN`)."""
+    """Raise `tf.debugging.check_numerics`'s ValueError on NaN or Inf."""
     value = np.asarray(value)
     if value.dtype.kind != 'f' or np.isfinite(value).all():
         return

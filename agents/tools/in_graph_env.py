@@ -29,8 +29,7 @@ class InGraphEnvBase(forwarding.Forwarding):
             'not terminated (an algorithm may bootstrap then).')
 
     def _define_variables(self, name, batch):
-        """The scope `env_temporary` and the variables, `batch` (`()` or
-        `(n,)`) their leading shape."""
+        """The scope `env_temporary` and the variables, shaped `batch + ...`."""
         graph_mode.require_graph_mode(name)
         observ_shape, observ_dtype = parse_space(
                 self.observation_space, 'observation')

@@ -40,8 +40,7 @@ def _uses_mujoco(env_id):
 
 
 class WithSeen:
-    """An environment constructor that first takes on the logged messages of
-    its creator."""
+    """An env constructor that first takes on its creator's logged messages."""
 
     def __init__(self, constructor):
         self._constructor = constructor

@@ -10,8 +10,7 @@ from agents.tools import compiled_ops
 
 
 class RolloutEnv:
-    """The loop's view of a batch whose loop state is the values of some of
-    its variables (`_variables`)."""
+    """The loop's view of a batch whose loop state is some of its variables."""
 
     def __init__(self, batch_env):
         self._batch_env = batch_env

@@ -93,8 +93,7 @@ def _begin_episode(batch_env, algo, tallies, agent_indices):
 
 
 def _step(batch_env, algo, tallies, begin_episode):
-    """Act, step and experience: the summary, the flags of the episodes
-    that ended (not restarted), and the new scores and lengths."""
+    """Act, step and experience: summary, ended flags, scores, lengths."""
     agent_indices = tf.range(len(batch_env))
     restarted = getattr(batch_env, 'restarted', None)
     with tf.control_dependencies([begin_episode]):

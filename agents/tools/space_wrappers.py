@@ -121,8 +121,7 @@ class ValueMap:
 
 
 class MapWrapper(ForwardingWrapper):
-    """A wrapper that applies its class's `map_class`, built with the
-    constructor's keyword arguments."""
+    """A wrapper that applies its class's `map_class`, built with its args."""
 
     map_class = ValueMap
 
@@ -187,8 +186,7 @@ class RangeNormalize(MapWrapper):
 
 
 def range_scales(observation_space, action_space, observ, action):
-    """The observation and action `_Scale` of `RangeNormalize` (or None)
-    and its spaces."""
+    """The `_Scale`s (or None) and spaces of `RangeNormalize`."""
     for name, value in (('observ', observ), ('action', action)):
         if value is not None and not isinstance(value, (bool, np.bool_)):
             raise ValueError(
