@@ -26,16 +26,15 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             `[batch_size, ...]` state at the start of episodes or None, and
             `step(observ, state, key)`, the actions and the next state (or
             None), drawing from stateless ops keyed by the int64 `[2]` key.
-        num_steps: Python int of the steps, at least 1.
         key_offset: Integer added to the policy's random key.
 
     Returns:
-        Tuple of bool `[batch]`, whose first episode ended, and float32
-        `[batch]`, its score (the running score where it did not end).
+        Bool `[batch]`, whose first episode ended, and float32 `[batch]`,
+        its score (the running score where it did not end).
 
     Raises:
-        ValueError: When `num_steps` is not a positive Python int, or the
-            batch is neither kind.
+        ValueError: Unless `num_steps` is a positive Python int and the
+            batch of one of the two kinds.
     """
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) or (
             num_steps < 1):

@@ -83,12 +83,11 @@ class ActionRepeat(ForwardingWrapper):
 class RandomStart(ForwardingWrapper):
     """Begin each episode with a random number of random actions.
 
-    After a reset, 0 to `max_steps` steps (uniformly) are taken with sampled
-    actions or a fixed no-op, their rewards dropped; an episode that ends
-    meanwhile is reset and a new number drawn. The reset's info gains
-    `random_start_steps`. A seed given to `reset` seeds the draws too. A
-    ValueError unless `max_steps` is a non-negative integer and
-    `noop_action` None (sample the action space) or an action.
+    After a reset, 0 to `max_steps` steps (uniformly) are taken with
+    `noop_action` (None: sampled actions), their rewards dropped; an episode
+    that ends meanwhile is reset and a new number drawn. The reset's info
+    gains `random_start_steps`; a seed given to `reset` seeds the draws too.
+    A ValueError on a bad `max_steps` or `noop_action`.
     """
 
     def __init__(self, env, max_steps, noop_action=None):

@@ -9,14 +9,11 @@ from agents.tools.episode_wrappers import ForwardingWrapper
 
 
 class FrameHistory(ForwardingWrapper):
-    """Observe a stack of past observations at the given offsets.
-
-    Offset 0 is the current observation, 1 the one before; the first one of
-    an episode fills the past. Observations have the shape
-    `(len(past_indices),) + shape`, or with `flatten` the history merged
-    into the first axis. A ValueError unless `past_indices` is a non-empty
-    sequence of non-negative integers and the observation space a Box.
-    """
+    """Observe a stack of past observations at the given offsets (0: the
+    current, 1: the one before; the first of an episode fills the past), of
+    shape `(len(past_indices),) + shape`, or with `flatten` merged into the
+    first axis. A ValueError unless `past_indices` is a non-empty sequence
+    of non-negative integers and the observation space a Box."""
 
     def __init__(self, env, past_indices, flatten):
         past_indices = tuple(past_indices)
