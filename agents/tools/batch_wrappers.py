@@ -87,12 +87,9 @@ class LimitDuration(BatchWrapper):
 
 
 class RangeNormalize(BatchWrapper):
-    """The batch form of `wrappers.RangeNormalize`, with its arguments."""
+    """The batch form of `wrappers.RangeNormalize` (keyword arguments)."""
 
     map_class = space_wrappers.RangeMap
-
-    def __init__(self, batch_env, observ=None, action=None):
-        super().__init__(batch_env, observ=observ, action=action)
 
 
 class ClipAction(BatchWrapper):
