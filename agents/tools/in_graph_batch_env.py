@@ -272,16 +272,12 @@ class BridgeRolloutEnv(rollout_env.RolloutEnv):
         def _reset():
             indices = tf.cast(tf.where(begin)[:, 0], tf.int32)
             outcome = self._batch_env.reset_outcome(indices)
-            rows = indices[:, None]
-            return (
-                tf.tensor_scatter_nd_update(restarted, rows, tf.zeros_like(
-                    outcome.restarted)),
-                outcome.restarts,
-                tf.tensor_scatter_nd_update(observ, rows, outcome.observ))
+            return outcome.restarts, tf.tensor_scatter_nd_update(
+                observ, indices[:, None], outcome.observ)
 
-        restarted, restarts, observ = tf.cond(
-            tf.reduce_any(begin), _reset,
-            lambda: (restarted, restarts, observ))
+        restarts, observ = tf.cond(
+            tf.reduce_any(begin), _reset, lambda: (restarts, observ))
+        restarted = tf.logical_and(restarted, tf.logical_not(begin))
         return (restarted, restarts), observ
 
     def step(self, loop_state, action):
