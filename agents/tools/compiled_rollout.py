@@ -130,8 +130,7 @@ def _rollout_step(env, policy, carry, size, key_of):
         bad=rollout_env.first_failure(carry.bad, action, observ, reward))
 
 
-# The loop state of a rollout: the batch's (see `tools.rollout_env`), its
-# variables, the policy's state, the scores and the `rollout_env.Failure`.
+# The loop state of a rollout; `env` is the batch's (`tools.rollout_env`).
 _Carry = collections.namedtuple('_Carry', (
     'index, env, observ, done, action, reward, truncated, policy_state, '
     'score, first_done, first_score, bad'))

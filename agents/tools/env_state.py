@@ -76,7 +76,8 @@ def _layer_state(layer):
     for name, value in vars(layer).items():
         if isinstance(value, np.random.Generator):
             state[name] = ('generator', value.bit_generator.state)
-        elif _is_mujoco_data(value):
+        elif type(value).__name__ == 'MjData' and type(
+                value).__module__.startswith('mujoco'):
             state[name] = ('physics', _physics_state(layer, value))
         elif isinstance(value, np.ndarray) and value.dtype != object:
             state[name] = ('array', value.copy())
@@ -109,12 +110,6 @@ def _set_attribute(layer, name, kind, value):
         setattr(layer, name, value[()])
     else:
         setattr(layer, name, value)
-
-
-def _is_mujoco_data(value):
-    """Whether a value is MuJoCo's `MjData`."""
-    return type(value).__name__ == 'MjData' and type(
-        value).__module__.startswith('mujoco')
 
 
 def _physics_spec():

@@ -13,11 +13,8 @@ GL_BACKENDS = ('egl', 'osmesa')
 _GL_PACKAGES = 'libegl1 libgl1-mesa-dri (EGL) or libosmesa6 (OSMesa)'
 # Run in a fresh interpreter: a process cannot change its backend once
 # mujoco was imported.
-_GL_PROBE = (
-    'import mujoco\n'
-    'context = mujoco.GLContext(16, 16)\n'
-    'context.make_current()\n'
-    'context.free()\n')
+_GL_PROBE = ('import mujoco; context = mujoco.GLContext(16, 16); '
+             'context.make_current(); context.free()')
 _GL_PROBE_SECONDS = 60
 
 

@@ -12,8 +12,7 @@ from agents.tools import resume_state
 from agents.tools import rollout_env
 from agents.tools import temporary_scope
 
-# A step's or reset's tensors, a row per environment (as the variables),
-# and the int64 count of restarts.
+# A step's or reset's tensors, as the variables of the same names.
 Outcome = collections.namedtuple(
         'Outcome', 'observ, reward, done, truncated, restarted, restarts')
 
@@ -51,7 +50,6 @@ class InGraphBatchEnv(
                     'restarts', (), tf.int64)
             self._env_state = tf.Variable(
                     '', trainable=False, name='env_state')
-        # The variables of the fields of an `Outcome`, in order.
         self._outcome = Outcome(
                 self._observ, self._reward, self._done, self._truncated,
                 self._restarted, self._restarts)

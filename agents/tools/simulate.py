@@ -72,8 +72,7 @@ def simulate(batch_env, algo, log=True, reset=False):
             summary)
 
 
-# The scores and lengths of the running episodes, and the running means of
-# those of the ended ones.
+# The running episodes' scores and lengths, the means of the ended ones.
 _Tallies = collections.namedtuple(
     '_Tallies', 'score, length, mean_score, mean_length')
 
