@@ -58,9 +58,8 @@ class LimitDuration(BatchWrapper):
     batch restarted after a failure begins a new episode."""
 
     def __init__(self, batch_env, duration):
-        limit = episode_wrappers.DurationLimit(duration, len(batch_env))
         super().__init__(batch_env)
-        self._limit = limit
+        self._limit = episode_wrappers.DurationLimit(duration, len(batch_env))
 
     def step(self, actions):
         """Step the batch and truncate the episodes at the limit."""

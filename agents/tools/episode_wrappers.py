@@ -65,9 +65,8 @@ class ActionRepeat(ForwardingWrapper):
     rewards; repetition stops at the end of an episode."""
 
     def __init__(self, env, amount):
-        checked = checked_integer(amount, 'amount', 'positive')
         super().__init__(env, amount=amount)
-        self._amount = checked
+        self._amount = checked_integer(amount, 'amount', 'positive')
 
     def step(self, action):
         """Apply the action up to `amount` times; sum the rewards."""
@@ -91,14 +90,14 @@ class RandomStart(ForwardingWrapper):
     """
 
     def __init__(self, env, max_steps, noop_action=None):
-        checked = checked_integer(max_steps, 'max_steps', 'non-negative')
         if noop_action is not None and not env.action_space.contains(
                 noop_action):
             raise ValueError(
                 f'noop_action {noop_action!r} is not in the action space '
                 f'{env.action_space}.')
         super().__init__(env, max_steps=max_steps, noop_action=noop_action)
-        self._max_steps = checked
+        self._max_steps = checked_integer(
+            max_steps, 'max_steps', 'non-negative')
         self._noop_action = noop_action
         # A copy, so that seeding it leaves the environment's space alone.
         self._sample_space = copy.deepcopy(env.action_space)
@@ -134,9 +133,8 @@ class LimitDuration(ForwardingWrapper):
     integer). Stepping an episode that ended raises until `reset`."""
 
     def __init__(self, env, duration):
-        limit = DurationLimit(duration, 1)
         super().__init__(env, duration=duration)
-        self._limit = limit
+        self._limit = DurationLimit(duration, 1)
 
     def step(self, action):
         """Step the environment and truncate at the limit."""
