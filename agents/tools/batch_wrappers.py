@@ -1,8 +1,5 @@
-"""Wrappers of a whole batch like `BatchEnv`, on its stacked arrays.
-
-The standard wrappers of `agents.tools.wrappers` in one NumPy operation per
-batch step, with the same results. No TensorFlow: worker processes import it.
-"""
+"""The standard wrappers of `agents.tools.wrappers` on a batch's stacked
+arrays, with the same results. No TensorFlow: worker processes import it."""
 
 import numpy as np
 
@@ -12,9 +9,8 @@ from agents.tools import space_wrappers
 
 
 class BatchWrapper(forwarding.BatchForwarding):
-    """Base of the batch wrappers: applies the `space_wrappers.ValueMap` of
-    its class's `map_class` to the stacked arrays and forwards everything
-    else to the batch, whose environments indexing gives unwrapped."""
+    """Base of the batch wrappers: applies its class's `map_class` to the
+    arrays and forwards the rest to the batch."""
 
     map_class = space_wrappers.ValueMap
 
@@ -62,13 +58,11 @@ class LimitDuration(BatchWrapper):
     batch restarted after a failure begins a new episode."""
 
     def __init__(self, batch_env, duration):
-        limit = episode_wrappers.DurationLimit(duration, len(batch_env))
         super().__init__(batch_env)
-        self._limit = limit
+        self._limit = episode_wrappers.DurationLimit(duration, len(batch_env))
 
     def step(self, actions):
-        """Step the batch and truncate the episodes at the limit; a
-        RuntimeError where an episode was not begun or ended."""
+        """Step the batch and truncate the episodes at the limit."""
         self._limit.check()
         observ, reward, done, info = self._batch_env.step(actions)
         restarted = info['restarted']
@@ -92,12 +86,9 @@ class LimitDuration(BatchWrapper):
 
 
 class RangeNormalize(BatchWrapper):
-    """The batch form of `wrappers.RangeNormalize`, with its arguments."""
+    """The batch form of `wrappers.RangeNormalize` (keyword arguments)."""
 
     map_class = space_wrappers.RangeMap
-
-    def __init__(self, batch_env, observ=None, action=None):
-        super().__init__(batch_env, observ=observ, action=action)
 
 
 class ClipAction(BatchWrapper):

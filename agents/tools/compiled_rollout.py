@@ -1,6 +1,5 @@
 """Many steps of a policy on a batch of environments in one session call:
-one `tf.while_loop`, compiled by XLA on in-graph tasks, plain graph ops on
-the others (see `tools.rollout_env`).
+one `tf.while_loop`, compiled by XLA on in-graph tasks (`tools.rollout_env`).
 """
 
 import collections
@@ -27,16 +26,15 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             `[batch_size, ...]` state at the start of episodes or None, and
             `step(observ, state, key)`, the actions and the next state (or
             None), drawing from stateless ops keyed by the int64 `[2]` key.
-        num_steps: Python int of the steps, at least 1.
         key_offset: Integer added to the policy's random key.
 
     Returns:
-        Tuple of bool `[batch]`, whose first episode ended, and float32
-        `[batch]`, its score (the running score where it did not end).
+        Bool `[batch]`, whose first episode ended, and float32 `[batch]`,
+        its score (the running score where it did not end).
 
     Raises:
-        ValueError: When `num_steps` is not a positive Python int, or the
-            batch is neither kind.
+        ValueError: Unless `num_steps` is a positive Python int and the
+            batch of one of the two kinds.
     """
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) or (
             num_steps < 1):
@@ -75,7 +73,9 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             _rollout = compiled_ops.compiled_function(_rollout)
         carry = _rollout(env.rollout_seed(), env.initial())
         with tf.control_dependencies(rollout_env.failure_checks(carry.bad)):
-            writes = _write_last_step(batch_env, env, carry)
+            writes = env.assign(carry.env) + [
+                getattr(batch_env, name).assign(getattr(carry, name))
+                for name in ('observ', 'done', 'action', 'reward', 'truncated')]
         with tf.control_dependencies(writes):
             return tf.identity(carry.first_done), tf.identity(
                 carry.first_score)
@@ -96,13 +96,6 @@ def _initial_carry(batch_env, policy, env_state):
         bad=rollout_env.no_failure(observ, action))
 
 
-def _write_last_step(batch_env, env, carry):
-    """The assignments of the last step to the env state and variables."""
-    return env.assign(carry.env) + [
-        getattr(batch_env, name).assign(getattr(carry, name))
-        for name in ('observ', 'done', 'action', 'reward', 'truncated')]
-
-
 def _initial_state(policy, size):
     """The policy's initial state; an empty tuple stands for none."""
     state = policy.initial_state(size)
@@ -110,9 +103,7 @@ def _initial_state(policy, size):
 
 
 def _rollout_step(env, policy, carry, size, key_of):
-    """The `_Carry` after a step: begin episodes where the last ended, act,
-    step, and score the first episodes; `key_of` maps the env state after
-    the resets to the policy's random key."""
+    """The `_Carry` after a step; `key_of` gives the policy's random key."""
     begin = carry.done
     env_state, observ = env.begin(carry.env, begin, carry.observ)
     # With a condition of rank 1, `where` selects whole rows.
@@ -139,8 +130,7 @@ def _rollout_step(env, policy, carry, size, key_of):
         bad=rollout_env.first_failure(carry.bad, action, observ, reward))
 
 
-# The loop state of a rollout: the batch's (see `tools.rollout_env`), its
-# variables, the policy's state, the scores and the `rollout_env.Failure`.
+# The loop state of a rollout; `env` is the batch's (`tools.rollout_env`).
 _Carry = collections.namedtuple('_Carry', (
     'index, env, observ, done, action, reward, truncated, policy_state, '
     'score, first_done, first_score, bad'))

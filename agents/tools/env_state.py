@@ -1,6 +1,5 @@
 """The state of gymnasium environments in this process, read and set for
-an exact resumption, in JSON (loading a checkpoint constructs no objects).
-"""
+an exact resumption, in JSON (loading a checkpoint constructs no objects)."""
 
 import base64
 import json
@@ -14,20 +13,17 @@ class StateUnavailable(Exception):
 
 
 def get_state(env):
-    """The state of a `gym.Env` and its wrappers: a dict per layer.
-
-    Of every layer, the attributes that are numbers, booleans, None, arrays
-    and random generators, and MuJoCo's integration state. Only layers known
-    to keep their whole state so are read (gymnasium's classic control and
-    MuJoCo tasks, its common wrappers, classes with `state_in_attributes =
-    True`); others raise `StateUnavailable`.
-    """
+    """The state of a `gym.Env` and its wrappers: per layer, the attributes
+    that are numbers, booleans, None, arrays, random generators and MuJoCo's
+    data. `StateUnavailable` unless every layer is known to keep its whole
+    state so (gymnasium's classic control and MuJoCo tasks, its common
+    wrappers, classes with `state_in_attributes = True`)."""
     return [_layer_state(layer) for layer in _layers(env)]
 
 
 def set_state(env, state):
-    """Set a state of `get_state` on an environment built alike; raise
-    `StateUnavailable` as `get_state` does or where the wrappers differ."""
+    """Set a state of `get_state` on an environment built alike; raises as
+    `get_state` does or where the wrappers differ."""
     layers = list(_layers(env))
     if len(layers) != len(state):
         raise StateUnavailable(
@@ -39,8 +35,7 @@ def set_state(env, state):
 
 
 def encode(state):
-    """UTF-8 JSON bytes of nested lists and dicts (of str keys), numbers,
-    booleans, None, strings and arrays."""
+    """UTF-8 JSON bytes of nested lists, dicts, scalars and arrays."""
     return json.dumps(_to_json(state)).encode('utf-8')
 
 
@@ -81,7 +76,8 @@ def _layer_state(layer):
     for name, value in vars(layer).items():
         if isinstance(value, np.random.Generator):
             state[name] = ('generator', value.bit_generator.state)
-        elif _is_mujoco_data(value):
+        elif type(value).__name__ == 'MjData' and type(
+                value).__module__.startswith('mujoco'):
             state[name] = ('physics', _physics_state(layer, value))
         elif isinstance(value, np.ndarray) and value.dtype != object:
             state[name] = ('array', value.copy())
@@ -116,12 +112,6 @@ def _set_attribute(layer, name, kind, value):
         setattr(layer, name, value)
 
 
-def _is_mujoco_data(value):
-    """Whether a value is MuJoCo's `MjData`."""
-    return type(value).__name__ == 'MjData' and type(
-        value).__module__.startswith('mujoco')
-
-
 def _physics_spec():
     """The mujoco module and the spec of its integration state."""
     import mujoco  # pylint: disable=import-outside-toplevel
@@ -129,7 +119,7 @@ def _physics_spec():
 
 
 def _physics_state(layer, data):
-    """MuJoCo's integration state of the `data` of a layer with `model`."""
+    """MuJoCo's integration state of the `data` of a layer."""
     mujoco, spec = _physics_spec()
     model = layer.model
     state = np.empty(mujoco.mj_stateSize(model, spec), np.float64)

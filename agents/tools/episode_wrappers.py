@@ -1,7 +1,5 @@
 """Wrappers that shape the flow of episodes: resets, repeats, limits.
-
-No TensorFlow here: worker processes import it.
-"""
+No TensorFlow here: worker processes import it."""
 
 import copy
 import numbers
@@ -15,9 +13,8 @@ _RANDOM_START_ATTEMPTS = 10
 
 
 class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """The base of `agents.tools.wrappers`: a `gymnasium.Wrapper` that
-    reads unknown public attributes from the wrapped environment, as in
-    2017, and records `constructor_args` for `env.spec` to recreate it."""
+    """A `gymnasium.Wrapper` that reads unknown public attributes from the
+    wrapped environment (as in 2017) and records its `constructor_args`."""
 
     def __init__(self, env, **constructor_args):
         gym.utils.RecordConstructorArgs.__init__(self, **constructor_args)
@@ -38,12 +35,10 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 class AutoReset(ForwardingWrapper):
-    """Reset the environment automatically after an episode ended.
-
-    gymnasium's "next step" autoreset: the step after the one that ends an
-    episode ignores its action and returns the reset's observation and info
-    with reward 0.0 and both flags false.
-    """
+    """Reset the environment automatically after an episode ended, as
+    gymnasium's "next step" autoreset: the step after the end ignores its
+    action and returns the reset's observation and info, reward 0.0 and both
+    flags false."""
 
     def __init__(self, env):
         super().__init__(env)
@@ -66,17 +61,12 @@ class AutoReset(ForwardingWrapper):
 
 
 class ActionRepeat(ForwardingWrapper):
-    """Repeat each action several times and sum the rewards.
-
-    Repetition stops at the end of an episode; observation, flags and info
-    are those of the last step. A ValueError unless `amount` is a positive
-    integer.
-    """
+    """Repeat each action `amount` times (a positive integer), summing the
+    rewards; repetition stops at the end of an episode."""
 
     def __init__(self, env, amount):
-        checked = checked_integer(amount, 'amount', 'positive')
         super().__init__(env, amount=amount)
-        self._amount = checked
+        self._amount = checked_integer(amount, 'amount', 'positive')
 
     def step(self, action):
         """Apply the action up to `amount` times; sum the rewards."""
@@ -92,30 +82,22 @@ class ActionRepeat(ForwardingWrapper):
 class RandomStart(ForwardingWrapper):
     """Begin each episode with a random number of random actions.
 
-    After a reset, 0 to `max_steps` steps (uniformly) are taken with sampled
-    actions or a fixed no-op, their rewards dropped; an episode that ends
-    meanwhile is reset and a new number drawn. The reset's info gains
-    `random_start_steps`. A seed given to `reset` seeds the draws too.
-
-    Args:
-        env: Environment to start randomly.
-        max_steps: Most random steps after a reset.
-        noop_action: Action to repeat; None samples the action space.
-
-    Raises:
-        ValueError: When `max_steps` is not a non-negative integer or
-            `noop_action` is not in the action space.
+    After a reset, 0 to `max_steps` steps (uniformly) are taken with
+    `noop_action` (None: sampled actions), their rewards dropped; an episode
+    that ends meanwhile is reset and a new number drawn. The reset's info
+    gains `random_start_steps`; a seed given to `reset` seeds the draws too.
+    A ValueError on a bad `max_steps` or `noop_action`.
     """
 
     def __init__(self, env, max_steps, noop_action=None):
-        checked = checked_integer(max_steps, 'max_steps', 'non-negative')
         if noop_action is not None and not env.action_space.contains(
                 noop_action):
             raise ValueError(
                 f'noop_action {noop_action!r} is not in the action space '
                 f'{env.action_space}.')
         super().__init__(env, max_steps=max_steps, noop_action=noop_action)
-        self._max_steps = checked
+        self._max_steps = checked_integer(
+            max_steps, 'max_steps', 'non-negative')
         self._noop_action = noop_action
         # A copy, so that seeding it leaves the environment's space alone.
         self._sample_space = copy.deepcopy(env.action_space)
@@ -132,10 +114,9 @@ class RandomStart(ForwardingWrapper):
                 seed=seed if attempt == 0 else None, options=options)
             steps = int(self._random.integers(0, self._max_steps + 1))
             for _ in range(steps):
-                if self._noop_action is None:
+                action = self._noop_action
+                if action is None:
                     action = self._sample_space.sample()
-                else:
-                    action = self._noop_action
                 observ, _, terminated, truncated, _ = self.env.step(action)
                 if terminated or truncated:
                     break
@@ -148,21 +129,15 @@ class RandomStart(ForwardingWrapper):
 
 
 class LimitDuration(ForwardingWrapper):
-    """End episodes by truncation after a number of steps.
-
-    The step that reaches the limit sets `truncated`. Stepping an episode
-    that ended, by the limit or otherwise, raises an error until `reset`.
-    A ValueError unless `duration` is a positive integer.
-    """
+    """End episodes by truncation after `duration` steps (a positive
+    integer). Stepping an episode that ended raises until `reset`."""
 
     def __init__(self, env, duration):
-        limit = DurationLimit(duration, 1)
         super().__init__(env, duration=duration)
-        self._limit = limit
+        self._limit = DurationLimit(duration, 1)
 
     def step(self, action):
-        """Step the environment and truncate at the limit; a RuntimeError
-        before `reset` or after the episode ended."""
+        """Step the environment and truncate at the limit."""
         self._limit.check(f'the {type(self).__name__}')
         observ, reward, terminated, truncated, info = self.env.step(action)
         truncated = self._limit.count(terminated, truncated)
@@ -175,8 +150,7 @@ class LimitDuration(ForwardingWrapper):
 
 
 class DurationLimit:
-    """The step counts of `LimitDuration`, one per environment of a batch
-    (`batch_wrappers.LimitDuration`) or of one environment."""
+    """The step counts of `LimitDuration`, per environment of a batch."""
 
     def __init__(self, duration, size):
         self.duration = checked_integer(duration, 'duration', 'positive')
@@ -185,8 +159,8 @@ class DurationLimit:
         self.ended = np.zeros(size, bool)
 
     def check(self, wrapper=None):
-        """Raise a RuntimeError unless every episode began and goes on;
-        `wrapper` names the wrapper of one environment in the message."""
+        """Raise unless every episode began and goes on; `wrapper` names
+        the wrapper of one environment."""
         if not self.ended.any() and self.started.all():
             return
         index = int(np.argmax(self.ended | ~self.started))
@@ -200,8 +174,7 @@ class DurationLimit:
             'again.')
 
     def count(self, done, truncated):
-        """Count a step that ended episodes where `done`: the truncated
-        flags, true also at the limit."""
+        """Count a step; the truncated flags, true also at the limit."""
         self.steps += 1
         truncated = truncated | (self.steps >= self.duration)
         self.ended = done | truncated
@@ -215,8 +188,8 @@ class DurationLimit:
 
 
 def checked_integer(value, name, kind):
-    """`value` as an int; a ValueError unless it is a `kind` ('positive'
-    or 'non-negative') integer."""
+    """`value` as an int; a ValueError unless a `kind` ('positive' or
+    'non-negative') integer."""
     if not is_integer(value) or value < (1 if kind == 'positive' else 0):
         raise ValueError(f'{name} must be a {kind} integer, got {value!r}.')
     return int(value)

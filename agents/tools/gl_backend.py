@@ -1,8 +1,6 @@
-"""Off-screen OpenGL for MuJoCo rendering: which backend works here.
-
-This module must not import TensorFlow: Mesa's OpenGL crashes in a process
-that loaded it (their bundled LLVM builds collide).
-"""
+"""Off-screen OpenGL for MuJoCo rendering: which backend works here. No
+TensorFlow here: Mesa's OpenGL crashes in a process that loaded it (their
+bundled LLVM builds collide)."""
 
 import os
 import subprocess
@@ -12,17 +10,11 @@ import gymnasium as gym
 
 # MuJoCo's off-screen backends in the order tried, and their Debian packages.
 GL_BACKENDS = ('egl', 'osmesa')
-_GL_PACKAGES = {
-    'egl': ('EGL', 'libegl1 libgl1-mesa-dri'),
-    'osmesa': ('OSMesa', 'libosmesa6'),
-}
+_GL_PACKAGES = 'libegl1 libgl1-mesa-dri (EGL) or libosmesa6 (OSMesa)'
 # Run in a fresh interpreter: a process cannot change its backend once
 # mujoco was imported.
-_GL_PROBE = (
-    'import mujoco\n'
-    'context = mujoco.GLContext(16, 16)\n'
-    'context.make_current()\n'
-    'context.free()\n')
+_GL_PROBE = ('import mujoco; context = mujoco.GLContext(16, 16); '
+             'context.make_current(); context.free()')
 _GL_PROBE_SECONDS = 60
 
 
@@ -49,19 +41,16 @@ def select_gl_backend(required=True):
         failures.append(f'{backend}: {failure}')
     if not required:
         return None
-    packages = ' or '.join(
-        f'{_GL_PACKAGES[name][1]} ({_GL_PACKAGES[name][0]})'
-        for name in GL_BACKENDS)
     if requested:
         raise GLBackendError(
             f'MuJoCo cannot render with MUJOCO_GL={requested} '
             f'({failures[0]}); unset MUJOCO_GL to try '
             f"{' and '.join(GL_BACKENDS)}, or install the Debian packages "
-            f'{packages}.')
+            f'{_GL_PACKAGES}.')
     raise GLBackendError(
         'No off-screen OpenGL backend for MuJoCo rendering ('
         + '; '.join(failures) + '). Install the Debian packages '
-        f'{packages}, e.g. sudo apt-get install libegl1 libgl1-mesa-dri.')
+        f'{_GL_PACKAGES}, e.g. sudo apt-get install libegl1 libgl1-mesa-dri.')
 
 
 def _probe_gl_backend(backend):

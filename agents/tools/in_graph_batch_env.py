@@ -12,9 +12,7 @@ from agents.tools import resume_state
 from agents.tools import rollout_env
 from agents.tools import temporary_scope
 
-# A step's or reset's tensors, a row per environment: observations, float32
-# rewards, bool `done` (terminated, truncated or restarted), `truncated`
-# (without terminating) and `restarted`, and the int64 count of restarts.
+# A step's or reset's tensors, as the variables of the same names.
 Outcome = collections.namedtuple(
         'Outcome', 'observ, reward, done, truncated, restarted, restarts')
 
@@ -26,14 +24,7 @@ class InGraphBatchEnv(
     As `InGraphEnv`, a row per environment, with `restarted` too. Resume
     checkpoints keep the variables and the batch's `get_env_state` (see
     `tools.resume_state.on_save`); a batch without one (workers, EnvPool)
-    resumes with all episodes begun anew.
-
-    Args:
-        batch_env: Batch like `tools.BatchEnv`, of Box or Discrete spaces.
-
-    Raises:
-        ValueError: When a space is neither Box nor Discrete.
-        graph_mode.GraphModeError: When not in TF2 graph mode.
+    resumes with all episodes begun anew. Raises as `InGraphEnv`.
     """
 
     def __init__(self, batch_env):
@@ -59,7 +50,6 @@ class InGraphBatchEnv(
                     'restarts', (), tf.int64)
             self._env_state = tf.Variable(
                     '', trainable=False, name='env_state')
-        # The variables of the fields of an `Outcome`, in order.
         self._outcome = Outcome(
                 self._observ, self._reward, self._done, self._truncated,
                 self._restarted, self._restarts)
@@ -80,8 +70,7 @@ class InGraphBatchEnv(
     def simulate(self, action):
         """The op that steps the batch with an action tensor (as for
         `in_graph_env.prepare_action`) and assigns the variables; it fails
-        and assigns nothing on NaN or Inf (`observ : Tensor had NaN values`).
-        """
+        and assigns nothing on NaN or Inf."""
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
                     action, self._action, check_numerics=False)
@@ -98,24 +87,22 @@ class InGraphBatchEnv(
 
     def step_outcome(self, action):
         """The `Outcome` of a step with an action tensor of the variable's
-        dtype and shape, assigning nothing (for loops of many steps in one
-        session call; not for XLA: it runs Python)."""
+        dtype and shape, assigning nothing (not for XLA: it runs Python)."""
         packed = tf.numpy_function(
                 self._step, [action], tf.uint8, name='step')
         packed.set_shape((len(self._batch_env), None))
         return self._unpack(packed)
 
     def reset_outcome(self, indices):
-        """The `Outcome` of resetting the environments of a 1-D int32
-        tensor of indices, assigning nothing."""
+        """The `Outcome` of resetting int32 indices, assigning nothing."""
         indices.set_shape((None,))
         packed = tf.numpy_function(
                 self._reset, [indices], tf.uint8, name='reset')
         return self._unpack(packed, every_row=False)
 
     def reset(self, indices=None):
-        """Reset the environments of a 1-D integer tensor (None: all): their
-        first observations, once assigned; it fails on NaN or Inf."""
+        """Reset the environments of integer indices (None: all): their first
+        observations, once assigned; fails on NaN or Inf."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(len(self._batch_env))
@@ -129,8 +116,7 @@ class InGraphBatchEnv(
                 return tf.identity(outcome.observ)
 
     def _define_resume_ops(self):
-        """Copy the environments' state to checkpoints and back; where it
-        cannot be set (the reason is not ''), all episodes begin anew."""
+        """Copy the environments' state to checkpoints and back (or renew)."""
         with tf.name_scope('environment_state'):
             capture = self._env_state.assign(tf.numpy_function(
                     self._read_env_state, [], tf.string, stateful=True))
@@ -173,24 +159,16 @@ class InGraphBatchEnv(
         """Step the batch; the packed rows of `_row`."""
         _check_finite(action, 'action')
         observ, reward, done, info = self._call(self._batch_env.step, action)
-        packed = self._pack(observ, np.empty)
-        _check_finite(reward, 'reward')
-        packed['reward'] = reward
         restarted = info.get('restarted', False)
-        flags = packed['flags']
         # Terminated episodes are not bootstrapped, even if also truncated.
-        np.logical_and(
-                info['truncated'], np.logical_not(info['terminated']),
-                out=flags[:, 1])
-        np.logical_or(done, restarted, out=flags[:, 0])
-        flags[:, 2] = restarted
-        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
+        truncated = np.logical_and(
+                info['truncated'], np.logical_not(info['terminated']))
+        return self._pack(observ, reward, (
+                np.logical_or(done, restarted), truncated, restarted))
 
     def _reset(self, indices):
         """Reset environments; the packed rows of `_row`."""
-        observ = self._call(self._batch_env.reset, indices)
-        packed = self._pack(observ, np.zeros)
-        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
+        return self._pack(self._call(self._batch_env.reset, indices))
 
     def _call(self, method, argument):
         """Call a method of the batch, keeping its exception as `error`."""
@@ -201,18 +179,20 @@ class InGraphBatchEnv(
             self._error = error
             raise
 
-    def _pack(self, observ, create):
-        """Rows of `_row` from `create` with the checked observations and
-        the batch's count of restarts (0 where it has none)."""
+    def _pack(self, observ, reward=0.0, flags=(False, False, False)):
+        """Checked observations, rewards, flags and restarts as uint8 rows."""
         _check_finite(observ, 'observ')
-        packed = create(len(observ), self._row)
+        _check_finite(reward, 'reward')
+        packed = np.empty(len(observ), self._row)
         packed['observ'] = observ
+        packed['reward'] = reward
         packed['restarts'] = getattr(self._batch_env, 'restarts', 0)
-        return packed
+        for column, flag in enumerate(flags):
+            packed['flags'][:, column] = flag
+        return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _unpack(self, packed, every_row=True):
-        """Split uint8 rows of `_row` into an `Outcome`; `every_row` when
-        there is one per environment (a step), not some or none (a reset)."""
+        """Split uint8 rows into an `Outcome`; `every_row` for a step."""
         observ_bytes = self._row.fields['observ'][0].itemsize
         packed.set_shape((None, self._row.itemsize))
         # The rows of `packed`, known for a step of every environment.
@@ -235,7 +215,7 @@ class InGraphBatchEnv(
         return Outcome(observ, reward, done, truncated, restarted, restarts)
 
 
-def _from_bytes(rows, dtype, shape, batch=None):
+def _from_bytes(rows, dtype, shape, batch):
     """Reinterpret uint8 rows [batch, bytes] as a [batch, *shape] tensor."""
     if dtype == tf.bool:
         values = tf.cast(rows, tf.bool)
@@ -251,8 +231,7 @@ def _from_bytes(rows, dtype, shape, batch=None):
 
 
 def _check_finite(value, name):
-    """Raise the ValueError `'<name> : Tensor had NaN values'` (or `Inf`,
-    `Inf and NaN`) of `tf.debugging.check_numerics` on floating NaN or Inf."""
+    """Raise `tf.debugging.check_numerics`'s ValueError on NaN or Inf."""
     value = np.asarray(value)
     if value.dtype.kind != 'f' or np.isfinite(value).all():
         return
@@ -265,13 +244,12 @@ def _check_finite(value, name):
 
 class BridgeRolloutEnv(rollout_env.RolloutEnv):
     """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
-    (`step_outcome`, `reset_outcome`) as `TaskRolloutEnv` steps a task."""
+    (`step_outcome`, `reset_outcome`)."""
 
     jit_compile = False
 
     def _variables(self):
-        """The flags of the environments restarted after a failure and the
-        count of restarts."""
+        """The restarted flags and the count of restarts."""
         return self._batch_env.restarted, self._batch_env.restarts
 
     @staticmethod
@@ -286,28 +264,22 @@ class BridgeRolloutEnv(rollout_env.RolloutEnv):
         return tf.constant(0, tf.int64)
 
     def begin(self, loop_state, begin, observ):
-        """Reset where `begin` is true; steps without resets call no Python.
-        """
+        """Reset where `begin`; steps without resets call no Python."""
         restarted, restarts = loop_state
 
         def _reset():
             indices = tf.cast(tf.where(begin)[:, 0], tf.int32)
             outcome = self._batch_env.reset_outcome(indices)
-            rows = indices[:, None]
-            return (
-                tf.tensor_scatter_nd_update(restarted, rows, tf.zeros_like(
-                    outcome.restarted)),
-                outcome.restarts,
-                tf.tensor_scatter_nd_update(observ, rows, outcome.observ))
+            return outcome.restarts, tf.tensor_scatter_nd_update(
+                observ, indices[:, None], outcome.observ)
 
-        restarted, restarts, observ = tf.cond(
-            tf.reduce_any(begin), _reset,
-            lambda: (restarted, restarts, observ))
+        restarts, observ = tf.cond(
+            tf.reduce_any(begin), _reset, lambda: (restarts, observ))
+        restarted = tf.logical_and(restarted, tf.logical_not(begin))
         return (restarted, restarts), observ
 
     def step(self, loop_state, action):
-        """Step the batch; done is true also where an environment restarted.
-        """
+        """Step the batch; done is true also where one restarted."""
         del loop_state
         outcome = self._batch_env.step_outcome(action)
         return (

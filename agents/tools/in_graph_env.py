@@ -9,8 +9,6 @@ from agents.tools import graph_mode
 from agents.tools import temporary_scope
 from agents.tools import compiled_ops
 
-_SUPPORTED_SPACES = 'gymnasium.spaces.Box, gymnasium.spaces.Discrete'
-
 
 def read_only(name, doc):
     """A read-only property of the attribute `_<name>`."""
@@ -18,9 +16,8 @@ def read_only(name, doc):
 
 
 class InGraphEnvBase(forwarding.Forwarding):
-    """The variables of in-graph environments and batches: `_observ`,
-    `_action`, `_reward`, `_done`, `_truncated`, which subclasses create;
-    `_wrapped` gives the spaces and other public attributes."""
+    """The variables of in-graph environments and batches, which subclasses
+    create; `_wrapped` gives the spaces and other public attributes."""
 
     observ = read_only('observ', 'Variable of the observation.')
     action = read_only('action', 'Variable of the last action.')
@@ -32,9 +29,7 @@ class InGraphEnvBase(forwarding.Forwarding):
             'not terminated (an algorithm may bootstrap then).')
 
     def _define_variables(self, name, batch):
-        """The scope `env_temporary` and the variables observ, action,
-        reward, done (true at first) and truncated, of shapes `batch + ...`
-        (`batch` is `()` or `(n,)`)."""
+        """The scope `env_temporary` and the variables, shaped `batch + ...`."""
         graph_mode.require_graph_mode(name)
         observ_shape, observ_dtype = parse_space(
                 self.observation_space, 'observation')
@@ -51,8 +46,7 @@ class InGraphEnvBase(forwarding.Forwarding):
         return scope, variables
 
     def _assign_step(self, observ, reward, assignments):
-        """The op assigning `observ`, `reward` and the (variable, value)
-        `assignments`, which fails and assigns nothing on NaN or Inf."""
+        """The op assigning a step, which assigns nothing on NaN or Inf."""
         observ = compiled_ops.check_numerics(observ, 'observ')
         reward = compiled_ops.check_numerics(reward, 'reward')
         pairs = [(self._observ, observ), (self._reward, reward)] + assignments
@@ -67,14 +61,9 @@ class InGraphEnv(InGraphEnvBase):
 
     The variables hold the last step, in the scope `env_temporary` that
     checkpoints leave out; `done` starts true, so that the first simulation
-    step resets. Other attributes are read from the environment.
-
-    Args:
-        env: Gymnasium environment with Box or Discrete spaces.
-
-    Raises:
-        ValueError: When a space is neither Box nor Discrete.
-        graph_mode.GraphModeError: When not in TF2 graph mode.
+    step resets. Other attributes are read from the environment. A
+    ValueError for spaces other than Box and Discrete, and a
+    `graph_mode.GraphModeError` outside TF2 graph mode.
     """
 
     def __init__(self, env):
@@ -88,8 +77,7 @@ class InGraphEnv(InGraphEnvBase):
 
     def simulate(self, action):
         """The op that steps the environment with an action tensor (as for
-        `prepare_action`) and assigns the variables; it fails on NaN or Inf.
-        """
+        `prepare_action`) and assigns the variables; fails on NaN or Inf."""
         with tf.name_scope('environment_simulate'):
             action = prepare_action(action, self._action)
             observ, reward, done, truncated = tf.numpy_function(
@@ -104,8 +92,8 @@ class InGraphEnv(InGraphEnvBase):
                     (self._truncated, truncated)])
 
     def reset(self):
-        """Reset the environment: its first observation, once assigned to
-        the variables; it fails on NaN or Inf."""
+        """Reset the environment: its first observation, once assigned;
+        fails on NaN or Inf."""
         with tf.name_scope('environment_reset'):
             observ = tf.numpy_function(
                     self._reset, [], self._observ_dtype, name='reset')
@@ -123,8 +111,7 @@ class InGraphEnv(InGraphEnvBase):
         observ, reward, terminated, truncated, _ = self._env.step(action)
         return (
                 np.asarray(observ, self._observ_dtype.as_numpy_dtype),
-                np.float32(reward),
-                np.bool_(terminated or truncated),
+                np.float32(reward), np.bool_(terminated or truncated),
                 np.bool_(truncated and not terminated))
 
     def _reset(self):
@@ -134,15 +121,15 @@ class InGraphEnv(InGraphEnvBase):
 
 
 def parse_space(space, name):
-    """The shape and dtype of tensors of a Box or Discrete space; `name`,
-    such as 'observation', is for the ValueError of other spaces."""
+    """The shape and dtype of tensors of a Box or Discrete space; a
+    ValueError naming the space (`name`) for others."""
     if isinstance(space, gym.spaces.Box):
         return tuple(space.shape), tf.as_dtype(space.dtype)
     if isinstance(space, gym.spaces.Discrete):
         return (), tf.int32
     raise ValueError(
             f'Unsupported {name} space {space!r}; supported spaces: '
-            f'{_SUPPORTED_SPACES}.')
+            'gymnasium.spaces.Box, gymnasium.spaces.Discrete.')
 
 
 def define_variable(name, shape, dtype, ones=False):
@@ -153,8 +140,8 @@ def define_variable(name, shape, dtype, ones=False):
 
 
 def prepare_action(action, variable, check_numerics=True):
-    """Cast an action tensor (of any width of its kind) to the dtype and
-    shape of the action variable; with `check_numerics`, fail on NaN or Inf.
+    """An action tensor (of any width of its kind) cast to the dtype and
+    shape of the action variable; with `check_numerics`, fails on NaN or Inf.
 
     Raises:
         TypeError: When the dtype kinds (integer, floating) differ.
@@ -176,6 +163,6 @@ def prepare_action(action, variable, check_numerics=True):
                 f'Expected actions of shape {variable.shape} but got '
                 f'{action.shape}.')
     action.set_shape(variable.shape)
-    if not check_numerics:
-        return action
-    return compiled_ops.check_numerics(action, 'action')
+    if check_numerics:
+        action = compiled_ops.check_numerics(action, 'action')
+    return action

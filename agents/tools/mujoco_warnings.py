@@ -1,8 +1,6 @@
-"""MuJoCo's warnings once per run, not per model compiled or per worker.
-
-`install` logs each message once per process; `WithSeen` hands the logged
-messages to workers. No TensorFlow here: worker processes import it.
-"""
+"""MuJoCo's warnings once per run, not per model compiled or per worker
+(`WithSeen` hands the logged messages to workers). No TensorFlow here:
+worker processes import it."""
 
 import logging
 import sys
@@ -18,12 +16,8 @@ _SEEN = set()
 def install(env_id=None):
     """Log MuJoCo's warnings once per process from now on; return whether
     they go through our handler (one installed by someone else stays).
-
-    Args:
-      env_id: Gymnasium id of the environment about to be built, or None;
-          MuJoCo is imported only where it is already or this is one of its
-          environments.
-    """
+    MuJoCo is imported only where it is already or `env_id` (a gymnasium id
+    or None) is one of its environments."""
     if 'mujoco' not in sys.modules and not _uses_mujoco(env_id):
         return False
     try:
@@ -46,8 +40,7 @@ def _uses_mujoco(env_id):
 
 
 class WithSeen:
-    """An environment constructor that first takes on the messages its
-    creator logged."""
+    """An env constructor that first takes on its creator's logged messages."""
 
     def __init__(self, constructor):
         self._constructor = constructor

@@ -1,8 +1,8 @@
 """Videos of the episodes of an environment, encoded where it steps (in
 worker processes: frames never cross a pipe). No TensorFlow here: a worker
-that renders MuJoCo through Mesa's OpenGL crashes once it is loaded.
-"""
+that renders MuJoCo through Mesa's OpenGL crashes once it is loaded."""
 
+import contextlib
 import os
 import uuid
 
@@ -26,30 +26,26 @@ class RenderModeError(ValueError):
 class RecordEpisodes(gym.Wrapper):
     """Encode every complete episode of an environment into an mp4 video.
 
-    Frames stream to an ffmpeg encoder (H.264), padded to sizes divisible
-    by 16. The video of an episode that ends joins `videos`; that of one
-    cut short by a reset or `close` is deleted. A `RenderModeError` unless
-    the environment renders RGB arrays (`render_mode='rgb_array'`).
+    Frames stream to an ffmpeg encoder (H.264, `PRESET`, at the env's
+    `metadata['render_fps']` or 30), padded to sizes divisible by 16. The
+    video of an episode that ends joins `videos`; that of one cut short by a
+    reset or `close` is deleted. A `RenderModeError` unless the environment
+    renders RGB arrays (`render_mode='rgb_array'`).
 
     Args:
-        env: Environment to record.
         directory: Directory for the videos, created at the first reset.
-        fps: Frames per second; None: the environment's
-            `metadata['render_fps']`, or 30.
-        preset: The x264 preset of the encoder, e.g. 'medium'.
         threads: Threads of the encoder; None lets ffmpeg choose.
     """
 
-    def __init__(
-            self, env, directory, fps=None, preset=PRESET, threads=None):
+    def __init__(self, env, directory, threads=None):
         if env.render_mode != 'rgb_array':
             raise RenderModeError(
                 "Recording needs an environment with render_mode "
                 f"'rgb_array', got {env.render_mode!r} from {env}.")
         super().__init__(env)
         self._directory = directory
-        self._fps = float(fps or env.metadata.get('render_fps') or 30)
-        self._encoder_options = ['-preset', preset]
+        self._fps = float(env.metadata.get('render_fps') or 30)
+        self._encoder_options = ['-preset', PRESET]
         if threads:
             self._encoder_options += ['-threads', str(int(threads))]
         self._writer = None
@@ -110,8 +106,7 @@ class RecordEpisodes(gym.Wrapper):
         self._writer.send(frame)
 
     def _finish(self):
-        """Close the video of the episode that ended (and was written to)
-        and keep it."""
+        """Close and keep the video of the episode that ended."""
         self._writer.close()
         self._videos.append(self._path)
         self._writer = self._path = None
@@ -119,15 +114,13 @@ class RecordEpisodes(gym.Wrapper):
     def _discard(self):
         """Close and delete the video of an unfinished episode."""
         if self._writer is not None:
-            try:
+            # The partial video is deleted below either way.
+            with contextlib.suppress(Exception):
                 self._writer.close()
-            except Exception:
-                pass  # The partial video is deleted below either way.
             self._writer = None
-        if self._path is not None:
-            if os.path.exists(self._path):
-                os.remove(self._path)
-            self._path = None
+        if self._path is not None and os.path.exists(self._path):
+            os.remove(self._path)
+        self._path = None
 
 
 def pad_frame(frame, multiple=16):
@@ -148,14 +141,11 @@ def pad_frame(frame, multiple=16):
 
 
 class RecordedEnvironment:
-    """Picklable constructor `(seed) -> RecordEpisodes` of recorded envs;
-    in the worker, it sets the rendering environment variables before the
-    environment, and with it MuJoCo, is created.
+    """Picklable constructor `(seed) -> RecordEpisodes` that sets the
+    rendering environment variables before it creates the env (and MuJoCo).
 
     Args:
-        constructor: Callable `(seed, render_mode=...) -> env`, called with
-            `render_mode='rgb_array'`.
-        directory: Directory for the videos.
+        constructor: Callable `(seed, render_mode='rgb_array') -> env`.
         gl_backend: Value for `MUJOCO_GL`, or None to leave it alone.
         threads: Threads of Mesa's software renderer (`LP_NUM_THREADS`,
             unless set) and of each encoder; None leaves both to choose.
@@ -195,10 +185,9 @@ class RecordedEnvironment:
 
 
 def disable_effects(env):
-    """Turn off the shadows and reflections of a MuJoCo environment
-    (wrapped or not; others are left alone), which take most of the time
-    of Mesa's software renderer; call before the first frame. Returns
-    whether the environment renders through MuJoCo."""
+    """Turn off the shadows and reflections of a MuJoCo environment, most of
+    the time of Mesa's software renderer, before its first frame; whether
+    the environment renders through MuJoCo."""
     model = getattr(env.unwrapped, 'model', None)
     if model is None or not hasattr(model, 'mat_reflectance'):
         return False

@@ -1,10 +1,6 @@
-"""The environments of a loop of many steps in one session call.
-
-Such a loop (`PPO.collect`, `tools.compiled_rollout`) carries a batch's
-state from step to step, assigns it once at the end, stops at its first
-step that is not finite (`Failure`) and fails outside the call. Each batch
-class that a loop can step has its view (`RolloutEnv`) beside it.
-"""
+"""The environments of a loop of many steps in one session call, which
+carries a batch's state (its `RolloutEnv` view) from step to step, stops at
+its first step that is not finite (`Failure`) and fails after the loop."""
 
 import collections
 
@@ -14,8 +10,7 @@ from agents.tools import compiled_ops
 
 
 class RolloutEnv:
-    """The loop's view of a batch whose loop state is the values of some of
-    its variables (`_variables`)."""
+    """The loop's view of a batch whose loop state is some of its variables."""
 
     def __init__(self, batch_env):
         self._batch_env = batch_env
@@ -35,8 +30,7 @@ class RolloutEnv:
 
 
 def rollout_env(batch_env):
-    """The loop's view of a batch (its class's `rollout_env()`, as in-graph
-    tasks and `tools.InGraphBatchEnv` have); None for other batches."""
+    """The loop's view of a batch (its class's `rollout_env()`), or None."""
     if getattr(type(batch_env), 'rollout_env', None) is None:
         return None
     return batch_env.rollout_env()
@@ -48,8 +42,7 @@ Failure = collections.namedtuple('Failure', 'failed, action, observ, reward')
 
 
 def no_failure(observ, action):
-    """The `Failure` of a loop that has not failed, shaped like a batch of
-    observations and actions."""
+    """The `Failure` of a loop that has not failed."""
     return Failure(
         failed=tf.constant(False), action=tf.zeros_like(action),
         observ=tf.zeros_like(observ),
@@ -57,8 +50,7 @@ def no_failure(observ, action):
 
 
 def first_failure(failure, action, observ, reward):
-    """The `Failure` after a step: the values of the first not finite
-    (actions checked where floating point)."""
+    """The `Failure` after a step: the values of the first not finite."""
     checked = [observ, reward]
     if action.dtype.is_floating:
         checked.append(action)
@@ -73,10 +65,8 @@ def first_failure(failure, action, observ, reward):
 
 
 def failure_checks(failure):
-    """Checks (a list of the last, run after the others) that fail where a
-    loop's `Failure` failed, with the message of
-    `tf.debugging.check_numerics`, actions first (`action : Tensor had NaN
-    values`)."""
+    """The last of checks that fail where a loop failed, with the message of
+    `tf.debugging.check_numerics`, actions first, as a list."""
     checks = []
     for name in ('action', 'observ', 'reward'):
         value = getattr(failure, name)

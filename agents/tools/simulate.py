@@ -1,14 +1,14 @@
 """One graph operation that steps a batch of environments and an algorithm.
 
 Each algorithm method is called in a control block after the stage before
-it; its results must depend on its side effects, since they order the next.
-"""
+it; its results must depend on its side effects, since they order the next."""
 
 import collections
 
 import tensorflow.compat.v1 as tf
 
 from agents.tools import control_flow
+from agents.tools import in_graph_env
 from agents.tools import streaming_mean
 
 
@@ -16,15 +16,14 @@ def simulate(batch_env, algo, log=True, reset=False):
     """Define one step of the environments and the algorithm.
 
     The step resets the environments whose episode is done (all with
-    `reset`) and begins their episodes (`algo.begin_episode`), asks
-    `algo.perform` for actions, steps the environments, hands the transition
-    to `algo.experience` and ends the episodes that ended
-    (`algo.end_episode`), whose scores and lengths enter running means.
+    `reset`) and begins their episodes, asks for actions, steps the
+    environments, hands the transition to the algorithm and ends the
+    episodes that ended, whose scores and lengths enter running means.
     Episodes cut short by `reset`, or by a restart after a failure (where
     `batch_env.restarted`), are not ended and count as not done.
 
     Args:
-        batch_env: In-graph batch environment like `tools.InGraphBatchEnv`.
+        batch_env: In-graph batch like `tools.InGraphBatchEnv`.
         algo: Algorithm with `begin_episode(agent_indices)`,
             `perform(agent_indices, observ)` (actions and a summary),
             `experience(agent_indices, observ, action, reward, done,
@@ -34,26 +33,21 @@ def simulate(batch_env, algo, log=True, reset=False):
         reset: Bool or bool tensor: begin all episodes anew first.
 
     Returns:
-        Tuple of the bool tensor of the episodes that ended, the float32
-        tensor of the episodes' scores, and the summary string tensor.
+        The bool tensor of the episodes that ended, the float32 tensor of
+        their scores, and the summary string tensor.
     """
+    size = len(batch_env)
     with tf.variable_scope('simulate_temporary'):
         tallies = _Tallies(
-            score=tf.Variable(
-                lambda: tf.zeros(len(batch_env), tf.float32),
-                trainable=False, name='score'),
-            length=tf.Variable(
-                lambda: tf.zeros(len(batch_env), tf.int32),
-                trainable=False, name='length'),
-            mean_score=streaming_mean.StreamingMean(
-                (), tf.float32, 'mean_score'),
-            mean_length=streaming_mean.StreamingMean(
-                (), tf.float32, 'mean_length'))
+            in_graph_env.define_variable('score', (size,), tf.float32),
+            in_graph_env.define_variable('length', (size,), tf.int32),
+            streaming_mean.StreamingMean((), tf.float32, 'mean_score'),
+            streaming_mean.StreamingMean((), tf.float32, 'mean_length'))
     with tf.name_scope('simulate'):
         log = tf.convert_to_tensor(log, tf.bool)
         reset = tf.convert_to_tensor(reset, tf.bool)
         begin_indices = tf.cond(
-            reset, lambda: tf.range(len(batch_env)),
+            reset, lambda: tf.range(size),
             lambda: _done_indices(batch_env.done))
         begin_episode = tf.cond(
             tf.size(begin_indices) > 0,
@@ -78,8 +72,7 @@ def simulate(batch_env, algo, log=True, reset=False):
             summary)
 
 
-# The scores and lengths of the running episodes, and the running means of
-# those of the ended ones.
+# The running episodes' scores and lengths, the means of the ended ones.
 _Tallies = collections.namedtuple(
     '_Tallies', 'score, length, mean_score, mean_length')
 
@@ -99,8 +92,7 @@ def _begin_episode(batch_env, algo, tallies, agent_indices):
 
 
 def _step(batch_env, algo, tallies, begin_episode):
-    """Act, step and experience: the summary, the flags of the episodes
-    that ended (not restarted), and the new scores and lengths."""
+    """Act, step and experience: summary, ended flags, scores, lengths."""
     agent_indices = tf.range(len(batch_env))
     restarted = getattr(batch_env, 'restarted', None)
     with tf.control_dependencies([begin_episode]):

@@ -1,7 +1,5 @@
 """Wrappers that transform spaces and values: history, deltas, ranges.
-
-No TensorFlow here: worker processes import it.
-"""
+No TensorFlow here: worker processes import it."""
 
 import gymnasium as gym
 import numpy as np
@@ -11,17 +9,11 @@ from agents.tools.episode_wrappers import ForwardingWrapper
 
 
 class FrameHistory(ForwardingWrapper):
-    """Observe a stack of past observations at the given offsets.
-
-    Offset 0 is the current observation, 1 the one before; at the start of
-    an episode, the first one fills the past. Observations have the shape
-    `(len(past_indices),) + shape`, or with `flatten` the history merged
-    into the first axis.
-
-    Raises:
-        ValueError: Unless `past_indices` is a non-empty sequence of
-            non-negative integers and the observation space a Box.
-    """
+    """Observe a stack of past observations at the given offsets (0: the
+    current, 1: the one before; the first of an episode fills the past), of
+    shape `(len(past_indices),) + shape`, or with `flatten` merged into the
+    first axis. A ValueError unless `past_indices` is a non-empty sequence
+    of non-negative integers and the observation space a Box."""
 
     def __init__(self, env, past_indices, flatten):
         past_indices = tuple(past_indices)
@@ -73,12 +65,9 @@ class FrameHistory(ForwardingWrapper):
 
 
 class FrameDelta(ForwardingWrapper):
-    """Observe the difference of each observation to the previous one.
-
-    The first delta of an episode is zero. Integer deltas have a signed type
-    of twice the width, so that they cannot overflow. A ValueError unless
-    the observation space is a Box.
-    """
+    """Observe the difference of each observation to the previous one (zero
+    at first); integer deltas in a signed type of twice the width, which
+    cannot overflow. A ValueError unless the observation space is a Box."""
 
     def __init__(self, env):
         space = _require_box(env.observation_space, 'FrameDelta')
@@ -108,9 +97,8 @@ class FrameDelta(ForwardingWrapper):
 
 
 class ValueMap:
-    """What a standard wrapper does to the spaces of an environment or a
-    batch, and to actions, observations and rewards, alike for one
-    environment (`MapWrapper`) and a batch's arrays (`batch_wrappers`)."""
+    """What a standard wrapper does to spaces and values, of one environment
+    (`MapWrapper`) or a batch (`batch_wrappers`)."""
 
     def __init__(self, env):
         self.observation_space = env.observation_space
@@ -130,8 +118,7 @@ class ValueMap:
 
 
 class MapWrapper(ForwardingWrapper):
-    """A wrapper of one environment that applies the `ValueMap` of its
-    class's `map_class`, built with the constructor's keyword arguments."""
+    """A wrapper that applies its class's `map_class`, built with its args."""
 
     map_class = ValueMap
 
@@ -166,15 +153,13 @@ class RangeMap(ValueMap):
 
     def action(self, action):
         """The action mapped from [-1, 1] to the bounds."""
-        if self._action is None:
-            return action
-        return self._action.denormalize(action)
+        return action if self._action is None else self._action.denormalize(
+            action)
 
     def observ(self, observ):
         """The observation mapped from the bounds to [-1, 1]."""
-        if self._observ is None:
-            return observ
-        return self._observ.normalize(observ)
+        return observ if self._observ is None else self._observ.normalize(
+            observ)
 
 
 class RangeNormalize(MapWrapper):
@@ -182,16 +167,13 @@ class RangeNormalize(MapWrapper):
 
     Dimensions with an infinite or empty range stay as they are. Integer
     observations become float32. Actions outside [-1, 1] map linearly
-    outside the bounds (`ClipAction` around this wrapper clips them).
+    outside the bounds (`ClipAction` around this wrapper clips them). A
+    ValueError on a non-bool switch, or True for another space.
 
     Args:
-        env: Environment to normalise.
         observ: Whether to normalise observations; None: where the space
             is a Box with finite bounds somewhere.
         action: As `observ`, for a floating point Box of actions.
-
-    Raises:
-        ValueError: On a non-bool switch, or True for another space.
     """
 
     map_class = RangeMap
@@ -201,8 +183,7 @@ class RangeNormalize(MapWrapper):
 
 
 def range_scales(observation_space, action_space, observ, action):
-    """The observation and action maps of `RangeNormalize` (or None) and
-    its spaces, for environments, batches and tasks."""
+    """The `_Scale`s (or None) and spaces of `RangeNormalize`."""
     for name, value in (('observ', observ), ('action', action)):
         if value is not None and not isinstance(value, (bool, np.bool_)):
             raise ValueError(
@@ -229,8 +210,7 @@ def range_scales(observation_space, action_space, observ, action):
 
 
 class ClipMap(ValueMap):
-    """The map of `ClipAction`: actions clipped, the action space unbounded.
-    """
+    """The map of `ClipAction`."""
 
     def __init__(self, env):
         super().__init__(env)
@@ -249,9 +229,8 @@ class ClipMap(ValueMap):
 
 
 class ClipAction(MapWrapper):
-    """Clip actions to the bounds of the Box action space (a ValueError
-    for others); its own is unbounded, so that samples of a Gaussian policy
-    pass a batch's action check."""
+    """Clip actions to the bounds of the Box action space (a ValueError for
+    others); its own is unbounded, so Gaussian samples pass batch checks."""
 
     map_class = ClipMap
 
@@ -261,15 +240,19 @@ class Map32Bit(ValueMap):
 
     def __init__(self, env):
         super().__init__(env)
-        self.observation_space = space_to_32bit(env.observation_space)
-        self._dtype = _CONVERSIONS.get(
-            getattr(env.observation_space, 'dtype', None))
+        space = env.observation_space
+        self._dtype = dtype = _CONVERSIONS.get(getattr(space, 'dtype', None))
+        if dtype and isinstance(space, gym.spaces.Discrete):
+            self.observation_space = gym.spaces.Discrete(
+                int(space.n), start=int(space.start), dtype=dtype)
+        elif dtype and isinstance(space, gym.spaces.Box):
+            self.observation_space = gym.spaces.Box(
+                _clip_bounds(space.low, dtype), _clip_bounds(space.high, dtype),
+                dtype=dtype)
 
     def observ(self, observ):
         """The observation, or a batch of them, in the space's 32 bits."""
-        if self._dtype is None:
-            return observ
-        return self._dtype.type(observ)
+        return observ if self._dtype is None else self._dtype.type(observ)
 
     def reward(self, reward):
         """The reward, or a batch of them, as float32."""
@@ -347,21 +330,6 @@ _CONVERSIONS = {
     np.dtype(np.float64): np.dtype(np.float32),
     np.dtype(np.int64): np.dtype(np.int32),
 }
-
-
-def space_to_32bit(space):
-    """The observation space with 64-bit dtypes replaced by 32-bit ones."""
-    dtype = _CONVERSIONS.get(getattr(space, 'dtype', None))
-    if dtype is None:
-        return space
-    if isinstance(space, gym.spaces.Discrete):
-        return gym.spaces.Discrete(
-            int(space.n), start=int(space.start), dtype=dtype)
-    if isinstance(space, gym.spaces.Box):
-        return gym.spaces.Box(
-            _clip_bounds(space.low, dtype), _clip_bounds(space.high, dtype),
-            dtype=dtype)
-    return space
 
 
 def _clip_bounds(bounds, dtype):

@@ -1,10 +1,6 @@
-"""Environment wrappers, each one concept, on the gymnasium step contract.
-
-Public attributes a wrapper does not define are read from the wrapped
-environment (as in 2017). The wrappers live in `episode_wrappers` and
-`space_wrappers`; import them from here. This module must not import
-TensorFlow: worker processes import it.
-"""
+"""Environment wrappers on the gymnasium step contract, defined in
+`episode_wrappers` and `space_wrappers`; import them from here. No
+TensorFlow: worker processes import it."""
 
 from agents.tools.episode_wrappers import ActionRepeat
 from agents.tools.episode_wrappers import AutoReset
