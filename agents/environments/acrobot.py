@@ -2,7 +2,6 @@
 
 import math
 
-import gymnasium as gym
 import tensorflow.compat.v1 as tf
 
 from agents.environments import in_graph_task
@@ -29,11 +28,8 @@ class Acrobot(in_graph_task.Task):
     # Sample every component uniformly from `[-0.1, 0.1)`.
     reset_low = [-0.1] * 4
     reset_high = [0.1] * 4
-
-    def _define_spaces(self):
-        observation_space = in_graph_task.symmetric_box(
-                [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2])
-        return observation_space, gym.spaces.Discrete(3)
+    observ_high = [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2]
+    action_count = 3
 
     def step(self, state, action):
         """One step of 0.2 s; an episode terminates where the tip rose

@@ -2,7 +2,6 @@
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
@@ -36,12 +35,9 @@ class CartPole(in_graph_task.Task):
     # Sample every component uniformly from `[-0.05, 0.05)`.
     reset_low = [-0.05] * 4
     reset_high = [0.05] * 4
-
-    def _define_spaces(self):
-        # Gymnasium's bounds: twice the thresholds.
-        observation_space = in_graph_task.symmetric_box(
-                [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf])
-        return observation_space, gym.spaces.Discrete(2)
+    # Gymnasium's bounds: twice the thresholds.
+    observ_high = [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf]
+    action_count = 2
 
     def step(self, state, action):
         """One step of 0.02 s; episodes terminate where the cart left the

@@ -19,8 +19,8 @@ class Task:
     keeps the float32 state `[batch, state_size]`; the operations compile
     with XLA, random numbers come from stateless operations keyed by the
     caller's `key`. Subclasses set the class attributes and implement
-    `_define_spaces` (gymnasium's) and `step`. Discrete actions are int32
-    `[batch]`, Box actions float32 `[batch, *shape]`."""
+    `step`. Discrete actions are int32 `[batch]`, Box actions float32
+    `[batch, *shape]`."""
 
     # The gymnasium id whose dynamics the task follows, and its time limit.
     env_id = None
@@ -31,23 +31,28 @@ class Task:
     # Bounds of the uniform initial states, one per state component.
     reset_low = None
     reset_high = None
+    # Gymnasium's spaces: the bounds of the observations (low: -high where
+    # None), and the count of discrete actions or the bounds of Box actions.
+    observ_high = None
+    observ_low = None
+    action_count = None
+    action_high = None
 
     def __init__(self):
         """Create the spaces of the task."""
-        self.observation_space, self.action_space = self._define_spaces()
+        high = np.array(self.observ_high, np.float32)
+        low = -high if self.observ_low is None else np.array(
+            self.observ_low, np.float32)
+        self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(self.action_count) if (
+            self.action_count) else symmetric_box(self.action_high)
 
     def __repr__(self):
         return f'{type(self).__name__}({self.env_id!r})'
 
-    def _define_spaces(self):
-        """Return the observation and action spaces of gymnasium's env."""
-        raise NotImplementedError
-
     def reset(self, key, batch_size):
         """Initial states `[batch_size, state_size]`, uniform in
         `[reset_low, reset_high)`, drawn with the int64 `key` `[2]`."""
-        if self.reset_low is None:
-            raise NotImplementedError
         with tf.name_scope(f'{self.name}_reset'):
             return uniform(key, batch_size, self.reset_low, self.reset_high)
 
@@ -75,6 +80,7 @@ class StandardTask(Task):
     def __init__(self, task, config):
         """Wrap a `Task` (instance or class) by a configuration with
         `max_length` and `normalize_ranges`."""
+        # pylint: disable=super-init-not-called
         self.task = task() if isinstance(task, type) else task
         self._recipe = dict(env_construction.standard_wrappers(
             config, self.task.action_space))
@@ -85,27 +91,22 @@ class StandardTask(Task):
                 self.max_episode_steps,
                 int(self._recipe['LimitDuration']['duration']))
         self.state_size = self.task.state_size
-        super().__init__()
+        self.observation_space = self.task.observation_space
+        self.action_space = self.task.action_space
+        self._observ_map = self._action_map = self._clip = None
+        if 'RangeNormalize' in self._recipe:
+            (self._observ_map, self._action_map, self.observation_space,
+             self.action_space) = space_wrappers.range_scales(
+                 self.observation_space, self.action_space, None, None)
+        if 'ClipAction' in self._recipe:
+            self._clip = (
+                self.action_space.low.astype(np.float32),
+                self.action_space.high.astype(np.float32))
+            self.action_space = gym.spaces.Box(
+                -np.inf, np.inf, self.action_space.shape, np.float32)
 
     def __repr__(self):
         return f'StandardTask({self.task!r}, {sorted(self._recipe)})'
-
-    def _define_spaces(self):
-        """The spaces of the wrappers; sets the maps and the clip bounds."""
-        observation_space = self.task.observation_space
-        action_space = self.task.action_space
-        self._observ_map = self._action_map = self._clip = None
-        if 'RangeNormalize' in self._recipe:
-            (self._observ_map, self._action_map, observation_space,
-             action_space) = space_wrappers.range_scales(
-                 observation_space, action_space, None, None)
-        if 'ClipAction' not in self._recipe:
-            return observation_space, action_space
-        self._clip = (
-            action_space.low.astype(np.float32),
-            action_space.high.astype(np.float32))
-        return observation_space, gym.spaces.Box(
-            -np.inf, np.inf, action_space.shape, np.float32)
 
     def reset(self, key, batch_size):
         """Initial states of the wrapped task; see `Task.reset`."""
