@@ -69,17 +69,12 @@ class Task:
 
 
 class StandardTask(Task):
-    """A task behind the config's standard wrappers, as graph operations.
-
-    The recipe of `env_construction.standard_wrappers`: the time limit
-    shortens `max_episode_steps`, `RangeNormalize` maps finite bounds to
-    [-1, 1] and `ClipAction` clips Box actions, in float32 as the wrappers.
-    The state and resets are those of the wrapped task.
-    """
+    """A task behind the config's standard wrappers
+    (`env_construction.standard_wrappers`) as graph operations in float32;
+    the state and resets are those of the wrapped task."""
 
     def __init__(self, task, config):
-        """Wrap a `Task` (instance or class) by a configuration with
-        `max_length` and `normalize_ranges`."""
+        """Wrap a `Task` (instance or class) by a config's recipe."""
         # pylint: disable=super-init-not-called
         self.task = task() if isinstance(task, type) else task
         self._recipe = dict(env_construction.standard_wrappers(
@@ -143,19 +138,17 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     """Batch of environments of a `Task`, a drop-in for
     `tools.InGraphBatchEnv` whose episodes end as under gymnasium's
     `TimeLimit`. The scope `task` holds what decides the batch's future
-    (states, step counts, the base seed, the counter of resets, whose key
-    is `(seed, counter)`, `done` and `observ`), so a restored batch goes on
-    exactly; `task_temporary`, which checkpoints leave out, the last
-    `action`, `reward` and `truncated`. `transition` and `restart` are the
-    step and the reset as pure functions, for compiled loops.
-    """
+    (states, step counts, the seed and the counter of resets, whose key is
+    `(seed, counter)`, `done` and `observ`), so a restored batch goes on
+    exactly; `task_temporary`, which checkpoints leave out, the rest.
+    `transition` and `restart` are the step and the reset as pure
+    functions, for compiled loops."""
 
     def __init__(self, task, num_envs, seed, max_length=None):
         """Create the variables of the batch.
 
         Args:
             task: `Task` instance or subclass.
-            num_envs: Number of environments, an int >= 1.
             seed: Int base seed of the resets, or None for a random one.
             max_length: Steps after which an episode is truncated; None:
                 the task's `max_episode_steps`.
@@ -261,10 +254,9 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             return counter, state, steps, self.task.observe(state)
 
     def simulate(self, action):
-        """The op stepping the batch by one action per environment and
-        assigning the outcomes; it fails, assigning nothing, on an action,
-        observation or reward that is not finite or a discrete action
-        outside the action space.
+        """The op stepping the batch by one action per environment; it
+        fails, assigning nothing, on a value that is not finite or a
+        discrete action outside the action space.
 
         Raises:
             TypeError, ValueError: As `InGraphBatchEnv.simulate`.
@@ -281,8 +273,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     def reset(self, indices=None):
         """Begin new episodes in some or all (None) environments, drawing
         initial states for the whole batch from the key `(seed, counter)`
-        and incrementing the counter; returns their first observations,
-        available once the variables were updated."""
+        and incrementing the counter; returns their first observations."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(self._num_envs)
@@ -339,13 +330,9 @@ def symmetric_box(high):
 
 def uniform(key, batch_size, low, high):
     """Float32 values `[batch_size, len(low)]` uniform in `[low, high)`
-    per component, drawn with the int64 `key` `[2]`.
-
-    Always from the XLA version of the stateless Philox op (a small
-    compiled call outside compiled code): XLA's and TensorFlow's kernels
-    draw other numbers for the same key, and compiled and plain code must
-    agree. A ValueError when `batch_size` is not a positive Python int.
-    """
+    per component, drawn with the int64 `key` `[2]` always by XLA's
+    stateless Philox op: TensorFlow's kernel draws other numbers for the
+    same key. A ValueError when `batch_size` is not a positive Python int."""
     if not _is_int(batch_size, 1):
         raise ValueError(
             f'batch_size must be a Python int >= 1, got {batch_size!r}.')
@@ -355,7 +342,8 @@ def uniform(key, batch_size, low, high):
         tuple(float(value) for value in high))
 
 
-def _uniform(key, batch_size, low, high):
+@tf.function(jit_compile=True)
+def _compiled_uniform(key, batch_size, low, high):
     """Uniform values `[batch_size, len(low)]` in `[low, high)`."""
     unit = tf.random.stateless_uniform(
         [batch_size, len(low)], seed=key, dtype=tf.float32, alg='philox')
@@ -364,12 +352,8 @@ def _uniform(key, batch_size, low, high):
     return low + unit * (high - low)
 
 
-_compiled_uniform = tf.function(_uniform, jit_compile=True)
-
-
 class TaskRolloutEnv(rollout_env.RolloutEnv):
-    """The loop's view of an in-graph task, through its pure `transition`
-    and `restart` (a loop XLA compiles)."""
+    """The loop's view of an in-graph task, which XLA compiles."""
 
     jit_compile = True
 
@@ -389,16 +373,15 @@ class TaskRolloutEnv(rollout_env.RolloutEnv):
 
     def begin(self, env_state, begin, observ):
         """The loop state and observations after beginning new episodes
-        where `begin` ([batch] bool) is true."""
+        where `begin` is true."""
         counter, state, steps = env_state
         counter, state, steps, fresh = self._batch_env.restart(
             self._batch_env.seed.read_value(), counter, state, steps, begin)
         return (counter, state, steps), compiled_ops.where(begin, fresh, observ)
 
     def step(self, env_state, action):
-        """Step every environment: the loop state, observations, float32
-        rewards, and the bool flags done, truncated and restarted (never,
-        for a task)."""
+        """Step every environment: the loop state, observations, rewards,
+        and the flags done, truncated and restarted (never, for a task)."""
         counter, state, steps = env_state
         state, steps, observ, reward, done, truncated = (
             self._batch_env.transition(state, steps, action))
