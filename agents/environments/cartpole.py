@@ -45,8 +45,7 @@ class CartPole(in_graph_task.Task):
         with tf.name_scope('cartpole_step'):
             x, x_dot, theta, theta_dot = tf.unstack(state, axis=1)
             force = compiled_ops.where(
-                    tf.equal(action, 1),
-                    tf.fill(tf.shape(x), _FORCE),
+                    tf.equal(action, 1), tf.fill(tf.shape(x), _FORCE),
                     tf.fill(tf.shape(x), -_FORCE))
             cos_theta = tf.cos(theta)
             sin_theta = tf.sin(theta)

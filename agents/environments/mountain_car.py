@@ -85,8 +85,7 @@ class ContinuousMountainCar(MountainCar):
                     position, velocity,
                     force * _POWER - _GRAVITY * tf.cos(3 * position))
             goal_reward = compiled_ops.where(
-                    terminated,
-                    tf.fill(tf.shape(position), 100.0),
+                    terminated, tf.fill(tf.shape(position), 100.0),
                     tf.zeros_like(position))
             reward = goal_reward - 0.1 * tf.square(action[:, 0])
             return new_state, new_state, reward, terminated

@@ -40,9 +40,8 @@ class Pendulum(in_graph_task.Task):
             normalized_theta = (
                     tf.math.floormod(theta + math.pi, 2 * math.pi) - math.pi)
             cost = (
-                    tf.square(normalized_theta) +
-                    0.1 * tf.square(theta_dot) +
-                    0.001 * tf.square(torque))
+                    tf.square(normalized_theta) + 0.1 * tf.square(theta_dot)
+                    + 0.001 * tf.square(torque))
             angular_acceleration = (
                     3 * _GRAVITY / (2 * _LENGTH) * tf.sin(theta) +
                     3.0 / (_MASS * _LENGTH ** 2) * torque)
