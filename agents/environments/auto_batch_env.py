@@ -32,10 +32,8 @@ def create(build, constructor, num_agents, seed=None, timeout=None,
 
     Args:
       build: `env_modes.create_batch_env` or alike.
-      candidates: Names of `env_modes.MODES` to compare; by default those of
-          `auto_candidates(constructor)`.
-      leader: None, or a batch whose `choose` gives the mode of an
-          evaluation batch, untimed.
+      candidates: Names of `env_modes.MODES` to compare.
+      leader: None, or a batch whose `choose` gives the mode, untimed.
     """
     modes = usable_candidates(constructor, num_agents, candidates)
     if len(modes) == 1:

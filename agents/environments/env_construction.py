@@ -20,8 +20,7 @@ def create_environment(
       batch_wrappers: Whether to leave the standard wrappers to the batch.
 
     Raises:
-      ConfigError: For an unknown env id, a constructor that fails or
-          returns no environment, or an unsupported space.
+      ConfigError: For an env that cannot be built or is unsupported.
     """
     # Before MuJoCo compiles its first model, which may warn.
     tools.mujoco_warnings.install(config.env)

@@ -183,8 +183,7 @@ def create_batch_env(
       constructor: Callable taking a seed (or None) and returning an env.
       seed: None, a base seed (environment i gets `seed + i`, as in 2017)
           or one seed per environment.
-      timeout: Seconds to wait for an answer of a worker process, or None.
-      restart: Whether to replace environments that fail.
+      timeout: Seconds to wait for a worker process, or None.
 
     Raises:
       ConfigError: For the mode 'graph'.

@@ -57,10 +57,9 @@ class Task:
             return uniform(key, batch_size, self.reset_low, self.reset_high)
 
     def step(self, state, action):
-        """Advance every state by one step of the dynamics, into the next
-        states, their observations, the float32 rewards `[batch]` and the
-        bool flags `[batch]` of the episodes that terminated (time limits
-        aside)."""
+        """Advance every state by one step into the next states, their
+        observations, the float32 rewards and the bool flags of the episodes
+        that terminated (time limits aside)."""
         raise NotImplementedError
 
     def observe(self, state):
@@ -154,7 +153,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
                 the task's `max_episode_steps`.
 
         Raises:
-            ValueError: Naming an argument out of range or of a wrong type.
+            ValueError: For an argument out of range or of a wrong type.
         """
         if isinstance(task, type) and issubclass(task, Task):
             task = task()
