@@ -44,8 +44,11 @@ class Task:
         low = -high if self.observ_low is None else np.array(
             self.observ_low, np.float32)
         self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(self.action_count) if (
-            self.action_count) else symmetric_box(self.action_high)
+        if self.action_count:
+            self.action_space = gym.spaces.Discrete(self.action_count)
+        else:
+            high = np.array(self.action_high, np.float32)
+            self.action_space = gym.spaces.Box(-high, high, dtype=np.float32)
 
     def __repr__(self):
         return f'{type(self).__name__}({self.env_id!r})'
@@ -319,12 +322,6 @@ def _is_int(value, minimum):
 def _variable(name, initial_value):
     """Create a non-trainable variable of a NumPy value and its dtype."""
     return tf.Variable(initial_value, trainable=False, name=name)
-
-
-def symmetric_box(high):
-    """A float32 Box space from `-high` to `high`."""
-    high = np.array(high, np.float32)
-    return gym.spaces.Box(-high, high, dtype=np.float32)
 
 
 def uniform(key, batch_size, low, high):
