@@ -136,7 +136,8 @@ def taking_seed(constructor):
 
 
 class _WithoutSeed:
-    """A 2017 constructor without arguments, called with a seed it ignores."""
+    """A 2017 constructor without arguments, called with a seed it ignores
+    (here, so that worker processes unpickle it without TensorFlow)."""
 
     def __init__(self, constructor):
         """Wrap a constructor without arguments."""
