@@ -1,10 +1,6 @@
-"""Control tasks as batched TensorFlow operations, and a run's environments.
-
-Each task follows the gymnasium environment of the same id in float32
-(`TASKS` maps the ids to them; docs/env-modes.md says how they differ).
-Worker processes import the modules that build a run's environments without
-TensorFlow, so the task classes load on first access of their names here.
-"""
+"""Control tasks as batched TensorFlow operations (`TASKS` maps gymnasium
+ids to them), and a run's environments. The task classes load on first
+access, so that worker processes import this package without TensorFlow."""
 
 import importlib
 

@@ -2,7 +2,6 @@
 
 import math
 
-import gymnasium as gym
 import tensorflow.compat.v1 as tf
 
 from agents.environments import in_graph_task
@@ -29,11 +28,8 @@ class Acrobot(in_graph_task.Task):
     # Sample every component uniformly from `[-0.1, 0.1)`.
     reset_low = [-0.1] * 4
     reset_high = [0.1] * 4
-
-    def _define_spaces(self):
-        observation_space = in_graph_task.symmetric_box(
-                [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2])
-        return observation_space, gym.spaces.Discrete(3)
+    observ_high = [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2]
+    action_count = 3
 
     def step(self, state, action):
         """One step of 0.2 s; an episode terminates where the tip rose
@@ -49,15 +45,14 @@ class Acrobot(in_graph_task.Task):
             integrated = state + _DT / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
             theta1, theta2, dtheta1, dtheta2 = tf.unstack(integrated, axis=1)
             new_state = tf.stack([
-                    _wrap(theta1),
-                    _wrap(theta2),
+                    _wrap(theta1), _wrap(theta2),
                     tf.clip_by_value(dtheta1, -_MAX_VEL_1, _MAX_VEL_1),
                     tf.clip_by_value(dtheta2, -_MAX_VEL_2, _MAX_VEL_2)],
                     axis=1)
             terminated = _height(new_state) > 1.0
             reward = compiled_ops.where(
-                    terminated,
-                    tf.zeros_like(theta1), tf.fill(tf.shape(theta1), -1.0))
+                    terminated, tf.zeros_like(theta1),
+                    tf.fill(tf.shape(theta1), -1.0))
             return new_state, self.observe(new_state), reward, terminated
 
     def observe(self, state):
@@ -65,9 +60,8 @@ class Acrobot(in_graph_task.Task):
         with tf.name_scope('acrobot_observe'):
             theta1, theta2, dtheta1, dtheta2 = tf.unstack(state, axis=1)
             return tf.stack([
-                    tf.cos(theta1), tf.sin(theta1),
-                    tf.cos(theta2), tf.sin(theta2),
-                    dtheta1, dtheta2], axis=1)
+                    tf.cos(theta1), tf.sin(theta1), tf.cos(theta2),
+                    tf.sin(theta2), dtheta1, dtheta2], axis=1)
 
 
 def _derivatives(state, torque):

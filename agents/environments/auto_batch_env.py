@@ -1,7 +1,5 @@
 """The env mode 'auto': time a batch of every candidate mode in short
-bursts and keep the fastest. Worker processes take about as long to start as
-TensorFlow takes to build the graph, so `AutoBatchEnv` starts them in a
-thread and chooses at the first use of the batch. No TensorFlow."""
+bursts at the first use and keep the fastest. No TensorFlow."""
 
 import logging
 import threading
@@ -17,8 +15,7 @@ AUTO_CANDIDATES = ('inprocess', 'slices')
 # Modes with worker processes, which 'auto' uses only with several cores.
 _WORKER_MODES = ('processes', 'slices', 'ray')
 
-# Seconds of random steps that each candidate of the 'auto' mode takes per
-# round, and the rounds, which alternate between the candidates.
+# Seconds of random steps of each candidate per round, and the rounds.
 _AUTO_BURST_SECONDS = 0.05
 _AUTO_ROUNDS = 3
 # How much faster than in-process stepping a mode with worker processes must
@@ -34,12 +31,9 @@ def create(build, constructor, num_agents, seed=None, timeout=None,
     or the batch of the only usable candidate.
 
     Args:
-      build: `env_modes.create_batch_env` or alike, which gets the
-          constructor, num_agents, mode, seed, timeout and restart.
-      candidates: Names of `env_modes.MODES` to compare; by default those of
-          `auto_candidates(constructor)`.
-      leader: None, or a batch (an `AutoBatchEnv`, also wrapped) whose
-          `choose` gives the mode of an evaluation batch, untimed.
+      build: `env_modes.create_batch_env` or alike.
+      candidates: Names of `env_modes.MODES` to compare.
+      leader: None, or a batch whose `choose` gives the mode, untimed.
     """
     modes = usable_candidates(constructor, num_agents, candidates)
     if len(modes) == 1:
@@ -54,16 +48,14 @@ def create(build, constructor, num_agents, seed=None, timeout=None,
 
 class AutoBatchEnv:
     """A batch of environments in the fastest of some env modes: the first
-    candidate (in-process stepping, where it is one) gives the spaces; a
-    thread builds the others. The first `reset`, `step` or access to an
-    environment times them (`time_candidates`), closes them and builds the
-    chosen mode anew with the seeds. A candidate that fails to start is
-    left out, with a warning."""
+    candidate gives the spaces; a thread builds the others, as worker
+    processes take about as long to start as TensorFlow to build the graph.
+    The first `reset`, `step` or access to an environment times them,
+    closes them and builds the chosen mode anew with the seeds."""
 
     def __init__(self, build, constructor, num_agents, modes, seed=None,
                  timeout=None, restart=False, leader=None):
-        """Build the first candidate and start building the others (see
-        `create`; `modes`: at least two)."""
+        """Build the first candidate and start building the others."""
         self._leader = leader
         if leader is not None:
             # Only the first candidate, for the spaces until the choice.
@@ -101,7 +93,7 @@ class AutoBatchEnv:
 
     def __getattr__(self, name):
         """Forward public attributes to the chosen batch, or until it is
-        chosen, to the first candidate (its `busy` and `restarts`, say)."""
+        chosen, to the first candidate."""
         target = self._first if self._batch_env is None else self._batch_env
         if name.startswith('_') or target is None:
             raise AttributeError(
@@ -181,10 +173,9 @@ class AutoBatchEnv:
 
 
 def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
-    """The modes worth timing for a batch (by default those of
-    `auto_candidates(constructor)`): without those of worker processes where
-    the batch has one environment or the machine one core (and 'inprocess'
-    is a candidate)."""
+    """The modes worth timing for a batch: none with worker processes
+    where the batch has one environment or the machine one core (and
+    'inprocess' is a candidate)."""
     if candidates is AUTO_CANDIDATES:
         candidates = auto_candidates(constructor)
     candidates = list(candidates)
@@ -197,13 +188,9 @@ def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
 
 
 def time_candidates(batch_envs):
-    """Time candidate batches (a dict from mode names to batches of the
-    same environments, left open) and pick the fastest.
-
-    Returns:
-      Tuple of the chosen mode (see `pick_env_mode`) and a dict of the
-      modes' steps per second, also logged in one line.
-    """
+    """Time candidate batches (a dict from mode names to batches, left
+    open) and return the chosen mode and a dict of the modes' steps per
+    second, also logged in one line."""
     modes = list(batch_envs)
     rates = {mode: 0.0 for mode in modes}
     num_agents = len(batch_envs[modes[0]])
@@ -227,9 +214,8 @@ def time_candidates(batch_envs):
 
 
 def auto_candidates(constructor):
-    """The modes that 'auto' times for the environments of a constructor:
-    `AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has the
-    constructor's `env_id`."""
+    """`AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has
+    the constructor's `env_id`."""
     from agents.tools import envpool_batch_env
     if envpool_batch_env.has_task(getattr(constructor, 'env_id', None)):
         return AUTO_CANDIDATES + ('envpool',)
@@ -249,9 +235,7 @@ def describe():
 
 
 def pick_env_mode(rates):
-    """The mode to use given a dict of measured environment steps per
-    second: in-process stepping unless another mode steps faster (one with
-    worker processes by `_WORKER_MARGIN`); of those, the fastest."""
+    """The mode to use given a dict of measured steps per second."""
     fastest = max(rates, key=rates.get)
     if 'inprocess' not in rates or fastest == 'inprocess':
         return fastest

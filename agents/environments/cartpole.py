@@ -2,7 +2,6 @@
 
 import math
 
-import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
@@ -36,12 +35,9 @@ class CartPole(in_graph_task.Task):
     # Sample every component uniformly from `[-0.05, 0.05)`.
     reset_low = [-0.05] * 4
     reset_high = [0.05] * 4
-
-    def _define_spaces(self):
-        # Gymnasium's bounds: twice the thresholds.
-        observation_space = in_graph_task.symmetric_box(
-                [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf])
-        return observation_space, gym.spaces.Discrete(2)
+    # Gymnasium's bounds: twice the thresholds.
+    observ_high = [_X_THRESHOLD * 2, np.inf, _THETA_THRESHOLD * 2, np.inf]
+    action_count = 2
 
     def step(self, state, action):
         """One step of 0.02 s; episodes terminate where the cart left the
@@ -49,8 +45,7 @@ class CartPole(in_graph_task.Task):
         with tf.name_scope('cartpole_step'):
             x, x_dot, theta, theta_dot = tf.unstack(state, axis=1)
             force = compiled_ops.where(
-                    tf.equal(action, 1),
-                    tf.fill(tf.shape(x), _FORCE),
+                    tf.equal(action, 1), tf.fill(tf.shape(x), _FORCE),
                     tf.fill(tf.shape(x), -_FORCE))
             cos_theta = tf.cos(theta)
             sin_theta = tf.sin(theta)

@@ -17,25 +17,21 @@ def create_environment(
 
     Args:
       config: Configuration with `env`, `max_length` and `normalize_ranges`.
-      render_mode: Gymnasium render mode, e.g. 'rgb_array', or None.
       batch_wrappers: Whether to leave the standard wrappers to the batch.
 
     Raises:
-      ConfigError: For an unknown env id, a constructor that fails or
-          returns no environment, or an unsupported space.
+      ConfigError: For an env that cannot be built or is unsupported.
     """
     # Before MuJoCo compiles its first model, which may warn.
     tools.mujoco_warnings.install(config.env)
     if isinstance(config.env, str):
         check_env_id(config.env)
+    kwargs = {'render_mode': render_mode} if render_mode else {}
     try:
         if isinstance(config.env, str):
-            kwargs = {'render_mode': render_mode} if render_mode else {}
             env = gym.make(config.env, **kwargs)
-        elif render_mode:
-            env = config.env(render_mode=render_mode)
         else:
-            env = config.env()
+            env = config.env(**kwargs)
     except Exception as error:  # pylint: disable=broad-exception-caught
         # A missing simulator (Box2D's DependencyNotInstalled) or a
         # constructor that fails: one line with the type and message.
@@ -71,13 +67,8 @@ def _env_name(env):
 
 def standard_wrappers(config, action_space):
     """The standard wrappers, one recipe for `tools.wrappers`,
-    `tools.batch_wrappers` and the in-graph tasks (`StandardTask`): a time
-    limit of `max_length`, finite bounds mapped to [-1, 1]
-    (`normalize_ranges`), clipped Box actions, 32-bit values.
-
-    Returns:
-      List of (wrapper class name, keyword arguments), innermost first.
-    """
+    `tools.batch_wrappers` and `StandardTask`: a list of (wrapper class
+    name, keyword arguments), innermost first."""
     recipe = []
     if config.max_length:
         recipe.append(('LimitDuration', dict(duration=config.max_length)))
@@ -98,7 +89,7 @@ def _apply_wrappers(config, env, module):
 
 def wrap_batch_env(config, batch_env):
     """A batch built with `batch_wrappers=True` inside the standard
-    wrappers of `tools.batch_wrappers`, which act on its stacked arrays."""
+    wrappers of `tools.batch_wrappers`."""
     return _apply_wrappers(config, batch_env, tools.batch_wrappers)
 
 
@@ -109,8 +100,7 @@ _ENV_KEYS = ('env', 'max_length', 'normalize_ranges')
 
 class EnvironmentConstructor:
     """`create_environment` bound to the environment's settings of a
-    config (a locked AttrDict `config`) and `batch_wrappers`: `(seed=None,
-    render_mode=None) -> env`, which workers unpickle without TensorFlow."""
+    config and `batch_wrappers`, which workers unpickle without TensorFlow."""
 
     def __init__(self, config, batch_wrappers=False):
         """Bind the settings of the configured environment."""
@@ -122,8 +112,7 @@ class EnvironmentConstructor:
     @property
     def env_id(self):
         """The gymnasium id, for modes that build their environments
-        themselves ('envpool'), where the batch applies the wrappers; else
-        None."""
+        themselves where the batch applies the wrappers; else None."""
         if self.batch_wrappers and isinstance(self.config.env, str):
             return self.config.env
         return None
@@ -148,7 +137,7 @@ def taking_seed(constructor):
 
 class _WithoutSeed:
     """A 2017 constructor without arguments, called with a seed it ignores
-    (a class, so that worker processes unpickle it without TensorFlow)."""
+    (here, so that worker processes unpickle it without TensorFlow)."""
 
     def __init__(self, constructor):
         """Wrap a constructor without arguments."""
@@ -169,8 +158,8 @@ def check_env_id(env_id):
 
 
 def check_spaces(env):
-    """Raise a ConfigError naming the space and the supported kinds for
-    spaces that the in-graph environment cannot hold."""
+    """Raise a ConfigError for spaces the in-graph environment cannot
+    hold."""
     observ_space, action_space = env.observation_space, env.action_space
     if not isinstance(observ_space, gym.spaces.Box):
         raise ConfigError(

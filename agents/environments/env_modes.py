@@ -1,6 +1,5 @@
-"""The env modes, one table (`MODES`) of how a batch of environments
-steps; `make_batch_env`, the Python batch of a run; every environment seed
-is derived here. No TensorFlow: worker processes import it."""
+"""The env modes (`MODES`), the Python batch of a run (`make_batch_env`)
+and every environment seed. No TensorFlow: worker processes import it."""
 
 import collections
 
@@ -13,22 +12,16 @@ from agents.tools.run_errors import ConfigError
 
 
 class EnvMode(collections.namedtuple(
-        'EnvMode', 'build, description, check, in_graph')):
+        'EnvMode', 'build, description, check, in_graph',
+        defaults=(None, False))):
     """How a batch of environments steps: `build(constructors, timeout,
-    restart, **options) -> batch env` of one constructor without arguments
-    per environment, the seconds to wait for a worker (None: the default)
-    and whether to replace failed environments; a `description` for the
-    help of --env_mode; None or a `check` raising an `ImportError` that says
-    what to install where the mode cannot run; and whether the environments
-    are graph operations (`in_graph`)."""
-
-    def __new__(cls, build, description, check=None, in_graph=False):
-        return super().__new__(cls, build, description, check, in_graph)
+    restart, **options) -> batch env`; a `description` for the help of
+    --env_mode; None or a `check` raising an `ImportError` that says what to
+    install; and whether the environments are graph operations."""
 
 
 def _build_auto(constructors, timeout, restart, leader=None):
-    """The fastest of some modes, chosen at the first use (see
-    `auto_batch_env.create`, also for `leader`)."""
+    """The fastest of some modes (see `auto_batch_env.create`)."""
     seeds = [constructor.seed for constructor in constructors]
     return auto_batch_env.create(
         create_batch_env, constructors[0].constructor, len(constructors),
@@ -147,8 +140,7 @@ def check_env_mode(env_mode):
     'processes' and False for 'inprocess' (2017).
 
     Raises:
-      ConfigError: Naming the value and the choices when it is none of them,
-          or saying what to install when the mode cannot run here.
+      ConfigError: When the mode is unknown or cannot run here.
     """
     if env_mode is True:
         return 'processes'
@@ -191,9 +183,7 @@ def create_batch_env(
       constructor: Callable taking a seed (or None) and returning an env.
       seed: None, a base seed (environment i gets `seed + i`, as in 2017)
           or one seed per environment.
-      timeout: Seconds to wait for an answer of a worker process, or None.
-      restart: Whether to replace environments that fail.
-      **options: Keyword arguments of the mode's `build`.
+      timeout: Seconds to wait for a worker process, or None.
 
     Raises:
       ConfigError: For the mode 'graph'.
@@ -218,11 +208,10 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
 
     Args:
       config: Completed configuration (see `config_spec.complete_config`).
-      seed: The run's seed, or None.
       evaluation: Whether to build the evaluation batch of `eval_episodes`
           environments instead of the training batch of `num_agents`.
       leader: With env mode 'auto', the run's training batch, whose choice
-          of mode the evaluation batch takes (see `auto_batch_env.create`).
+          of mode the evaluation batch takes.
     """
     count = config.eval_episodes if evaluation else config.num_agents
     options = dict(leader=leader) if env_mode == 'auto' else {}
@@ -242,19 +231,18 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
 
 
 def env_seeds(seed, count, evaluation=False):
-    """The `count` seeds of a run's training or evaluation environments
-    (None for a seed None): `SeedSequence(seed)` spawns one child for each,
-    giving 31-bit seeds (EnvPool takes signed 32-bit ones), so runs and
-    purposes do not share seeds."""
+    """The `count` 31-bit seeds (EnvPool takes signed 32-bit ones) of a
+    run's training or evaluation environments, from that child of
+    `SeedSequence(seed)`; None for a seed None."""
     if seed is None:
         return None
     return [int(value >> 1) for value in _seed_words(seed, evaluation, count)]
 
 
 def task_seed(seed, evaluation=False):
-    """The seed of a training or evaluation batch of a run's in-graph task:
-    the run's seed (or None) for training, for evaluation a 32-bit seed of
-    the evaluation child of `SeedSequence(seed)` (see `env_seeds`)."""
+    """The seed of a run's in-graph task: the run's seed (or None) for
+    training, for evaluation a 32-bit seed of the evaluation child of
+    `SeedSequence(seed)`."""
     if seed is None or not evaluation:
         return seed
     return int(_seed_words(seed, evaluation, 1)[0])
@@ -267,11 +255,10 @@ def _seed_words(seed, evaluation, count):
 
 
 class SeededConstructor:
-    """The constructor of one environment of a batch (a callable taking a
-    seed), bound to its seed."""
+    """The constructor of one environment of a batch, bound to its seed."""
 
     def __init__(self, constructor, seed):
-        """Bind a constructor to a seed (see the attributes)."""
+        """Bind a constructor taking a seed to a seed."""
         self.constructor = constructor
         self.seed = seed
 
@@ -281,8 +268,8 @@ class SeededConstructor:
 
 
 def _batch_of(create, num_agents, blocking, restart):
-    """A `tools.BatchEnv` of `create(index)` for every index; closes those
-    created where one fails."""
+    """A `tools.BatchEnv` of `create(index)`; closes those built if one
+    fails."""
     envs = []
     try:
         for index in range(num_agents):

@@ -25,10 +25,9 @@ ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 
 class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
-    """What the newest readable checkpoint of a run says of its environments
-    (`checkpoints.saved_env`): its `kind`, 'graph' (it holds a task's state),
-    'python' or None (a new run); the Python env `mode` it recorded, or None
-    (no record, or 'auto' had not chosen yet); and its `path`, or None."""
+    """What the newest readable checkpoint of a run says of its environments:
+    `kind` 'graph', 'python' or None (a new run); the Python env `mode` it
+    recorded, or None; and its `path`, or None."""
 
 
 # A run without a readable checkpoint.
@@ -55,10 +54,11 @@ def _has_task(config):
 
 
 def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
-    """Resolve 'auto' and define a run's batches.
+    """Resolve 'auto' and define a run's batches: return the resolved mode,
+    the training batch (variable scope `environments`) and the evaluation
+    batch (`eval_environments`) or None.
 
     Args:
-      config: Completed configuration (see `config_spec.complete_config`).
       env_mode: A checked name of `env_modes.MODES`.
       evaluation: Whether to define an evaluation batch.
       saved: `SavedEnv` of the run folder.
@@ -66,10 +66,6 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
     Raises:
       ConfigError: See `resolve_env_mode`.
       TrainingError: When an environment cannot start.
-
-    Returns:
-      The resolved mode, the training batch (variable scope `environments`)
-      and the evaluation batch (`eval_environments`) or None.
     """
     env_mode = resolve_env_mode(config, env_mode, saved)
     batches = [None, None]
@@ -96,8 +92,8 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
     the env has a task and no checkpoint of Python environments (logged).
 
     Raises:
-      ConfigError: In one line, when the env has no in-graph task for
-          'graph', or the checkpoint was trained on the other kind of batch.
+      ConfigError: When the env has no in-graph task for 'graph', or the
+          checkpoint was trained on the other kind of batch.
     """
     logger = logging.getLogger('agents')
     if env_mode == 'auto' and saved.mode in env_modes.MODES:
@@ -131,11 +127,9 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
 
 def define_in_graph_batch(
         config, seed, env_mode, evaluation=False, leader=None):
-    """One batch of a run in the graph, below the current scope: the
-    config's task behind the standard wrappers (`InGraphTaskBatch`) for
-    'graph', else a `tools.InGraphBatchEnv` of `env_modes.make_batch_env`
-    (see there for the arguments), whose training batch records its mode
-    in checkpoints: for 'auto', the mode it chooses, once chosen."""
+    """One batch of a run in the graph: the config's `StandardTask` for
+    'graph', else a `tools.InGraphBatchEnv` of `env_modes.make_batch_env`,
+    whose training batch records its (chosen) mode in checkpoints."""
     if env_modes.in_graph_mode(env_mode):
         task = in_graph_task.StandardTask(
             environments.TASKS[config.env], config)
@@ -153,7 +147,7 @@ def define_in_graph_batch(
     tools.keep_for_resume(variable)
 
     def chosen():
-        """The name of the mode, as a numpy string."""
+        """The name of the mode."""
         mode = getattr(batch_env, 'mode', None) if env_mode == 'auto' else None
         return np.array((mode or env_mode).encode('utf-8'), object)
 

@@ -19,8 +19,8 @@ class Task:
     keeps the float32 state `[batch, state_size]`; the operations compile
     with XLA, random numbers come from stateless operations keyed by the
     caller's `key`. Subclasses set the class attributes and implement
-    `_define_spaces` (gymnasium's) and `step`. Discrete actions are int32
-    `[batch]`, Box actions float32 `[batch, *shape]`."""
+    `step`. Discrete actions are int32 `[batch]`, Box actions float32
+    `[batch, *shape]`."""
 
     # The gymnasium id whose dynamics the task follows, and its time limit.
     env_id = None
@@ -31,31 +31,38 @@ class Task:
     # Bounds of the uniform initial states, one per state component.
     reset_low = None
     reset_high = None
+    # Gymnasium's spaces: the bounds of the observations (low: -high where
+    # None), and the count of discrete actions or the bounds of Box actions.
+    observ_high = None
+    observ_low = None
+    action_count = None
+    action_high = None
 
     def __init__(self):
         """Create the spaces of the task."""
-        self.observation_space, self.action_space = self._define_spaces()
+        high = np.array(self.observ_high, np.float32)
+        low = -high if self.observ_low is None else np.array(
+            self.observ_low, np.float32)
+        self.observation_space = gym.spaces.Box(low, high, dtype=np.float32)
+        if self.action_count:
+            self.action_space = gym.spaces.Discrete(self.action_count)
+        else:
+            high = np.array(self.action_high, np.float32)
+            self.action_space = gym.spaces.Box(-high, high, dtype=np.float32)
 
     def __repr__(self):
         return f'{type(self).__name__}({self.env_id!r})'
 
-    def _define_spaces(self):
-        """Return the observation and action spaces of gymnasium's env."""
-        raise NotImplementedError
-
     def reset(self, key, batch_size):
         """Initial states `[batch_size, state_size]`, uniform in
         `[reset_low, reset_high)`, drawn with the int64 `key` `[2]`."""
-        if self.reset_low is None:
-            raise NotImplementedError
         with tf.name_scope(f'{self.name}_reset'):
             return uniform(key, batch_size, self.reset_low, self.reset_high)
 
     def step(self, state, action):
-        """Advance every state by one step of the dynamics, into the next
-        states, their observations, the float32 rewards `[batch]` and the
-        bool flags `[batch]` of the episodes that terminated (time limits
-        aside)."""
+        """Advance every state by one step into the next states, their
+        observations, the float32 rewards and the bool flags of the episodes
+        that terminated (time limits aside)."""
         raise NotImplementedError
 
     def observe(self, state):
@@ -64,17 +71,13 @@ class Task:
 
 
 class StandardTask(Task):
-    """A task behind the config's standard wrappers, as graph operations.
-
-    The recipe of `env_construction.standard_wrappers`: the time limit
-    shortens `max_episode_steps`, `RangeNormalize` maps finite bounds to
-    [-1, 1] and `ClipAction` clips Box actions, in float32 as the wrappers.
-    The state and resets are those of the wrapped task.
-    """
+    """A task behind the config's standard wrappers
+    (`env_construction.standard_wrappers`) as graph operations in float32;
+    the state and resets are those of the wrapped task."""
 
     def __init__(self, task, config):
-        """Wrap a `Task` (instance or class) by a configuration with
-        `max_length` and `normalize_ranges`."""
+        """Wrap a `Task` (instance or class) by a config's recipe."""
+        # pylint: disable=super-init-not-called
         self.task = task() if isinstance(task, type) else task
         self._recipe = dict(env_construction.standard_wrappers(
             config, self.task.action_space))
@@ -85,27 +88,22 @@ class StandardTask(Task):
                 self.max_episode_steps,
                 int(self._recipe['LimitDuration']['duration']))
         self.state_size = self.task.state_size
-        super().__init__()
+        self.observation_space = self.task.observation_space
+        self.action_space = self.task.action_space
+        self._observ_map = self._action_map = self._clip = None
+        if 'RangeNormalize' in self._recipe:
+            (self._observ_map, self._action_map, self.observation_space,
+             self.action_space) = space_wrappers.range_scales(
+                 self.observation_space, self.action_space, None, None)
+        if 'ClipAction' in self._recipe:
+            self._clip = (
+                self.action_space.low.astype(np.float32),
+                self.action_space.high.astype(np.float32))
+            self.action_space = gym.spaces.Box(
+                -np.inf, np.inf, self.action_space.shape, np.float32)
 
     def __repr__(self):
         return f'StandardTask({self.task!r}, {sorted(self._recipe)})'
-
-    def _define_spaces(self):
-        """The spaces of the wrappers; sets the maps and the clip bounds."""
-        observation_space = self.task.observation_space
-        action_space = self.task.action_space
-        self._observ_map = self._action_map = self._clip = None
-        if 'RangeNormalize' in self._recipe:
-            (self._observ_map, self._action_map, observation_space,
-             action_space) = space_wrappers.range_scales(
-                 observation_space, action_space, None, None)
-        if 'ClipAction' not in self._recipe:
-            return observation_space, action_space
-        self._clip = (
-            action_space.low.astype(np.float32),
-            action_space.high.astype(np.float32))
-        return observation_space, gym.spaces.Box(
-            -np.inf, np.inf, action_space.shape, np.float32)
 
     def reset(self, key, batch_size):
         """Initial states of the wrapped task; see `Task.reset`."""
@@ -142,25 +140,23 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     """Batch of environments of a `Task`, a drop-in for
     `tools.InGraphBatchEnv` whose episodes end as under gymnasium's
     `TimeLimit`. The scope `task` holds what decides the batch's future
-    (states, step counts, the base seed, the counter of resets, whose key
-    is `(seed, counter)`, `done` and `observ`), so a restored batch goes on
-    exactly; `task_temporary`, which checkpoints leave out, the last
-    `action`, `reward` and `truncated`. `transition` and `restart` are the
-    step and the reset as pure functions, for compiled loops.
-    """
+    (states, step counts, the seed and the counter of resets, whose key is
+    `(seed, counter)`, `done` and `observ`), so a restored batch goes on
+    exactly; `task_temporary`, which checkpoints leave out, the rest.
+    `transition` and `restart` are the step and the reset as pure
+    functions, for compiled loops."""
 
     def __init__(self, task, num_envs, seed, max_length=None):
         """Create the variables of the batch.
 
         Args:
             task: `Task` instance or subclass.
-            num_envs: Number of environments, an int >= 1.
             seed: Int base seed of the resets, or None for a random one.
             max_length: Steps after which an episode is truncated; None:
                 the task's `max_episode_steps`.
 
         Raises:
-            ValueError: Naming an argument out of range or of a wrong type.
+            ValueError: For an argument out of range or of a wrong type.
         """
         if isinstance(task, type) and issubclass(task, Task):
             task = task()
@@ -260,10 +256,9 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             return counter, state, steps, self.task.observe(state)
 
     def simulate(self, action):
-        """The op stepping the batch by one action per environment and
-        assigning the outcomes; it fails, assigning nothing, on an action,
-        observation or reward that is not finite or a discrete action
-        outside the action space.
+        """The op stepping the batch by one action per environment; it
+        fails, assigning nothing, on a value that is not finite or a
+        discrete action outside the action space.
 
         Raises:
             TypeError, ValueError: As `InGraphBatchEnv.simulate`.
@@ -280,8 +275,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     def reset(self, indices=None):
         """Begin new episodes in some or all (None) environments, drawing
         initial states for the whole batch from the key `(seed, counter)`
-        and incrementing the counter; returns their first observations,
-        available once the variables were updated."""
+        and incrementing the counter; returns their first observations."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(self._num_envs)
@@ -330,21 +324,11 @@ def _variable(name, initial_value):
     return tf.Variable(initial_value, trainable=False, name=name)
 
 
-def symmetric_box(high):
-    """A float32 Box space from `-high` to `high`."""
-    high = np.array(high, np.float32)
-    return gym.spaces.Box(-high, high, dtype=np.float32)
-
-
 def uniform(key, batch_size, low, high):
     """Float32 values `[batch_size, len(low)]` uniform in `[low, high)`
-    per component, drawn with the int64 `key` `[2]`.
-
-    Always from the XLA version of the stateless Philox op (a small
-    compiled call outside compiled code): XLA's and TensorFlow's kernels
-    draw other numbers for the same key, and compiled and plain code must
-    agree. A ValueError when `batch_size` is not a positive Python int.
-    """
+    per component, drawn with the int64 `key` `[2]` always by XLA's
+    stateless Philox op: TensorFlow's kernel draws other numbers for the
+    same key. A ValueError when `batch_size` is not a positive Python int."""
     if not _is_int(batch_size, 1):
         raise ValueError(
             f'batch_size must be a Python int >= 1, got {batch_size!r}.')
@@ -354,7 +338,8 @@ def uniform(key, batch_size, low, high):
         tuple(float(value) for value in high))
 
 
-def _uniform(key, batch_size, low, high):
+@tf.function(jit_compile=True)
+def _compiled_uniform(key, batch_size, low, high):
     """Uniform values `[batch_size, len(low)]` in `[low, high)`."""
     unit = tf.random.stateless_uniform(
         [batch_size, len(low)], seed=key, dtype=tf.float32, alg='philox')
@@ -363,12 +348,8 @@ def _uniform(key, batch_size, low, high):
     return low + unit * (high - low)
 
 
-_compiled_uniform = tf.function(_uniform, jit_compile=True)
-
-
 class TaskRolloutEnv(rollout_env.RolloutEnv):
-    """The loop's view of an in-graph task, through its pure `transition`
-    and `restart` (a loop XLA compiles)."""
+    """The loop's view of an in-graph task, which XLA compiles."""
 
     jit_compile = True
 
@@ -388,16 +369,15 @@ class TaskRolloutEnv(rollout_env.RolloutEnv):
 
     def begin(self, env_state, begin, observ):
         """The loop state and observations after beginning new episodes
-        where `begin` ([batch] bool) is true."""
+        where `begin` is true."""
         counter, state, steps = env_state
         counter, state, steps, fresh = self._batch_env.restart(
             self._batch_env.seed.read_value(), counter, state, steps, begin)
         return (counter, state, steps), compiled_ops.where(begin, fresh, observ)
 
     def step(self, env_state, action):
-        """Step every environment: the loop state, observations, float32
-        rewards, and the bool flags done, truncated and restarted (never,
-        for a task)."""
+        """Step every environment: the loop state, observations, rewards,
+        and the flags done, truncated and restarted (never, for a task)."""
         counter, state, steps = env_state
         state, steps, observ, reward, done, truncated = (
             self._batch_env.transition(state, steps, action))

@@ -1,8 +1,6 @@
 """MountainCar-v0 and MountainCarContinuous-v0 as batched TensorFlow
 operations."""
 
-import gymnasium as gym
-import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.environments import in_graph_task
@@ -33,12 +31,9 @@ class MountainCar(in_graph_task.Task):
     reset_high = [-0.4, 0.0]
     # The episode terminates here, moving right or at rest.
     goal_position = 0.5
-
-    def _define_spaces(self):
-        low = np.array([_MIN_POSITION, -_MAX_SPEED], np.float32)
-        high = np.array([_MAX_POSITION, _MAX_SPEED], np.float32)
-        observation_space = gym.spaces.Box(low, high, dtype=np.float32)
-        return observation_space, gym.spaces.Discrete(3)
+    observ_low = [_MIN_POSITION, -_MAX_SPEED]
+    observ_high = [_MAX_POSITION, _MAX_SPEED]
+    action_count = 3
 
     def step(self, state, action):
         """Push left, not at all or right (int32 actions 0, 1, 2)."""
@@ -78,10 +73,8 @@ class ContinuousMountainCar(MountainCar):
     name = 'continuous_mountain_car'
     # The state, observation and initial states are those of `MountainCar`.
     goal_position = 0.45
-
-    def _define_spaces(self):
-        observation_space, _ = super()._define_spaces()
-        return observation_space, in_graph_task.symmetric_box([_MAX_ACTION])
+    action_count = None
+    action_high = [_MAX_ACTION]
 
     def step(self, state, action):
         """Push with the float32 forces `[batch, 1]`, clipped to [-1, 1]."""
@@ -92,8 +85,7 @@ class ContinuousMountainCar(MountainCar):
                     position, velocity,
                     force * _POWER - _GRAVITY * tf.cos(3 * position))
             goal_reward = compiled_ops.where(
-                    terminated,
-                    tf.fill(tf.shape(position), 100.0),
+                    terminated, tf.fill(tf.shape(position), 100.0),
                     tf.zeros_like(position))
             reward = goal_reward - 0.1 * tf.square(action[:, 0])
             return new_state, new_state, reward, terminated

@@ -28,11 +28,8 @@ class Pendulum(in_graph_task.Task):
     # Sample angles in `[-pi, pi)` and velocities in `[-1, 1)`.
     reset_low = [-math.pi, -1.0]
     reset_high = [math.pi, 1.0]
-
-    def _define_spaces(self):
-        return (
-                in_graph_task.symmetric_box([1.0, 1.0, _MAX_SPEED]),
-                in_graph_task.symmetric_box([_MAX_TORQUE]))
+    observ_high = [1.0, 1.0, _MAX_SPEED]
+    action_high = [_MAX_TORQUE]
 
     def step(self, state, action):
         """One step of 0.05 s; the reward is minus the cost of the state
@@ -43,9 +40,8 @@ class Pendulum(in_graph_task.Task):
             normalized_theta = (
                     tf.math.floormod(theta + math.pi, 2 * math.pi) - math.pi)
             cost = (
-                    tf.square(normalized_theta) +
-                    0.1 * tf.square(theta_dot) +
-                    0.001 * tf.square(torque))
+                    tf.square(normalized_theta) + 0.1 * tf.square(theta_dot)
+                    + 0.001 * tf.square(torque))
             angular_acceleration = (
                     3 * _GRAVITY / (2 * _LENGTH) * tf.sin(theta) +
                     3.0 / (_MASS * _LENGTH ** 2) * torque)
