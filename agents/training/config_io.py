@@ -235,12 +235,16 @@ def load_file_module(path):
             f"Config file {path} must be a Python file whose name is a "
             "module name, such as 'my_configs.py'.")
     module = sys.modules.get(name)
-    if module is None:
+    if module is not None:
+        origin = getattr(module, '__file__', None) or 'Python'
+    else:
         spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin != path:
-            raise ConfigError(
-                f"Config file {path} has the name of the module '{name}' of "
-                f'{spec.origin}; rename the file.')
+        origin = spec.origin if spec is not None else path
+    if os.path.abspath(str(origin)) != path:
+        raise ConfigError(
+            f"Config file {path} has the name of the module '{name}' of "
+            f'{origin}; rename the file.')
+    if module is None:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -251,11 +255,6 @@ def load_file_module(path):
             raise ConfigError(
                 f'Cannot import config file {path}: '
                 f'{type(error).__name__}: {error}') from error
-    elif os.path.abspath(getattr(module, '__file__', None) or '') != path:
-        raise ConfigError(
-            f"Config file {path} has the name of the module '{name}' of "
-            f"{getattr(module, '__file__', None) or 'Python'}; rename the "
-            'file.')
     if name not in cloudpickle.list_registry_pickle_by_value():
         cloudpickle.register_pickle_by_value(module)
     return module
