@@ -52,8 +52,7 @@ def parse_yaml(yaml, text, limit):
 
 
 def _check_size(value):
-    """Raise a ValueError at the first item over the limits (aliases count
-    as often as they appear)."""
+    """Raise a ValueError at the first item over the limits."""
     count = 0
     stack = [(value, 1)]
     while stack:
@@ -220,8 +219,8 @@ def import_config_function(spec):
 
 
 def load_file_module(path):
-    """Import a Python file as the module named after it, once; cloudpickle
-    sends it by value, since worker processes cannot import it.
+    """Import a Python file as the module named after it, once, sent by
+    value by cloudpickle (worker processes cannot import it).
 
     Raises:
       ConfigError: When the file cannot be imported under its name.
@@ -278,8 +277,7 @@ def callable_path(value):
 
 
 class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
-    """Safe representer of callables, partials and NumPy scalars; no
-    aliases."""
+    """Safe representer without aliases."""
 
     def ignore_aliases(self, data):
         return True
@@ -375,8 +373,7 @@ def _construct_legacy_object(constructor, suffix, node):
 
 
 def _dotted_to_import_path(dotted):
-    """'package.module.name' (2017 files) to 'package.module:name', the
-    module being the longest prefix that imports (else all but the name)."""
+    """'package.module.name' (2017) to 'package.module:name'."""
     parts = dotted.split('.')
     for cut in range(len(parts) - 1, 0, -1):
         module_name = '.'.join(parts[:cut])

@@ -66,8 +66,7 @@ def _rule(valid, expected):
 
 
 def _integer(low, high, optional=False, expected=None, reason=None):
-    """Rule of an integer from `low` to `high` (or a function of the
-    config); `reason`, formatted with the config, says why it ends there."""
+    """Rule of an integer from `low` to `high` (or a function of config)."""
     def upper(config):
         return high(config) if callable(high) else high
 
@@ -89,8 +88,7 @@ def _integer(low, high, optional=False, expected=None, reason=None):
 
 def _number(low=-math.inf, high=math.inf, optional=False, above=False,
             expected=None):
-    """Rule of a number finite in float32 in a range (above `low` where
-    `above`), or None where optional."""
+    """Rule of a number finite in float32 in a range, or None if optional."""
     def inside(value):
         return (low < value if above else low <= value) and value <= high
 
@@ -221,8 +219,7 @@ def _valid_regexes(value):
 
 
 def _buffer(reason, *sizes, optional=True):
-    """Rule of the rows of a buffer of 2^24 steps, each of the first set
-    value of the keys `sizes` (else 1)."""
+    """Rule of rows of a buffer of 2^24 steps of the first set `sizes`."""
     return _integer(1, lambda config: MAX_BUFFER_STEPS // next(
         (config[key] for key in sizes if config[key]), 1), optional,
                     reason=reason)
