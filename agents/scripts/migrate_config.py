@@ -34,7 +34,8 @@ def migrate(run_dir):
           migration is in the way; nothing is written then.
     """
     path, text = config_io.read_config_text(run_dir)
-    if not config_io.is_legacy_config(text):
+    # The 2017 package wrote its config as a tagged AttrDict.
+    if not text.lstrip().startswith('!!python/object/new:'):
         return False
     backup = path + BACKUP_SUFFIX
     if os.path.exists(backup):

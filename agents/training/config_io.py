@@ -26,9 +26,8 @@ _PARTIAL_TAG = '!partial'
 SOURCE_KEY = 'config_function'
 
 
-# Most levels of lists and mappings in a value, and most items in all: a
-# setting or config.yaml holds a few dozen; YAML aliases can make 150
-# characters stand for millions.
+# A setting or config.yaml holds a few dozen items; YAML aliases can make
+# 150 characters stand for millions.
 MAX_VALUE_DEPTH = 16
 MAX_VALUE_ITEMS = 10000
 
@@ -53,8 +52,7 @@ def parse_yaml(yaml, text, limit):
 
 
 def _check_size(value):
-    """Raise a ValueError at the first item over the limits; aliases count
-    as often as they appear, and a huge expansion costs no more to refuse."""
+    """Raise a ValueError at the first item over the limits."""
     count = 0
     stack = [(value, 1)]
     while stack:
@@ -81,16 +79,11 @@ class ConfigNotFoundError(ConfigError, OSError):
 
 
 def save_config(config, logdir=None):
-    """Write the configuration to `logdir/config.yaml` atomically; with
-    `logdir` None, write nothing. Its first line announces its last, so that
-    a file cut short is refused instead of read.
+    """Write the configuration to `logdir/config.yaml` atomically (nothing
+    with `logdir` None); return it with `logdir` set as in 2017.
 
     Raises:
-      ConfigError: When a value cannot be stored (before anything is
-          written) or the file cannot be written.
-
-    Returns:
-      The configuration, with `logdir` set as in 2017.
+      ConfigError: When a value cannot be stored or the file written.
     """
     if not logdir:
         return config
@@ -123,8 +116,7 @@ def load_config(logdir):
 
     Raises:
       ConfigNotFoundError: When the folder has no config.yaml.
-      ConfigError: When the file is cut short, is not valid YAML, or names
-          a callable or config file that cannot be imported.
+      ConfigError: When the file is cut short, invalid, or does not import.
     """
     path, text = read_config_text(logdir)
     lines = [line.strip() for line in text.splitlines()]
@@ -169,6 +161,7 @@ def read_config_text(logdir):
         raise ConfigError(f'Cannot read {path}: {error}.') from error
 
 
+# The first line announces the last, so that a file cut short is refused.
 _HEADER = '# batch-ppo run configuration; it ends with the line below.'
 _END = '# end of config.yaml'
 # Where the scripts have written files atomically since before tools had it.
@@ -179,8 +172,7 @@ def import_callable(path):
     """The callable of an import path 'package.module:Qual.name'.
 
     Raises:
-      ConfigError: When the module or a public attribute of that name does
-          not exist or is not callable.
+      ConfigError: When it does not import or is not a public callable.
     """
     module_name, _, qualname = str(path).partition(':')
     if not module_name or not qualname:
@@ -205,12 +197,10 @@ def import_callable(path):
 
 def import_config_function(spec):
     """The config function of 'package.module:function' or
-    'file.py:function', and its source for `SOURCE_KEY` (a file by its
-    absolute path).
+    'file.py:function', and its source for `SOURCE_KEY` (a file's absolute).
 
     Raises:
-      ConfigError: When the module, file or function cannot be imported or
-          is not callable.
+      ConfigError: When the function cannot be imported or is not callable.
     """
     location, colon, name = str(spec).rpartition(':')
     if not colon or not location or not name.isidentifier():
@@ -229,12 +219,11 @@ def import_config_function(spec):
 
 
 def load_file_module(path):
-    """Import a Python file as the module named after it, once; cloudpickle
-    sends it by value, since worker processes cannot import it.
+    """Import a Python file as the module named after it, once, sent by
+    value by cloudpickle (worker processes cannot import it).
 
     Raises:
-      ConfigError: When the file does not exist, its name is no module
-          name, another module has that name, or importing it fails.
+      ConfigError: When the file cannot be imported under its name.
     """
     path = os.path.abspath(os.path.expanduser(path))
     name = os.path.splitext(os.path.basename(path))[0]
@@ -245,12 +234,16 @@ def load_file_module(path):
             f"Config file {path} must be a Python file whose name is a "
             "module name, such as 'my_configs.py'.")
     module = sys.modules.get(name)
-    if module is None:
+    if module is not None:
+        origin = getattr(module, '__file__', None) or 'Python'
+    else:
         spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin != path:
-            raise ConfigError(
-                f"Config file {path} has the name of the module '{name}' of "
-                f'{spec.origin}; rename the file.')
+        origin = spec.origin if spec is not None else path
+    if os.path.abspath(str(origin)) != path:
+        raise ConfigError(
+            f"Config file {path} has the name of the module '{name}' of "
+            f'{origin}; rename the file.')
+    if module is None:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -261,11 +254,6 @@ def load_file_module(path):
             raise ConfigError(
                 f'Cannot import config file {path}: '
                 f'{type(error).__name__}: {error}') from error
-    elif os.path.abspath(getattr(module, '__file__', None) or '') != path:
-        raise ConfigError(
-            f"Config file {path} has the name of the module '{name}' of "
-            f"{getattr(module, '__file__', None) or 'Python'}; rename the "
-            'file.')
     if name not in cloudpickle.list_registry_pickle_by_value():
         cloudpickle.register_pickle_by_value(module)
     return module
@@ -289,9 +277,7 @@ def callable_path(value):
 
 
 class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
-    """Safe representer of callables as tagged import paths, of
-    `functools.partial` as a tagged mapping, and of NumPy scalars as
-    Python's; without aliases."""
+    """Safe representer without aliases."""
 
     def ignore_aliases(self, data):
         return True
@@ -308,19 +294,14 @@ def _represent_other(representer, value):
     if isinstance(value, np.generic):
         return representer.represent_data(value.item())
     if isinstance(value, dict):
-        return _represent_dict(representer, value)
+        return representer.represent_dict(
+            {str(key): item for key, item in value.items()})
     if isinstance(value, (tuple, list)):
         return representer.represent_list(list(value))
     if callable(value):
         return representer.represent_scalar(
             _CALLABLE_TAG, callable_path(value))
     return representer.represent_undefined(value)
-
-
-def _represent_dict(representer, value):
-    """A mapping with its keys as strings."""
-    return representer.represent_dict(
-        {str(key): item for key, item in value.items()})
 
 
 def _yaml(constructor):
@@ -331,8 +312,7 @@ def _yaml(constructor):
 
 
 class _SourceConstructor(ruamel.yaml.constructor.SafeConstructor):
-    """Safe constructor that reads every tagged value as None: what
-    config.yaml says without importing anything."""
+    """Safe constructor reading every tagged value as None (no imports)."""
 
 
 def _construct_nothing(unused_constructor, unused_suffix, unused_node):
@@ -340,8 +320,7 @@ def _construct_nothing(unused_constructor, unused_suffix, unused_node):
 
 
 class _ConfigConstructor(ruamel.yaml.constructor.SafeConstructor):
-    """Safe constructor that imports tagged callables by import path only,
-    and reads lists as tuples."""
+    """Safe constructor importing tagged callables; lists as tuples."""
 
 
 def _construct_callable(constructor, node):
@@ -394,11 +373,7 @@ def _construct_legacy_object(constructor, suffix, node):
 
 
 def _dotted_to_import_path(dotted):
-    """'package.module.name' (2017 files) to 'package.module:name'.
-
-    The longest prefix that imports is the module; otherwise the last part
-    is the name, so that `import_callable` raises the error.
-    """
+    """'package.module.name' (2017) to 'package.module:name'."""
     parts = dotted.split('.')
     for cut in range(len(parts) - 1, 0, -1):
         module_name = '.'.join(parts[:cut])
@@ -411,12 +386,7 @@ def _dotted_to_import_path(dotted):
     return f'{module_name}:{name}'
 
 
-def is_legacy_config(text):
-    """Whether a config.yaml's text was written by the 2017 package."""
-    return text.lstrip().startswith('!!python/object/new:')
-
-
-_ConfigRepresenter.add_representer(dict, _represent_dict)
+_ConfigRepresenter.add_representer(dict, _represent_other)
 _ConfigRepresenter.add_multi_representer(object, _represent_other)
 _SourceConstructor.add_multi_constructor('!', _construct_nothing)
 _SourceConstructor.add_multi_constructor(_PYTHON_TAG, _construct_nothing)

@@ -234,6 +234,8 @@ def test_config_file_module_loads_once_and_travels_by_value(tmp_path):
 @pytest.mark.parametrize('spec, message', [
     ('missing_file.py:tiny', 'Config file .*missing_file.py does not exist'),
     ('json.py:tiny', "has the name of the module 'json'"),
+    ('tabnanny.py:tiny',
+     "has the name of the module 'tabnanny' of .*/tabnanny.py; rename"),
     ('broken.py:tiny', 'Cannot import config file .*broken.py: '
      'ZeroDivisionError: division by zero'),
     ('plain.py:_hidden', "has no public function '_hidden'"),
@@ -242,7 +244,8 @@ def test_config_file_module_loads_once_and_travels_by_value(tmp_path):
 def test_bad_config_files_name_the_problem(tmp_path, monkeypatch, spec,
                                             message):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / 'json.py').write_text('')
+    for name in ('json', 'tabnanny'):
+        (tmp_path / f'{name}.py').write_text('')
     (tmp_path / 'broken.py').write_text('1 / 0\n')
     (tmp_path / 'plain.py').write_text('def _hidden():\n    return {}\n')
     with pytest.raises(config_io.ConfigError, match=message):

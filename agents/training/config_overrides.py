@@ -1,6 +1,5 @@
-"""Overrides of a config's values from the command line, `--set=KEY=VALUE`:
-YAML converted to the type of the value it replaces, judged afterwards by
-`config_rules` as any other value."""
+"""Overrides of a config's values, `--set=KEY=VALUE`: YAML converted to the
+type of the value it replaces."""
 
 import difflib
 
@@ -15,10 +14,9 @@ def apply_overrides(config, settings):
     """Set values of a `tools.AttrDict` from 'KEY=VALUE' strings; return
     the dict of the keys set to their new values.
 
-    A value is YAML and must fit the type of the value it replaces (a list
-    for a tuple, an import path for a callable); any value may replace
-    None, and null a value that is None by default (an option switched
-    off).
+    A YAML value must fit the type of the value it replaces (a list for a
+    tuple, an import path for a callable); any value may replace None, and
+    null a value that is None by default (an option switched off).
 
     Raises:
       config_io.ConfigError: Naming the setting, the key and the expected
@@ -89,9 +87,8 @@ def _override_type(old):
     """Description and converter of values that may replace `old`."""
 
     def integer(value):
-        # A number that is no integer stays as it is, for the rules of
-        # `config_spec` to judge: an integer count refuses it, a number of
-        # seconds (`worker_timeout`) takes it.
+        # A number that is no integer stays, for the rules to judge:
+        # `worker_timeout` takes it.
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         value = number(value)

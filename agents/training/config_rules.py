@@ -1,6 +1,5 @@
-"""The rules of a config's values, one table (`RULES`) of a few rule kinds:
-per key, whether a value is valid given the rest of the config, and what the
-error says it must be; `config_spec.check_config` applies them."""
+"""The rules of a config's values (`RULES`): per key, whether a value is
+valid given the rest of the config, and what the error says it must be."""
 
 import collections
 import contextlib
@@ -20,32 +19,25 @@ from agents.training import config_io
 
 # Seeds of NumPy's global generator, which the config's seed also sets.
 MAX_SEED = 2**32 - 1
-# Most environment steps of a run: a trillion, eleven days at a million steps
-# a second; the loop's step counters and time estimates hold it.
+# Most environment steps of a run: eleven days at a million steps a second.
 MAX_STEPS = 1e12
-# Most steps one buffer of the graph holds (the episodes of all agents, the
-# update memory, an update's chunks, a mini-batch): 2^24 steps of a few dozen
-# float32 stay below TensorFlow's 2 GB per tensor and int32 sizes, which a
-# bigger product overflows (a shape of -294967296).
+# Most steps one buffer of the graph holds: 2^24 steps of a few dozen float32
+# stay below TensorFlow's 2 GB per tensor and int32 sizes.
 MAX_BUFFER_STEPS = 2**24
-# Most passes over the update memory per update: an update is one session
-# call, which a first signal waits for.
+# Most passes over the update memory per update.
 MAX_UPDATE_EPOCHS = 10000
-# Most units of a hidden layer, hidden layers, and weights between hidden
-# layers: 2^27 float32 weights are 512 MB, three times that with Adam's slots.
+# 2^27 float32 weights are 512 MB, three times that with Adam's slots.
 MAX_LAYER_UNITS = 65536
 MAX_LAYERS = 64
 MAX_HIDDEN_WEIGHTS = 2**27
-# Most threads of each of TensorFlow's pools.
 MAX_THREADS = 1024
 # Most seconds a worker may take to answer (16 weeks); Python's waits
 # overflow on far larger ones.
 MAX_TIMEOUT = 1e7
 
 
-# How a config value is checked: functions of the value and the config,
-# `valid` and `describe` (what the error says after 'Config KEY=VALUE ',
-# e.g. 'must be >= 1').
+# Functions of the value and the config; `describe` says what follows
+# 'Config KEY=VALUE ' in the error, e.g. 'must be >= 1'.
 Rule = collections.namedtuple('Rule', 'valid, describe')
 
 
@@ -67,23 +59,14 @@ def _is_number(value):
     return _is_real(value) and bool(np.isfinite(_float32(value)))
 
 
-def _must(expected):
-    """The `describe` of a rule that always says what is expected."""
-    return lambda unused_value, unused_config: f'must be {expected}'
-
-
 def _rule(valid, expected):
     """Rule of a test of the value alone, and what is expected."""
-    return Rule(lambda value, unused_config: valid(value), _must(expected))
+    return Rule(lambda value, unused_config: valid(value),
+                lambda unused_value, unused_config: f'must be {expected}')
 
 
 def _integer(low, high, optional=False, expected=None, reason=None):
-    """Rule of an integer from `low` to `high`, or None where optional.
-
-    `high` may be a function of the config; `expected` replaces the range in
-    the message; `reason` (formatted with the config) says after a colon why
-    the range ends at `high`.
-    """
+    """Rule of an integer from `low` to `high` (or a function of config)."""
     def upper(config):
         return high(config) if callable(high) else high
 
@@ -105,8 +88,7 @@ def _integer(low, high, optional=False, expected=None, reason=None):
 
 def _number(low=-math.inf, high=math.inf, optional=False, above=False,
             expected=None):
-    """Rule of a number finite in float32 in a range, or None where optional;
-    with `above`, the number must exceed `low`."""
+    """Rule of a number finite in float32 in a range, or None if optional."""
     def inside(value):
         return (low < value if above else low <= value) and value <= high
 
@@ -147,8 +129,7 @@ def _of_type(kinds, expected, optional=False):
 
 
 def _takes_positional(value, count):
-    """Whether a callable takes `count` named positional arguments (not only
-    `*args`: `print` takes anything and is no network)."""
+    """Whether a callable takes `count` named positional arguments."""
     try:
         signature = inspect.signature(value)
         signature.bind(*range(count))
@@ -162,8 +143,7 @@ def _takes_positional(value, count):
 
 
 def _signature(expected, count, is_class=False):
-    """Rule of a callable (a class where `is_class`) taking `count`
-    positional arguments."""
+    """Rule of a callable (a class where `is_class`) of `count` arguments."""
     return _rule(lambda value: (
         (inspect.isclass(value) or not is_class) and callable(value)
         and _takes_positional(value, count)), expected)
@@ -171,8 +151,7 @@ def _signature(expected, count, is_class=False):
 
 @functools.lru_cache(maxsize=None)
 def _maps_tensors(function):
-    """Whether a function maps a float32 tensor to one of its shape (a probe
-    in a graph of its own; what it prints is dropped)."""
+    """Whether a function maps a float32 tensor to one of its shape."""
     if not _takes_positional(function, 1):
         return False
     try:
@@ -225,8 +204,7 @@ def _describe_layers(value, unused_config):
 
 
 def _valid_regexes(value):
-    """Whether a value is None or a mapping of names to regular
-    expressions."""
+    """Whether a value is None or maps names to regular expressions."""
     if value is None:
         return True
     if not isinstance(value, dict) or not all(
@@ -241,16 +219,14 @@ def _valid_regexes(value):
 
 
 def _buffer(reason, *sizes, optional=True):
-    """Rule of a count of rows of a buffer of at most 2^24 steps, each of the
-    first set value of the keys `sizes` (checked before it), else 1."""
+    """Rule of rows of a buffer of 2^24 steps of the first set `sizes`."""
     return _integer(1, lambda config: MAX_BUFFER_STEPS // next(
         (config[key] for key in sizes if config[key]), 1), optional,
                     reason=reason)
 
 
 def _environments(purpose=''):
-    """Rule of a number of environments from 1 to `max_agents`; `purpose`
-    follows the range in the message."""
+    """Rule of a number of environments from 1 to `max_agents`."""
     def valid(value, config):
         return is_integer(value) and 1 <= value <= config.max_agents
 
@@ -292,8 +268,8 @@ def _describe_eval_every(unused_value, config):
 
 _BOOL = _of_type((bool, np.bool_), 'True or False')
 
-# Every key of `configs.default()` and the task keys, checked in this order
-# (`max_agents` before `num_agents`, which reads it): 'Config KEY=VALUE ...'.
+# Every key of `configs.default()` and the task keys; `max_agents` before
+# `num_agents`, which reads it.
 RULES = collections.OrderedDict([
     # Task.
     ('env', _rule(

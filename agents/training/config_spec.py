@@ -1,6 +1,5 @@
-"""Which configuration a run uses (a function of `agents.scripts.configs`,
-'package.module:function' or 'path/to/file.py:function'), and its completion
-and check by `config_rules.RULES` before training."""
+"""Which configuration a run uses, and its completion and check by
+`config_rules.RULES` before training."""
 
 import inspect
 import logging
@@ -43,8 +42,8 @@ def load_config_spec(spec):
     'path/to/file.py:function'), recorded under `config_io.SOURCE_KEY`.
 
     Raises:
-      ConfigError: When the function cannot be found, raises or does not
-          return a mapping.
+      ConfigError: When the function cannot be found, raises or returns no
+          mapping.
     """
     if ':' not in spec:
         config = load_named_config(spec)
@@ -78,13 +77,11 @@ _REQUIRED_KEYS = (
     'algorithm', 'env', 'num_agents', 'steps', 'update_every',
     'eval_episodes')
 
-# What a config written for the 2017 package, which lacks both keys, gets
-# instead of their defaults: PPO updated on whole episodes, all of them in
-# each epoch's one mini-batch.
+# What a 2017 config, which lacks both keys, gets: PPO updated on whole
+# episodes, all of them in one mini-batch.
 _KEYS_OF_2017 = dict(chunk_length=None, batch_size=None)
 
-# Keys of the 2017 package's configs (PyBullet's among them) that nothing
-# reads now, and the keys that took their place.
+# Keys of 2017 configs that nothing reads now, and those in their place.
 RETIRED_KEYS = dict(
     update_epochs_policy='update_epochs', update_epochs_value='update_epochs',
     policy_optimizer='optimizer', value_optimizer='optimizer',
@@ -117,13 +114,12 @@ def warn_retired_keys(config):
 
 
 def complete_config(config):
-    """A locked copy with the defaults and the values derived from the env.
-
-    Every value is checked before one environment is built in this process.
+    """A locked copy with the defaults and the values derived from the env,
+    checked before the environment is built.
 
     Raises:
-      ConfigError: When the environment cannot be built or used, or
-          a setting is invalid.
+      ConfigError: When the environment cannot be built or a setting is
+          invalid.
     """
     missing = [key for key in _REQUIRED_KEYS if key not in config]
     if missing:
@@ -155,8 +151,8 @@ def check_config(config):
     """Check every value of a configuration that `RULES` knows.
 
     Raises:
-      ConfigError: One line naming the first invalid key, its value and
-          what is expected.
+      ConfigError: Naming the first invalid key, its value and what is
+          expected.
     """
     # Rules that read another key (max_agents, ppo_clip) find its default
     # where the config leaves it out.
@@ -169,8 +165,8 @@ def check_config(config):
 
 
 def check_seed(seed, name):
-    """Raise a ConfigError unless the seed is None or fits NumPy's seeds;
-    the message names it `name`, e.g. '--seed'."""
+    """Raise a ConfigError naming `name` (e.g. '--seed') unless the seed is
+    None or fits NumPy's."""
     rule = RULES['seed']
     if not rule.valid(seed, {}):
         raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')
