@@ -199,17 +199,10 @@ class Progress:
 def keep_episode(
         recording, outdir, index, num_episodes, agent, episode_return,
         length):
-    """Move an episode's video into `outdir` under its number and log it.
-
-    Args:
-      recording: Path of the finished video.
-      index: Number of the episode, in the order the episodes ended.
-      num_episodes: Number of episodes recorded, for the digits of names.
-      agent: Index of the environment that ran the episode.
-
-    Returns:
-      Dict of `index`, `agent`, `return`, `length`, `frames` and `video`.
-    """
+    """Move the video `recording` into `outdir` under the episode's number
+    `index` (in the order the episodes ended; `num_episodes` sets the
+    digits), log it, and return the dict of `index`, `agent` (the index of
+    its environment), `return`, `length`, `frames` and `video`."""
     width = max(3, len(str(num_episodes - 1)))
     video = f'episode-{index:0{width}d}.mp4'
     os.replace(recording, os.path.join(outdir, video))
