@@ -96,7 +96,7 @@ def visualize(
         remove_recordings(outdir)
     return write_statistics(outdir, dict(
         logdir=os.path.abspath(logdir), checkpoint=os.path.abspath(path),
-        env=policy_module.describe_env(config.env), seed=seed,
+        env=policy_module.describe(config.env), seed=seed,
         num_agents=num_agents, env_mode=env_mode,
         render_effects=bool(render_effects)), episodes)
 
@@ -291,7 +291,7 @@ def _define_graph(config, constructor, env_mode, seed):
         except record_episodes.RenderModeError as error:
             raise VisualizeError(
                 'The environment '
-                f'{policy_module.describe_env(config.env)} does not '
+                f'{policy_module.describe(config.env)} does not '
                 "render RGB arrays; a constructor in config.env must create "
                 "it with render_mode='rgb_array' for videos.") from error
         try:

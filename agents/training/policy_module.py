@@ -169,12 +169,12 @@ class PolicyModule(tf.Module):
         self._define_functions()
         # A string: a module would wrap a dict attribute for tracking.
         self._metadata = json.dumps(dict(
-            env=describe_env(config.env),
+            env=describe(config.env),
             # Whether `env` is the import path of a constructor, not an id.
             env_constructor=not isinstance(config.env, str),
             max_length=config.max_length,
             config_function=config.get(config_io.SOURCE_KEY),
-            network=describe_callable(config.network),
+            network=describe(config.network),
             stochastic=self._stochastic,
             recurrent=self.recurrent,
             discrete=self._discrete,
@@ -317,13 +317,10 @@ class PolicyModule(tf.Module):
         return tf.identity(action, name='env_action')
 
 
-def describe_env(env):
-    """An env id as it is, a constructor as its import path."""
-    return env if isinstance(env, str) else describe_callable(env)
-
-
-def describe_callable(value):
-    """The import path of a function, or its repr when it has none."""
+def describe(value):
+    """An env id as it is, a callable as its import path, else its repr."""
+    if isinstance(value, str):
+        return value
     try:
         return config_io.callable_path(value)
     except config_io.ConfigError:
