@@ -113,12 +113,9 @@ def pendulum():
 
 
 def pendulum_partial():
-    """Pendulum that sees its angle but not its velocity, recurrent policy.
-
-    The value has a GRU of its own: a feed-forward value cannot tell a fast
-    from a slow pendulum at the same angle. Mini-batches hold whole
-    episodes, so the recurrent state is carried from their first step.
-    """
+    """Pendulum that sees its angle but not its velocity, recurrent policy
+    and value (docs/learning.md); mini-batches hold whole episodes, so the
+    recurrent state is carried from their first step."""
     env = tasks.pendulum_without_velocity
     network = networks.recurrent_gaussian
     recurrent_value = True
@@ -142,11 +139,8 @@ def pendulum_partial_feed_forward():
 
 
 def cartpole():
-    """Balance a pole on a cart with two discrete actions.
-
-    Every reward is 1, so 'reward' normalization would divide by a zero
-    standard deviation; the return's keeps the values near unit scale.
-    """
+    """Balance a pole on a cart with two discrete actions; every reward is
+    1, so only the return's normalization (not the reward's) fits."""
     env = 'CartPole-v1'
     max_length = 500
     steps = 1e5  # 100k
@@ -174,12 +168,8 @@ def _mujoco_base():
 
 
 def _locomotion():
-    """RL Baselines3 Zoo's MuJoCo settings, for `cheetah` at 1M steps.
-
-    An update every 512 steps, as the Zoo's rollouts of one environment,
-    here from 2 agents of 256-step rollouts (with 8 agents of 64 steps the
-    final returns at 1M fell to 4,062-5,321).
-    """
+    """RL Baselines3 Zoo's MuJoCo settings, for `cheetah` at 1M steps: an
+    update every 512 steps, from 2 agents (docs/learning.md)."""
     rollout_length = 256
     update_steps = 512
     # Rows of the memory: a rollout of each agent, and the end of an
@@ -205,14 +195,10 @@ def cheetah():
 
 
 def _mujoco():
-    """Settings for Hopper, Walker, Ant, Humanoid and Reacher, for 1M steps.
-
-    The PPO setup that Tianshou and CleanRL publish MuJoCo scores with; two
-    agents finish their episodes together, so an update follows every
-    1,000 steps of each.
-    """
+    """Settings for Hopper, Walker, Ant, Humanoid and Reacher, for 1M steps:
+    the PPO setup of Tianshou's and CleanRL's published MuJoCo scores."""
     update_every = 64  # Capacity of the memory, in episodes.
-    update_steps = 2000
+    update_steps = 2000  # 1,000 of each agent, whose episodes end together.
     ppo_clip = 0.2
     weight_init = 'orthogonal'
     init_output_factor = 0.01
@@ -230,11 +216,8 @@ def _mujoco():
 
 
 def hopper():
-    """Hop forward with a planar one-legged robot (MuJoCo).
-
-    A small entropy bonus keeps the gaits robust: without it, seed 2's
-    greedy gait fell in about half of its episodes (docs/learning.md).
-    """
+    """Hop forward with a planar one-legged robot (MuJoCo); the entropy bonus
+    keeps the greedy gaits from falling (docs/learning.md)."""
     env = 'Hopper-v5'
     entropy_regularization = 0.001
     return dict(_mujoco(), **locals())
@@ -247,11 +230,8 @@ def walker():
 
 
 def ant():
-    """Walk forward with a four-legged robot (MuJoCo).
-
-    Without the contact forces in the observation, as the tasks of the
-    published scores: with them, seed 0 stood for the alive bonus.
-    """
+    """Walk forward with a four-legged robot (MuJoCo), without the contact
+    forces in the observation, as the published scores (docs/learning.md)."""
     env = tasks.ant_without_contact_forces
     return dict(_mujoco(), **locals())
 

@@ -1,12 +1,9 @@
-r"""Export the policy of a training run as a TensorFlow 2 SavedModel.
-
-Command line:
+r"""Export the policy of a training run as a TensorFlow 2 SavedModel:
 
   python -m agents.scripts.export --logdir=~/logdir/<timestamp>-pendulum \
-      --outdir=/tmp/pendulum-policy [--checkpoint=model.ckpt-100000] \
-      [--stochastic] [--format=saved_model|onnx] [--overwrite]
+      --outdir=/tmp/pendulum-policy
 
-The model maps raw observations to the environment's actions and loads with
+It maps raw observations to the environment's actions and loads with
 TensorFlow alone: `tf.saved_model.load(DIR).action(observ)` (docs/export.md).
 """
 
@@ -48,8 +45,7 @@ flags.DEFINE_enum(
 def main(argv):
     """Parse flags and export the policy."""
     if len(argv) > 1:
-        raise app.UsageError(
-            f"Unexpected arguments: {' '.join(argv[1:])}.")
+        raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}.")
     if not FLAGS.logdir or not FLAGS.outdir:
         raise app.UsageError('Pass the run folder --logdir and --outdir.')
     # TensorFlow's notes on saving concern no user of the script.

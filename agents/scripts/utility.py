@@ -28,32 +28,22 @@ __all__ = [
 def define_batch_env(
         constructor, num_agents, env_mode=None, seed=None, timeout=None,
         restart=False, *, env_processes=None):
-    """Create a batch of environments wrapped into the graph.
-
-    The 2017 call `define_batch_env(constructor, num_agents, env_processes)`
-    works as it did: a constructor without arguments is called without the
-    seed, and `env_processes` is a boolean env mode.
+    """A `tools.InGraphBatchEnv` of `num_agents` environments; the 2017 call
+    `define_batch_env(constructor, num_agents, env_processes)` works as it did.
 
     Args:
-      constructor: Callable taking a seed (or None) and returning an env,
-          or one without arguments (2017).
-      num_agents: Number of environments in the batch.
-      env_mode: A name of `env_modes.mode_names()` or a boolean; None means
-          'inprocess'.
-      seed: Base seed; environment i gets `seed + i`, None leaves them
-          unseeded.
-      timeout: Seconds a worker may take to answer; None: the default of
-          `ExternalProcess`.
+      constructor: Callable taking a seed (or None), or no argument (2017),
+          and returning an env.
+      env_mode: A name of `env_modes.mode_names()` or a boolean (the 2017
+          `env_processes`); None: 'inprocess'.
+      seed: Base seed; environment i gets `seed + i`; None: unseeded.
+      timeout: Seconds a worker may take to answer; None: `ExternalProcess`'s.
       restart: Whether to replace a failing environment (in 'slices', its
           worker) instead of failing the step.
-      env_processes: The 2017 name of a boolean `env_mode`.
 
     Raises:
       config_io.ConfigError: When `env_mode` is unknown, or both `env_mode`
           and `env_processes` are given.
-
-    Returns:
-      `tools.InGraphBatchEnv`.
     """
     if env_processes is not None:
         if env_mode is not None:

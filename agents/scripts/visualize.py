@@ -1,19 +1,14 @@
-r"""Render videos of a trained policy and record its episode statistics.
-
-Command line:
+r"""Render a video of each greedy episode of a trained policy, and
+`episodes.json` (README "Videos"):
 
   python -m agents.scripts.visualize --logdir=~/logdir/<timestamp>-pendulum \
-      --outdir=/tmp/pendulum-videos [--checkpoint=model.ckpt-100000] \
-      [--num_agents=N] [--num_episodes=1] [--env_mode=auto] [--seed=0] \
-      [--norender_effects]
+      --outdir=/tmp/pendulum-videos
   python -m agents.scripts.visualize --policy=/tmp/pendulum-policy \
-      --outdir=/tmp/pendulum-videos [--num_episodes=1] [--seed=0]
+      --outdir=/tmp/pendulum-videos
 
-Runs the policy greedily and writes one H.264 video per episode and
-`episodes.json` (README "Videos"). MuJoCo renders off-screen (`MUJOCO_GL=egl`,
-else `osmesa`) in worker processes, since Mesa crashes beside TensorFlow.
+MuJoCo renders off-screen (`MUJOCO_GL=egl`, else `osmesa`) in worker
+processes, since Mesa crashes beside TensorFlow.
 """
-
 
 from agents.training import quiet_start
 
@@ -70,8 +65,7 @@ visualize_policy = episode_videos.visualize_policy
 def main(argv):
     """Parse flags and record the videos."""
     if len(argv) > 1:
-        raise app.UsageError(
-            f"Unexpected arguments: {' '.join(argv[1:])}.")
+        raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}.")
     if FLAGS.policy and FLAGS.logdir:
         raise app.UsageError('Pass either --logdir or --policy, not both.')
     if not (FLAGS.logdir or FLAGS.policy) or not FLAGS.outdir:

@@ -108,7 +108,7 @@ def test_outdir_is_a_file(tmp_path):
 
 
 @pytest.mark.parametrize('name', ['num_agents', 'num_episodes'])
-@pytest.mark.parametrize('value', [0, -1, 1.5, True])
+@pytest.mark.parametrize('value', [0, -1, 1.5, True, '2'])
 def test_counts_must_be_positive_integers(tmp_path, name, value):
     """Agent and episode counts below one or not integers are refused."""
     with pytest.raises(ValueError, match=(

@@ -40,13 +40,11 @@ class VisualizeError(Exception):
 def visualize(
         logdir, outdir, checkpoint=None, num_agents=None, num_episodes=1,
         env_mode='auto', seed=None, render_effects=True):
-    """Record greedy episodes of a run folder's policy as videos and stats.
-
-    Nothing is written to `outdir` unless the run and its checkpoint load.
+    """Record greedy episodes of a run folder's policy as videos and the
+    statistics of `outdir/episodes.json` (returned; episodes in the order
+    they ended). Nothing is written unless the run and its checkpoint load.
 
     Args:
-      logdir: Run folder written by `agents.scripts.train`.
-      outdir: Directory for the videos and `episodes.json`.
       checkpoint: Name in the run folder or path; None: the latest.
       num_agents: Environments that run episodes in parallel; None: one per
           episode, at most one per CPU core.
@@ -56,23 +54,20 @@ def visualize(
 
     Raises:
       ValueError: When a count is not a positive integer.
-      VisualizeError: When the run folder, its checkpoint or `outdir`
-          cannot be used, or MuJoCo cannot render.
-
-    Returns:
-      Dict of the statistics written to `outdir/episodes.json`, episodes in
-      the order they ended.
+      VisualizeError: When the run, `outdir` or MuJoCo's rendering fails.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)
     except config_io.ConfigError as error:
         raise VisualizeError(str(error)) from error
-    num_episodes = check_count('num_episodes', num_episodes)
+    num_episodes = episode_wrappers.checked_integer(
+        num_episodes, 'num_episodes', 'positive')
     if num_agents is None:
         # Rendering and encoding take most of the time; spread the episodes
         # over the cores.
         num_agents = min(num_episodes, sliced_batch_env.available_cpus())
-    num_agents = check_count('num_agents', num_agents)
+    num_agents = episode_wrappers.checked_integer(
+        num_agents, 'num_agents', 'positive')
     logdir, outdir = os.path.expanduser(logdir), os.path.expanduser(outdir)
     check_outdir(outdir)
     config, path = policy_module.load_run(logdir, checkpoint, VisualizeError)
@@ -101,34 +96,26 @@ def visualize(
         remove_recordings(outdir)
     return write_statistics(outdir, dict(
         logdir=os.path.abspath(logdir), checkpoint=os.path.abspath(path),
-        env=policy_module.describe_env(config.env), seed=seed,
+        env=policy_module.describe(config.env), seed=seed,
         num_agents=num_agents, env_mode=env_mode,
         render_effects=bool(render_effects)), episodes)
 
 
 def visualize_policy(
         policy, outdir, num_episodes=1, seed=None, render_effects=True):
-    """Record greedy episodes of a policy exported by `agents.scripts.export`.
-
-    One environment (in a worker process for MuJoCo) runs the episodes in
-    turn; episode i is seeded as `visualize` seeds environment i (a reset
-    with `seed + i`, then the episode's reset).
-
-    Args:
-      policy: Folder of the exported SavedModel.
-      outdir: Directory for the videos and `episodes.json`.
-      seed: Base seed of the episodes; None: unseeded.
-      render_effects: Whether MuJoCo renders shadows and reflections.
+    """Record greedy episodes of the SavedModel folder `policy` that
+    `agents.scripts.export` wrote, as `visualize` does (returned: the
+    statistics). One environment runs the episodes in turn; episode i is
+    seeded as `visualize` seeds environment i: a reset with `seed + i`, then
+    the episode's reset.
 
     Raises:
       ValueError: When `num_episodes` is not a positive integer.
-      VisualizeError: When the folder holds no SavedModel export, the
-          environment cannot be built, or MuJoCo cannot render.
-
-    Returns:
-      Dict of the statistics written to `outdir/episodes.json`.
+      VisualizeError: When `policy`, the environment or MuJoCo's rendering
+          fails.
     """
-    num_episodes = check_count('num_episodes', num_episodes)
+    num_episodes = episode_wrappers.checked_integer(
+        num_episodes, 'num_episodes', 'positive')
     policy = os.path.abspath(os.path.expanduser(policy))
     outdir = os.path.expanduser(outdir)
     check_outdir(outdir)
@@ -172,17 +159,8 @@ def visualize_policy(
         render_effects=bool(render_effects)), episodes)
 
 
-def check_count(name, value):
-    """A positive integer argument as an int, or a ValueError naming it."""
-    if not episode_wrappers.is_integer(value) or value < 1:
-        raise ValueError(
-            f'{name} must be a positive integer, got {value!r}.')
-    return int(value)
-
-
 def check_outdir(outdir):
-    """Raise a VisualizeError unless `outdir` is or can become a writable
-    directory; creates nothing."""
+    """A VisualizeError unless `outdir` is or can become a writable folder."""
     if os.path.exists(outdir) and not os.path.isdir(outdir):
         raise VisualizeError(f'--outdir {outdir} is not a directory.')
     if os.path.exists(outdir) and not os.access(outdir, os.W_OK | os.X_OK):
@@ -221,17 +199,10 @@ class Progress:
 def keep_episode(
         recording, outdir, index, num_episodes, agent, episode_return,
         length):
-    """Move an episode's video into `outdir` under its number and log it.
-
-    Args:
-      recording: Path of the finished video.
-      index: Number of the episode, in the order the episodes ended.
-      num_episodes: Number of episodes recorded, for the digits of names.
-      agent: Index of the environment that ran the episode.
-
-    Returns:
-      Dict of `index`, `agent`, `return`, `length`, `frames` and `video`.
-    """
+    """Move the video `recording` into `outdir` under the episode's number
+    `index` (in the order the episodes ended; `num_episodes` sets the
+    digits), log it, and return the dict of `index`, `agent` (the index of
+    its environment), `return`, `length`, `frames` and `video`."""
     width = max(3, len(str(num_episodes - 1)))
     video = f'episode-{index:0{width}d}.mp4'
     os.replace(recording, os.path.join(outdir, video))
@@ -269,8 +240,7 @@ def write_statistics(outdir, description, episodes):
 
 
 def _select_gl_backend(env):
-    """`gl_backend.needs_gl(env)` and the backend to use (None: no OpenGL),
-    or a VisualizeError when MuJoCo needs one and none loads."""
+    """`needs_gl(env)` and the OpenGL backend (None: none) that loads."""
     gl_needed = gl_backend_lib.needs_gl(env)
     gl_backend = None
     if gl_needed is not False:
@@ -283,8 +253,8 @@ def _select_gl_backend(env):
 
 
 def _recorded(config, outdir, gl_backend, render_effects, workers=1):
-    """Constructor of recorded environments; `workers` that render in
-    parallel share the cores (Mesa would start a thread per core in each)."""
+    """Constructor of recorded environments that render in `workers`."""
+    # Workers share the cores: Mesa would start a thread per core in each.
     # It reaches worker processes by reference to modules that do not
     # import TensorFlow; see `record_episodes`.
     return record_episodes.RecordedEnvironment(
@@ -294,9 +264,8 @@ def _recorded(config, outdir, gl_backend, render_effects, workers=1):
 
 
 def _recording_mode(env_mode, gl_needed, num_agents):
-    """The env mode to record in: 'auto' (and 'graph', whose tasks render
-    nothing) is 'slices' for MuJoCo or several environments, else
-    'inprocess'; MuJoCo always steps in workers."""
+    """The env mode to record in; MuJoCo always steps in workers."""
+    # In-graph tasks render nothing: their runs record on gymnasium.
     if env_modes.in_graph_mode(env_mode):
         env_mode = 'auto'
     if env_mode == 'auto':
@@ -322,7 +291,7 @@ def _define_graph(config, constructor, env_mode, seed):
         except record_episodes.RenderModeError as error:
             raise VisualizeError(
                 'The environment '
-                f'{policy_module.describe_env(config.env)} does not '
+                f'{policy_module.describe(config.env)} does not '
                 "render RGB arrays; a constructor in config.env must create "
                 "it with render_mode='rgb_array' for videos.") from error
         try:
@@ -336,9 +305,8 @@ def _define_graph(config, constructor, env_mode, seed):
 
 
 def _run_episodes(sess, simulation, outdir, num_episodes):
-    """Step all environments until `num_episodes` episodes ended; their
-    statistics in the order they ended (by index within a step), without
-    the surplus episodes of the last step and their videos."""
+    """Statistics of the first `num_episodes` episodes to end; the surplus
+    ones of the last step leave no video."""
     batch_env = simulation.batch_env
     num_agents = len(batch_env)
     lengths = np.zeros(num_agents, int)

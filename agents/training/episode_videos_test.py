@@ -9,19 +9,6 @@ import pytest
 from agents.training import episode_videos
 
 
-@pytest.mark.parametrize('value', [0, -1, 1.5, True, '2'])
-def test_check_count_refuses_all_but_positive_integers(value):
-    with pytest.raises(ValueError) as error:
-        episode_videos.check_count('num_episodes', value)
-    assert str(error.value) == (
-        f'num_episodes must be a positive integer, got {value!r}.')
-
-
-def test_check_count_returns_an_int():
-    count = episode_videos.check_count('num_agents', np.int64(3))
-    assert count == 3 and type(count) is int  # pylint: disable=unidiomatic-typecheck
-
-
 def test_check_outdir_refuses_a_file(tmp_path):
     path = tmp_path / 'file'
     path.write_text('')

@@ -25,10 +25,10 @@ ExportError = policy_module.ExportError
 def export_run(
         logdir, outdir, checkpoint=None, stochastic=False,
         export_format='saved_model', overwrite=False):
-    """Export the policy of a run folder; a failed one leaves `outdir` as is.
+    """Export the policy of a run folder; returns the metadata written to
+    `policy.json`, and `seconds`. A failed export leaves `outdir` as is.
 
     Args:
-      logdir: Run folder written by `agents.scripts.train`.
       outdir: Folder to write; missing or empty unless `overwrite`.
       checkpoint: Name in the run folder or path; None: the newest.
       stochastic: Whether the model samples actions, not the mode.
@@ -37,9 +37,6 @@ def export_run(
 
     Raises:
       ExportError: With one line naming the problem.
-
-    Returns:
-      Dict of the metadata written to `policy.json`, and `seconds`.
     """
     start = time.perf_counter()
     if export_format not in FORMATS:

@@ -30,15 +30,13 @@ class ExportError(Exception):
 
 
 def load_run(logdir, checkpoint=None, error=ExportError):
-    """The config (completed with today's defaults, as training completes an
-    older run's) and a checkpoint's path prefix of a run folder.
+    """A run folder's config, completed with the defaults as training
+    completes it, and a checkpoint's path prefix.
 
     Args:
-      logdir: Run folder written by `agents.scripts.train`.
-      checkpoint: Name in the folder (`model.ckpt-4000`) or path; None: the
+      checkpoint: Name in `logdir` (`model.ckpt-4000`) or path; None: the
           newest.
-      error: The exception class to raise when the folder, its config.yaml,
-          its env id or the checkpoint cannot be used.
+      error: Exception class raised when the run cannot be used.
     """
     if not os.path.exists(logdir):
         raise error(f'Run folder {logdir} does not exist.')
@@ -75,12 +73,8 @@ def load_run(logdir, checkpoint=None, error=ExportError):
 
 
 def build_policy(config, checkpoint, stochastic=False):
-    """The `PolicyModule` of a run configuration and checkpoint.
-
-    Raises:
-      ExportError: When the environment cannot be built, or the checkpoint
-          lacks a variable of the network or holds it in another shape.
-    """
+    """The `PolicyModule` of a run configuration and checkpoint, or an
+    ExportError when the environment or the checkpoint does not fit."""
     try:
         env = env_construction.create_environment(config, batch_wrappers=True)
     except config_io.ConfigError as error:
@@ -112,19 +106,16 @@ def build_policy(config, checkpoint, stochastic=False):
 
 
 class PolicyModule(tf.Module):
-    """A policy's forward pass from raw observations to env actions.
-
-    The functions trace the run's network function, whose variable requests
-    a custom getter answers with `tf.Variable`s of the checkpoint's values,
-    so the numbers are the training graph's.
+    """A policy's forward pass from raw observations to env actions: the
+    run's network function, whose variables a custom getter makes of the
+    checkpoint's values.
 
     Args:
-      config: Run configuration, completed with the defaults.
-      observation_space: The environment's own Box observation space.
-      action_space: The environment's own Box or Discrete action space.
+      observation_space: The environment's own Box space.
+      action_space: The environment's own Box or Discrete space.
       value: Callable `(name, shape)` returning a variable's value.
-      stochastic: Whether to sample actions; an ExportError for a policy
-          of another distribution than DiagonalGaussian and Categorical.
+      stochastic: Whether to sample actions (an ExportError unless the
+          policy is a DiagonalGaussian or Categorical).
     """
 
     def __init__(
@@ -178,12 +169,12 @@ class PolicyModule(tf.Module):
         self._define_functions()
         # A string: a module would wrap a dict attribute for tracking.
         self._metadata = json.dumps(dict(
-            env=describe_env(config.env),
+            env=describe(config.env),
             # Whether `env` is the import path of a constructor, not an id.
             env_constructor=not isinstance(config.env, str),
             max_length=config.max_length,
             config_function=config.get(config_io.SOURCE_KEY),
-            network=describe_callable(config.network),
+            network=describe(config.network),
             stochastic=self._stochastic,
             recurrent=self.recurrent,
             discrete=self._discrete,
@@ -243,14 +234,12 @@ class PolicyModule(tf.Module):
                     [batch_size, sum(self._state_sizes)], tf.float32,
                     name='initial_state')
 
-            def serve_initial_state(batch_size):
-                return {'state': initial_state(batch_size)}
-
             self.initial_state = tf.function(initial_state, autograph=False)
             self.initial_state.get_concrete_function(
                 tf.TensorSpec([], tf.int32))
             self._serve_initial_state = tf.function(
-                serve_initial_state, autograph=False)
+                lambda batch_size: {'state': initial_state(batch_size)},
+                autograph=False)
         else:
 
             def action(observ, seed=None):
@@ -281,7 +270,9 @@ class PolicyModule(tf.Module):
         elif seed is None:
             action = output.policy.sample()
         else:
-            action = _seeded_sample(output.policy, seed)
+            # Stateless ops keyed by the seed, as training's keyed samples.
+            action = output.policy.sample(key=tf.stack(
+                [tf.cast(seed, tf.int64), tf.constant(0, tf.int64)]))
         action = self._to_env_action(action[:, 0])
         if state is None:
             return action, None
@@ -326,27 +317,10 @@ class PolicyModule(tf.Module):
         return tf.identity(action, name='env_action')
 
 
-def _seeded_sample(policy, seed):
-    """A sample drawn with stateless random ops keyed by `seed`."""
-    key = tf.stack([tf.cast(seed, tf.int64), tf.constant(0, tf.int64)])
-    if isinstance(policy, parts.DiagonalGaussian):
-        noise = tf.random.stateless_normal(
-            tf.shape(policy.mean), key, dtype=policy.mean.dtype)
-        return policy.mean + policy.std * noise
-    logits = policy.logits
-    num_classes = tf.shape(logits)[-1]
-    flat = tf.random.stateless_categorical(
-        tf.reshape(logits, [-1, num_classes]), 1, key, dtype=tf.int32)
-    return tf.reshape(flat, tf.shape(logits)[:-1])
-
-
-def describe_env(env):
-    """An env id as it is, a constructor as its import path."""
-    return env if isinstance(env, str) else describe_callable(env)
-
-
-def describe_callable(value):
-    """The import path of a function, or its repr when it has none."""
+def describe(value):
+    """An env id as it is, a callable as its import path, else its repr."""
+    if isinstance(value, str):
+        return value
     try:
         return config_io.callable_path(value)
     except config_io.ConfigError:
