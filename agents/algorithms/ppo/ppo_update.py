@@ -30,11 +30,11 @@ class UpdateMixin:
         def _define():
             episodes, length = self._episodes.variables
             stored = self._store(
-                _Memory(**self._read_fields(variables)),
+                _Memory(**ppo_step.read_fields(variables)),
                 tuple(buffer_.read_value() for buffer_ in episodes),
                 length.read_value(), pending)
             with tf.control_dependencies(
-                    self._assign_fields(variables, stored)):
+                    ppo_step.assign_fields(variables, stored)):
                 return tf.constant(True)
 
         # Only a call whose rollouts filled the memory leaves episodes
@@ -137,9 +137,14 @@ class UpdateMixin:
         with tf.name_scope('update') as scope:
             shuffle_keys = self._shuffle_keys(parts.num_items(
                 *observ.shape[:2].as_list(), self._config.chunk_length))
-            statistics, targets = self._update_function(
-                (observ, action, old_policy_params, reward, length),
-                shuffle_keys)
+            with tf.name_scope('compiled_update'):
+                means, finite, loss, gradient_norm, targets = (
+                    self._update_function(
+                        (observ, action, old_policy_params, reward, length),
+                        shuffle_keys))
+                statistics = _checked(
+                    self._update_statistics(), means, finite, loss,
+                    gradient_norm)
             return_, value, advantage = (
                 targets['return'], targets['value'], targets['advantage'])
 
@@ -204,15 +209,50 @@ class UpdateMixin:
 
     @functools.cached_property
     def _update_function(self):
-        """The mini-batch loop that every update calls, traced once."""
+        """`_update` as the function that every update calls, traced once."""
+        if self._config.compile_update:
+            return compiled_ops.compiled_function(self._update)
+        return tf.function(self._update, autograph=False)
+
+    def _update(self, inputs, shuffle_keys):
+        """The sequences, then the mini-batches until one is not finite; the
+        mean statistics, whether all were finite, the last loss and gradient
+        norm, and the tensors of the summaries."""
         config = self._config
-        return CompiledUpdate(
-            self._update_sequences, self._update_step,
-            self._update_statistics(), dict(
-                chunk_length=config.chunk_length,
-                batch_size=config.batch_size,
-                num_epochs=config.update_epochs, padding_value=1),
-            jit_compile=config.compile_update)
+        names = self._update_statistics()
+        sequences, length, extras = self._update_sequences(inputs)
+        plan = parts.plan_sequences(
+            sequences, length, config.chunk_length, config.batch_size,
+            config.update_epochs, padding_value=1, shuffle_keys=shuffle_keys)
+        items, batch_indices = plan.items, plan.batch_indices
+        flat_items = tf.nest.flatten(items)
+
+        def _condition(index, unused_totals, finite, unused_loss,
+                       unused_norm):
+            return tf.logical_and(index < plan.num_batches, finite)
+
+        def _step(index, totals, unused_finite, unused_loss, unused_norm):
+            # Gathers of a statically shaped index array: slices bounded
+            # by the loop index would recompile per value.
+            indices = tf.gather(batch_indices, index)
+            batch = tf.nest.pack_sequence_as(items, [
+                tf.gather(values, indices) for values in flat_items])
+            statistics, finite = self._update_step(
+                batch, tf.gather(plan.length, indices))
+            totals = [
+                total + statistics[name] for total, name in zip(totals, names)]
+            return (
+                index + 1, totals, finite, statistics['loss'],
+                statistics['gradient_norm'])
+
+        initial = (
+            tf.constant(0), [tf.constant(0.0)] * len(names),
+            tf.constant(True), tf.constant(0.0), tf.constant(0.0))
+        count, totals, finite, loss, gradient_norm = tf.while_loop(
+            _condition, _step, initial, parallel_iterations=1)
+        count = tf.cast(count, tf.float32)
+        means = [total / count for total in totals]
+        return means, finite, loss, gradient_norm, extras
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
@@ -354,97 +394,6 @@ def _summary_after(dependencies, log, summary_fn):
 # script reads as 'the gradient of NAME'.
 _GRADIENT_MESSAGE = (
     'Not a number (NaN) or infinity (Inf) values detected in gradient. ')
-
-
-class CompiledUpdate:
-    """An update's sequences and the steps on their mini-batches, traced
-    once for every caller of the instance."""
-
-    def __init__(self, prepare_fn, step_fn, names, plan_settings,
-                 jit_compile=True):
-        """Prepare the function; it is traced at the first call.
-
-        Args:
-          prepare_fn: Function of the update's inputs returning the
-              sequences `[num, max_length, ...]`, their lengths and a dict
-              of tensors returned as they are.
-          step_fn: Function of a mini-batch and its lengths returning a
-              dict of float32 scalars (`names`, with 'loss' and
-              'gradient_norm') and whether the step was finite and applied.
-          names: Names of the statistics averaged over the mini-batches.
-          plan_settings: Keyword arguments of `parts.plan_sequences`.
-          jit_compile: Whether XLA compiles the function.
-        """
-        self._prepare_fn = prepare_fn
-        self._step_fn = step_fn
-        self._names = list(names)
-        self._plan_settings = dict(plan_settings)
-        if jit_compile:
-            self._function = compiled_ops.compiled_function(self._update)
-        else:
-            self._function = tf.function(self._update, autograph=False)
-
-    @property
-    def tracing_count(self):
-        """How many times the function was traced."""
-        return self._function.experimental_get_tracing_count()
-
-    def __call__(self, inputs, shuffle_keys):
-        """Prepare the sequences and run the step on every mini-batch.
-
-        Args:
-          inputs: Structure of tensors, the argument of `prepare_fn`.
-          shuffle_keys: Float tensor `[num_epochs, parts.num_items(...)]`.
-
-        Returns:
-          Tuple of the dict of each statistic's mean over the mini-batches
-          (NaN without any) and the dict of `prepare_fn`. The statistics
-          fail with `check_numerics`' message on 'loss' (or its gradient)
-          where a step was not finite.
-        """
-        with tf.name_scope('compiled_update'):
-            means, finite, loss, gradient_norm, extras = self._function(
-                inputs, shuffle_keys)
-            return _checked(
-                self._names, means, finite, loss, gradient_norm), extras
-
-    def _update(self, inputs, shuffle_keys):
-        """The sequences, then the mini-batches until one is not finite."""
-        sequences, length, extras = self._prepare_fn(inputs)
-        plan = parts.plan_sequences(
-            sequences, length, shuffle_keys=shuffle_keys,
-            **self._plan_settings)
-        items, item_length = plan.items, plan.length
-        batch_indices, num_batches = plan.batch_indices, plan.num_batches
-        flat_items = tf.nest.flatten(items)
-
-        def _condition(index, unused_totals, finite, unused_loss,
-                       unused_norm):
-            return tf.logical_and(index < num_batches, finite)
-
-        def _step(index, totals, unused_finite, unused_loss, unused_norm):
-            # Gathers of a statically shaped index array: slices bounded
-            # by the loop index would recompile per value.
-            indices = tf.gather(batch_indices, index)
-            batch = tf.nest.pack_sequence_as(items, [
-                tf.gather(values, indices) for values in flat_items])
-            statistics, finite = self._step_fn(
-                batch, tf.gather(item_length, indices))
-            totals = [
-                total + statistics[name]
-                for total, name in zip(totals, self._names)]
-            return (
-                index + 1, totals, finite, statistics['loss'],
-                statistics['gradient_norm'])
-
-        initial = (
-            tf.constant(0), [tf.constant(0.0)] * len(self._names),
-            tf.constant(True), tf.constant(0.0), tf.constant(0.0))
-        count, totals, finite, loss, gradient_norm = tf.while_loop(
-            _condition, _step, initial, parallel_iterations=1)
-        count = tf.cast(count, tf.float32)
-        means = [total / count for total in totals]
-        return means, finite, loss, gradient_norm, extras
 
 
 def _checked(names, means, finite, loss, gradient_norm):
