@@ -1,10 +1,8 @@
-"""Policy and value networks for PPO, configured by the network keys of
-`configs.default()`: `(config, action_space, observations [batch, time, ...],
-length, state=None) -> tools.AttrDict(policy, value, state)`, with a
-distribution and a value per step and the recurrent state after each row's
-last valid step (None without). The scopes `policy` and `value` reuse their
-variables: call a network once outside of control flow first.
-"""
+"""Policy and value networks for PPO: `(config, action_space, observations
+[batch, time, ...], length, state=None) -> tools.AttrDict(policy, value,
+state)`, a distribution and a value per step and the recurrent state after
+each row's last valid step (None without). Call one outside control flow
+first: the scopes `policy` and `value` reuse their variables."""
 
 import functools
 import operator
@@ -26,11 +24,9 @@ def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
     """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`.
 
-    The mean passes through tanh into [-1, 1], the action range of the
+    The mean passes through tanh into [-1, 1], the range of the
     `RangeNormalize` wrapper (linear with `mean_activation=None`); the log
-    standard deviation is a learned vector starting at `log(init_std)`;
-    orthogonal weights (`weight_init`) get gain sqrt(2) in hidden layers.
-    `length` is unused and `state` returned unchanged.
+    standard deviation is a learned vector starting at `log(init_std)`.
 
     Raises:
         ValueError: For other action spaces.
@@ -46,8 +42,7 @@ def feed_forward_gaussian(
 def feed_forward_categorical(
         config, action_space, observations, length, state=None):
     """Feed-forward categorical policy of int32 actions for a
-    `gym.spaces.Discrete` starting at zero; as `feed_forward_gaussian`
-    otherwise.
+    `gym.spaces.Discrete` starting at zero.
 
     Raises:
         ValueError: For other action spaces.
@@ -66,15 +61,13 @@ def feed_forward_categorical(
 
 def recurrent_gaussian(
         config, action_space, observations, length, state=None):
-    """Gaussian policy with a GRU layer, otherwise as
-    `feed_forward_gaussian`.
+    """Gaussian policy whose layers `policy_layers[:-1]` feed a GRU of
+    `policy_layers[-1]` units, as `feed_forward_gaussian` otherwise.
 
-    The hidden layers `policy_layers[:-1]` feed a GRU of `policy_layers[-1]`
-    units. Steps past a sequence's `length` (None: full sequences) keep the
-    state and output zeros. The caller carries the state `[batch, units]`
-    from call to call (None: zeros), and resets it to zeros where an episode
-    starts. With `recurrent_value` (False in 2017) the value network ends in
-    a GRU too, and the state is the pair (policy state, value state).
+    Steps past `length` (None: full) keep the state and output zeros. The
+    caller carries the state `[batch, units]` (None: zeros) and zeros it
+    where an episode starts. With `recurrent_value` (False in 2017) the
+    value network ends in a GRU too: the state is the pair (policy, value).
 
     Raises:
         ValueError: For other action spaces or empty `policy_layers` (or
@@ -96,8 +89,7 @@ def recurrent_gaussian(
 def _networks(
         config, observations, policy_head, distribution, length=None,
         state=None, recurrent=()):
-    """The policy and value networks; those named in `recurrent` end in a
-    GRU that starts from `state` (a pair when both do)."""
+    """The policy and value networks, those in `recurrent` ending in a GRU."""
     observations = _flatten_observations(observations)
     activation, init = _activation(config.activation), _weight_init(config)
     states = iter(
@@ -168,7 +160,7 @@ def _box_size(action_space, network):
 
 def _activation(activation):
     """The hidden activation; ReLU as `compiled_ops.relu`, which XLA
-    translates directly (the same values and gradients but at zero)."""
+    translates directly."""
     if activation in (tf.nn.relu, tf.compat.v2.nn.relu):
         return compiled_ops.relu
     return activation
@@ -208,9 +200,9 @@ def _flatten_observations(observations):
 
 
 def _reshape(tensor, like, keep, tail, name):
-    """Reshape `tensor` to the first `keep` axes of `like` and then `tail`;
-    a constant shape where those axes are static (fewer ops to build)."""
+    """Reshape `tensor` to the first `keep` axes of `like`, then `tail`."""
     leading = like.shape[:keep]
+    # A constant shape where those axes are static: fewer ops to build.
     if leading.is_fully_defined():
         shape = leading.as_list() + list(tail)
     else:
@@ -260,9 +252,7 @@ def _mlp(inputs, layers, activation, init):
 
 
 def _gru(inputs, length, state, units, name='gru'):
-    """GRU layer over the time axis of `[batch, time, size]` inputs: the
-    outputs `[batch, time, units]`, zero past `length` (None: full), and the
-    state after the last valid step."""
+    """GRU over the time axis: outputs zero past `length`, last state."""
     input_size = tf.compat.dimension_value(inputs.shape[-1])
     with tf.variable_scope(name):
         input_kernel = tf.get_variable(

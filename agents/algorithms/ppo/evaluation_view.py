@@ -7,15 +7,13 @@ from agents.algorithms.ppo import utility
 
 
 class EvaluationView:
-    """The actions of a policy on evaluation environments, built by
-    `PPO.evaluation_view`: the algorithm interface of `tools.simulate` with
-    empty summaries, and a `tools.compiled_rollout` policy."""
+    """A policy on evaluation environments (`PPO.evaluation_view`): the
+    algorithm interface of `tools.simulate`, and a `tools.compiled_rollout`
+    policy."""
 
     def __init__(self, batch_env, network, observ_filter, device, stochastic):
-        """Create the per-agent state of the in-graph evaluation batch for
-        the policy's `network` template (shared with training) on `device`,
-        which sees observations normalized by `observ_filter` (only read
-        here) and samples actions where `stochastic`, else takes the mode."""
+        """Create the evaluation batch's recurrent state for the `network`
+        template shared with training; `observ_filter` is only read."""
         self._network = network
         self._observ_filter = observ_filter
         self._device = device
@@ -61,8 +59,7 @@ class EvaluationView:
         return tf.constant('')
 
     def initial_state(self, batch_size):
-        """Nested zero tensors `[batch_size, ...]` of the recurrent state of
-        agents that begin an episode, or None for a network without."""
+        """Zeros `[batch_size, ...]` of the recurrent state, or None."""
         if self._state_template is None:
             return None
         return tools.nested.map(
@@ -72,8 +69,7 @@ class EvaluationView:
 
     def step(self, observ, state, key):
         """The actions for raw observations and the next recurrent state
-        (None without one), from the `state` (or None); `key`, an int64
-        tensor `[2]`, keys the samples (None: unkeyed). Writes no variable.
+        (None without); `key`, int64 `[2]`, keys the samples (None: unkeyed).
         """
         observ = self._observ_filter.transform(observ)
         with tf.device(self._device):

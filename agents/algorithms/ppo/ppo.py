@@ -37,11 +37,8 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         """Create the algorithm's variables and networks.
 
         Args:
-          batch_env: In-graph batch environment (`tools.InGraphBatchEnv`).
           step: Integer tensor holding the global step.
           is_training: Boolean tensor; train when true, act greedily else.
-          should_log: Boolean tensor; whether to compute summaries.
-          config: The hyper-parameters (see `configs.default`).
 
         Raises:
           ValueError: When the action space is neither Box nor Discrete, or
@@ -58,7 +55,12 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             raise ValueError(
                 f'PPO supports Box and Discrete action spaces, got {space!r}.')
         self._discrete = isinstance(space, gym.spaces.Discrete)
-        self._device = self._choose_device(config)
+        self._device = '/cpu:0'
+        if config.use_gpu and utility.available_gpus():
+            self._device = '/gpu:0'
+        elif config.use_gpu:
+            tf.logging.warning('use_gpu is set but no GPU is visible; using '
+                               'the CPU.')
         # The run's seed, or else the graph's, or None.
         seed = config.seed
         if seed is None:
@@ -82,16 +84,6 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             'network', functools.partial(config.network, config, space))
         self._define_variables()
         self._optimizer = config.optimizer(self._learning_rate)
-
-    @staticmethod
-    def _choose_device(config):
-        """The GPU with `use_gpu` where one is visible, else the CPU."""
-        if config.use_gpu and utility.available_gpus():
-            return '/gpu:0'
-        if config.use_gpu:
-            tf.logging.warning('use_gpu is set but no GPU is visible; using '
-                               'the CPU.')
-        return '/cpu:0'
 
     def _define_variables(self):
         """Build the networks once outside control flow to create weights."""
@@ -172,29 +164,16 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         return learning_rate * tf.maximum(0.0, 1.0 - progress)
 
     def evaluation_view(self, batch_env, stochastic=False):
-        """The policy acting on a batch of evaluation environments, with
-        shared weights and its own recurrent state; it never trains.
-
-        Args:
-          batch_env: In-graph batch of the evaluation environments.
-          stochastic: Whether to sample actions instead of the mode.
-
-        Returns:
-          `evaluation_view.EvaluationView`.
-        """
+        """The `evaluation_view.EvaluationView` of the policy on a batch of
+        evaluation environments: shared weights, its own recurrent state;
+        `stochastic` samples actions instead of taking the mode."""
         return evaluation_view.EvaluationView(
             batch_env, self._network, self._observ_filter, self._device,
             stochastic)
 
     def begin_episode(self, agent_indices):
-        """Reset the recurrent state, episode rows and running returns.
-
-        Args:
-          agent_indices: Integer tensor of agent indices.
-
-        Returns:
-          Empty summary tensor, after the resets.
-        """
+        """Reset the recurrent state, episode rows and running returns of
+        some agents; an empty summary after."""
         with tf.name_scope('begin_episode/'):
             if self._last_state is None:
                 reset_state = tf.no_op()
@@ -209,20 +188,17 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 return tf.constant('')
 
     def perform(self, agent_indices, observ):
-        """Compute the batch of actions and remember the policy's outputs.
-
-        Args:
-          agent_indices: Integer tensor of agent indices.
-          observ: Tensor of a batch of observations for those agents.
-
-        Returns:
-          Tuple of the action batch and a summary tensor.
-        """
+        """The actions of some agents and a summary; remembers the policy's
+        outputs."""
         with tf.name_scope('perform/'):
-            output = utility.network_step(
-                self._network, self._device,
-                self._observ_filter.transform(observ), self._last_state,
-                agent_indices)
+            observ = self._observ_filter.transform(observ)
+            state = None if self._last_state is None else tools.nested.map(
+                lambda tensor: tf.gather(tensor, agent_indices),
+                self._last_state)
+            with tf.device(self._device):
+                output = self._network(
+                    observ[:, None], tf.ones(tf.shape(observ)[0], tf.int32),
+                    state)
             # Sample while training to explore; act greedily in evaluation.
             action = tf.cond(
                 self._is_training, lambda: self._sample(output.policy),
@@ -246,8 +222,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 return tf.identity(action), tf.identity(summary)
 
     def _sample(self, policy):
-        """Sample actions keyed by the global step where `collect` can run
-        (see `_step_key`), else from stateful random ops."""
+        """Samples keyed by the global step where `collect` can run."""
         if not self.compiles_collection(self._batch_env):
             return policy.sample()
         key = tf.stack([
@@ -264,19 +239,8 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
 
     def experience(
             self, agent_indices, observ, action, reward, done, nextob):
-        """Take PPO's step (`_bookkeep`) for the whole batch; train if due.
-
-        Args:
-          agent_indices: Every agent of the batch, in order.
-          observ: Batch of observations before the step.
-          action: Batch of actions taken.
-          reward: Batch of rewards received.
-          done: Batch of episode-end flags.
-          nextob: Batch of observations after the step.
-
-        Returns:
-          Summary tensor.
-        """
+        """Take PPO's step (`_bookkeep`) for every agent, in order, and train
+        if due; a summary."""
         del agent_indices  # The step is one of every agent.
         with tf.name_scope('experience/'):
             summary, pending = tf.cond(
@@ -291,8 +255,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             return tf.summary.merge([summary, training])
 
     def _define_experience(self, observ, action, reward, done, nextob):
-        """Read the state, take the step, write the state; the summary and
-        the episodes left pending."""
+        """Take the step on the variables; the summary and pending agents."""
         batch_env = self._batch_env
         restarted = getattr(batch_env, 'restarted', None)
         if restarted is None:
@@ -325,14 +288,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 reward_filter.transform(step.reward)))])
 
     def end_episode(self, agent_indices):
-        """Do nothing: `experience` stored the ended episodes.
-
-        Args:
-          agent_indices: Integer tensor of agent indices.
-
-        Returns:
-          Empty summary tensor.
-        """
+        """Do nothing (`experience` stored the episodes); an empty summary."""
         del agent_indices
         return tf.constant('')
 

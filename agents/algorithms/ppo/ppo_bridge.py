@@ -1,8 +1,5 @@
-"""PPO's loop on environments behind the numpy_function bridge.
-
-A plain graph loop acts and steps the environments, recording each step;
-one XLA-compiled call replays the records through PPO's step.
-"""
+"""PPO's loop on environments behind the numpy_function bridge: a plain
+graph loop records the steps, one XLA-compiled call replays them."""
 
 import collections
 
@@ -24,14 +21,11 @@ class BridgeMixin:
 
     def _bridge_collect(
             self, carry, env, limit, first_key, num_steps, sample_seed):
-        """The loop on environments behind the numpy_function bridge.
+        """`_collect_loop` on environments behind the bridge.
 
         A plain graph loop pays 1-3 us for every node of every step, so it
-        only acts, steps the environments and counts what the memory would
-        hold (to stop where it is full), recording each step as one packed
-        row; one XLA-compiled loop then replays the rows through
-        `_bookkeep`. The noise of the samples comes from one compiled call
-        before the loop. Takes and returns what `_collect_loop` does.
+        only acts, steps and counts (to stop where the memory is full),
+        packing each step into a row that a compiled loop replays.
         """
         specs = step_records.specs(ppo_step.Step(
             observ=carry.observ, action=carry.action,
@@ -108,8 +102,7 @@ class BridgeMixin:
             maximum_iterations=num_steps)[0]
 
     def _noise_of_steps(self, sample_seed, first_key, num_steps):
-        """float32 `[num_steps, ...]`: for each step's key the noise that
-        `sample(key=...)` draws, all drawn in one compiled call."""
+        """The noise of each step's `sample(key=...)`, in one compiled call."""
         if self._discrete:
             policy = distributions.Categorical
             shape = [self._num_agents] + self._last_policy[0].shape[

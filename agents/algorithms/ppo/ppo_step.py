@@ -1,10 +1,5 @@
 """PPO's step, a pure function from its `State` to the next, and the
-compiled loop that takes it on in-graph tasks.
-
-`PPO.experience` takes the step on the state read from the variables,
-`collect` in an XLA-compiled loop (`ppo_bridge` replays the steps made
-on environments behind the numpy_function bridge).
-"""
+compiled loop of `collect` that takes it on in-graph tasks."""
 
 import collections
 import functools
@@ -72,18 +67,16 @@ class StepMixin:
     def collect(self, num_steps, steps_left):
         """Train on the batch for up to `num_steps` batch steps.
 
-        The loop stops after the step that fills the memory and the update
+        The loop stops after the step that fills the memory, and the update
         trains in the same session call. A failed environment or a value
         that is not finite fails the run, and no variable is written.
 
         Args:
-          num_steps: Python int, the most batch steps of a call.
           steps_left: int32 tensor, the batch steps left in the phase.
 
         Returns:
-          Tuple of the int32 batch steps made, the bool agents whose episode
-          ended, the float32 scores of their last ended episodes, and the
-          summary.
+          The int32 batch steps made, the bool agents whose episode ended,
+          the float32 scores of their last ended episodes, and the summary.
         """
         limit = tf.minimum(tf.cast(steps_left, tf.int32), num_steps)
         first_key = tf.cast(self._step, tf.int64)
@@ -92,7 +85,9 @@ class StepMixin:
             tally = self._episode_tally()
         # A resumed run goes on scoring its running episodes.
         tools.keep_for_resume(tally)
-        carry = self._initial_carry(env, tally)
+        carry = self._read_state()._replace(
+            env=env.initial(), score=tally[0].read_value(),
+            episode_steps=tally[1].read_value())
         with tf.name_scope('collect'):
             # The seed is an input of the loop rather than a constant in it,
             # so that the seeds of a sweep share one compiled program.
@@ -124,22 +119,12 @@ class StepMixin:
             [summary, training])
 
     def _episode_tally(self):
-        """Variables of the score and length of each running episode (a row
-        may hold only a segment of it)."""
-        return (
+        """Variables of each running episode's score and length."""
+        return tuple(
             tf.Variable(
-                tf.zeros([self._num_agents], tf.float32), trainable=False,
-                name='score'),
-            tf.Variable(
-                tf.zeros([self._num_agents], tf.int32), trainable=False,
-                name='length'))
-
-    def _initial_carry(self, env, tally):
-        """The variables as the loop's initial state."""
-        score, length = tally
-        return self._read_state()._replace(
-            env=env.initial(), score=score.read_value(),
-            episode_steps=length.read_value())
+                tf.zeros([self._num_agents], dtype), trainable=False,
+                name=name)
+            for dtype, name in ((tf.float32, 'score'), (tf.int32, 'length')))
 
     def _read_state(self):
         """PPO's `State` in its variables, without env state or scores."""
@@ -154,8 +139,8 @@ class StepMixin:
             ended=tf.zeros([self._num_agents], tf.bool),
             last_score=zeros, score_sum=tf.constant(0.0),
             length_sum=tf.constant(0.0), count=tf.constant(0),
-            **self._read_fields(self._batch_variables()),
-            **self._read_fields(self._state_variables()),
+            **read_fields(self._batch_variables()),
+            **read_fields(self._state_variables()),
             bad=rollout_env.no_failure(
                 batch_env.observ, batch_env.action))
 
@@ -175,16 +160,14 @@ class StepMixin:
             _running, _step, [carry], maximum_iterations=num_steps)[0]
 
     def _running(self, index, limit, counts, bad):
-        """Whether a loop goes on: below the limit, memory not full, all
-        values finite."""
+        """Whether a loop goes on: below the limit, memory not full, finite."""
         full = self._memory_full(counts.memory_index, counts.memory_steps)
         return tf.reduce_all(tf.stack([
             index < limit, tf.logical_not(full),
             tf.logical_not(bad.failed)]))
 
     def _step_key(self, sample_seed, first_key, index):
-        """The key of a step's samples: the sample seed and the global step
-        of its first agent (`perform`'s key)."""
+        """A step's sample key: the seed and its first agent's global step."""
         return tf.stack([
             sample_seed,
             first_key + tf.cast(index * self._num_agents, tf.int64)])
@@ -204,9 +187,8 @@ class StepMixin:
             carry.bad, action, nextob, reward))
 
     def _act(self, observ, observ_statistics, key, dtype, state, noise=None):
-        """The sampled actions, their policy's parameters and the recurrent
-        state after acting (`()` without); drawn from `noise` where given
-        (see `_noise_of_steps`) and our distributions take it."""
+        """The sampled actions, policy parameters and recurrent state (`()`
+        without); from `noise` where given and our distributions take it."""
         output = self._network(
             self._observ_filter.transform(
                 observ, observ_statistics)[:, None],
@@ -225,11 +207,9 @@ class StepMixin:
 
     def _batch_variables(self):
         """The batch's variables by the `State` field they hold."""
-        batch_env = self._batch_env
-        return dict(
-            observ=batch_env.observ, done=batch_env.done,
-            action=batch_env.action, reward=batch_env.reward,
-            truncated=batch_env.truncated)
+        return {
+            name: getattr(self._batch_env, name)
+            for name in ('observ', 'done', 'action', 'reward', 'truncated')}
 
     def _state_variables(self):
         """PPO's variables by the `State` field they hold between calls."""
@@ -243,35 +223,12 @@ class StepMixin:
             memory=memory, memory_length=memory_length,
             memory_index=self._memory_index, memory_steps=self._memory_steps)
 
-    @staticmethod
-    def _read_fields(variables):
-        """The values of a dict of (nested) variables."""
-        return {
-            name: tf.nest.map_structure(
-                lambda variable: variable.read_value(), nested)
-            for name, nested in variables.items()}
-
-    @staticmethod
-    def _assign_fields(variables, values, before=None):
-        """The assign ops of the fields of `values` to a dict of variables,
-        but of the values that are the very tensors of `before`."""
-        writes = []
-        for name, nested in variables.items():
-            unchanged = () if before is None else tf.nest.flatten(
-                getattr(before, name))
-            for variable, value in zip(
-                    tf.nest.flatten(nested),
-                    tf.nest.flatten(getattr(values, name))):
-                if not any(value is old for old in unchanged):
-                    writes.append(variable.assign(value))
-        return writes
-
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
         checks = rollout_env.failure_checks(carry.bad)
         score, length = tally
         with tf.control_dependencies(checks):
-            writes = self._assign_fields(self._batch_variables(), carry)
+            writes = assign_fields(self._batch_variables(), carry)
             writes += [
                 score.assign(carry.score), length.assign(carry.episode_steps)]
             writes += env.assign(carry.env)
@@ -279,9 +236,8 @@ class StepMixin:
         return writes
 
     def _write_state(self, carry, before=None):
-        """The assign ops of PPO's `State` to its variables, but of the
-        fields passed on unchanged from `before`."""
-        writes = self._assign_fields(self._state_variables(), carry, before)
+        """Assign ops of PPO's `State` but of fields unchanged from `before`."""
+        writes = assign_fields(self._state_variables(), carry, before)
         # The environments' action dtype may be wider than the policy's
         # (float64 of MuJoCo tasks).
         writes.append(self._last_action.assign(
@@ -290,10 +246,9 @@ class StepMixin:
         writes.append(self._reward_filter.assign(carry.reward_statistics))
         return writes
 
-
     def _bookkeep(self, carry, step, begin=None):
-        """The `State` after a `Step` (its `env` and `bad` unchanged);
-        `begin` flags the episodes that begin with it (None: `carry.done`)."""
+        """The `State` after a `Step`; `begin` (None: `carry.done`) flags the
+        episodes it begins."""
         config = self._config
         if begin is None:
             begin = carry.done
@@ -352,9 +307,8 @@ class StepMixin:
             memory_steps=counts.memory_steps, pending=marks.pending)
 
     def _count(self, counts, begin, done, restarted):
-        """The `Counts` after a step and its `Marks`: completed rollouts are
-        stored first, then ended episodes (pending where the memory is full;
-        not stored where `restarted` after a failure)."""
+        """The `Counts` after a step and its `Marks`: rollouts stored first,
+        then ended episodes (pending where full, dropped where restarted)."""
         length = compiled_ops.where(
             begin, tf.zeros_like(counts.episode_length),
             counts.episode_length) + 1
@@ -378,8 +332,7 @@ class StepMixin:
                 ended_index=index)
 
     def _rollout_cut(self, rollout_steps, done):
-        """The agents whose rollout ends while their episode goes on, and
-        the counts after the step (anew every `rollout_length` steps)."""
+        """The agents whose rollout ends mid-episode, and the counts after."""
         rollout_length = self._config.rollout_length
         if not rollout_length:
             return tf.zeros_like(done), rollout_steps
@@ -390,9 +343,8 @@ class StepMixin:
             compiled_ops.where(complete, tf.zeros_like(steps), steps))
 
     def _bootstrap(self, nextob, observ_statistics, truncated, cut, state):
-        """Discounted value of the next observation where the return goes
-        on: episodes truncated by their time limit (with
-        `bootstrap_truncated`) and rollouts cut (`cut`)."""
+        """Discounted next value where truncated (`bootstrap_truncated`) or
+        `cut`, else zero."""
         zeros = tf.zeros([self._num_agents], tf.float32)
         if not (self._config.bootstrap_truncated or
                 self._config.rollout_length):
@@ -430,8 +382,7 @@ class StepMixin:
             memory_steps + tf.reduce_sum(stored_steps))
 
     def _write_rows(self, rows, episodes, episode_length, stored, row):
-        """The memory's buffers and row lengths (`rows`) after storing the
-        rows of the agents `stored`, each in its memory `row`."""
+        """The memory's `rows` after storing those of the agents `stored`."""
         capacity = self._config.update_every
         select = tf.logical_and(
             stored[None, :],
@@ -459,20 +410,43 @@ class StepMixin:
         return full
 
 
+def read_fields(variables):
+    """The values of a dict of (nested) variables."""
+    return {
+        name: tf.nest.map_structure(
+            lambda variable: variable.read_value(), nested)
+        for name, nested in variables.items()}
+
+
+def assign_fields(variables, values, before=None):
+    """Assign ops of the fields of `values` but of those of `before`."""
+    writes = []
+    for name, nested in variables.items():
+        unchanged = () if before is None else tf.nest.flatten(
+            getattr(before, name))
+        for variable, value in zip(
+                tf.nest.flatten(nested),
+                tf.nest.flatten(getattr(values, name))):
+            if not any(value is old for old in unchanged):
+                writes.append(variable.assign(value))
+    return writes
+
+
 def begun(state, begin):
     """The recurrent state with zeros for the agents whose episode begins."""
     return tf.nest.map_structure(
         lambda tensor: compiled_ops.where(begin, tf.zeros_like(tensor), tensor),
         state)
 
+
 def rows_from(memory_index, stored):
-    """The memory rows of the agents `stored`, in agent order from
-    `memory_index` on."""
+    """The memory rows of the agents `stored`, in order from
+    `memory_index`."""
     return memory_index + tf.cumsum(tf.cast(stored, tf.int32), exclusive=True)
 
 
 def _tallied(carry, score, episode_steps, ended):
-    """The state with the running scores and the tally of ended episodes."""
+    """The state with the scores and the tally of ended episodes."""
     ended_float = tf.cast(ended, tf.float32)
     return carry._replace(
         score=score, episode_steps=episode_steps,

@@ -21,50 +21,35 @@ class UpdateMixin:
     """PPO's update: advantages, mini-batch epochs and the KL penalty."""
 
     def _store_pending(self, pending):
-        """Store the rows of the `pending` agents from the episode buffers
-        into the memory; a bool tensor after."""
+        """Store the `pending` agents' episode rows; a bool tensor after."""
         variables = {
             name: self._state_variables()[name]
             for name in _Memory._fields}
 
         def _define():
-            episodes, length = self._episodes.variables
-            stored = self._store(
-                _Memory(**self._read_fields(variables)),
-                tuple(buffer_.read_value() for buffer_ in episodes),
-                length.read_value(), pending)
-            with tf.control_dependencies(
-                    self._assign_fields(variables, stored)):
+            memory = _Memory(**ppo_step.read_fields(variables))
+            buffers, length = self._episodes.variables
+            episodes = tuple(buffer_.read_value() for buffer_ in buffers)
+            length = length.read_value()
+            stored = self._storable(memory.memory_index, pending)
+            rows = self._write_rows(
+                tuple(memory.memory) + (memory.memory_length,), episodes,
+                length, stored, ppo_step.rows_from(memory.memory_index, stored))
+            index, steps = self._counted(
+                memory.memory_index, memory.memory_steps, stored, length)
+            with tf.control_dependencies(ppo_step.assign_fields(
+                    variables, _Memory(rows[:-1], rows[-1], index, steps))):
                 return tf.constant(True)
 
         # Only a call whose rollouts filled the memory leaves episodes
         # pending.
         return tf.cond(
-            tf.reduce_any(pending), _define,
-            lambda: tf.constant(False))
-
-    def _store(self, memory, episodes, episode_length, mask):
-        """The `_Memory` after storing the rows of the agents of `mask`, in
-        agent order while it has rows left; the others are dropped."""
-        stored = self._storable(memory.memory_index, mask)
-        rows = self._write_rows(
-            tuple(memory.memory) + (memory.memory_length,), episodes,
-            episode_length, stored,
-            ppo_step.rows_from(memory.memory_index, stored))
-        index, steps = self._counted(
-            memory.memory_index, memory.memory_steps, stored,
-            episode_length)
-        return _Memory(
-            memory=rows[:-1], memory_length=rows[-1], memory_index=index,
-            memory_steps=steps)
+            tf.reduce_any(pending), _define, lambda: tf.constant(False))
 
     def _train_where_due(self, pending, again=False):
-        """Train where the memory is full, then store the `pending` episodes.
-
-        Runs once PPO's state is in its variables. With `again`
-        (`experience`), trains again where the pending episodes fill the
-        memory anew: no later call of `collect` would train first.
-        """
+        """Train where the memory is full, then store the `pending` episodes;
+        with `again` (`experience`, which no `collect` follows), train again
+        where they fill it anew."""
         mark_log = self._log_pending.assign(tf.logical_or(
             self._log_pending,
             tf.logical_and(self._should_log, self._is_training)))
@@ -97,8 +82,7 @@ class UpdateMixin:
             return tf.cond(_due(), _train, str if again else _store)
 
     def _training(self):
-        """Train on the memory, adapt the penalty, clear the memory; logs
-        where this run or one since the last update asked to."""
+        """Train on the memory, adapt the penalty, clear the memory."""
         with tf.device(self._device):
             with tf.name_scope('training'):
                 log = tf.logical_or(self._should_log, self._log_pending)
@@ -132,14 +116,18 @@ class UpdateMixin:
 
     def _perform_update_steps(
             self, observ, action, old_policy_params, reward, length, log):
-        """The epochs of mini-batches in one call of `_update_function`;
-        the summary, empty unless `log` holds."""
+        """The epochs of mini-batches in one call; the summary where `log`."""
         with tf.name_scope('update') as scope:
             shuffle_keys = self._shuffle_keys(parts.num_items(
                 *observ.shape[:2].as_list(), self._config.chunk_length))
-            statistics, targets = self._update_function(
-                (observ, action, old_policy_params, reward, length),
-                shuffle_keys)
+            with tf.name_scope('compiled_update'):
+                means, finite, loss, gradient_norm, targets = (
+                    self._update_function(
+                        (observ, action, old_policy_params, reward, length),
+                        shuffle_keys))
+                statistics = _checked(
+                    self._update_statistics(), means, finite, loss,
+                    gradient_norm)
             return_, value, advantage = (
                 targets['return'], targets['value'], targets['advantage'])
 
@@ -165,8 +153,7 @@ class UpdateMixin:
             return _summary_after([statistics['loss']], log, _summary)
 
     def _shuffle_keys(self, num_items):
-        """Keys `[update_epochs, num_items]` whose order shuffles each epoch,
-        keyed by the seed and the update's number (stateful without seed)."""
+        """Keys `[update_epochs, num_items]` whose order shuffles each epoch."""
         shape = [self._config.update_epochs, num_items]
         if self._shuffle_seed is None:
             return tf.random.uniform(shape)
@@ -176,8 +163,7 @@ class UpdateMixin:
         return tf.random.stateless_uniform(shape, seed=key, alg='philox')
 
     def _update_sequences(self, inputs):
-        """The sequences the mini-batches are cut from, their lengths and
-        the tensors of the summaries, from the memory's episodes."""
+        """The sequences, their lengths and the tensors of the summaries."""
         observ, action, old_policy_params, reward, length = inputs
         return_ = utility.discounted_return(
             reward, length, self._config.discount)
@@ -204,15 +190,48 @@ class UpdateMixin:
 
     @functools.cached_property
     def _update_function(self):
-        """The mini-batch loop that every update calls, traced once."""
+        """`_update` as the function that every update calls, traced once."""
+        if self._config.compile_update:
+            return compiled_ops.compiled_function(self._update)
+        return tf.function(self._update, autograph=False)
+
+    def _update(self, inputs, shuffle_keys):
+        """The sequences, then the mini-batches until one is not finite."""
         config = self._config
-        return CompiledUpdate(
-            self._update_sequences, self._update_step,
-            self._update_statistics(), dict(
-                chunk_length=config.chunk_length,
-                batch_size=config.batch_size,
-                num_epochs=config.update_epochs, padding_value=1),
-            jit_compile=config.compile_update)
+        names = self._update_statistics()
+        sequences, length, extras = self._update_sequences(inputs)
+        plan = parts.plan_sequences(
+            sequences, length, config.chunk_length, config.batch_size,
+            config.update_epochs, padding_value=1, shuffle_keys=shuffle_keys)
+        items, batch_indices = plan.items, plan.batch_indices
+        flat_items = tf.nest.flatten(items)
+
+        def _condition(index, unused_totals, finite, unused_loss,
+                       unused_norm):
+            return tf.logical_and(index < plan.num_batches, finite)
+
+        def _step(index, totals, unused_finite, unused_loss, unused_norm):
+            # Gathers of a statically shaped index array: slices bounded
+            # by the loop index would recompile per value.
+            indices = tf.gather(batch_indices, index)
+            batch = tf.nest.pack_sequence_as(items, [
+                tf.gather(values, indices) for values in flat_items])
+            statistics, finite = self._update_step(
+                batch, tf.gather(plan.length, indices))
+            totals = [
+                total + statistics[name] for total, name in zip(totals, names)]
+            return (
+                index + 1, totals, finite, statistics['loss'],
+                statistics['gradient_norm'])
+
+        initial = (
+            tf.constant(0), [tf.constant(0.0)] * len(names),
+            tf.constant(True), tf.constant(0.0), tf.constant(0.0))
+        count, totals, finite, loss, gradient_norm = tf.while_loop(
+            _condition, _step, initial, parallel_iterations=1)
+        count = tf.cast(count, tf.float32)
+        means = [total / count for total in totals]
+        return means, finite, loss, gradient_norm, extras
 
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
@@ -225,8 +244,7 @@ class UpdateMixin:
         return names
 
     def _update_step(self, sequence, length):
-        """One gradient step on a mini-batch, applied where it is finite;
-        the statistics and whether it was applied."""
+        """A gradient step where finite; the statistics and whether."""
         (observ, action, old_policy_params, value_target, advantage,
          old_value) = sequence
         network = self._network(observ, length)
@@ -269,8 +287,7 @@ class UpdateMixin:
                 for name in self._update_statistics()}, tf.identity(applied)
 
     def _policy_loss(self, old_policy, policy, action, advantage, length):
-        """Surrogate objective with an adaptive KL penalty and a cutoff;
-        the scalar loss and a dict of scalar statistics."""
+        """The surrogate loss with KL penalty and cutoff, and statistics."""
         config = self._config
         with tf.name_scope('policy_loss'):
             kl = utility.mask(old_policy.kl(policy), length)
@@ -306,8 +323,7 @@ class UpdateMixin:
             return policy_loss, statistics
 
     def _adjust_penalty(self, observ, old_policy_params, length, log):
-        """Adapt the KL penalty to the KL the update caused (measured only
-        for the logs without `kl_penalty`); the summary where `log` holds."""
+        """Adapt the KL penalty to the update's KL; the summary where `log`."""
         with tf.name_scope('adjust_penalty') as scope:
 
             def _measure():
@@ -343,8 +359,8 @@ class UpdateMixin:
 
 
 def _summary_after(dependencies, log, summary_fn):
-    """The summary of `summary_fn` where `log` holds, after `dependencies`
-    (both branches wait: the predicate is a copy made after them)."""
+    """The summary of `summary_fn` where `log`, after `dependencies`."""
+    # Both branches wait: the predicate is a copy made after them.
     with tf.control_dependencies(dependencies):
         return tf.cond(
             tools.identity_after(dependencies, log), summary_fn, str)
@@ -356,103 +372,12 @@ _GRADIENT_MESSAGE = (
     'Not a number (NaN) or infinity (Inf) values detected in gradient. ')
 
 
-class CompiledUpdate:
-    """An update's sequences and the steps on their mini-batches, traced
-    once for every caller of the instance."""
-
-    def __init__(self, prepare_fn, step_fn, names, plan_settings,
-                 jit_compile=True):
-        """Prepare the function; it is traced at the first call.
-
-        Args:
-          prepare_fn: Function of the update's inputs returning the
-              sequences `[num, max_length, ...]`, their lengths and a dict
-              of tensors returned as they are.
-          step_fn: Function of a mini-batch and its lengths returning a
-              dict of float32 scalars (`names`, with 'loss' and
-              'gradient_norm') and whether the step was finite and applied.
-          names: Names of the statistics averaged over the mini-batches.
-          plan_settings: Keyword arguments of `parts.plan_sequences`.
-          jit_compile: Whether XLA compiles the function.
-        """
-        self._prepare_fn = prepare_fn
-        self._step_fn = step_fn
-        self._names = list(names)
-        self._plan_settings = dict(plan_settings)
-        if jit_compile:
-            self._function = compiled_ops.compiled_function(self._update)
-        else:
-            self._function = tf.function(self._update, autograph=False)
-
-    @property
-    def tracing_count(self):
-        """How many times the function was traced."""
-        return self._function.experimental_get_tracing_count()
-
-    def __call__(self, inputs, shuffle_keys):
-        """Prepare the sequences and run the step on every mini-batch.
-
-        Args:
-          inputs: Structure of tensors, the argument of `prepare_fn`.
-          shuffle_keys: Float tensor `[num_epochs, parts.num_items(...)]`.
-
-        Returns:
-          Tuple of the dict of each statistic's mean over the mini-batches
-          (NaN without any) and the dict of `prepare_fn`. The statistics
-          fail with `check_numerics`' message on 'loss' (or its gradient)
-          where a step was not finite.
-        """
-        with tf.name_scope('compiled_update'):
-            means, finite, loss, gradient_norm, extras = self._function(
-                inputs, shuffle_keys)
-            return _checked(
-                self._names, means, finite, loss, gradient_norm), extras
-
-    def _update(self, inputs, shuffle_keys):
-        """The sequences, then the mini-batches until one is not finite."""
-        sequences, length, extras = self._prepare_fn(inputs)
-        plan = parts.plan_sequences(
-            sequences, length, shuffle_keys=shuffle_keys,
-            **self._plan_settings)
-        items, item_length = plan.items, plan.length
-        batch_indices, num_batches = plan.batch_indices, plan.num_batches
-        flat_items = tf.nest.flatten(items)
-
-        def _condition(index, unused_totals, finite, unused_loss,
-                       unused_norm):
-            return tf.logical_and(index < num_batches, finite)
-
-        def _step(index, totals, unused_finite, unused_loss, unused_norm):
-            # Gathers of a statically shaped index array: slices bounded
-            # by the loop index would recompile per value.
-            indices = tf.gather(batch_indices, index)
-            batch = tf.nest.pack_sequence_as(items, [
-                tf.gather(values, indices) for values in flat_items])
-            statistics, finite = self._step_fn(
-                batch, tf.gather(item_length, indices))
-            totals = [
-                total + statistics[name]
-                for total, name in zip(totals, self._names)]
-            return (
-                index + 1, totals, finite, statistics['loss'],
-                statistics['gradient_norm'])
-
-        initial = (
-            tf.constant(0), [tf.constant(0.0)] * len(self._names),
-            tf.constant(True), tf.constant(0.0), tf.constant(0.0))
-        count, totals, finite, loss, gradient_norm = tf.while_loop(
-            _condition, _step, initial, parallel_iterations=1)
-        count = tf.cast(count, tf.float32)
-        means = [total / count for total in totals]
-        return means, finite, loss, gradient_norm, extras
-
-
 def _checked(names, means, finite, loss, gradient_norm):
-    """The statistics after checks that fail where a step was not finite
-    (a finite loss means a gradient failed: the second check says so)."""
+    """The statistics after checks that fail where a step was not finite."""
     zero = tf.constant(0.0)
     check_loss = tf.debugging.check_numerics(
         tf.where(finite, zero, loss), 'loss')
+    # A finite loss means a gradient failed: the second check says so.
     with tf.control_dependencies([check_loss]):
         gradient_value = tf.where(
             tf.math.is_finite(gradient_norm), tf.constant(float('nan')),

@@ -269,7 +269,7 @@ def test_updates_at_episode_ends_and_rollouts_share_one_function():
             update_every=10, update_epochs=1, batch_size=2, chunk_length=2,
             policy_layers=(8,), value_layers=(8,), compile_update=True)
         # pylint: disable=protected-access
-        assert algo._update_function.tracing_count == 1
+        assert algo._update_function.experimental_get_tracing_count() == 1
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             for _ in range(12):

@@ -138,20 +138,6 @@ def state_variables(state):
         state)
 
 
-def network_step(network, device, norm_observ, last_state, agent_indices):
-    """The output of `network(observ, length, state)` on `device` for one
-    step of the agents `agent_indices`, whose recurrent state is at those
-    indices of the variables `last_state` (or None)."""
-    state = None
-    if last_state is not None:
-        state = nested.map(
-            lambda tensor: tf.gather(tensor, agent_indices), last_state)
-    with tf.device(device):
-        return network(
-            norm_observ[:, None], tf.ones(tf.shape(norm_observ)[0], tf.int32),
-            state)
-
-
 def value_loss_fn(value, target, old_value, length, clip=None):
     """Half the mean squared error of the values `[batch, time]` against
     their targets over the valid steps; with `clip`, the error past that

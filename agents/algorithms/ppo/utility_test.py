@@ -150,28 +150,6 @@ def test_state_variables_start_at_zero_and_none_stays_none():
     np.testing.assert_array_equal(second, np.zeros([3]))
 
 
-def test_network_step_continues_from_the_agents_state():
-    calls = []
-
-    def network(observ, length, state=None):
-        calls.append(state)
-        offset = 0 if state is None else state[:, None]
-        return observ[:, :, 0] + offset, length
-
-    with tf.Graph().as_default():
-        last_state = tf.Variable([10.0, 20.0, 30.0])
-        observ = tf.constant([[1.0], [2.0]])
-        stateful = utility.network_step(
-            network, '/cpu:0', observ, last_state, tf.constant([2, 0]))
-        stateless = utility.network_step(
-            network, '/cpu:0', observ, None, tf.constant([2, 0]))
-        result = _run((stateful, stateless))
-    assert calls[1] is None
-    np.testing.assert_array_equal(result[0][0], [[31.0], [12.0]])
-    np.testing.assert_array_equal(result[0][1], [1, 1])
-    np.testing.assert_array_equal(result[1][0], [[1.0], [2.0]])
-
-
 @pytest.mark.parametrize('kl, expected', [
     (0.02, 1.5),  # Above 1.3 * target: raise.
     (0.0125, 1.0),  # Just below 1.3 * target: unchanged.
