@@ -11,9 +11,8 @@ import cloudpickle
 
 
 def capture():
-    """The registered specs that a fresh import of their package lacks (not
-    its own, nor those that cannot be pickled): tuples of the registry's
-    module name and a pickled spec."""
+    """The picklable specs that a fresh import of their registry lacks, as
+    tuples of the registry's module name and the pickled spec."""
     specs = []
     for module_name in ('gymnasium', 'gym'):
         for spec in list(_specs_of(sys.modules.get(module_name)).values()):

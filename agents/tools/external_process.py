@@ -275,8 +275,7 @@ class ExternalProcess(gym.Env):
         return self._receive(self._send(Message.ACCESS, (name, wrapped)))
 
     def handshake(self):
-        """The dict of spaces, metadata, render mode and spec that the child
-        sent once it built the environment (waiting for it the first time)."""
+        """The spaces, metadata, render mode and spec sent by the child."""
         if self._attributes is None:
             self._receive(None)
         return self._attributes

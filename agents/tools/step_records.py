@@ -1,15 +1,12 @@
-"""The values of a batch step packed into one float32 row per environment,
-one write per step of a graph loop; float32 holds exactly the values a step
-records (bools, small integers, float32).
-"""
+"""The values of a batch step packed into one float32 row per environment
+(one write per step of a graph loop); float32 holds them exactly."""
 
 import numpy as np
 import tensorflow.compat.v1 as tf
 
 
 def specs(structure):
-    """The `tf.TensorSpec` of every tensor of a nested structure, for
-    `unpack`; the tensors have static shapes `[batch, ...]`."""
+    """The `tf.TensorSpec`s of a nested structure of tensors, for `unpack`."""
     return tf.nest.map_structure(
         lambda value: tf.TensorSpec(value.shape, value.dtype), structure)
 

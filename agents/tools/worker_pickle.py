@@ -87,15 +87,10 @@ def _with_class(reduced, cls, path):
         return None
     function, args = reduced[:2]
     if function is cls:
-        return (_construct, path + tuple(args)) + reduced[2:]
+        return (Deferred(*path), tuple(args)) + reduced[2:]
     if function is copyreg.__newobj__ and args and args[0] is cls:
         return (_new, path + tuple(args[1:])) + reduced[2:]
     return None
-
-
-def _construct(module, qualname, *args):
-    """An instance of a class, imported by its name, from arguments."""
-    return _import_object(module, qualname)(*args)
 
 
 def _new(module, qualname, *args):
