@@ -51,8 +51,7 @@ class BatchEnv(forwarding.Forwarding):
         self.restarts = 0  # Environments replaced after failures so far.
         # Indices of replacements that have not completed a step yet.
         self._fresh = set()
-        # What `close` closes (the same list as `_envs` unless a subclass
-        # owns workers instead).
+        # What `close` closes: the environments, or a subclass's workers.
         self._owned = self._envs
         check_spaces(self._envs)
         # The spaces of one environment of the batch.

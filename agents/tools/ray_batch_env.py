@@ -88,13 +88,13 @@ class _ActorWorker:
         if timeout is None:
             timeout = external_process.DEFAULT_TIMEOUT
         self._timeout = float(timeout)
-        self._name = f'slice of environments {start} to {stop - 1}'
+        constructor = env_slice.SliceConstructor(payload, start, stop)
+        self._name = constructor.__qualname__
         self._failure = None
         self._closed = False
         # With the environment ids and MuJoCo warnings of this process.
         self._actor = actor_class.remote(env_registry.WithRegistry(
-            mujoco_warnings.WithSeen(
-                env_slice.SliceConstructor(payload, start, stop))))
+            mujoco_warnings.WithSeen(constructor)))
         self._ready = self._actor.start.remote()
         self._handshake = None
         self._ray = import_ray()
