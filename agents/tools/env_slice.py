@@ -66,7 +66,7 @@ class Slice:
     def step(self, actions):
         """Step the environments of the slice into a `StepBatch`; those held
         by a reset hand out their first observations instead."""
-        if self._discrete and isinstance(actions, np.ndarray):
+        if self._discrete:  # An array of them, from the parent.
             actions = actions.tolist()
         results, errors = [], {}
         restarted = np.zeros(len(self._envs), bool)

@@ -3,6 +3,7 @@ config) with the functions and classes of modules that import TensorFlow
 as `Deferred` references, imported by the worker on first use."""
 
 import copyreg
+import functools
 import importlib
 import io
 import sys
@@ -99,9 +100,6 @@ def _new(module, qualname, *args):
     return cls.__new__(cls, *args)
 
 
-_imports_tensorflow = {}
-
-
 def _deferred_path(obj):
     """Module and qualified name to defer `obj` by, or None to pickle it."""
     module_name = getattr(obj, '__module__', None)
@@ -123,13 +121,10 @@ def _deferred_path(obj):
     return module_name, qualname
 
 
+@functools.cache
 def _module_imports_tensorflow(module):
     """Whether a module is TensorFlow's or holds one of its modules."""
-    name = module.__name__
-    if name not in _imports_tensorflow:
-        names = [name] + [
-            value.__name__ for value in list(vars(module).values())
-            if isinstance(value, types.ModuleType)]
-        _imports_tensorflow[name] = any(
-            part.split('.')[0] == 'tensorflow' for part in names)
-    return _imports_tensorflow[name]
+    names = [module.__name__] + [
+        value.__name__ for value in list(vars(module).values())
+        if isinstance(value, types.ModuleType)]
+    return any(name.split('.')[0] == 'tensorflow' for name in names)
