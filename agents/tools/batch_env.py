@@ -124,13 +124,11 @@ class BatchEnv(forwarding.Forwarding):
         return stack([observ for observ, _ in results], self.observation_space)
 
     def get_env_state(self):
-        """The states of `env_state.get_state`, for an exact resumption;
-        `env_state.StateUnavailable` where one is out of reach."""
+        """The states of `env_state.get_state` (or its `StateUnavailable`)."""
         return [env_state.get_state(env) for env in self._envs]
 
     def set_env_state(self, states):
-        """Set the states of `get_env_state` on the environments;
-        `env_state.StateUnavailable` where they do not fit."""
+        """Set the states of `get_env_state` (or raise `StateUnavailable`)."""
         if len(states) != len(self._envs):
             raise env_state.StateUnavailable(
                 f'the saved state is of {len(states)} environments; the '
@@ -143,8 +141,7 @@ class BatchEnv(forwarding.Forwarding):
             env_state.set_state(env, state)
 
     def close(self):
-        """Close every environment (or worker), then raise the first error of
-        one; idempotent."""
+        """Close every environment (or worker), then raise the first error."""
         if self._closed:
             return
         self._closed = True

@@ -241,8 +241,7 @@ class ExternalProcess(gym.Env):
         return self.call('render')
 
     def close(self):
-        """Close the environment and end the child (killed after a few
-        seconds); idempotent."""
+        """Close the environment and end the child; idempotent."""
         self._shutdown(_CLOSE_SECONDS)
 
     def _shutdown(self, seconds):

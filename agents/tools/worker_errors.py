@@ -5,9 +5,7 @@ import builtins
 import contextlib
 import traceback
 
-
-# The package's own error types that keep their type from a worker, by
-# module and qualified name (`travels`).
+# The error types of `travels`, by module and qualified name.
 _TRAVELLING = {}
 
 
