@@ -85,9 +85,8 @@ class _ActorWorker:
     """The actor of one slice, with the interface of an `ExternalProcess`."""
 
     def __init__(self, actor_class, payload, start, stop, timeout):
-        if timeout is None:
-            timeout = external_process.DEFAULT_TIMEOUT
-        self._timeout = float(timeout)
+        self._timeout = float(
+            external_process.DEFAULT_TIMEOUT if timeout is None else timeout)
         constructor = env_slice.SliceConstructor(payload, start, stop)
         self._name = constructor.__qualname__
         self._failure = None
