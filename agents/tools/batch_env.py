@@ -40,8 +40,7 @@ class BatchEnv(forwarding.Forwarding):
                 environment to its replacement.
 
         Raises:
-            ValueError: When `envs` is empty, their spaces differ, or
-                observations are not arrays.
+            ValueError: For no `envs`, different spaces or non-array observations.
         """
         self._envs = list(envs)
         if not self._envs:

@@ -11,9 +11,8 @@ from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_state
 from agents.tools import worker_errors
 
-# The results of a slice's step: stacked arrays, the tuple of `infos`, the
-# `errors` of the positions whose step raised (their rows hold zeros), as
-# `worker_errors.error_details`, and the bool array `restarted`.
+# A slice's step: stacked arrays, the tuple `infos`, the `error_details` of
+# positions whose step raised (rows of zeros) and the bool array `restarted`.
 StepBatch = collections.namedtuple(
     'StepBatch',
     'observ, reward, terminated, truncated, infos, errors, restarted')

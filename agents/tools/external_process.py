@@ -113,8 +113,7 @@ class ExternalProcess(gym.Env):
 
         Raises:
             TypeError: When `constructor` is an environment or not callable.
-            ValueError: For an unknown `start_method` or a `timeout` that is
-                not positive.
+            ValueError: For an unknown `start_method` or a bad `timeout`.
         """
         if isinstance(constructor, gym.Env):
             raise TypeError(
