@@ -40,7 +40,7 @@ class BatchEnv(forwarding.Forwarding):
                 environment to its replacement.
 
         Raises:
-            ValueError: For no `envs`, different spaces or non-array observations.
+            ValueError: On no `envs`, unequal spaces or observations not arrays.
         """
         self._envs = list(envs)
         if not self._envs:
