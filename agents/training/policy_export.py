@@ -1,6 +1,7 @@
 """The policy of a training run as a TensorFlow 2 SavedModel or ONNX file;
 docs/export.md lists its functions and signatures."""
 
+import importlib
 import json
 import os
 import shutil
@@ -43,8 +44,7 @@ def export_run(
         raise ExportError(
             f"--format={export_format} is not supported; expected one of "
             f"{', '.join(FORMATS)}.")
-    if export_format == 'onnx':
-        _check_onnx_extra()
+    onnx_modules = _onnx_modules() if export_format == 'onnx' else None
     outdir = os.path.abspath(os.path.expanduser(outdir))
     if os.path.lexists(outdir) and not os.path.isdir(outdir):
         raise ExportError(f'--outdir {outdir} exists and is not a folder.')
@@ -68,8 +68,8 @@ def export_run(
             f'Cannot write --outdir {outdir}: '
             f'{errors.error_line(error)}') from error
     try:
-        if export_format == 'onnx':
-            _save_onnx(module, temporary)
+        if onnx_modules:
+            _save_onnx(module, temporary, *onnx_modules)
             folder = temporary
         else:
             tf.saved_model.save(
@@ -103,25 +103,22 @@ def _move_into_place(temporary, outdir):
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _check_onnx_extra():
-    """Raise an ExportError unless tf2onnx and onnxruntime import."""
+def _onnx_modules():
+    """tf2onnx and onnxruntime, or an ExportError naming the one missing."""
+    modules = []
     for module in ('tf2onnx', 'onnxruntime'):
         try:
-            __import__(module)
+            modules.append(importlib.import_module(module))
         except ImportError as error:
             raise ExportError(
                 f"--format=onnx needs {module}, which is not installed "
                 f"({errors.error_line(error)}); pip install -e '.[export]'."
             ) from error
+    return modules
 
 
-def _save_onnx(module, folder):
+def _save_onnx(module, folder, tf2onnx, onnxruntime):
     """Convert the serving signature to ONNX; check it with onnxruntime."""
-    # The optional `export` extra; `export_run` checks for it first.
-    # pylint: disable-next=import-outside-toplevel,import-error
-    import onnxruntime
-    # pylint: disable-next=import-outside-toplevel,import-error
-    import tf2onnx
     specs = module.serving_inputs()
     serving = module.signatures()['serving_default']
 
