@@ -19,7 +19,6 @@ from absl import app
 
 from agents.training import config_io
 from agents.training import stopping
-# pylint: enable=wrong-import-position,wrong-import-order,ungrouped-imports
 
 BACKUP_SUFFIX = '.2017'
 

@@ -21,8 +21,7 @@ from agents.tools.run_errors import shorten
 
 _CALLABLE_TAG = '!callable'
 _PARTIAL_TAG = '!partial'
-# The key of config.yaml that records the config function of the run:
-# 'package.module:function' or '/absolute/path/to/file.py:function'.
+# The key of config.yaml naming the run's config function.
 SOURCE_KEY = 'config_function'
 
 
@@ -286,8 +285,6 @@ class _ConfigRepresenter(ruamel.yaml.representer.SafeRepresenter):
 def _represent_other(representer, value):
     """The node of a value that YAML's safe types leave out."""
     if isinstance(value, functools.partial):
-        # PyBullet's 2017 configs hold e.g. `functools.partial(
-        # minitaur_gym_env.MinitaurBulletEnv, render=False)`.
         return representer.represent_mapping(_PARTIAL_TAG, dict(
             function=value.func, args=list(value.args),
             keywords=dict(value.keywords)))
@@ -350,9 +347,8 @@ def _construct_partial(constructor, node):
     return functools.partial(function, *args, **keywords)
 
 
-# PyYAML's tags of the 2017 files (`!!python/object/new:...AttrDict`,
-# `!!python/name:`, `!!python/tuple`) are read as a mapping, an import path
-# and a list; any other Python tag is an error.
+# PyYAML's tags of the 2017 files: an AttrDict is read as a mapping, a name
+# as an import path, a tuple as a list; any other Python tag is an error.
 _PYTHON_TAG = 'tag:yaml.org,2002:python/'
 
 

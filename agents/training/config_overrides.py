@@ -64,7 +64,8 @@ def _convert_override(setting, key, old, text):
         ) from error
     if isinstance(value, list):
         value = tuple(value)
-    if old is None or (value is None and key in _optional_keys()):
+    if old is None or (
+            value is None and configs.default().get(key, 0) is None):
         return value
     expected, convert = _override_type(old)
     try:
@@ -76,11 +77,6 @@ def _convert_override(setting, key, old, text):
         raise config_io.ConfigError(
             f'--set={setting}: {key} expects {expected}, got '
             f'{config_io.shorten(repr(value))}.') from error
-
-
-def _optional_keys():
-    """Keys that are None by default, where None switches an option off."""
-    return {key for key, value in configs.default().items() if value is None}
 
 
 def _override_type(old):
