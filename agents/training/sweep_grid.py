@@ -10,8 +10,7 @@ from agents.training import config_spec
 
 class Run:
     """One training run of a sweep: a config, a seed and a setting of
-    `(key, text)` pairs; `group` names the config and the setting (shared
-    with its seeds), `name` adds the seed."""
+    `(key, text)` pairs; `group` names all but the seed, `name` all."""
 
     def __init__(self, config_name, seed, setting, shown_keys):
         self.config_name = config_name
@@ -28,14 +27,12 @@ def grid(configs, seeds, settings=()):
     """The runs of every config, setting and seed, in that order.
 
     Args:
-      configs: Sequence of config names.
-      seeds: Sequence of integer seeds.
-      settings: Sequence of 'KEY=VALUE' strings; a key given several
-          values varies over them, the others hold in every run.
+      settings: 'KEY=VALUE' strings; a key given several values varies over
+          them, the others hold in every run.
 
     Raises:
-      config_io.ConfigError: When a setting is no 'KEY=VALUE' or is given
-          twice, or the configs or seeds are empty or repeat.
+      config_io.ConfigError: When a setting is no 'KEY=VALUE' or repeats,
+          or the configs or seeds are empty or repeat.
     """
     if not configs:
         raise config_io.ConfigError('Pass --configs with at least one config.')
@@ -65,9 +62,8 @@ def grid(configs, seeds, settings=()):
 
 
 def build_config(run, run_dir, cpus_per_run=1):
-    """The configuration of a `Run`, with its seed, setting and folder;
-    `cpus_per_run` are TensorFlow's threads where it leaves
-    `session_threads` unset.
+    """The configuration of a `Run` in its folder; `cpus_per_run` are
+    TensorFlow's threads where it leaves `session_threads` unset.
 
     Raises:
       config_io.ConfigError: When the config or a setting cannot be used.
@@ -78,8 +74,6 @@ def build_config(run, run_dir, cpus_per_run=1):
         config, [f'{key}={text}' for key, text in run.setting])
     with config.unlocked:
         config.seed = run.seed
-        # Training completes the config later, after checking its required
-        # keys; the default stands in where it leaves this one out.
         if config_spec.with_defaults(config).session_threads is None:
             config.session_threads = max(1, int(cpus_per_run))
         config.logdir = run_dir

@@ -6,7 +6,7 @@ import os
 
 from agents.tools import seed_statistics
 
-# The record of a run in its folder, which the run updates at every report.
+# The record of a run in its folder, updated at every report.
 RECORD_NAME = 'run.json'
 
 
@@ -37,11 +37,9 @@ def final_and_best(record):
 
 
 def summarize(timestamp, sweep_dir, runs, records):
-    """The results of a sweep: a dict of its name (`timestamp`), its folder,
-    `runs` (a row per run, of the `Run`s in grid order and `records` by run
-    name) and `groups` (per config and setting, with the
-    `seed_statistics.seed_summary` of the finished runs' final scores as
-    `final`)."""
+    """The results of a sweep: its name and folder, `runs` (a row per `Run`
+    with its record in `records` by name) and `groups` (per config and
+    setting, the `seed_statistics.seed_summary` of the final scores)."""
     rows = []
     for run in runs:
         record = _record_of(run, records)
@@ -69,8 +67,7 @@ def summarize(timestamp, sweep_dir, runs, records):
 
 
 def curve_rows(runs, records):
-    """Tuples `(group, seed, step, score)` of every scored report of the
-    runs, whose records `records` holds by name."""
+    """Tuples `(group, seed, step, score)` of every scored report."""
     return [
         (run.group, run.seed, step, score)
         for run in runs for step, score in _record_of(run, records)['reports']
@@ -83,8 +80,7 @@ def _record_of(run, records):
 
 
 def format_table(results):
-    """Lines of text of `summarize`'s results: the runs, then the configs
-    (the summary of the final scores of their finished runs)."""
+    """Lines of text of `summarize`'s results: the runs, then the configs."""
     run_rows = [(
         row['run'], row['status'], format_score(row['final_score']),
         format_score(row['best_score']), f'{row["steps"]:,}',
