@@ -23,7 +23,7 @@ from agents.training import stopping
 from agents.training import sweep_records
 from agents.training import trainer
 
-# The file by which the sweep asks its runs to save and stop, beside them.
+# The sweep's file beside its runs that asks them to save and stop.
 STOP_NAME = 'stop-requested'
 # Seconds between a run's looks for the sweep's stop file.
 _STOP_POLL_SECONDS = 0.25
@@ -50,15 +50,13 @@ class Progress:
 
 class RunStop(stopping.StopRequest):
     """Asks a run of the sweep to save and stop, in its Ray worker: Ray's
-    cancellation (SIGINT to the worker's main thread) or the sweep's stop
-    file, where that interruption is lost. Repeated cancellations only ask
-    again, and a stuck step is left to `worker_timeout`: a worker that exits
-    without its record would count as dead for Ray."""
+    cancellation (SIGINT) or the sweep's stop file, where that is lost. A
+    stuck step is left to `worker_timeout`: a worker that exits without its
+    record would count as dead for Ray."""
 
     abandon_stuck = False
 
     def __init__(self, marker):
-        """Watch for the stop file `marker` too."""
         super().__init__(lambda signum, again=False: '')
         self._marker = marker
         self._looked = -math.inf
@@ -80,15 +78,12 @@ class RunStop(stopping.StopRequest):
 
 
 def train_runs(ray, todo, records, options, echo):
-    """Submit the runs, print their progress, and collect their records.
+    """Train the `(run, config)` pairs of `todo` on Ray, printing their
+    progress with `echo`, and put their records in `records` by run name.
 
     Args:
-      ray: The `ray` module, initialized.
-      todo: List of `(run, config)` to train.
-      records: Dict from run names to records, filled in.
       options: Dict of `cpus_per_run`, `env_mode`, `max_retries` and
           `sweep_dir`.
-      echo: Function that prints a line.
 
     Raises:
       KeyboardInterrupt: On Ctrl-C, once every run stopped.
@@ -106,7 +101,7 @@ def train_runs(ray, todo, records, options, echo):
         retry_exceptions=False)
     pending = {}
     try:
-        with _interruptible():
+        with _installed(stopping.StopRequest(_describe_interrupt)):
             # Within: runs submitted before an interruption stop with it.
             for run, config in todo:
                 ref = task.remote(
@@ -115,19 +110,17 @@ def train_runs(ray, todo, records, options, echo):
                 pending[ref] = run
             _wait(ray, pending, records, progress, echo)
     except KeyboardInterrupt:
-        # Every run looks for the file between its session runs, whatever
-        # becomes of Ray's cancellation, which interrupts the run's thread
-        # (its start-up too) but can miss it.
+        # Every run looks for the file between its session runs, since Ray's
+        # cancellation can miss the run's thread.
         os.makedirs(options['sweep_dir'], exist_ok=True)
-        with open(os.path.join(options['sweep_dir'], STOP_NAME), 'w',
-                  encoding='utf-8'):
-            pass
+        config_io.write_atomic(
+            os.path.join(options['sweep_dir'], STOP_NAME), '')
         echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
              '(interrupt again to stop them without).')
         for ref in pending:
             ray.cancel(ref)
         try:
-            with _interruptible():
+            with _installed(stopping.StopRequest(_describe_interrupt)):
                 _wait(ray, pending, records, progress, echo,
                       deadline=time.monotonic() + _STOP_SECONDS)
         except KeyboardInterrupt:
@@ -142,8 +135,7 @@ def train_runs(ray, todo, records, options, echo):
 
 
 def _wait(ray, pending, records, progress, echo, deadline=None):
-    """Wait for the pending runs (emptied as they end) until `deadline` of
-    `time.monotonic()`, printing their progress meanwhile."""
+    """Wait for the pending runs (emptied as they end) until `deadline`."""
     while pending:
         if deadline is not None and time.monotonic() > deadline:
             return
@@ -181,8 +173,7 @@ def _stored_record(run):
 
 
 def join_ray(ray, address, cpus_per_run):
-    """Join or start Ray quietly (at `address`, or None), unless this
-    process did already.
+    """Join or start Ray quietly (at `address`, or None), unless done.
 
     Raises:
       config_io.ConfigError: When no node of the cluster has `cpus_per_run`.
@@ -200,14 +191,8 @@ def join_ray(ray, address, cpus_per_run):
             f'node of the Ray cluster (at most {most:g}).')
 
 
-def _interruptible():
-    """Have SIGINT and SIGTERM raise `KeyboardInterrupt` meanwhile."""
-    return _installed(stopping.StopRequest(_describe_interrupt))
-
-
 def _installed(request):
-    """Install a `StopRequest` meanwhile, in the main thread only: only it
-    can set signal handlers (tests run sweeps in other threads too)."""
+    """Install a `StopRequest` meanwhile, in the main thread only."""
     if threading.current_thread() is threading.main_thread():
         return request.install()
     return contextlib.nullcontext()
@@ -220,12 +205,11 @@ def _describe_interrupt(signum, again=False):
 
 
 def train_run(config, env_mode, record, progress):
-    """Train one run in a Ray worker; return its final record.
+    """Train or resume one run in a Ray worker; return its final record.
 
-    A run folder's `config.yaml` and record replace `config` and `record`
-    (that of a new run), and the run resumes. The run's own errors go into
-    its record instead of raising, so that Ray retries a run only when its
-    worker dies; `progress` is the sweep's `Progress` actor.
+    A run folder's `config.yaml` and record replace `config` and `record`.
+    The run's errors go into its record, so that Ray retries a run only when
+    its worker dies; `progress` is the sweep's `Progress` actor.
     """
     import ray  # pylint: disable=import-outside-toplevel
     run_dir = config.logdir
@@ -289,9 +273,7 @@ class _Attempt:
             self._path, json.dumps(self._record, indent=1) + '\n')
 
     def say(self, line, wait=True):
-        """Put a line of the run into the sweep's progress; waited for by
-        default, since the sweep prints its runs' last lines once their tasks
-        returned."""
+        """Put a line of the run into the sweep's progress."""
         import ray  # pylint: disable=import-outside-toplevel
         ref = self._progress.put.remote(f'[{self._record["run"]}] {line}')
         if wait:
@@ -310,20 +292,16 @@ class _Attempt:
 
 
 def _train(config, env_mode, on_report):
-    """Train the config, or that of its run folder where it has one, until
-    done or until a signal or the stop file asks to stop."""
+    """Train the config, or that of its run folder, until done or stopped."""
     run_dir = config.logdir
     if os.path.exists(os.path.join(run_dir, 'config.yaml')):
         config = config_io.load_config(run_dir)
     with config.unlocked:
         config.logdir = run_dir
-        # `ray.cancel` raises KeyboardInterrupt in this thread; the
-        # environments' Python must not run here, or the interrupt lands
-        # inside a step instead of between steps.
+        # `ray.cancel` raises KeyboardInterrupt in this thread: between
+        # steps only where the environments run in others.
         config.caller_thread = False
-    # The default where the config leaves the seed out; training itself
-    # completes the config, after checking its required keys. Each run has
-    # its own worker process.
+    # Each run has its own worker process.
     determinism.enable_for_seed(config_spec.with_defaults(config).seed)
     stop = RunStop(os.path.join(os.path.dirname(config.logdir), STOP_NAME))
     with _installed(stop):
@@ -334,9 +312,7 @@ def _train(config, env_mode, on_report):
 
 
 def checkpoint_steps(run_dir):
-    """Training steps of the latest checkpoint of a run folder; 0 without.
-    Its `config.yaml` (written before any checkpoint) turns the checkpoint's
-    global step into training steps."""
+    """Training steps of the latest checkpoint of a run folder; 0 without."""
     names = checkpoints.list_checkpoints(run_dir)
     if not names:
         return 0
