@@ -21,10 +21,7 @@ from agents.training import quiet_start
 from agents.training import xla_cache
 
 if __name__ == '__main__':
-    # Before anything imports TensorFlow: where BATCH_PPO_XLA_CACHE asks
-    # for it, the Ray workers that this process starts inherit the flag, so
-    # the runs of a sweep after the first of a graph load its compiled code
-    # (see xla_cache).
+    # Before anything imports TensorFlow; the Ray workers inherit the flag.
     xla_cache.use_requested_cache()
 # Also when imported, since `sweep` is the Python API.
 quiet_start.quiet_tensorflow()
@@ -83,19 +80,14 @@ def sweep(
         cpus_per_run=1, env_mode='inprocess', max_retries=3,
         ray_address=None, echo=print):
     """Train every run of the grid on Ray; return the results, as written
-    to `results.json`.
-
-    Ray is joined when running already, else started at `ray_address`,
-    `RAY_ADDRESS`, or locally. The arguments are those of the flags, with
-    `settings` for `--set` (see `sweep_grid.grid`) and `echo` printing a
-    line; a `timestamp` of an existing sweep resumes it, skipping its
-    finished runs.
+    to `results.json`. The arguments are those of the flags (`settings` for
+    `--set`), with `echo` printing a line.
 
     Raises:
       config_io.ConfigError: When a flag or config cannot be used; nothing
           was written then.
-      KeyboardInterrupt: After every run stopped with a checkpoint, and the
-          table and results were written.
+      KeyboardInterrupt: After every run stopped and the results were
+          written.
     """
     try:
         ray = ray_batch_env.import_ray()
@@ -154,10 +146,8 @@ def _check_timestamp(timestamp):
 
 
 def _plan(runs, sweep_dir, cpus_per_run, echo):
-    """Build every run's config; return the `(run, config)` to train and
-    the records of the runs that finished earlier."""
-    # Every config builds here first, so that a bad name or setting stops
-    # the sweep before anything is written or started.
+    """The `(run, config)` to train, and the records of finished runs."""
+    # Every config builds first: a bad one stops the sweep before it writes.
     todo = []
     records = {}
     for run in runs:
@@ -173,8 +163,7 @@ def _plan(runs, sweep_dir, cpus_per_run, echo):
 
 
 def _write_results(timestamp, sweep_dir, runs, records, echo):
-    """Write `results.json` and `curves.csv`, print the table; return the
-    results."""
+    """Write and print the results; return them."""
     results = sweep_records.summarize(timestamp, sweep_dir, runs, records)
     os.makedirs(sweep_dir, exist_ok=True)
     results['curves'] = os.path.join(sweep_dir, CURVES_NAME)

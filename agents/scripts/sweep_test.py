@@ -464,6 +464,8 @@ def test_ray_env_mode_trains_as_in_process(ray_address):
      '--cpus_per_run=64 exceeds the CPUs of every node of the Ray cluster '
      '(at most 2).'),
     (dict(env_mode='nope'), "Unknown env mode 'nope'; expected one of "),
+    (dict(timestamp='a/b'),
+     '--timestamp=a/b must be a folder name (letters, digits, _ . -).'),
 ])
 def test_bad_input_raises_one_line_and_writes_nothing(
         ray_address, tmp_path, kwargs, message):
