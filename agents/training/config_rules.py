@@ -97,12 +97,8 @@ def _number(low=-math.inf, high=math.inf, optional=False, above=False,
             return optional
         return _is_number(value) and inside(_float32(value))
     if expected is None:
-        if high < math.inf:
-            expected = f'in [{low}, {high}]'
-        else:
-            expected = f"{'>' if above else '>='} {low}"
-        expected = f'a finite number {expected}'
-        expected += ' or None' if optional else ''
+        expected = f"a finite number {'>' if above else '>='} {low}" + (
+            ' or None' if optional else '')
 
     def describe(value, unused_config):
         text = f'must be {expected}'
