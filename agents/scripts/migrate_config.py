@@ -28,9 +28,8 @@ def migrate(run_dir):
     it was rewritten (False when it was current).
 
     Raises:
-      config_io.ConfigError: When the file is missing or unreadable, names
-          a callable that does not import, or a backup from an earlier
-          migration is in the way; nothing is written then.
+      config_io.ConfigError: When the file cannot be read or a backup is in
+          the way; nothing is written then.
     """
     path, text = config_io.read_config_text(run_dir)
     # The 2017 package wrote its config as a tagged AttrDict.

@@ -144,12 +144,8 @@ def load_config(logdir):
 
 
 def read_config_text(logdir):
-    """The path and the text of a run folder's config.yaml.
-
-    Raises:
-      ConfigNotFoundError: When the folder has no config.yaml.
-      ConfigError: When it cannot be read.
-    """
+    """The path and the text of a run folder's config.yaml; a
+    `ConfigNotFoundError` where it has none, a ConfigError where unreadable."""
     path = os.path.join(logdir, 'config.yaml')
     if not os.path.exists(path):
         raise ConfigNotFoundError(f'No config.yaml in run folder {logdir}.')
@@ -168,11 +164,8 @@ write_atomic = atomic_file.write_atomic
 
 
 def import_callable(path):
-    """The callable of an import path 'package.module:Qual.name'.
-
-    Raises:
-      ConfigError: When it does not import or is not a public callable.
-    """
+    """The callable of an import path 'package.module:Qual.name', or a
+    ConfigError where it does not import or is not a public callable."""
     module_name, _, qualname = str(path).partition(':')
     if not module_name or not qualname:
         raise ConfigError(
@@ -196,11 +189,8 @@ def import_callable(path):
 
 def import_config_function(spec):
     """The config function of 'package.module:function' or
-    'file.py:function', and its source for `SOURCE_KEY` (a file's absolute).
-
-    Raises:
-      ConfigError: When the function cannot be imported or is not callable.
-    """
+    'file.py:function' (a ConfigError where it does not import), and its
+    source for `SOURCE_KEY`, a file by its absolute path."""
     location, colon, name = str(spec).rpartition(':')
     if not colon or not location or not name.isidentifier():
         raise ConfigError(
@@ -218,12 +208,8 @@ def import_config_function(spec):
 
 
 def load_file_module(path):
-    """Import a Python file as the module named after it, once, sent by
-    value by cloudpickle (worker processes cannot import it).
-
-    Raises:
-      ConfigError: When the file cannot be imported under its name.
-    """
+    """Import a Python file as the module named after it, once, or raise a
+    ConfigError; cloudpickle sends it by value (workers cannot import it)."""
     path = os.path.abspath(os.path.expanduser(path))
     name = os.path.splitext(os.path.basename(path))[0]
     if not os.path.isfile(path):

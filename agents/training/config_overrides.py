@@ -40,11 +40,8 @@ def apply_overrides(config, settings):
 
 
 def split_setting(setting):
-    """The key and the text of a 'KEY=VALUE' setting.
-
-    Raises:
-      config_io.ConfigError: When it has no '=' or no key.
-    """
+    """The key and the text of a 'KEY=VALUE' setting; a ConfigError where
+    it has no '=' or no key."""
     key, equals, text = str(setting).partition('=')
     if not equals or not key.strip():
         raise config_io.ConfigError(

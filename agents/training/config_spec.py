@@ -22,11 +22,8 @@ def config_names():
 
 
 def load_named_config(name):
-    """The locked `tools.AttrDict` of a function of `agents.scripts.configs`.
-
-    Raises:
-      ConfigError: Listing the valid names when `name` is unknown.
-    """
+    """The locked `tools.AttrDict` of a function of `agents.scripts.configs`
+    (a ConfigError listing the valid names where `name` is unknown)."""
     if name not in config_names():
         raise ConfigError(
             f"Unknown config '{name}'; valid configs: "
