@@ -36,11 +36,8 @@ def load_named_config(name):
 def load_config_spec(spec):
     """The locked `tools.AttrDict` of a config spec (a function's name in
     `agents.scripts.configs`, 'package.module:function' or
-    'path/to/file.py:function'), recorded under `config_io.SOURCE_KEY`.
-
-    Raises:
-      ConfigError: When the function cannot be found, raises or returns no
-          mapping.
+    'path/to/file.py:function'), recorded under `config_io.SOURCE_KEY`; a
+    ConfigError where the function is not found, raises or returns no dict.
     """
     if ':' not in spec:
         config = load_named_config(spec)
@@ -112,12 +109,7 @@ def warn_retired_keys(config):
 
 def complete_config(config):
     """A locked copy with the defaults and the values derived from the env,
-    checked before the environment is built.
-
-    Raises:
-      ConfigError: When the environment cannot be built or a setting is
-          invalid.
-    """
+    checked before the env is built; a ConfigError where either fails."""
     missing = [key for key in _REQUIRED_KEYS if key not in config]
     if missing:
         raise ConfigError(
@@ -145,11 +137,8 @@ def complete_config(config):
 
 
 def check_config(config):
-    """Check every value of a configuration that `RULES` knows.
-
-    Raises:
-      ConfigError: Naming the first invalid key, its value and what is
-          expected.
+    """Check every value of a configuration that `RULES` knows; the
+    ConfigError names the first invalid key, its value and what is expected.
     """
     # Rules that read another key (max_agents, ppo_clip) find its default
     # where the config leaves it out.
