@@ -173,11 +173,8 @@ def _stored_record(run):
 
 
 def join_ray(ray, address, cpus_per_run):
-    """Join or start Ray quietly (at `address`, or None), unless done.
-
-    Raises:
-      config_io.ConfigError: When no node of the cluster has `cpus_per_run`.
-    """
+    """Join or start Ray quietly (at `address`, or None), unless done; a
+    ConfigError where no node of the cluster has `cpus_per_run`."""
     if not ray.is_initialized():
         ray.init(
             address=address, include_dashboard=False, log_to_driver=False,
