@@ -68,9 +68,8 @@ class InGraphBatchEnv(
             'error', 'The exception that failed the last step or reset.')
 
     def simulate(self, action):
-        """The op that steps the batch with an action tensor (as for
-        `in_graph_env.prepare_action`) and assigns the variables; it fails
-        and assigns nothing on NaN or Inf."""
+        """The op that steps the batch with an action tensor and assigns the
+        variables; it fails and assigns nothing on NaN or Inf."""
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
                     action, self._action, check_numerics=False)
@@ -243,8 +242,7 @@ def _check_finite(value, name):
 
 
 class BridgeRolloutEnv(rollout_env.RolloutEnv):
-    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
-    (`step_outcome`, `reset_outcome`)."""
+    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python."""
 
     jit_compile = False
 
@@ -254,8 +252,7 @@ class BridgeRolloutEnv(rollout_env.RolloutEnv):
 
     @staticmethod
     def rollout_seed():
-        """The first half of the random keys of a rollout, drawn per call
-        by the graph's seed (the resets draw no numbers in the graph)."""
+        """Random keys' first half, drawn per call by the graph's seed."""
         return tf.random.uniform([], maxval=tf.int64.max, dtype=tf.int64)
 
     @staticmethod

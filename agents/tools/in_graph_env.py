@@ -16,8 +16,7 @@ def read_only(name, doc):
 
 
 class InGraphEnvBase(forwarding.Forwarding):
-    """The variables of in-graph environments and batches, which subclasses
-    create; `_wrapped` gives the spaces and other public attributes."""
+    """The variables of in-graph envs and batches (`_wrapped`: the rest)."""
 
     observ = read_only('observ', 'Variable of the observation.')
     action = read_only('action', 'Variable of the last action.')
@@ -60,9 +59,8 @@ class InGraphEnv(InGraphEnvBase):
     """Environment whose current state lives in graph variables.
 
     The variables hold the last step, in the scope `env_temporary` that
-    checkpoints leave out; `done` starts true, so that the first simulation
-    step resets. Other attributes are read from the environment. A
-    ValueError for spaces other than Box and Discrete, and a
+    checkpoints leave out; `done` starts true, so that the first step
+    resets. A ValueError for spaces other than Box and Discrete; a
     `graph_mode.GraphModeError` outside TF2 graph mode.
     """
 
@@ -121,8 +119,7 @@ class InGraphEnv(InGraphEnvBase):
 
 
 def parse_space(space, name):
-    """The shape and dtype of tensors of a Box or Discrete space; a
-    ValueError naming the space (`name`) for others."""
+    """The shape and dtype of tensors of a Box or Discrete space."""
     if isinstance(space, gym.spaces.Box):
         return tuple(space.shape), tf.as_dtype(space.dtype)
     if isinstance(space, gym.spaces.Discrete):

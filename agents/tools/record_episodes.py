@@ -70,8 +70,7 @@ class RecordEpisodes(gym.Wrapper):
         return observ, info
 
     def step(self, action):
-        """Step the environment and record the frame; a RuntimeError before
-        the first reset."""
+        """Step the environment (after a reset) and record the frame."""
         if self._path is None:
             raise RuntimeError(
                 'Reset the recorded environment before stepping it.')
