@@ -17,8 +17,7 @@ Outcome = collections.namedtuple(
         'Outcome', 'observ, reward, done, truncated, restarted, restarts')
 
 
-class InGraphBatchEnv(
-        in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
+class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
     """Batch of environments whose current state lives in graph variables.
 
     As `InGraphEnv`, a row per environment, with `restarted` too. Resume
@@ -87,8 +86,7 @@ class InGraphBatchEnv(
     def step_outcome(self, action):
         """The `Outcome` of a step with an action tensor of the variable's
         dtype and shape, assigning nothing (not for XLA: it runs Python)."""
-        packed = tf.numpy_function(
-                self._step, [action], tf.uint8, name='step')
+        packed = tf.numpy_function(self._step, [action], tf.uint8, name='step')
         packed.set_shape((len(self._batch_env), None))
         return self._unpack(packed)
 

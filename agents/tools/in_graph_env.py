@@ -132,8 +132,7 @@ def parse_space(space, name):
 def define_variable(name, shape, dtype, ones=False):
     """A non-trainable variable of zeros, or of ones (true)."""
     fill = tf.ones if ones else tf.zeros
-    return tf.Variable(
-            lambda: fill(shape, dtype), trainable=False, name=name)
+    return tf.Variable(lambda: fill(shape, dtype), trainable=False, name=name)
 
 
 def prepare_action(action, variable, check_numerics=True):

@@ -176,8 +176,7 @@ class RecordedEnvironment:
         try:
             if not self._effects:
                 disable_effects(env)
-            return RecordEpisodes(
-                env, self._directory, threads=self._threads)
+            return RecordEpisodes(env, self._directory, threads=self._threads)
         except BaseException:
             env.close()
             raise
