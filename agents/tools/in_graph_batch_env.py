@@ -279,5 +279,4 @@ class BridgeRolloutEnv(rollout_env.RolloutEnv):
         outcome = self._batch_env.step_outcome(action)
         return (
             (outcome.restarted, outcome.restarts), outcome.observ,
-            outcome.reward, outcome.done, outcome.truncated,
-            outcome.restarted)
+            outcome.reward, outcome.done, outcome.truncated, outcome.restarted)

@@ -35,13 +35,11 @@ class InGraphEnvBase(forwarding.Forwarding):
         action_shape, action_dtype = parse_space(self.action_space, 'action')
         with temporary_scope.temporary_scope('env') as scope:
             variables = (
-                    define_variable(
-                            'observ', batch + observ_shape, observ_dtype),
-                    define_variable(
-                            'action', batch + action_shape, action_dtype),
-                    define_variable('reward', batch, tf.float32),
-                    define_variable('done', batch, tf.bool, True),
-                    define_variable('truncated', batch, tf.bool))
+                define_variable('observ', batch + observ_shape, observ_dtype),
+                define_variable('action', batch + action_shape, action_dtype),
+                define_variable('reward', batch, tf.float32),
+                define_variable('done', batch, tf.bool, True),
+                define_variable('truncated', batch, tf.bool))
         return scope, variables
 
     def _assign_step(self, observ, reward, assignments):
@@ -107,8 +105,7 @@ class InGraphEnv(InGraphEnvBase):
             # Environments may use discrete actions as keys or indices.
             action = int(action)
         observ, reward, terminated, truncated, _ = self._env.step(action)
-        return (
-                np.asarray(observ, self._observ_dtype.as_numpy_dtype),
+        return (np.asarray(observ, self._observ_dtype.as_numpy_dtype),
                 np.float32(reward), np.bool_(terminated or truncated),
                 np.bool_(truncated and not terminated))
 

@@ -99,8 +99,7 @@ class RecordEpisodes(gym.Wrapper):
             self._writer = imageio_ffmpeg.write_frames(
                 self._path, (width, height), fps=self._fps, codec='libx264',
                 pix_fmt_out='yuv420p', macro_block_size=16,
-                ffmpeg_log_level='error',
-                output_params=self._encoder_options)
+                ffmpeg_log_level='error', output_params=self._encoder_options)
             self._writer.send(None)
         self._writer.send(frame)
 

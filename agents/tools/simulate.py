@@ -66,10 +66,8 @@ def simulate(batch_env, algo, log=True, reset=False):
             summaries = _summaries(tallies, log)
         summary = tf.summary.merge(
             [begin_episode, step_summary, end_episode, summaries])
-        return (
-            control_flow.identity_after([summary], done),
-            control_flow.identity_after([summary], new_score),
-            summary)
+        return (control_flow.identity_after([summary], done),
+                control_flow.identity_after([summary], new_score), summary)
 
 
 # The running episodes' scores and lengths, the means of the ended ones.
