@@ -113,12 +113,10 @@ def _rollout_step(env, policy, carry, size, key_of):
     score = compiled_ops.where(begin, tf.zeros_like(carry.score), carry.score)
     if isinstance(policy_state, tuple) and not policy_state:
         policy_state = None
-    action, policy_state = policy.step(
-        observ, policy_state, key_of(env_state))
+    action, policy_state = policy.step(observ, policy_state, key_of(env_state))
     policy_state = () if policy_state is None else policy_state
     action = tf.cast(action, carry.action.dtype)
-    env_state, observ, reward, done, truncated, _ = env.step(
-        env_state, action)
+    env_state, observ, reward, done, truncated, _ = env.step(env_state, action)
     score = score + reward
     ended_first = tf.logical_and(done, tf.logical_not(carry.first_done))
     return _Carry(

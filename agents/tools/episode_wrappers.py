@@ -104,8 +104,7 @@ class RandomStart(ForwardingWrapper):
         self._random = np.random.default_rng()
 
     def reset(self, *, seed=None, options=None):
-        """Reset the environment and take the random steps; a RuntimeError
-        when episodes keep ending during them."""
+        """Reset and take the random steps; a RuntimeError if episodes end."""
         if seed is not None:
             self._random = np.random.default_rng(seed)
             self._sample_space.seed(int(self._random.integers(2 ** 31)))
@@ -159,8 +158,7 @@ class DurationLimit:
         self.ended = np.zeros(size, bool)
 
     def check(self, wrapper=None):
-        """Raise unless every episode began and goes on; `wrapper` names
-        the wrapper of one environment."""
+        """Raise unless all episodes began and go on (`wrapper`: its name)."""
         if not self.ended.any() and self.started.all():
             return
         index = int(np.argmax(self.ended | ~self.started))
@@ -188,8 +186,7 @@ class DurationLimit:
 
 
 def checked_integer(value, name, kind):
-    """`value` as an int; a ValueError unless a `kind` ('positive' or
-    'non-negative') integer."""
+    """`value` as an int; a ValueError unless a `kind` integer."""
     if not is_integer(value) or value < (1 if kind == 'positive' else 0):
         raise ValueError(f'{name} must be a {kind} integer, got {value!r}.')
     return int(value)

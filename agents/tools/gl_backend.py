@@ -58,9 +58,8 @@ def _probe_gl_backend(backend):
     environ = dict(os.environ, MUJOCO_GL=backend)
     try:
         result = subprocess.run(
-            [sys.executable, '-c', _GL_PROBE], env=environ,
-            capture_output=True, text=True, timeout=_GL_PROBE_SECONDS,
-            check=False)
+            [sys.executable, '-c', _GL_PROBE], env=environ, capture_output=True,
+            text=True, timeout=_GL_PROBE_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         return f'no context within {_GL_PROBE_SECONDS} seconds'
     if result.returncode == 0:

@@ -17,8 +17,7 @@ Outcome = collections.namedtuple(
         'Outcome', 'observ, reward, done, truncated, restarted, restarts')
 
 
-class InGraphBatchEnv(
-        in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
+class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
     """Batch of environments whose current state lives in graph variables.
 
     As `InGraphEnv`, a row per environment, with `restarted` too. Resume
@@ -68,9 +67,8 @@ class InGraphBatchEnv(
             'error', 'The exception that failed the last step or reset.')
 
     def simulate(self, action):
-        """The op that steps the batch with an action tensor (as for
-        `in_graph_env.prepare_action`) and assigns the variables; it fails
-        and assigns nothing on NaN or Inf."""
+        """The op that steps the batch with an action tensor and assigns the
+        variables; it fails and assigns nothing on NaN or Inf."""
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
                     action, self._action, check_numerics=False)
@@ -88,8 +86,7 @@ class InGraphBatchEnv(
     def step_outcome(self, action):
         """The `Outcome` of a step with an action tensor of the variable's
         dtype and shape, assigning nothing (not for XLA: it runs Python)."""
-        packed = tf.numpy_function(
-                self._step, [action], tf.uint8, name='step')
+        packed = tf.numpy_function(self._step, [action], tf.uint8, name='step')
         packed.set_shape((len(self._batch_env), None))
         return self._unpack(packed)
 
@@ -243,8 +240,7 @@ def _check_finite(value, name):
 
 
 class BridgeRolloutEnv(rollout_env.RolloutEnv):
-    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python
-    (`step_outcome`, `reset_outcome`)."""
+    """The loop's view of a `tools.InGraphBatchEnv`, stepped through Python."""
 
     jit_compile = False
 
@@ -254,8 +250,7 @@ class BridgeRolloutEnv(rollout_env.RolloutEnv):
 
     @staticmethod
     def rollout_seed():
-        """The first half of the random keys of a rollout, drawn per call
-        by the graph's seed (the resets draw no numbers in the graph)."""
+        """Random keys' first half, drawn per call by the graph's seed."""
         return tf.random.uniform([], maxval=tf.int64.max, dtype=tf.int64)
 
     @staticmethod
@@ -284,5 +279,4 @@ class BridgeRolloutEnv(rollout_env.RolloutEnv):
         outcome = self._batch_env.step_outcome(action)
         return (
             (outcome.restarted, outcome.restarts), outcome.observ,
-            outcome.reward, outcome.done, outcome.truncated,
-            outcome.restarted)
+            outcome.reward, outcome.done, outcome.truncated, outcome.restarted)

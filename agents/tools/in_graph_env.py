@@ -16,8 +16,7 @@ def read_only(name, doc):
 
 
 class InGraphEnvBase(forwarding.Forwarding):
-    """The variables of in-graph environments and batches, which subclasses
-    create; `_wrapped` gives the spaces and other public attributes."""
+    """The variables of in-graph envs and batches (`_wrapped`: the rest)."""
 
     observ = read_only('observ', 'Variable of the observation.')
     action = read_only('action', 'Variable of the last action.')
@@ -36,13 +35,11 @@ class InGraphEnvBase(forwarding.Forwarding):
         action_shape, action_dtype = parse_space(self.action_space, 'action')
         with temporary_scope.temporary_scope('env') as scope:
             variables = (
-                    define_variable(
-                            'observ', batch + observ_shape, observ_dtype),
-                    define_variable(
-                            'action', batch + action_shape, action_dtype),
-                    define_variable('reward', batch, tf.float32),
-                    define_variable('done', batch, tf.bool, True),
-                    define_variable('truncated', batch, tf.bool))
+                define_variable('observ', batch + observ_shape, observ_dtype),
+                define_variable('action', batch + action_shape, action_dtype),
+                define_variable('reward', batch, tf.float32),
+                define_variable('done', batch, tf.bool, True),
+                define_variable('truncated', batch, tf.bool))
         return scope, variables
 
     def _assign_step(self, observ, reward, assignments):
@@ -60,9 +57,8 @@ class InGraphEnv(InGraphEnvBase):
     """Environment whose current state lives in graph variables.
 
     The variables hold the last step, in the scope `env_temporary` that
-    checkpoints leave out; `done` starts true, so that the first simulation
-    step resets. Other attributes are read from the environment. A
-    ValueError for spaces other than Box and Discrete, and a
+    checkpoints leave out; `done` starts true, so that the first step
+    resets. A ValueError for spaces other than Box and Discrete; a
     `graph_mode.GraphModeError` outside TF2 graph mode.
     """
 
@@ -109,8 +105,7 @@ class InGraphEnv(InGraphEnvBase):
             # Environments may use discrete actions as keys or indices.
             action = int(action)
         observ, reward, terminated, truncated, _ = self._env.step(action)
-        return (
-                np.asarray(observ, self._observ_dtype.as_numpy_dtype),
+        return (np.asarray(observ, self._observ_dtype.as_numpy_dtype),
                 np.float32(reward), np.bool_(terminated or truncated),
                 np.bool_(truncated and not terminated))
 
@@ -121,8 +116,7 @@ class InGraphEnv(InGraphEnvBase):
 
 
 def parse_space(space, name):
-    """The shape and dtype of tensors of a Box or Discrete space; a
-    ValueError naming the space (`name`) for others."""
+    """The shape and dtype of tensors of a Box or Discrete space."""
     if isinstance(space, gym.spaces.Box):
         return tuple(space.shape), tf.as_dtype(space.dtype)
     if isinstance(space, gym.spaces.Discrete):
@@ -135,8 +129,7 @@ def parse_space(space, name):
 def define_variable(name, shape, dtype, ones=False):
     """A non-trainable variable of zeros, or of ones (true)."""
     fill = tf.ones if ones else tf.zeros
-    return tf.Variable(
-            lambda: fill(shape, dtype), trainable=False, name=name)
+    return tf.Variable(lambda: fill(shape, dtype), trainable=False, name=name)
 
 
 def prepare_action(action, variable, check_numerics=True):

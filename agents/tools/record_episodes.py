@@ -70,8 +70,7 @@ class RecordEpisodes(gym.Wrapper):
         return observ, info
 
     def step(self, action):
-        """Step the environment and record the frame; a RuntimeError before
-        the first reset."""
+        """Step the environment (after a reset) and record the frame."""
         if self._path is None:
             raise RuntimeError(
                 'Reset the recorded environment before stepping it.')
@@ -100,8 +99,7 @@ class RecordEpisodes(gym.Wrapper):
             self._writer = imageio_ffmpeg.write_frames(
                 self._path, (width, height), fps=self._fps, codec='libx264',
                 pix_fmt_out='yuv420p', macro_block_size=16,
-                ffmpeg_log_level='error',
-                output_params=self._encoder_options)
+                ffmpeg_log_level='error', output_params=self._encoder_options)
             self._writer.send(None)
         self._writer.send(frame)
 
@@ -177,8 +175,7 @@ class RecordedEnvironment:
         try:
             if not self._effects:
                 disable_effects(env)
-            return RecordEpisodes(
-                env, self._directory, threads=self._threads)
+            return RecordEpisodes(env, self._directory, threads=self._threads)
         except BaseException:
             env.close()
             raise

@@ -66,10 +66,8 @@ def simulate(batch_env, algo, log=True, reset=False):
             summaries = _summaries(tallies, log)
         summary = tf.summary.merge(
             [begin_episode, step_summary, end_episode, summaries])
-        return (
-            control_flow.identity_after([summary], done),
-            control_flow.identity_after([summary], new_score),
-            summary)
+        return (control_flow.identity_after([summary], done),
+                control_flow.identity_after([summary], new_score), summary)
 
 
 # The running episodes' scores and lengths, the means of the ended ones.
@@ -129,8 +127,7 @@ def _step(batch_env, algo, tallies, begin_episode):
 def _end_episode(algo, tallies, agent_indices, new_score, new_length):
     """Submit the ended episodes' scores and lengths, then end them."""
     episode_score = tf.gather(new_score, agent_indices)
-    episode_length = tf.cast(
-        tf.gather(new_length, agent_indices), tf.float32)
+    episode_length = tf.cast(tf.gather(new_length, agent_indices), tf.float32)
     submits = [
         tallies.mean_score.submit(episode_score),
         tallies.mean_length.submit(episode_length)]
