@@ -25,7 +25,6 @@ class Acrobot(in_graph_task.Task):
     max_episode_steps = 500
     state_size = 4
     name = 'acrobot'
-    # Sample every component uniformly from `[-0.1, 0.1)`.
     reset_low = [-0.1] * 4
     reset_high = [0.1] * 4
     observ_high = [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2]

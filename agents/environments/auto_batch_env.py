@@ -67,7 +67,6 @@ class AutoBatchEnv:
         self._num_agents = num_agents
         first, *others = sorted(modes, key=lambda mode: mode != 'inprocess')
         self._first = self._create(first)
-        # The spaces of a single environment of the batch.
         self.observation_space = self._first.observation_space
         self.action_space = self._first.action_space
         self._candidates = {first: self._first}

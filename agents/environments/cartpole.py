@@ -32,7 +32,6 @@ class CartPole(in_graph_task.Task):
     max_episode_steps = 500
     state_size = 4
     name = 'cartpole'
-    # Sample every component uniformly from `[-0.05, 0.05)`.
     reset_low = [-0.05] * 4
     reset_high = [0.05] * 4
     # Gymnasium's bounds: twice the thresholds.

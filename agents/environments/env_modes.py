@@ -183,7 +183,6 @@ def create_batch_env(
       constructor: Callable taking a seed (or None) and returning an env.
       seed: None, a base seed (environment i gets `seed + i`, as in 2017)
           or one seed per environment.
-      timeout: Seconds to wait for a worker process, or None.
 
     Raises:
       ConfigError: For the mode 'graph'.
@@ -207,9 +206,8 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     the standard wrappers acting on its stacked arrays.
 
     Args:
-      config: Completed configuration (see `config_spec.complete_config`).
-      evaluation: Whether to build the evaluation batch of `eval_episodes`
-          environments instead of the training batch of `num_agents`.
+      evaluation: Whether to build the batch of `eval_episodes`
+          environments instead of that of `num_agents`.
       leader: With env mode 'auto', the run's training batch, whose choice
           of mode the evaluation batch takes.
     """

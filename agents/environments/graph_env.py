@@ -17,8 +17,7 @@ from agents.tools import resume_state
 from agents.tools.run_errors import ConfigError
 from agents.tools.run_errors import TrainingError
 
-# A variable that every checkpoint of a graph-mode run holds, below the
-# scope of the batch of environments.
+# A variable that every checkpoint of a graph-mode run holds.
 TASK_VARIABLE = 'task/state'
 # The variable of the env mode of a run's Python environments.
 ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
@@ -30,7 +29,6 @@ class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
     recorded, or None; and its `path`, or None."""
 
 
-# A run without a readable checkpoint.
 NEW_RUN = SavedEnv(None, None, None)
 
 
@@ -79,7 +77,6 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
     except Exception as error:
         if batches[0] is not None:
             batches[0].close()
-        # The same environment was built in this process already.
         message = batch_env_lib.first_line(error)
         raise TrainingError(
             f'Cannot start the environments: {message}') from error

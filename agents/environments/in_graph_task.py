@@ -1,6 +1,5 @@
-"""Control tasks as batched TensorFlow operations: `Task`, `StandardTask`
-(a task behind the standard wrappers) and `InGraphTaskBatch` (a batch of one
-behind the interface of `tools.InGraphBatchEnv`)."""
+"""Control tasks as batched TensorFlow operations (`Task`, `StandardTask`)
+and a batch of one (`InGraphTaskBatch`)."""
 
 import gymnasium as gym
 import numpy as np

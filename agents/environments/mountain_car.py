@@ -26,7 +26,6 @@ class MountainCar(in_graph_task.Task):
     max_episode_steps = 200
     state_size = 2
     name = 'mountain_car'
-    # Sample positions in `[-0.6, -0.4)` at rest.
     reset_low = [-0.6, 0.0]
     reset_high = [-0.4, 0.0]
     # The episode terminates here, moving right or at rest.
@@ -71,7 +70,6 @@ class ContinuousMountainCar(MountainCar):
     env_id = 'MountainCarContinuous-v0'
     max_episode_steps = 999
     name = 'continuous_mountain_car'
-    # The state, observation and initial states are those of `MountainCar`.
     goal_position = 0.45
     action_count = None
     action_high = [_MAX_ACTION]

@@ -25,7 +25,6 @@ class Pendulum(in_graph_task.Task):
     max_episode_steps = 200
     state_size = 2
     name = 'pendulum'
-    # Sample angles in `[-pi, pi)` and velocities in `[-1, 1)`.
     reset_low = [-math.pi, -1.0]
     reset_high = [math.pi, 1.0]
     observ_high = [1.0, 1.0, _MAX_SPEED]
