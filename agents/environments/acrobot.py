@@ -48,7 +48,9 @@ class Acrobot(in_graph_task.Task):
                     tf.clip_by_value(dtheta1, -_MAX_VEL_1, _MAX_VEL_1),
                     tf.clip_by_value(dtheta2, -_MAX_VEL_2, _MAX_VEL_2)],
                     axis=1)
-            terminated = _height(new_state) > 1.0
+            # The tip's height above the pivot, in link lengths.
+            angle1, angle2 = new_state[:, 0], new_state[:, 1]
+            terminated = -tf.cos(angle1) - tf.cos(angle2 + angle1) > 1.0
             reward = compiled_ops.where(
                     terminated, tf.zeros_like(theta1),
                     tf.fill(tf.shape(theta1), -1.0))
@@ -99,9 +101,3 @@ def _wrap(angle):
     angle = compiled_ops.where(
         angle > math.pi, angle - turn * turns_down, angle)
     return compiled_ops.where(angle < -math.pi, angle + turn * turns_up, angle)
-
-
-def _height(state):
-    """Height of the tip above the pivot, in link lengths (goal above 1)."""
-    theta1, theta2 = state[:, 0], state[:, 1]
-    return -tf.cos(theta1) - tf.cos(theta2 + theta1)
