@@ -252,13 +252,9 @@ def _seed_words(seed, evaluation, count):
     return child.generate_state(count, np.uint32)
 
 
-class SeededConstructor:
+class SeededConstructor(collections.namedtuple(
+        'SeededConstructor', 'constructor, seed')):
     """The constructor of one environment of a batch, bound to its seed."""
-
-    def __init__(self, constructor, seed):
-        """Bind a constructor taking a seed to a seed."""
-        self.constructor = constructor
-        self.seed = seed
 
     def __call__(self):
         """Build the environment."""
