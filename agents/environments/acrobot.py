@@ -14,12 +14,11 @@ _GRAVITY = 9.8
 
 
 class Acrobot(in_graph_task.Task):
-    """Swing a two-link chain up, as gymnasium's `Acrobot-v1`, of the
-    state `(theta1, theta2, dtheta1, dtheta2)`. A step integrates the
-    book's dynamics (Sutton and Barto, gymnasium's default) over 0.2 s with
-    one classic Runge-Kutta step, as gymnasium's `rk4`, wraps the angles
-    into `[-pi, pi]` and clips the velocities. The reward is -1 per step,
-    0 at the goal height. Actions 0, 1, 2: torques -1, 0, 1, no noise."""
+    """Swing a two-link chain up, as gymnasium's `Acrobot-v1` (the book's
+    dynamics), of the state `(theta1, theta2, dtheta1, dtheta2)`: one step
+    of gymnasium's `rk4` over 0.2 s, angles wrapped into `[-pi, pi]`,
+    velocities clipped. Reward -1 per step, 0 at the goal height; actions
+    0, 1, 2: torques -1, 0, 1, no noise."""
 
     env_id = 'Acrobot-v1'
     max_episode_steps = 500
