@@ -19,9 +19,8 @@ _WORKER_MODES = ('processes', 'slices', 'ray')
 _AUTO_BURST_SECONDS = 0.05
 _AUTO_ROUNDS = 3
 # How much faster than in-process stepping a mode with worker processes must
-# step to be chosen: in training the graph's work competes with the workers
-# for the cores, which the bursts leave out. EnvPool's threads step only
-# while the graph waits for them, so it needs no margin.
+# step: in training the graph competes with the workers for the cores (not
+# EnvPool's threads, which step while the graph waits).
 _WORKER_MARGIN = 1.25
 
 

@@ -58,7 +58,6 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
 
     Args:
       env_mode: A checked name of `env_modes.MODES`.
-      evaluation: Whether to define an evaluation batch.
       saved: `SavedEnv` of the run folder.
 
     Raises:

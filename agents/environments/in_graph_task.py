@@ -14,12 +14,10 @@ from agents.tools import space_wrappers
 
 
 class Task:
-    """A control task as pure functions of batched tensors: the caller
-    keeps the float32 state `[batch, state_size]`; the operations compile
-    with XLA, random numbers come from stateless operations keyed by the
-    caller's `key`. Subclasses set the class attributes and implement
-    `step`. Discrete actions are int32 `[batch]`, Box actions float32
-    `[batch, *shape]`."""
+    """A control task as pure functions of batched tensors that XLA
+    compiles: the caller keeps the float32 state `[batch, state_size]` and
+    the `key` of the stateless random operations. Subclasses set the class
+    attributes and implement `step`."""
 
     # The gymnasium id whose dynamics the task follows, and its time limit.
     env_id = None
@@ -137,22 +135,18 @@ class StandardTask(Task):
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     """Batch of environments of a `Task`, a drop-in for
-    `tools.InGraphBatchEnv` whose episodes end as under gymnasium's
-    `TimeLimit`. The scope `task` holds what decides the batch's future
-    (states, step counts, the seed and the counter of resets, whose key is
-    `(seed, counter)`, `done` and `observ`), so a restored batch goes on
-    exactly; `task_temporary`, which checkpoints leave out, the rest.
-    `transition` and `restart` are the step and the reset as pure
-    functions, for compiled loops."""
+    `tools.InGraphBatchEnv` with gymnasium's `TimeLimit`. The scope `task`
+    holds what decides the batch's future (the resets' key is `(seed,
+    counter)`), so a restored batch goes on exactly; `task_temporary`,
+    which checkpoints leave out, the rest."""
 
     def __init__(self, task, num_envs, seed, max_length=None):
         """Create the variables of the batch.
 
         Args:
             task: `Task` instance or subclass.
-            seed: Int base seed of the resets, or None for a random one.
-            max_length: Steps after which an episode is truncated; None:
-                the task's `max_episode_steps`.
+            seed: Int seed of the resets, or None for a random one.
+            max_length: None: the task's `max_episode_steps`.
 
         Raises:
             ValueError: For an argument out of range or of a wrong type.

@@ -18,9 +18,8 @@ _POWER = 0.0015
 
 class MountainCar(in_graph_task.Task):
     """Drive an underpowered car up a hill, as gymnasium's `MountainCar-v0`,
-    of the state and observation `(position, velocity)`. The reward is -1
-    per step; the episode terminates at the goal position 0.5 with a
-    velocity of at least zero. The left wall at -1.2 stops the car."""
+    of the state and observation `(position, velocity)`; reward -1 per
+    step, to the goal position with a velocity of at least zero."""
 
     env_id = 'MountainCar-v0'
     max_episode_steps = 200
@@ -63,9 +62,8 @@ class MountainCar(in_graph_task.Task):
 
 class ContinuousMountainCar(MountainCar):
     """`MountainCar` with a continuous force, as gymnasium's
-    `MountainCarContinuous-v0`: the reward is 100 at the goal position 0.45
-    with a velocity of at least zero, minus 0.1 times the square of the
-    action as given (gymnasium clips it only for the force)."""
+    `MountainCarContinuous-v0`: reward 100 at the goal minus 0.1 times the
+    square of the action as given (gymnasium clips it only for the force)."""
 
     env_id = 'MountainCarContinuous-v0'
     max_episode_steps = 999
