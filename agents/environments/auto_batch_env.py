@@ -90,8 +90,7 @@ class AutoBatchEnv:
         return self._chosen()[index]
 
     def __getattr__(self, name):
-        """Forward public attributes to the chosen batch, or until it is
-        chosen, to the first candidate."""
+        """Forward public attributes to the chosen (else first) batch."""
         target = self._first if self._batch_env is None else self._batch_env
         if name.startswith('_') or target is None:
             raise AttributeError(

@@ -111,8 +111,7 @@ class EnvironmentConstructor:
 
     @property
     def env_id(self):
-        """The gymnasium id, for modes that build their environments
-        themselves where the batch applies the wrappers; else None."""
+        """The gymnasium id where the batch applies the wrappers, else None."""
         if self.batch_wrappers and isinstance(self.config.env, str):
             return self.config.env
         return None

@@ -88,8 +88,7 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
     the env has a task and no checkpoint of Python environments (logged).
 
     Raises:
-      ConfigError: When the env has no in-graph task for 'graph', or the
-          checkpoint was trained on the other kind of batch.
+      ConfigError: When the env has no task or the checkpoint another kind.
     """
     logger = logging.getLogger('agents')
     if env_mode == 'auto' and saved.mode in env_modes.MODES:

@@ -226,9 +226,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 
     def transition(self, state, steps, action):
         """Step states and episode step counts, as a pure function, into
-        the next states and step counts, the observations, float32 rewards,
-        and the flags `done` and `truncated` (at the time limit without
-        terminating)."""
+        the next ones, the observations, rewards, `done` and `truncated`."""
         with tf.name_scope('task_transition'):
             state, observ, reward, terminated = self.task.step(state, action)
             steps = steps + 1
@@ -239,8 +237,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 
     def restart(self, seed, counter, state, steps, begin):
         """Begin new episodes where `begin` is true, as a pure function
-        drawing as `reset` does; returns the counter, the states and step
-        counts after the resets, and the observations of the states."""
+        drawing as `reset` does: the counter, states, steps, observations."""
         with tf.name_scope('task_restart'):
             fresh = self.task.reset(tf.stack([seed, counter]), self._num_envs)
             state = compiled_ops.where(begin, fresh, state)
@@ -361,8 +358,7 @@ class TaskRolloutEnv(rollout_env.RolloutEnv):
         return env_state[0]
 
     def begin(self, env_state, begin, observ):
-        """The loop state and observations after beginning new episodes
-        where `begin` is true."""
+        """The loop state and observations after the episodes `begin`."""
         counter, state, steps = env_state
         counter, state, steps, fresh = self._batch_env.restart(
             self._batch_env.seed.read_value(), counter, state, steps, begin)
