@@ -26,8 +26,7 @@ _WORKER_MARGIN = 1.25
 
 def create(build, constructor, num_agents, seed=None, timeout=None,
            restart=False, candidates=AUTO_CANDIDATES, leader=None):
-    """The batch of environments of the mode 'auto': an `AutoBatchEnv`,
-    or the batch of the only usable candidate.
+    """An `AutoBatchEnv`, or the batch of the only usable candidate.
 
     Args:
       build: `env_modes.create_batch_env` or alike.
@@ -56,15 +55,14 @@ class AutoBatchEnv:
                  timeout=None, restart=False, leader=None):
         """Build the first candidate and start building the others."""
         self._leader = leader
-        if leader is not None:
-            # Only the first candidate, for the spaces until the choice.
-            modes = modes[:1] if 'inprocess' not in modes else ['inprocess']
         self._create = lambda mode, seed=None, restart=False: build(
             constructor, num_agents, mode, seed, timeout, restart)
         self._seed = seed
         self._restart = restart
         self._num_agents = num_agents
         first, *others = sorted(modes, key=lambda mode: mode != 'inprocess')
+        if leader is not None:
+            others = []  # The first, for the spaces until the choice.
         self._first = self._create(first)
         self.observation_space = self._first.observation_space
         self.action_space = self._first.action_space

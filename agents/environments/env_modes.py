@@ -136,8 +136,8 @@ def flag_help():
 
 
 def check_env_mode(env_mode):
-    """The name of an env mode of `mode_names()`, where True stands for
-    'processes' and False for 'inprocess' (2017).
+    """The name of an env mode, True standing for 'processes' and False
+    for 'inprocess' (2017).
 
     Raises:
       ConfigError: When the mode is unknown or cannot run here.

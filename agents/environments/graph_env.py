@@ -1,6 +1,5 @@
 """A run's batches in the graph: `define_run_batches`, the one call that
-builds a run's environments, and the env mode 'graph' (the config's task of
-`environments.TASKS` behind the standard wrappers as graph operations)."""
+builds a run's environments, and the env mode 'graph'."""
 
 import collections
 import logging
