@@ -15,9 +15,8 @@ class EnvMode(collections.namedtuple(
         'EnvMode', 'build, description, check, in_graph',
         defaults=(None, False))):
     """How a batch of environments steps: `build(constructors, timeout,
-    restart, **options) -> batch env`; a `description` for the help of
-    --env_mode; None or a `check` raising an `ImportError` that says what to
-    install; and whether the environments are graph operations."""
+    restart, **options) -> batch env`, the help of --env_mode, None or a
+    `check` raising an ImportError, and whether the environments are ops."""
 
 
 def _build_auto(constructors, timeout, restart, leader=None):

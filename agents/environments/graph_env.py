@@ -32,8 +32,7 @@ NEW_RUN = SavedEnv(None, None, None)
 
 
 def check_task(config):
-    """Raise a one-line ConfigError naming the env and the ids with a task
-    when the config's env has no in-graph task."""
+    """Raise a ConfigError naming the tasks if the env has no task."""
     if _has_task(config):
         return
     env = config.get('env')
