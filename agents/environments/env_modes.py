@@ -2,6 +2,7 @@
 and every environment seed. No TensorFlow: worker processes import it."""
 
 import collections
+import importlib
 
 import numpy as np
 
@@ -54,12 +55,6 @@ def _build_ray(constructors, timeout, restart, **options):
         constructors, restart=restart, timeout=timeout, **options)
 
 
-def _check_ray():
-    """Import Ray, or raise an ImportError naming its extra."""
-    from agents.tools import ray_batch_env
-    ray_batch_env.import_ray()
-
-
 def _build_envpool(constructors, timeout, restart):
     """EnvPool's C++ thread pool, from the configured gymnasium id."""
     del timeout, restart  # EnvPool's environments neither hang nor restart.
@@ -78,10 +73,12 @@ def _build_envpool(constructors, timeout, restart):
         raise ConfigError(f'--env_mode=envpool: {error}') from None
 
 
-def _check_envpool():
-    """Import EnvPool, or raise an ImportError naming its extra."""
-    from agents.tools import envpool_batch_env
-    envpool_batch_env.import_envpool()
+def _check_extra(module, importer):
+    """A `check` calling `importer` of `agents.tools.<module>`, which imports
+    an extra or raises an ImportError naming it."""
+    def check():
+        getattr(importlib.import_module(f'agents.tools.{module}'), importer)()
+    return check
 
 
 def _build_graph(constructors, timeout, restart):
@@ -105,10 +102,11 @@ MODES = {
     'ray': EnvMode(
         _build_ray, 'Ray actors on the nodes of a Ray cluster (RAY_ADDRESS, '
         'else a local one), one per free CPU, stepping a slice each',
-        _check_ray),
+        _check_extra('ray_batch_env', 'import_ray')),
     'envpool': EnvMode(
         _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
-        'it has (extra envpool; Linux, Python >= 3.11)', _check_envpool),
+        'it has (extra envpool; Linux, Python >= 3.11)',
+        _check_extra('envpool_batch_env', 'import_envpool')),
     'graph': EnvMode(
         _build_graph, 'the task as TensorFlow operations in the graph where '
         'it has an in-graph version (Pendulum-v1, CartPole-v1, Acrobot-v1, '
