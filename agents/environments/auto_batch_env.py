@@ -168,9 +168,8 @@ class AutoBatchEnv:
 
 
 def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
-    """The modes worth timing for a batch: none with worker processes
-    where the batch has one environment or the machine one core (and
-    'inprocess' is a candidate)."""
+    """The modes worth timing: none with worker processes for one
+    environment or one core (where 'inprocess' is a candidate)."""
     if candidates is AUTO_CANDIDATES:
         candidates = auto_candidates(constructor)
     candidates = list(candidates)
@@ -183,9 +182,8 @@ def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
 
 
 def time_candidates(batch_envs):
-    """Time candidate batches (a dict from mode names to batches, left
-    open) and return the chosen mode and a dict of the modes' steps per
-    second, also logged in one line."""
+    """Time candidate batches (a dict of mode names to open batches): the
+    chosen mode and the modes' steps per second, also logged."""
     modes = list(batch_envs)
     rates = {mode: 0.0 for mode in modes}
     num_agents = len(batch_envs[modes[0]])

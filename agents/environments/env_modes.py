@@ -157,8 +157,7 @@ def check_env_mode(env_mode):
 
 def env_mode_from_flags(env_mode, env_processes):
     """The checked env mode of the --env_mode and --env_processes flags
-    (None where not passed); 'auto' when neither was passed, a ConfigError
-    when the mode is unknown or the flags disagree."""
+    (None: not passed), by default 'auto'; a ConfigError if they disagree."""
     if env_processes is None:
         return check_env_mode('auto' if env_mode is None else env_mode)
     implied = check_env_mode(bool(env_processes))
@@ -226,18 +225,16 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
 
 
 def env_seeds(seed, count, evaluation=False):
-    """The `count` 31-bit seeds (EnvPool takes signed 32-bit ones) of a
-    run's training or evaluation environments, from that child of
-    `SeedSequence(seed)`; None for a seed None."""
+    """The `count` 31-bit seeds (for EnvPool's int32) of a run's training
+    or evaluation environments, from that child of `SeedSequence(seed)`."""
     if seed is None:
         return None
     return [int(value >> 1) for value in _seed_words(seed, evaluation, count)]
 
 
 def task_seed(seed, evaluation=False):
-    """The seed of a run's in-graph task: the run's seed (or None) for
-    training, for evaluation a 32-bit seed of the evaluation child of
-    `SeedSequence(seed)`."""
+    """The seed of a run's in-graph task: the run's seed for training, a
+    32-bit seed of the evaluation child of `SeedSequence(seed)` else."""
     if seed is None or not evaluation:
         return seed
     return int(_seed_words(seed, evaluation, 1)[0])

@@ -23,9 +23,8 @@ ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 
 class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
-    """What the newest readable checkpoint of a run says of its environments:
-    `kind` 'graph', 'python' or None (a new run); the Python env `mode` it
-    recorded, or None; and its `path`, or None."""
+    """A run's newest readable checkpoint: `kind` 'graph', 'python' or None
+    (a new run), the Python env `mode` recorded or None, `path` or None."""
 
 
 NEW_RUN = SavedEnv(None, None, None)

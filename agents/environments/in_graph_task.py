@@ -263,9 +263,8 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
                 (self._truncated, truncated)])
 
     def reset(self, indices=None):
-        """Begin new episodes in some or all (None) environments, drawing
-        initial states for the whole batch from the key `(seed, counter)`
-        and incrementing the counter; returns their first observations."""
+        """Begin new episodes in some or all (None) environments from the key
+        `(seed, counter)`, incrementing the counter; their observations."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(self._num_envs)
