@@ -14,18 +14,16 @@ _GRAVITY = 9.8
 
 
 class Acrobot(in_graph_task.Task):
-    """Swing a two-link chain up, as gymnasium's `Acrobot-v1`, of the
-    state `(theta1, theta2, dtheta1, dtheta2)`. A step integrates the
-    book's dynamics (Sutton and Barto, gymnasium's default) over 0.2 s with
-    one classic Runge-Kutta step, as gymnasium's `rk4`, wraps the angles
-    into `[-pi, pi]` and clips the velocities. The reward is -1 per step,
-    0 at the goal height. Actions 0, 1, 2: torques -1, 0, 1, no noise."""
+    """Swing a two-link chain up, as gymnasium's `Acrobot-v1` (the book's
+    dynamics), of the state `(theta1, theta2, dtheta1, dtheta2)`: one step
+    of gymnasium's `rk4` over 0.2 s, angles wrapped into `[-pi, pi]`,
+    velocities clipped. Reward -1 per step, 0 at the goal height; actions
+    0, 1, 2: torques -1, 0, 1, no noise."""
 
     env_id = 'Acrobot-v1'
     max_episode_steps = 500
     state_size = 4
     name = 'acrobot'
-    # Sample every component uniformly from `[-0.1, 0.1)`.
     reset_low = [-0.1] * 4
     reset_high = [0.1] * 4
     observ_high = [1.0, 1.0, 1.0, 1.0, _MAX_VEL_1, _MAX_VEL_2]
@@ -49,7 +47,9 @@ class Acrobot(in_graph_task.Task):
                     tf.clip_by_value(dtheta1, -_MAX_VEL_1, _MAX_VEL_1),
                     tf.clip_by_value(dtheta2, -_MAX_VEL_2, _MAX_VEL_2)],
                     axis=1)
-            terminated = _height(new_state) > 1.0
+            # The tip's height above the pivot, in link lengths.
+            angle1, angle2 = new_state[:, 0], new_state[:, 1]
+            terminated = -tf.cos(angle1) - tf.cos(angle2 + angle1) > 1.0
             reward = compiled_ops.where(
                     terminated, tf.zeros_like(theta1),
                     tf.fill(tf.shape(theta1), -1.0))
@@ -100,9 +100,3 @@ def _wrap(angle):
     angle = compiled_ops.where(
         angle > math.pi, angle - turn * turns_down, angle)
     return compiled_ops.where(angle < -math.pi, angle + turn * turns_up, angle)
-
-
-def _height(state):
-    """Height of the tip above the pivot, in link lengths (goal above 1)."""
-    theta1, theta2 = state[:, 0], state[:, 1]
-    return -tf.cos(theta1) - tf.cos(theta2 + theta1)

@@ -19,16 +19,14 @@ _WORKER_MODES = ('processes', 'slices', 'ray')
 _AUTO_BURST_SECONDS = 0.05
 _AUTO_ROUNDS = 3
 # How much faster than in-process stepping a mode with worker processes must
-# step to be chosen: in training the graph's work competes with the workers
-# for the cores, which the bursts leave out. EnvPool's threads step only
-# while the graph waits for them, so it needs no margin.
+# step: in training the graph competes with the workers for the cores (not
+# EnvPool's threads, which step while the graph waits).
 _WORKER_MARGIN = 1.25
 
 
 def create(build, constructor, num_agents, seed=None, timeout=None,
            restart=False, candidates=AUTO_CANDIDATES, leader=None):
-    """The batch of environments of the mode 'auto': an `AutoBatchEnv`,
-    or the batch of the only usable candidate.
+    """An `AutoBatchEnv`, or the batch of the only usable candidate.
 
     Args:
       build: `env_modes.create_batch_env` or alike.
@@ -57,17 +55,15 @@ class AutoBatchEnv:
                  timeout=None, restart=False, leader=None):
         """Build the first candidate and start building the others."""
         self._leader = leader
-        if leader is not None:
-            # Only the first candidate, for the spaces until the choice.
-            modes = modes[:1] if 'inprocess' not in modes else ['inprocess']
         self._create = lambda mode, seed=None, restart=False: build(
             constructor, num_agents, mode, seed, timeout, restart)
         self._seed = seed
         self._restart = restart
         self._num_agents = num_agents
         first, *others = sorted(modes, key=lambda mode: mode != 'inprocess')
+        if leader is not None:
+            others = []  # The first, for the spaces until the choice.
         self._first = self._create(first)
-        # The spaces of a single environment of the batch.
         self.observation_space = self._first.observation_space
         self.action_space = self._first.action_space
         self._candidates = {first: self._first}
@@ -92,8 +88,7 @@ class AutoBatchEnv:
         return self._chosen()[index]
 
     def __getattr__(self, name):
-        """Forward public attributes to the chosen batch, or until it is
-        chosen, to the first candidate."""
+        """Forward public attributes to the chosen (else first) batch."""
         target = self._first if self._batch_env is None else self._batch_env
         if name.startswith('_') or target is None:
             raise AttributeError(
@@ -173,9 +168,8 @@ class AutoBatchEnv:
 
 
 def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
-    """The modes worth timing for a batch: none with worker processes
-    where the batch has one environment or the machine one core (and
-    'inprocess' is a candidate)."""
+    """The modes worth timing: none with worker processes for one
+    environment or one core (where 'inprocess' is a candidate)."""
     if candidates is AUTO_CANDIDATES:
         candidates = auto_candidates(constructor)
     candidates = list(candidates)
@@ -188,9 +182,8 @@ def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
 
 
 def time_candidates(batch_envs):
-    """Time candidate batches (a dict from mode names to batches, left
-    open) and return the chosen mode and a dict of the modes' steps per
-    second, also logged in one line."""
+    """Time candidate batches (a dict of mode names to open batches): the
+    chosen mode and the modes' steps per second, also logged."""
     modes = list(batch_envs)
     rates = {mode: 0.0 for mode in modes}
     num_agents = len(batch_envs[modes[0]])

@@ -22,17 +22,15 @@ _X_THRESHOLD = 2.4
 
 class CartPole(in_graph_task.Task):
     """Balance a pole on a cart, as gymnasium's `CartPole-v1`, of the state
-    `(x, x_dot, theta, theta_dot)`, integrated with the Euler method. The
-    reward is 1 on every step, the terminating one too (gymnasium's default,
-    not Sutton and Barto's). Action 1 pushes right, 0 left. A terminated
-    state steps on with a reward of 1, where gymnasium warns and rewards 0;
-    a batch begins a new episode there instead."""
+    `(x, x_dot, theta, theta_dot)` (Euler's method). The reward is 1 on
+    every step, the terminating one and those after it too (gymnasium warns
+    and rewards 0; a batch begins a new episode there). Action 1 pushes
+    right, 0 left."""
 
     env_id = 'CartPole-v1'
     max_episode_steps = 500
     state_size = 4
     name = 'cartpole'
-    # Sample every component uniformly from `[-0.05, 0.05)`.
     reset_low = [-0.05] * 4
     reset_high = [0.05] * 4
     # Gymnasium's bounds: twice the thresholds.

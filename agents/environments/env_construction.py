@@ -41,11 +41,10 @@ def create_environment(
     # A constructor may have imported MuJoCo just now.
     tools.mujoco_warnings.install()
     if not all(hasattr(env, name) for name in _ENV_ATTRIBUTES):
-        name = _env_name(config.env)
         shown = repr(env)
         shown = shown if len(shown) <= 60 else shown[:57] + '...'
         raise ConfigError(
-            f"Config env '{name}' returned {shown}, a "
+            f"Config env '{_env_name(config.env)}' returned {shown}, a "
             f'{type(env).__name__}; expected a gymnasium environment.')
     check_spaces(env)
     if not batch_wrappers:
@@ -111,8 +110,7 @@ class EnvironmentConstructor:
 
     @property
     def env_id(self):
-        """The gymnasium id, for modes that build their environments
-        themselves where the batch applies the wrappers; else None."""
+        """The gymnasium id where the batch applies the wrappers, else None."""
         if self.batch_wrappers and isinstance(self.config.env, str):
             return self.config.env
         return None
@@ -124,8 +122,7 @@ class EnvironmentConstructor:
 
 
 def taking_seed(constructor):
-    """A constructor that takes a seed: today's as it is, a 2017 one
-    without arguments wrapped to ignore the seed."""
+    """A constructor taking a seed, a 2017 one wrapped to ignore it."""
     try:
         inspect.signature(constructor).bind(None)
     except TypeError:
@@ -149,8 +146,7 @@ class _WithoutSeed:
 
 
 def check_env_id(env_id):
-    """Raise a one-line ConfigError listing the registered ids when
-    gymnasium does not know an env id."""
+    """Raise a ConfigError listing the registered ids for an unknown id."""
     if env_id not in gym.envs.registry:
         choices = ', '.join(sorted(gym.envs.registry))
         raise ConfigError(

@@ -2,6 +2,7 @@
 and every environment seed. No TensorFlow: worker processes import it."""
 
 import collections
+import importlib
 
 import numpy as np
 
@@ -15,9 +16,8 @@ class EnvMode(collections.namedtuple(
         'EnvMode', 'build, description, check, in_graph',
         defaults=(None, False))):
     """How a batch of environments steps: `build(constructors, timeout,
-    restart, **options) -> batch env`; a `description` for the help of
-    --env_mode; None or a `check` raising an `ImportError` that says what to
-    install; and whether the environments are graph operations."""
+    restart, **options) -> batch env`, the help of --env_mode, None or a
+    `check` raising an ImportError, and whether the environments are ops."""
 
 
 def _build_auto(constructors, timeout, restart, leader=None):
@@ -55,12 +55,6 @@ def _build_ray(constructors, timeout, restart, **options):
         constructors, restart=restart, timeout=timeout, **options)
 
 
-def _check_ray():
-    """Import Ray, or raise an ImportError naming its extra."""
-    from agents.tools import ray_batch_env
-    ray_batch_env.import_ray()
-
-
 def _build_envpool(constructors, timeout, restart):
     """EnvPool's C++ thread pool, from the configured gymnasium id."""
     del timeout, restart  # EnvPool's environments neither hang nor restart.
@@ -79,10 +73,12 @@ def _build_envpool(constructors, timeout, restart):
         raise ConfigError(f'--env_mode=envpool: {error}') from None
 
 
-def _check_envpool():
-    """Import EnvPool, or raise an ImportError naming its extra."""
-    from agents.tools import envpool_batch_env
-    envpool_batch_env.import_envpool()
+def _check_extra(module, importer):
+    """A `check` calling `importer` of `agents.tools.<module>`, which imports
+    an extra or raises an ImportError naming it."""
+    def check():
+        getattr(importlib.import_module(f'agents.tools.{module}'), importer)()
+    return check
 
 
 def _build_graph(constructors, timeout, restart):
@@ -106,10 +102,11 @@ MODES = {
     'ray': EnvMode(
         _build_ray, 'Ray actors on the nodes of a Ray cluster (RAY_ADDRESS, '
         'else a local one), one per free CPU, stepping a slice each',
-        _check_ray),
+        _check_extra('ray_batch_env', 'import_ray')),
     'envpool': EnvMode(
         _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
-        'it has (extra envpool; Linux, Python >= 3.11)', _check_envpool),
+        'it has (extra envpool; Linux, Python >= 3.11)',
+        _check_extra('envpool_batch_env', 'import_envpool')),
     'graph': EnvMode(
         _build_graph, 'the task as TensorFlow operations in the graph where '
         'it has an in-graph version (Pendulum-v1, CartPole-v1, Acrobot-v1, '
@@ -136,8 +133,8 @@ def flag_help():
 
 
 def check_env_mode(env_mode):
-    """The name of an env mode of `mode_names()`, where True stands for
-    'processes' and False for 'inprocess' (2017).
+    """The name of an env mode, True standing for 'processes' and False
+    for 'inprocess' (2017).
 
     Raises:
       ConfigError: When the mode is unknown or cannot run here.
@@ -160,8 +157,7 @@ def check_env_mode(env_mode):
 
 def env_mode_from_flags(env_mode, env_processes):
     """The checked env mode of the --env_mode and --env_processes flags
-    (None where not passed); 'auto' when neither was passed, a ConfigError
-    when the mode is unknown or the flags disagree."""
+    (None: not passed), by default 'auto'; a ConfigError if they disagree."""
     if env_processes is None:
         return check_env_mode('auto' if env_mode is None else env_mode)
     implied = check_env_mode(bool(env_processes))
@@ -183,7 +179,6 @@ def create_batch_env(
       constructor: Callable taking a seed (or None) and returning an env.
       seed: None, a base seed (environment i gets `seed + i`, as in 2017)
           or one seed per environment.
-      timeout: Seconds to wait for a worker process, or None.
 
     Raises:
       ConfigError: For the mode 'graph'.
@@ -207,9 +202,8 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     the standard wrappers acting on its stacked arrays.
 
     Args:
-      config: Completed configuration (see `config_spec.complete_config`).
-      evaluation: Whether to build the evaluation batch of `eval_episodes`
-          environments instead of the training batch of `num_agents`.
+      evaluation: Whether to build the batch of `eval_episodes`
+          environments instead of that of `num_agents`.
       leader: With env mode 'auto', the run's training batch, whose choice
           of mode the evaluation batch takes.
     """
@@ -231,18 +225,16 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
 
 
 def env_seeds(seed, count, evaluation=False):
-    """The `count` 31-bit seeds (EnvPool takes signed 32-bit ones) of a
-    run's training or evaluation environments, from that child of
-    `SeedSequence(seed)`; None for a seed None."""
+    """The `count` 31-bit seeds (for EnvPool's int32) of a run's training
+    or evaluation environments, from that child of `SeedSequence(seed)`."""
     if seed is None:
         return None
     return [int(value >> 1) for value in _seed_words(seed, evaluation, count)]
 
 
 def task_seed(seed, evaluation=False):
-    """The seed of a run's in-graph task: the run's seed (or None) for
-    training, for evaluation a 32-bit seed of the evaluation child of
-    `SeedSequence(seed)`."""
+    """The seed of a run's in-graph task: the run's seed for training, a
+    32-bit seed of the evaluation child of `SeedSequence(seed)` else."""
     if seed is None or not evaluation:
         return seed
     return int(_seed_words(seed, evaluation, 1)[0])
@@ -254,13 +246,9 @@ def _seed_words(seed, evaluation, count):
     return child.generate_state(count, np.uint32)
 
 
-class SeededConstructor:
+class SeededConstructor(collections.namedtuple(
+        'SeededConstructor', 'constructor, seed')):
     """The constructor of one environment of a batch, bound to its seed."""
-
-    def __init__(self, constructor, seed):
-        """Bind a constructor taking a seed to a seed."""
-        self.constructor = constructor
-        self.seed = seed
 
     def __call__(self):
         """Build the environment."""

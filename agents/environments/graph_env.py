@@ -1,6 +1,5 @@
 """A run's batches in the graph: `define_run_batches`, the one call that
-builds a run's environments, and the env mode 'graph' (the config's task of
-`environments.TASKS` behind the standard wrappers as graph operations)."""
+builds a run's environments, and the env mode 'graph'."""
 
 import collections
 import logging
@@ -17,26 +16,22 @@ from agents.tools import resume_state
 from agents.tools.run_errors import ConfigError
 from agents.tools.run_errors import TrainingError
 
-# A variable that every checkpoint of a graph-mode run holds, below the
-# scope of the batch of environments.
+# A variable that every checkpoint of a graph-mode run holds.
 TASK_VARIABLE = 'task/state'
 # The variable of the env mode of a run's Python environments.
 ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 
 class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
-    """What the newest readable checkpoint of a run says of its environments:
-    `kind` 'graph', 'python' or None (a new run); the Python env `mode` it
-    recorded, or None; and its `path`, or None."""
+    """A run's newest readable checkpoint: `kind` 'graph', 'python' or None
+    (a new run), the Python env `mode` recorded or None, `path` or None."""
 
 
-# A run without a readable checkpoint.
 NEW_RUN = SavedEnv(None, None, None)
 
 
 def check_task(config):
-    """Raise a one-line ConfigError naming the env and the ids with a task
-    when the config's env has no in-graph task."""
+    """Raise a ConfigError naming the tasks if the env has no task."""
     if _has_task(config):
         return
     env = config.get('env')
@@ -60,7 +55,6 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
 
     Args:
       env_mode: A checked name of `env_modes.MODES`.
-      evaluation: Whether to define an evaluation batch.
       saved: `SavedEnv` of the run folder.
 
     Raises:
@@ -79,7 +73,6 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
     except Exception as error:
         if batches[0] is not None:
             batches[0].close()
-        # The same environment was built in this process already.
         message = batch_env_lib.first_line(error)
         raise TrainingError(
             f'Cannot start the environments: {message}') from error
@@ -92,8 +85,7 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
     the env has a task and no checkpoint of Python environments (logged).
 
     Raises:
-      ConfigError: When the env has no in-graph task for 'graph', or the
-          checkpoint was trained on the other kind of batch.
+      ConfigError: When the env has no task or the checkpoint another kind.
     """
     logger = logging.getLogger('agents')
     if env_mode == 'auto' and saved.mode in env_modes.MODES:

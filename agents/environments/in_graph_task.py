@@ -1,6 +1,5 @@
-"""Control tasks as batched TensorFlow operations: `Task`, `StandardTask`
-(a task behind the standard wrappers) and `InGraphTaskBatch` (a batch of one
-behind the interface of `tools.InGraphBatchEnv`)."""
+"""Control tasks as batched TensorFlow operations (`Task`, `StandardTask`)
+and a batch of one (`InGraphTaskBatch`)."""
 
 import gymnasium as gym
 import numpy as np
@@ -15,12 +14,10 @@ from agents.tools import space_wrappers
 
 
 class Task:
-    """A control task as pure functions of batched tensors: the caller
-    keeps the float32 state `[batch, state_size]`; the operations compile
-    with XLA, random numbers come from stateless operations keyed by the
-    caller's `key`. Subclasses set the class attributes and implement
-    `step`. Discrete actions are int32 `[batch]`, Box actions float32
-    `[batch, *shape]`."""
+    """A control task as pure functions of batched tensors that XLA
+    compiles: the caller keeps the float32 state `[batch, state_size]` and
+    the `key` of the stateless random operations. Subclasses set the class
+    attributes and implement `step`."""
 
     # The gymnasium id whose dynamics the task follows, and its time limit.
     env_id = None
@@ -138,22 +135,18 @@ class StandardTask(Task):
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     """Batch of environments of a `Task`, a drop-in for
-    `tools.InGraphBatchEnv` whose episodes end as under gymnasium's
-    `TimeLimit`. The scope `task` holds what decides the batch's future
-    (states, step counts, the seed and the counter of resets, whose key is
-    `(seed, counter)`, `done` and `observ`), so a restored batch goes on
-    exactly; `task_temporary`, which checkpoints leave out, the rest.
-    `transition` and `restart` are the step and the reset as pure
-    functions, for compiled loops."""
+    `tools.InGraphBatchEnv` with gymnasium's `TimeLimit`. The scope `task`
+    holds what decides the batch's future (the resets' key is `(seed,
+    counter)`), so a restored batch goes on exactly; `task_temporary`,
+    which checkpoints leave out, the rest."""
 
     def __init__(self, task, num_envs, seed, max_length=None):
         """Create the variables of the batch.
 
         Args:
             task: `Task` instance or subclass.
-            seed: Int base seed of the resets, or None for a random one.
-            max_length: Steps after which an episode is truncated; None:
-                the task's `max_episode_steps`.
+            seed: Int seed of the resets, or None for a random one.
+            max_length: None: the task's `max_episode_steps`.
 
         Raises:
             ValueError: For an argument out of range or of a wrong type.
@@ -233,9 +226,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 
     def transition(self, state, steps, action):
         """Step states and episode step counts, as a pure function, into
-        the next states and step counts, the observations, float32 rewards,
-        and the flags `done` and `truncated` (at the time limit without
-        terminating)."""
+        the next ones, the observations, rewards, `done` and `truncated`."""
         with tf.name_scope('task_transition'):
             state, observ, reward, terminated = self.task.step(state, action)
             steps = steps + 1
@@ -246,8 +237,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 
     def restart(self, seed, counter, state, steps, begin):
         """Begin new episodes where `begin` is true, as a pure function
-        drawing as `reset` does; returns the counter, the states and step
-        counts after the resets, and the observations of the states."""
+        drawing as `reset` does: the counter, states, steps, observations."""
         with tf.name_scope('task_restart'):
             fresh = self.task.reset(tf.stack([seed, counter]), self._num_envs)
             state = compiled_ops.where(begin, fresh, state)
@@ -273,9 +263,8 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
                 (self._truncated, truncated)])
 
     def reset(self, indices=None):
-        """Begin new episodes in some or all (None) environments, drawing
-        initial states for the whole batch from the key `(seed, counter)`
-        and incrementing the counter; returns their first observations."""
+        """Begin new episodes in some or all (None) environments from the key
+        `(seed, counter)`, incrementing the counter; their observations."""
         with tf.name_scope('environment_reset'):
             if indices is None:
                 indices = tf.range(self._num_envs)
@@ -368,8 +357,7 @@ class TaskRolloutEnv(rollout_env.RolloutEnv):
         return env_state[0]
 
     def begin(self, env_state, begin, observ):
-        """The loop state and observations after beginning new episodes
-        where `begin` is true."""
+        """The loop state and observations after the episodes `begin`."""
         counter, state, steps = env_state
         counter, state, steps, fresh = self._batch_env.restart(
             self._batch_env.seed.read_value(), counter, state, steps, begin)

@@ -18,15 +18,13 @@ _POWER = 0.0015
 
 class MountainCar(in_graph_task.Task):
     """Drive an underpowered car up a hill, as gymnasium's `MountainCar-v0`,
-    of the state and observation `(position, velocity)`. The reward is -1
-    per step; the episode terminates at the goal position 0.5 with a
-    velocity of at least zero. The left wall at -1.2 stops the car."""
+    of the state and observation `(position, velocity)`; reward -1 per
+    step, to the goal position with a velocity of at least zero."""
 
     env_id = 'MountainCar-v0'
     max_episode_steps = 200
     state_size = 2
     name = 'mountain_car'
-    # Sample positions in `[-0.6, -0.4)` at rest.
     reset_low = [-0.6, 0.0]
     reset_high = [-0.4, 0.0]
     # The episode terminates here, moving right or at rest.
@@ -64,14 +62,12 @@ class MountainCar(in_graph_task.Task):
 
 class ContinuousMountainCar(MountainCar):
     """`MountainCar` with a continuous force, as gymnasium's
-    `MountainCarContinuous-v0`: the reward is 100 at the goal position 0.45
-    with a velocity of at least zero, minus 0.1 times the square of the
-    action as given (gymnasium clips it only for the force)."""
+    `MountainCarContinuous-v0`: reward 100 at the goal minus 0.1 times the
+    square of the action as given (gymnasium clips it only for the force)."""
 
     env_id = 'MountainCarContinuous-v0'
     max_episode_steps = 999
     name = 'continuous_mountain_car'
-    # The state, observation and initial states are those of `MountainCar`.
     goal_position = 0.45
     action_count = None
     action_high = [_MAX_ACTION]

@@ -17,15 +17,13 @@ _LENGTH = 1.0
 class Pendulum(in_graph_task.Task):
     """Swing up a pendulum, as gymnasium's `Pendulum-v1` (g = 10), of the
     state `(theta, theta_dot)`. Where gymnasium lets the angle grow, the
-    task adds the step's rotation to the angle normalized to `[-pi, pi)`:
-    the same observations and rewards (of the sine, cosine and normalized
-    angle), in float32 that keeps its precision over long episodes."""
+    task keeps it in `[-pi, pi)`: the same observations and rewards, in
+    float32 that keeps its precision over long episodes."""
 
     env_id = 'Pendulum-v1'
     max_episode_steps = 200
     state_size = 2
     name = 'pendulum'
-    # Sample angles in `[-pi, pi)` and velocities in `[-1, 1)`.
     reset_low = [-math.pi, -1.0]
     reset_high = [math.pi, 1.0]
     observ_high = [1.0, 1.0, _MAX_SPEED]
