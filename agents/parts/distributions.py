@@ -45,9 +45,8 @@ class DiagonalGaussian:
         return {'mean': self._mean, 'logstd': self._logstd}
 
     def sample(self, seed=None, key=None, noise=None):
-        """One sample per batch element, in the shape of the mean: by the
-        op `seed`, or keyed by an int64 tensor `[2]` `key` (stateless), or
-        from the `noise` that `noise(key, ...)` drew (that key's sample)."""
+        """One sample per batch element: by the op `seed`, keyed by an int64
+        `[2]` `key`, or from the `noise` that `noise(key, ...)` drew."""
         with tf.name_scope('diagonal_gaussian_sample'):
             if noise is None and key is None:
                 noise = tf.random.normal(
@@ -92,8 +91,7 @@ class DiagonalGaussian:
             return tf.reduce_sum(per_dimension, -1, name='entropy')
 
     def kl(self, other):
-        """KL(self || other) `batch_shape`, from differences of log standard
-        deviations, so padded steps keep finite gradients.
+        """KL(self || other) `batch_shape`.
 
         Raises:
             TypeError: When `other` is not a `DiagonalGaussian`.
@@ -102,6 +100,8 @@ class DiagonalGaussian:
             raise TypeError(
                 f'KL needs another DiagonalGaussian, got {type(other)}')
         with tf.name_scope('diagonal_gaussian_kl'):
+            # From differences of log deviations: padded steps keep finite
+            # gradients.
             logstd_difference = self._logstd - other.logstd
             variance_ratio = tf.exp(2 * logstd_difference)
             scaled_mean_difference = (

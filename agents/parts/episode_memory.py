@@ -7,10 +7,8 @@ class EpisodeMemory:
     """Stores episodes of transitions in non-trainable variables.
 
     Every tensor of the template gets a buffer `[capacity, max_length] +
-    shape`, and a vector holds the steps stored in each row. Clearing only
-    resets lengths, so readers mask by the returned length. A scope name
-    ending in `_temporary` keeps the buffers out of checkpoints. Methods
-    take `rows`, a 1-D integer tensor of rows (all rows when None).
+    shape`; clearing only resets the rows' lengths. Methods take `rows`, a
+    1-D integer tensor of rows (None: all).
     """
 
     def __init__(self, template, capacity, max_length, scope):
@@ -68,7 +66,6 @@ class EpisodeMemory:
 
         Args:
             transitions: Like the template, of tensors `[len(rows), ...]`.
-            rows: Optional rows.
         """
         with tf.name_scope('episode_memory_append'):
             rows = self._rows(rows)
@@ -100,7 +97,6 @@ class EpisodeMemory:
             episodes: Structure like the template of tensors of shape
                 `[len(rows), max_length] + template_shape`.
             length: 1-D integer tensor of the new lengths of the rows.
-            rows: Optional rows.
         """
         with tf.name_scope('episode_memory_replace'):
             rows = self._rows(rows)
@@ -121,9 +117,9 @@ class EpisodeMemory:
                 return tf.scatter_update(self._length, rows, length).op
 
     def data(self, rows=None):
-        """Tuple of the episodes of the rows, like the template of tensors
-        `[len(rows), max_length, ...]` whose steps past the length are stale,
-        and the int32 length of each row."""
+        """The episodes of the rows, like the template of tensors
+        `[len(rows), max_length, ...]` stale past the length, and the int32
+        length of each row."""
         with tf.name_scope('episode_memory_data'):
             rows = self._rows(rows)
             flat_episodes = [

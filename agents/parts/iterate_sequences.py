@@ -28,17 +28,12 @@ def iterate_sequences(
         consumer_fn: Function of a mini-batch (like `sequences`, of tensors
             `[batch_size, steps, ...]`) and its int32 lengths, returning a
             structure like `output_template`, e.g. `(0.0, '')`.
-        output_template: Structure of tensors like `consumer_fn`'s results.
         sequences: Nested structure of tensors `[num_sequences, max_length,
             ...]` with static first two dimensions.
         length: Integer tensor `[num_sequences]`; None: full sequences.
-        chunk_length: Optional number of steps per chunk.
         batch_size: Items per mini-batch; None: all items of an epoch.
-        num_epochs: Number of passes over the items.
-        padding_value: The value of the steps past an item's length.
         shuffle_keys: Optional float tensor `[num_epochs, num_items(...)]` of
-            keys in [0, 1) whose order shuffles each epoch; by default
-            drawn by `tf.random.uniform`.
+            keys in [0, 1) whose order shuffles each epoch (None: random).
 
     Returns:
         The outputs of all mini-batches stacked along a new first axis.
@@ -66,8 +61,7 @@ def iterate_sequences(
 
 
 def num_items(num_sequences, max_length, chunk_length=None):
-    """How many items (chunks or whole sequences) a plan shuffles: the
-    second dimension of `shuffle_keys`, for static sizes."""
+    """How many items (chunks or sequences) a plan shuffles."""
     if not chunk_length:
         return num_sequences
     return num_sequences * -(-max_length // chunk_length)
@@ -152,8 +146,7 @@ def _pad_past_length(sequence, length, padding_value):
 def _chunk(
         flat_sequences, length, chunk_length, padding_value, num_sequences,
         max_length):
-    """Chunks `[num * chunks, chunk_length, ...]` of sequences and the int32
-    length of each."""
+    """Chunks `[num * chunks, chunk_length, ...]` and their lengths."""
     num_chunks = -(-max_length // chunk_length)
     padded_length = num_chunks * chunk_length
     flat_chunks = []
@@ -185,8 +178,7 @@ def _append_empty_item(flat_items, item_length, padding_value):
 
 
 def _define_batch_indices(item_length, batch_size, num_epochs, shuffle_keys):
-    """Item indices `[max_batches, batch_size]` of all mini-batches and
-    the number of real ones; index `len(item_length)` is the empty item."""
+    """Item indices `[max_batches, batch_size]`; the number of real ones."""
     count = tf.compat.dimension_value(item_length.shape[0])
     empty_index = count
     is_empty = tf.cast(tf.equal(item_length, 0), tf.float32)

@@ -22,8 +22,6 @@ class StreamingNormalize:
 
         Args:
             template: Tensor of the shape of a single value (any dtype).
-            center: Whether `transform` subtracts the mean.
-            scale: Whether `transform` divides by the standard deviation.
             clip: Bound of the absolute transformed values; 0 or None: none.
             name: The variable scope of the (checkpointed) statistics.
 
@@ -69,12 +67,9 @@ class StreamingNormalize:
         return _std(self._variables())
 
     def update(self, value):
-        """Merge a batch of values, of the template shape with any leading
-        batch dimensions, into the statistics.
-
-        Returns:
-            Summary tensor of the mean of the batch, which runs the update.
-        """
+        """Merge a batch of values (the template shape with leading batch
+        dimensions) into the statistics; a summary of the batch's mean, which
+        runs the update."""
         with tf.name_scope(self._name + '/update'):
             batch = tf.reshape(
                 tf.cast(value, tf.float32), [-1] + self._shape.as_list())
@@ -93,8 +88,7 @@ class StreamingNormalize:
             self._var_sum.read_value())
 
     def merged(self, statistics, value):
-        """The `Statistics` after a batch of values (of the template shape
-        with leading batch dimensions), as a pure function."""
+        """The `Statistics` after a batch of values, a pure function."""
         batch = tf.reshape(
             tf.cast(value, tf.float32), [-1] + self._shape.as_list())
         batch_count = tf.shape(batch, out_type=tf.int64)[0]
@@ -144,7 +138,7 @@ class StreamingNormalize:
 
     def summary(self):
         """Summary of the mean once a value was seen and of the standard
-        deviation once two were (scalars or histograms)."""
+        deviation once two were."""
         with tf.name_scope(self._name + '/summary') as scope:
 
             def _define_summary(name, tensor_fn):

@@ -49,12 +49,9 @@ def discounted_return(reward, length, discount):
 
 
 def lambda_advantage(reward, value, length, discount, gae_lambda):
-    """Generalized advantage estimation (Schulman et al., 2015) `[batch,
-    time]` of rewards and values `[batch, time]`, zero past `length`.
-
-    The value after the last valid step is zero: callers fold bootstrapping
-    into the last reward.
-    """
+    """Generalized advantage estimation (Schulman et al., 2015), zero past
+    `length`; the value after the last valid step is zero (callers fold
+    bootstrapping into the last reward)."""
     with tf.name_scope('lambda_advantage'):
         value = mask(value, length)
         next_value = tf.concat(
@@ -97,9 +94,8 @@ def available_gpus():
 
 
 def gradient_norms(grad_vars, groups=None):
-    """Dict from group name to the global norm of the gradients (zero
-    without any) of the (gradient, variable) pairs whose variable name
-    matches the group's regex in `groups` (None: one group 'all')."""
+    """Dict from group name to the global norm of the gradients whose
+    variable name matches its regex in `groups` (None: one group 'all')."""
     grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
     matches = _by_group(groups, grad_vars, lambda pair: pair[1].name)
     return {
@@ -139,10 +135,9 @@ def state_variables(state):
 
 
 def value_loss_fn(value, target, old_value, length, clip=None):
-    """Half the mean squared error of the values `[batch, time]` against
-    their targets over the valid steps; with `clip`, the error past that
-    range around `old_value` (the values when the data was collected) counts
-    at least as at its edge (OpenAI Baselines' PPO2)."""
+    """Half the mean squared error of the values against their targets over
+    the valid steps; with `clip`, the error past that range around
+    `old_value` counts at least as at its edge (OpenAI Baselines' PPO2)."""
     with tf.name_scope('value_loss'):
         error = tf.square(value - target)
         if clip:
