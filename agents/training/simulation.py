@@ -124,7 +124,8 @@ def _define_evaluation(algo, eval_batch_env, switches, config):
 
 def run_length(config, batch_env):
     """Batch steps of a training call of many steps (bridged: fewer)."""
-    if hasattr(batch_env, 'transition'):
+    env = rollout_env.rollout_env(batch_env)
+    if env is not None and env.jit_compile:
         return config.max_length
     return max(1, min(
         config.max_length, BRIDGE_RUN_ENV_STEPS // len(batch_env)))

@@ -235,7 +235,9 @@ def test_run_length(transition, agents, max_length, expected):
     config = tools.AttrDict(max_length=max_length)
     members = {'__len__': lambda self: agents}
     if transition:
-        members['transition'] = None
+        # An in-graph task's view of a loop (`TaskRolloutEnv`) compiles.
+        view = type('TaskView', (), {'jit_compile': True})()
+        members['rollout_env'] = lambda self: view
     batch_env = type('Batch', (), members)()
     assert simulation.run_length(config, batch_env) == expected
 
