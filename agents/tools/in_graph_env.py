@@ -5,9 +5,32 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.tools import forwarding
-from agents.tools import graph_mode
 from agents.tools import temporary_scope
 from agents.tools import compiled_ops
+
+
+class GraphModeError(RuntimeError):
+    """Graph-building code was called in eager mode or under TF1 behaviour."""
+
+
+def require_graph_mode(what):
+    """Raise a `GraphModeError` naming `what` unless graphs build with TF2
+    semantics: not in eager mode, nor with TF1 reference variables or
+    control flow, which would fail deep inside TensorFlow instead."""
+    if tf.executing_eagerly():
+        raise GraphModeError(
+            f'{what} builds TensorFlow graph ops and needs graph mode, but '
+            'TensorFlow is executing eagerly; call '
+            'tf.compat.v1.disable_eager_execution() at the start of the '
+            'script, or build inside `with tf.Graph().as_default():`.')
+    if not (tf.resource_variables_enabled() and
+            tf.control_flow_v2_enabled()):
+        raise GraphModeError(
+            f'{what} needs resource variables and TF2 control flow, which '
+            'tf.compat.v1.disable_v2_behavior() switched off; call '
+            'tf.compat.v1.disable_eager_execution() alone instead, or '
+            'tf.compat.v1.enable_resource_variables() and '
+            'tf.compat.v1.enable_control_flow_v2() after it.')
 
 
 def read_only(name, doc):
@@ -29,7 +52,7 @@ class InGraphEnvBase(forwarding.Forwarding):
 
     def _define_variables(self, name, batch):
         """The scope `env_temporary` and the variables, shaped `batch + ...`."""
-        graph_mode.require_graph_mode(name)
+        require_graph_mode(name)
         observ_shape, observ_dtype = parse_space(
                 self.observation_space, 'observation')
         action_shape, action_dtype = parse_space(self.action_space, 'action')
@@ -59,7 +82,7 @@ class InGraphEnv(InGraphEnvBase):
     The variables hold the last step, in the scope `env_temporary` that
     checkpoints leave out; `done` starts true, so that the first step
     resets. A ValueError for spaces other than Box and Discrete; a
-    `graph_mode.GraphModeError` outside TF2 graph mode.
+    `GraphModeError` outside TF2 graph mode.
     """
 
     def __init__(self, env):
