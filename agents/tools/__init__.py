@@ -13,7 +13,7 @@ _EXPORTS = {
     'count_weights': 'count_weights',
     'EnvPoolBatchEnv': 'envpool_batch_env',
     'FaultyEnvironment': 'agents.testing.faulty_environment',
-    'identity_after': 'control_flow',
+    'identity_after': 'simulate',
     'InGraphBatchEnv': 'in_graph_batch_env',
     'InGraphEnv': 'in_graph_env',
     'keep_for_resume': 'resume_state',

@@ -7,7 +7,6 @@ import collections
 
 import tensorflow.compat.v1 as tf
 
-from agents.tools import control_flow
 from agents.tools import in_graph_env
 from agents.tools import streaming_mean
 
@@ -66,8 +65,8 @@ def simulate(batch_env, algo, log=True, reset=False):
             summaries = _summaries(tallies, log)
         summary = tf.summary.merge(
             [begin_episode, step_summary, end_episode, summaries])
-        return (control_flow.identity_after([summary], done),
-                control_flow.identity_after([summary], new_score), summary)
+        return (identity_after([summary], done),
+                identity_after([summary], new_score), summary)
 
 
 # The running episodes' scores and lengths, the means of the ended ones.
@@ -86,7 +85,7 @@ def _begin_episode(batch_env, algo, tallies, agent_indices):
     resets = [observ, reset_score, reset_length]
     with tf.control_dependencies(resets):
         summary = algo.begin_episode(agent_indices)
-    return control_flow.identity_after(resets, summary)
+    return identity_after(resets, summary)
 
 
 def _step(batch_env, algo, tallies, begin_episode):
@@ -97,7 +96,7 @@ def _step(batch_env, algo, tallies, begin_episode):
         # A snapshot of the observations before the step overwrites them.
         observ = tf.identity(batch_env.observ)
     # A block of its own: ops and conditionals whose inputs come from
-    # outside it get its control inputs (see `control_flow.identity_after`).
+    # outside it get its control inputs (see `identity_after`).
     with tf.control_dependencies([begin_episode]):
         action, perform_summary = algo.perform(agent_indices, observ)
     with tf.control_dependencies([observ, perform_summary]):
@@ -133,7 +132,7 @@ def _end_episode(algo, tallies, agent_indices, new_score, new_length):
         tallies.mean_length.submit(episode_length)]
     with tf.control_dependencies(submits):
         summary = algo.end_episode(agent_indices)
-    return control_flow.identity_after(submits, summary)
+    return identity_after(submits, summary)
 
 
 def _summaries(tallies, log):
@@ -157,3 +156,14 @@ def _summaries(tallies, log):
 def _done_indices(done):
     """The int32 indices where `done` is true."""
     return tf.cast(tf.where(done)[:, 0], tf.int32)
+
+
+def identity_after(dependencies, tensor):
+    """A copy of a tensor (or variable, or string) available after the
+    dependencies: an op made in a `tf.control_dependencies` block gets no
+    control inputs where an input was made in the block, and a `tf.cond`
+    made there need not wait for them; one whose predicate is such a copy
+    waits in both branches."""
+    tensor = tf.convert_to_tensor(tensor)
+    with tf.control_dependencies(dependencies):
+        return tf.identity(tensor)
