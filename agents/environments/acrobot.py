@@ -21,8 +21,6 @@ class Acrobot(in_graph_task.Task):
     0, 1, 2: torques -1, 0, 1, no noise."""
 
     env_id = 'Acrobot-v1'
-    max_episode_steps = 500
-    state_size = 4
     name = 'acrobot'
     reset_low = [-0.1] * 4
     reset_high = [0.1] * 4

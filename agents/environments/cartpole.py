@@ -28,8 +28,6 @@ class CartPole(in_graph_task.Task):
     right, 0 left."""
 
     env_id = 'CartPole-v1'
-    max_episode_steps = 500
-    state_size = 4
     name = 'cartpole'
     reset_low = [-0.05] * 4
     reset_high = [0.05] * 4

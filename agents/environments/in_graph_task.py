@@ -19,10 +19,8 @@ class Task:
     the `key` of the stateless random operations. Subclasses set the class
     attributes and implement `step`."""
 
-    # The gymnasium id whose dynamics the task follows, and its time limit.
+    # The gymnasium id whose dynamics and time limit the task follows.
     env_id = None
-    max_episode_steps = None
-    state_size = None
     # Prefix of the names of the task's operations.
     name = None
     # Bounds of the uniform initial states, one per state component.
@@ -36,7 +34,9 @@ class Task:
     action_high = None
 
     def __init__(self):
-        """Create the spaces of the task."""
+        """Create the spaces of the task; read its time limit."""
+        self.max_episode_steps = gym.spec(self.env_id).max_episode_steps
+        self.state_size = len(self.reset_high)
         high = np.array(self.observ_high, np.float32)
         low = -high if self.observ_low is None else np.array(
             self.observ_low, np.float32)

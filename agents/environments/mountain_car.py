@@ -22,8 +22,6 @@ class MountainCar(in_graph_task.Task):
     step, to the goal position with a velocity of at least zero."""
 
     env_id = 'MountainCar-v0'
-    max_episode_steps = 200
-    state_size = 2
     name = 'mountain_car'
     reset_low = [-0.6, 0.0]
     reset_high = [-0.4, 0.0]
@@ -66,7 +64,6 @@ class ContinuousMountainCar(MountainCar):
     square of the action as given (gymnasium clips it only for the force)."""
 
     env_id = 'MountainCarContinuous-v0'
-    max_episode_steps = 999
     name = 'continuous_mountain_car'
     goal_position = 0.45
     action_count = None

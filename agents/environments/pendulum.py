@@ -21,8 +21,6 @@ class Pendulum(in_graph_task.Task):
     float32 that keeps its precision over long episodes."""
 
     env_id = 'Pendulum-v1'
-    max_episode_steps = 200
-    state_size = 2
     name = 'pendulum'
     reset_low = [-math.pi, -1.0]
     reset_high = [math.pi, 1.0]

@@ -5,13 +5,12 @@ import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-from agents.environments import in_graph_task
 
 
 class TaskContractMixin:
     """Checks of a task against the gymnasium environment of its id: the
-    spaces, the time limit, 1,000 steps from the same states and actions, the
-    reset distribution, and the compiled functions against the plain ones.
+    spaces, 1,000 steps from the same states and actions, the reset
+    distribution, and the compiled functions against the plain ones.
 
     Subclasses set `task_class`, the bounds of the reset distribution per
     state component (`reset_low`, `reset_high`, from gymnasium's source) and
@@ -104,31 +103,6 @@ class TaskContractMixin:
                     err_msg=name)
         np.testing.assert_array_equal(ours[2], theirs[2])
         self.assertEqual(bool(ours[2].any()), self.terminates)
-
-    def test_time_limit_of_registry(self):
-        limit = gym.spec(self.task_class.env_id).max_episode_steps
-        self.assertEqual(self.task.max_episode_steps, limit)
-        with tf.Graph().as_default():
-            batch = in_graph_task.InGraphTaskBatch(self.task, 2, seed=0)
-            self.assertEqual(batch.max_length, limit)
-            reset = batch.reset()
-            skip = batch.steps.assign([limit - 2] * 2)
-            step = batch.simulate(tf.zeros_like(batch.action))
-            flags = [batch.steps, batch.done, batch.truncated]
-            with tf.Session() as sess:
-                sess.run(tf.global_variables_initializer())
-                sess.run(reset)
-                sess.run(skip)
-                sess.run(step)
-                steps, done, truncated = sess.run(flags)
-                self.assertEqual(steps.tolist(), [limit - 1] * 2)
-                self.assertEqual(done.tolist(), [False, False])
-                self.assertEqual(truncated.tolist(), [False, False])
-                sess.run(step)
-                steps, done, truncated = sess.run(flags)
-                self.assertEqual(steps.tolist(), [limit] * 2)
-                self.assertEqual(done.tolist(), [True, True])
-                self.assertEqual(truncated.tolist(), [True, True])
 
     def test_reset_distribution(self):
         low = np.array(self.reset_low, np.float32)
