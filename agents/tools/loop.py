@@ -9,6 +9,7 @@ import os
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import in_graph_env
 from agents.tools import phase_reports
 from agents.tools import phase_schedule as schedule
 from agents.tools import resume_state
@@ -72,25 +73,15 @@ class Loop:
         self._ops = []
         self._next_switches = []
 
-    @property
-    def step(self):
-        """Global step variable."""
-        return self._step
-
-    @property
-    def log(self):
-        """Bool placeholder or variable, true where summaries are computed."""
-        return self._log
-
-    @property
-    def report(self):
-        """Bool placeholder or variable, true where the score is reported."""
-        return self._report
-
-    @property
-    def reset(self):
-        """Bool placeholder or variable, true on a turn's first run."""
-        return self._reset
+    step = in_graph_env.read_only('step', 'Global step variable.')
+    log = in_graph_env.read_only(
+        'log', 'Bool placeholder or variable, true where summaries are '
+        'computed.')
+    report = in_graph_env.read_only(
+        'report', 'Bool placeholder or variable, true where the score is '
+        'reported.')
+    reset = in_graph_env.read_only(
+        'reset', "Bool placeholder or variable, true on a turn's first run.")
 
     def add_phase(
             self, name, done, score, summary, steps, report_every=None,
@@ -226,10 +217,8 @@ class Loop:
         return self._reports.shown_steps(global_step)[0]
 
     def _make_callables(self, sess):
-        """Set the first switches; return a session callable per phase.
-
-        The ops are built here, on the first run, once the phases are known.
-        """
+        """Set the first switches; a session callable per phase (the ops
+        are built on the first run, once the phases are known)."""
         if len(self._ops) != len(self._phases):
             with self._step.graph.as_default():
                 self._first_switches = self._define_switches(
@@ -247,11 +236,8 @@ class Loop:
         return [made[id(op)] for op in self._ops]
 
     def _define_runs(self):
-        """The outputs of each phase's runs and the switches after them.
-
-        Phases that can share their runs (see `_can_share`) hold the same
-        objects.
-        """
+        """The outputs of each phase's runs and the switches after them
+        (the same objects for phases that `_can_share`)."""
         phases = self._phases
         if self._can_share():
             with tf.name_scope('loop_shared'):
@@ -291,19 +277,13 @@ class Loop:
 
     def _define_step(
             self, done, score, summary, batch, mean_scores, index=None):
-        """The outputs of a run: summary, reported score, global step.
-
-        The `mean_scores` of the phases that run these outputs receive the
-        scores: one phase's alone, or where `index` (int32 tensor) is given,
-        that of the phase it picks. The fourth output is the global step
-        once the run has computed everything else.
-        """
+        """The outputs of a run: summary, reported score, global step, and
+        the global step once all else ran; the scores go to the one of
+        `mean_scores`, or to that of the phase that `index` picks."""
         if done.shape.ndims == 0:
             done, score = done[None], score[None]
-        # The ops are built on the loop's first run, after the session ran:
-        # `control_dependencies` marks the ops it is given with an attribute,
-        # which TensorFlow warns about on ops a session ran, so it is given
-        # new ones.
+        # `control_dependencies` marks the ops it is given, which TensorFlow
+        # warns about on ops a session ran: it is given new ones.
         done, score, summary = (
             tf.identity(tensor) for tensor in (done, score, summary))
         submits = []
@@ -351,11 +331,8 @@ class Loop:
                 self._in_turn.assign(tf.logical_not(first_run)))
 
     def _define_switches(self, global_step, first_run, location=None):
-        """Assign the variable switches their values at a global step.
-
-        The schedule that `run` computes in Python, as graph ops; a no-op
-        where all switches are placeholders.
-        """
+        """Assign the variable switches their values at a global step (as
+        `run` computes them in Python)."""
         phases = self._phases
         if location is None:
             location = self._locate(global_step)
