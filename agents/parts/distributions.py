@@ -7,6 +7,8 @@ import math
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import forwarding
+
 
 class DiagonalGaussian:
     """Multivariate normal distribution with diagonal covariance."""
@@ -24,15 +26,10 @@ class DiagonalGaussian:
         # Algorithms store one log standard deviation per step and action.
         self._logstd = logstd + tf.zeros_like(mean)
 
-    @property
-    def mean(self):
-        """Mean tensor `batch_shape + [event_size]`."""
-        return self._mean
-
-    @property
-    def logstd(self):
-        """Log standard deviations in the shape of the mean."""
-        return self._logstd
+    mean = forwarding.read_only(
+        'mean', 'Mean tensor `batch_shape + [event_size]`.')
+    logstd = forwarding.read_only(
+        'logstd', 'Log standard deviations in the shape of the mean.')
 
     @property
     def std(self):
@@ -126,10 +123,8 @@ class Categorical:
         self._logits = _with_last_axis(
             logits, 'logits need a class dimension')
 
-    @property
-    def logits(self):
-        """Logits tensor `batch_shape + [num_classes]`."""
-        return self._logits
+    logits = forwarding.read_only(
+        'logits', 'Logits tensor `batch_shape + [num_classes]`.')
 
     @property
     def probs(self):

@@ -20,12 +20,8 @@ class BatchWrapper(forwarding.BatchForwarding):
         self.observation_space = self._map.observation_space
         self.action_space = self._map.action_space
 
-    @property
-    def batch_env(self):
-        """The wrapped batch."""
-        return self._batch_env
-
-    _wrapped = batch_env
+    batch_env = _wrapped = forwarding.read_only(
+        'batch_env', 'The wrapped batch.')
 
     def step(self, actions):
         """Map the actions, step the batch and map the outcomes."""

@@ -5,6 +5,11 @@ into `__getattr__`). No TensorFlow here: worker processes import it."""
 import warnings
 
 
+def read_only(name, doc):
+    """A read-only property of the attribute `_<name>`."""
+    return property(lambda self: getattr(self, '_' + name), doc=doc)
+
+
 def check_public(owner, name):
     """Raise Python's `AttributeError` of `owner` for a private `name`."""
     if name.startswith('_'):

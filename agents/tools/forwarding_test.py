@@ -59,3 +59,17 @@ def test_spec_of_an_old_gym_environment_is_none_without_a_warning():
         assert wrapped.spec is None
         assert "no attribute 'additional_wrappers'" in str(caught[0].message)
     assert forwarding.spec_of(gym.make('Pendulum-v1')).id == 'Pendulum-v1'
+
+
+def test_read_only_property_reads_the_private_attribute():
+    class _Holder:
+        value = forwarding.read_only('value', 'The value.')
+
+        def __init__(self):
+            self._value = 7
+
+    holder = _Holder()
+    assert holder.value == 7
+    assert _Holder.value.__doc__ == 'The value.'
+    with pytest.raises(AttributeError):
+        holder.value = 8

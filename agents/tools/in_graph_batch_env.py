@@ -56,14 +56,14 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
                 self._outcome[1:]) + (self._env_state,))
         self._define_resume_ops()
 
-    _wrapped = in_graph_env.read_only('batch_env', 'The batch.')
+    _wrapped = forwarding.read_only('batch_env', 'The batch.')
 
-    restarted = in_graph_env.read_only(
+    restarted = forwarding.read_only(
             'restarted', 'Bool variable: where the last step replaced a '
             'failed environment, whose episode has no result to score.')
-    restarts = in_graph_env.read_only(
+    restarts = forwarding.read_only(
             'restarts', 'int64 variable of the environments replaced.')
-    error = in_graph_env.read_only(
+    error = forwarding.read_only(
             'error', 'The exception that failed the last step or reset.')
 
     def simulate(self, action):

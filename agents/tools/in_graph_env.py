@@ -33,20 +33,15 @@ def require_graph_mode(what):
             'tf.compat.v1.enable_control_flow_v2() after it.')
 
 
-def read_only(name, doc):
-    """A read-only property of the attribute `_<name>`."""
-    return property(lambda self: getattr(self, '_' + name), doc=doc)
-
-
 class InGraphEnvBase(forwarding.Forwarding):
     """The variables of in-graph envs and batches (`_wrapped`: the rest)."""
 
-    observ = read_only('observ', 'Variable of the observation.')
-    action = read_only('action', 'Variable of the last action.')
-    reward = read_only('reward', 'float32 variable of the reward.')
-    done = read_only(
+    observ = forwarding.read_only('observ', 'Variable of the observation.')
+    action = forwarding.read_only('action', 'Variable of the last action.')
+    reward = forwarding.read_only('reward', 'float32 variable of the reward.')
+    done = forwarding.read_only(
             'done', 'Bool variable: whether the episode ended (or restarted).')
-    truncated = read_only(
+    truncated = forwarding.read_only(
             'truncated', 'Bool variable: whether the episode was truncated, '
             'not terminated (an algorithm may bootstrap then).')
 
@@ -92,7 +87,7 @@ class InGraphEnv(InGraphEnvBase):
             self._truncated) = self._define_variables('InGraphEnv', ())
         self._observ_dtype = self._observ.dtype.base_dtype
 
-    _wrapped = read_only('env', 'The environment.')
+    _wrapped = forwarding.read_only('env', 'The environment.')
 
     def simulate(self, action):
         """The op that steps the environment with an action tensor (as for

@@ -9,7 +9,7 @@ import os
 
 import tensorflow.compat.v1 as tf
 
-from agents.tools import in_graph_env
+from agents.tools import forwarding
 from agents.tools import phase_reports
 from agents.tools import phase_schedule as schedule
 from agents.tools import resume_state
@@ -73,14 +73,14 @@ class Loop:
         self._ops = []
         self._next_switches = []
 
-    step = in_graph_env.read_only('step', 'Global step variable.')
-    log = in_graph_env.read_only(
+    step = forwarding.read_only('step', 'Global step variable.')
+    log = forwarding.read_only(
         'log', 'Bool placeholder or variable, true where summaries are '
         'computed.')
-    report = in_graph_env.read_only(
+    report = forwarding.read_only(
         'report', 'Bool placeholder or variable, true where the score is '
         'reported.')
-    reset = in_graph_env.read_only(
+    reset = forwarding.read_only(
         'reset', "Bool placeholder or variable, true on a turn's first run.")
 
     def add_phase(

@@ -2,6 +2,8 @@
 
 import tensorflow.compat.v1 as tf
 
+from agents.tools import forwarding
+
 
 class StreamingMean:
     """Mean over the values submitted since the last clear, in variables
@@ -34,10 +36,8 @@ class StreamingMean:
         """Tuple of the variables of the sum and the count."""
         return self._sum, self._count
 
-    @property
-    def count(self):
-        """Variable holding the number of values submitted since clearing."""
-        return self._count
+    count = forwarding.read_only(
+        'count', 'Variable of the number of values submitted since clearing.')
 
     def submit(self, value):
         """Operation adding values stacked along the first axis (or one)."""
