@@ -11,7 +11,7 @@ from agents.tools import rollout_env
 from agents.tools import compiled_ops
 
 
-def first_episodes(batch_env, policy, num_steps, key_offset=0):
+def first_episodes(batch_env, policy, num_steps):
     """Begin all episodes anew and run `num_steps` steps in one session call.
 
     The batch is left as that many steps of `tools.simulate` would leave
@@ -26,7 +26,6 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             `[batch_size, ...]` state at the start of episodes or None, and
             `step(observ, state, key)`, the actions and the next state (or
             None), drawing from stateless ops keyed by the int64 `[2]` key.
-        key_offset: Integer added to the policy's random key.
 
     Returns:
         Bool `[batch]`, whose first episode ended, and float32 `[batch]`,
@@ -58,7 +57,7 @@ def first_episodes(batch_env, policy, num_steps, key_offset=0):
             return [_rollout_step(
                 env, policy, carry, size,
                 lambda env_state: tf.stack([
-                    seed, key_offset + env.resets(env_state) * num_steps +
+                    seed, env.resets(env_state) * num_steps +
                     tf.cast(carry.index, tf.int64)]))]
 
         carry = tf.while_loop(

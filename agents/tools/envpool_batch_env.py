@@ -45,13 +45,12 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
     `info['infos']` holds empty dicts.
     """
 
-    def __init__(self, task, num_envs, seed=None, num_threads=None):
+    def __init__(self, task, num_envs, seed=None):
         """Build `num_envs` environments.
 
         Args:
             task: Gymnasium id of a task of EnvPool, e.g. 'HalfCheetah-v5'.
             seed: Base seed; None draws one.
-            num_threads: Threads; None: one per CPU core, up to `num_envs`.
 
         Raises:
             ImportError: When EnvPool is not installed.
@@ -68,11 +67,9 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
                 f'num_envs must be a positive integer, got {num_envs!r}.')
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
-        if num_threads is None:
-            num_threads = min(num_envs, sliced_batch_env.available_cpus())
         self._env = envpool.make_gymnasium(
             task, num_envs=num_envs, batch_size=num_envs, seed=int(seed),
-            num_threads=int(num_threads))
+            num_threads=min(num_envs, sliced_batch_env.available_cpus()))
         self._all = np.arange(num_envs, dtype=np.int32)
         # EnvPool's infos are arrays of the whole batch, dropped.
         self._infos = ({},) * num_envs
