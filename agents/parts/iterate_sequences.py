@@ -17,7 +17,8 @@ SequencePlan = collections.namedtuple(
 def iterate_sequences(
         consumer_fn, output_template, sequences, length, chunk_length=None,
         batch_size=None, num_epochs=1, padding_value=0, shuffle_keys=None):
-    """Call a function on shuffled mini-batches of sequences or their chunks.
+    """Call a function on shuffled mini-batches of sequences or their
+    chunks; its outputs stacked along a new first axis.
 
     Every epoch visits every non-empty item once in a new random order, in
     mini-batches of `batch_size`, the last filled up with empty items. The
@@ -34,9 +35,6 @@ def iterate_sequences(
         batch_size: Items per mini-batch; None: all items of an epoch.
         shuffle_keys: Optional float tensor `[num_epochs, num_items(...)]` of
             keys in [0, 1) whose order shuffles each epoch (None: random).
-
-    Returns:
-        The outputs of all mini-batches stacked along a new first axis.
 
     Raises:
         ValueError: When an argument is not positive or the sequences lack

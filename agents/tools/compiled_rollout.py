@@ -12,7 +12,9 @@ from agents.tools import compiled_ops
 
 
 def first_episodes(batch_env, policy, num_steps):
-    """Begin all episodes anew and run `num_steps` steps in one session call.
+    """Begin all episodes anew and run `num_steps` steps in one session call:
+    bool `[batch]`, whose first episode ended, and float32 `[batch]`, its
+    score (the running score where it did not end).
 
     The batch is left as that many steps of `tools.simulate` would leave
     it, with the same scores for the same actions. A step that is not
@@ -26,10 +28,6 @@ def first_episodes(batch_env, policy, num_steps):
             `[batch_size, ...]` state at the start of episodes or None, and
             `step(observ, state, key)`, the actions and the next state (or
             None), drawing from stateless ops keyed by the int64 `[2]` key.
-
-    Returns:
-        Bool `[batch]`, whose first episode ended, and float32 `[batch]`,
-        its score (the running score where it did not end).
 
     Raises:
         ValueError: Unless `num_steps` is a positive Python int and the

@@ -78,16 +78,9 @@ def bootstrap_interval(
 
 def seed_summary(
         scores, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
-    """Mean, median and IQM with its bootstrap interval of scores over seeds.
-
-    Args:
-      scores: 1-D array-like, one score per seed.
-      confidence, resamples, seed: As for `bootstrap_interval`.
-
-    Returns:
-      Dict of `seeds` (their number), `mean`, `median`, `iqm`, `iqm_low`,
-      `iqm_high` and `confidence`.
-    """
+    """The dict of `seeds` (their number), `mean`, `median`, `iqm`,
+    `iqm_low`, `iqm_high` and `confidence` of 1-D scores, one per seed; the
+    IQM's interval as `bootstrap_interval` draws it with the arguments."""
     scores, = _check_strata([scores])
     low, high = bootstrap_interval([scores], confidence, resamples, seed)
     return dict(

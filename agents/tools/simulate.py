@@ -12,7 +12,9 @@ from agents.tools import streaming_mean
 
 
 def simulate(batch_env, algo, log=True, reset=False):
-    """Define one step of the environments and the algorithm.
+    """Define one step of the environments and the algorithm: the bool
+    tensor of the episodes that ended, the float32 one of their scores and
+    the summary string.
 
     The step resets the environments whose episode is done (all with
     `reset`) and begins their episodes, asks for actions, steps the
@@ -30,10 +32,6 @@ def simulate(batch_env, algo, log=True, reset=False):
         log: Bool or bool tensor: include the mean score and length of the
             episodes ended since the last logged step, and restart them.
         reset: Bool or bool tensor: begin all episodes anew first.
-
-    Returns:
-        The bool tensor of the episodes that ended, the float32 tensor of
-        their scores, and the summary string tensor.
     """
     size = len(batch_env)
     with tf.variable_scope('simulate_temporary'):
