@@ -41,10 +41,9 @@ def create_environment(
     # A constructor may have imported MuJoCo just now.
     tools.mujoco_warnings.install()
     if not all(hasattr(env, name) for name in _ENV_ATTRIBUTES):
-        shown = repr(env)
-        shown = shown if len(shown) <= 60 else shown[:57] + '...'
         raise ConfigError(
-            f"Config env '{_env_name(config.env)}' returned {shown}, a "
+            f"Config env '{_env_name(config.env)}' returned "
+            f'{run_errors.shorten(repr(env), 60)}, a '
             f'{type(env).__name__}; expected a gymnasium environment.')
     check_spaces(env)
     if not batch_wrappers:
