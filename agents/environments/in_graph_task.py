@@ -93,11 +93,8 @@ class StandardTask(Task):
              self.action_space) = space_wrappers.range_scales(
                  self.observation_space, self.action_space, None, None)
         if 'ClipAction' in self._recipe:
-            self._clip = (
-                self.action_space.low.astype(np.float32),
-                self.action_space.high.astype(np.float32))
-            self.action_space = gym.spaces.Box(
-                -np.inf, np.inf, self.action_space.shape, np.float32)
+            self._clip = space_wrappers.ClipMap(self)
+            self.action_space = self._clip.action_space
 
     def __repr__(self):
         return f'StandardTask({self.task!r}, {sorted(self._recipe)})'
@@ -110,8 +107,8 @@ class StandardTask(Task):
         """Clip and map the actions, step, and map the observations."""
         if self._clip is not None:
             with tf.name_scope('standard_action'):
-                low, high = self._clip
-                action = tf.minimum(tf.maximum(action, low), high)
+                action = tf.minimum(
+                    tf.maximum(action, self._clip.low), self._clip.high)
                 if self._action_map is not None:
                     action = (
                         action * self._action_map.half_range

@@ -215,7 +215,7 @@ class ClipMap(ValueMap):
     def __init__(self, env):
         super().__init__(env)
         space = _require_box(env.action_space, 'ClipAction')
-        self._low, self._high = space.low, space.high
+        self.low, self.high = space.low, space.high
         self._dtype = space.dtype
         self.action_space = gym.spaces.Box(
             -np.inf, np.inf, space.shape, space.dtype)
@@ -224,7 +224,7 @@ class ClipMap(ValueMap):
         """The action, or a batch of them, clipped in the space's dtype."""
         # Two ufuncs cost a fraction of np.clip's Python overhead, which
         # shows at thousands of steps per second; NaN stays NaN either way.
-        action = np.minimum(np.maximum(action, self._low), self._high)
+        action = np.minimum(np.maximum(action, self.low), self.high)
         return action.astype(self._dtype, copy=False)
 
 
