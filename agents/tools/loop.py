@@ -196,9 +196,11 @@ class Loop:
                 global_step = int(global_step)
                 if summary and phase.summary_dir is not None:
                     self._reports.write(phase, summary, global_step)
-                if schedule.fires(
+                if saver is not None and self._logdir and schedule.fires(
                         phase_step, phase.batch, phase.checkpoint_every):
-                    self._store_checkpoint(sess, saver, global_step)
+                    tf.io.gfile.makedirs(self._logdir)
+                    saver.save(sess, os.path.join(
+                        self._logdir, 'model.ckpt'), global_step)
                 if should_report:
                     self._reports.report(
                         phase, global_step, mean_score, max_step)
@@ -367,12 +369,6 @@ class Loop:
             tf.cast(global_step, tf.int64),
             [phase.steps for phase in self._phases])
 
-    def _store_checkpoint(self, sess, saver, global_step):
-        if not self._logdir or saver is None:
-            return
-        tf.io.gfile.makedirs(self._logdir)
-        filename = os.path.join(self._logdir, 'model.ckpt')
-        saver.save(sess, filename, global_step)
 
 class _Callable:
     """A session call of fixed fetches that feeds only placeholders."""

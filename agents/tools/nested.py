@@ -109,7 +109,7 @@ def _map(function, structures, path):
         return _rebuild_dict(first, [
             (key, value) for key, value, keep in builtins.zip(
                 keys, values, kept) if keep])
-    if _is_namedtuple(first):
+    if hasattr(type(first), '_fields'):  # A namedtuple.
         return type(first)(*(
             value if keep else None
             for value, keep in builtins.zip(values, kept)))
@@ -144,11 +144,6 @@ def _kind(structure):
     if isinstance(structure, (tuple, list)):
         return 'sequence'
     return 'leaf'
-
-
-def _is_namedtuple(structure):
-    """Whether the structure is a namedtuple."""
-    return isinstance(structure, tuple) and hasattr(type(structure), '_fields')
 
 
 def _rebuild_dict(template, items):
