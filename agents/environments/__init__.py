@@ -4,13 +4,14 @@ access, so that worker processes import this package without TensorFlow."""
 
 import importlib
 
+# The tasks in the order of `TASKS`, then the classes they build on.
 _TASK_MODULES = {
-    'Acrobot': 'acrobot',
+    'Pendulum': 'pendulum',
     'CartPole': 'cartpole',
+    'Acrobot': 'acrobot',
+    'MountainCar': 'mountain_car',
     'ContinuousMountainCar': 'mountain_car',
     'InGraphTaskBatch': 'in_graph_task',
-    'MountainCar': 'mountain_car',
-    'Pendulum': 'pendulum',
     'Task': 'in_graph_task',
 }
 
@@ -21,9 +22,8 @@ def __getattr__(name):
     """Load a task class, or the table `TASKS` of gymnasium ids, on use."""
     if name == 'TASKS':
         tasks = {
-            task.env_id: task for task in map(__getattr__, (
-                'Pendulum', 'CartPole', 'Acrobot', 'MountainCar',
-                'ContinuousMountainCar'))}
+            task.env_id: task for task in map(__getattr__, _TASK_MODULES)
+            if getattr(task, 'env_id', None)}
         globals()['TASKS'] = tasks
         return tasks
     if name in _TASK_MODULES:
