@@ -73,14 +73,6 @@ def _build_envpool(constructors, timeout, restart):
         raise ConfigError(f'--env_mode=envpool: {error}') from None
 
 
-def _check_extra(module, importer):
-    """A `check` calling `importer` of `agents.tools.<module>`, which imports
-    an extra or raises an ImportError naming it."""
-    def check():
-        getattr(importlib.import_module(f'agents.tools.{module}'), importer)()
-    return check
-
-
 def _build_graph(constructors, timeout, restart):
     """Refuse: the in-graph task builds no Python environments."""
     del constructors, timeout, restart
@@ -102,11 +94,13 @@ MODES = {
     'ray': EnvMode(
         _build_ray, 'Ray actors on the nodes of a Ray cluster (RAY_ADDRESS, '
         'else a local one), one per free CPU, stepping a slice each',
-        _check_extra('ray_batch_env', 'import_ray')),
+        lambda: importlib.import_module(
+            'agents.tools.ray_batch_env').import_ray()),
     'envpool': EnvMode(
         _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
         'it has (extra envpool; Linux, Python >= 3.11)',
-        _check_extra('envpool_batch_env', 'import_envpool')),
+        lambda: importlib.import_module(
+            'agents.tools.envpool_batch_env').import_envpool()),
     'graph': EnvMode(
         _build_graph, 'the task as TensorFlow operations in the graph where '
         'it has an in-graph version (Pendulum-v1, CartPole-v1, Acrobot-v1, '
