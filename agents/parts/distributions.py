@@ -1,7 +1,6 @@
-"""Action distributions in graph ops: diagonal Gaussian and categorical.
-
-Any leading batch dimensions; `type(dist)(**dist.parameters)` rebuilds one.
-"""
+"""Action distributions in graph ops, of any leading batch dimensions:
+diagonal Gaussian and categorical; `type(dist)(**dist.parameters)` rebuilds
+one."""
 
 import math
 

@@ -1,7 +1,6 @@
 """Reusable checks that an environment keeps the gymnasium contract, in the
 style of dm_env's `EnvironmentTestMixin`: mix one into a `unittest.TestCase`
-that defines `make_environment()` or `make_batch_env()`.
-"""
+that defines `make_environment()` or `make_batch_env()`."""
 
 import numbers
 

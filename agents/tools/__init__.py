@@ -1,7 +1,5 @@
 """Generic infrastructure: environment batching, in-graph envs, the loop.
-
-Names load lazily, so that worker processes never import TensorFlow.
-"""
+Names load lazily, so that worker processes never import TensorFlow."""
 
 import importlib
 import sys

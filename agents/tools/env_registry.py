@@ -1,7 +1,6 @@
 """Carry the ids a research package registered (in gymnasium's registry,
 or old gym's for packages like `pybullet_envs`) to the fresh interpreters of
-worker processes. This module must not import TensorFlow: workers import it.
-"""
+worker processes. No TensorFlow here: workers import it."""
 
 import importlib
 import pickle

@@ -1,7 +1,6 @@
 """A batch stepped by EnvPool's C++ thread pool (extra `envpool`, imported
 when a batch is built; its tasks draw other initial states for a seed than
-gymnasium's). No TensorFlow here.
-"""
+gymnasium's). No TensorFlow here."""
 
 import types
 

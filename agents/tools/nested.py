@@ -1,10 +1,6 @@
-"""Map, zip, filter and flatten nested tuples, lists, dicts and namedtuples.
-
-Other values are leaves. Results keep the containers' types (a locked
-AttrDict stays locked) and the first structure's dict key order. Structures
-passed together must have the same nesting (tuples, lists and namedtuples
-mix freely).
-"""
+"""Map, zip, filter and flatten nested tuples, lists, dicts and namedtuples
+(other values are leaves), keeping the containers' types and lock states and
+the first structure's key order; tuples, lists and namedtuples mix freely."""
 
 import builtins
 import collections

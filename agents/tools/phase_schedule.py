@@ -1,9 +1,6 @@
-"""Where a global step falls in the phases of a `Loop`, in Python and graph.
-
-Phases take turns in their order, each for its steps; a phase step counts
-the steps of one phase over all its turns. An interval fires on the run
-whose steps reach a multiple of it.
-"""
+"""Where a global step falls in the phases of a `Loop` (which take turns
+in order; a phase step counts one phase's steps over all its turns), in
+Python and graph; an interval fires on the run that reaches its multiple."""
 
 import collections
 

@@ -1,9 +1,6 @@
-"""State that the trainer's checkpoints keep for an exact resumption.
-
-Variables of `*_temporary` scopes (left out by 2017-style savers) that
-decide what a seeded run does next join `COLLECTION`; state outside the
-graph registers operations that copy it in and out (`on_save`).
-"""
+"""State that checkpoints keep for an exact resumption: `*_temporary`
+variables (which 2017-style savers leave out) in `COLLECTION`, and the ops
+that copy state outside the graph in and out (`on_save`)."""
 
 import tensorflow.compat.v1 as tf
 

@@ -1,8 +1,6 @@
 """The two errors that end a run (`ConfigError`: exit code 2,
-`TrainingError`: 1), and how their one-line messages show values.
-
-No TensorFlow: worker processes import this module.
-"""
+`TrainingError`: 1), and how their one-line messages show values. No
+TensorFlow: worker processes import this module."""
 
 # Most characters of a value that an error line shows.
 _SHOWN_CHARACTERS = 80

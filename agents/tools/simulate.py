@@ -1,7 +1,6 @@
-"""One graph operation that steps a batch of environments and an algorithm.
-
-Each algorithm method is called in a control block after the stage before
-it; its results must depend on its side effects, since they order the next."""
+"""One graph operation that steps a batch of environments and an algorithm,
+whose methods run in control blocks in turn: their results must depend on
+their side effects, since they order the next stage."""
 
 import collections
 
