@@ -90,8 +90,7 @@ def _derivatives(state, torque):
 
 
 def _wrap(angle):
-    """Wrap angles into `[-pi, pi]` as gymnasium's `wrap` does, all turns
-    at once (gymnasium subtracts one at a time)."""
+    """Angles wrapped into `[-pi, pi]` as by gymnasium, all turns at once."""
     turn = 2 * math.pi
     turns_down = tf.math.ceil((angle - math.pi) / turn)
     turns_up = tf.math.ceil((-math.pi - angle) / turn)

@@ -250,8 +250,7 @@ class SeededConstructor(collections.namedtuple(
 
 
 def _batch_of(create, num_agents, blocking, restart):
-    """A `tools.BatchEnv` of `create(index)`; closes those built if one
-    fails."""
+    """A `tools.BatchEnv` of `create(index)`, closed if one fails."""
     envs = []
     try:
         for index in range(num_agents):

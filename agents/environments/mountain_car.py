@@ -43,8 +43,7 @@ class MountainCar(in_graph_task.Task):
             return new_state, new_state, reward, terminated
 
     def _drive(self, position, velocity, acceleration):
-        """The next states `[batch, 2]` of the cars after the change of
-        velocity `acceleration`, and whether they reached the goal."""
+        """The next states after an acceleration; whether at the goal."""
         velocity = tf.clip_by_value(
                 velocity + acceleration, -_MAX_SPEED, _MAX_SPEED)
         position = tf.clip_by_value(

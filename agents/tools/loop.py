@@ -261,8 +261,8 @@ class Loop:
         return ops, next_switches
 
     def _can_share(self):
-        """Whether all phases can run as one session callable, which the
-        session optimizes once instead of once per phase."""
+        """Whether all phases can run as one session callable (optimized
+        once)."""
         first = self._phases[0]
 
         def placeholders(phase):

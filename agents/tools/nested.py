@@ -83,8 +83,7 @@ def _leaves(structures):
 
 
 def _map(function, structures, path):
-    """`map` below `path`, leaving out `_DROPPED` results and, below the
-    top, the containers that only they filled."""
+    """`map` below `path`, without `_DROPPED` results and what they fill."""
     kind = _check_same_nesting(structures, path)
     first = structures[0]
     if kind == 'leaf':

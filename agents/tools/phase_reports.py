@@ -98,11 +98,7 @@ class PhaseReports:
 
 @contextlib.contextmanager
 def _write_errors(directory, *more_types):
-    """Raise the errors of a summary writer as one-line `OSError`s.
-
-    TensorFlow's writers raise `RuntimeError`s that read 'PATH; CAUSE' and
-    go on with lines about the events they lost.
-    """
+    """Raise a writer's errors ('PATH; CAUSE', then lines) as one line."""
     try:
         yield
     except (RuntimeError, tf.errors.OpError, *more_types) as error:
