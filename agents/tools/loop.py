@@ -232,7 +232,7 @@ class Loop:
         for phase, op, switches in zip(
                 self._phases, self._ops, self._next_switches):
             if id(op) not in made:
-                made[id(op)] = _Callable(
+                made[id(op)] = _callable(
                     sess, op[:3], switches, self._feeds(phase),
                     phase.caller_thread)
         return [made[id(op)] for op in self._ops]
@@ -370,26 +370,23 @@ class Loop:
             [phase.steps for phase in self._phases])
 
 
-class _Callable:
-    """A session call of fixed fetches that feeds only placeholders."""
+def _callable(sess, fetches, target, placeholders, caller_thread):
+    """A session call of fixed fetches that feeds only placeholders, of
+    `values` mapping `tensor.ref()` to values."""
+    # Any feed list, also an empty one, takes the slow path of `Session.run`;
+    # only None makes the fast callable.
+    call = sess.make_callable(
+        (fetches, target), placeholders or None, accept_options=caller_thread)
+    options = {}
+    if caller_thread:
+        options['options'] = tf.RunOptions(inter_op_thread_pool=-1)
 
-    def __init__(self, sess, fetches, target, placeholders, caller_thread):
-        self._placeholders = placeholders
-        # Any feed list, also an empty one, takes the slow path of
-        # `Session.run`; only None makes the fast callable.
-        self._call = sess.make_callable(
-            (fetches, target), placeholders or None,
-            accept_options=caller_thread)
-        self._options = {}
-        if caller_thread:
-            self._options['options'] = tf.RunOptions(inter_op_thread_pool=-1)
-
-    def __call__(self, values):
-        """The fetches of a run; `values` maps `tensor.ref()` to values."""
-        fetched, _ = self._call(
-            *[values[tensor.ref()] for tensor in self._placeholders],
-            **self._options)
+    def run(values):
+        fetched, _ = call(
+            *[values[tensor.ref()] for tensor in placeholders], **options)
         return fetched
+
+    return run
 
 
 def _switch(tensor, name):
