@@ -77,7 +77,9 @@ class RecordEpisodes(gym.Wrapper):
         observ, reward, terminated, truncated, info = self.env.step(action)
         self._write(self.env.render())
         if terminated or truncated:
-            self._finish()
+            self._writer.close()
+            self._videos.append(self._path)
+            self._writer = self._path = None
         return observ, reward, terminated, truncated, info
 
     def close(self):
@@ -102,12 +104,6 @@ class RecordEpisodes(gym.Wrapper):
                 ffmpeg_log_level='error', output_params=self._encoder_options)
             self._writer.send(None)
         self._writer.send(frame)
-
-    def _finish(self):
-        """Close and keep the video of the episode that ended."""
-        self._writer.close()
-        self._videos.append(self._path)
-        self._writer = self._path = None
 
     def _discard(self):
         """Close and delete the video of an unfinished episode."""
