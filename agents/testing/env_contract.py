@@ -11,6 +11,8 @@ import numpy as np
 class _ContractMixin:
     """Makes the tested object (`make_` + `_tested`) for each test."""
 
+    # Steps within which a random episode must end.
+    max_episode_steps = 1000
     _tested = None
 
     def setUp(self):  # pylint: disable=invalid-name
@@ -21,17 +23,21 @@ class _ContractMixin:
         self.addCleanup(tested.close)
         tested.action_space.seed(0)
 
+    def test_close_is_idempotent(self):
+        tested = getattr(self, self._tested)
+        tested.reset()
+        tested.close()
+        tested.close()
+
 
 class EnvironmentContractMixin(_ContractMixin):
     """Checks of the gymnasium contract of one environment.
 
     Attributes:
-        max_episode_steps: Steps within which a random episode must end.
         wrapper_attribute: None, or the name and value of an attribute that
             only `get_wrapper_attr` reaches (of the innermost environment).
     """
 
-    max_episode_steps = 1000
     wrapper_attribute = None
 
     _tested = 'environment'
@@ -104,11 +110,6 @@ class EnvironmentContractMixin(_ContractMixin):
         self.environment.step(self._action())
         np.testing.assert_array_equal(observ, copy)
 
-    def test_close_is_idempotent(self):
-        self.environment.reset()
-        self.environment.close()
-        self.environment.close()
-
     def test_wrapper_attributes_reach_the_environment(self):
         env = self.environment
         self.assertTrue(env.has_wrapper_attr('action_space'))
@@ -143,8 +144,6 @@ class EnvironmentContractMixin(_ContractMixin):
 
 class BatchEnvironmentContractMixin(_ContractMixin):
     """Checks of the batched contract of `BatchEnv` (at least two envs)."""
-
-    max_episode_steps = 1000
 
     _tested = 'batch_env'
 
@@ -211,10 +210,6 @@ class BatchEnvironmentContractMixin(_ContractMixin):
                    for _ in range(len(self.batch_env) + 1)]
         with self.assertRaises(ValueError):
             self.batch_env.step(actions)
-
-    def test_close_is_idempotent(self):
-        self.batch_env.close()
-        self.batch_env.close()
 
     def _actions(self):
         space = self.batch_env.action_space
