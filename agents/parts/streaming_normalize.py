@@ -131,10 +131,8 @@ class StreamingNormalize:
     def reset(self):
         """Operation that forgets all values seen."""
         with tf.name_scope(self._name + '/reset'):
-            return tf.group(
-                self._count.assign(0),
-                self._mean.assign(tf.zeros_like(self._mean)),
-                self._var_sum.assign(tf.zeros_like(self._var_sum)))
+            return self.assign(Statistics(*map(
+                tf.zeros_like, self._variables())))
 
     def summary(self):
         """Summary of the mean once a value was seen and of the standard
