@@ -101,8 +101,13 @@ def plan_sequences(
             flat_items, item_length = flat_sequences, length
         count = num_items(num_sequences, max_length, chunk_length)
         batch_size = int(batch_size or count)
-        flat_items, item_length = _append_empty_item(
-            flat_items, item_length, padding_value)
+        # An empty item, all padding, fills the last mini-batches.
+        flat_items = [
+            tf.concat([items, tf.fill(
+                tf.concat([[1], tf.shape(items)[1:]], 0),
+                tf.cast(padding_value, items.dtype))], 0)
+            for items in flat_items]
+        item_length = tf.concat([item_length, [0]], 0)
         if shuffle_keys is None:
             shuffle_keys = tf.random.uniform([num_epochs, count])
         batch_indices, num_batches = _define_batch_indices(
@@ -162,17 +167,6 @@ def _chunk(
     chunk_length_ = tf.clip_by_value(
         length[:, None] - chunk_start[None, :], 0, chunk_length)
     return flat_chunks, tf.reshape(chunk_length_, [-1], name='chunk_length')
-
-
-def _append_empty_item(flat_items, item_length, padding_value):
-    """Add one all-padding item of length zero to fill the last batches."""
-    flat_items = [
-        tf.concat([items, tf.fill(
-            tf.concat([[1], tf.shape(items)[1:]], 0),
-            tf.cast(padding_value, items.dtype))], 0)
-        for items in flat_items]
-    item_length = tf.concat([item_length, [0]], 0)
-    return flat_items, item_length
 
 
 def _define_batch_indices(item_length, batch_size, num_epochs, shuffle_keys):
