@@ -30,10 +30,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
         self._batch_env = batch_env
         self._error = None
         batch = (len(batch_env),)
-        scope, (self._observ, self._action, self._reward, self._done,
-                self._truncated) = self._define_variables(
-                        'InGraphBatchEnv', batch)
-        self._observ_dtype = self._observ.dtype.base_dtype
+        scope = self._define_variables('InGraphBatchEnv', batch)
         # The bytes a step or reset returns per environment; the flags are
         # done, truncated and restarted.
         self._row = np.dtype([

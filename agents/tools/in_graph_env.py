@@ -46,19 +46,22 @@ class InGraphEnvBase(forwarding.Forwarding):
             'not terminated (an algorithm may bootstrap then).')
 
     def _define_variables(self, name, batch):
-        """The scope `env_temporary` and the variables, shaped `batch + ...`."""
+        """Define the variables, shaped `batch + ...`, in the scope
+        `env_temporary`, which it returns."""
+        # pylint: disable=attribute-defined-outside-init
         require_graph_mode(name)
-        observ_shape, observ_dtype = parse_space(
+        observ_shape, self._observ_dtype = parse_space(
                 self.observation_space, 'observation')
         action_shape, action_dtype = parse_space(self.action_space, 'action')
         with temporary_scope.temporary_scope('env') as scope:
-            variables = (
-                define_variable('observ', batch + observ_shape, observ_dtype),
-                define_variable('action', batch + action_shape, action_dtype),
-                define_variable('reward', batch, tf.float32),
-                define_variable('done', batch, tf.bool, True),
-                define_variable('truncated', batch, tf.bool))
-        return scope, variables
+            self._observ = define_variable(
+                'observ', batch + observ_shape, self._observ_dtype)
+            self._action = define_variable(
+                'action', batch + action_shape, action_dtype)
+            self._reward = define_variable('reward', batch, tf.float32)
+            self._done = define_variable('done', batch, tf.bool, True)
+            self._truncated = define_variable('truncated', batch, tf.bool)
+        return scope
 
     def _assign_step(self, observ, reward, assignments):
         """The op assigning a step, which assigns nothing on NaN or Inf."""
@@ -83,9 +86,7 @@ class InGraphEnv(InGraphEnvBase):
     def __init__(self, env):
         self._env = env
         self._discrete = isinstance(env.action_space, gym.spaces.Discrete)
-        _, (self._observ, self._action, self._reward, self._done,
-            self._truncated) = self._define_variables('InGraphEnv', ())
-        self._observ_dtype = self._observ.dtype.base_dtype
+        self._define_variables('InGraphEnv', ())
 
     _wrapped = forwarding.read_only('env', 'The environment.')
 
