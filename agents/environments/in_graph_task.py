@@ -199,20 +199,16 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             f'InGraphTaskBatch({self.task!r}, num_envs={self._num_envs}, '
             f'max_length={self.max_length})')
 
-    @property
-    def _wrapped(self):
-        """The task, which gives the spaces and attributes the batch lacks."""
-        return self.task
+    # The task gives the spaces and attributes the batch lacks.
+    _wrapped = property(lambda self: self.task)
 
     @property
     def restarts(self):
         """int64 zero: in-graph environments never fail and restart."""
         return tf.constant(0, tf.int64, name='restarts')
 
-    @property
-    def error(self):
-        """None: no Python environment can fail a step of the batch."""
-        return None
+    # No Python environment can fail a step of the batch.
+    error = None
 
     def close(self):
         """Do nothing; the batch holds no resources outside the graph."""
