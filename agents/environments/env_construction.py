@@ -2,6 +2,7 @@
 constructor), and the standard wrappers, one recipe for an environment, a
 batch and an in-graph task. No TensorFlow: worker processes import it."""
 
+import collections
 import inspect
 
 import gymnasium as gym
@@ -104,7 +105,6 @@ class EnvironmentConstructor:
         """Bind the settings of the configured environment."""
         self.config = tools.AttrDict({
             key: config[key] for key in _ENV_KEYS if key in config})
-        self.config.lock()
         self.batch_wrappers = batch_wrappers
 
     @property
@@ -131,17 +131,13 @@ def taking_seed(constructor):
     return constructor
 
 
-class _WithoutSeed:
+class _WithoutSeed(collections.namedtuple('_WithoutSeed', 'constructor')):
     """A 2017 constructor without arguments, called with a seed it ignores
     (here, so that worker processes unpickle it without TensorFlow)."""
 
-    def __init__(self, constructor):
-        """Wrap a constructor without arguments."""
-        self._constructor = constructor
-
     def __call__(self, unused_seed):
         """Build the environment."""
-        return self._constructor()
+        return self.constructor()
 
 
 def check_env_id(env_id):
