@@ -2,6 +2,7 @@
 worker processes: frames never cross a pipe). No TensorFlow here: a worker
 that renders MuJoCo through Mesa's OpenGL crashes once it is loaded."""
 
+import collections
 import contextlib
 import os
 import uuid
@@ -134,7 +135,9 @@ def pad_frame(frame, multiple=16):
     return np.ascontiguousarray(frame)
 
 
-class RecordedEnvironment:
+class RecordedEnvironment(collections.namedtuple(
+        'RecordedEnvironment', 'constructor, directory, gl_backend, threads, '
+        'effects', defaults=(None, None, True))):
     """Picklable constructor `(seed) -> RecordEpisodes` that sets the
     rendering environment variables before it creates the env (and MuJoCo).
 
@@ -146,32 +149,23 @@ class RecordedEnvironment:
         effects: Whether MuJoCo renders shadows and reflections.
     """
 
-    def __init__(
-            self, constructor, directory, gl_backend=None, threads=None,
-            effects=True):
-        self._constructor = constructor
-        self._directory = directory
-        self._gl_backend = gl_backend
-        self._threads = threads
-        self._effects = effects
-
     def __call__(self, seed=None):
         """Build one recorded environment with a seed or None."""
-        if self._gl_backend:
-            os.environ['MUJOCO_GL'] = self._gl_backend
+        if self.gl_backend:
+            os.environ['MUJOCO_GL'] = self.gl_backend
         # Rendering to arrays opens no window. SDL, which the classic control
         # tasks render with through pygame, would otherwise probe for a
         # display and install handlers that swallow SIGINT and SIGTERM,
         # leaving the process deaf to `kill` and the workers to `close`.
         os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
         os.environ.setdefault('SDL_NO_SIGNAL_HANDLERS', '1')
-        if self._threads:
-            os.environ.setdefault('LP_NUM_THREADS', str(int(self._threads)))
-        env = self._constructor(seed, render_mode='rgb_array')
+        if self.threads:
+            os.environ.setdefault('LP_NUM_THREADS', str(int(self.threads)))
+        env = self.constructor(seed, render_mode='rgb_array')
         try:
-            if not self._effects:
+            if not self.effects:
                 disable_effects(env)
-            return RecordEpisodes(env, self._directory, threads=self._threads)
+            return RecordEpisodes(env, self.directory, threads=self.threads)
         except BaseException:
             env.close()
             raise
