@@ -185,7 +185,8 @@ def _error_cause(error):
 
 def initialize_variables(
         sess, saver, logdir=None, checkpoint=None, resume=None):
-    """Initialize the variables, or restore the newest readable checkpoint.
+    """Initialize the variables, or restore the newest readable checkpoint
+    and return its path (else None).
 
     Args:
       logdir: Directory to search for checkpoints.
@@ -195,9 +196,6 @@ def initialize_variables(
     Raises:
       CheckpointShapeError: Where a variable's shape differs from the graph.
       ValueError: Where `resume` is not met, or no checkpoint is readable.
-
-    Returns:
-      Path of the restored checkpoint, or None.
     """
     sess.run(tf.group(
         tf.local_variables_initializer(), tf.global_variables_initializer()))
@@ -238,16 +236,11 @@ def initialize_variables(
 
 
 def restore_run(sess, saver, config, lock):
-    """Initialize the variables or restore a run's latest checkpoint.
-
-    Args:
-      lock: The `run_folder.RunLock` of the run.
+    """Initialize the variables or restore a run's latest checkpoint; the
+    run's `RunSaver` (None without a run folder) under `lock`, its `RunLock`.
 
     Raises:
       ConfigError: Where the run cannot resume (a size changed, say).
-
-    Returns:
-      The run's `RunSaver`, or None without a run folder.
     """
     logger = logging.getLogger('agents')
     try:
@@ -316,25 +309,20 @@ def _restore(sess, saver, path):
                 and list(saved) != current):
             raise CheckpointShapeError(
                 path, variable.op.name, list(saved), current)
-    optional = getattr(saver, 'optional', None)
-    if optional:
-        names = set(shapes)
-        missing = [
-            variable for variable in optional
-            if variable.op.name not in names]
-        if missing:
-            present = [
-                variable for variable in optional
-                if variable.op.name in names]
-            with sess.graph.as_default():
-                partial = tf.train.Saver(saver.required + present)
-            partial.restore(sess, path)
-            logging.getLogger('agents').info(
-                'Checkpoint %s holds no state for an exact resumption (%d '
-                'variables such as %s); they begin from their initial '
-                'values.', path, len(missing), missing[0].op.name)
-            return
-    saver.restore(sess, path)
+    optional = getattr(saver, 'optional', ())
+    missing = [
+        variable for variable in optional if variable.op.name not in shapes]
+    if not missing:
+        saver.restore(sess, path)
+        return
+    present = [variable for variable in optional if variable.op.name in shapes]
+    with sess.graph.as_default():
+        partial = tf.train.Saver(saver.required + present)
+    partial.restore(sess, path)
+    logging.getLogger('agents').info(
+        'Checkpoint %s holds no state for an exact resumption (%d variables '
+        'such as %s); they begin from their initial values.', path,
+        len(missing), missing[0].op.name)
 
 
 def list_checkpoints(logdir, warn=False):
