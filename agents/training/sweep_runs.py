@@ -15,8 +15,6 @@ import time
 from agents.tools import batch_env as batch_env_lib
 from agents.training import checkpoints
 from agents.training import config_io
-from agents.training import config_spec
-from agents.training import determinism
 from agents.training import errors
 from agents.training import simulation
 from agents.training import stopping
@@ -299,7 +297,7 @@ def _train(config, env_mode, on_report):
         # steps only where the environments run in others.
         config.caller_thread = False
     # Each run has its own worker process.
-    determinism.enable_for_seed(config_spec.with_defaults(config).seed)
+    trainer.enable_determinism(config)
     stop = RunStop(os.path.join(os.path.dirname(config.logdir), STOP_NAME))
     with _installed(stop):
         if stop.requested():

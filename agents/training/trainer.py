@@ -148,6 +148,13 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
         batches.close()
 
 
+def enable_determinism(config):
+    """Turn on TensorFlow's op determinism where the config (or its default)
+    seeds the run; entry points call it, as it holds for the process."""
+    if config_spec.with_defaults(config).seed is not None:
+        tf.compat.v2.config.experimental.enable_op_determinism()
+
+
 def make_session_config(config, env_mode=None):
     """The `tf.ConfigProto` of training in a resolved env mode (or None)."""
     session_config = tf.ConfigProto(allow_soft_placement=True)
