@@ -52,7 +52,6 @@ class RunFolderInUse(RuntimeError):
         super().__init__(
             f'Run folder {run_dir} is in use by {holder}, another trainer; '
             'wait for it to end, or pass another --timestamp for a new run.')
-        self.run_dir = run_dir
         self.pid = pid
 
 
@@ -69,7 +68,8 @@ class RunLock:
 
     def __init__(self, run_dir):
         self.run_dir = run_dir
-        self.resumed = bool(run_dir) and _has_config(run_dir)
+        self.resumed = bool(run_dir) and os.path.exists(
+            os.path.join(run_dir, 'config.yaml'))
         self._path = run_dir and os.path.join(run_dir, LOCK_NAME)
         self._fd = None
         self._folder = None
@@ -155,14 +155,12 @@ class RunLock:
 
 @contextlib.contextmanager
 def locked(run_dir):
-    """Lock a trainer's run folder (or None), naming it in the log.
+    """Lock a trainer's run folder (or None), naming it in the log; yield
+    the `RunLock`; a new run's folder goes where empty at the end.
 
     Raises:
       config_io.ConfigError: Where the folder is in use, cannot be created,
           or is new and holds checkpoints.
-
-    Yields:
-      The `RunLock`; a new run's folder goes where empty at the end.
     """
     lock = RunLock(run_dir)
     if run_dir:
@@ -210,27 +208,16 @@ def write_provenance(run_dir, record):
     return path
 
 
-def _has_config(run_dir):
-    """Whether the run folder holds its `config.yaml`."""
-    return os.path.exists(os.path.join(run_dir, 'config.yaml'))
-
-
 def prepare_run(logdir, config_name, timestamp, settings=()):
-    """Decide the run folder and its configuration, writing nothing.
+    """The configuration, the run folder (or None) and the timestamp of a
+    run, writing nothing; a ConfigError where an argument or the saved
+    configuration cannot be used.
 
     Args:
-      logdir: Base directory of the run folders, or None.
       config_name: Config spec, or None to resume.
       timestamp: Prefix of the run folder, or None for the current time.
       settings: 'KEY=VALUE' overrides; a resumed run (an existing folder)
           accepts only those that match its saved configuration.
-
-    Raises:
-      config_io.ConfigError: When an argument or the saved configuration
-          cannot be used.
-
-    Returns:
-      Tuple of the configuration, the run folder (or None), the timestamp.
     """
     if not logdir:
         if not config_name:
