@@ -91,7 +91,7 @@ def _networks(
         state=None, recurrent=()):
     """The policy and value networks, those in `recurrent` ending in a GRU."""
     observations = _flatten_observations(observations)
-    activation, init = _activation(config.activation), _weight_init(config)
+    activation, init = _activation(config.activation), config.weight_init
     states = iter(
         state if len(recurrent) == 2 and state is not None else
         (state, state))
@@ -166,17 +166,11 @@ def _activation(activation):
     return activation
 
 
-def _weight_init(config):
-    """The configured weight initialization scheme."""
-    init = config.weight_init
+def _initializer(init, scale):
+    """Glorot uniform times `scale`, or orthogonal of gain `scale`."""
     if init not in WEIGHT_INITS:
         raise ValueError(
             f'Config weight_init={init!r} must be one of {WEIGHT_INITS}.')
-    return init
-
-
-def _initializer(init, scale):
-    """Glorot uniform times `scale`, or orthogonal of gain `scale`."""
     if init == 'orthogonal':
         return tf.orthogonal_initializer(scale)
     return tf.variance_scaling_initializer(
