@@ -17,6 +17,7 @@ if __name__ == '__main__':
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 
+from agents.tools import atomic_file
 from agents.training import config_io
 from agents.training import stopping
 
@@ -43,7 +44,7 @@ def migrate(run_dir):
     # Read (and so check) everything before writing anything.
     config = config_io.load_config(run_dir)
     try:
-        config_io.write_atomic(backup, text)
+        atomic_file.write_atomic(backup, text)
     except OSError as error:
         raise config_io.ConfigError(
             f'Cannot write {backup}: {error.strerror or error}.') from error

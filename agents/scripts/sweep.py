@@ -31,6 +31,7 @@ from absl import app
 from absl import flags
 
 from agents.environments import env_modes
+from agents.tools import atomic_file
 from agents.tools import ray_batch_env
 from agents.tools import seed_statistics
 from agents.training import config_io
@@ -169,7 +170,7 @@ def _write_results(timestamp, sweep_dir, runs, records, echo):
     results['curves'] = os.path.join(sweep_dir, CURVES_NAME)
     seed_statistics.write_curves_csv(
         results['curves'], sweep_records.curve_rows(runs, records))
-    config_io.write_atomic(
+    atomic_file.write_atomic(
         os.path.join(sweep_dir, RESULTS_NAME),
         json.dumps(results, indent=2) + '\n')
     for line in sweep_records.format_table(results):

@@ -103,7 +103,7 @@ def save_config(config, logdir=None):
     path = os.path.join(logdir, 'config.yaml')
     try:
         os.makedirs(logdir, exist_ok=True)
-        write_atomic(path, buffer.getvalue())
+        atomic_file.write_atomic(path, buffer.getvalue())
     except OSError as error:
         raise ConfigError(
             f'Cannot write {path}: {error.strerror or error}.') from error
@@ -159,8 +159,6 @@ def read_config_text(logdir):
 # The first line announces the last, so that a file cut short is refused.
 _HEADER = '# batch-ppo run configuration; it ends with the line below.'
 _END = '# end of config.yaml'
-# Where the scripts have written files atomically since before tools had it.
-write_atomic = atomic_file.write_atomic
 
 
 def import_callable(path):

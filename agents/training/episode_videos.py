@@ -14,6 +14,7 @@ import tensorflow as tf
 from agents import tools
 from agents.environments import env_construction
 from agents.environments import env_modes
+from agents.tools import atomic_file
 from agents.tools import episode_wrappers
 from agents.tools import gl_backend as gl_backend_lib
 from agents.tools import record_episodes
@@ -232,7 +233,7 @@ def write_statistics(outdir, description, episodes):
         mean_return=float(np.mean([episode['return'] for episode in episodes])),
         episodes=episodes)
     path = os.path.join(outdir, STATISTICS_FILE)
-    config_io.write_atomic(path, json.dumps(statistics, indent=2) + '\n')
+    atomic_file.write_atomic(path, json.dumps(statistics, indent=2) + '\n')
     logging.getLogger('agents').info(
         'Mean return %.3f over %d episodes; statistics in %s.',
         statistics['mean_return'], len(episodes), path)

@@ -11,6 +11,7 @@ import re
 import ruamel.yaml
 
 from agents import tools
+from agents.tools import atomic_file
 from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_overrides
@@ -204,7 +205,7 @@ def write_provenance(run_dir, record):
     stream = io.StringIO()
     yaml.dump(dict(record), stream)
     path = os.path.join(run_dir, PROVENANCE)
-    config_io.write_atomic(path, stream.getvalue())
+    atomic_file.write_atomic(path, stream.getvalue())
     return path
 
 

@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 
+from agents.tools import atomic_file
 from agents.tools import batch_env as batch_env_lib
 from agents.training import checkpoints
 from agents.training import config_io
@@ -111,7 +112,7 @@ def train_runs(ray, todo, records, options, echo):
         # Every run looks for the file between its session runs, since Ray's
         # cancellation can miss the run's thread.
         os.makedirs(options['sweep_dir'], exist_ok=True)
-        config_io.write_atomic(
+        atomic_file.write_atomic(
             os.path.join(options['sweep_dir'], STOP_NAME), '')
         echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
              '(interrupt again to stop them without).')
@@ -264,7 +265,7 @@ class _Attempt:
         self._record.update(
             changes,
             wall_clock=self._wall_clock + time.monotonic() - self._start)
-        config_io.write_atomic(
+        atomic_file.write_atomic(
             self._path, json.dumps(self._record, indent=1) + '\n')
 
     def say(self, line, wait=True):
