@@ -20,15 +20,9 @@ BRIDGE_EVAL_ENV_STEPS = 2048
 
 def define_loop(
         graph, logdir, train_steps, eval_steps, caller_thread=True):
-    """The `tools.Loop` alternating a training and an evaluation phase.
-
-    Args:
-      graph: AttrDict of `define_simulation`.
-      logdir: Run folder, or None.
-      train_steps: Env steps of each training phase.
-      eval_steps: Env steps of each evaluation phase.
-      caller_thread: Whether the phases run their ops in the calling thread.
-    """
+    """The `tools.Loop` alternating a training and an evaluation phase of
+    `train_steps` and `eval_steps` env steps, over `define_simulation`'s
+    `graph`; `caller_thread`: whether they run ops in the calling thread."""
     # Progress lines and summaries show training steps, so that a config's
     # `steps` is the last step shown; checkpoints keep the global step.
     loop = tools.Loop(
@@ -223,16 +217,9 @@ def schedule_steps(config):
 
 
 def define_simulation_graph(batch_env, algo_cls, config):
-    """Define the algorithm and the simulation operation.
-
-    Args:
-      batch_env: In-graph batch environment.
-      algo_cls: Constructor of the algorithm.
-      config: Configuration of the algorithm; missing keys take defaults.
-
-    Returns:
-      AttrDict of the switches, algo, done, score and summary.
-    """
+    """Define the algorithm and the simulation operation; an AttrDict of
+    the switches, algo, done, score and summary. Missing config keys take
+    their defaults."""
     config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
     switches, algo = _define_algorithm(batch_env, algo_cls, config)

@@ -28,7 +28,6 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
     once the graph is built; an existing one resumes.
 
     Args:
-      config: Configuration object.
       env_mode: A mode of `env_modes.MODES`, None for 'auto', or a bool.
       on_report: None, or a function of the training steps and the score,
           called at every report before the score is yielded.
