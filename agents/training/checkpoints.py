@@ -61,7 +61,6 @@ class RunSaver:
 
     Args:
       saver: `tf.train.Saver`, e.g. of `define_saver`.
-      logdir: The run folder.
       check: None, or a callable that raises `RuntimeError` where the run
           folder must not be written.
     """
@@ -78,7 +77,6 @@ class RunSaver:
 
         Args:
           unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
-          global_step: Integer step of the checkpoint.
           consistent: Whether the environments are at the last completed step
               (else, a step hung or failed, no environment state).
 

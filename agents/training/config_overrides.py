@@ -16,11 +16,8 @@ def apply_overrides(config, settings):
 
     A YAML value must fit the type of the value it replaces (a list for a
     tuple, an import path for a callable); any value may replace None, and
-    null a value that is None by default (an option switched off).
-
-    Raises:
-      config_io.ConfigError: Naming the setting, the key and the expected
-          type; the config is left unchanged.
+    null a value that is None by default (an option switched off). Else a
+    ConfigError names the setting, the key and the type, changing nothing.
     """
     overrides = {}
     for setting in settings:

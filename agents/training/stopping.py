@@ -88,9 +88,6 @@ def watch(batches, timeout, save, release):
       timeout: Seconds a step may take (`worker_timeout`); None: 600.
       save: Callable that saves a checkpoint and logs its errors.
       release: Callable that releases the run folder.
-
-    Yields:
-      Nothing.
     """
     stop = active()
     watchdog = tools.StepWatchdog(

@@ -78,15 +78,9 @@ class RunStop(stopping.StopRequest):
 
 def train_runs(ray, todo, records, options, echo):
     """Train the `(run, config)` pairs of `todo` on Ray, printing their
-    progress with `echo`, and put their records in `records` by run name.
-
-    Args:
-      options: Dict of `cpus_per_run`, `env_mode`, `max_retries` and
-          `sweep_dir`.
-
-    Raises:
-      KeyboardInterrupt: On Ctrl-C, once every run stopped.
-    """
+    progress with `echo`, and put their records in `records` by run name;
+    `options`: dict of `cpus_per_run`, `env_mode`, `max_retries` and
+    `sweep_dir`. Ctrl-C raises KeyboardInterrupt once every run stopped."""
     # Of an earlier sweep of this timestamp that was interrupted.
     with contextlib.suppress(FileNotFoundError):
         os.remove(os.path.join(options['sweep_dir'], STOP_NAME))
