@@ -299,14 +299,11 @@ def _make_dirs(directory):
     """Create a directory and its parents; those created, outer first."""
     missing = []
     directory = os.path.abspath(directory)
-    while not os.path.isdir(directory):
-        missing.append(directory)
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
+    while not os.path.exists(directory):
+        missing.insert(0, directory)
+        directory = os.path.dirname(directory)
     created = []
-    for path in reversed(missing):
+    for path in missing:
         try:
             os.mkdir(path)
         except FileExistsError:
