@@ -85,10 +85,9 @@ def sweep(
     `--set`), with `echo` printing a line.
 
     Raises:
-      config_io.ConfigError: When a flag or config cannot be used; nothing
-          was written then.
-      KeyboardInterrupt: After every run stopped and the results were
-          written.
+      config_io.ConfigError: When a flag or config cannot be used, before
+          anything is written.
+      KeyboardInterrupt: Once every run stopped and the results are written.
     """
     try:
         ray = ray_batch_env.import_ray()
