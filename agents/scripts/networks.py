@@ -22,14 +22,12 @@ MEAN_ACTIVATIONS = ('tanh', None)
 
 def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
-    """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`.
+    """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`
+    (a ValueError for other action spaces).
 
     The mean passes through tanh into [-1, 1], the range of the
     `RangeNormalize` wrapper (linear with `mean_activation=None`); the log
     standard deviation is a learned vector starting at `log(init_std)`.
-
-    Raises:
-        ValueError: For other action spaces.
     """
     del length  # Feed-forward networks treat every step alike.
     head = functools.partial(
@@ -42,11 +40,7 @@ def feed_forward_gaussian(
 def feed_forward_categorical(
         config, action_space, observations, length, state=None):
     """Feed-forward categorical policy of int32 actions for a
-    `gym.spaces.Discrete` starting at zero.
-
-    Raises:
-        ValueError: For other action spaces.
-    """
+    `gym.spaces.Discrete` starting at zero (a ValueError for others)."""
     del length  # Feed-forward networks treat every step alike.
     if not (isinstance(action_space, gym.spaces.Discrete) and
             int(action_space.start) == 0):
@@ -68,10 +62,8 @@ def recurrent_gaussian(
     caller carries the state `[batch, units]` (None: zeros) and zeros it
     where an episode starts. With `recurrent_value` (False in 2017) the
     value network ends in a GRU too: the state is the pair (policy, value).
-
-    Raises:
-        ValueError: For other action spaces or empty `policy_layers` (or
-            `value_layers` with `recurrent_value`).
+    A ValueError for other action spaces or empty `policy_layers` (or
+    `value_layers` with `recurrent_value`).
     """
     head = functools.partial(
         _gaussian_head, config, _box_size(action_space, 'recurrent_gaussian'))
