@@ -73,15 +73,13 @@ class RunSaver:
 
     def save(self, sess, unused_prefix=None, global_step=None,
              consistent=True):
-        """Save the variables and the environments' state; return the prefix.
+        """Save the variables and the environments' state; return the prefix
+        (a CheckpointError where saving failed).
 
         Args:
           unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
           consistent: Whether the environments are at the last completed step
               (else, a step hung or failed, no environment state).
-
-        Raises:
-          errors.CheckpointError: Where saving failed.
         """
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
@@ -235,11 +233,8 @@ def initialize_variables(
 
 def restore_run(sess, saver, config, lock):
     """Initialize the variables or restore a run's latest checkpoint; the
-    run's `RunSaver` (None without a run folder) under `lock`, its `RunLock`.
-
-    Raises:
-      ConfigError: Where the run cannot resume (a size changed, say).
-    """
+    run's `RunSaver` (None without a run folder) under `lock`, its `RunLock`;
+    a ConfigError where the run cannot resume (a size changed, say)."""
     logger = logging.getLogger('agents')
     try:
         restored = initialize_variables(sess, saver, config.logdir)

@@ -108,12 +108,9 @@ def visualize_policy(
     `agents.scripts.export` wrote, as `visualize` does (returned: the
     statistics). One environment runs the episodes in turn; episode i is
     seeded as `visualize` seeds environment i: a reset with `seed + i`, then
-    the episode's reset.
-
-    Raises:
-      ValueError: When `num_episodes` is not a positive integer.
-      VisualizeError: When `policy`, the environment or MuJoCo's rendering
-          fails.
+    the episode's reset. A ValueError where `num_episodes` is not a positive
+    integer, a VisualizeError where `policy`, the environment or MuJoCo's
+    rendering fails.
     """
     num_episodes = episode_wrappers.checked_integer(
         num_episodes, 'num_episodes', 'positive')

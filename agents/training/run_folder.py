@@ -157,12 +157,9 @@ class RunLock:
 @contextlib.contextmanager
 def locked(run_dir):
     """Lock a trainer's run folder (or None), naming it in the log; yield
-    the `RunLock`; a new run's folder goes where empty at the end.
-
-    Raises:
-      config_io.ConfigError: Where the folder is in use, cannot be created,
-          or is new and holds checkpoints.
-    """
+    the `RunLock`; a new run's folder goes where empty at the end. A
+    ConfigError where the folder is in use, cannot be created, or is new and
+    holds checkpoints."""
     lock = RunLock(run_dir)
     if run_dir:
         # First: visualize, export and TensorBoard need it.
