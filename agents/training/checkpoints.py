@@ -47,10 +47,8 @@ class CheckpointShapeError(ValueError):
         super().__init__(
             f'checkpoint {os.path.basename(path)} holds {name} of shape '
             f'{saved}, the graph has {current}')
-        self.path = path
-        self.name = name
-        self.saved = saved
-        self.current = current
+        self.path, self.name = path, name
+        self.saved, self.current = saved, current
 
 
 class RunSaver:
