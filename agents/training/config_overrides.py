@@ -109,10 +109,7 @@ def _override_type(old):
     if isinstance(old, dict):
         return 'a mapping such as {a: 1} (dict)', of_type(dict)
     if callable(old):
-        def imported(value):
-            if not isinstance(value, str):
-                raise TypeError(value)
-            return config_io.import_callable(value)
-        return "an import path 'package.module:name' (callable)", imported
+        return "an import path 'package.module:name' (callable)", (
+            lambda value: config_io.import_callable(of_type(str)(value)))
     kind = type(old).__name__
     return f'a value of type {kind}', of_type(type(old))
