@@ -5,7 +5,6 @@ each row's last valid step (None without). Call one outside control flow
 first: the scopes `policy` and `value` reuse their variables."""
 
 import functools
-import operator
 
 import gymnasium as gym
 import numpy as np
@@ -180,9 +179,9 @@ def _flatten_observations(observations):
                 f'axes, got {observations.shape}')
         if len(event_shape) == 1:
             return observations
-        size = functools.reduce(operator.mul, event_shape, 1)
         return _reshape(
-            observations, observations, 2, [size], 'flat_observations')
+            observations, observations, 2, [int(np.prod(event_shape))],
+            'flat_observations')
 
 
 def _reshape(tensor, like, keep, tail, name):
