@@ -52,10 +52,9 @@ class CheckpointShapeError(ValueError):
 
 
 class RunSaver:
-    """Saves a run folder's checkpoints; other attributes: the saver's.
-
-    It keeps `max_to_keep` across restarts, saves one thread at a time, and
-    a failed save removes what it began to write.
+    """Saves a run folder's checkpoints, keeping `max_to_keep` across
+    restarts, one thread at a time; a failed save removes what it began to
+    write. Other attributes: the saver's.
 
     Args:
       saver: `tf.train.Saver`, e.g. of `define_saver`.
@@ -317,12 +316,10 @@ def _restore(sess, saver, path):
 
 
 def list_checkpoints(logdir, warn=False):
-    """Checkpoint paths inside a run folder, newest first.
-
-    The `model.ckpt-<step>` ones, then others that the `checkpoint` index
-    names by base name (it may be damaged, stale, or of another folder).
-    `warn`: whether to warn where the index disagrees.
-    """
+    """Checkpoint paths inside a run folder, newest first: the
+    `model.ckpt-<step>` ones, then others that the `checkpoint` index names
+    by base name (it may be damaged, stale, or of another folder); `warn`:
+    whether to warn where the index disagrees."""
     found = []
     for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
         match = _CHECKPOINT_INDEX.match(name)

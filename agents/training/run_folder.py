@@ -61,11 +61,9 @@ class RunFolderMoved(RuntimeError):
 
 
 class RunLock:
-    """A trainer's `fcntl.flock` on a run folder's `.lock` (or on None).
-
-    The kernel releases it however the process ends. `resumed`: whether the
-    folder had a `config.yaml`.
-    """
+    """A trainer's `fcntl.flock` on a run folder's `.lock` (or on None),
+    which the kernel releases however the process ends; `resumed`: whether
+    the folder had a `config.yaml`."""
 
     def __init__(self, run_dir):
         self.run_dir = run_dir

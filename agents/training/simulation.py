@@ -126,12 +126,10 @@ def run_length(config, batch_env):
 
 
 def compiles_evaluation(config, eval_batch_env, view):
-    """Whether evaluations run as one session call of all their steps.
-
-    With `compile_rollout`, where the view has the pure policy step of
+    """Whether evaluations run as one session call of all their steps: with
+    `compile_rollout`, where the view has the pure policy step of
     `compiled_rollout.first_episodes` and the environments are in-graph or
-    behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps.
-    """
+    behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps."""
     if not (config.compile_rollout and hasattr(view, 'step')):
         return False
     env = rollout_env.rollout_env(eval_batch_env)
@@ -187,12 +185,10 @@ def _first_episodes(done, score, reset, log):
 
 
 def phase_steps(config):
-    """Environment steps of one training phase and of one evaluation phase.
-
-    `steps` is split into equal training phases of whole batch steps, at
-    most `eval_every` each (default: `max(update_every, num_agents)` full
-    episodes), so a run ends with an evaluation.
-    """
+    """Environment steps of one training phase and of one evaluation phase:
+    `steps` split into equal training phases of whole batch steps, at most
+    `eval_every` each (default: `max(update_every, num_agents)` full
+    episodes), so that a run ends with an evaluation."""
     steps = max(1, int(math.ceil(config.steps)))
     every = config.eval_every or min(
         steps, max(config.update_every, config.num_agents) *

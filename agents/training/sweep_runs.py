@@ -195,12 +195,10 @@ def _describe_interrupt(signum, again=False):
 
 
 def train_run(config, env_mode, record, progress):
-    """Train or resume one run in a Ray worker; return its final record.
-
-    A run folder's `config.yaml` and record replace `config` and `record`.
-    The run's errors go into its record, so that Ray retries a run only when
-    its worker dies; `progress` is the sweep's `Progress` actor.
-    """
+    """Train or resume one run in a Ray worker; return its final record. A
+    run folder's `config.yaml` and record replace `config` and `record`. The
+    run's errors go into its record, so that Ray retries a run only when its
+    worker dies; `progress` is the sweep's `Progress` actor."""
     import ray  # pylint: disable=import-outside-toplevel
     run_dir = config.logdir
     os.makedirs(run_dir, exist_ok=True)
