@@ -96,7 +96,12 @@ def sweep(
     _check_numbers(cpus_per_run, max_retries)
     env_mode = env_modes.check_env_mode(env_mode)
     runs = sweep_grid.grid(configs, seeds, settings)
-    timestamp = _check_timestamp(timestamp)
+    timestamp = timestamp or datetime.datetime.now().strftime(
+        '%Y%m%dT%H%M%S')
+    if not re.fullmatch(r'[\w.-]+', timestamp):
+        raise config_io.ConfigError(
+            f'--timestamp={timestamp} must be a folder name (letters, '
+            'digits, _ . -).')
     sweep_dir = os.path.join(os.path.expanduser(logdir), timestamp)
     run_folder.check_writable(sweep_dir)
     todo, records = _plan(runs, sweep_dir, cpus_per_run, echo)
@@ -132,17 +137,6 @@ def _check_numbers(cpus_per_run, max_retries):
             max_retries, int) or max_retries < 0:
         raise config_io.ConfigError(
             f'--max_retries={max_retries!r} must be an integer >= 0.')
-
-
-def _check_timestamp(timestamp):
-    """The sweep's folder name: `timestamp`, or the current time."""
-    timestamp = timestamp or datetime.datetime.now().strftime(
-        '%Y%m%dT%H%M%S')
-    if not re.fullmatch(r'[\w.-]+', timestamp):
-        raise config_io.ConfigError(
-            f'--timestamp={timestamp} must be a folder name (letters, '
-            'digits, _ . -).')
-    return timestamp
 
 
 def _plan(runs, sweep_dir, cpus_per_run, echo):

@@ -23,15 +23,6 @@ PROVENANCE = 'provenance.yaml'
 _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 
-def _check_timestamp(timestamp):
-    """Raise a one-line ConfigError unless a --timestamp can name folders."""
-    if not _TIMESTAMP.match(timestamp):
-        raise config_io.ConfigError(
-            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
-            "'.', '_', '+' or '-', starting with a letter or digit; it names "
-            'a folder inside --logdir.')
-
-
 def _runs_of_timestamp(logdir, timestamp):
     """The sorted config names of a timestamp's resumable run folders."""
     if not os.path.isdir(logdir):
@@ -220,8 +211,11 @@ def prepare_run(logdir, config_name, timestamp, settings=()):
             raise config_io.ConfigError('Pass --config (and usually --logdir).')
         return _new_config(config_name, settings), None, None
     logdir = os.path.expanduser(logdir)
-    if timestamp is not None:
-        _check_timestamp(timestamp)
+    if timestamp is not None and not _TIMESTAMP.match(timestamp):
+        raise config_io.ConfigError(
+            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
+            "'.', '_', '+' or '-', starting with a letter or digit; it names "
+            'a folder inside --logdir.')
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
     runs = _runs_of_timestamp(logdir, timestamp)
