@@ -12,13 +12,11 @@ from agents.training import config_io
 
 def apply_overrides(config, settings):
     """Set values of a `tools.AttrDict` from 'KEY=VALUE' strings; return
-    the dict of the keys set to their new values.
-
-    A YAML value must fit the type of the value it replaces (a list for a
-    tuple, an import path for a callable); any value may replace None, and
-    null a value that is None by default (an option switched off). Else a
-    ConfigError names the setting, the key and the type, changing nothing.
-    """
+    the dict of the keys set to their new values. A YAML value must fit the
+    type of the value it replaces (a list for a tuple, an import path for a
+    callable); any value may replace None, and null a value that is None by
+    default (an option switched off). Else a ConfigError names the setting,
+    the key and the type, changing nothing."""
     overrides = {}
     for setting in settings:
         key, text = split_setting(setting)

@@ -30,12 +30,11 @@ class Interrupted(KeyboardInterrupt):
 
 
 class StopRequest:
-    """SIGINT and SIGTERM, turned into a request to save and stop.
-
-    While `deferred` (within TensorFlow's code, which an exception would
-    disturb), the first signal is only recorded for `requested`, else it
-    raises `Interrupted`; a second signal ends the process. `abandon_stuck`:
-    whether a signal during a stuck step ends the process without it.
+    """SIGINT and SIGTERM, turned into a request to save and stop: while
+    `deferred` (within TensorFlow's code, which an exception would disturb),
+    the first signal is only recorded for `requested`, else it raises
+    `Interrupted`; a second signal ends the process. `abandon_stuck`: whether
+    a signal during a stuck step ends the process without it.
 
     Args:
       describe: Callable of a signal number and `again` (for the second
