@@ -43,7 +43,9 @@ def visualize(
         env_mode='auto', seed=None, render_effects=True):
     """Record greedy episodes of a run folder's policy as videos and the
     statistics of `outdir/episodes.json` (returned; episodes in the order
-    they ended). Nothing is written unless the run and its checkpoint load.
+    they ended). Nothing is written unless the run and its checkpoint load:
+    a VisualizeError where the run, `outdir` or MuJoCo's rendering fails, a
+    ValueError where a count is not a positive integer.
 
     Args:
       checkpoint: Name in the run folder or path; None: the latest.
@@ -52,10 +54,6 @@ def visualize(
       env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean.
       seed: Base seed: environment i gets seed + i; None: unseeded.
       render_effects: Whether MuJoCo renders shadows and reflections.
-
-    Raises:
-      ValueError: When a count is not a positive integer.
-      VisualizeError: When the run, `outdir` or MuJoCo's rendering fails.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)
