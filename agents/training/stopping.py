@@ -81,13 +81,9 @@ def active():
 
 @contextlib.contextmanager
 def watch(batches, timeout, save, release):
-    """Run the body under a `tools.StepWatchdog` of the batches.
-
-    Args:
-      timeout: Seconds a step may take (`worker_timeout`); None: 600.
-      save: Callable that saves a checkpoint and logs its errors.
-      release: Callable that releases the run folder.
-    """
+    """Run the body under a `tools.StepWatchdog` of the batches, whose steps
+    may take `timeout` seconds (`worker_timeout`; None: 600); `save` saves a
+    checkpoint and logs its errors, `release` releases the run folder."""
     stop = active()
     watchdog = tools.StepWatchdog(
         batches, timeout=timeout or 600, grace=_STUCK_STEP_GRACE,

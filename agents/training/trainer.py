@@ -22,9 +22,8 @@ from agents.training import errors
 
 
 def train(config, env_mode=None, on_report=None, *, env_processes=None):
-    """Train an agent; yield the mean evaluation score at every report.
-
-    A new run folder (`config.logdir`, may be None) receives `config.yaml`
+    """Train an agent; yield the mean evaluation score at every report. A
+    new run folder (`config.logdir`, may be None) receives `config.yaml`
     once the graph is built; an existing one resumes.
 
     Args:
