@@ -150,8 +150,7 @@ def _box_size(action_space, network):
 
 
 def _activation(activation):
-    """The hidden activation; ReLU as `compiled_ops.relu`, which XLA
-    translates directly."""
+    """The hidden activation, ReLU as `compiled_ops.relu` (direct in XLA)."""
     if activation in (tf.nn.relu, tf.compat.v2.nn.relu):
         return compiled_ops.relu
     return activation

@@ -301,8 +301,7 @@ def _define_graph(config, constructor, env_mode, seed):
 
 
 def _run_episodes(sess, simulation, outdir, num_episodes):
-    """Statistics of the first `num_episodes` episodes to end; the surplus
-    ones of the last step leave no video."""
+    """The first `num_episodes` episodes to end; the surplus leave no video."""
     batch_env = simulation.batch_env
     num_agents = len(batch_env)
     lengths = np.zeros(num_agents, int)
