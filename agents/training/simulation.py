@@ -50,18 +50,14 @@ def define_loop(
 
 
 def define_simulation(batch_env, eval_batch_env, config):
-    """The training and the evaluation simulation of a run, and its loop.
-
-    An algorithm without `evaluation_view` (of 2017) evaluates on the
-    training batch (`eval_batch_env` is None) with `is_training` false.
-
-    Returns:
-      AttrDict of the switches (step, is_training, should_log, do_report,
-      force_reset); algo, batch_env, done, score, summary, run_steps and
-      made_steps; eval_batch_env, eval_done, eval_score, eval_summary,
-      eval_feed and eval_run_steps (None: one batch step); `loop`, and
-      `total_steps`.
-    """
+    """The training and the evaluation simulation of a run, and its loop:
+    an AttrDict of the switches (step, is_training, should_log, do_report,
+    force_reset); algo, batch_env, done, score, summary, run_steps and
+    made_steps; eval_batch_env, eval_done, eval_score, eval_summary,
+    eval_feed and eval_run_steps (None: one batch step); `loop`, and
+    `total_steps`. An algorithm without `evaluation_view` (of 2017)
+    evaluates on the training batch (`eval_batch_env` is None) with
+    `is_training` false."""
     train_steps, eval_steps = phase_steps(config)
     total_steps = schedule_steps(config)
     switches, algo = _define_algorithm(batch_env, config.algorithm, config)
