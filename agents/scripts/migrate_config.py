@@ -17,6 +17,7 @@ if __name__ == '__main__':
 # pylint: disable=wrong-import-position,wrong-import-order,ungrouped-imports
 from absl import app
 
+from agents.tools import atomic_file
 from agents.training import config_io
 from agents.training import stopping
 
@@ -25,11 +26,8 @@ BACKUP_SUFFIX = '.2017'
 
 def migrate(run_dir):
     """Rewrite a run folder's config.yaml in today's format; return whether
-    it was rewritten (False when it was current).
-
-    Raises:
-      config_io.ConfigError: When the file cannot be read or a backup is in
-          the way; nothing is written then.
+    it was rewritten (False when it was current). A ConfigError where the
+    file cannot be read or a backup is in the way; nothing is written then.
     """
     path, text = config_io.read_config_text(run_dir)
     # The 2017 package wrote its config as a tagged AttrDict.
@@ -43,7 +41,7 @@ def migrate(run_dir):
     # Read (and so check) everything before writing anything.
     config = config_io.load_config(run_dir)
     try:
-        config_io.write_atomic(backup, text)
+        atomic_file.write_atomic(backup, text)
     except OSError as error:
         raise config_io.ConfigError(
             f'Cannot write {backup}: {error.strerror or error}.') from error

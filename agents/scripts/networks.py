@@ -5,7 +5,6 @@ each row's last valid step (None without). Call one outside control flow
 first: the scopes `policy` and `value` reuse their variables."""
 
 import functools
-import operator
 
 import gymnasium as gym
 import numpy as np
@@ -22,14 +21,12 @@ MEAN_ACTIVATIONS = ('tanh', None)
 
 def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
-    """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`.
+    """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`
+    (a ValueError for other action spaces).
 
     The mean passes through tanh into [-1, 1], the range of the
     `RangeNormalize` wrapper (linear with `mean_activation=None`); the log
     standard deviation is a learned vector starting at `log(init_std)`.
-
-    Raises:
-        ValueError: For other action spaces.
     """
     del length  # Feed-forward networks treat every step alike.
     head = functools.partial(
@@ -42,11 +39,7 @@ def feed_forward_gaussian(
 def feed_forward_categorical(
         config, action_space, observations, length, state=None):
     """Feed-forward categorical policy of int32 actions for a
-    `gym.spaces.Discrete` starting at zero.
-
-    Raises:
-        ValueError: For other action spaces.
-    """
+    `gym.spaces.Discrete` starting at zero (a ValueError for others)."""
     del length  # Feed-forward networks treat every step alike.
     if not (isinstance(action_space, gym.spaces.Discrete) and
             int(action_space.start) == 0):
@@ -68,10 +61,8 @@ def recurrent_gaussian(
     caller carries the state `[batch, units]` (None: zeros) and zeros it
     where an episode starts. With `recurrent_value` (False in 2017) the
     value network ends in a GRU too: the state is the pair (policy, value).
-
-    Raises:
-        ValueError: For other action spaces or empty `policy_layers` (or
-            `value_layers` with `recurrent_value`).
+    A ValueError for other action spaces or empty `policy_layers` (or
+    `value_layers` with `recurrent_value`).
     """
     head = functools.partial(
         _gaussian_head, config, _box_size(action_space, 'recurrent_gaussian'))
@@ -91,7 +82,7 @@ def _networks(
         state=None, recurrent=()):
     """The policy and value networks, those in `recurrent` ending in a GRU."""
     observations = _flatten_observations(observations)
-    activation, init = _activation(config.activation), _weight_init(config)
+    activation, init = _activation(config.activation), config.weight_init
     states = iter(
         state if len(recurrent) == 2 and state is not None else
         (state, state))
@@ -159,24 +150,17 @@ def _box_size(action_space, network):
 
 
 def _activation(activation):
-    """The hidden activation; ReLU as `compiled_ops.relu`, which XLA
-    translates directly."""
+    """The hidden activation, ReLU as `compiled_ops.relu` (direct in XLA)."""
     if activation in (tf.nn.relu, tf.compat.v2.nn.relu):
         return compiled_ops.relu
     return activation
 
 
-def _weight_init(config):
-    """The configured weight initialization scheme."""
-    init = config.weight_init
+def _initializer(init, scale):
+    """Glorot uniform times `scale`, or orthogonal of gain `scale`."""
     if init not in WEIGHT_INITS:
         raise ValueError(
             f'Config weight_init={init!r} must be one of {WEIGHT_INITS}.')
-    return init
-
-
-def _initializer(init, scale):
-    """Glorot uniform times `scale`, or orthogonal of gain `scale`."""
     if init == 'orthogonal':
         return tf.orthogonal_initializer(scale)
     return tf.variance_scaling_initializer(
@@ -194,9 +178,9 @@ def _flatten_observations(observations):
                 f'axes, got {observations.shape}')
         if len(event_shape) == 1:
             return observations
-        size = functools.reduce(operator.mul, event_shape, 1)
         return _reshape(
-            observations, observations, 2, [size], 'flat_observations')
+            observations, observations, 2, [int(np.prod(event_shape))],
+            'flat_observations')
 
 
 def _reshape(tensor, like, keep, tail, name):

@@ -31,6 +31,7 @@ from absl import app
 from absl import flags
 
 from agents.environments import env_modes
+from agents.tools import atomic_file
 from agents.tools import ray_batch_env
 from agents.tools import seed_statistics
 from agents.training import config_io
@@ -84,10 +85,9 @@ def sweep(
     `--set`), with `echo` printing a line.
 
     Raises:
-      config_io.ConfigError: When a flag or config cannot be used; nothing
-          was written then.
-      KeyboardInterrupt: After every run stopped and the results were
-          written.
+      config_io.ConfigError: When a flag or config cannot be used, before
+          anything is written.
+      KeyboardInterrupt: Once every run stopped and the results are written.
     """
     try:
         ray = ray_batch_env.import_ray()
@@ -96,7 +96,12 @@ def sweep(
     _check_numbers(cpus_per_run, max_retries)
     env_mode = env_modes.check_env_mode(env_mode)
     runs = sweep_grid.grid(configs, seeds, settings)
-    timestamp = _check_timestamp(timestamp)
+    timestamp = timestamp or datetime.datetime.now().strftime(
+        '%Y%m%dT%H%M%S')
+    if not re.fullmatch(r'[\w.-]+', timestamp):
+        raise config_io.ConfigError(
+            f'--timestamp={timestamp} must be a folder name (letters, '
+            'digits, _ . -).')
     sweep_dir = os.path.join(os.path.expanduser(logdir), timestamp)
     run_folder.check_writable(sweep_dir)
     todo, records = _plan(runs, sweep_dir, cpus_per_run, echo)
@@ -134,17 +139,6 @@ def _check_numbers(cpus_per_run, max_retries):
             f'--max_retries={max_retries!r} must be an integer >= 0.')
 
 
-def _check_timestamp(timestamp):
-    """The sweep's folder name: `timestamp`, or the current time."""
-    timestamp = timestamp or datetime.datetime.now().strftime(
-        '%Y%m%dT%H%M%S')
-    if not re.fullmatch(r'[\w.-]+', timestamp):
-        raise config_io.ConfigError(
-            f'--timestamp={timestamp} must be a folder name (letters, '
-            'digits, _ . -).')
-    return timestamp
-
-
 def _plan(runs, sweep_dir, cpus_per_run, echo):
     """The `(run, config)` to train, and the records of finished runs."""
     # Every config builds first: a bad one stops the sweep before it writes.
@@ -169,7 +163,7 @@ def _write_results(timestamp, sweep_dir, runs, records, echo):
     results['curves'] = os.path.join(sweep_dir, CURVES_NAME)
     seed_statistics.write_curves_csv(
         results['curves'], sweep_records.curve_rows(runs, records))
-    config_io.write_atomic(
+    atomic_file.write_atomic(
         os.path.join(sweep_dir, RESULTS_NAME),
         json.dumps(results, indent=2) + '\n')
     for line in sweep_records.format_table(results):

@@ -33,7 +33,6 @@ from absl import flags
 
 from agents.training import config_io
 from agents.training import config_spec
-from agents.training import determinism
 from agents.environments import env_modes
 from agents.training import run_folder
 from agents.training import stopping
@@ -99,9 +98,9 @@ def main(argv):
                 config.seed = FLAGS.seed
         # The default where the config leaves the seed out; training itself
         # completes the config, after checking its required keys.
-        seed = config_spec.with_defaults(config).seed
-        config_spec.check_seed(seed, 'Config seed')
-        determinism.enable_for_seed(seed)
+        config_spec.check_seed(
+            config_spec.with_defaults(config).seed, 'Config seed')
+        trainer.enable_determinism(config)
         # Closing the generator saves also between two scores.
         stop = stopping.StopRequest(describe_interrupt)
         with stop.install(), contextlib.closing(

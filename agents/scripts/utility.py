@@ -30,6 +30,8 @@ def define_batch_env(
         restart=False, *, env_processes=None):
     """A `tools.InGraphBatchEnv` of `num_agents` environments; the 2017 call
     `define_batch_env(constructor, num_agents, env_processes)` works as it did.
+    A ConfigError where `env_mode` is unknown, or both `env_mode` and
+    `env_processes` are given.
 
     Args:
       constructor: Callable taking a seed (or None), or no argument (2017),
@@ -40,10 +42,6 @@ def define_batch_env(
       timeout: Seconds a worker may take to answer; None: `ExternalProcess`'s.
       restart: Whether to replace a failing environment (in 'slices', its
           worker) instead of failing the step.
-
-    Raises:
-      config_io.ConfigError: When `env_mode` is unknown, or both `env_mode`
-          and `env_processes` are given.
     """
     if env_processes is not None:
         if env_mode is not None:

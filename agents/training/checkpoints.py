@@ -47,21 +47,17 @@ class CheckpointShapeError(ValueError):
         super().__init__(
             f'checkpoint {os.path.basename(path)} holds {name} of shape '
             f'{saved}, the graph has {current}')
-        self.path = path
-        self.name = name
-        self.saved = saved
-        self.current = current
+        self.path, self.name = path, name
+        self.saved, self.current = saved, current
 
 
 class RunSaver:
-    """Saves a run folder's checkpoints; other attributes: the saver's.
-
-    It keeps `max_to_keep` across restarts, saves one thread at a time, and
-    a failed save removes what it began to write.
+    """Saves a run folder's checkpoints, keeping `max_to_keep` across
+    restarts, one thread at a time; a failed save removes what it began to
+    write. Other attributes: the saver's.
 
     Args:
       saver: `tf.train.Saver`, e.g. of `define_saver`.
-      logdir: The run folder.
       check: None, or a callable that raises `RuntimeError` where the run
           folder must not be written.
     """
@@ -74,16 +70,13 @@ class RunSaver:
 
     def save(self, sess, unused_prefix=None, global_step=None,
              consistent=True):
-        """Save the variables and the environments' state; return the prefix.
+        """Save the variables and the environments' state; return the prefix
+        (a CheckpointError where saving failed).
 
         Args:
           unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
-          global_step: Integer step of the checkpoint.
           consistent: Whether the environments are at the last completed step
               (else, a step hung or failed, no environment state).
-
-        Raises:
-          errors.CheckpointError: Where saving failed.
         """
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
@@ -185,7 +178,8 @@ def _error_cause(error):
 
 def initialize_variables(
         sess, saver, logdir=None, checkpoint=None, resume=None):
-    """Initialize the variables, or restore the newest readable checkpoint.
+    """Initialize the variables, or restore the newest readable checkpoint
+    and return its path (else None).
 
     Args:
       logdir: Directory to search for checkpoints.
@@ -195,9 +189,6 @@ def initialize_variables(
     Raises:
       CheckpointShapeError: Where a variable's shape differs from the graph.
       ValueError: Where `resume` is not met, or no checkpoint is readable.
-
-    Returns:
-      Path of the restored checkpoint, or None.
     """
     sess.run(tf.group(
         tf.local_variables_initializer(), tf.global_variables_initializer()))
@@ -238,17 +229,9 @@ def initialize_variables(
 
 
 def restore_run(sess, saver, config, lock):
-    """Initialize the variables or restore a run's latest checkpoint.
-
-    Args:
-      lock: The `run_folder.RunLock` of the run.
-
-    Raises:
-      ConfigError: Where the run cannot resume (a size changed, say).
-
-    Returns:
-      The run's `RunSaver`, or None without a run folder.
-    """
+    """Initialize the variables or restore a run's latest checkpoint; the
+    run's `RunSaver` (None without a run folder) under `lock`, its `RunLock`;
+    a ConfigError where the run cannot resume (a size changed, say)."""
     logger = logging.getLogger('agents')
     try:
         restored = initialize_variables(sess, saver, config.logdir)
@@ -316,34 +299,27 @@ def _restore(sess, saver, path):
                 and list(saved) != current):
             raise CheckpointShapeError(
                 path, variable.op.name, list(saved), current)
-    optional = getattr(saver, 'optional', None)
-    if optional:
-        names = set(shapes)
-        missing = [
-            variable for variable in optional
-            if variable.op.name not in names]
-        if missing:
-            present = [
-                variable for variable in optional
-                if variable.op.name in names]
-            with sess.graph.as_default():
-                partial = tf.train.Saver(saver.required + present)
-            partial.restore(sess, path)
-            logging.getLogger('agents').info(
-                'Checkpoint %s holds no state for an exact resumption (%d '
-                'variables such as %s); they begin from their initial '
-                'values.', path, len(missing), missing[0].op.name)
-            return
-    saver.restore(sess, path)
+    optional = getattr(saver, 'optional', ())
+    missing = [
+        variable for variable in optional if variable.op.name not in shapes]
+    if not missing:
+        saver.restore(sess, path)
+        return
+    present = [variable for variable in optional if variable.op.name in shapes]
+    with sess.graph.as_default():
+        partial = tf.train.Saver(saver.required + present)
+    partial.restore(sess, path)
+    logging.getLogger('agents').info(
+        'Checkpoint %s holds no state for an exact resumption (%d variables '
+        'such as %s); they begin from their initial values.', path,
+        len(missing), missing[0].op.name)
 
 
 def list_checkpoints(logdir, warn=False):
-    """Checkpoint paths inside a run folder, newest first.
-
-    The `model.ckpt-<step>` ones, then others that the `checkpoint` index
-    names by base name (it may be damaged, stale, or of another folder).
-    `warn`: whether to warn where the index disagrees.
-    """
+    """Checkpoint paths inside a run folder, newest first: the
+    `model.ckpt-<step>` ones, then others that the `checkpoint` index names
+    by base name (it may be damaged, stale, or of another folder); `warn`:
+    whether to warn where the index disagrees."""
     found = []
     for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
         match = _CHECKPOINT_INDEX.match(name)

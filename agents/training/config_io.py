@@ -32,11 +32,8 @@ MAX_VALUE_ITEMS = 10000
 
 
 def parse_yaml(yaml, text, limit):
-    """Load YAML text and check its size (depth and items).
-
-    Raises:
-      ValueError: Saying why in one line of at most `limit` characters.
-    """
+    """Load YAML text and check its size (depth and items); a ValueError
+    says why in one line of at most `limit` characters."""
     try:
         value = yaml.load(text)
         _check_size(value)
@@ -79,11 +76,8 @@ class ConfigNotFoundError(ConfigError, OSError):
 
 def save_config(config, logdir=None):
     """Write the configuration to `logdir/config.yaml` atomically (nothing
-    with `logdir` None); return it with `logdir` set as in 2017.
-
-    Raises:
-      ConfigError: When a value cannot be stored or the file written.
-    """
+    with `logdir` None); return it with `logdir` set as in 2017. A
+    ConfigError where a value cannot be stored or the file written."""
     if not logdir:
         return config
     if isinstance(config, tools.AttrDict):
@@ -103,7 +97,7 @@ def save_config(config, logdir=None):
     path = os.path.join(logdir, 'config.yaml')
     try:
         os.makedirs(logdir, exist_ok=True)
-        write_atomic(path, buffer.getvalue())
+        atomic_file.write_atomic(path, buffer.getvalue())
     except OSError as error:
         raise ConfigError(
             f'Cannot write {path}: {error.strerror or error}.') from error
@@ -111,12 +105,9 @@ def save_config(config, logdir=None):
 
 
 def load_config(logdir):
-    """The locked `tools.AttrDict` of a run folder's config.yaml.
-
-    Raises:
-      ConfigNotFoundError: When the folder has no config.yaml.
-      ConfigError: When the file is cut short, invalid, or does not import.
-    """
+    """The locked `tools.AttrDict` of a run folder's config.yaml; a
+    `ConfigNotFoundError` where it has none, a ConfigError where it is cut
+    short, invalid, or does not import."""
     path, text = read_config_text(logdir)
     lines = [line.strip() for line in text.splitlines()]
     if lines and lines[0] == _HEADER and _END not in lines:
@@ -159,8 +150,6 @@ def read_config_text(logdir):
 # The first line announces the last, so that a file cut short is refused.
 _HEADER = '# batch-ppo run configuration; it ends with the line below.'
 _END = '# end of config.yaml'
-# Where the scripts have written files atomically since before tools had it.
-write_atomic = atomic_file.write_atomic
 
 
 def import_callable(path):

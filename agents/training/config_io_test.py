@@ -9,6 +9,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.tools import atomic_file
 from agents.training import config_io
 from agents.training import config_overrides
 from agents.scripts import configs
@@ -163,7 +164,7 @@ def test_bad_partials_are_refused(tmp_path, text):
 def test_write_atomic_gives_the_permissions_of_the_umask(tmp_path, umask):
     previous = os.umask(umask)
     try:
-        config_io.write_atomic(str(tmp_path / 'episodes.json'), '{}\n')
+        atomic_file.write_atomic(str(tmp_path / 'episodes.json'), '{}\n')
     finally:
         os.umask(previous)
     assert (tmp_path / 'episodes.json').stat().st_mode & 0o777 == (

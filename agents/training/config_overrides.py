@@ -12,16 +12,11 @@ from agents.training import config_io
 
 def apply_overrides(config, settings):
     """Set values of a `tools.AttrDict` from 'KEY=VALUE' strings; return
-    the dict of the keys set to their new values.
-
-    A YAML value must fit the type of the value it replaces (a list for a
-    tuple, an import path for a callable); any value may replace None, and
-    null a value that is None by default (an option switched off).
-
-    Raises:
-      config_io.ConfigError: Naming the setting, the key and the expected
-          type; the config is left unchanged.
-    """
+    the dict of the keys set to their new values. A YAML value must fit the
+    type of the value it replaces (a list for a tuple, an import path for a
+    callable); any value may replace None, and null a value that is None by
+    default (an option switched off). Else a ConfigError names the setting,
+    the key and the type, changing nothing."""
     overrides = {}
     for setting in settings:
         key, text = split_setting(setting)
@@ -112,10 +107,7 @@ def _override_type(old):
     if isinstance(old, dict):
         return 'a mapping such as {a: 1} (dict)', of_type(dict)
     if callable(old):
-        def imported(value):
-            if not isinstance(value, str):
-                raise TypeError(value)
-            return config_io.import_callable(value)
-        return "an import path 'package.module:name' (callable)", imported
+        return "an import path 'package.module:name' (callable)", (
+            lambda value: config_io.import_callable(of_type(str)(value)))
     kind = type(old).__name__
     return f'a value of type {kind}', of_type(type(old))

@@ -60,14 +60,5 @@ def _quiet_event_writers(excepthook):
 class _StderrHandler(logging.StreamHandler):
     """Writes to the `sys.stderr` of the moment (tests replace it)."""
 
-    def __init__(self):
-        super().__init__(sys.stderr)
-
-    @property
-    def stream(self):
-        """The current standard error."""
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, unused_value):
-        pass
+    stream = property(
+        lambda unused_self: sys.stderr, lambda unused_self, unused_value: None)

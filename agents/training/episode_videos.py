@@ -14,6 +14,7 @@ import tensorflow as tf
 from agents import tools
 from agents.environments import env_construction
 from agents.environments import env_modes
+from agents.tools import atomic_file
 from agents.tools import episode_wrappers
 from agents.tools import gl_backend as gl_backend_lib
 from agents.tools import record_episodes
@@ -42,7 +43,9 @@ def visualize(
         env_mode='auto', seed=None, render_effects=True):
     """Record greedy episodes of a run folder's policy as videos and the
     statistics of `outdir/episodes.json` (returned; episodes in the order
-    they ended). Nothing is written unless the run and its checkpoint load.
+    they ended). Nothing is written unless the run and its checkpoint load:
+    a VisualizeError where the run, `outdir` or MuJoCo's rendering fails, a
+    ValueError where a count is not a positive integer.
 
     Args:
       checkpoint: Name in the run folder or path; None: the latest.
@@ -51,10 +54,6 @@ def visualize(
       env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean.
       seed: Base seed: environment i gets seed + i; None: unseeded.
       render_effects: Whether MuJoCo renders shadows and reflections.
-
-    Raises:
-      ValueError: When a count is not a positive integer.
-      VisualizeError: When the run, `outdir` or MuJoCo's rendering fails.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)
@@ -107,12 +106,9 @@ def visualize_policy(
     `agents.scripts.export` wrote, as `visualize` does (returned: the
     statistics). One environment runs the episodes in turn; episode i is
     seeded as `visualize` seeds environment i: a reset with `seed + i`, then
-    the episode's reset.
-
-    Raises:
-      ValueError: When `num_episodes` is not a positive integer.
-      VisualizeError: When `policy`, the environment or MuJoCo's rendering
-          fails.
+    the episode's reset. A ValueError where `num_episodes` is not a positive
+    integer, a VisualizeError where `policy`, the environment or MuJoCo's
+    rendering fails.
     """
     num_episodes = episode_wrappers.checked_integer(
         num_episodes, 'num_episodes', 'positive')
@@ -232,7 +228,7 @@ def write_statistics(outdir, description, episodes):
         mean_return=float(np.mean([episode['return'] for episode in episodes])),
         episodes=episodes)
     path = os.path.join(outdir, STATISTICS_FILE)
-    config_io.write_atomic(path, json.dumps(statistics, indent=2) + '\n')
+    atomic_file.write_atomic(path, json.dumps(statistics, indent=2) + '\n')
     logging.getLogger('agents').info(
         'Mean return %.3f over %d episodes; statistics in %s.',
         statistics['mean_return'], len(episodes), path)
@@ -305,8 +301,7 @@ def _define_graph(config, constructor, env_mode, seed):
 
 
 def _run_episodes(sess, simulation, outdir, num_episodes):
-    """Statistics of the first `num_episodes` episodes to end; the surplus
-    ones of the last step leave no video."""
+    """The first `num_episodes` episodes to end; the surplus leave no video."""
     batch_env = simulation.batch_env
     num_agents = len(batch_env)
     lengths = np.zeros(num_agents, int)

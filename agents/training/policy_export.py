@@ -27,7 +27,8 @@ def export_run(
         logdir, outdir, checkpoint=None, stochastic=False,
         export_format='saved_model', overwrite=False):
     """Export the policy of a run folder; returns the metadata written to
-    `policy.json`, and `seconds`. A failed export leaves `outdir` as is.
+    `policy.json`, and `seconds`. A failed export leaves `outdir` as is and
+    raises an ExportError of one line.
 
     Args:
       outdir: Folder to write; missing or empty unless `overwrite`.
@@ -35,9 +36,6 @@ def export_run(
       stochastic: Whether the model samples actions, not the mode.
       export_format: 'saved_model', or 'onnx' (tf2onnx, the `export`
           extra, checked with onnxruntime).
-
-    Raises:
-      ExportError: With one line naming the problem.
     """
     start = time.perf_counter()
     if export_format not in FORMATS:

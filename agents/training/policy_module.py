@@ -31,13 +31,9 @@ class ExportError(Exception):
 
 def load_run(logdir, checkpoint=None, error=ExportError):
     """A run folder's config, completed with the defaults as training
-    completes it, and a checkpoint's path prefix.
-
-    Args:
-      checkpoint: Name in `logdir` (`model.ckpt-4000`) or path; None: the
-          newest.
-      error: Exception class raised when the run cannot be used.
-    """
+    completes it, and the path prefix of `checkpoint` (a name in `logdir`,
+    `model.ckpt-4000`, or a path; None: the newest); `error`: the exception
+    class raised where the run cannot be used."""
     if not os.path.exists(logdir):
         raise error(f'Run folder {logdir} does not exist.')
     if not os.path.isdir(logdir):

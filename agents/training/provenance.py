@@ -32,14 +32,12 @@ _CPUINFO = '/proc/cpuinfo'
 
 
 def record(argv=None, packages=None):
-    """Describe the running process: what a run folder should remember.
+    """What a run folder should remember of the running process: a dict of
+    `KEYS`, whose `packages` maps names to versions or None.
 
     Args:
       argv: Command line as a list of strings; `sys.argv` by default.
       packages: Dict like `PACKAGES` (the default) of the packages to record.
-
-    Returns:
-      Dict of `KEYS`; `packages` maps names to versions or None.
     """
     argv = sys.argv if argv is None else argv
     commit, dirty = git_state(package_root())
@@ -87,17 +85,9 @@ def cpu_model():
 
 
 def write_json(path, report, provenance):
-    """Write a benchmark's report (a dict) as JSON, with its provenance.
-
-    Args:
-      path: File to write.
-      report: Dict of the benchmark's results, without a `provenance` key.
-      provenance: The `record` of the benchmark's start; its `machine` gains
-          `load_average_end`.
-
-    Returns:
-      The dict written.
-    """
+    """Write a benchmark's report (a dict without a `provenance` key) as
+    JSON, with `provenance`, the `record` of its start, whose `machine` gains
+    `load_average_end`; return the dict written."""
     provenance = dict(provenance, machine=dict(
         provenance['machine'], load_average_end=machine()['load_average']))
     written = dict(report, provenance=provenance)

@@ -11,6 +11,7 @@ import re
 import ruamel.yaml
 
 from agents import tools
+from agents.tools import atomic_file
 from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_overrides
@@ -20,15 +21,6 @@ from agents.training import provenance
 LOCK_NAME = '.lock'
 PROVENANCE = 'provenance.yaml'
 _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
-
-
-def _check_timestamp(timestamp):
-    """Raise a one-line ConfigError unless a --timestamp can name folders."""
-    if not _TIMESTAMP.match(timestamp):
-        raise config_io.ConfigError(
-            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
-            "'.', '_', '+' or '-', starting with a letter or digit; it names "
-            'a folder inside --logdir.')
 
 
 def _runs_of_timestamp(logdir, timestamp):
@@ -52,7 +44,6 @@ class RunFolderInUse(RuntimeError):
         super().__init__(
             f'Run folder {run_dir} is in use by {holder}, another trainer; '
             'wait for it to end, or pass another --timestamp for a new run.')
-        self.run_dir = run_dir
         self.pid = pid
 
 
@@ -61,15 +52,14 @@ class RunFolderMoved(RuntimeError):
 
 
 class RunLock:
-    """A trainer's `fcntl.flock` on a run folder's `.lock` (or on None).
-
-    The kernel releases it however the process ends. `resumed`: whether the
-    folder had a `config.yaml`.
-    """
+    """A trainer's `fcntl.flock` on a run folder's `.lock` (or on None),
+    which the kernel releases however the process ends; `resumed`: whether
+    the folder had a `config.yaml`."""
 
     def __init__(self, run_dir):
         self.run_dir = run_dir
-        self.resumed = bool(run_dir) and _has_config(run_dir)
+        self.resumed = bool(run_dir) and os.path.exists(
+            os.path.join(run_dir, 'config.yaml'))
         self._path = run_dir and os.path.join(run_dir, LOCK_NAME)
         self._fd = None
         self._folder = None
@@ -155,15 +145,10 @@ class RunLock:
 
 @contextlib.contextmanager
 def locked(run_dir):
-    """Lock a trainer's run folder (or None), naming it in the log.
-
-    Raises:
-      config_io.ConfigError: Where the folder is in use, cannot be created,
-          or is new and holds checkpoints.
-
-    Yields:
-      The `RunLock`; a new run's folder goes where empty at the end.
-    """
+    """Lock a trainer's run folder (or None), naming it in the log; yield
+    the `RunLock`; a new run's folder goes where empty at the end. A
+    ConfigError where the folder is in use, cannot be created, or is new and
+    holds checkpoints."""
     lock = RunLock(run_dir)
     if run_dir:
         # First: visualize, export and TensorBoard need it.
@@ -206,39 +191,31 @@ def write_provenance(run_dir, record):
     stream = io.StringIO()
     yaml.dump(dict(record), stream)
     path = os.path.join(run_dir, PROVENANCE)
-    config_io.write_atomic(path, stream.getvalue())
+    atomic_file.write_atomic(path, stream.getvalue())
     return path
 
 
-def _has_config(run_dir):
-    """Whether the run folder holds its `config.yaml`."""
-    return os.path.exists(os.path.join(run_dir, 'config.yaml'))
-
-
 def prepare_run(logdir, config_name, timestamp, settings=()):
-    """Decide the run folder and its configuration, writing nothing.
+    """The configuration, the run folder (or None) and the timestamp of a
+    run, writing nothing; a ConfigError where an argument or the saved
+    configuration cannot be used.
 
     Args:
-      logdir: Base directory of the run folders, or None.
       config_name: Config spec, or None to resume.
       timestamp: Prefix of the run folder, or None for the current time.
       settings: 'KEY=VALUE' overrides; a resumed run (an existing folder)
           accepts only those that match its saved configuration.
-
-    Raises:
-      config_io.ConfigError: When an argument or the saved configuration
-          cannot be used.
-
-    Returns:
-      Tuple of the configuration, the run folder (or None), the timestamp.
     """
     if not logdir:
         if not config_name:
             raise config_io.ConfigError('Pass --config (and usually --logdir).')
         return _new_config(config_name, settings), None, None
     logdir = os.path.expanduser(logdir)
-    if timestamp is not None:
-        _check_timestamp(timestamp)
+    if timestamp is not None and not _TIMESTAMP.match(timestamp):
+        raise config_io.ConfigError(
+            f'--timestamp={timestamp!r} must be 1 to 100 letters, digits, '
+            "'.', '_', '+' or '-', starting with a letter or digit; it names "
+            'a folder inside --logdir.')
     timestamp = timestamp or datetime.datetime.now().strftime(
         '%Y%m%dT%H%M%S')
     runs = _runs_of_timestamp(logdir, timestamp)
@@ -311,14 +288,11 @@ def _make_dirs(directory):
     """Create a directory and its parents; those created, outer first."""
     missing = []
     directory = os.path.abspath(directory)
-    while not os.path.isdir(directory):
-        missing.append(directory)
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            break
-        directory = parent
+    while not os.path.exists(directory):
+        missing.insert(0, directory)
+        directory = os.path.dirname(directory)
     created = []
-    for path in reversed(missing):
+    for path in missing:
         try:
             os.mkdir(path)
         except FileExistsError:

@@ -4,15 +4,13 @@ from absl import flags
 
 FLAGS = flags.FLAGS
 
+
 def define_flags(*definitions):
     """Define flags unless another module of the process defined them; they
     allow an override, so that a script imported later that defines them
-    unguarded (`train.py`) replaces them.
-
-    Args:
-      *definitions: Tuples `(define, name, default, help_string)`, and
-          optionally a dict of further keyword arguments of `define`.
-    """
+    unguarded (`train.py`) replaces them. `definitions`: tuples `(define,
+    name, default, help_string)`, optionally with a dict of further keyword
+    arguments of `define`."""
     for define, name, default, help_string, *options in definitions:
         if name not in FLAGS:
             define(
@@ -25,7 +23,6 @@ def define_run_flags(use, outdir_help, *definitions):
 
     Args:
       use: Verb of what the script does with the checkpoint ('restore').
-      outdir_help: Help text of `--outdir`.
       *definitions: The script's other flags, as `define_flags` takes them.
     """
     define_flags(

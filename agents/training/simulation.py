@@ -20,15 +20,9 @@ BRIDGE_EVAL_ENV_STEPS = 2048
 
 def define_loop(
         graph, logdir, train_steps, eval_steps, caller_thread=True):
-    """The `tools.Loop` alternating a training and an evaluation phase.
-
-    Args:
-      graph: AttrDict of `define_simulation`.
-      logdir: Run folder, or None.
-      train_steps: Env steps of each training phase.
-      eval_steps: Env steps of each evaluation phase.
-      caller_thread: Whether the phases run their ops in the calling thread.
-    """
+    """The `tools.Loop` alternating a training and an evaluation phase of
+    `train_steps` and `eval_steps` env steps, over `define_simulation`'s
+    `graph`; `caller_thread`: whether they run ops in the calling thread."""
     # Progress lines and summaries show training steps, so that a config's
     # `steps` is the last step shown; checkpoints keep the global step.
     loop = tools.Loop(
@@ -56,18 +50,14 @@ def define_loop(
 
 
 def define_simulation(batch_env, eval_batch_env, config):
-    """The training and the evaluation simulation of a run, and its loop.
-
-    An algorithm without `evaluation_view` (of 2017) evaluates on the
-    training batch (`eval_batch_env` is None) with `is_training` false.
-
-    Returns:
-      AttrDict of the switches (step, is_training, should_log, do_report,
-      force_reset); algo, batch_env, done, score, summary, run_steps and
-      made_steps; eval_batch_env, eval_done, eval_score, eval_summary,
-      eval_feed and eval_run_steps (None: one batch step); `loop`, and
-      `total_steps`.
-    """
+    """The training and the evaluation simulation of a run, and its loop:
+    an AttrDict of the switches (step, is_training, should_log, do_report,
+    force_reset); algo, batch_env, done, score, summary, run_steps and
+    made_steps; eval_batch_env, eval_done, eval_score, eval_summary,
+    eval_feed and eval_run_steps (None: one batch step); `loop`, and
+    `total_steps`. An algorithm without `evaluation_view` (of 2017)
+    evaluates on the training batch (`eval_batch_env` is None) with
+    `is_training` false."""
     train_steps, eval_steps = phase_steps(config)
     total_steps = schedule_steps(config)
     switches, algo = _define_algorithm(batch_env, config.algorithm, config)
@@ -132,12 +122,10 @@ def run_length(config, batch_env):
 
 
 def compiles_evaluation(config, eval_batch_env, view):
-    """Whether evaluations run as one session call of all their steps.
-
-    With `compile_rollout`, where the view has the pure policy step of
+    """Whether evaluations run as one session call of all their steps: with
+    `compile_rollout`, where the view has the pure policy step of
     `compiled_rollout.first_episodes` and the environments are in-graph or
-    behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps.
-    """
+    behind the bridge with at most `BRIDGE_EVAL_ENV_STEPS` steps."""
     if not (config.compile_rollout and hasattr(view, 'step')):
         return False
     env = rollout_env.rollout_env(eval_batch_env)
@@ -193,12 +181,10 @@ def _first_episodes(done, score, reset, log):
 
 
 def phase_steps(config):
-    """Environment steps of one training phase and of one evaluation phase.
-
-    `steps` is split into equal training phases of whole batch steps, at
-    most `eval_every` each (default: `max(update_every, num_agents)` full
-    episodes), so a run ends with an evaluation.
-    """
+    """Environment steps of one training phase and of one evaluation phase:
+    `steps` split into equal training phases of whole batch steps, at most
+    `eval_every` each (default: `max(update_every, num_agents)` full
+    episodes), so that a run ends with an evaluation."""
     steps = max(1, int(math.ceil(config.steps)))
     every = config.eval_every or min(
         steps, max(config.update_every, config.num_agents) *
@@ -223,16 +209,9 @@ def schedule_steps(config):
 
 
 def define_simulation_graph(batch_env, algo_cls, config):
-    """Define the algorithm and the simulation operation.
-
-    Args:
-      batch_env: In-graph batch environment.
-      algo_cls: Constructor of the algorithm.
-      config: Configuration of the algorithm; missing keys take defaults.
-
-    Returns:
-      AttrDict of the switches, algo, done, score and summary.
-    """
+    """Define the algorithm and the simulation operation; an AttrDict of
+    the switches, algo, done, score and summary. Missing config keys take
+    their defaults."""
     config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
     switches, algo = _define_algorithm(batch_env, algo_cls, config)

@@ -30,12 +30,11 @@ class Interrupted(KeyboardInterrupt):
 
 
 class StopRequest:
-    """SIGINT and SIGTERM, turned into a request to save and stop.
-
-    While `deferred` (within TensorFlow's code, which an exception would
-    disturb), the first signal is only recorded for `requested`, else it
-    raises `Interrupted`; a second signal ends the process. `abandon_stuck`:
-    whether a signal during a stuck step ends the process without it.
+    """SIGINT and SIGTERM, turned into a request to save and stop: while
+    `deferred` (within TensorFlow's code, which an exception would disturb),
+    the first signal is only recorded for `requested`, else it raises
+    `Interrupted`; a second signal ends the process. `abandon_stuck`: whether
+    a signal during a stuck step ends the process without it.
 
     Args:
       describe: Callable of a signal number and `again` (for the second
@@ -82,16 +81,9 @@ def active():
 
 @contextlib.contextmanager
 def watch(batches, timeout, save, release):
-    """Run the body under a `tools.StepWatchdog` of the batches.
-
-    Args:
-      timeout: Seconds a step may take (`worker_timeout`); None: 600.
-      save: Callable that saves a checkpoint and logs its errors.
-      release: Callable that releases the run folder.
-
-    Yields:
-      Nothing.
-    """
+    """Run the body under a `tools.StepWatchdog` of the batches, whose steps
+    may take `timeout` seconds (`worker_timeout`; None: 600); `save` saves a
+    checkpoint and logs its errors, `release` releases the run folder."""
     stop = active()
     watchdog = tools.StepWatchdog(
         batches, timeout=timeout or 600, grace=_STUCK_STEP_GRACE,

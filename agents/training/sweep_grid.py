@@ -24,16 +24,10 @@ class Run:
 
 
 def grid(configs, seeds, settings=()):
-    """The runs of every config, setting and seed, in that order.
-
-    Args:
-      settings: 'KEY=VALUE' strings; a key given several values varies over
-          them, the others hold in every run.
-
-    Raises:
-      config_io.ConfigError: When a setting is no 'KEY=VALUE' or repeats,
-          or the configs or seeds are empty or repeat.
-    """
+    """The runs of every config, setting and seed, in that order; a key of
+    the 'KEY=VALUE' `settings` given several values varies over them. A
+    ConfigError where a setting is no 'KEY=VALUE' or repeats, or the configs
+    or seeds are empty or repeat."""
     if not configs:
         raise config_io.ConfigError('Pass --configs with at least one config.')
     if not seeds:
@@ -62,12 +56,9 @@ def grid(configs, seeds, settings=()):
 
 
 def build_config(run, run_dir, cpus_per_run=1):
-    """The configuration of a `Run` in its folder; `cpus_per_run` are
-    TensorFlow's threads where it leaves `session_threads` unset.
-
-    Raises:
-      config_io.ConfigError: When the config or a setting cannot be used.
-    """
+    """The configuration of a `Run` in its folder (a ConfigError where the
+    config or a setting cannot be used); `cpus_per_run` are TensorFlow's
+    threads where it leaves `session_threads` unset."""
     config = config_spec.load_config_spec(run.config_name)
     # Checked against the config's keys and types as train.py's --set.
     config_overrides.apply_overrides(

@@ -12,11 +12,10 @@ import socket
 import threading
 import time
 
+from agents.tools import atomic_file
 from agents.tools import batch_env as batch_env_lib
 from agents.training import checkpoints
 from agents.training import config_io
-from agents.training import config_spec
-from agents.training import determinism
 from agents.training import errors
 from agents.training import simulation
 from agents.training import stopping
@@ -79,15 +78,9 @@ class RunStop(stopping.StopRequest):
 
 def train_runs(ray, todo, records, options, echo):
     """Train the `(run, config)` pairs of `todo` on Ray, printing their
-    progress with `echo`, and put their records in `records` by run name.
-
-    Args:
-      options: Dict of `cpus_per_run`, `env_mode`, `max_retries` and
-          `sweep_dir`.
-
-    Raises:
-      KeyboardInterrupt: On Ctrl-C, once every run stopped.
-    """
+    progress with `echo`, and put their records in `records` by run name;
+    `options`: dict of `cpus_per_run`, `env_mode`, `max_retries` and
+    `sweep_dir`. Ctrl-C raises KeyboardInterrupt once every run stopped."""
     # Of an earlier sweep of this timestamp that was interrupted.
     with contextlib.suppress(FileNotFoundError):
         os.remove(os.path.join(options['sweep_dir'], STOP_NAME))
@@ -113,7 +106,7 @@ def train_runs(ray, todo, records, options, echo):
         # Every run looks for the file between its session runs, since Ray's
         # cancellation can miss the run's thread.
         os.makedirs(options['sweep_dir'], exist_ok=True)
-        config_io.write_atomic(
+        atomic_file.write_atomic(
             os.path.join(options['sweep_dir'], STOP_NAME), '')
         echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
              '(interrupt again to stop them without).')
@@ -202,12 +195,10 @@ def _describe_interrupt(signum, again=False):
 
 
 def train_run(config, env_mode, record, progress):
-    """Train or resume one run in a Ray worker; return its final record.
-
-    A run folder's `config.yaml` and record replace `config` and `record`.
-    The run's errors go into its record, so that Ray retries a run only when
-    its worker dies; `progress` is the sweep's `Progress` actor.
-    """
+    """Train or resume one run in a Ray worker; return its final record. A
+    run folder's `config.yaml` and record replace `config` and `record`. The
+    run's errors go into its record, so that Ray retries a run only when its
+    worker dies; `progress` is the sweep's `Progress` actor."""
     import ray  # pylint: disable=import-outside-toplevel
     run_dir = config.logdir
     os.makedirs(run_dir, exist_ok=True)
@@ -266,7 +257,7 @@ class _Attempt:
         self._record.update(
             changes,
             wall_clock=self._wall_clock + time.monotonic() - self._start)
-        config_io.write_atomic(
+        atomic_file.write_atomic(
             self._path, json.dumps(self._record, indent=1) + '\n')
 
     def say(self, line, wait=True):
@@ -299,7 +290,7 @@ def _train(config, env_mode, on_report):
         # steps only where the environments run in others.
         config.caller_thread = False
     # Each run has its own worker process.
-    determinism.enable_for_seed(config_spec.with_defaults(config).seed)
+    trainer.enable_determinism(config)
     stop = RunStop(os.path.join(os.path.dirname(config.logdir), STOP_NAME))
     with _installed(stop):
         if stop.requested():

@@ -22,13 +22,11 @@ from agents.training import errors
 
 
 def train(config, env_mode=None, on_report=None, *, env_processes=None):
-    """Train an agent; yield the mean evaluation score at every report.
-
-    A new run folder (`config.logdir`, may be None) receives `config.yaml`
+    """Train an agent; yield the mean evaluation score at every report. A
+    new run folder (`config.logdir`, may be None) receives `config.yaml`
     once the graph is built; an existing one resumes.
 
     Args:
-      config: Configuration object.
       env_mode: A mode of `env_modes.MODES`, None for 'auto', or a bool.
       on_report: None, or a function of the training steps and the score,
           called at every report before the score is yielded.
@@ -146,6 +144,13 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                     raise stopping.Interrupted(stop.signum)
     finally:
         batches.close()
+
+
+def enable_determinism(config):
+    """Turn on TensorFlow's op determinism where the config (or its default)
+    seeds the run; entry points call it, as it holds for the process."""
+    if config_spec.with_defaults(config).seed is not None:
+        tf.compat.v2.config.experimental.enable_op_determinism()
 
 
 def make_session_config(config, env_mode=None):

@@ -1,13 +1,14 @@
-"""Tests of op determinism for seeded runs."""
+"""Tests of the trainer's process-wide settings."""
 
 from tensorflow.python.framework import config
 
-from agents.training import determinism
+from agents.training import trainer
 
 
 def test_a_seeded_run_turns_op_determinism_on_and_seed_zero_is_a_seed():
     # The package's conftest switches it back off after the test.
-    determinism.enable_for_seed(None)
+    trainer.enable_determinism({})
+    trainer.enable_determinism(dict(seed=None))
     assert not config.is_op_determinism_enabled()
-    determinism.enable_for_seed(0)
+    trainer.enable_determinism(dict(seed=0))
     assert config.is_op_determinism_enabled()
