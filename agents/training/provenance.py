@@ -33,12 +33,9 @@ _CPUINFO = '/proc/cpuinfo'
 
 def record(argv=None, packages=None):
     """What a run folder should remember of the running process: a dict of
-    `KEYS`, whose `packages` maps names to versions or None.
-
-    Args:
-      argv: Command line as a list of strings; `sys.argv` by default.
-      packages: Dict like `PACKAGES` (the default) of the packages to record.
-    """
+    `KEYS`, whose `packages` maps names to versions or None. `argv`: the
+    command line as a list of strings (`sys.argv` by default); `packages`: a
+    dict like `PACKAGES` (the default) of the packages to record."""
     argv = sys.argv if argv is None else argv
     commit, dirty = git_state(package_root())
     started = datetime.datetime.now(datetime.timezone.utc)

@@ -19,12 +19,9 @@ def define_flags(*definitions):
 
 
 def define_run_flags(use, outdir_help, *definitions):
-    """Define `--logdir`, `--checkpoint`, `--outdir` and a script's flags.
-
-    Args:
-      use: Verb of what the script does with the checkpoint ('restore').
-      *definitions: The script's other flags, as `define_flags` takes them.
-    """
+    """Define `--logdir`, `--checkpoint`, `--outdir` and a script's other
+    flags (`definitions`, as `define_flags` takes them); `use`: the verb of
+    what the script does with the checkpoint ('restore')."""
     define_flags(
         (flags.DEFINE_string, 'logdir', None, 'Run folder written by '
          'agents.scripts.train, holding config.yaml and checkpoints.'),

@@ -34,11 +34,9 @@ class StopRequest:
     `deferred` (within TensorFlow's code, which an exception would disturb),
     the first signal is only recorded for `requested`, else it raises
     `Interrupted`; a second signal ends the process. `abandon_stuck`: whether
-    a signal during a stuck step ends the process without it.
-
-    Args:
-      describe: Callable of a signal number and `again` (for the second
-          signal) returning the line to print.
+    a signal during a stuck step ends the process without it. `describe`:
+    callable of a signal number and `again` (for the second signal)
+    returning the line to print.
     """
 
     abandon_stuck = True
