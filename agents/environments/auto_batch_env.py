@@ -24,24 +24,25 @@ _AUTO_ROUNDS = 3
 _WORKER_MARGIN = 1.25
 
 
-def create(build, constructor, num_agents, seed=None, timeout=None,
-           restart=False, candidates=AUTO_CANDIDATES, leader=None):
+def create(modes, constructors, timeout=None, restart=False,
+           candidates=AUTO_CANDIDATES, leader=None):
     """An `AutoBatchEnv`, or the batch of the only usable candidate.
 
     Args:
-      build: `env_modes.create_batch_env` or alike.
-      candidates: Names of `env_modes.MODES` to compare.
+      modes: `env_modes.MODES` or alike, whose `build` makes each batch.
+      constructors: `env_modes.SeededConstructor`s, one per environment.
+      candidates: Names of `modes` to compare.
       leader: None, or a batch whose `choose` gives the mode, untimed.
     """
-    modes = usable_candidates(constructor, num_agents, candidates)
-    if len(modes) == 1:
-        return build(constructor, num_agents, modes[0], seed, timeout, restart)
+    usable = usable_candidates(
+        constructors[0].constructor, len(constructors), candidates)
+    if len(usable) == 1:
+        return modes[usable[0]].build(constructors, timeout, restart)
     if leader is not None and not hasattr(leader, 'choose'):
         # The leader had a single candidate too.
         leader = None
     return AutoBatchEnv(
-        build, constructor, num_agents, modes, seed, timeout, restart,
-        leader)
+        modes, constructors, usable, timeout, restart, leader)
 
 
 class AutoBatchEnv:
@@ -51,16 +52,17 @@ class AutoBatchEnv:
     The first `reset`, `step` or access to an environment times them,
     closes them and builds the chosen mode anew with the seeds."""
 
-    def __init__(self, build, constructor, num_agents, modes, seed=None,
-                 timeout=None, restart=False, leader=None):
+    def __init__(self, modes, constructors, candidates, timeout=None,
+                 restart=False, leader=None):
         """Build the first candidate and start building the others."""
         self._leader = leader
-        self._create = lambda mode, seed=None, restart=False: build(
-            constructor, num_agents, mode, seed, timeout, restart)
-        self._seed = seed
-        self._restart = restart
-        self._num_agents = num_agents
-        first, *others = sorted(modes, key=lambda mode: mode != 'inprocess')
+        unseeded = [
+            constructor._replace(seed=None) for constructor in constructors]
+        self._create = lambda mode, seeded=False: modes[mode].build(
+            constructors if seeded else unseeded, timeout, restart and seeded)
+        self._num_agents = len(constructors)
+        first, *others = sorted(
+            candidates, key=lambda mode: mode != 'inprocess')
         if leader is not None:
             others = []  # The first, for the spaces until the choice.
         self._first = self._create(first)
@@ -149,8 +151,7 @@ class AutoBatchEnv:
                         mode = next(iter(self._candidates))
                 finally:
                     self._close_candidates()
-                self._batch_env = self._create(
-                    mode, self._seed, self._restart)
+                self._batch_env = self._create(mode, seeded=True)
                 self.mode = mode
         return self._batch_env
 

@@ -27,6 +27,13 @@ class _Recorder:
         return tools.MockEnvironment(durations=(3,))
 
 
+def _seeded(constructor, count, seed=None):
+    """The constructors of `count` environments of a base seed."""
+    return [env_modes.SeededConstructor(
+        constructor, None if seed is None else seed + index)
+        for index in range(count)]
+
+
 def _add_mode(monkeypatch, build):
     """Register an env mode 'test' that builds with `build`."""
     monkeypatch.setitem(
@@ -61,7 +68,7 @@ def test_candidates_build_in_the_background_until_the_first_use(
         auto_batch_env, 'time_candidates', _choose('test', chosen))
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        env_modes.create_batch_env, recorder, 3, seed=10,
+        env_modes.MODES, _seeded(recorder, 3, 10),
         candidates=('inprocess', 'test'))
     try:
         assert building.wait(timeout=60)
@@ -96,7 +103,7 @@ def test_a_candidate_that_fails_to_start_is_left_out(monkeypatch, caplog):
     monkeypatch.setattr(
         auto_batch_env, 'time_candidates', _choose('inprocess', chosen))
     batch = auto_batch_env.create(
-        env_modes.create_batch_env, _Recorder(), 2,
+        env_modes.MODES, _seeded(_Recorder(), 2),
         candidates=('inprocess', 'test'))
     try:
         with caplog.at_level(logging.WARNING, logger='agents'):
@@ -126,8 +133,7 @@ def test_close_before_the_first_use_closes_every_candidate(monkeypatch):
     _add_mode(monkeypatch, build)
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        env_modes.create_batch_env, recorder, 2,
-        candidates=('inprocess', 'test'))
+        env_modes.MODES, _seeded(recorder, 2), candidates=('inprocess', 'test'))
     assert building.wait(timeout=60)
     release.set()
     batch.close()
@@ -140,8 +146,7 @@ def test_one_usable_candidate_builds_its_batch_directly():
     """Without candidates to compare, `create` builds the batch at once."""
     recorder = _Recorder()
     batch = auto_batch_env.create(
-        env_modes.create_batch_env, recorder, 2, seed=3,
-        candidates=('inprocess',))
+        env_modes.MODES, _seeded(recorder, 2, 3), candidates=('inprocess',))
     try:
         assert isinstance(batch, tools.BatchEnv)
         assert recorder.seeds == [3, 4]
@@ -190,7 +195,7 @@ def test_one_environment_or_one_candidate_measures_nothing():
     assert auto_batch_env.usable_candidates(
         _mock_constructor, 4, ('slices',)) == ['slices']
     batch_env = auto_batch_env.create(
-        env_modes.create_batch_env, _mock_constructor, 1)
+        env_modes.MODES, _seeded(_mock_constructor, 1))
     try:
         assert isinstance(batch_env, tools.BatchEnv)
     finally:
@@ -212,14 +217,16 @@ def test_a_batch_with_a_leader_takes_its_choice_without_timing():
     """The evaluation batch of a run steps in its training batch's mode."""
     built = []
 
-    def build(constructor, num_agents, mode, *args):
-        built.append(mode)
-        return env_modes.create_batch_env(constructor, num_agents, 'inprocess',
-                                          *args)
+    def recording(mode):
+        def build(*args):
+            built.append(mode)
+            return env_modes.MODES['inprocess'].build(*args)
+        return env_modes.EnvMode(build, mode)
 
     leader = _Leader()
     batch_env = auto_batch_env.create(
-        build, _mock_constructor, 2, candidates=('inprocess', 'slices'),
+        {mode: recording(mode) for mode in ('inprocess', 'slices')},
+        _seeded(_mock_constructor, 2), candidates=('inprocess', 'slices'),
         leader=leader)
     try:
         # Only the in-process candidate, for the spaces until the choice.

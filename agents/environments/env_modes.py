@@ -22,10 +22,8 @@ class EnvMode(collections.namedtuple(
 
 def _build_auto(constructors, timeout, restart, leader=None):
     """The fastest of some modes (see `auto_batch_env.create`)."""
-    seeds = [constructor.seed for constructor in constructors]
     return auto_batch_env.create(
-        create_batch_env, constructors[0].constructor, len(constructors),
-        None if seeds[0] is None else seeds, timeout, restart, leader=leader)
+        MODES, constructors, timeout, restart, leader=leader)
 
 
 def _build_inprocess(constructors, timeout, restart):
