@@ -22,8 +22,6 @@ _Phase = collections.namedtuple(
         'report_every, log_every, checkpoint_every, caller_thread, made')
 
 _logger = logging.getLogger('agents')
-# Callers read it as `loop.phase_steps_at`.
-phase_steps_at = schedule.phase_steps_at
 
 
 class Loop:

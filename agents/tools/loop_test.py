@@ -18,6 +18,7 @@ from agents.tools import batch_env
 from agents.tools import in_graph_batch_env
 from agents.tools import loop as loop_module
 from agents.tools import phase_reports
+from agents.tools import phase_schedule
 from agents.testing import mock_algorithm
 from agents.testing import mock_environment
 from agents.tools.simulate import simulate
@@ -293,7 +294,7 @@ def test_step_phases_show_their_steps_and_the_others_beside(
     assert _checkpoint_steps(logdir) == [6, 15]
     assert [loop.shown_step(step) for step in (0, 7, 8, 11, 12, 22)] == [
             0, 7, 8, 8, 9, 16]
-    assert loop_module.phase_steps_at(20, [8, 3]) == [16, 4]
+    assert phase_schedule.phase_steps_at(20, [8, 3]) == [16, 4]
 
 
 def test_runs_of_many_steps_count_them():

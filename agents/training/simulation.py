@@ -7,7 +7,7 @@ import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.tools import compiled_rollout
-from agents.tools import loop as loop_lib
+from agents.tools import phase_schedule
 from agents.tools import rollout_env
 from agents.training import config_spec
 
@@ -197,7 +197,7 @@ def phase_steps(config):
 
 def training_steps(config, global_step):
     """The training steps of a run at a global step (of a checkpoint)."""
-    return loop_lib.phase_steps_at(global_step, phase_steps(config))[0]
+    return phase_schedule.phase_steps_at(global_step, phase_steps(config))[0]
 
 
 def schedule_steps(config):
