@@ -8,6 +8,7 @@ import time
 import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import forwarding
 
 # The modes that 'auto' times against each other; 'envpool' joins them
 # where EnvPool is installed and has the task.
@@ -45,7 +46,7 @@ def create(modes, constructors, timeout=None, restart=False,
         modes, constructors, usable, timeout, restart, leader)
 
 
-class AutoBatchEnv:
+class AutoBatchEnv(forwarding.BatchForwarding):
     """A batch of environments in the fastest of some env modes: the first
     candidate gives the spaces; a thread builds the others, as worker
     processes take about as long to start as TensorFlow to build the graph.
@@ -60,7 +61,6 @@ class AutoBatchEnv:
             constructor._replace(seed=None) for constructor in constructors]
         self._create = lambda mode, seeded=False: modes[mode].build(
             constructors if seeded else unseeded, timeout, restart and seeded)
-        self._num_agents = len(constructors)
         first, *others = sorted(
             candidates, key=lambda mode: mode != 'inprocess')
         if leader is not None:
@@ -81,21 +81,14 @@ class AutoBatchEnv:
             daemon=True)
         self._thread.start()
 
-    def __len__(self):
-        """Number of environments in the batch."""
-        return self._num_agents
+    @property
+    def _wrapped(self):
+        """The chosen batch, else the first candidate (None when closed)."""
+        return self._first if self._batch_env is None else self._batch_env
 
     def __getitem__(self, index):
         """An environment of the chosen mode's batch."""
         return self._chosen()[index]
-
-    def __getattr__(self, name):
-        """Forward public attributes to the chosen (else first) batch."""
-        target = self._first if self._batch_env is None else self._batch_env
-        if name.startswith('_') or target is None:
-            raise AttributeError(
-                f"'{type(self).__name__}' object has no attribute '{name}'")
-        return getattr(target, name)
 
     def step(self, actions):
         """Step the chosen mode's batch; see `tools.BatchEnv.step`."""
