@@ -173,22 +173,23 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         batch = [self._num_envs]
         observ_shape = list(task.observation_space.shape)
         action_shape = [] if discrete else list(task.action_space.shape)
+        variable = in_graph_env.define_variable
         with tf.variable_scope('task'):
-            self.seed = _variable('seed', np.int64(seed))
-            self.counter = _variable('counter', np.int64(0))
-            self.state = _variable(
-                'state', np.zeros(batch + [task.state_size], np.float32))
-            self.steps = _variable('steps', np.zeros(batch, np.int32))
-            self._observ = _variable(
-                'observ', np.zeros(batch + observ_shape, np.float32))
+            self.seed = tf.Variable(
+                np.int64(seed), trainable=False, name='seed')
+            self.counter = variable('counter', (), tf.int64)
+            self.state = variable(
+                'state', batch + [task.state_size], tf.float32)
+            self.steps = variable('steps', batch, tf.int32)
+            self._observ = variable('observ', batch + observ_shape, tf.float32)
             # True at first, so that the first step begins every episode.
-            self._done = _variable('done', np.ones(batch, np.bool_))
+            self._done = variable('done', batch, tf.bool, True)
         with tf.variable_scope('task_temporary'):
-            self._action = _variable('action', np.zeros(
-                batch + action_shape, np.int32 if discrete else np.float32))
-            self._reward = _variable('reward', np.zeros(batch, np.float32))
-            self._truncated = _variable(
-                'truncated', np.zeros(batch, np.bool_))
+            self._action = variable(
+                'action', batch + action_shape,
+                tf.int32 if discrete else tf.float32)
+            self._reward = variable('reward', batch, tf.float32)
+            self._truncated = variable('truncated', batch, tf.bool)
 
     def __len__(self):
         """Number of environments in the batch."""
@@ -299,11 +300,6 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
 def _is_int(value, minimum):
     """Whether a value is an integer (not a bool) of at least `minimum`."""
     return episode_wrappers.is_integer(value) and value >= minimum
-
-
-def _variable(name, initial_value):
-    """Create a non-trainable variable of a NumPy value and its dtype."""
-    return tf.Variable(initial_value, trainable=False, name=name)
 
 
 def uniform(key, batch_size, low, high):
