@@ -50,7 +50,7 @@ class AutoBatchEnv(forwarding.BatchForwarding):
     """A batch of environments in the fastest of some env modes: the first
     candidate gives the spaces; a thread builds the others, as worker
     processes take about as long to start as TensorFlow to build the graph.
-    The first `reset`, `step` or access to an environment times them,
+    The first use of the batch (not of its length or spaces) times them,
     closes them and builds the chosen mode anew with the seeds."""
 
     def __init__(self, modes, constructors, candidates, timeout=None,
@@ -65,10 +65,10 @@ class AutoBatchEnv(forwarding.BatchForwarding):
             candidates, key=lambda mode: mode != 'inprocess')
         if leader is not None:
             others = []  # The first, for the spaces until the choice.
-        self._first = self._create(first)
-        self.observation_space = self._first.observation_space
-        self.action_space = self._first.action_space
-        self._candidates = {first: self._first}
+        self._num_agents = len(constructors)
+        self._candidates = {first: self._create(first)}
+        self.observation_space = self._candidates[first].observation_space
+        self.action_space = self._candidates[first].action_space
         self._failed = {}
         # Guards `_closed` and `_candidates` against the building thread.
         self._lock = threading.Lock()
@@ -81,22 +81,9 @@ class AutoBatchEnv(forwarding.BatchForwarding):
             daemon=True)
         self._thread.start()
 
-    @property
-    def _wrapped(self):
-        """The chosen batch, else the first candidate (None when closed)."""
-        return self._first if self._batch_env is None else self._batch_env
-
-    def __getitem__(self, index):
-        """An environment of the chosen mode's batch."""
-        return self._chosen()[index]
-
-    def step(self, actions):
-        """Step the chosen mode's batch; see `tools.BatchEnv.step`."""
-        return self._chosen().step(actions)
-
-    def reset(self, indices=None, seed=None):
-        """Reset in the chosen mode's batch; see `tools.BatchEnv.reset`."""
-        return self._chosen().reset(indices, seed=seed)
+    def __len__(self):
+        """Number of environments in the batch."""
+        return self._num_agents
 
     def close(self):
         """Close the candidates, once built, and the chosen batch."""
@@ -148,6 +135,9 @@ class AutoBatchEnv(forwarding.BatchForwarding):
                 self.mode = mode
         return self._batch_env
 
+    # The chosen batch takes `step`, `reset` and the rest.
+    _wrapped = property(_chosen)
+
     def choose(self):
         """Choose the mode now, unless chosen already, and return it."""
         self._chosen()
@@ -156,7 +146,6 @@ class AutoBatchEnv(forwarding.BatchForwarding):
     def _close_candidates(self):
         """Close the candidates that were built."""
         candidates, self._candidates = self._candidates, {}
-        self._first = None
         for batch_env in candidates.values():
             batch_env.close()
 
