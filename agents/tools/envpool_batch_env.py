@@ -8,6 +8,7 @@ import numpy as np
 
 from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_state
+from agents.tools import episode_wrappers
 from agents.tools import sliced_batch_env
 
 _INSTALL = (
@@ -61,9 +62,8 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
                 f'EnvPool has no task {task!r}; it has gymnasium ids such as '
                 "'Pendulum-v1', 'CartPole-v1' and 'HalfCheetah-v5' (see "
                 'envpool.list_all_envs()).')
-        if not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(
-                f'num_envs must be a positive integer, got {num_envs!r}.')
+        num_envs = episode_wrappers.checked_integer(
+            num_envs, 'num_envs', 'positive')
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
         self._env = envpool.make_gymnasium(
