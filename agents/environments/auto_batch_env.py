@@ -39,11 +39,7 @@ def create(modes, constructors, timeout=None, restart=False,
         constructors[0].constructor, len(constructors), candidates)
     if len(usable) == 1:
         return modes[usable[0]].build(constructors, timeout, restart)
-    if leader is not None and not hasattr(leader, 'choose'):
-        # The leader had a single candidate too.
-        leader = None
-    return AutoBatchEnv(
-        modes, constructors, usable, timeout, restart, leader)
+    return AutoBatchEnv(modes, constructors, usable, timeout, restart, leader)
 
 
 class AutoBatchEnv(forwarding.BatchForwarding):
@@ -56,14 +52,15 @@ class AutoBatchEnv(forwarding.BatchForwarding):
     def __init__(self, modes, constructors, candidates, timeout=None,
                  restart=False, leader=None):
         """Build the first candidate and start building the others."""
-        self._leader = leader
+        # A leader without `choose` had a single candidate too.
+        self._leader = leader if hasattr(leader, 'choose') else None
         unseeded = [
             constructor._replace(seed=None) for constructor in constructors]
         self._create = lambda mode, seeded=False: modes[mode].build(
             constructors if seeded else unseeded, timeout, restart and seeded)
         first, *others = sorted(
             candidates, key=lambda mode: mode != 'inprocess')
-        if leader is not None:
+        if self._leader is not None:
             others = []  # The first, for the spaces until the choice.
         self._num_agents = len(constructors)
         self._candidates = {first: self._create(first)}
