@@ -42,10 +42,6 @@ class EnvironmentContractMixin(_ContractMixin):
 
     _tested = 'environment'
 
-    def make_environment(self):
-        """A new environment to test; each test case defines it."""
-        raise NotImplementedError('Define make_environment() in the test.')
-
     def test_spaces_are_gymnasium_spaces(self):
         self.assertIsInstance(
             self.environment.observation_space, gym.spaces.Space)
@@ -146,10 +142,6 @@ class BatchEnvironmentContractMixin(_ContractMixin):
     """Checks of the batched contract of `BatchEnv` (at least two envs)."""
 
     _tested = 'batch_env'
-
-    def make_batch_env(self):
-        """A new batch to test; each test case defines it."""
-        raise NotImplementedError('Define make_batch_env() in the test.')
 
     def test_length_and_indexing(self):
         # Not necessarily the spaces of the batch, which batch wrappers may
