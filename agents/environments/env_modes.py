@@ -164,8 +164,7 @@ def env_mode_from_flags(env_mode, env_processes):
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
         restart=False, **options):
-    """Create the batch of environments of a checked mode, outside the
-    graph.
+    """Create the batch of environments of a checked mode.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.

@@ -34,8 +34,7 @@ class MockEnvironment(gym.Env):
 
         Raises:
             ValueError: On a duration that is not a positive integer, or
-                only one of `min_duration` and `max_duration`, or a minimum
-                above the maximum.
+                `min_duration` and `max_duration` that are no range.
         """
         self._random = None
         if min_duration is not None or max_duration is not None:

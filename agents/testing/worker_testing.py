@@ -87,10 +87,8 @@ def check_killed_worker(batch_env, index, failed, survivors):
     that the survivors stepped, and that the worker's process is gone.
 
     Args:
-      batch_env: Batch of default `MockEnvironment`s in worker processes;
-          closed at the end.
-      index: Index of an environment whose worker is killed.
-      failed: Start of the error's message, such as 'Environment 1 of the
+      batch_env: Batch of default `MockEnvironment`s in workers; closed.
+      failed: Start of the error's message, e.g. 'Environment 1 of the
           batch failed'.
       survivors: Indices of environments that must have stepped once.
     """
