@@ -34,30 +34,10 @@ class ForwardingWrapper(gym.Wrapper, gym.utils.RecordConstructorArgs):
                 f'Reset the {type(self).__name__} before stepping it.')
 
 
-class AutoReset(ForwardingWrapper):
-    """Reset the environment automatically after an episode ended, as
-    gymnasium's "next step" autoreset: the step after the end ignores its
-    action and returns the reset's observation and info, reward 0.0 and both
-    flags false."""
-
-    def __init__(self, env):
-        super().__init__(env)
-        self._done = False
-
-    def step(self, action):
-        """Step the environment, or reset it when the episode ended."""
-        if self._done:
-            self._done = False
-            observ, info = self.env.reset()
-            return observ, 0.0, False, False, info
-        observ, reward, terminated, truncated, info = self.env.step(action)
-        self._done = bool(terminated or truncated)
-        return observ, reward, terminated, truncated, info
-
-    def reset(self, *, seed=None, options=None):
-        """Reset the environment and forget that an episode ended."""
-        self._done = False
-        return self.env.reset(seed=seed, options=options)
+class AutoReset(gym.wrappers.Autoreset, ForwardingWrapper):
+    """Gymnasium's "next step" `Autoreset`, forwarding attributes: the step
+    after the end of an episode ignores its action and returns the reset's
+    observation and info, reward 0.0 and both flags false."""
 
 
 class ActionRepeat(ForwardingWrapper):
