@@ -126,11 +126,8 @@ def flag_help():
 
 def check_env_mode(env_mode):
     """The name of an env mode, True standing for 'processes' and False
-    for 'inprocess' (2017).
-
-    Raises:
-      ConfigError: When the mode is unknown or cannot run here.
-    """
+    for 'inprocess' (2017); a ConfigError when it is unknown or cannot run
+    here."""
     if env_mode is True:
         return 'processes'
     if env_mode is False:
@@ -164,16 +161,13 @@ def env_mode_from_flags(env_mode, env_processes):
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
         restart=False, **options):
-    """Create the batch of environments of a checked mode.
+    """Create the batch of environments of a checked mode; a ConfigError
+    for the mode 'graph', a ValueError unless one seed per environment.
 
     Args:
       constructor: Callable taking a seed (or None) and returning an env.
       seed: None, a base seed (environment i gets `seed + i`, as in 2017)
           or one seed per environment.
-
-    Raises:
-      ConfigError: For the mode 'graph'.
-      ValueError: When the seeds are not one per environment.
     """
     if seed is None or isinstance(seed, (int, np.integer)):
         seeds = [None if seed is None else seed + index

@@ -51,15 +51,12 @@ def _has_task(config):
 def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
     """Resolve 'auto' and define a run's batches: return the resolved mode,
     the training batch (variable scope `environments`) and the evaluation
-    batch (`eval_environments`) or None.
+    batch (`eval_environments`) or None. Raises as `resolve_env_mode`, and
+    a TrainingError when an environment cannot start.
 
     Args:
       env_mode: A checked name of `env_modes.MODES`.
       saved: `SavedEnv` of the run folder.
-
-    Raises:
-      ConfigError: See `resolve_env_mode`.
-      TrainingError: When an environment cannot start.
     """
     env_mode = resolve_env_mode(config, env_mode, saved)
     batches = [None, None]
@@ -83,9 +80,7 @@ def resolve_env_mode(config, env_mode, saved=NEW_RUN):
     """The env mode of a run: 'auto' resumes in the mode a checkpoint
     recorded, else becomes 'graph' for a checkpoint of the task, or where
     the env has a task and no checkpoint of Python environments (logged).
-
-    Raises:
-      ConfigError: When the env has no task or the checkpoint another kind.
+    A ConfigError when the env has no task or the checkpoint another kind.
     """
     logger = logging.getLogger('agents')
     if env_mode == 'auto' and saved.mode in env_modes.MODES:

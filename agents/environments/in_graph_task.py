@@ -138,15 +138,13 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     which checkpoints leave out, the rest."""
 
     def __init__(self, task, num_envs, seed, max_length=None):
-        """Create the variables of the batch.
+        """Create the variables of the batch; a ValueError for an argument
+        out of range or of a wrong type.
 
         Args:
             task: `Task` instance or subclass.
             seed: Int seed of the resets, or None for a random one.
             max_length: None: the task's `max_episode_steps`.
-
-        Raises:
-            ValueError: For an argument out of range or of a wrong type.
         """
         if isinstance(task, type) and issubclass(task, Task):
             task = task()
@@ -242,11 +240,8 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     def simulate(self, action):
         """The op stepping the batch by one action per environment; it
         fails, assigning nothing, on a value that is not finite or a
-        discrete action outside the action space.
-
-        Raises:
-            TypeError, ValueError: As `InGraphBatchEnv.simulate`.
-        """
+        discrete action outside the action space. Raises as
+        `InGraphBatchEnv.simulate`."""
         with tf.name_scope('environment_simulate'):
             action = self._prepare_action(action)
             state, steps, observ, reward, done, truncated = self.transition(

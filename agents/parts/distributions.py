@@ -14,11 +14,8 @@ class DiagonalGaussian:
 
     def __init__(self, mean, logstd):
         """Create the distribution of the mean `batch_shape + [event_size]`
-        and log standard deviations broadcastable to it.
-
-        Raises:
-            ValueError: When `mean` has no event dimension.
-        """
+        and log standard deviations broadcastable to it; a ValueError when
+        `mean` has no event dimension."""
         mean = _with_last_axis(mean, 'mean needs an event dimension')
         logstd = tf.convert_to_tensor(logstd, dtype=mean.dtype)
         self._mean = mean
@@ -87,11 +84,8 @@ class DiagonalGaussian:
             return tf.reduce_sum(per_dimension, -1, name='entropy')
 
     def kl(self, other):
-        """KL(self || other) `batch_shape`.
-
-        Raises:
-            TypeError: When `other` is not a `DiagonalGaussian`.
-        """
+        """KL(self || other) `batch_shape`; a TypeError unless `other` is a
+        `DiagonalGaussian`."""
         if not isinstance(other, DiagonalGaussian):
             raise TypeError(
                 f'KL needs another DiagonalGaussian, got {type(other)}')
@@ -114,11 +108,8 @@ class Categorical:
 
     def __init__(self, logits):
         """Create the distribution of int32 classes of the logits
-        `batch_shape + [num_classes]`.
-
-        Raises:
-            ValueError: When `logits` has no class dimension.
-        """
+        `batch_shape + [num_classes]`; a ValueError when they have no class
+        dimension."""
         self._logits = _with_last_axis(
             logits, 'logits need a class dimension')
 
@@ -186,11 +177,8 @@ class Categorical:
                 name='entropy')
 
     def kl(self, other):
-        """KL(self || other), `batch_shape`.
-
-        Raises:
-            TypeError: When `other` is not a `Categorical`.
-        """
+        """KL(self || other), `batch_shape`; a TypeError unless `other` is a
+        `Categorical`."""
         if not isinstance(other, Categorical):
             raise TypeError(f'KL needs another Categorical, got {type(other)}')
         with tf.name_scope('categorical_kl'):

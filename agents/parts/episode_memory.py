@@ -12,16 +12,14 @@ class EpisodeMemory:
     """
 
     def __init__(self, template, capacity, max_length, scope):
-        """Create the buffers of `capacity` rows in the variable `scope`.
+        """Create the buffers of `capacity` rows in the variable `scope`; a
+        ValueError when capacity or max_length is not positive, or a
+        template shape is not fully defined.
 
         Args:
             template: Nested structure of tensors of the shapes and dtypes of
                 a single step, without batch dimension.
             max_length: Maximum number of steps per row.
-
-        Raises:
-            ValueError: When capacity or max_length is not positive, or a
-                template shape is not fully defined.
         """
         if capacity < 1 or max_length < 1:
             raise ValueError(

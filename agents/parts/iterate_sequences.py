@@ -23,7 +23,9 @@ def iterate_sequences(
     Every epoch visits every non-empty item once in a new random order, in
     mini-batches of `batch_size`, the last filled up with empty items. The
     mini-batches run one after another in a `tf.scan`, so the side effects
-    of one (an optimizer step) precede the next.
+    of one (an optimizer step) precede the next. A ValueError when an
+    argument is not positive or the sequences lack static batch and time
+    dimensions.
 
     Args:
         consumer_fn: Function of a mini-batch (like `sequences`, of tensors
@@ -35,10 +37,6 @@ def iterate_sequences(
         batch_size: Items per mini-batch; None: all items of an epoch.
         shuffle_keys: Optional float tensor `[num_epochs, num_items(...)]` of
             keys in [0, 1) whose order shuffles each epoch (None: random).
-
-    Raises:
-        ValueError: When an argument is not positive or the sequences lack
-            static batch and time dimensions.
     """
     with tf.name_scope('iterate_sequences'):
         plan = plan_sequences(
@@ -68,14 +66,10 @@ def num_items(num_sequences, max_length, chunk_length=None):
 def plan_sequences(
         sequences, length, chunk_length=None, batch_size=None, num_epochs=1,
         padding_value=0, shuffle_keys=None):
-    """The `SequencePlan` of `iterate_sequences`, whose arguments it takes.
-
-    Every shape is static, so compiled code (XLA) that loops over the
-    mini-batches sees no shape that depends on the lengths.
-
-    Raises:
-        ValueError: As `iterate_sequences`.
-    """
+    """The `SequencePlan` of `iterate_sequences`, whose arguments it takes
+    and errors it raises. Every shape is static, so compiled code (XLA)
+    that loops over the mini-batches sees no shape that depends on the
+    lengths."""
     for name, value in (('chunk_length', chunk_length),
                         ('batch_size', batch_size)):
         if value is not None and value < 1:

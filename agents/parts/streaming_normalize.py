@@ -18,16 +18,13 @@ class StreamingNormalize:
     def __init__(
             self, template, center=True, scale=True, clip=10,
             name='normalize'):
-        """Create the statistics variables.
+        """Create the statistics variables; a ValueError when the template
+        shape is not fully defined or clip is negative.
 
         Args:
             template: Tensor of the shape of a single value (any dtype).
             clip: Bound of the absolute transformed values; 0 or None: none.
             name: The variable scope of the (checkpointed) statistics.
-
-        Raises:
-            ValueError: When the template shape is not fully defined or clip
-                is negative.
         """
         shape = tf.TensorShape(template.shape)
         if not shape.is_fully_defined():

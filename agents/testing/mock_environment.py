@@ -24,17 +24,15 @@ class MockEnvironment(gym.Env):
             self, observ_shape=(2,), action_shape=(3,), min_duration=None,
             max_duration=None, *, durations=(5,), truncate=False,
             discrete=None, render_mode=None):
-        """Create a mock environment.
+        """Create a mock environment; a ValueError on a duration that is not
+        a positive integer, or `min_duration` and `max_duration` that are no
+        range.
 
         Args:
             action_shape: Shape of the continuous actions in [-1, 1].
             durations: Episode lengths, one per episode in turn.
             truncate: Whether episodes end by truncation, not termination.
             discrete: Number of discrete actions, instead of continuous ones.
-
-        Raises:
-            ValueError: On a duration that is not a positive integer, or
-                `min_duration` and `max_duration` that are no range.
         """
         self._random = None
         if min_duration is not None or max_duration is not None:
@@ -90,11 +88,8 @@ class MockEnvironment(gym.Env):
         return self._current_observ(), {}
 
     def step(self, action):
-        """Advance the episode by one step; the action is only recorded.
-
-        Raises:
-            RuntimeError: When called before reset or after the episode ended.
-        """
+        """Advance the episode by one step; the action is only recorded. A
+        RuntimeError before reset or after the episode ended."""
         if self._step is None:
             raise RuntimeError('Reset the MockEnvironment before stepping it.')
         if self._step >= self.duration:

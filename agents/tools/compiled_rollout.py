@@ -19,7 +19,9 @@ def first_episodes(batch_env, policy, num_steps):
     The batch is left as that many steps of `tools.simulate` would leave
     it, with the same scores for the same actions. A step that is not
     finite stops the loop and fails the result with the message of
-    `tf.debugging.check_numerics`; no variable is written then.
+    `tf.debugging.check_numerics`; no variable is written then. A
+    ValueError unless `num_steps` is a positive Python int and the batch of
+    one of the two kinds.
 
     Args:
         batch_env: An in-graph task or a `tools.InGraphBatchEnv`.
@@ -28,10 +30,6 @@ def first_episodes(batch_env, policy, num_steps):
             `[batch_size, ...]` state at the start of episodes or None, and
             `step(observ, state, key)`, the actions and the next state (or
             None), drawing from stateless ops keyed by the int64 `[2]` key.
-
-    Raises:
-        ValueError: Unless `num_steps` is a positive Python int and the
-            batch of one of the two kinds.
     """
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) or (
             num_steps < 1):

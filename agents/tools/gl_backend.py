@@ -25,11 +25,8 @@ class GLBackendError(RuntimeError):
 def select_gl_backend(required=True):
     """Choose MuJoCo's off-screen OpenGL backend for this process: that of
     `MUJOCO_GL`, or else the first of EGL and OSMesa that works, stored in
-    `MUJOCO_GL`; None where none works and not `required`.
-
-    Raises:
-        GLBackendError: Naming the packages to install.
-    """
+    `MUJOCO_GL`; None where none works and not `required`, else a
+    `GLBackendError` naming the packages to install."""
     requested = os.environ.get('MUJOCO_GL')
     candidates = (requested,) if requested else GL_BACKENDS
     failures = []

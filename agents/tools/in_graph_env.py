@@ -154,11 +154,8 @@ def define_variable(name, shape, dtype, ones=False):
 def prepare_action(action, variable, check_numerics=True):
     """An action tensor (of any width of its kind) cast to the dtype and
     shape of the action variable; with `check_numerics`, fails on NaN or Inf.
-
-    Raises:
-        TypeError: When the dtype kinds (integer, floating) differ.
-        ValueError: When the shapes are not compatible.
-    """
+    A TypeError where the dtype kinds (integer, floating) differ, a
+    ValueError where the shapes are not compatible."""
     action = tf.convert_to_tensor(action)
     dtype = variable.dtype.base_dtype
     if action.dtype != dtype:

@@ -88,7 +88,10 @@ class Loop:
         """Add a phase to the end of the schedule.
 
         The intervals `*_every` count the phase's own steps over all its
-        turns and fire on the run that reaches a multiple; None never.
+        turns and fire on the run that reaches a multiple; None never. A
+        ValueError on an empty or taken name, steps or intervals that are not
+        positive integers, or `done` and `score` that are not scalars or
+        vectors of the same static shape.
 
         Args:
             name: Name of the phase, also its summary subfolder.
@@ -105,11 +108,6 @@ class Loop:
                 `tools.compiled_rollout`); None: one per entry of `done`.
             made_steps: Integer tensor of the steps a run made, for runs
                 that may stop before `run_steps`.
-
-        Raises:
-            ValueError: On an empty or taken name, steps or intervals that
-                are not positive integers, or `done` and `score` that are
-                not scalars or vectors of the same static shape.
         """
         if not name or not isinstance(name, str):
             raise ValueError(
@@ -146,22 +144,16 @@ class Loop:
                 bool(caller_thread), made_steps))
 
     def run(self, sess, saver, max_step=None, stop=None):
-        """Run the phases in turn, yielding the mean score at each report.
-
-        Each report also logs a progress line to the 'agents' logger.
+        """Run the phases in turn, yielding at each report the mean score of
+        the episodes that ended in the reporting phase since its last report
+        (NaN when none ended), and logging a progress line to the 'agents'
+        logger. A RuntimeError when no phase was added.
 
         Args:
             saver: Saver for checkpoints, or None to save none.
             max_step: Global step at which to stop; None runs forever.
             stop: Callable asked before every run, which ends the loop by
                 returning true (signal handlers need only set a flag).
-
-        Raises:
-            RuntimeError: When no phase was added.
-
-        Yields:
-            Mean score of the episodes that ended in the reporting phase
-            since its last report; NaN when none ended.
         """
         if not self._phases:
             raise RuntimeError('Add a phase to the loop before running it.')

@@ -16,15 +16,12 @@ _DROPPED = object()
 
 
 def map(function, *structures, flatten=False):
-    """Apply a function to the leaves of one or more structures.
+    """Apply a function to the leaves of one or more structures; a
+    TypeError without structures, a ValueError where their nesting differs.
 
     Args:
         function: Called with one leaf of each structure at every position.
         flatten: Return the results as a flat tuple instead of nested.
-
-    Raises:
-        TypeError: When no structure is given.
-        ValueError: When the structures do not have the same nesting.
     """
     _require(structures, 'map')
     if flatten:

@@ -19,13 +19,11 @@ SUMMARY_HEADER = (
 
 
 def interquartile_mean(scores, axis=None):
-    """`scipy.stats.trim_mean(scores, 0.25, axis)`: cuts n // 4 of each end.
+    """`scipy.stats.trim_mean(scores, 0.25, axis)`: cuts n // 4 of each end;
+    a ValueError without scores.
 
     Args:
       axis: Axis to reduce (an array results); None pools all (a float).
-
-    Raises:
-      ValueError: When there are no scores to average.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if axis is None:
@@ -45,7 +43,9 @@ def bootstrap_interval(
         strata, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
     """Stratified bootstrap percentile interval `(low, high)` of the IQM.
 
-    Each resample draws, within every stratum, as many scores as it has.
+    Each resample draws, within every stratum, as many scores as it has. A
+    ValueError on no strata, an empty or not 1-D stratum, or a confidence
+    or number of resamples out of range.
 
     Args:
       strata: Sequence of 1-D array-likes, the scores of each stratum (a
@@ -53,10 +53,6 @@ def bootstrap_interval(
       confidence: Probability the interval covers, strictly between 0 and 1.
       resamples: Number of bootstrap resamples, at least 1.
       seed: Seed of the NumPy generator that draws the resamples.
-
-    Raises:
-      ValueError: On no strata, an empty or not 1-D stratum, or a
-          confidence or number of resamples out of range.
     """
     strata = _check_strata(strata)
     if not 0 < confidence < 1:
@@ -92,14 +88,12 @@ def seed_summary(
 
 def curve_band(
         curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
-    """Float arrays `(iqm, low, high)`: each step's IQM and its interval.
+    """Float arrays `(iqm, low, high)`: each step's IQM and its interval; a
+    ValueError unless `curves` is 2-D with at least one seed and step.
 
     Args:
       curves: 2-D array-like `[seeds, steps]` of scores.
       confidence, resamples, seed: As for `bootstrap_interval`, per step.
-
-    Raises:
-      ValueError: When `curves` is not 2-D with at least one seed and step.
     """
     curves = np.asarray(curves, dtype=np.float64)
     if curves.ndim != 2 or 0 in curves.shape:
@@ -137,11 +131,8 @@ def summary_table(summaries, label='config', digits=1):
 
 
 def write_curves_csv(path, rows):
-    """Write `(config, seed, step, score)` rows as CSV, atomically.
-
-    Raises:
-      ValueError: When a row does not have four values.
-    """
+    """Write `(config, seed, step, score)` rows as CSV, atomically; a
+    ValueError where a row does not have four values."""
     rows = list(rows)
     for row in rows:
         if len(row) != len(CSV_HEADER):
