@@ -14,13 +14,10 @@ from agents.tools.run_errors import ConfigError
 
 def create_environment(
         config, seed=None, render_mode=None, batch_wrappers=False):
-    """Construct the configured environment with the standard wrappers; a
-    ConfigError for an env that cannot be built or is unsupported.
-
-    Args:
-      config: Configuration with `env`, `max_length` and `normalize_ranges`.
-      batch_wrappers: Whether to leave the standard wrappers to the batch.
-    """
+    """Construct the environment of a config's `env`, `max_length` and
+    `normalize_ranges` with the standard wrappers, unless `batch_wrappers`
+    leaves them to the batch; a ConfigError for an env that cannot be built
+    or is unsupported."""
     # Before MuJoCo compiles its first model, which may warn.
     tools.mujoco_warnings.install(config.env)
     if isinstance(config.env, str):

@@ -51,13 +51,9 @@ def _has_task(config):
 def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
     """Resolve 'auto' and define a run's batches: return the resolved mode,
     the training batch (variable scope `environments`) and the evaluation
-    batch (`eval_environments`) or None. Raises as `resolve_env_mode`, and
-    a TrainingError when an environment cannot start.
-
-    Args:
-      env_mode: A checked name of `env_modes.MODES`.
-      saved: `SavedEnv` of the run folder.
-    """
+    batch (`eval_environments`) or None, of a checked `env_mode` and the
+    `SavedEnv` of the run folder. Raises as `resolve_env_mode`, and a
+    TrainingError when an environment cannot start."""
     env_mode = resolve_env_mode(config, env_mode, saved)
     batches = [None, None]
     scopes = ('environments', 'eval_environments')[:2 if evaluation else 1]

@@ -59,12 +59,9 @@ class EpisodeMemory:
             return tf.gather(self._length, self._rows(rows), name='length')
 
     def append(self, transitions, rows=None):
-        """Operation that appends one step to each of the rows, which must
-        not repeat; it fails naming the rows and lengths where one is full.
-
-        Args:
-            transitions: Like the template, of tensors `[len(rows), ...]`.
-        """
+        """Operation that appends one step (`transitions` like the template,
+        of tensors `[len(rows), ...]`) to each of the rows, which must not
+        repeat; it fails naming the rows and lengths where one is full."""
         with tf.name_scope('episode_memory_append'):
             rows = self._rows(rows)
             flat_transitions = self._flatten(transitions)
@@ -88,14 +85,9 @@ class EpisodeMemory:
                     self._length, rows, tf.ones_like(rows)).op
 
     def replace(self, episodes, length, rows=None):
-        """Operation that overwrites whole rows with new episodes; it fails
-        naming the lengths where one exceeds `max_length`.
-
-        Args:
-            episodes: Structure like the template of tensors of shape
-                `[len(rows), max_length] + template_shape`.
-            length: 1-D integer tensor of the new lengths of the rows.
-        """
+        """Operation that overwrites whole rows with new `episodes` (like the
+        template, of tensors `[len(rows), max_length, ...]`) and their 1-D
+        integer `length`; it fails naming the lengths past `max_length`."""
         with tf.name_scope('episode_memory_replace'):
             rows = self._rows(rows)
             length = tf.cast(length, tf.int32)

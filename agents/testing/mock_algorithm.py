@@ -16,14 +16,9 @@ class MockAlgorithm:
     """
 
     def __init__(self, batch_env, action=None, record=True):
-        """Create the algorithm for a batch of environments.
-
-        Args:
-            batch_env: In-graph batch environment, whose `action` variable
-                gives the actions' shape and dtype.
-            action: Value of every action, broadcast to the shape of one
-                action; None gives zeros.
-        """
+        """Create the algorithm for an in-graph batch, whose `action`
+        variable gives the actions' shape and dtype; every action is
+        `action` broadcast to that shape (None: zeros)."""
         self._batch_env = batch_env
         self._action = action
         self._record_calls = record

@@ -7,14 +7,10 @@ import tensorflow.compat.v1 as tf
 
 
 def count_weights(scope=None, exclude=None, graph=None):
-    """Count the trainable weights, optionally of one scope only; a
-    ValueError on a counted variable of a partly known shape.
-
-    Args:
-        scope: Count only variables of this scope ('policy' does not match
-            'policy_2').
-        exclude: Regular expression of names, from their start, to leave out.
-    """
+    """Count the trainable weights, of a `scope` only if given ('policy'
+    does not match 'policy_2'), without those whose names the regular
+    expression `exclude` matches from their start; a ValueError on a
+    counted variable of a partly known shape."""
     graph = graph or tf.get_default_graph()
     variables = graph.get_collection(tf.GraphKeys.TRAINABLE_VARIABLES)
     if scope:

@@ -46,13 +46,10 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
     """
 
     def __init__(self, task, num_envs, seed=None):
-        """Build `num_envs` environments; an ImportError without EnvPool, a
-        ValueError for a task EnvPool lacks or an argument out of range.
-
-        Args:
-            task: Gymnasium id of a task of EnvPool, e.g. 'HalfCheetah-v5'.
-            seed: Base seed; None draws one.
-        """
+        """Build `num_envs` environments of a gymnasium id EnvPool has, e.g.
+        'HalfCheetah-v5', from a base `seed` (None draws one); an ImportError
+        without EnvPool, a ValueError for a task it lacks or an argument out
+        of range."""
         envpool = import_envpool()
         if not isinstance(task, str) or task not in envpool.list_all_envs():
             raise ValueError(

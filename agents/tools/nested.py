@@ -16,12 +16,9 @@ _DROPPED = object()
 
 
 def map(function, *structures, flatten=False):
-    """Apply a function to the leaves of one or more structures; a
+    """Call a function with the leaves of one or more structures at each
+    position: the results nested alike, or with `flatten` a flat tuple. A
     TypeError without structures, a ValueError where their nesting differs.
-
-    Args:
-        function: Called with one leaf of each structure at every position.
-        flatten: Return the results as a flat tuple instead of nested.
     """
     _require(structures, 'map')
     if flatten:

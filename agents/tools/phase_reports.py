@@ -13,13 +13,9 @@ _logger = logging.getLogger('agents')
 
 
 class PhaseReports:
-    """The summary writers of a loop's phases and its progress lines.
-
-    Args:
-        phases: The loop's list of phases (later additions count too).
-        step_phases: Names of the phases whose steps are shown, or None to
-            show the global step.
-        graph: The graph that the event files hold.
+    """The summary writers of a loop's `phases` (a list, later additions
+    count too) for event files of `graph`, and its progress lines, showing
+    the steps of the `step_phases` (names) or, with None, the global step.
     """
 
     def __init__(self, phases, step_phases, graph):

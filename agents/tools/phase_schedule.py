@@ -11,12 +11,8 @@ Location = collections.namedtuple('Location', 'epoch, index, phase_step')
 
 
 def phase_steps_at(global_step, steps):
-    """List of the steps each phase made up to a global step.
-
-    Args:
-        global_step: Integer global step, the steps of all phases.
-        steps: The steps of each turn of each phase, in the loop's order.
-    """
+    """List of the steps each phase made up to a global step (the steps of
+    all phases), of the `steps` of each turn of each phase in order."""
     epoch, within = divmod(int(global_step), sum(steps))
     made = []
     for turn in steps:

@@ -15,13 +15,9 @@ _APPLY = 'agents_resume_apply'
 
 
 def keep_for_resume(variables):
-    """Mark variables of the default graph as state that a resumed run
-    needs; returns them.
-
-    Args:
-        variables: A variable or a nested structure of variables (None
-            entries are skipped).
-    """
+    """Mark variables of the default graph (a variable or a nested structure
+    of them, None entries skipped) as state that a resumed run needs;
+    returns them."""
     graph = tf.get_default_graph()
     kept = graph.get_collection_ref(COLLECTION)
     for variable in nested.flatten(variables):
@@ -53,12 +49,9 @@ def on_save(copy, forget, apply):
 
 
 def capture(sess, consistent=True):
-    """Copy the state outside the graph into its variables, before a save.
-
-    Args:
-        consistent: Whether the state is that of the last completed step;
-            false forgets it, as does a copy that fails.
-    """
+    """Copy the state outside the graph into its variables, before a save;
+    forget it instead unless `consistent` (that of the last completed step),
+    or where the copy fails."""
     graph = sess.graph
     if consistent and graph.get_collection(_CAPTURE):
         try:

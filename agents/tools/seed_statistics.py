@@ -19,12 +19,9 @@ SUMMARY_HEADER = (
 
 
 def interquartile_mean(scores, axis=None):
-    """`scipy.stats.trim_mean(scores, 0.25, axis)`: cuts n // 4 of each end;
-    a ValueError without scores.
-
-    Args:
-      axis: Axis to reduce (an array results); None pools all (a float).
-    """
+    """`scipy.stats.trim_mean(scores, 0.25, axis)`: cuts n // 4 of each end,
+    an array over an `axis`, a float where None pools all; a ValueError
+    without scores."""
     scores = np.asarray(scores, dtype=np.float64)
     if axis is None:
         scores, axis = scores.reshape(-1), 0
@@ -88,13 +85,10 @@ def seed_summary(
 
 def curve_band(
         curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
-    """Float arrays `(iqm, low, high)`: each step's IQM and its interval; a
-    ValueError unless `curves` is 2-D with at least one seed and step.
-
-    Args:
-      curves: 2-D array-like `[seeds, steps]` of scores.
-      confidence, resamples, seed: As for `bootstrap_interval`, per step.
-    """
+    """Float arrays `(iqm, low, high)`: each step's IQM of the scores
+    `curves` `[seeds, steps]` and its interval (`bootstrap_interval` of the
+    step, with the arguments); a ValueError unless `curves` is 2-D with at
+    least one seed and step."""
     curves = np.asarray(curves, dtype=np.float64)
     if curves.ndim != 2 or 0 in curves.shape:
         raise ValueError(

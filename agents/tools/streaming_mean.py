@@ -6,14 +6,9 @@ from agents.tools import forwarding
 
 
 class StreamingMean:
-    """Mean over the values submitted since the last clear, in variables
-    of the current variable scope.
-
-    Args:
-        shape: Shape of one value, without the batch dimension.
-        dtype: Floating point data type of the values and the mean.
-        name: Name of the variable scope holding the sum and count.
-    """
+    """Mean over the values submitted since the last clear, each of `shape`
+    and the floating point `dtype`, in variables of a new scope named after
+    `name` inside the current variable scope."""
 
     def __init__(self, shape, dtype, name='streaming_mean'):
         self._dtype = tf.as_dtype(dtype)
