@@ -161,14 +161,11 @@ def env_mode_from_flags(env_mode, env_processes):
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
         restart=False, **options):
-    """Create the batch of environments of a checked mode; a ConfigError
-    for the mode 'graph', a ValueError unless one seed per environment.
-
-    Args:
-      constructor: Callable taking a seed (or None) and returning an env.
-      seed: None, a base seed (environment i gets `seed + i`, as in 2017)
-          or one seed per environment.
-    """
+    """Create the batch of environments of a checked mode from a
+    `constructor` taking a seed (or None); `seed` is None, a base seed
+    (environment i gets `seed + i`, as in 2017) or one per environment. A
+    ConfigError for the mode 'graph', a ValueError for seeds too few or
+    many."""
     if seed is None or isinstance(seed, (int, np.integer)):
         seeds = [None if seed is None else seed + index
                  for index in range(num_agents)]
@@ -183,15 +180,11 @@ def create_batch_env(
 
 
 def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
-    """The batch of the configured environments in a checked mode, with
-    the standard wrappers acting on its stacked arrays.
-
-    Args:
-      evaluation: Whether to build the batch of `eval_episodes`
-          environments instead of that of `num_agents`.
-      leader: With env mode 'auto', the run's training batch, whose choice
-          of mode the evaluation batch takes.
-    """
+    """The batch of the configured environments (`eval_episodes` of them
+    for `evaluation`, else `num_agents`) in a checked mode, with the
+    standard wrappers acting on its stacked arrays; with 'auto', an
+    evaluation batch takes the mode that its `leader`, the run's training
+    batch, chose."""
     count = config.eval_episodes if evaluation else config.num_agents
     options = dict(leader=leader) if env_mode == 'auto' else {}
     if evaluation and env_mode == 'ray':

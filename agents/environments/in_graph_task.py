@@ -138,14 +138,10 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
     which checkpoints leave out, the rest."""
 
     def __init__(self, task, num_envs, seed, max_length=None):
-        """Create the variables of the batch; a ValueError for an argument
-        out of range or of a wrong type.
-
-        Args:
-            task: `Task` instance or subclass.
-            seed: Int seed of the resets, or None for a random one.
-            max_length: None: the task's `max_episode_steps`.
-        """
+        """Create the variables of a batch of a `Task` (instance or
+        subclass): the int `seed` (None: a random one) keys its resets, its
+        episodes end after `max_length` steps (None: `max_episode_steps`).
+        A ValueError for an argument out of range or of a wrong type."""
         if isinstance(task, type) and issubclass(task, Task):
             task = task()
         if not isinstance(task, Task):

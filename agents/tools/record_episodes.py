@@ -31,11 +31,9 @@ class RecordEpisodes(gym.Wrapper):
     `metadata['render_fps']` or 30), padded to sizes divisible by 16. The
     video of an episode that ends joins `videos`; that of one cut short by a
     reset or `close` is deleted. A `RenderModeError` unless the environment
-    renders RGB arrays (`render_mode='rgb_array'`).
-
-    Args:
-        directory: Directory for the videos, created at the first reset.
-        threads: Threads of the encoder; None lets ffmpeg choose.
+    renders RGB arrays (`render_mode='rgb_array'`). The videos go to
+    `directory`, created at the first reset; the encoder runs `threads`
+    threads, or as many as ffmpeg chooses for None.
     """
 
     def __init__(self, env, directory, threads=None):
