@@ -11,11 +11,12 @@ from agents.tools import batch_env as batch_env_lib
 from agents.tools import env_state
 from agents.tools import worker_errors
 
-# A slice's step: stacked arrays, the tuple `infos`, the `error_details` of
-# positions whose step raised (rows of zeros) and the bool array `restarted`.
+# A slice's step: stacked arrays (`restarted` of bools), the infos that are
+# not empty and the `error_details` of steps that raised (rows of zeros), by
+# position.
 StepBatch = collections.namedtuple(
     'StepBatch',
-    'observ, reward, terminated, truncated, infos, errors, restarted')
+    'observ, reward, terminated, truncated, restarted, infos, errors')
 
 
 class SliceConstructor:
@@ -83,8 +84,9 @@ class Slice:
         return StepBatch(
             batch_env_lib.stack(observs, self.observation_space),
             np.array(rewards, np.float32),
-            np.array(terminated, bool), np.array(truncated, bool), infos,
-            errors, restarted)
+            np.array(terminated, bool), np.array(truncated, bool),
+            restarted, {position: info for position, info in enumerate(infos)
+                        if info or not isinstance(info, dict)}, errors)
 
     def reset(self, *, seed=None, options=None):
         """Reset environments of the slice; their stacked observations

@@ -1,12 +1,10 @@
 """Step an environment in a child process (`serve_environment`) as if it
-were local, by pickled `(message, payload)` tuples over a pipe. No
+were local, by the messages of `worker_messages` over a pipe. No
 TensorFlow here: worker processes import this module."""
 
 import atexit
 import contextlib
-import copyreg
 import functools
-import io
 import math
 import multiprocessing
 import pickle
@@ -20,10 +18,12 @@ import gymnasium as gym
 import numpy as np
 
 from agents.tools import env_registry
+from agents.tools import env_slice
 from agents.tools import forwarding
 from agents.tools import mujoco_warnings
 from agents.tools import plain_warnings
 from agents.tools import worker_errors
+from agents.tools import worker_messages
 from agents.tools import worker_pickle
 from agents.tools import worker_process
 
@@ -32,50 +32,11 @@ DEFAULT_TIMEOUT = 600.0
 MIN_STARTUP_SECONDS = 60.0
 _POLL_SECONDS = 0.1
 _CLOSE_SECONDS = 5.0
-_PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 # Where wrappers and the tests import the error type from.
 ExternalProcessError = worker_errors.ExternalProcessError
-
-
-class Message:
-    """The messages between parent and worker: integer constants."""
-
-    ACCESS = 1
-    CALL = 2
-    RESULT = 3
-    EXCEPTION = 4
-    CLOSE = 5
-    READY = 6
-    CALLABLE = 7
-
-
-def _dumps(value):
-    """Pickle a message (numbers faster than NumPy's own reduction)."""
-    buffer = io.BytesIO()
-    _Pickler(buffer, _PICKLE_PROTOCOL).dump(value)
-    return buffer.getvalue()
-
-
-def _reduce_array(array):
-    """Reduce a numeric array to its bytes, others as NumPy does."""
-    if array.dtype.kind not in 'biufc':
-        return array.__reduce_ex__(_PICKLE_PROTOCOL)
-    return _array, (array.tobytes(), array.dtype.str, array.shape)
-
-
-def _array(data, dtype, shape):
-    """A writable array of the values of `_reduce_array`."""
-    return np.frombuffer(data, dtype).reshape(shape).copy()
-
-
-class _Pickler(pickle.Pickler):
-    """Pickler of `_dumps`."""
-
-    dispatch_table = copyreg.dispatch_table.copy()
-    dispatch_table[np.ndarray] = _reduce_array
-    dispatch_table.update(dict.fromkeys(
-        (np.float64, np.float32, np.int64, np.int32, np.bool_),
-        lambda value: (type(value), (value.item(),))))
+Message = worker_messages.Message
+# The arrays and scalars leading a step's and a reset's result.
+_RESULT_LAYOUTS = {5: (1, 3), 2: (1, 0)}
 
 
 def handshake_property(key, doc):
@@ -146,6 +107,7 @@ class ExternalProcess(gym.Env):
         self._attributes = None  # The handshake, once READY came.
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
+        self._channel = worker_messages.Channel(self._conn)
         self._poller = select.poll()
         self._poller.register(self._conn.fileno(), select.POLLIN)
         # Daemonic, so that multiprocessing ends the worker should the parent
@@ -216,9 +178,11 @@ class ExternalProcess(gym.Env):
         return self._call(name, args, kwargs)
 
     def _call(self, name, args, kwargs, wrapped=False, blocking=True,
-              dumps=cloudpickle.dumps):
-        """Call a method in the child; its value, or a promise of it."""
-        ticket = self._send(Message.CALL, (name, args, kwargs, wrapped), dumps)
+              data=None, dumps=cloudpickle.dumps):
+        """Call a method in the child (or send the message `data`); its
+        value, or a promise of it."""
+        ticket = self._send(data or dumps(
+            (Message.CALL, (name, args, kwargs, wrapped))))
         if blocking:
             return self._receive(ticket)
         return functools.partial(self._receive, ticket)
@@ -227,13 +191,16 @@ class ExternalProcess(gym.Env):
         """Step the environment in the child; with `blocking` False, return
         a promise of the result (call promises once, in order), so that a
         batch sends every action before waiting."""
-        return self._call('step', (action,), {}, blocking=blocking,
-                          dumps=_dumps)
+        array = type(action) is np.ndarray  # pylint: disable=C0123
+        return self._call(
+            'step', (action,), {}, blocking=blocking,
+            dumps=worker_messages.dumps, data=worker_messages.frame(
+                Message.STEP, (action,), array, not array))
 
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the environment in the child, or promise to, as `step`."""
         return self._call('reset', (), dict(seed=seed, options=options),
-                          blocking=blocking, dumps=_dumps)
+                          blocking=blocking, dumps=worker_messages.dumps)
 
     def render(self):
         """Render the environment in the child and return the result."""
@@ -254,7 +221,8 @@ class ExternalProcess(gym.Env):
         if seconds:
             # The child may be gone or its pipe broken; reaped below.
             with contextlib.suppress(OSError, ValueError):
-                self._conn.send_bytes(_dumps((Message.CLOSE, None)))
+                self._channel.send(
+                    worker_messages.dumps((Message.CLOSE, None)))
         worker_process.reap(self._process, seconds)
         self._conn.close()
 
@@ -270,7 +238,8 @@ class ExternalProcess(gym.Env):
 
     def _access(self, name, wrapped=False):
         """Read an attribute in the child."""
-        return self._receive(self._send(Message.ACCESS, (name, wrapped)))
+        return self._receive(self._send(worker_messages.dumps(
+            (Message.ACCESS, (name, wrapped)))))
 
     def handshake(self):
         """The spaces, metadata, render mode and spec sent by the child."""
@@ -278,12 +247,12 @@ class ExternalProcess(gym.Env):
             self._receive(None)
         return self._attributes
 
-    def _send(self, message, payload, dumps=_dumps):
-        """Send a pickled message; return the ticket of its answer."""
+    def _send(self, data):
+        """Send a message; return the ticket of its answer."""
         self.handshake()
         worker_errors.check_open(self._failure, self._closed, self._describe)
         try:
-            self._conn.send_bytes(dumps((message, payload)))
+            self._channel.send(data)
         except (OSError, ValueError):
             raise self._died() from None
         self._sent += 1
@@ -301,7 +270,8 @@ class ExternalProcess(gym.Env):
             self._timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
-        while not self._poller.poll(_POLL_SECONDS * 1000):
+        while not (self._channel.pending()
+                   or self._poller.poll(_POLL_SECONDS * 1000)):
             if not self._process.is_alive():
                 raise self._died()
             if deadline is None:
@@ -310,11 +280,15 @@ class ExternalProcess(gym.Env):
                 raise self._fail(worker_errors.timeout_error(
                     self._describe(), timeout, 'it was terminated'))
         try:
-            data = self._conn.recv_bytes()
+            data = self._channel.receive()
         except (EOFError, OSError):
             raise self._died() from None
         if ticket is not None:
             self._received += 1
+        if data[0] == Message.STEP_RESULT:
+            return tuple(worker_messages.unframe(data)[1])
+        if data[0] == Message.BATCH_RESULT:
+            return env_slice.StepBatch(*worker_messages.unframe(data)[1])
         message, payload = pickle.loads(data)
         if message == Message.RESULT:
             return payload
@@ -369,30 +343,34 @@ def serve_environment(conn, constructor):
     READY, and serve the parent's messages on this end of the pipe."""
     worker_process.leave_stopping_to_parent(conn)
     plain_warnings.install()
-    env = None
+    env, channel = None, worker_messages.Channel(conn)
     try:
         try:
             env = cloudpickle.loads(constructor)()
             # Cloudpickle, for spaces of classes the constructor defined.
-            conn.send_bytes(cloudpickle.dumps(
+            channel.send(cloudpickle.dumps(
                 (Message.READY, _describe_env(env))))
         except Exception as error:
-            conn.send_bytes(_dumps(
+            channel.send(worker_messages.dumps(
                 (Message.EXCEPTION, worker_errors.error_details(error))))
             return
         while True:
-            data = conn.recv_bytes()
+            data = channel.receive()
             try:
-                message, payload = pickle.loads(data)
-                if message == Message.CLOSE:
-                    return
-                reply = _handle(env, message, payload)
+                if data[0] == Message.STEP:
+                    reply = _reply(
+                        'step', env.step(*worker_messages.unframe(data)[1]))
+                else:
+                    message, payload = pickle.loads(data)
+                    if message == Message.CLOSE:
+                        return
+                    reply = _handle(env, message, payload)
             except Exception as error:
                 # Keep serving: a failed attribute read or step must not take
                 # the environment down with it.
-                reply = _dumps(
+                reply = worker_messages.dumps(
                     (Message.EXCEPTION, worker_errors.error_details(error)))
-            conn.send_bytes(reply)
+            channel.send(reply)
     except (EOFError, OSError):
         pass  # The parent went away; nobody to answer.
     finally:
@@ -404,17 +382,29 @@ def serve_environment(conn, constructor):
 
 
 def _handle(env, message, payload):
-    """The pickled answer to a message."""
+    """The answer to a pickled message."""
     if message == Message.ACCESS:
         name, wrapped = payload
         result = _lookup(env, name, wrapped)
         if callable(result) and not isinstance(result, type):
             # Methods stay in the child; the parent forwards calls.
-            return _dumps((Message.CALLABLE, payload))
-    else:
-        name, args, kwargs, wrapped = payload
-        result = _lookup(env, name, wrapped)(*args, **kwargs)
-    return _dumps((Message.RESULT, result))
+            return worker_messages.dumps((Message.CALLABLE, payload))
+        return worker_messages.dumps((Message.RESULT, result))
+    name, args, kwargs, wrapped = payload
+    return _reply(name, _lookup(env, name, wrapped)(*args, **kwargs))
+
+
+def _reply(name, result):
+    """The answer of the result of the method `name`: a frame for a step or
+    a reset where it fits, else a pickle."""
+    frame = None
+    if type(result) is env_slice.StepBatch:  # pylint: disable=C0123
+        frame = worker_messages.frame(Message.BATCH_RESULT, result, 5, 0)
+    elif name in ('step', 'reset') and type(result) is tuple and (  # pylint: disable=C0123
+            len(result) in _RESULT_LAYOUTS):
+        frame = worker_messages.frame(
+            Message.STEP_RESULT, result, *_RESULT_LAYOUTS[len(result)])
+    return frame or worker_messages.dumps((Message.RESULT, result))
 
 
 def _lookup(env, name, wrapped):

@@ -134,7 +134,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
                 result[:4] + (result.restarted,) for result in results]))
         return self._result(
             observ, reward, terminated, truncated, restarted,
-            [info for result in results for info in result.infos])
+            [result.infos.get(position, {}) for result, (start, stop) in zip(
+                results, self._bounds) for position in range(stop - start)])
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments, as `BatchEnv.reset` does."""
