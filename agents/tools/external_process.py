@@ -44,7 +44,96 @@ def handshake_property(key, doc):
     return property(lambda proxy: proxy.handshake().get(key), doc=doc)
 
 
-class ExternalProcess(gym.Env):
+class WorkerProxy:
+    """What the proxies of a worker share (`ExternalProcess`, the actors of
+    `RayBatchEnv`): they wait for its handshake, send requests answered at
+    once or by a promise, and keep the error that ended it for every later
+    call. Subclasses define the methods that raise NotImplementedError.
+
+    Raises:
+        ValueError: When `timeout` (None: 600 seconds) is not positive.
+    """
+
+    # Class defaults keep `close` and `__del__` safe when `__init__` fails.
+    _closed = True
+    _failure = None
+    _handshake = None
+
+    def __init__(self, constructor, timeout):
+        timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        if math.isnan(timeout) or timeout <= 0:
+            raise ValueError(
+                f'timeout must be a positive number of seconds, got '
+                f'{timeout!r}.')
+        self._timeout = float(timeout)
+        name = getattr(constructor, '__qualname__', None) or repr(constructor)
+        self._name = name if len(name) <= 80 else name[:77] + '...'
+
+    def handshake(self):
+        """What the worker sent once it started; waits for it."""
+        if self._handshake is None:
+            self._handshake = self._answer(None)
+        return self._handshake
+
+    def close(self):
+        """Close the environment and end the worker; idempotent."""
+        self._end(_CLOSE_SECONDS)
+
+    def _request(self, request, blocking=True):
+        """Send a request; its answer, or a promise of it."""
+        self.handshake()
+        worker_errors.check_open(self._failure, self._closed, self._describe)
+        answer = functools.partial(self._answer, self._submit(request))
+        return answer() if blocking else answer
+
+    def _answer(self, ticket):
+        """The value answering `ticket`; the worker's error raises."""
+        worker_errors.check_open(self._failure, self._closed, self._describe)
+        starting = self._handshake is None
+        ok, value = self._wait(ticket, max(
+            self._timeout, MIN_STARTUP_SECONDS) if starting else self._timeout)
+        if ok:
+            return value
+        error = worker_errors.worker_error(self._describe(), *value)
+        raise self._fail(error) if starting else error
+
+    def _end(self, seconds):
+        """End the worker, waiting up to `seconds` for it; idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._shutdown(seconds)
+
+    def _fail(self, error):
+        """Keep `error` for every later call, end the worker, return it."""
+        self._failure = error
+        self._end(0)
+        return error
+
+    def _died(self, reason):
+        """The error of a worker that died (`reason`), kept by `_fail`."""
+        return self._fail(worker_errors.ExternalProcessError(
+            f'{self._describe()} died ({reason}); create a new environment '
+            'to continue.'))
+
+    def _describe(self):
+        """The worker, as error messages name it."""
+        raise NotImplementedError
+
+    def _submit(self, request):
+        """Send a request; the ticket of its answer."""
+        raise NotImplementedError
+
+    def _wait(self, ticket, seconds):
+        """The `(ok, value or error_details)` answering `ticket` (None: the
+        start, with the handshake)."""
+        raise NotImplementedError
+
+    def _shutdown(self, seconds):
+        """End the worker, waiting up to `seconds` for it to exit."""
+        raise NotImplementedError
+
+
+class ExternalProcess(WorkerProxy, gym.Env):
     """Environment that lives in a child process.
 
     Public attributes and methods are forwarded to the child; assignments
@@ -55,8 +144,6 @@ class ExternalProcess(gym.Env):
     can save and close it, and exits with its parent.
     """
 
-    # Class defaults keep `close` and `__del__` safe when `__init__` fails.
-    _closed = True
     _process = None
     _atexit_hook = None
 
@@ -92,19 +179,8 @@ class ExternalProcess(gym.Env):
             raise ValueError(
                 f'Unknown start method {start_method!r}; expected one of '
                 f'{methods}.')
-        if timeout is None:
-            timeout = DEFAULT_TIMEOUT
-        if math.isnan(timeout) or timeout <= 0:
-            raise ValueError(
-                f'timeout must be a positive number of seconds, got '
-                f'{timeout!r}.')
-        self._timeout = float(timeout)
-        name = getattr(constructor, '__qualname__', None) or repr(constructor)
-        self._name = name if len(name) <= 80 else name[:77] + '...'
-        self._failure = None
-        self._sent = 0
-        self._received = 0
-        self._attributes = None  # The handshake, once READY came.
+        super().__init__(constructor, timeout)
+        self._sent = self._received = 0
         context = multiprocessing.get_context(start_method)
         self._conn, worker_conn = context.Pipe()
         self._channel = worker_messages.Channel(self._conn)
@@ -181,11 +257,8 @@ class ExternalProcess(gym.Env):
               data=None, dumps=cloudpickle.dumps):
         """Call a method in the child (or send the message `data`); its
         value, or a promise of it."""
-        ticket = self._send(data or dumps(
-            (Message.CALL, (name, args, kwargs, wrapped))))
-        if blocking:
-            return self._receive(ticket)
-        return functools.partial(self._receive, ticket)
+        return self._request(data or dumps(
+            (Message.CALL, (name, args, kwargs, wrapped))), blocking)
 
     def step(self, action, blocking=True):
         """Step the environment in the child; with `blocking` False, return
@@ -206,26 +279,6 @@ class ExternalProcess(gym.Env):
         """Render the environment in the child and return the result."""
         return self.call('render')
 
-    def close(self):
-        """Close the environment and end the child; idempotent."""
-        self._shutdown(_CLOSE_SECONDS)
-
-    def _shutdown(self, seconds):
-        """Ask the child to exit, wait for it, then terminate it."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._atexit_hook is not None:
-            atexit.unregister(self._atexit_hook)
-            self._atexit_hook = None
-        if seconds:
-            # The child may be gone or its pipe broken; reaped below.
-            with contextlib.suppress(OSError, ValueError):
-                self._channel.send(
-                    worker_messages.dumps((Message.CLOSE, None)))
-        worker_process.reap(self._process, seconds)
-        self._conn.close()
-
     def __del__(self):
         with contextlib.suppress(Exception):  # Nobody to report to.
             self.close()
@@ -238,79 +291,60 @@ class ExternalProcess(gym.Env):
 
     def _access(self, name, wrapped=False):
         """Read an attribute in the child."""
-        return self._receive(self._send(worker_messages.dumps(
-            (Message.ACCESS, (name, wrapped)))))
+        return self._request(worker_messages.dumps(
+            (Message.ACCESS, (name, wrapped))))
 
-    def handshake(self):
-        """The spaces, metadata, render mode and spec sent by the child."""
-        if self._attributes is None:
-            self._receive(None)
-        return self._attributes
+    def _describe(self):
+        """The worker and its process id."""
+        return f'Environment worker {self._name} (pid {self._process.pid})'
 
-    def _send(self, data):
-        """Send a message; return the ticket of its answer."""
-        self.handshake()
-        worker_errors.check_open(self._failure, self._closed, self._describe)
+    def _submit(self, request):
+        """Send the message `request`; return the ticket of its answer."""
         try:
-            self._channel.send(data)
+            self._channel.send(request)
         except (OSError, ValueError):
-            raise self._died() from None
+            raise self._exited() from None
         self._sent += 1
         return self._sent
 
-    def _receive(self, ticket):
+    def _wait(self, ticket, seconds):
         """Wait for the answer to request `ticket`, or None for READY."""
-        worker_errors.check_open(self._failure, self._closed, self._describe)
         if ticket is not None and ticket != self._received + 1:
             raise RuntimeError(
                 f'Promise {ticket} of {self._describe()} called out of '
                 f'order: {self._received} answers received of {self._sent} '
                 'requests; call each promise once, in order.')
-        timeout = self._timeout if self._attributes is not None else max(
-            self._timeout, MIN_STARTUP_SECONDS)
         # Wait in short slices so that a dead or stuck child is noticed.
         deadline = None
         while not (self._channel.pending()
                    or self._poller.poll(_POLL_SECONDS * 1000)):
             if not self._process.is_alive():
-                raise self._died()
+                raise self._exited()
             if deadline is None:
-                deadline = time.monotonic() + timeout - _POLL_SECONDS
+                deadline = time.monotonic() + seconds - _POLL_SECONDS
             elif time.monotonic() > deadline:
                 raise self._fail(worker_errors.timeout_error(
-                    self._describe(), timeout, 'it was terminated'))
+                    self._describe(), seconds, 'it was terminated'))
         try:
             data = self._channel.receive()
         except (EOFError, OSError):
-            raise self._died() from None
-        if ticket is not None:
-            self._received += 1
+            raise self._exited() from None
+        self._received += ticket is not None
         if data[0] == Message.STEP_RESULT:
-            return tuple(worker_messages.unframe(data)[1])
+            return True, tuple(worker_messages.unframe(data)[1])
         if data[0] == Message.BATCH_RESULT:
-            return env_slice.StepBatch(*worker_messages.unframe(data)[1])
+            return True, env_slice.StepBatch(*worker_messages.unframe(data)[1])
         message, payload = pickle.loads(data)
-        if message == Message.RESULT:
-            return payload
         if message == Message.CALLABLE:
             name, wrapped = payload
-            return lambda *args, **kwargs: self._call(
+            return True, lambda *args, **kwargs: self._call(
                 name, args, kwargs, wrapped)
         if message == Message.READY:
             self._name = payload.pop('name')
-            self._attributes = payload
-            return None
-        error = worker_errors.worker_error(self._describe(), *payload)
-        if self._attributes is None:
-            # The constructor failed and the child is exiting.
-            self._failure = error
-            self.close()
-        raise error
+        return message != Message.EXCEPTION, payload
 
-    def _describe(self):
-        return f'Environment worker {self._name} (pid {self._process.pid})'
-
-    def _died(self):
+    def _exited(self):
+        """The error of a child that exited (`WorkerProxy._died`)."""
         worker_process.reap(self._process, 1.0)
         code = self._process.exitcode
         reason = f'exit code {code}'
@@ -319,16 +353,20 @@ class ExternalProcess(gym.Env):
                 reason += f', killed by {signal.Signals(-code).name}'
             except ValueError:
                 reason += f', killed by signal {-code}'
-        return self._fail(worker_errors.ExternalProcessError(
-            f'{self._describe()} died ({reason}); create a new '
-            'environment to continue.'))
+        return self._died(reason)
 
-    def _fail(self, error):
-        """Keep `error` for every later call, end the child, return it."""
-        self._failure = error
-        self._shutdown(0)
-        return error
-
+    def _shutdown(self, seconds):
+        """Ask the child to exit, wait for it, then terminate it."""
+        if self._atexit_hook is not None:
+            atexit.unregister(self._atexit_hook)
+            self._atexit_hook = None
+        if seconds:
+            # The child may be gone or its pipe broken; reaped below.
+            with contextlib.suppress(OSError, ValueError):
+                self._channel.send(
+                    worker_messages.dumps((Message.CLOSE, None)))
+        worker_process.reap(self._process, seconds)
+        self._conn.close()
 
 
 def _close_ref(ref):

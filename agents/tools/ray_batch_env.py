@@ -3,7 +3,6 @@ is imported when a batch is created; TensorFlow never (actors import this).
 """
 
 import contextlib
-import functools
 import os
 
 from agents.tools import env_registry
@@ -16,8 +15,6 @@ from agents.tools import plain_warnings
 from agents.tools import worker_errors
 from agents.tools import sliced_batch_env
 
-# Seconds an actor may take to close its environments before it is killed.
-_CLOSE_SECONDS = 5.0
 _from_handshake = external_process.handshake_property
 
 
@@ -81,22 +78,18 @@ class RayBatchEnv(sliced_batch_env.SlicedBatchEnv):
             self._payloads[worker], start, stop, self._timeout)
 
 
-class _ActorWorker:
+class _ActorWorker(external_process.WorkerProxy):
     """The actor of one slice, with the interface of an `ExternalProcess`."""
 
     def __init__(self, actor_class, payload, start, stop, timeout):
-        self._timeout = float(
-            external_process.DEFAULT_TIMEOUT if timeout is None else timeout)
         constructor = env_slice.SliceConstructor(payload, start, stop)
-        self._name = constructor.__qualname__
-        self._failure = None
-        self._closed = False
+        super().__init__(constructor, timeout)
+        self._ray = import_ray()
         # With the environment ids and MuJoCo warnings of this process.
         self._actor = actor_class.remote(env_registry.WithRegistry(
             mujoco_warnings.WithSeen(constructor)))
         self._ready = self._actor.start.remote()
-        self._handshake = None
-        self._ray = import_ray()
+        self._closed = False
 
     pid = _from_handshake('pid', 'Process id of the actor on its node.')
     node_id = _from_handshake(
@@ -108,29 +101,16 @@ class _ActorWorker:
 
     def step(self, actions, blocking=True):
         """Step the slice; return its `StepBatch` or a promise of it."""
-        return self._request('step', (actions,), {}, blocking)
+        return self._request(('step', (actions,), {}), blocking)
 
     def reset(self, *, seed=None, options=None, blocking=True):
         """Reset the slice; return observations and info, or a promise."""
         return self._request(
-            'reset', (), dict(seed=seed, options=options), blocking)
+            ('reset', (), dict(seed=seed, options=options)), blocking)
 
     def call(self, name, *args, **kwargs):
         """Call a method of the slice in the actor and return its value."""
-        return self._request(name, args, kwargs, True)
-
-    def close(self):
-        """Close the slice's environments and end the actor; idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._failure is None:
-            with contextlib.suppress(Exception):  # Killed below either way.
-                self._ray.get(
-                    self._actor.call.remote('close'), timeout=_CLOSE_SECONDS)
-        # Ray may be shut down already, which ended the actor.
-        with contextlib.suppress(Exception):
-            self._ray.kill(self._actor)
+        return self._request((name, args, kwargs))
 
     def __repr__(self):
         if self._handshake is None:
@@ -139,61 +119,45 @@ class _ActorWorker:
                 f'env={self._name}>')
 
     def _describe(self):
+        """The actor and, once started, its pid and node."""
         return f'Ray actor of the {self._name}' + (
             '' if self._handshake is None
             else f' (pid {self.pid} on node {self.node_id[:8]})')
 
-    def handshake(self):
-        """The pid, node id and spaces the actor sent at start (waited for)."""
-        if self._handshake is None:
-            startup = max(self._timeout, external_process.MIN_STARTUP_SECONDS)
-            self._handshake = self._wait(self._ready, startup, starting=True)
-        return self._handshake
+    def _submit(self, request):
+        """Call the slice's method of `request`; the reference of its value."""
+        name, args, kwargs = request
+        return self._actor.call.remote(name, *args, **kwargs)
 
-    def _request(self, name, args, kwargs, blocking):
-        """Call the slice's method `name`; its value, or a promise of it."""
-        self.handshake()
-        worker_errors.check_open(self._failure, self._closed, self._describe)
-        answer = functools.partial(
-            self._wait, self._actor.call.remote(name, *args, **kwargs),
-            self._timeout)
-        return answer() if blocking else answer
-
-    def _wait(self, ref, seconds, starting=False):
-        """The value of an actor call; a failure raises a clear error."""
-        if self._failure:
-            raise self._failure
+    def _wait(self, ticket, seconds):
+        """The `(ok, value)` of an actor call (None: the start)."""
         ray = self._ray
         try:
-            ok, value = ray.get(ref, timeout=seconds)
+            return ray.get(self._ready if ticket is None else ticket,
+                           timeout=seconds)
         except ray.exceptions.GetTimeoutError:
-            what = 'did not start' if starting else 'did not answer'
+            what = 'did not start' if ticket is None else 'did not answer'
             hint = (' (the Ray cluster may have no free resources for it)'
-                    if starting else '')
-            self._fail(TimeoutError(
+                    if ticket is None else '')
+            raise self._fail(TimeoutError(
                 f'{self._describe()} {what} within {seconds:g} seconds'
-                f'{hint}; it was killed.'))
+                f'{hint}; it was killed.')) from None
         except ray.exceptions.RayActorError as error:
-            self._fail(worker_errors.ExternalProcessError(
-                f'{self._describe()} died ({_death_cause(error)}); create a '
-                'new environment to continue.'))
+            raise self._died(_death_cause(error)) from None
         except ray.exceptions.RayTaskError as error:
             # A failure of the actor's own code outside the environments.
             cause = error.cause if error.cause is not None else error
-            raise worker_errors.worker_error(
-                self._describe(), *worker_errors.error_details(cause)
-            ) from None
-        if not ok:
-            error = worker_errors.worker_error(self._describe(), *value)
-            if starting:
-                self._fail(error)
-            raise error
-        return value
+            return False, worker_errors.error_details(cause)
 
-    def _fail(self, error):
-        self._failure = error
-        self.close()
-        raise error
+    def _shutdown(self, seconds):
+        """Close the slice's environments, then kill the actor."""
+        if seconds:
+            with contextlib.suppress(Exception):  # Killed below either way.
+                self._ray.get(
+                    self._actor.call.remote('close'), timeout=seconds)
+        # Ray may be shut down already, which ended the actor.
+        with contextlib.suppress(Exception):
+            self._ray.kill(self._actor)
 
 
 def _death_cause(error):
