@@ -54,11 +54,6 @@ def frame(message, values, arrays, scalars):
     """The frame of a tuple of `arrays` native numeric arrays, then
     `scalars` (at most 3) numbers of `_SCALARS`, then other values (sent
     by `dumps`); None where the values are not."""
-    numbers = values[arrays:arrays + scalars]
-    codes = [_SCALAR_CODES.get(type(number)) for number in numbers]
-    if None in codes or max(codes, default=0) > 4 and any(
-            not -_EXACT <= number <= _EXACT for number in numbers):
-        return None
     others = values[arrays + scalars:]
     empty = set(map(type, others)) <= {dict} and not any(others)
     parts = [_HEADER.pack(message, arrays, scalars, empty and len(others))]
@@ -68,7 +63,13 @@ def frame(message, values, arrays, scalars):
         if not header:
             return None
         parts += (header, array.tobytes())
-    parts.append(_SCALAR_STRUCTS[scalars].pack(*codes, *numbers))
+    if scalars:
+        numbers = values[arrays:arrays + scalars]
+        codes = tuple(map(_SCALAR_CODES.get, map(type, numbers)))
+        if None in codes or max(codes) > 4 and any(
+                not -_EXACT <= number <= _EXACT for number in numbers):
+            return None
+        parts.append(_SCALAR_STRUCTS[scalars].pack(*codes, *numbers))
     if not empty:
         parts.append(dumps(others))
     return b''.join(parts)
@@ -85,14 +86,20 @@ def unframe(data):
         values.append(np.frombuffer(data, dtype, count, end).reshape(
             shape).copy())
         offset = end + count * dtype.itemsize
-    numbers = _SCALAR_STRUCTS[scalars].unpack_from(data, offset)
-    values += [_SCALARS[code](number) for code, number in zip(
-        numbers[:scalars], numbers[scalars:])]
-    values += [{} for _ in range(empty)]
-    offset += _SCALAR_STRUCTS[scalars].size
-    if offset < len(data):
+    if scalars:
+        numbers = _SCALAR_STRUCTS[scalars].unpack_from(data, offset)
+        values += map(_convert, numbers[:scalars], numbers[scalars:])
+        offset += _SCALAR_STRUCTS[scalars].size
+    if empty:
+        values += [{} for _ in range(empty)]
+    elif offset < len(data):
         values += pickle.loads(memoryview(data)[offset:])
     return message, values
+
+
+def _convert(code, number):
+    """The scalar of type code `code` and value `number`."""
+    return _SCALARS[code](number)
 
 
 @functools.lru_cache(maxsize=256)
@@ -155,13 +162,11 @@ class Channel:
     def receive(self):
         """The next message, waited for; EOFError once the other end closed.
         """
-        while not self.pending():
-            chunk = os.read(self._fd, max(
-                self._size() - len(self._buffer), 1 << 16))
+        while not 0 < (size := self._size()) <= len(self._buffer):
+            chunk = os.read(self._fd, max(size - len(self._buffer), 1 << 16))
             if not chunk:
                 raise EOFError('The other end of the pipe closed.')
             self._buffer += chunk
-        size = self._size()
         data, self._buffer = self._buffer[4:size], self._buffer[size:]
         return data
 
