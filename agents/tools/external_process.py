@@ -82,13 +82,13 @@ class WorkerProxy:
     def _request(self, request, blocking=True):
         """Send a request; its answer, or a promise of it."""
         self.handshake()
-        worker_errors.check_open(self._failure, self._closed, self._describe)
+        self._check_open()
         answer = functools.partial(self._answer, self._submit(request))
         return answer() if blocking else answer
 
     def _answer(self, ticket):
         """The value answering `ticket`; the worker's error raises."""
-        worker_errors.check_open(self._failure, self._closed, self._describe)
+        self._check_open()
         starting = self._handshake is None
         ok, value = self._wait(ticket, max(
             self._timeout, MIN_STARTUP_SECONDS) if starting else self._timeout)
@@ -96,6 +96,13 @@ class WorkerProxy:
             return value
         error = worker_errors.worker_error(self._describe(), *value)
         raise self._fail(error) if starting else error
+
+    def _check_open(self):
+        """Raise the error that ended the worker, or that it is closed."""
+        if self._failure:
+            raise self._failure
+        if self._closed:
+            raise RuntimeError(f'{self._describe()} is closed.')
 
     def _end(self, seconds):
         """End the worker, waiting up to `seconds` for it; idempotent."""
@@ -124,8 +131,7 @@ class WorkerProxy:
         raise NotImplementedError
 
     def _wait(self, ticket, seconds):
-        """The `(ok, value or error_details)` answering `ticket` (None: the
-        start, with the handshake)."""
+        """The `(ok, value or error_details)` of `ticket` (None: of READY)."""
         raise NotImplementedError
 
     def _shutdown(self, seconds):
@@ -206,10 +212,7 @@ class ExternalProcess(WorkerProxy, gym.Env):
         self._atexit_hook = functools.partial(_close_ref, weakref.ref(self))
         atexit.register(self._atexit_hook)
 
-    @property
-    def pid(self):
-        """Process id of the worker."""
-        return self._process.pid
+    pid = property(lambda self: self._process.pid, doc="The child's pid.")
 
     observation_space = handshake_property(
         'observation_space', 'Observation space of the environment.')

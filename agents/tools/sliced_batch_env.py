@@ -131,7 +131,7 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
         self._fresh.intersection_update(failures)
         observ, reward, terminated, truncated, restarted = (
             np.concatenate(column) for column in zip(*[
-                result[:4] + (result.restarted,) for result in results]))
+                result[:5] for result in results]))
         return self._result(
             observ, reward, terminated, truncated, restarted,
             [result.infos.get(position, {}) for result, (start, stop) in zip(

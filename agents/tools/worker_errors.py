@@ -21,15 +21,6 @@ def travels(cls):
     return cls
 
 
-def check_open(failure, closed, describe):
-    """Raise `failure`, the error that ended a worker, or a RuntimeError
-    naming it (`describe()`) where it is `closed`."""
-    if failure:
-        raise failure
-    if closed:
-        raise RuntimeError(f'{describe()} is closed.')
-
-
 def timeout_error(where, seconds, consequence):
     """The `TimeoutError` of `where`, which did not answer in `seconds`."""
     return TimeoutError(

@@ -88,18 +88,14 @@ def unframe(data):
         offset = end + count * dtype.itemsize
     if scalars:
         numbers = _SCALAR_STRUCTS[scalars].unpack_from(data, offset)
-        values += map(_convert, numbers[:scalars], numbers[scalars:])
+        values += [_SCALARS[code](number) for code, number in zip(
+            numbers[:scalars], numbers[scalars:])]
         offset += _SCALAR_STRUCTS[scalars].size
     if empty:
         values += [{} for _ in range(empty)]
     elif offset < len(data):
         values += pickle.loads(memoryview(data)[offset:])
     return message, values
-
-
-def _convert(code, number):
-    """The scalar of type code `code` and value `number`."""
-    return _SCALARS[code](number)
 
 
 @functools.lru_cache(maxsize=256)
