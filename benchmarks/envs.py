@@ -84,16 +84,8 @@ flags.DEFINE_string(
 
 
 def _time_interleaved(modes, steps):
-    """Median steps per second of each mode, timing chunks in turn.
-
-    Args:
-        modes: Dict from name to a tuple of `prepare()`, run untimed before
-            each chunk, `step(index)`, one batch step, and the batch size.
-        steps: Number of timed batch steps per mode.
-
-    Returns:
-        Dict from name to environment steps per second.
-    """
+    """Median env steps per second by mode name, chunks timed in turn;
+    `modes`: name -> (`prepare()` before each chunk, `step(index)`, size)."""
     for prepare, step, _ in modes.values():
         prepare()
         for index in range(_WARMUP_STEPS):
@@ -139,12 +131,8 @@ def _vector_env_mode(vector_env, actions):
 
 
 def _simulate_mode(batch_env, stack):
-    """Mode of the fused simulate op with a trivial algorithm.
-
-    The algorithm is `tools.MockAlgorithm` without recording (constant
-    actions from plain graph ops), and the op runs through a callable made
-    once, without feeds, as `tools.Loop` runs it.
-    """
+    """Mode of the simulate op of a `tools.MockAlgorithm(record=False)`,
+    run through a callable made once, without feeds, as `tools.Loop` does."""
     # TensorFlow loads only here, after the workers forked, and only when
     # this mode runs.
     import tensorflow.compat.v1 as tf

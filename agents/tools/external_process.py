@@ -258,8 +258,7 @@ class ExternalProcess(WorkerProxy, gym.Env):
 
     def _call(self, name, args, kwargs, wrapped=False, blocking=True,
               data=None, dumps=cloudpickle.dumps):
-        """Call a method in the child (or send the message `data`); its
-        value, or a promise of it."""
+        """Call a method in the child (or send `data`); value or promise."""
         return self._request(data or dumps(
             (Message.CALL, (name, args, kwargs, wrapped))), blocking)
 
@@ -436,8 +435,7 @@ def _handle(env, message, payload):
 
 
 def _reply(name, result):
-    """The answer of the result of the method `name`: a frame for a step or
-    a reset where it fits, else a pickle."""
+    """The answer of a result of `name`: a frame of a step's or a reset's."""
     frame = None
     if type(result) is env_slice.StepBatch:  # pylint: disable=C0123
         frame = worker_messages.frame(Message.BATCH_RESULT, result, 5, 0)

@@ -1,8 +1,6 @@
-"""The messages between `ExternalProcess` and its worker, on the pipe's
-descriptor (`Channel`): pickled `(message, payload)` tuples, and the hot
-ones (a step's action, a step's or a reset's result, a slice's
-`StepBatch`) as binary frames (`frame`) at a fraction of a pickle's cost.
-No TensorFlow here: worker processes import this module."""
+"""The messages between `ExternalProcess` and its worker (`Channel`):
+pickles, and steps and their results as binary `frame`s, at a fraction of
+the cost. No TensorFlow here: worker processes import this module."""
 
 import copyreg
 import functools
@@ -100,8 +98,7 @@ def unframe(data):
 
 @functools.lru_cache(maxsize=256)
 def _array_header(dtype, shape):
-    """The frame header of arrays of a dtype and shape (its character, the
-    number of dimensions, the shape); None unless native and numeric."""
+    """Frame header of native numeric arrays: dtype char, ndim, shape."""
     if dtype.kind not in 'biufc' or not dtype.isnative:
         return None
     return struct.pack(
