@@ -83,8 +83,9 @@ class WorkerProxy:
         """Send a request; its answer, or a promise of it."""
         self.handshake()
         self._check_open()
-        answer = functools.partial(self._answer, self._submit(request))
-        return answer() if blocking else answer
+        ticket = self._submit(request)
+        return self._answer(ticket) if blocking else functools.partial(
+            self._answer, ticket)
 
     def _answer(self, ticket):
         """The value answering `ticket`; the worker's error raises."""
