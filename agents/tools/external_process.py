@@ -44,14 +44,14 @@ def handshake_property(key, doc):
     return property(lambda proxy: proxy.handshake().get(key), doc=doc)
 
 
-class WorkerProxy:
+class WorkerProxy:  # pylint: disable=no-member
     """What the proxies of a worker share (`ExternalProcess`, the actors of
     `RayBatchEnv`): they wait for its handshake, send requests answered at
     once or by a promise, and keep the error that ended it for every later
-    call. Subclasses define the methods that raise NotImplementedError.
-
-    Raises:
-        ValueError: When `timeout` (None: 600 seconds) is not positive.
+    call. Subclasses define `_describe()`, `_submit(request)` (a ticket),
+    `_wait(ticket, seconds)` (the answer's `(ok, value or error_details)`;
+    ticket None: the start's) and `_shutdown(seconds)`. A `timeout` (None:
+    600 seconds) that is not positive raises a ValueError.
     """
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
@@ -122,22 +122,6 @@ class WorkerProxy:
         return self._fail(worker_errors.ExternalProcessError(
             f'{self._describe()} died ({reason}); create a new environment '
             'to continue.'))
-
-    def _describe(self):
-        """The worker, as error messages name it."""
-        raise NotImplementedError
-
-    def _submit(self, request):
-        """Send a request; the ticket of its answer."""
-        raise NotImplementedError
-
-    def _wait(self, ticket, seconds):
-        """The `(ok, value or error_details)` of `ticket` (None: of READY)."""
-        raise NotImplementedError
-
-    def _shutdown(self, seconds):
-        """End the worker, waiting up to `seconds` for it to exit."""
-        raise NotImplementedError
 
 
 class ExternalProcess(WorkerProxy, gym.Env):
