@@ -499,6 +499,7 @@ class ExternalProcessContractTest(
     """The environment contract holds through a worker process."""
 
     def make_environment(self):
+        """A worker of a MockEnvironment of three-step episodes."""
         return ExternalProcess(lambda: MockEnvironment(durations=(3,)))
 
 
@@ -511,6 +512,7 @@ class ExternalPendulumContractTest(
     wrapper_attribute = ('max_speed', 8.0)
 
     def make_environment(self):
+        """A worker of gymnasium's Pendulum."""
         return ExternalProcess(lambda: gym.make('Pendulum-v1'))
 
 
