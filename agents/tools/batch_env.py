@@ -147,8 +147,11 @@ class BatchEnv(forwarding.Forwarding):
         close_all(self._owned)
 
     def __del__(self):
-        with contextlib.suppress(Exception):  # Nobody to report to.
+        # No module globals here: at exit they may be gone already.
+        try:
             self.close()
+        except Exception:  # pylint: disable=broad-exception-caught
+            pass  # Nobody to report to.
 
     def _gather(self, requests, indices=None, blocking=None):
         """Results (None: failed) and errors by position of the requests."""

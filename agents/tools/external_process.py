@@ -267,8 +267,11 @@ class ExternalProcess(WorkerProxy, gym.Env):
         return self.call('render')
 
     def __del__(self):
-        with contextlib.suppress(Exception):  # Nobody to report to.
+        # No module globals here: at exit they may be gone already.
+        try:
             self.close()
+        except Exception:  # pylint: disable=broad-exception-caught
+            pass  # Nobody to report to.
 
     def __repr__(self):
         pid = self._process.pid if self._process else None
