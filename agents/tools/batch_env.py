@@ -150,7 +150,7 @@ class BatchEnv(forwarding.Forwarding):
         # No module globals here: at exit they may be gone already.
         try:
             self.close()
-        except Exception:  # pylint: disable=broad-exception-caught
+        except Exception:
             pass  # Nobody to report to.
 
     def _gather(self, requests, indices=None, blocking=None):

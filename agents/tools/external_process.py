@@ -270,7 +270,7 @@ class ExternalProcess(WorkerProxy, gym.Env):
         # No module globals here: at exit they may be gone already.
         try:
             self.close()
-        except Exception:  # pylint: disable=broad-exception-caught
+        except Exception:
             pass  # Nobody to report to.
 
     def __repr__(self):
