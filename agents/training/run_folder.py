@@ -291,14 +291,9 @@ def _make_dirs(directory):
     while not os.path.exists(directory):
         missing.insert(0, directory)
         directory = os.path.dirname(directory)
-    created = []
-    for path in missing:
-        try:
-            os.mkdir(path)
-        except FileExistsError:
-            continue
-        created.append(path)
-    return created
+    if missing:
+        os.makedirs(missing[-1], exist_ok=True)
+    return missing
 
 
 def _read_pid(fd):
