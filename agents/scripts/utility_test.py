@@ -170,7 +170,7 @@ def test_saver_keeps_the_resume_state_and_restores_older_checkpoints(
             tools.keep_for_resume(tf.Variable(-1.0, name='length'))
         saver = utility.define_saver(exclude=(r'.*_temporary/.*',))
         assert not saver.optional
-        assert [variable.op.name for variable in saver.restored_variables] == [
+        assert [variable.op.name for variable in saver.required] == [
             'model']
 
 

@@ -36,7 +36,6 @@ def define_saver(exclude=None, include=None, **kwargs):
     kwargs.setdefault('save_relative_paths', True)
     saver = tf.train.Saver(required + optional, **kwargs)
     saver.required, saver.optional = required, optional
-    saver.restored_variables = required + optional
     return saver
 
 
@@ -117,10 +116,9 @@ class RunSaver:
             return
         for prefix in last[:excess]:
             directory, name = os.path.split(prefix)
-            for entry in _listdir(directory):
-                if entry.startswith(name + '.'):
-                    with contextlib.suppress(OSError):
-                        os.remove(os.path.join(directory, entry))
+            _remove(directory, [
+                entry for entry in _listdir(directory)
+                if entry.startswith(name + '.')])
         self._saver.recover_last_checkpoints(last[excess:])
 
     def _forget(self, prefix):
@@ -143,17 +141,10 @@ class RunSaver:
 
     def _remove_partial(self, before, name):
         """Remove the files of a failed save, and its temporary files."""
-        for entry in set(_listdir(self._logdir)) - before:
-            if not (entry.startswith(name + '.') or entry.startswith(
-                    name + '_temp') or '.tmp' in entry
-                    or 'tempstate' in entry):
-                continue
-            path = os.path.join(self._logdir, entry)
-            with contextlib.suppress(OSError):
-                if os.path.isdir(path):
-                    shutil.rmtree(path)
-                else:
-                    os.remove(path)
+        _remove(self._logdir, [
+            entry for entry in set(_listdir(self._logdir)) - before
+            if entry.startswith((name + '.', name + '_temp'))
+            or '.tmp' in entry or 'tempstate' in entry])
 
     def __getattr__(self, name):
         if name.startswith('_'):
@@ -162,11 +153,22 @@ class RunSaver:
 
 
 def _listdir(directory):
-    """The folder's entries; none where it is gone."""
+    """The folder's entries; none where it is gone or no folder."""
     try:
         return os.listdir(directory)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def _remove(directory, entries):
+    """Remove files and folders of a directory, as far as possible."""
+    for entry in entries:
+        path = os.path.join(directory, entry)
+        with contextlib.suppress(OSError):
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            else:
+                os.remove(path)
 
 
 def _error_cause(error):
@@ -290,8 +292,9 @@ def _describe_shape_change(config, error):
 def _restore(sess, saver, path):
     """Restore a checkpoint; one lacking optional variables, with one line."""
     shapes = dict(tf.train.list_variables(path))
+    optional = getattr(saver, 'optional', [])
     # Only what this saver restores (evaluation's episodes may differ).
-    for variable in getattr(saver, 'restored_variables', ()):
+    for variable in getattr(saver, 'required', []) + optional:
         saved = shapes.get(variable.op.name)
         current = variable.shape.as_list()
         # Else it would fail at its first use, steps later.
@@ -299,7 +302,6 @@ def _restore(sess, saver, path):
                 and list(saved) != current):
             raise CheckpointShapeError(
                 path, variable.op.name, list(saved), current)
-    optional = getattr(saver, 'optional', ())
     missing = [
         variable for variable in optional if variable.op.name not in shapes]
     if not missing:
@@ -321,7 +323,7 @@ def list_checkpoints(logdir, warn=False):
     by base name (it may be damaged, stale, or of another folder); `warn`:
     whether to warn where the index disagrees."""
     found = []
-    for name in os.listdir(logdir) if os.path.isdir(logdir) else ():
+    for name in _listdir(logdir):
         match = _CHECKPOINT_INDEX.match(name)
         if match:
             found.append((int(match.group(2)), match.group(1)))
