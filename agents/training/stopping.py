@@ -60,8 +60,12 @@ class StopRequest:
 
     @contextlib.contextmanager
     def install(self):
-        """Handle SIGINT and SIGTERM, as the `active` request; yield self."""
+        """Handle SIGINT and SIGTERM, as the `active` request, where Python
+        handles signals (the main thread; else nothing); yield self."""
         global _active  # pylint: disable=global-statement
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
         previous = [signal.signal(signum, self.handle) for signum in _SIGNALS]
         _active = self
         try:

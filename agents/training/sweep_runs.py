@@ -9,7 +9,6 @@ import math
 import os
 import signal
 import socket
-import threading
 import time
 
 from agents.tools import atomic_file
@@ -94,7 +93,7 @@ def train_runs(ray, todo, records, options, echo):
         retry_exceptions=False)
     pending = {}
     try:
-        with _installed(stopping.StopRequest(_describe_interrupt)):
+        with stopping.StopRequest(_describe_interrupt).install():
             # Within: runs submitted before an interruption stop with it.
             for run, config in todo:
                 ref = task.remote(
@@ -113,7 +112,7 @@ def train_runs(ray, todo, records, options, echo):
         for ref in pending:
             ray.cancel(ref)
         try:
-            with _installed(stopping.StopRequest(_describe_interrupt)):
+            with stopping.StopRequest(_describe_interrupt).install():
                 _wait(ray, pending, records, progress, echo,
                       deadline=time.monotonic() + _STOP_SECONDS)
         except KeyboardInterrupt:
@@ -179,13 +178,6 @@ def join_ray(ray, address, cpus_per_run):
         raise config_io.ConfigError(
             f'--cpus_per_run={cpus_per_run:g} exceeds the CPUs of every '
             f'node of the Ray cluster (at most {most:g}).')
-
-
-def _installed(request):
-    """Install a `StopRequest` meanwhile, in the main thread only."""
-    if threading.current_thread() is threading.main_thread():
-        return request.install()
-    return contextlib.nullcontext()
 
 
 def _describe_interrupt(signum, again=False):
@@ -292,7 +284,7 @@ def _train(config, env_mode, on_report):
     # Each run has its own worker process.
     trainer.enable_determinism(config)
     stop = RunStop(os.path.join(os.path.dirname(config.logdir), STOP_NAME))
-    with _installed(stop):
+    with stop.install():
         if stop.requested():
             raise stopping.Interrupted(stop.signum)
         for _ in trainer.train(config, env_mode, on_report=on_report):
