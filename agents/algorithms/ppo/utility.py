@@ -64,27 +64,23 @@ def lambda_advantage(reward, value, length, discount, gae_lambda):
 
 def reinit_nested_vars(variables, indices=None):
     """The op that zeros nested variables, at batch `indices` if given."""
-    if isinstance(variables, (tuple, list)):
-        return tf.group(*[
-            reinit_nested_vars(variable, indices) for variable in variables])
-    if indices is None:
-        return variables.assign(tf.zeros_like(variables))
-    zeros = tf.zeros(
-        tf.concat([tf.shape(indices), tf.shape(variables)[1:]], 0),
-        variables.dtype)
-    return tf.scatter_update(variables, indices, zeros)
+    def zeros(variable):
+        if indices is None:
+            return tf.zeros_like(variable)
+        return tf.zeros(
+            tf.concat([tf.shape(indices), tf.shape(variable)[1:]], 0),
+            variable.dtype)
+    return assign_nested_vars(
+        variables, nested.map(zeros, variables), indices)
 
 
 def assign_nested_vars(variables, tensors, indices=None):
     """The op that assigns nested tensors to matching nested variables, at
     batch `indices` if given."""
-    if isinstance(variables, (tuple, list)):
-        return tf.group(*[
-            assign_nested_vars(variable, tensor, indices)
-            for variable, tensor in zip(variables, tensors)])
-    if indices is None:
-        return variables.assign(tensors)
-    return tf.scatter_update(variables, indices, tensors)
+    return tf.group(*nested.map(
+        lambda variable, tensor: variable.assign(tensor) if indices is None
+        else tf.scatter_update(variable, indices, tensor),
+        variables, tensors, flatten=True))
 
 
 def available_gpus():
