@@ -62,9 +62,8 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             tf.logging.warning('use_gpu is set but no GPU is visible; using '
                                'the CPU.')
         # The run's seed, or else the graph's, or None.
-        seed = config.seed
-        if seed is None:
-            seed = tf.get_default_graph().seed
+        seed = tf.get_default_graph().seed if config.seed is None else (
+            config.seed)
         # Actions are sampled by stateless random ops keyed by this seed and
         # the global step, so that every driver takes the same actions.
         self._sample_seed = _sample_seed(seed)
@@ -175,16 +174,11 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         """Reset the recurrent state, episode rows and running returns of
         some agents; an empty summary after."""
         with tf.name_scope('begin_episode/'):
-            if self._last_state is None:
-                reset_state = tf.no_op()
-            else:
-                reset_state = utility.reinit_nested_vars(
-                    self._last_state, agent_indices)
-            reset_buffer = self._episodes.clear(agent_indices)
-            reset_return = utility.reinit_nested_vars(
-                self._running_return, agent_indices)
-            with tf.control_dependencies(
-                    [reset_state, reset_buffer, reset_return]):
+            resets = [self._episodes.clear(agent_indices)] + [
+                utility.reinit_nested_vars(state, agent_indices)
+                for state in (self._running_return, self._last_state)
+                if state is not None]
+            with tf.control_dependencies(resets):
                 return tf.constant('')
 
     def perform(self, agent_indices, observ):
@@ -207,14 +201,11 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             summary = tf.cond(
                 self._should_log,
                 lambda: self._perform_summary(output.policy, action), str)
-            remember = [tf.scatter_update(
-                self._last_action, agent_indices, action)]
-            policy_params = utility.policy_params(output.policy)
-            remember += [
-                tf.scatter_update(variable, agent_indices, param[:, 0])
-                for variable, param in zip(
-                    tools.nested.flatten(self._last_policy),
-                    tools.nested.flatten(policy_params))]
+            params = tools.nested.map(
+                lambda param: param[:, 0], utility.policy_params(output.policy))
+            remember = [utility.assign_nested_vars(
+                (self._last_action, self._last_policy), (action, params),
+                agent_indices)]
             if self._last_state is not None:
                 remember.append(utility.assign_nested_vars(
                     self._last_state, output.state, agent_indices))
