@@ -66,7 +66,8 @@ def _rule(valid, expected):
 
 
 def _integer(low, high, optional=False, expected=None, reason=None):
-    """Rule of an integer from `low` to `high` (or a function of config)."""
+    """Rule of an integer from `low` to `high` (or a function of config);
+    `expected` and `reason` may name config keys, `reason` also `value`."""
     def upper(config):
         return high(config) if callable(high) else high
 
@@ -77,11 +78,14 @@ def _integer(low, high, optional=False, expected=None, reason=None):
 
     def describe(value, config):
         limit = upper(config)
-        text = expected or f'an integer from {low} to {limit}' + (
-            ' or None' if optional else '')
+        text = expected.format_map(config) if expected else (
+            f'an integer from {low} to {limit}' + (
+                ' or None' if optional else ''))
         text = f'must be {text}'
         if reason and is_integer(value) and value > limit:
-            text += f': {reason.format_map(config)}'
+            # After a clause of `expected`, the reason is a second one.
+            text += '; ' if ': ' in text else ': '
+            text += reason.format_map(dict(config, value=value))
         return text
     return Rule(valid, describe)
 
@@ -223,19 +227,11 @@ def _buffer(reason, *sizes, optional=True):
 
 def _environments(purpose=''):
     """Rule of a number of environments from 1 to `max_agents`."""
-    def valid(value, config):
-        return is_integer(value) and 1 <= value <= config.max_agents
-
-    def describe(value, config):
-        limit = config.max_agents
-        text = f'must be an integer from 1 to max_agents={limit}{purpose}'
-        if is_integer(value) and value > limit:
-            text += (
-                f"{'; ' if purpose else ': '}it would build {value} "
-                'environments; raise max_agents where the machine holds '
-                'that many')
-        return text
-    return Rule(valid, describe)
+    return _integer(
+        1, lambda config: config.max_agents,
+        expected='an integer from 1 to max_agents={max_agents}' + purpose,
+        reason='it would build {value} environments; raise max_agents where '
+        'the machine holds that many')
 
 
 def _valid_kl_penalty(value, config):
