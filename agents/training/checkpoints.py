@@ -358,26 +358,21 @@ def saved_env(logdir):
     """The newest readable checkpoint's `graph_env.SavedEnv`, or NEW_RUN."""
     for path in list_checkpoints(logdir) if logdir else ():
         try:
-            names = [name for name, _ in tf.train.list_variables(path)]
+            reader = tf.train.load_checkpoint(path)
+            names = reader.get_variable_to_shape_map()
         except (tf.errors.OpError, ValueError):
             continue
         graph = _variable_named(names, graph_env.TASK_VARIABLE) is not None
+        mode = _variable_named(names, graph_env.ENV_MODE_VARIABLE)
+        try:
+            # The Python env mode the run recorded, if any.
+            mode = mode and reader.get_tensor(mode).decode('utf-8')
+        except (tf.errors.OpError, ValueError):
+            mode = None
         return graph_env.SavedEnv(
-            'graph' if graph else 'python', _saved_env_mode(path, names),
+            'graph' if graph else 'python', None if mode == 'auto' else mode,
             path)
     return graph_env.NEW_RUN
-
-
-def _saved_env_mode(path, names):
-    """The Python env mode a checkpoint recorded, or None."""
-    name = _variable_named(names, graph_env.ENV_MODE_VARIABLE)
-    if name is None:
-        return None
-    try:
-        mode = tf.train.load_variable(path, name).decode('utf-8')
-    except (tf.errors.OpError, ValueError):
-        return None
-    return None if mode == 'auto' else mode
 
 
 def _variable_named(names, variable):
