@@ -5,28 +5,23 @@ from absl import flags
 FLAGS = flags.FLAGS
 
 
-def define_flags(*definitions):
-    """Define flags unless another module of the process defined them; they
-    allow an override, so that a script imported later that defines them
-    unguarded (`train.py`) replaces them. `definitions`: tuples `(define,
-    name, default, help_string)`, optionally with a dict of further keyword
+def define_run_flags(use, outdir_help, *definitions):
+    """Define `--logdir`, `--checkpoint`, `--outdir` and a script's other
+    flags, unless another module of the process defined them; they allow an
+    override, so that a script imported later that defines them unguarded
+    (`train.py`) replaces them. `use`: the verb of what the script does with
+    the checkpoint ('restore'); `definitions`: tuples `(define, name,
+    default, help_string)`, optionally with a dict of further keyword
     arguments of `define`."""
-    for define, name, default, help_string, *options in definitions:
+    for define, name, default, help_string, *options in (
+            (flags.DEFINE_string, 'logdir', None, 'Run folder written by '
+             'agents.scripts.train, holding config.yaml and checkpoints.'),
+            (flags.DEFINE_string, 'outdir', None, outdir_help),
+            (flags.DEFINE_string, 'checkpoint', None, f'Checkpoint to {use}, '
+             'by name in the run folder (e.g. model.ckpt-100000) or by path; '
+             'the latest when unset.'),
+            *definitions):
         if name not in FLAGS:
             define(
                 name, default, help_string, allow_override=True,
                 **(options[0] if options else {}))
-
-
-def define_run_flags(use, outdir_help, *definitions):
-    """Define `--logdir`, `--checkpoint`, `--outdir` and a script's other
-    flags (`definitions`, as `define_flags` takes them); `use`: the verb of
-    what the script does with the checkpoint ('restore')."""
-    define_flags(
-        (flags.DEFINE_string, 'logdir', None, 'Run folder written by '
-         'agents.scripts.train, holding config.yaml and checkpoints.'),
-        (flags.DEFINE_string, 'outdir', None, outdir_help),
-        (flags.DEFINE_string, 'checkpoint', None, f'Checkpoint to {use}, by '
-         'name in the run folder (e.g. model.ckpt-100000) or by path; the '
-         'latest when unset.'),
-        *definitions)
