@@ -96,10 +96,6 @@ def main(argv):
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
-        # The default where the config leaves the seed out; training itself
-        # completes the config, after checking its required keys.
-        config_spec.check_seed(
-            config_spec.with_defaults(config).seed, 'Config seed')
         trainer.enable_determinism(config)
         # Closing the generator saves also between two scores.
         stop = stopping.StopRequest(describe_interrupt)
