@@ -94,18 +94,15 @@ def _override_type(old):
             return value
         return check
 
-    if isinstance(old, (bool, np.bool_)):
-        return 'true or false (bool)', of_type(bool)
-    if isinstance(old, (int, np.integer)):
-        return 'a number (int)', integer
-    if isinstance(old, (float, np.floating)):
-        return 'a number (float)', number
-    if isinstance(old, str):
-        return 'a string (str)', of_type(str)
-    if isinstance(old, (tuple, list)):
-        return 'a list such as [64, 64] (tuple)', of_type(tuple)
-    if isinstance(old, dict):
-        return 'a mapping such as {a: 1} (dict)', of_type(dict)
+    for kinds, expected, convert in (
+            ((bool, np.bool_), 'true or false (bool)', of_type(bool)),
+            ((int, np.integer), 'a number (int)', integer),
+            ((float, np.floating), 'a number (float)', number),
+            (str, 'a string (str)', of_type(str)),
+            ((tuple, list), 'a list such as [64, 64] (tuple)', of_type(tuple)),
+            (dict, 'a mapping such as {a: 1} (dict)', of_type(dict))):
+        if isinstance(old, kinds):
+            return expected, convert
     if callable(old):
         return "an import path 'package.module:name' (callable)", (
             lambda value: config_io.import_callable(of_type(str)(value)))
