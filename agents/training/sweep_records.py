@@ -45,11 +45,10 @@ def summarize(timestamp, sweep_dir, runs, records):
         record = _record_of(run, records)
         final, best = final_and_best(record)
         rows.append(dict(
-            run=run.name, group=run.group, config=run.config_name,
-            seed=run.seed, setting=dict(run.setting),
-            status=record['status'], final_score=final, best_score=best,
-            steps=record['steps'], wall_clock=round(record['wall_clock'], 1),
-            attempts=len(record['attempts']), error=record['error']))
+            {key: value for key, value in record.items() if key != 'reports'},
+            final_score=final, best_score=best,
+            wall_clock=round(record['wall_clock'], 1),
+            attempts=len(record['attempts'])))
     groups = []
     for group, members in itertools.groupby(rows, lambda row: row['group']):
         members = list(members)
