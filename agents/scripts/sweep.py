@@ -110,20 +110,17 @@ def sweep(
         echo(f'Sweep {sweep_dir}: {len(todo)} runs to train '
              f'({len(runs) - len(todo)} finished earlier), '
              f'{cpus_per_run:g} CPUs each.')
-    interrupted = None
     try:
         sweep_runs.train_runs(ray, todo, records, dict(
             cpus_per_run=cpus_per_run, env_mode=env_mode,
             max_retries=max_retries, sweep_dir=sweep_dir), echo)
-    except KeyboardInterrupt as interrupt:
-        interrupted = interrupt
-    results = _write_results(timestamp, sweep_dir, runs, records, echo)
-    if interrupted is not None:
+    except KeyboardInterrupt:
+        results = _write_results(timestamp, sweep_dir, runs, records, echo)
         if any(row['status'] != 'finished' for row in results['runs']):
             echo(
                 f'Resume with the same command and --timestamp={timestamp}.')
-        raise interrupted
-    return results
+        raise
+    return _write_results(timestamp, sweep_dir, runs, records, echo)
 
 
 def _check_numbers(cpus_per_run, max_retries):
