@@ -34,16 +34,10 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
     """
 
     def __init__(self, batch_env, step, is_training, should_log, config):
-        """Create the algorithm's variables and networks.
-
-        Args:
-          step: Integer tensor holding the global step.
-          is_training: Boolean tensor; train when true, act greedily else.
-
-        Raises:
-          ValueError: When the action space is neither Box nor Discrete, or
-              `rollout_length` comes with a recurrent network.
-        """
+        """Create the variables and networks, training where the boolean
+        tensor `is_training` is true (else acting greedily); a ValueError
+        where the action space is neither Box nor Discrete, or
+        `rollout_length` comes with a recurrent network."""
         self._batch_env = batch_env
         self._step = step
         self._is_training = is_training
@@ -61,7 +55,6 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         elif config.use_gpu:
             tf.logging.warning('use_gpu is set but no GPU is visible; using '
                                'the CPU.')
-        # The run's seed, or else the graph's, or None.
         seed = tf.get_default_graph().seed if config.seed is None else (
             config.seed)
         # Actions are sampled by stateless random ops keyed by this seed and
