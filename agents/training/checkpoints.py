@@ -217,6 +217,7 @@ def initialize_variables(
     for path in candidates:
         try:
             _restore(sess, saver, path)
+            return path
         except CheckpointShapeError:
             raise
         except (tf.errors.OpError, ValueError) as error:
@@ -225,8 +226,6 @@ def initialize_variables(
             logging.getLogger('agents').warning(
                 'Cannot restore checkpoint %s (%s); trying the previous one.',
                 path, message)
-            continue
-        return path
     raise ValueError('No readable checkpoint: ' + '; '.join(failures))
 
 
