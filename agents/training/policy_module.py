@@ -53,6 +53,7 @@ def load_run(logdir, checkpoint=None, error=ExportError):
         except config_io.ConfigError as cause:
             raise error(str(cause)) from cause
     available = checkpoints.list_checkpoints(logdir)
+    path = available[0] if available else None
     if checkpoint is not None:
         path = os.path.join(logdir, os.path.expanduser(checkpoint))
         if not os.path.exists(path + '.index'):
@@ -60,12 +61,11 @@ def load_run(logdir, checkpoint=None, error=ExportError):
             raise error(
                 f"No checkpoint '{checkpoint}' in {logdir}; available: "
                 f"{names or 'none'}.")
-        return config_spec.with_defaults(config), path
-    if not available:
+    elif not available:
         raise error(
             f'Run folder {logdir} has no checkpoint yet; train until the '
             'first one is written.')
-    return config_spec.with_defaults(config), available[0]
+    return config_spec.with_defaults(config), path
 
 
 def build_policy(config, checkpoint, stochastic=False):
