@@ -103,9 +103,11 @@ class RunSaver:
                 # First, as rewriting the index may leave a temporary file.
                 self._forget(prefix)
                 self._remove_partial(before, os.path.basename(prefix))
+                # The cause, without the path of TensorFlow's 'PATH; CAUSE'.
+                cause = getattr(error, 'strerror', None) or errors.error_line(
+                    error).rpartition('; ')[2]
                 raise errors.CheckpointError(
-                    f'Cannot save checkpoint {prefix}: '
-                    f'{_error_cause(error)}.') from error
+                    f'Cannot save checkpoint {prefix}: {cause}.') from error
 
     def _drop_old_checkpoints(self):
         """Make room for one checkpoint within `max_to_keep`, restarts too."""
@@ -169,13 +171,6 @@ def _remove(directory, entries):
                 shutil.rmtree(path)
             else:
                 os.remove(path)
-
-
-def _error_cause(error):
-    """The cause of an error of writing a file ('PATH; CAUSE'), no path."""
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror
-    return errors.error_line(error).rpartition('; ')[2]
 
 
 def initialize_variables(
