@@ -234,30 +234,6 @@ def _environments(purpose=''):
         'the machine holds that many')
 
 
-def _valid_kl_penalty(value, config):
-    return isinstance(value, (bool, np.bool_)) and (
-        bool(value) or bool(config.ppo_clip))
-
-
-def _describe_kl_penalty(value, unused_config):
-    if isinstance(value, (bool, np.bool_)):
-        return ('needs ppo_clip, the policy objective would have no trust '
-                'region otherwise')
-    return 'must be True or False'
-
-
-def _valid_eval_every(value, config):
-    return value is None or (
-        _is_number(value) and 1 <= value <= config.steps)
-
-
-def _describe_eval_every(unused_value, config):
-    return (
-        'must be None or a number of training steps from 1 to '
-        f'steps={config.steps:g}: the run evaluates after every eval_every '
-        'steps and at its end')
-
-
 _BOOL = _of_type((bool, np.bool_), 'True or False')
 
 # Every key of `configs.default()` and the task keys; `max_agents` before
@@ -304,7 +280,13 @@ RULES = collections.OrderedDict([
         "TensorFlow's pools) or None")),
     ('caller_thread', _BOOL),
     ('compile_rollout', _BOOL),
-    ('eval_every', Rule(_valid_eval_every, _describe_eval_every)),
+    ('eval_every', Rule(
+        lambda value, config: value is None or (
+            _is_number(value) and 1 <= value <= config.steps),
+        lambda unused_value, config: (
+            'must be None or a number of training steps from 1 to '
+            f'steps={config.steps:g}: the run evaluates after every '
+            'eval_every steps and at its end'))),
     # Network.
     ('network', _signature(
         'a function of (config, action_space, observations, length), the '
@@ -352,7 +334,13 @@ RULES = collections.OrderedDict([
     ('value_loss_clip', _number(0, above=True, optional=True)),
     ('entropy_regularization', _number(0)),
     ('ppo_clip', _number(0, above=True, optional=True)),
-    ('kl_penalty', Rule(_valid_kl_penalty, _describe_kl_penalty)),
+    ('kl_penalty', Rule(
+        lambda value, config: isinstance(value, (bool, np.bool_)) and (
+            bool(value) or bool(config.ppo_clip)),
+        lambda value, unused_config: (
+            'needs ppo_clip, the policy objective would have no trust region '
+            'otherwise' if isinstance(value, (bool, np.bool_))
+            else 'must be True or False'))),
     ('kl_target', _number(0, above=True)),
     ('kl_cutoff_factor', _number(0, above=True)),
     ('kl_cutoff_coef', _number(0)),
