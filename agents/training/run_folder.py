@@ -74,7 +74,13 @@ class RunLock:
         """Take the lock or raise, writing nothing; returns self."""
         if self.held or not self.run_dir:
             return self
-        self._created = _make_dirs(self.run_dir)
+        # The folders it creates, outer first, for `release` to remove.
+        self._created = []
+        directory = os.path.abspath(self.run_dir)
+        while not os.path.exists(directory):
+            self._created.insert(0, directory)
+            directory = os.path.dirname(directory)
+        os.makedirs(self.run_dir, exist_ok=True)
         while True:
             fd = os.open(
                 self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -282,18 +288,6 @@ def check_writable(logdir):
     if not os.access(existing, os.W_OK | os.X_OK):
         raise config_io.ConfigError(
             f'--logdir {logdir} is not writable: {existing} denies writing.')
-
-
-def _make_dirs(directory):
-    """Create a directory and its parents; those created, outer first."""
-    missing = []
-    directory = os.path.abspath(directory)
-    while not os.path.exists(directory):
-        missing.insert(0, directory)
-        directory = os.path.dirname(directory)
-    if missing:
-        os.makedirs(missing[-1], exist_ok=True)
-    return missing
 
 
 def _read_pid(fd):
