@@ -142,12 +142,6 @@ class RunLock:
                     break
         self._created = []
 
-    def __enter__(self):
-        return self.acquire()
-
-    def __exit__(self, *unused_exc_info):
-        self.release()
-
 
 @contextlib.contextmanager
 def locked(run_dir):

@@ -23,18 +23,19 @@ sys.stdin.readline()
 def test_second_lock_fails_naming_the_folder_and_the_holder(tmp_path):
     """The second lock of a folder fails, naming the first one's process."""
     run_dir = str(tmp_path / 'runs' / 'T-pendulum')
-    with run_folder.RunLock(run_dir):
-        with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
-            content = file_.read()
-        assert content == f'{os.getpid()}\n'.encode()
-        with pytest.raises(run_folder.RunFolderInUse) as error:
-            run_folder.RunLock(run_dir).acquire()
-        assert str(error.value) == (
-            f'Run folder {run_dir} is in use by process {os.getpid()}, '
-            'another trainer; wait for it to end, or pass another '
-            '--timestamp for a new run.')
-        with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
-            assert file_.read() == content
+    lock = run_folder.RunLock(run_dir).acquire()
+    with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
+        content = file_.read()
+    assert content == f'{os.getpid()}\n'.encode()
+    with pytest.raises(run_folder.RunFolderInUse) as error:
+        run_folder.RunLock(run_dir).acquire()
+    assert str(error.value) == (
+        f'Run folder {run_dir} is in use by process {os.getpid()}, '
+        'another trainer; wait for it to end, or pass another '
+        '--timestamp for a new run.')
+    with open(os.path.join(run_dir, run_folder.LOCK_NAME), 'rb') as file_:
+        assert file_.read() == content
+    lock.release()
     assert os.listdir(run_dir) == []
 
 
