@@ -25,8 +25,16 @@ def set_up_logging(level=logging.INFO):
         logger.propagate = False
     tf.logging.set_verbosity(tf.logging.INFO)
     plain_warnings.install()
-    if not getattr(threading.excepthook, 'quiet_event_writers', False):
-        threading.excepthook = _quiet_event_writers(threading.excepthook)
+    excepthook = threading.excepthook
+    if not getattr(excepthook, 'quiet_event_writers', False):
+
+        def quiet_event_writers(args):
+            # Without the errors of TensorFlow's event writer threads.
+            if type(args.thread).__name__ != '_EventLoggerThread':
+                excepthook(args)
+
+        quiet_event_writers.quiet_event_writers = True
+        threading.excepthook = quiet_event_writers
     tf_logger = logging.getLogger('tensorflow')
     if not any(isinstance(item, _TensorFlowOwnLines)
                for item in tf_logger.filters):
@@ -44,17 +52,6 @@ class _TensorFlowOwnLines(logging.Filter):
             return False
         return record.levelno >= logging.ERROR or not str(
             record.pathname).startswith(self._PACKAGE)
-
-
-def _quiet_event_writers(excepthook):
-    """A `threading.excepthook` that leaves out TensorFlow's event writers."""
-
-    def hook(args):
-        if type(args.thread).__name__ != '_EventLoggerThread':
-            excepthook(args)
-
-    hook.quiet_event_writers = True
-    return hook
 
 
 class _StderrHandler(logging.StreamHandler):
