@@ -287,16 +287,8 @@ class _SourceConstructor(ruamel.yaml.constructor.SafeConstructor):
     """Safe constructor reading every tagged value as None (no imports)."""
 
 
-def _construct_nothing(unused_constructor, unused_suffix, unused_node):
-    return None
-
-
 class _ConfigConstructor(ruamel.yaml.constructor.SafeConstructor):
     """Safe constructor importing tagged callables; lists as tuples."""
-
-
-def _construct_callable(constructor, node):
-    return import_callable(constructor.construct_scalar(node))
 
 
 def _construct_tuple(constructor, node):
@@ -327,11 +319,6 @@ def _construct_partial(constructor, node):
 _PYTHON_TAG = 'tag:yaml.org,2002:python/'
 
 
-def _construct_legacy_callable(constructor, suffix, node):
-    del constructor, node  # The tag carries the name; the value is ''.
-    return import_callable(_dotted_to_import_path(suffix))
-
-
 def _construct_legacy_object(constructor, suffix, node):
     if suffix.rpartition('.')[2] != 'AttrDict' or not isinstance(
             node, ruamel.yaml.nodes.MappingNode):
@@ -343,8 +330,9 @@ def _construct_legacy_object(constructor, suffix, node):
     return dict(values.get('dictitems') or {})
 
 
-def _dotted_to_import_path(dotted):
-    """'package.module.name' (2017) to 'package.module:name'."""
+def _construct_legacy_callable(unused_constructor, dotted, unused_node):
+    """The callable that a 2017 tag names, 'package.module.name' (its value
+    is '')."""
     parts = dotted.split('.')
     for cut in range(len(parts) - 1, 0, -1):
         module_name = '.'.join(parts[:cut])
@@ -352,16 +340,19 @@ def _dotted_to_import_path(dotted):
             importlib.import_module(module_name)
         except ImportError:
             continue
-        return f"{module_name}:{'.'.join(parts[cut:])}"
+        return import_callable(f"{module_name}:{'.'.join(parts[cut:])}")
     module_name, _, name = dotted.rpartition('.')
-    return f'{module_name}:{name}'
+    return import_callable(f'{module_name}:{name}')
 
 
 _ConfigRepresenter.add_representer(dict, _represent_other)
 _ConfigRepresenter.add_multi_representer(object, _represent_other)
-_SourceConstructor.add_multi_constructor('!', _construct_nothing)
-_SourceConstructor.add_multi_constructor(_PYTHON_TAG, _construct_nothing)
-_ConfigConstructor.add_constructor(_CALLABLE_TAG, _construct_callable)
+_SourceConstructor.add_multi_constructor('!', lambda *unused_args: None)
+_SourceConstructor.add_multi_constructor(
+    _PYTHON_TAG, lambda *unused_args: None)
+_ConfigConstructor.add_constructor(
+    _CALLABLE_TAG, lambda constructor, node: import_callable(
+        constructor.construct_scalar(node)))
 _ConfigConstructor.add_constructor(
     'tag:yaml.org,2002:seq', _construct_tuple)
 _ConfigConstructor.add_constructor(_PARTIAL_TAG, _construct_partial)
