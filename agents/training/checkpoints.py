@@ -51,14 +51,10 @@ class CheckpointShapeError(ValueError):
 
 
 class RunSaver:
-    """Saves a run folder's checkpoints, keeping `max_to_keep` across
-    restarts, one thread at a time; a failed save removes what it began to
-    write. Other attributes: the saver's.
-
-    Args:
-      saver: `tf.train.Saver`, e.g. of `define_saver`.
-      check: None, or a callable that raises `RuntimeError` where the run
-          folder must not be written.
+    """Saves a run folder's checkpoints with a `tf.train.Saver`, keeping
+    `max_to_keep` across restarts, one thread at a time; a failed save
+    removes what it began to write. `check` (or None) raises `RuntimeError`
+    where the run folder must not be written. Other attributes: the saver's.
     """
 
     def __init__(self, saver, logdir, check=None):
@@ -69,14 +65,10 @@ class RunSaver:
 
     def save(self, sess, unused_prefix=None, global_step=None,
              consistent=True):
-        """Save the variables and the environments' state; return the prefix
-        (a CheckpointError where saving failed).
-
-        Args:
-          unused_prefix: Ignored (the signature of `tf.train.Saver.save`).
-          consistent: Whether the environments are at the last completed step
-              (else, a step hung or failed, no environment state).
-        """
+        """Save the variables and the environments' state (none unless
+        `consistent`: at the last completed step, not one that hung or
+        failed); return the prefix, or raise a CheckpointError. The prefix
+        argument is ignored (the signature of `tf.train.Saver.save`)."""
         prefix = os.path.join(self._logdir, f'model.ckpt-{int(global_step)}')
         with self._lock:
             if self._check:
@@ -176,17 +168,10 @@ def _remove(directory, entries):
 def initialize_variables(
         sess, saver, logdir=None, checkpoint=None, resume=None):
     """Initialize the variables, or restore the newest readable checkpoint
-    and return its path (else None).
-
-    Args:
-      logdir: Directory to search for checkpoints.
-      checkpoint: A checkpoint (path or name in logdir) to restore.
-      resume: Whether to expect checkpoints; None accepts either.
-
-    Raises:
-      CheckpointShapeError: Where a variable's shape differs from the graph.
-      ValueError: Where `resume` is not met, or no checkpoint is readable.
-    """
+    of `logdir` (or `checkpoint`, a path or a name in it) and return its path
+    (else None); `resume`: whether to expect checkpoints (None: either). A
+    CheckpointShapeError where a variable's shape differs from the graph, a
+    ValueError where `resume` is not met or no checkpoint is readable."""
     sess.run(tf.group(
         tf.local_variables_initializer(), tf.global_variables_initializer()))
     if resume and not (logdir or checkpoint):
@@ -316,12 +301,9 @@ def list_checkpoints(logdir, warn=False):
     `model.ckpt-<step>` ones, then others that the `checkpoint` index names
     by base name (it may be damaged, stale, or of another folder); `warn`:
     whether to warn where the index disagrees."""
-    found = []
-    for name in _listdir(logdir):
-        match = _CHECKPOINT_INDEX.match(name)
-        if match:
-            found.append((int(match.group(2)), match.group(1)))
-    names = [name for _, name in sorted(found, reverse=True)]
+    matches = filter(None, map(_CHECKPOINT_INDEX.match, _listdir(logdir)))
+    names = [match.group(1) for match in sorted(
+        matches, key=lambda match: int(match.group(2)), reverse=True)]
     indexed, problem = _read_checkpoint_index(logdir)
     for name in indexed:
         if name not in names and os.path.exists(
