@@ -82,13 +82,9 @@ def sweep(
         ray_address=None, echo=print):
     """Train every run of the grid on Ray; return the results, as written
     to `results.json`. The arguments are those of the flags (`settings` for
-    `--set`), with `echo` printing a line.
-
-    Raises:
-      config_io.ConfigError: When a flag or config cannot be used, before
-          anything is written.
-      KeyboardInterrupt: Once every run stopped and the results are written.
-    """
+    `--set`), with `echo` printing a line. A ConfigError where a flag or
+    config cannot be used, before anything is written; KeyboardInterrupt
+    once every run stopped and the results are written."""
     try:
         ray = ray_batch_env.import_ray()
     except ImportError as error:

@@ -102,17 +102,12 @@ def build_policy(config, checkpoint, stochastic=False):
 
 
 class PolicyModule(tf.Module):
-    """A policy's forward pass from raw observations to env actions: the
-    run's network function, whose variables a custom getter makes of the
-    checkpoint's values.
-
-    Args:
-      observation_space: The environment's own Box space.
-      action_space: The environment's own Box or Discrete space.
-      value: Callable `(name, shape)` returning a variable's value.
-      stochastic: Whether to sample actions (an ExportError unless the
-          policy is a DiagonalGaussian or Categorical).
-    """
+    """A policy's forward pass from raw observations to env actions, of the
+    environment's own Box `observation_space` and Box or Discrete
+    `action_space`: the run's network function, whose variables a custom
+    getter makes of the values `value(name, shape)` returns; `stochastic`
+    samples actions (an ExportError unless the policy is a DiagonalGaussian
+    or Categorical)."""
 
     def __init__(
             self, config, observation_space, action_space, value,

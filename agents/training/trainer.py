@@ -24,19 +24,16 @@ from agents.training import errors
 def train(config, env_mode=None, on_report=None, *, env_processes=None):
     """Train an agent; yield the mean evaluation score at every report. A
     new run folder (`config.logdir`, may be None) receives `config.yaml`
-    once the graph is built; an existing one resumes.
+    once the graph is built; an existing one resumes. A ConfigError where
+    the configuration, the environment or the run folder cannot be used; a
+    TrainingError where an environment failed, a value was not finite or a
+    checkpoint or summary could not be written.
 
     Args:
       env_mode: A mode of `env_modes.MODES`, None for 'auto', or a bool.
       on_report: None, or a function of the training steps and the score,
           called at every report before the score is yielded.
       env_processes: The 2017 name of a boolean `env_mode`.
-
-    Raises:
-      config_io.ConfigError: When the configuration, the environment or the
-          run folder cannot be used.
-      errors.TrainingError: When an environment failed, a value was not
-          finite or a checkpoint or summary could not be written.
     """
     env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
     if env_modes.in_graph_mode(env_mode):
