@@ -17,14 +17,10 @@ from agents.training import errors
 
 
 def define_saver(exclude=None, include=None, **kwargs):
-    """Create a saver for the variables not matching any exclude pattern.
-
-    Args:
-      exclude: Regexes over variable names to leave out.
-      include: Variables to save even where excluded (the state of an exact
-          resumption); a checkpoint that lacks them restores without them.
-      **kwargs: Passed on to `tf.train.Saver`; the index holds relative paths.
-    """
+    """A saver of the variables that match no regex of `exclude`, and of
+    those of `include` all the same (the state of an exact resumption, which
+    a checkpoint may lack); `kwargs` go to `tf.train.Saver`, whose index
+    holds relative paths."""
     required = [
         variable for variable in tf.global_variables()
         if not any(re.match(pattern, variable.name)

@@ -26,17 +26,12 @@ ExportError = policy_module.ExportError
 def export_run(
         logdir, outdir, checkpoint=None, stochastic=False,
         export_format='saved_model', overwrite=False):
-    """Export the policy of a run folder; returns the metadata written to
-    `policy.json`, and `seconds`. A failed export leaves `outdir` as is and
-    raises an ExportError of one line.
-
-    Args:
-      outdir: Folder to write; missing or empty unless `overwrite`.
-      checkpoint: Name in the run folder or path; None: the newest.
-      stochastic: Whether the model samples actions, not the mode.
-      export_format: 'saved_model', or 'onnx' (tf2onnx, the `export`
-          extra, checked with onnxruntime).
-    """
+    """Export the policy of a run folder's `checkpoint` (a name in it or a
+    path; None: the newest) to `outdir` (missing or empty unless
+    `overwrite`), as 'saved_model' or 'onnx' (tf2onnx, the `export` extra,
+    checked with onnxruntime), sampling actions where `stochastic`; returns
+    the metadata written to `policy.json`, and `seconds`. A failed export
+    leaves `outdir` as is and raises an ExportError of one line."""
     start = time.perf_counter()
     if export_format not in FORMATS:
         raise ExportError(

@@ -197,15 +197,10 @@ def write_provenance(run_dir, record):
 
 def prepare_run(logdir, config_name, timestamp, settings=()):
     """The configuration, the run folder (or None) and the timestamp of a
-    run, writing nothing; a ConfigError where an argument or the saved
-    configuration cannot be used.
-
-    Args:
-      config_name: Config spec, or None to resume.
-      timestamp: Prefix of the run folder, or None for the current time.
-      settings: 'KEY=VALUE' overrides; a resumed run (an existing folder)
-          accepts only those that match its saved configuration.
-    """
+    run of the config spec `config_name` (None: resume) and the `timestamp`
+    (None: the current time), writing nothing; the 'KEY=VALUE' `settings` of
+    a resumed run must match its saved configuration. A ConfigError where an
+    argument or the saved configuration cannot be used."""
     if not logdir:
         if not config_name:
             raise config_io.ConfigError('Pass --config (and usually --logdir).')
