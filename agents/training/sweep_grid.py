@@ -16,10 +16,9 @@ class Run:
         self.config_name = config_name
         self.seed = seed
         self.setting = setting
-        shown = [f'{key}={text}' for key, text in setting
-                 if key in shown_keys]
         self.group = '-'.join([slug(config_name)] + [
-            slug(item) for item in shown])
+            slug(f'{key}={text}') for key, text in setting
+            if key in shown_keys])
         self.name = f'{self.group}-seed{seed}'
 
 
