@@ -147,9 +147,8 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
 
     def _learning_rate(self):
         """The learning rate, linearly to zero over `steps` if decayed."""
-        decay = self._config.learning_rate_decay
         learning_rate = float(self._config.learning_rate)
-        if not decay:
+        if not self._config.learning_rate_decay:
             return tf.constant(learning_rate)
         progress = tf.cast(self._trained_steps, tf.float32) / float(
             self._config.steps)

@@ -30,9 +30,8 @@ class BridgeMixin:
         specs = step_records.specs(ppo_step.Step(
             observ=carry.observ, action=carry.action,
             policy_params=tuple(carry.policy_params), state=carry.state,
-            nextob=carry.observ,
-            reward=carry.reward, done=carry.done, truncated=carry.truncated,
-            restarted=carry.done))
+            nextob=carry.observ, reward=carry.reward, done=carry.done,
+            truncated=carry.truncated, restarted=carry.done))
         noise = self._noise_of_steps(sample_seed, first_key, num_steps)
         acted = _Acted(
             index=carry.index, env=carry.env, observ=carry.observ,
