@@ -117,7 +117,6 @@ class RunSaver:
             path for path in self._saver.last_checkpoints
             if path != prefix and os.path.exists(path + '.index')]
         self._saver.recover_last_checkpoints(remaining)
-        index = os.path.join(self._logdir, 'checkpoint')
         if remaining:
             try:
                 tf.train.update_checkpoint_state(
@@ -126,8 +125,7 @@ class RunSaver:
                 return
             except (OSError, tf.errors.OpError):
                 pass
-        with contextlib.suppress(OSError):
-            os.remove(index)
+        _remove(self._logdir, ['checkpoint'])
 
     def _remove_partial(self, before, name):
         """Remove the files of a failed save, and its temporary files."""
