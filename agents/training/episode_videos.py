@@ -108,8 +108,7 @@ def visualize_policy(
     seeded as `visualize` seeds environment i: a reset with `seed + i`, then
     the episode's reset. A ValueError where `num_episodes` is not a positive
     integer, a VisualizeError where `policy`, the environment or MuJoCo's
-    rendering fails.
-    """
+    rendering fails."""
     num_episodes = episode_wrappers.checked_integer(
         num_episodes, 'num_episodes', 'positive')
     policy = os.path.abspath(os.path.expanduser(policy))
@@ -262,9 +261,7 @@ def _recorded(config, outdir, gl_backend, render_effects, workers=1):
 def _recording_mode(env_mode, gl_needed, num_agents):
     """The env mode to record in; MuJoCo always steps in workers."""
     # In-graph tasks render nothing: their runs record on gymnasium.
-    if env_modes.in_graph_mode(env_mode):
-        env_mode = 'auto'
-    if env_mode == 'auto':
+    if env_mode == 'auto' or env_modes.in_graph_mode(env_mode):
         env_mode = 'slices' if gl_needed or num_agents > 1 else 'inprocess'
     if gl_needed and env_mode == 'inprocess':
         logging.getLogger('agents').info(
