@@ -203,8 +203,7 @@ def training_steps(config, global_step):
 def schedule_steps(config):
     """The global step (of both phases) at which a run ends."""
     train_steps, eval_steps = phase_steps(config)
-    steps = max(1, int(math.ceil(config.steps)))
-    phases = int(math.ceil(steps / train_steps))
+    phases = math.ceil(max(1, math.ceil(config.steps)) / train_steps)
     return phases * (train_steps + eval_steps)
 
 
