@@ -5,7 +5,6 @@ import sys
 
 # The flag of TensorFlow's XLA that names the folder of the cache.
 FLAG = '--tf_xla_persistent_cache_directory'
-# The environment variable that asks the scripts for the cache.
 VARIABLE = 'BATCH_PPO_XLA_CACHE'
 
 

@@ -16,7 +16,6 @@ from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import utility
 
 
-# The values of `reward_normalization`.
 REWARD_NORMALIZATIONS = ('reward', 'return', None)
 
 # What the seeds of stateless random ops are for (see `_sample_seed`).
