@@ -27,8 +27,7 @@ BACKUP_SUFFIX = '.2017'
 def migrate(run_dir):
     """Rewrite a run folder's config.yaml in today's format; return whether
     it was rewritten (False when it was current). A ConfigError where the
-    file cannot be read or a backup is in the way; nothing is written then.
-    """
+    file cannot be read or a backup is in the way; nothing is written then."""
     path, text = config_io.read_config_text(run_dir)
     # The 2017 package wrote its config as a tagged AttrDict.
     if not text.lstrip().startswith('!!python/object/new:'):

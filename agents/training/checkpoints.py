@@ -50,8 +50,7 @@ class RunSaver:
     """Saves a run folder's checkpoints with a `tf.train.Saver`, keeping
     `max_to_keep` across restarts, one thread at a time; a failed save
     removes what it began to write. `check` (or None) raises `RuntimeError`
-    where the run folder must not be written. Other attributes: the saver's.
-    """
+    where the run folder must not be written. Other attributes: the saver's."""
 
     def __init__(self, saver, logdir, check=None):
         self._saver = saver

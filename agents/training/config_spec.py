@@ -37,8 +37,7 @@ def load_config_spec(spec):
     """The locked `tools.AttrDict` of a config spec (a function's name in
     `agents.scripts.configs`, 'package.module:function' or
     'path/to/file.py:function'), recorded under `config_io.SOURCE_KEY`; a
-    ConfigError where the function is not found, raises or returns no dict.
-    """
+    ConfigError where the function is not found, raises or returns no dict."""
     if ':' not in spec:
         config = load_named_config(spec)
         source = f'{configs.__name__}:{spec}'
@@ -138,8 +137,7 @@ def complete_config(config):
 
 def check_config(config):
     """Check every value of a configuration that `RULES` knows; the
-    ConfigError names the first invalid key, its value and what is expected.
-    """
+    ConfigError names the first invalid key, its value and what is expected."""
     # Rules that read another key (max_agents, ppo_clip) find its default
     # where the config leaves it out.
     full = with_defaults(config)

@@ -36,8 +36,7 @@ class StopRequest:
     `Interrupted`; a second signal ends the process. `abandon_stuck`: whether
     a signal during a stuck step ends the process without it. `describe`:
     callable of a signal number and `again` (for the second signal)
-    returning the line to print.
-    """
+    returning the line to print."""
 
     abandon_stuck = True
 
