@@ -26,11 +26,9 @@ _SHUFFLE_PURPOSE = 0x5f1
 class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
           ppo_update.UpdateMixin):
     """BatchPPO: collects episodes of all agents and trains in the graph.
-
     Ended episodes (and with `rollout_length`, bootstrapped rollouts) move
     into the update memory; once it holds `update_every` episodes or
-    `update_steps` steps, the networks train in the same session call.
-    """
+    `update_steps` steps, the networks train in the same session call."""
 
     def __init__(self, batch_env, step, is_training, should_log, config):
         """Create the variables and networks, training where the boolean

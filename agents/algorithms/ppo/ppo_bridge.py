@@ -21,12 +21,10 @@ class BridgeMixin:
 
     def _bridge_collect(
             self, carry, env, limit, first_key, num_steps, sample_seed):
-        """`_collect_loop` on environments behind the bridge.
-
-        A plain graph loop pays 1-3 us for every node of every step, so it
-        only acts, steps and counts (to stop where the memory is full),
-        packing each step into a row that a compiled loop replays.
-        """
+        """`_collect_loop` on environments behind the bridge: a plain graph
+        loop pays 1-3 us for every node of every step, so it only acts, steps
+        and counts (to stop where the memory is full), packing each step into
+        a row that a compiled loop replays."""
         specs = step_records.specs(ppo_step.Step(
             observ=carry.observ, action=carry.action,
             policy_params=tuple(carry.policy_params), state=carry.state,
