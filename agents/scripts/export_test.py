@@ -20,7 +20,7 @@ from agents.training import checkpoints
 from agents.training import config_io
 from agents.scripts import configs
 # Before the scripts that share its flags: train defines them unguarded,
-# which fails once visualize defined them (see shared_flags.define_flags).
+# which fails once visualize defined them (see shared_flags.define_run_flags).
 from agents.scripts import train  # pylint: disable=unused-import
 from agents.scripts import export
 from agents.training import policy_export
