@@ -35,13 +35,16 @@ def _describe(signum, again=False):
 def test_first_signal_raises_outside_the_loop():
     """Outside the training loop, the first signal raises at once."""
     stop = stopping.StopRequest(_describe)
+    # The handler before: Python's, or SIG_IGN where a shell started the
+    # tests in the background.
+    before = signal.getsignal(signal.SIGINT)
     with pytest.raises(stopping.Interrupted) as interrupt:
         with stop.install():
             assert stopping.active() is stop
             os.kill(os.getpid(), signal.SIGINT)
     assert interrupt.value.signum == signal.SIGINT
     assert stopping.active() is None
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is before
 
 
 def test_signal_in_the_loop_only_requests_a_stop():
