@@ -101,6 +101,7 @@ class MockEnvironmentContractTest(
     """MockEnvironment keeps the environment contract."""
 
     def make_environment(self):
+        """The environment under test."""
         return MockEnvironment(durations=(4,))
 
 
@@ -109,6 +110,7 @@ class TruncatingMockEnvironmentContractTest(
     """MockEnvironment with truncation keeps the contract."""
 
     def make_environment(self):
+        """The environment under test."""
         return MockEnvironment(durations=(2,), truncate=True, discrete=3)
 
 
@@ -146,4 +148,5 @@ class MockEnvironment2017ContractTest(
     """MockEnvironment with the 2017 arguments keeps the contract."""
 
     def make_environment(self):
+        """The environment under test."""
         return MockEnvironment((2,), (3,), 1, 4)

@@ -309,6 +309,7 @@ class BatchEnvContractTest(
     """The batched contract holds for in-process environments."""
 
     def make_batch_env(self):
+        """The batch under test."""
         return BatchEnv(_mock_envs(), blocking=True)
 
 
@@ -317,6 +318,7 @@ class ExternalBatchEnvContractTest(
     """The batched contract holds for worker processes stepped together."""
 
     def make_batch_env(self):
+        """The batch under test."""
         return BatchEnv([
             ExternalProcess(lambda: MockEnvironment(durations=(2, 3)))
             for _ in range(2)], blocking=False)

@@ -219,5 +219,6 @@ class BatchWrappersContractTest(
     """The batched contract holds for a batch under the standard wrappers."""
 
     def make_batch_env(self):
+        """The batch under test."""
         return _batch(BatchEnv(
             [_BoundedEnvironment(durations=(2, 3)) for _ in range(2)], True), 5)

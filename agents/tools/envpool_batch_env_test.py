@@ -150,4 +150,5 @@ class EnvPoolContractTest(
     """The batched contract holds for EnvPool's CartPole."""
 
     def make_batch_env(self):
+        """The batch under test."""
         return envpool_batch_env.EnvPoolBatchEnv('CartPole-v1', 2, 0)

@@ -294,6 +294,7 @@ class SlicedBatchEnvContractTest(
     """The batched contract holds for slices in worker processes."""
 
     def make_batch_env(self):
+        """The batch under test."""
         return SlicedBatchEnv(
             [lambda: MockEnvironment(durations=(2, 3))] * 3, num_workers=2)
 
