@@ -1,0 +1,321 @@
+"""A population: members of one PPO config, one per seed, stacked on a
+leading member axis of every variable and advanced by one compiled call.
+
+Every variable that the members' PPO and in-graph task create is `[P,
+...]`; the code that created it sees a `StackedVariable`, whose value is the
+slice of the member being traced (`member_view`). The member code of the
+single run (`_step_begun`) runs under `pfor` over the members; their random
+draws, which `pfor` cannot vectorize with a key per member, run unrolled
+before it.
+"""
+
+import contextlib
+import functools
+import threading
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+from tensorflow.python.ops.parallel_for import control_flow_ops
+
+from agents.algorithms.ppo import ppo
+from agents.algorithms.ppo import ppo_step
+from agents.environments import graph_env
+from agents.parts import distributions
+from agents.tools import compiled_ops
+from agents.tools import rollout_env
+from agents.tools import temporary_scope
+
+# `member_view` of the whole stack, outside any member's code.
+WHOLE = 'whole'
+
+_view = threading.local()
+
+# The `State` fields that a population reads from its variables; the others
+# start alike in every member.
+_STORED_FIELDS = ('env', 'observ_statistics', 'reward_statistics', 'score',
+                  'episode_steps')
+
+
+@contextlib.contextmanager
+def member_view(member):
+    """Let `StackedVariable`s read as the `member` (int, int32 tensor or
+    `WHOLE`) while code is traced; member 0 outside."""
+    saved = getattr(_view, 'member', 0)
+    _view.member = member
+    try:
+        yield
+    finally:
+        _view.member = saved
+
+
+class StackedVariable:
+    """A variable `[P, *shape]` seen as one member's `shape` by the code
+    that created it: reads give the slice of the `member_view`, assignments
+    (under `WHOLE` only) write the stack."""
+
+    def __init__(self, stacked):
+        self.stacked = stacked
+
+    @property
+    def dtype(self):
+        """The dtype of the variable."""
+        return self.stacked.dtype
+
+    @property
+    def shape(self):
+        """A member's shape."""
+        return self.stacked.shape[1:]
+
+    @property
+    def name(self):
+        """The name of the stacked variable."""
+        return self.stacked.name
+
+    def get_shape(self):
+        """A member's shape."""
+        return self.shape
+
+    def value(self):
+        """The value of the member being traced (all under `WHOLE`)."""
+        value = self.stacked.value()
+        member = getattr(_view, 'member', 0)
+        if isinstance(member, str):
+            return value
+        if isinstance(member, int):
+            return value[member]
+        return tf.gather(value, member)
+
+    read_value = value
+
+    def assign(self, value, **kwargs):
+        """Assign the whole stack."""
+        self._check_whole()
+        return self.stacked.assign(value, **kwargs)
+
+    def assign_add(self, value, **kwargs):
+        """Add to the whole stack."""
+        self._check_whole()
+        return self.stacked.assign_add(value, **kwargs)
+
+    def __getitem__(self, key):
+        return self.value()[key]
+
+    @staticmethod
+    def _check_whole():
+        """Raise unless writes go to the whole stack."""
+        if getattr(_view, 'member', 0) != WHOLE:
+            raise ValueError('A population writes its variables whole.')
+
+
+def _operator(name):
+    """The tensor operator `name` on a `StackedVariable`'s value."""
+    return lambda variable, *args: getattr(tf.Tensor, name)(
+        variable.value(), *args)
+
+
+for _name in ('__add__', '__radd__', '__sub__', '__rsub__', '__mul__',
+              '__rmul__', '__truediv__', '__rtruediv__', '__neg__',
+              '__gt__', '__ge__', '__lt__', '__le__'):
+    setattr(StackedVariable, _name, _operator(_name))
+tf.register_tensor_conversion_function(
+    StackedVariable, lambda variable, dtype=None, name=None, as_ref=False:
+    variable.value())
+
+
+def _stacking_creator(size):
+    """A variable creator of `StackedVariable`s of `size` members."""
+
+    def _creator(next_creator, **kwargs):
+        initial = kwargs['initial_value']
+        dtype = kwargs.get('dtype')
+
+        def _stacked_initial():
+            value = tf.convert_to_tensor(
+                initial() if callable(initial) else initial, dtype)
+            return tf.tile(value[None], [size] + [1] * value.shape.ndims)
+
+        kwargs['initial_value'] = _stacked_initial
+        if kwargs.get('shape') is not None:
+            kwargs['shape'] = [size] + tf.TensorShape(
+                kwargs['shape']).as_list()
+        return StackedVariable(next_creator(**kwargs))
+
+    return _creator
+
+
+def build_member(config):
+    """A single run of the config in the default graph: its in-graph task
+    and PPO (the step, training flag and logging flag are variables).
+
+    Returns:
+      The global step and the `ppo.PPO`.
+    """
+    step = tf.train.get_or_create_global_step()
+    is_training = tf.Variable(True, trainable=False, name='is_training')
+    should_log = tf.Variable(False, trainable=False, name='should_log')
+    return step, _build_algo(config, step, is_training, should_log)
+
+
+def _build_algo(config, step, is_training, should_log):
+    """The in-graph task of the config and PPO on it."""
+    batch = graph_env.define_in_graph_batch(config, config.seed, 'graph')
+    return ppo.PPO(batch, step, is_training, should_log, config)
+
+
+def member_values(config, seed):
+    """The initial values of a single run of `seed`'s variables by name, in
+    a graph of its own seeded as the trainer seeds it."""
+    config = config.copy(seed=seed)
+    with tf.Graph().as_default():
+        tf.set_random_seed(seed)
+        build_member(config)
+        variables = tf.global_variables()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            return dict(zip(
+                [variable.name for variable in variables],
+                sess.run(variables)))
+
+
+class Population:
+    """Members of one config, one per seed, in the default graph."""
+
+    def __init__(self, config, seeds):
+        """Create the stacked variables of the members.
+
+        Args:
+          config: The config of every member (its seed is ignored).
+          seeds: The int seeds of the members.
+        """
+        self._config = config
+        self._seeds = [int(seed) for seed in seeds]
+        self.size = len(self._seeds)
+        self.step = tf.train.get_or_create_global_step()
+        self._flags = (
+            tf.Variable(True, trainable=False, name='is_training'),
+            tf.Variable(False, trainable=False, name='should_log'))
+        with tf.variable_creator_scope(_stacking_creator(self.size)):
+            self.algo = _build_algo(config, self.step, *self._flags)
+            with temporary_scope.temporary_scope('collect'):
+                # pylint: disable-next=protected-access
+                self._tally = self.algo._episode_tally()
+        self._sample_seeds = tf.constant(
+            [ppo._sample_seed(seed) for seed in self._seeds], tf.int64)
+
+    def initialize(self, sess):
+        """Initialize the variables, each member's as its single run's."""
+        sess.run(tf.global_variables_initializer())
+        values = [member_values(self._config, seed)
+                  for seed in self._seeds]
+        for variable in tf.global_variables():
+            if variable.shape.ndims and variable.name in values[0] and (
+                    variable.shape[0] == self.size and
+                    variable.shape[1:] == values[0][variable.name].shape):
+                variable.load(
+                    np.stack([value[variable.name] for value in values]),
+                    sess)
+
+    def collect(self, num_steps, steps_left):
+        """Advance every member by up to `num_steps` batch steps in one
+        compiled call, until a member's memory is full.
+
+        Args:
+          steps_left: int32 tensor, the batch steps left in the phase.
+
+        Returns:
+          The int32 batch steps made, and the `[P, num_agents]` bool agents
+          whose episode ended and scores of their last ended episodes.
+        """
+        # pylint: disable=protected-access
+        algo = self.algo
+        env = rollout_env.rollout_env(algo._batch_env)
+        with tf.name_scope('population_collect'):
+            carry = self._read_state(env)
+            loop = compiled_ops.compiled_function(functools.partial(
+                self._loop, env=env,
+                limit=tf.minimum(tf.cast(steps_left, tf.int32), num_steps),
+                first_key=tf.cast(self.step, tf.int64), num_steps=num_steps))
+            carry = loop(carry, self._sample_seeds)
+            with member_view(WHOLE):
+                writes = algo._write_carry(env, carry, self._tally)
+            with tf.control_dependencies(writes):
+                return (tf.identity(carry.index[0]), tf.identity(carry.ended),
+                        tf.identity(carry.last_score))
+
+    def _read_state(self, env):
+        """The members' `State`, stacked."""
+        # pylint: disable=protected-access
+        algo = self.algo
+        stored = _STORED_FIELDS + tuple(algo._batch_variables()) + tuple(
+            algo._state_variables())
+        with member_view(WHOLE):
+            whole = algo._read_state()._replace(
+                env=env.initial(), score=self._tally[0].read_value(),
+                episode_steps=self._tally[1].read_value())
+        single = algo._read_state()
+        return ppo_step.State(**{
+            name: getattr(whole, name) if name in stored else
+            tf.nest.map_structure(self._tiled, getattr(single, name))
+            for name in ppo_step.State._fields})
+
+    def _tiled(self, tensor):
+        """A member's tensor repeated for every member."""
+        return tf.tile(tensor[None], [self.size] + [1] * tensor.shape.ndims)
+
+    def _loop(self, carry, sample_seeds, env, limit, first_key, num_steps):
+        """The members' steps until the limit, a full memory or a failure."""
+        # pylint: disable=protected-access
+        algo = self.algo
+
+        def _running(carry):
+            full = algo._memory_full(carry.memory_index, carry.memory_steps)
+            return tf.logical_and(carry.index[0] < limit, tf.logical_not(
+                tf.reduce_any(tf.logical_or(full, carry.bad.failed))))
+
+        def _step(carry):
+            return [self._step(env, carry, sample_seeds, first_key)]
+
+        return tf.while_loop(
+            _running, _step, [carry], maximum_iterations=num_steps)[0]
+
+    def _step(self, env, carry, sample_seeds, first_key):
+        """One step of every member: the draws unrolled, the rest `pfor`."""
+        # pylint: disable=protected-access
+        algo = self.algo
+        started, noise = [], []
+        for member in range(self.size):
+            own = _member_of(carry, member)
+            with member_view(member):
+                started.append(env.begin(own.env, own.done, own.observ))
+            key = algo._step_key(sample_seeds[member], first_key, own.index)
+            noise.append(self._noise(key))
+        started = tf.nest.map_structure(
+            lambda *tensors: tf.stack(tensors), *started)
+        noise = tf.stack(noise)
+
+        def _member_step(member):
+            with member_view(member), compiled_ops.tracing_population():
+                return tf.nest.flatten(algo._step_begun(
+                    env, _member_of(carry, member),
+                    _member_of(started, member), None,
+                    tf.gather(noise, member)))
+
+        return tf.nest.pack_sequence_as(carry, control_flow_ops.pfor(
+            _member_step, self.size, fallback_to_while_loop=False))
+
+    def _noise(self, key):
+        """A member's noise of the policy's sample for the key."""
+        # pylint: disable=protected-access
+        space = self.algo._batch_env.action_space
+        agents = self.algo._num_agents
+        if isinstance(space, gym.spaces.Discrete):
+            return distributions.Categorical.noise(key, [agents, space.n])
+        return distributions.DiagonalGaussian.noise(
+            key, [agents, 1] + list(space.shape))
+
+
+def _member_of(structure, member):
+    """A member's slice of every tensor of a stacked structure."""
+    return tf.nest.map_structure(
+        lambda tensor: tf.gather(tensor, member), structure)
