@@ -2,16 +2,14 @@
 leading member axis of every variable and advanced by one compiled call.
 
 Every variable that the members' PPO and in-graph task create is `[P,
-...]`; the code that created it sees a `StackedVariable`, whose value is the
-slice of the member being traced (`member_view`). The member code of the
+...]`; the code that created it sees a `stacked_variable.StackedVariable`,
+whose value is the slice of the member being traced. The member code of the
 single run (`_step_begun`) runs under `pfor` over the members; their random
 draws, which `pfor` cannot vectorize with a key per member, run unrolled
 before it.
 """
 
-import contextlib
 import functools
-import threading
 
 import gymnasium as gym
 import numpy as np
@@ -20,128 +18,21 @@ from tensorflow.python.ops.parallel_for import control_flow_ops
 
 from agents.algorithms.ppo import ppo
 from agents.algorithms.ppo import ppo_step
+from agents.algorithms.ppo import population_update
+from agents.algorithms.ppo import stacked_variable
 from agents.environments import graph_env
 from agents.parts import distributions
 from agents.tools import compiled_ops
 from agents.tools import rollout_env
 from agents.tools import temporary_scope
 
-# `member_view` of the whole stack, outside any member's code.
-WHOLE = 'whole'
-
-_view = threading.local()
-
 # The `State` fields that a population reads from its variables; the others
 # start alike in every member.
 _STORED_FIELDS = ('env', 'observ_statistics', 'reward_statistics', 'score',
                   'episode_steps')
 
-
-@contextlib.contextmanager
-def member_view(member):
-    """Let `StackedVariable`s read as the `member` (int, int32 tensor or
-    `WHOLE`) while code is traced; member 0 outside."""
-    saved = getattr(_view, 'member', 0)
-    _view.member = member
-    try:
-        yield
-    finally:
-        _view.member = saved
-
-
-class StackedVariable:
-    """A variable `[P, *shape]` seen as one member's `shape` by the code
-    that created it: reads give the slice of the `member_view`, assignments
-    (under `WHOLE` only) write the stack."""
-
-    def __init__(self, stacked):
-        self.stacked = stacked
-
-    @property
-    def dtype(self):
-        """The dtype of the variable."""
-        return self.stacked.dtype
-
-    @property
-    def shape(self):
-        """A member's shape."""
-        return self.stacked.shape[1:]
-
-    @property
-    def name(self):
-        """The name of the stacked variable."""
-        return self.stacked.name
-
-    def get_shape(self):
-        """A member's shape."""
-        return self.shape
-
-    def value(self):
-        """The value of the member being traced (all under `WHOLE`)."""
-        value = self.stacked.value()
-        member = getattr(_view, 'member', 0)
-        if isinstance(member, str):
-            return value
-        if isinstance(member, int):
-            return value[member]
-        return tf.gather(value, member)
-
-    read_value = value
-
-    def assign(self, value, **kwargs):
-        """Assign the whole stack."""
-        self._check_whole()
-        return self.stacked.assign(value, **kwargs)
-
-    def assign_add(self, value, **kwargs):
-        """Add to the whole stack."""
-        self._check_whole()
-        return self.stacked.assign_add(value, **kwargs)
-
-    def __getitem__(self, key):
-        return self.value()[key]
-
-    @staticmethod
-    def _check_whole():
-        """Raise unless writes go to the whole stack."""
-        if getattr(_view, 'member', 0) != WHOLE:
-            raise ValueError('A population writes its variables whole.')
-
-
-def _operator(name):
-    """The tensor operator `name` on a `StackedVariable`'s value."""
-    return lambda variable, *args: getattr(tf.Tensor, name)(
-        variable.value(), *args)
-
-
-for _name in ('__add__', '__radd__', '__sub__', '__rsub__', '__mul__',
-              '__rmul__', '__truediv__', '__rtruediv__', '__neg__',
-              '__gt__', '__ge__', '__lt__', '__le__'):
-    setattr(StackedVariable, _name, _operator(_name))
-tf.register_tensor_conversion_function(
-    StackedVariable, lambda variable, dtype=None, name=None, as_ref=False:
-    variable.value())
-
-
-def _stacking_creator(size):
-    """A variable creator of `StackedVariable`s of `size` members."""
-
-    def _creator(next_creator, **kwargs):
-        initial = kwargs['initial_value']
-        dtype = kwargs.get('dtype')
-
-        def _stacked_initial():
-            value = tf.convert_to_tensor(
-                initial() if callable(initial) else initial, dtype)
-            return tf.tile(value[None], [size] + [1] * value.shape.ndims)
-
-        kwargs['initial_value'] = _stacked_initial
-        if kwargs.get('shape') is not None:
-            kwargs['shape'] = [size] + tf.TensorShape(
-                kwargs['shape']).as_list()
-        return StackedVariable(next_creator(**kwargs))
-
-    return _creator
+member_view = stacked_variable.member_view
+WHOLE = stacked_variable.WHOLE
 
 
 def build_member(config):
@@ -178,8 +69,11 @@ def member_values(config, seed):
                 sess.run(variables)))
 
 
-class Population:
+class Population(population_update.UpdateMixin):
     """Members of one config, one per seed, in the default graph."""
+
+    WHOLE = WHOLE
+    member_view = staticmethod(member_view)
 
     def __init__(self, config, seeds):
         """Create the stacked variables of the members.
@@ -195,13 +89,18 @@ class Population:
         self._flags = (
             tf.Variable(True, trainable=False, name='is_training'),
             tf.Variable(False, trainable=False, name='should_log'))
-        with tf.variable_creator_scope(_stacking_creator(self.size)):
+        creator = stacked_variable.stacking_creator(self.size)
+        with tf.variable_creator_scope(creator):
             self.algo = _build_algo(config, self.step, *self._flags)
             with temporary_scope.temporary_scope('collect'):
                 # pylint: disable-next=protected-access
                 self._tally = self.algo._episode_tally()
-        self._sample_seeds = tf.constant(
-            [ppo._sample_seed(seed) for seed in self._seeds], tf.int64)
+        self._sample_seeds, self._shuffle_seeds = (
+            tf.constant([
+                ppo._sample_seed(seed, purpose) for seed in self._seeds],
+                tf.int64)
+            for purpose in (ppo._SAMPLE_PURPOSE, ppo._SHUFFLE_PURPOSE))
+        self._adam = self._define_adam()
 
     def initialize(self, sess):
         """Initialize the variables, each member's as its single run's."""
@@ -218,7 +117,8 @@ class Population:
 
     def collect(self, num_steps, steps_left):
         """Advance every member by up to `num_steps` batch steps in one
-        compiled call, until a member's memory is full.
+        compiled call, until a member's memory is full; then train the
+        members whose memory is full in another.
 
         Args:
           steps_left: int32 tensor, the batch steps left in the phase.
@@ -240,6 +140,8 @@ class Population:
             with member_view(WHOLE):
                 writes = algo._write_carry(env, carry, self._tally)
             with tf.control_dependencies(writes):
+                trained = self._train_where_due()
+            with tf.control_dependencies([trained]):
                 return (tf.identity(carry.index[0]), tf.identity(carry.ended),
                         tf.identity(carry.last_score))
 
