@@ -22,29 +22,38 @@ class UpdateMixin:
 
     def _store_pending(self, pending):
         """Store the `pending` agents' episode rows; a bool tensor after."""
-        variables = {
-            name: self._state_variables()[name]
-            for name in _Memory._fields}
+        variables = self._memory_variables()
 
         def _define():
-            memory = _Memory(**ppo_step.read_fields(variables))
             buffers, length = self._episodes.variables
-            episodes = tuple(buffer_.read_value() for buffer_ in buffers)
-            length = length.read_value()
-            stored = self._storable(memory.memory_index, pending)
-            rows = self._write_rows(
-                tuple(memory.memory) + (memory.memory_length,), episodes,
-                length, stored, ppo_step.rows_from(memory.memory_index, stored))
-            index, steps = self._counted(
-                memory.memory_index, memory.memory_steps, stored, length)
-            with tf.control_dependencies(ppo_step.assign_fields(
-                    variables, _Memory(rows[:-1], rows[-1], index, steps))):
+            memory = self._with_pending(
+                _Memory(**ppo_step.read_fields(variables)),
+                tuple(buffer_.read_value() for buffer_ in buffers),
+                length.read_value(), pending)
+            with tf.control_dependencies(
+                    ppo_step.assign_fields(variables, memory)):
                 return tf.constant(True)
 
         # Only a call whose rollouts filled the memory leaves episodes
         # pending.
         return tf.cond(
             tf.reduce_any(pending), _define, lambda: tf.constant(False))
+
+    def _memory_variables(self):
+        """The variables of the update memory by `_Memory` field."""
+        return {
+            name: self._state_variables()[name]
+            for name in _Memory._fields}
+
+    def _with_pending(self, memory, episodes, length, pending):
+        """The `_Memory` after storing the `pending` agents' `episodes`."""
+        stored = self._storable(memory.memory_index, pending)
+        rows = self._write_rows(
+            tuple(memory.memory) + (memory.memory_length,), episodes,
+            length, stored, ppo_step.rows_from(memory.memory_index, stored))
+        index, steps = self._counted(
+            memory.memory_index, memory.memory_steps, stored, length)
+        return _Memory(rows[:-1], rows[-1], index, steps)
 
     def _train_where_due(self, pending, again=False):
         """Train where the memory is full, then store the `pending` episodes;
