@@ -14,7 +14,6 @@ import functools
 import gymnasium as gym
 import numpy as np
 import tensorflow.compat.v1 as tf
-from tensorflow.python.ops.parallel_for import control_flow_ops
 
 from agents.algorithms.ppo import ppo
 from agents.algorithms.ppo import ppo_step
@@ -71,9 +70,6 @@ def member_values(config, seed):
 
 class Population(population_update.UpdateMixin):
     """Members of one config, one per seed, in the default graph."""
-
-    WHOLE = WHOLE
-    member_view = staticmethod(member_view)
 
     def __init__(self, config, seeds):
         """Create the stacked variables of the members.
@@ -140,7 +136,7 @@ class Population(population_update.UpdateMixin):
             with member_view(WHOLE):
                 writes = algo._write_carry(env, carry, self._tally)
             with tf.control_dependencies(writes):
-                trained = self._train_where_due()
+                trained = self._train_where_due(carry.pending)
             with tf.control_dependencies([trained]):
                 return (tf.identity(carry.index[0]), tf.identity(carry.ended),
                         tf.identity(carry.last_score))
@@ -185,26 +181,18 @@ class Population(population_update.UpdateMixin):
         """One step of every member: the draws unrolled, the rest `pfor`."""
         # pylint: disable=protected-access
         algo = self.algo
-        started, noise = [], []
-        for member in range(self.size):
-            own = _member_of(carry, member)
-            with member_view(member):
-                started.append(env.begin(own.env, own.done, own.observ))
+
+        def _draw(member):
+            own = stacked_variable.member_of(carry, member)
             key = algo._step_key(sample_seeds[member], first_key, own.index)
-            noise.append(self._noise(key))
-        started = tf.nest.map_structure(
-            lambda *tensors: tf.stack(tensors), *started)
-        noise = tf.stack(noise)
+            return env.begin(own.env, own.done, own.observ), self._noise(key)
 
-        def _member_step(member):
-            with member_view(member), compiled_ops.tracing_population():
-                return tf.nest.flatten(algo._step_begun(
-                    env, _member_of(carry, member),
-                    _member_of(started, member), None,
-                    tf.gather(noise, member)))
-
-        return tf.nest.pack_sequence_as(carry, control_flow_ops.pfor(
-            _member_step, self.size, fallback_to_while_loop=False))
+        started, noise = self._unrolled(_draw)
+        return tf.nest.pack_sequence_as(carry, self._pfor(
+            lambda member: tf.nest.flatten(algo._step_begun(
+                env, stacked_variable.member_of(carry, member),
+                stacked_variable.member_of(started, member), None,
+                tf.gather(noise, member)))))
 
     def _noise(self, key):
         """A member's noise of the policy's sample for the key."""
@@ -215,9 +203,3 @@ class Population(population_update.UpdateMixin):
             return distributions.Categorical.noise(key, [agents, space.n])
         return distributions.DiagonalGaussian.noise(
             key, [agents, 1] + list(space.shape))
-
-
-def _member_of(structure, member):
-    """A member's slice of every tensor of a stacked structure."""
-    return tf.nest.map_structure(
-        lambda tensor: tf.gather(tensor, member), structure)

@@ -10,8 +10,8 @@ from agents.scripts import configs
 _SEEDS = (3, 8, 5)
 
 
-def _config(**overrides):
-    config = tools.AttrDict(configs.pendulum())
+def _config(base=configs.pendulum, **overrides):
+    config = tools.AttrDict(base())
     with config.unlocked:
         config.update(
             num_agents=4, update_every=4, max_length=10,
@@ -21,96 +21,90 @@ def _config(**overrides):
     return config
 
 
-def _single_states(config, seed, num_steps, calls):
-    """The `State` variables of a single run after `calls` collects."""
+def _watched(algo, stacked):
+    """The State's tensors and the weights and counters, by name."""
+    # pylint: disable=protected-access
+    env = algo._batch_env.rollout_env()
+    state = (algo._read_state()._replace(env=env.initial()) if stacked is None
+             else stacked)
+    values = {
+        f'{name}/{index}': tensor for name in state._fields
+        if name not in ('score', 'episode_steps')  # Zeros from `_read_state`.
+        for index, tensor in enumerate(tf.nest.flatten(getattr(state, name)))}
+    variables = tf.trainable_variables() + [
+        algo._penalty, algo._num_updates, algo._trained_steps]
+    for variable in variables:
+        values[variable.name] = getattr(variable, 'stacked', variable)
+    return values
+
+
+def _single(config, seed, batch_steps, num_steps):
+    """The watched values of a single run after `batch_steps` steps of
+    calls of up to `num_steps`."""
     config = config.copy(seed=seed)
     with tf.Graph().as_default():
         tf.set_random_seed(seed)
         step, algo = population.build_member(config)
-        made = algo.collect(num_steps, tf.constant(1000))[0]
+        steps_left = tf.placeholder(tf.int32, [])
+        made = algo.collect(num_steps, steps_left)[0]
         advance = step.assign_add(tf.cast(made * 4, tf.int64))
-        # pylint: disable=protected-access
-        state = algo._read_state()._replace(
-            env=algo._batch_env.rollout_env().initial())
+        watched = _watched(algo, None)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            for _ in range(calls):
-                sess.run(advance)
-            return sess.run(state)
+            while sess.run(step) < 4 * batch_steps:
+                sess.run(advance, {
+                    steps_left: batch_steps - sess.run(step) // 4})
+            return sess.run(watched)
 
 
-def test_members_collect_as_single_runs():
-    # Episodes end at step 10 and go into the memory, which is not full
-    # before step 20 (when a single run would train).
-    config = _config(update_every=8)
-    num_steps, calls = 3, 5
+def _assert_members_as_single_runs(config, calls, num_steps, tolerance):
+    """Run the population for `calls` collects; assert each member's state
+    and weights equal its seed's single run after as many steps."""
     with tf.Graph().as_default():
         members = population.Population(config, _SEEDS)
         made = members.collect(num_steps, tf.constant(1000))[0]
         advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
         # pylint: disable=protected-access
-        state = members._read_state(
-            members.algo._batch_env.rollout_env())
+        watched = _watched(members.algo, members._read_state(
+            members.algo._batch_env.rollout_env()))
         with tf.Session() as sess:
             members.initialize(sess)
             for _ in range(calls):
-                sess.run(advance)
-            stacked = sess.run(state)
-    np.testing.assert_array_equal(stacked.memory_index, [4] * len(_SEEDS))
+                batch_steps = sess.run(advance) // 4
+            stacked = sess.run(watched)
     for index, seed in enumerate(_SEEDS):
-        single = _single_states(config, seed, num_steps, calls)
-        for name in single._fields:
-            if name in ('score', 'episode_steps'):
-                continue  # A single run's `_read_state` leaves them zero.
-            for got, want in zip(tf.nest.flatten(getattr(stacked, name)),
-                                 tf.nest.flatten(getattr(single, name))):
-                # Batched arithmetic rounds otherwise: up to 1.2e-7 of the
-                # normalizers' sums of squares.
-                np.testing.assert_allclose(
-                    got[index], want, rtol=1e-6, atol=1e-6, err_msg=name)
+        single = _single(config, seed, batch_steps, num_steps)
+        for name, value in single.items():
+            # Batched arithmetic rounds otherwise.
+            np.testing.assert_allclose(
+                stacked[name][index], value, rtol=tolerance,
+                atol=tolerance, err_msg=name)
+    return stacked
 
 
-def _single_variables(config, seed, num_steps, names):
-    """The values of a single run's variables of `names` after a collect."""
-    config = config.copy(seed=seed)
-    with tf.Graph().as_default():
-        tf.set_random_seed(seed)
-        step, algo = population.build_member(config)
-        made = algo.collect(num_steps, tf.constant(1000))[0]
-        advance = step.assign_add(tf.cast(made * 4, tf.int64))
-        variables = {
-            variable.name: variable for variable in tf.global_variables()}
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            sess.run(advance)
-            return sess.run({name: variables[name] for name in names})
+def test_members_collect_as_single_runs():
+    # Episodes end at step 10 and go into the memory, which is not full
+    # before step 20 (when a single run would train). Up to 1.2e-7 of the
+    # normalizers' sums of squares.
+    stacked = _assert_members_as_single_runs(
+        _config(update_every=8), 5, 3, 1e-6)
+    np.testing.assert_array_equal(stacked['num_updates:0'], [0, 0, 0])
+    np.testing.assert_array_equal(
+        stacked['memory_index/0'], [4] * len(_SEEDS))
 
 
 def test_members_train_as_single_runs():
-    # pylint: disable=protected-access
-    # Every episode ends at step 10 and fills the memory: one update each.
-    config = _config(max_gradient_norm=0.5, learning_rate_decay='linear')
-    with tf.Graph().as_default():
-        members = population.Population(config, _SEEDS)
-        algo = members.algo
-        made = members.collect(10, tf.constant(1000))[0]
-        advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
-        watched = {
-            variable.name: variable for variable in tf.trainable_variables()}
-        for counter in (algo._penalty, algo._num_updates,
-                        algo._trained_steps, algo._memory_index):
-            watched[counter.name] = counter.stacked
-        with tf.Session() as sess:
-            members.initialize(sess)
-            sess.run(advance)
-            stacked = sess.run(watched)
-    np.testing.assert_array_equal(
-        stacked[algo._num_updates.name], [1] * len(_SEEDS))
-    for index, seed in enumerate(_SEEDS):
-        single = _single_variables(config, seed, 10, list(watched))
-        for name, value in single.items():
-            # Batched arithmetic rounds otherwise: weights differ by up to
-            # 1.2e-7 after the update's 4 Adam steps (they move by 4e-3).
-            np.testing.assert_allclose(
-                stacked[name][index], value, rtol=1e-5, atol=1e-6,
-                err_msg=name)
+    # Every episode ends at step 10 and fills the memory: two updates of
+    # 4 Adam steps, after which normalized observations differ by up to
+    # 1.2e-6.
+    stacked = _assert_members_as_single_runs(_config(
+        max_gradient_norm=0.5, learning_rate_decay='linear'), 4, 5, 1e-5)
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])
+
+
+def test_members_of_uneven_episodes_as_single_runs():
+    # CartPole's episodes end at different steps: members train at
+    # different calls, with episodes left pending by a full memory.
+    stacked = _assert_members_as_single_runs(_config(
+        configs.cartpole, max_length=30), 12, 10, 1e-5)
+    assert len(set(stacked['num_updates:0'])) > 1

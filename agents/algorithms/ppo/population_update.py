@@ -6,17 +6,21 @@ import tensorflow.compat.v1 as tf
 from tensorflow.python.ops.parallel_for import control_flow_ops
 
 from agents import parts
+from agents.algorithms.ppo import ppo_step
+from agents.algorithms.ppo import ppo_update
+from agents.algorithms.ppo import stacked_variable
 from agents.tools import compiled_ops
 
 
 class UpdateMixin:
     """The update of a `population.Population`."""
 
-    def _train_where_due(self):
-        """Train the members whose memory is full; the bool `[P]` of them."""
+    def _train_where_due(self, pending):
+        """Train the members whose memory is full, then store the `pending`
+        episodes; the bool `[P]` members that trained."""
         # pylint: disable=protected-access
-        algo, view = self.algo, self.member_view
-        with view(self.WHOLE):
+        algo, view = self.algo, stacked_variable.member_view
+        with view(stacked_variable.WHOLE):
             due = algo._memory_full(
                 algo._memory_index.read_value(),
                 algo._memory_steps.read_value())
@@ -25,12 +29,39 @@ class UpdateMixin:
             with tf.name_scope('population_training'):
                 return self._training(due)
 
-        return tf.cond(tf.reduce_any(due), _train, lambda: due)
+        trained = tf.cond(tf.reduce_any(due), _train, lambda: due)
+        with tf.control_dependencies([trained]):
+            stored = self._store_pending(pending)
+        with tf.control_dependencies([stored]):
+            return tf.identity(trained)
+
+    def _store_pending(self, pending):
+        """Store each member's `pending` episode rows (`[P, num_agents]`)."""
+        # pylint: disable=protected-access
+        algo = self.algo
+        variables = algo._memory_variables()
+
+        def _define():
+            buffers, length = algo._episodes.variables
+            with stacked_variable.member_view(stacked_variable.WHOLE):
+                inputs = (
+                    ppo_update._Memory(**ppo_step.read_fields(variables)),
+                    tuple(buffer_.read_value() for buffer_ in buffers),
+                    length.read_value(), pending)
+            memory = self._pfor(lambda member: algo._with_pending(
+                *stacked_variable.member_of(inputs, member)))
+            with stacked_variable.member_view(stacked_variable.WHOLE):
+                writes = ppo_step.assign_fields(variables, memory)
+            with tf.control_dependencies(writes):
+                return tf.constant(True)
+
+        return tf.cond(
+            tf.reduce_any(pending), _define, lambda: tf.constant(False))
 
     def _training(self, due):
         """Train where `due`, adapt the penalties, clear the memories."""
         # pylint: disable=protected-access
-        algo, view = self.algo, self.member_view
+        algo, view = self.algo, stacked_variable.member_view
         buffers, length = algo._memory.variables
         num_items = parts.num_items(
             *buffers[0].shape[:2].as_list(), self._config.chunk_length)
@@ -39,11 +70,11 @@ class UpdateMixin:
             with view(member):
                 keys.append(algo._shuffle_keys(
                     num_items, self._shuffle_seeds[member]))
-        with view(self.WHOLE):
+        with view(stacked_variable.WHOLE):
             learning_rate = algo._learning_rate()
         finite, penalty = compiled_ops.compiled_function(self._update)(
             tf.stack(keys), due, learning_rate, list(self._adam[1]))
-        with view(self.WHOLE), tf.control_dependencies([finite]):
+        with view(stacked_variable.WHOLE), tf.control_dependencies([finite]):
             steps = tf.reduce_sum(tf.cast(length.read_value(), tf.int64), 1)
             with tf.control_dependencies([steps]):
                 writes = [
@@ -63,13 +94,8 @@ class UpdateMixin:
         algo = self.algo
         # Unrolled: `pfor` turns the returns' `tf.scan` into lists of
         # variants, which XLA refuses.
-        plans = []
-        for member in range(self.size):
-            with self.member_view(member):
-                plans.append(algo._update_plan(
-                    self._memory_inputs(), shuffle_keys[member])[0])
-        plan = tf.nest.map_structure(
-            lambda *tensors: tf.stack(tensors), *plans)
+        plan = self._unrolled(lambda member: algo._update_plan(
+            self._memory_inputs(), shuffle_keys[member])[0])
 
         def _running(index, finite):
             return tf.logical_and(
@@ -119,12 +145,23 @@ class UpdateMixin:
         reward = algo._reward_filter.transform(data.reward) + data.bootstrap
         return data.observ, data.action, data.policy_params, reward, length
 
+    def _unrolled(self, member_fn):
+        """`member_fn(member)` of every member, one after another, stacked:
+        for what `pfor` cannot vectorize (random draws keyed per member)."""
+        outputs = []
+        for member in range(self.size):
+            with stacked_variable.member_view(member):
+                outputs.append(member_fn(member))
+        return tf.nest.map_structure(
+            lambda *tensors: tf.stack(tensors), *outputs)
+
     def _pfor(self, member_fn):
         """`member_fn(member)` of every member, stacked by `pfor`."""
 
         def _member(member):
-            with self.member_view(member), compiled_ops.tracing_population():
-                return member_fn(member)
+            with stacked_variable.member_view(member):
+                with compiled_ops.tracing_population():
+                    return member_fn(member)
 
         return control_flow_ops.pfor(
             _member, self.size, fallback_to_while_loop=False)

@@ -116,3 +116,9 @@ def stacking_creator(size):
         return StackedVariable(next_creator(**kwargs))
 
     return _creator
+
+
+def member_of(structure, member):
+    """A member's slice of every tensor of a stacked structure."""
+    return tf.nest.map_structure(
+        lambda tensor: tf.gather(tensor, member), structure)
