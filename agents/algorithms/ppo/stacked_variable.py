@@ -11,6 +11,7 @@ WHOLE = 'whole'
 
 _view = threading.local()
 
+
 @contextlib.contextmanager
 def member_view(member):
     """Let `StackedVariable`s read as the `member` (int, int32 tensor or
