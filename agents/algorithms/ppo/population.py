@@ -76,10 +76,16 @@ class Population(population_update.UpdateMixin):
 
         Args:
           config: The config of every member (its seed is ignored).
-          seeds: The int seeds of the members.
+          seeds: The distinct int seeds of the members.
+
+        Raises:
+          ValueError: For no seeds or a repeated one.
         """
         self._config = config
         self._seeds = [int(seed) for seed in seeds]
+        if not self._seeds or len(set(self._seeds)) < len(self._seeds):
+            raise ValueError(
+                f'A population needs distinct seeds, got {list(seeds)!r}.')
         self.size = len(self._seeds)
         self.step = tf.train.get_or_create_global_step()
         self._flags = (

@@ -1,6 +1,7 @@
 """Tests of a population: member `i` against a single run of seed `S_i`."""
 
 import numpy as np
+import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
@@ -108,3 +109,10 @@ def test_members_of_uneven_episodes_as_single_runs():
     stacked = _assert_members_as_single_runs(_config(
         configs.cartpole, max_length=30), 12, 10, 1e-5)
     assert len(set(stacked['num_updates:0'])) > 1
+
+
+@pytest.mark.parametrize('seeds', [(), (1, 2, 1)])
+def test_seeds_must_be_distinct(seeds):
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match='needs distinct seeds, got'):
+            population.Population(_config(), seeds)
