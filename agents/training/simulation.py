@@ -60,7 +60,7 @@ def define_simulation(batch_env, eval_batch_env, config):
     `is_training` false."""
     train_steps, eval_steps = phase_steps(config)
     total_steps = schedule_steps(config)
-    switches, algo = _define_algorithm(batch_env, config.algorithm, config)
+    switches, algo = define_algorithm(batch_env, config.algorithm, config)
     separate = eval_batch_env is not None
     run_steps = made_steps = None
     compiles = getattr(algo, 'compiles_collection', None)
@@ -213,7 +213,7 @@ def define_simulation_graph(batch_env, algo_cls, config):
     their defaults."""
     config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
-    switches, algo = _define_algorithm(batch_env, algo_cls, config)
+    switches, algo = define_algorithm(batch_env, algo_cls, config)
     done, score, summary = tools.simulate(  # pylint: disable=not-callable
         batch_env, algo, switches.should_log, switches.force_reset)
     return _interface(
@@ -221,8 +221,9 @@ def define_simulation_graph(batch_env, algo_cls, config):
         summary=summary)
 
 
-def _define_algorithm(batch_env, algo_cls, config):
-    """The switches (step and bool variables) and the algorithm."""
+def define_algorithm(batch_env, algo_cls, config):
+    """The switches (step and bool variables) and the algorithm, built as
+    a run builds them (a population's members start as such runs)."""
     step = tf.train.get_or_create_global_step()
     with tf.variable_scope('simulation_temporary'):
         switches = tools.AttrDict(step=step, **{
