@@ -1,6 +1,6 @@
 r"""How long do a population's collect and update calls take per member?
 
-P members of the `pendulum` config (`agents.algorithms.ppo.population`)
+P members of the `pendulum` config (`agents.training.population`)
 against one single run of it, on the in-graph task, in one process: a
 collect call of `--steps` batch steps that trains nothing, and the call
 whose last step fills the memory, whose update is its time less a collect
@@ -34,7 +34,7 @@ class _Run:
     def __init__(self, config, members):
         # pylint: disable=import-outside-toplevel
         import tensorflow.compat.v1 as tf
-        from agents.algorithms.ppo import population
+        from agents.training import population
         self.size = members or 1
         self.graph = tf.Graph()
         steps = FLAGS.steps
@@ -45,7 +45,8 @@ class _Run:
                 made = run.collect(steps, tf.constant(10 ** 6))[0]
             else:
                 tf.set_random_seed(0)
-                step, algo = population.build_member(config.copy(seed=0))
+                switches, algo = population.build_member(config.copy(seed=0))
+                step = switches.step
                 made = algo.collect(steps, tf.constant(10 ** 6))[0]
             self.call = step.assign_add(
                 tf.cast(made * config.num_agents, tf.int64))
@@ -59,6 +60,7 @@ class _Run:
                 run.initialize(self.sess)
             else:
                 self.sess.run(tf.global_variables_initializer())
+                self.sess.run(switches.is_training.assign(True))
         # Compile the collect call; stand where the next call trains
         # nothing, then one call before the update.
         self.sess.run(self.call)

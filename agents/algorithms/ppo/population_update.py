@@ -13,7 +13,7 @@ from agents.tools import compiled_ops
 
 
 class UpdateMixin:
-    """The update of a `population.Population`."""
+    """The update of an `agents.training.population.Population`."""
 
     def _train_where_due(self, pending):
         """Train the members whose memory is full, then store the `pending`

@@ -24,6 +24,7 @@ from agents.parts import distributions
 from agents.tools import compiled_ops
 from agents.tools import rollout_env
 from agents.tools import temporary_scope
+from agents.training import simulation
 
 # The `State` fields that a population reads from its variables; the others
 # start alike in every member.
@@ -35,22 +36,16 @@ WHOLE = stacked_variable.WHOLE
 
 
 def build_member(config):
-    """A single run of the config in the default graph: its in-graph task
-    and PPO (the step, training flag and logging flag are variables).
+    """A single run of the config on its in-graph task in the default graph,
+    its variables created as the trainer creates them (the evaluation batch
+    too), so that its random weights are the trainer's.
 
     Returns:
-      The global step and the `ppo.PPO`.
+      The switches of `simulation.define_algorithm` (`is_training` false)
+      and the `ppo.PPO`.
     """
-    step = tf.train.get_or_create_global_step()
-    is_training = tf.Variable(True, trainable=False, name='is_training')
-    should_log = tf.Variable(False, trainable=False, name='should_log')
-    return step, _build_algo(config, step, is_training, should_log)
-
-
-def _build_algo(config, step, is_training, should_log):
-    """The in-graph task of the config and PPO on it."""
-    batch = graph_env.define_in_graph_batch(config, config.seed, 'graph')
-    return ppo.PPO(batch, step, is_training, should_log, config)
+    _, batch_env, _ = graph_env.define_run_batches(config, 'graph')
+    return simulation.define_algorithm(batch_env, ppo.PPO, config)
 
 
 def member_values(config, seed):
@@ -58,6 +53,7 @@ def member_values(config, seed):
     a graph of its own seeded as the trainer seeds it."""
     config = config.copy(seed=seed)
     with tf.Graph().as_default():
+        # As the trainer seeds a run.
         tf.set_random_seed(seed)
         build_member(config)
         variables = tf.global_variables()
@@ -93,7 +89,10 @@ class Population(population_update.UpdateMixin):
             tf.Variable(False, trainable=False, name='should_log'))
         creator = stacked_variable.stacking_creator(self.size)
         with tf.variable_creator_scope(creator):
-            self.algo = _build_algo(config, self.step, *self._flags)
+            _, batch_env, _ = graph_env.define_run_batches(
+                config, 'graph', evaluation=False)
+            self.algo = ppo.PPO(
+                batch_env, self.step, *self._flags, config)
             with temporary_scope.temporary_scope('collect'):
                 # pylint: disable-next=protected-access
                 self._tally = self.algo._episode_tally()

@@ -5,8 +5,11 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
-from agents.algorithms.ppo import population
+from agents.environments import graph_env
 from agents.scripts import configs
+from agents.training import config_spec
+from agents.training import population
+from agents.training import simulation
 
 _SEEDS = (3, 8, 5)
 
@@ -45,13 +48,15 @@ def _single(config, seed, batch_steps, num_steps):
     config = config.copy(seed=seed)
     with tf.Graph().as_default():
         tf.set_random_seed(seed)
-        step, algo = population.build_member(config)
+        switches, algo = population.build_member(config)
+        step = switches.step
         steps_left = tf.placeholder(tf.int32, [])
         made = algo.collect(num_steps, steps_left)[0]
         advance = step.assign_add(tf.cast(made * 4, tf.int64))
         watched = _watched(algo, None)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
+            sess.run(switches.is_training.assign(True))
             while sess.run(step) < 4 * batch_steps:
                 sess.run(advance, {
                     steps_left: batch_steps - sess.run(step) // 4})
@@ -116,3 +121,22 @@ def test_seeds_must_be_distinct(seeds):
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match='needs distinct seeds, got'):
             population.Population(_config(), seeds)
+
+
+def test_members_start_as_the_trainer_runs():
+    config = config_spec.complete_config(_config(seed=7, eval_every=500))
+    values = population.member_values(config, 7)
+    with tf.Graph().as_default():
+        # As `trainer.train` builds its graph.
+        tf.set_random_seed(7)
+        simulation.define_simulation(*graph_env.define_run_batches(
+            config, 'graph')[1:], config)
+        variables = tf.global_variables()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            expected = dict(zip(
+                [variable.name for variable in variables],
+                sess.run(variables)))
+    assert any('network' in name for name in values)
+    for name, value in values.items():
+        np.testing.assert_array_equal(value, expected[name], err_msg=name)
