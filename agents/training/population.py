@@ -91,6 +91,7 @@ class Population(population_update.UpdateMixin):
         with tf.variable_creator_scope(creator):
             _, batch_env, _ = graph_env.define_run_batches(
                 config, 'graph', evaluation=False)
+            self.batch_env = batch_env
             self.algo = ppo.PPO(
                 batch_env, self.step, *self._flags, config)
             with temporary_scope.temporary_scope('collect'):
