@@ -4,6 +4,7 @@ seed's single run, and the flags it refuses."""
 import json
 import os
 import pathlib
+import signal
 
 import numpy as np
 import pytest
@@ -11,6 +12,8 @@ import tensorflow.compat.v1 as tf
 
 from agents.scripts.train_reliability_test import _listing
 from agents.scripts.train_reliability_test import _main
+from agents.scripts.train_reliability_test import _Script
+from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import population_run
 from agents.training import run_folder
@@ -101,6 +104,28 @@ def test_population_resumes_with_its_seeds_only(straight, tmp_path):
     rest = list(trainer.train(config, 'graph', seeds=[3, 8]))
     assert len(rest) == 1 and np.isfinite([first] + rest).all()
     assert _results(pathlib.Path(run_dir)) == _results(straight)
+
+
+def test_sigterm_saves_every_member(tmp_path):
+    settings = [f'--set={setting}' for setting in _SETTINGS
+                if not setting.startswith('steps=')]
+    script = _Script(
+        f'--logdir={tmp_path}', '--config=pendulum', '--timestamp=T',
+        '--seeds=3,8', *settings, '--set=steps=1e5')
+    try:
+        script.wait_for(r'INFO Step \d+ \(eval\): mean score ')
+        script.process.send_signal(signal.SIGTERM)
+        code, _ = script.finish()
+    finally:
+        script.kill()
+    assert code == 128 + signal.SIGTERM
+    assert script.lines[-1] == (
+        f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
+        '--timestamp=T.')
+    reader = tf.train.load_checkpoint(checkpoints.saved_env(
+        str(tmp_path / 'T-pendulum')).path)
+    assert reader.get_tensor(population_run.SEEDS_VARIABLE).tolist() == [3, 8]
+    assert reader.get_tensor('penalty').shape == (2,)
 
 
 @pytest.mark.parametrize('flags, message', [
