@@ -13,15 +13,18 @@ _view = threading.local()
 
 
 @contextlib.contextmanager
-def member_view(member):
+def member_view(member, values=None):
     """Let `StackedVariable`s read as the `member` (int, int32 tensor or
-    `WHOLE`) while code is traced; member 0 outside."""
-    saved = getattr(_view, 'member', 0)
-    _view.member = member
+    `WHOLE`) while code is traced; member 0 outside. With `values` (a dict
+    from `variable.ref()` of stacked variables to tensors), the variables
+    read those tensors instead, and reading any other raises a ValueError:
+    a block of members carries its weights as tensors, not variables."""
+    saved = getattr(_view, 'member', 0), getattr(_view, 'values', None)
+    _view.member, _view.values = member, values
     try:
         yield
     finally:
-        _view.member = saved
+        _view.member, _view.values = saved
 
 
 class StackedVariable:
@@ -53,7 +56,14 @@ class StackedVariable:
 
     def value(self):
         """The value of the member being traced (all under `WHOLE`)."""
-        value = self.stacked.value()
+        values = getattr(_view, 'values', None)
+        if values is None:
+            value = self.stacked.value()
+        elif self.stacked.ref() in values:
+            value = values[self.stacked.ref()]
+        else:
+            raise ValueError(
+                f'{self.name} is not among the values of the member view.')
         member = getattr(_view, 'member', 0)
         if isinstance(member, str):
             return value

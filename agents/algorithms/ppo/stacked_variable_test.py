@@ -53,3 +53,17 @@ def test_member_code_cannot_write():
         variable, _ = _stacked()
         with pytest.raises(ValueError, match='writes its variables whole'):
             variable.assign([0.0, 0.0])
+
+
+def test_member_view_of_values():
+    with tf.Graph().as_default():
+        variable, stacked = _stacked()
+        with tf.variable_creator_scope(stacked_variable.stacking_creator(3)):
+            other = tf.Variable(0.0, name='other')
+        block = tf.constant([[5.0, 6.0], [7.0, 8.0]])
+        with stacked_variable.member_view(1, {stacked.ref(): block}):
+            second = variable + 0.0
+            with pytest.raises(ValueError, match='other:0 is not among'):
+                other.read_value()
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(second), [7.0, 8.0])
