@@ -5,6 +5,7 @@ import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.algorithms.ppo import population_update
 from agents.environments import graph_env
 from agents.scripts import configs
 from agents.training import config_spec
@@ -108,9 +109,13 @@ def test_members_train_as_single_runs():
     np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])
 
 
-def test_members_of_uneven_episodes_as_single_runs():
+@pytest.mark.parametrize('block', [2, 4])
+def test_members_of_uneven_episodes_as_single_runs(monkeypatch, block):
     # CartPole's episodes end at different steps: members train at
-    # different calls, with episodes left pending by a full memory.
+    # different calls, with episodes left pending by a full memory. Blocks
+    # of two members: the second repeats the last member, whose first copy
+    # is kept.
+    monkeypatch.setattr(population_update, '_BLOCK', block)
     stacked = _assert_members_as_single_runs(_config(
         configs.cartpole, max_length=30), 12, 10, 1e-5)
     assert len(set(stacked['num_updates:0'])) > 1

@@ -1,6 +1,10 @@
 """The update of a population: every member whose memory is full trains on
-it in one compiled call, the mini-batch losses under `pfor` over members and
-Adam on the stacked weights, per member."""
+it in one compiled call, a block of members after another, each block
+carrying its weights and Adam's moments as tensors through its epochs: the
+mini-batch losses under `pfor` over the block's members, gradients clipped
+and Adam steps taken per member."""
+
+import collections
 
 import tensorflow.compat.v1 as tf
 from tensorflow.python.ops.parallel_for import control_flow_ops
@@ -10,6 +14,16 @@ from agents.algorithms.ppo import ppo_step
 from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import stacked_variable
 from agents.tools import compiled_ops
+
+# Members trained together under `pfor`, a block after another: per member,
+# more of them run slower once their activations leave the caches, and
+# fewer pay more for each op (docs/performance.md).
+_BLOCK = 4
+
+# Weights and Adam's moments by weight, and powers of its decay rates, of
+# members stacked on the leading axis.
+_AdamState = collections.namedtuple(
+    '_AdamState', 'weights, firsts, seconds, powers')
 
 
 class UpdateMixin:
@@ -89,20 +103,77 @@ class UpdateMixin:
                 return tf.identity(due)
 
     def _update(self, shuffle_keys, due, learning_rate, variables):
-        """The epochs of every member due; whether finite, the penalties."""
+        """The epochs of every member due, a block of members after
+        another; whether each is finite, the penalties."""
         # pylint: disable=protected-access
-        algo = self.algo
+        algo, size = self.algo, self.size
+        block = min(_BLOCK, size)
+        _, moments, powers = self._adam
+        with stacked_variable.member_view(stacked_variable.WHOLE):
+            penalty = algo._penalty.read_value()
+        state = _AdamState(
+            tuple(variable.read_value() for variable in variables),
+            tuple(moments[variable][0].read_value() for variable in variables),
+            tuple(moments[variable][1].read_value() for variable in variables),
+            tuple(power.read_value() for power in powers))
+
+        def _block(start, finite, penalty, state):
+            # The last block repeats the last member where P is no multiple
+            # of the block; only its first copy is kept.
+            members = tf.minimum(start + tf.range(block), size - 1)
+            trained = self._train_block(
+                members, shuffle_keys, tf.gather(due, members),
+                tf.gather(learning_rate, members),
+                stacked_variable.member_of((penalty, state), members),
+                variables)
+            position = tf.range(size) - start
+            taken = tf.logical_and(position >= 0, position < block)
+            position = tf.clip_by_value(position, 0, block - 1)
+            return (start + block,) + tf.nest.map_structure(
+                lambda whole, own: compiled_ops.where(
+                    taken, tf.gather(own, position), whole),
+                (finite, penalty, state), trained)
+
+        _, finite, penalty, state = tf.while_loop(
+            lambda start, *unused: start < size, _block,
+            (tf.constant(0), tf.ones([size], tf.bool), penalty, state),
+            parallel_iterations=1)
+        writes = [
+            variable.assign(value) for variable, value in zip(
+                list(variables) + [
+                    moments[variable][index] for index in (0, 1)
+                    for variable in variables] + list(powers),
+                tf.nest.flatten(state))]
+        with tf.control_dependencies(writes):
+            return tf.identity(finite), tf.identity(penalty)
+
+    def _train_block(self, members, shuffle_keys, due, learning_rate,
+                     own, variables):
+        """The epochs of a block of `members` (int32 `[B]`) from their
+        penalties and `_AdamState` `own`; whether each is finite, their
+        penalties and `_AdamState` after."""
+        # pylint: disable=protected-access
+        algo, block = self.algo, members.shape[0]
+        own_penalty, state = own
         # Unrolled: `pfor` turns the returns' `tf.scan` into lists of
-        # variants, which XLA refuses.
-        plan = self._unrolled(lambda member: algo._update_plan(
-            self._memory_inputs(), shuffle_keys[member])[0])
+        # variants, which XLA refuses. The variables still hold every
+        # member's weights before the update.
+        plan, kl_inputs = self._unrolled(lambda member: (
+            algo._update_plan(self._memory_inputs(), tf.gather(
+                shuffle_keys, member))[0],
+            self._memory_inputs(penalty=True)), members)
 
-        def _running(index, finite):
-            return tf.logical_and(
-                tf.reduce_any(self._active(plan, due, finite, index)),
-                tf.reduce_any(finite))
+        def _values(state):
+            # What the members' code reads: their weights and penalties.
+            return dict(zip(
+                [variable.ref() for variable in variables] + [
+                    algo._penalty.stacked.ref()],
+                state.weights + (own_penalty,)))
 
-        def _step(index, finite):
+        def _running(index, finite, unused_state):
+            return tf.reduce_any(self._active(plan, due, finite, index))
+
+        def _step(index, finite, state):
             active = self._active(plan, due, finite, index)
 
             def _loss(member):
@@ -114,25 +185,25 @@ class UpdateMixin:
                 return algo._step_loss(batch, tf.gather(tf.gather(
                     plan.length, member), indices))[0]
 
-            losses = self._pfor(_loss)
+            losses = self._pfor(_loss, block, _values(state))
             gradients = [
                 tf.convert_to_tensor(gradient) for gradient in tf.gradients(
-                    tf.reduce_sum(losses), variables)]
+                    tf.reduce_sum(losses), state.weights)]
             gradients, member_finite = self._clipped(losses, gradients)
-            step = self._adam_step(
-                variables, gradients, learning_rate,
+            state = self._adam_step(
+                state, gradients, learning_rate,
                 tf.logical_and(active, member_finite))
-            with tf.control_dependencies(step):
-                return index + 1, tf.logical_and(finite, tf.logical_or(
-                    member_finite, tf.logical_not(active)))
+            return index + 1, tf.logical_and(finite, tf.logical_or(
+                member_finite, tf.logical_not(active))), state
 
-        _, finite = tf.while_loop(
-            _running, _step, (tf.constant(0), tf.ones([self.size], tf.bool)),
-            parallel_iterations=1)
-        with tf.control_dependencies([finite]):
-            penalty = self._pfor(lambda unused_member: algo._adapted_penalty(
-                algo._measure_kl(*self._memory_inputs(penalty=True))[2]))
-        return finite, penalty
+        _, finite, state = tf.while_loop(
+            _running, _step, (tf.constant(0), tf.ones([block], tf.bool),
+                              state), parallel_iterations=1)
+        penalty = self._pfor(
+            lambda member: algo._adapted_penalty(algo._measure_kl(
+                *stacked_variable.member_of(kl_inputs, member))[2]),
+            block, _values(state))
+        return finite, penalty, state
 
     def _memory_inputs(self, penalty=False):
         """A member's memory as `_update_plan` takes it (as `_measure_kl`
@@ -145,26 +216,29 @@ class UpdateMixin:
         reward = algo._reward_filter.transform(data.reward) + data.bootstrap
         return data.observ, data.action, data.policy_params, reward, length
 
-    def _unrolled(self, member_fn):
-        """`member_fn(member)` of every member, one after another, stacked:
-        for what `pfor` cannot vectorize (random draws keyed per member)."""
+    def _unrolled(self, member_fn, members=None):
+        """`member_fn(member)` of every member (or of the int32 `members`),
+        one after another, stacked: for what `pfor` cannot vectorize
+        (random draws keyed per member, `tf.scan`)."""
         outputs = []
-        for member in range(self.size):
+        for member in (range(self.size) if members is None else
+                       tf.unstack(members)):
             with stacked_variable.member_view(member):
                 outputs.append(member_fn(member))
         return tf.nest.map_structure(
             lambda *tensors: tf.stack(tensors), *outputs)
 
-    def _pfor(self, member_fn):
-        """`member_fn(member)` of every member, stacked by `pfor`."""
+    def _pfor(self, member_fn, size=None, values=None):
+        """`member_fn(member)` of every member, stacked by `pfor`; of
+        `size` members reading `values` (see `member_view`) where given."""
 
         def _member(member):
-            with stacked_variable.member_view(member):
+            with stacked_variable.member_view(member, values):
                 with compiled_ops.tracing_population():
                     return member_fn(member)
 
         return control_flow_ops.pfor(
-            _member, self.size, fallback_to_while_loop=False)
+            _member, size or self.size, fallback_to_while_loop=False)
 
     @staticmethod
     def _active(plan, due, finite, index):
@@ -213,29 +287,30 @@ class UpdateMixin:
                                                   'beta2_power')))
         return rates, moments, powers
 
-    def _adam_step(self, variables, gradients, learning_rate, active):
+    def _adam_step(self, state, gradients, learning_rate, active):
         """Adam's step (as TensorFlow's kernel computes it) of the members
-        `active`; the assignments."""
-        (beta1, beta2, epsilon), moments, powers = self._adam
-        beta1_power, beta2_power = (power.read_value() for power in powers)
-        # The step size of every member, `[P]`.
+        `active` from the `_AdamState`; the `_AdamState` after."""
+        (beta1, beta2, epsilon), _, _ = self._adam
+        beta1_power, beta2_power = state.powers
+        # The step size of every member, `[B]`.
         alpha = learning_rate * compiled_ops.sqrt(1 - beta2_power) / (
             1 - beta1_power)
-        writes = [
-            _assign_where(active, power, power.read_value() * rate)
-            for power, rate in zip(powers, (beta1, beta2))]
-        for variable, gradient in zip(variables, gradients):
-            first, second = moments[variable]
+        after = ([], [], [])
+        for weight, first, second, gradient in zip(
+                state.weights, state.firsts, state.seconds, gradients):
             first_value = first + (gradient - first) * (1 - beta1)
             second_value = second + (tf.square(gradient) - second) * (
                 1 - beta2)
-            value = variable - first_value * _per_member(alpha, gradient) / (
+            value = weight - first_value * _per_member(alpha, gradient) / (
                 compiled_ops.sqrt(second_value) + epsilon)
-            writes += [
-                _assign_where(active, first, first_value),
-                _assign_where(active, second, second_value),
-                _assign_where(active, variable, value)]
-        return writes
+            for values, new, old in zip(
+                    after, (value, first_value, second_value),
+                    (weight, first, second)):
+                values.append(compiled_ops.where(active, new, old))
+        powers = tuple(
+            compiled_ops.where(active, power * rate, power)
+            for power, rate in zip(state.powers, (beta1, beta2)))
+        return _AdamState(*(tuple(values) for values in after), powers)
 
 
 def _inner_axes(tensor):
