@@ -28,7 +28,10 @@ from absl import flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))))
 
-from agents.training import provenance  # pylint: disable=wrong-import-position
+# pylint: disable=wrong-import-position
+from agents.training import provenance
+from benchmarks import plain_matmul
+# pylint: enable=wrong-import-position
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list('members', ['1', '4', '16'], 'Population sizes P.')
@@ -137,41 +140,8 @@ class _Variant:
 
     def flops(self):
         """FLOP of one call: forward and backward of both networks."""
-        weights = 0
-        for layers in self.layers:  # One output: the mean, the value.
-            sizes = (_OBSERV,) + tuple(layers) + (1,)
-            weights += sum(a * b for a, b in zip(sizes, sizes[1:]))
-        per_sample = 2 * 3 * weights
-        return FLAGS.steps * self.members * FLAGS.batch * per_sample
-
-
-def _plain_rate(rounds):
-    """GFLOP/s of a chain of [6400,128]x[128,128] matmuls under XLA."""
-    # pylint: disable=import-outside-toplevel
-    import tensorflow.compat.v1 as tf
-    from agents.tools import compiled_ops
-    graph = tf.Graph()
-    with graph.as_default():
-        left = tf.random.normal([6400, 128], seed=1)
-        right = tf.random.normal([128, 128], seed=2)
-
-        def _chain():
-            # Each product feeds the next, so none can be skipped.
-            return tf.reduce_sum(tf.while_loop(
-                lambda index, _: index < 200,
-                lambda index, value: (
-                    index + 1, tf.matmul(value, right) * 0.01),
-                (0, left))[1])
-
-        run = compiled_ops.compiled_function(_chain)()
-    with tf.Session(graph=graph) as session:
-        session.run(run)
-        times = []
-        for _ in range(rounds):
-            start = time.perf_counter()
-            session.run(run)
-            times.append(time.perf_counter() - start)
-    return 200 * 2 * 6400 * 128 * 128 / statistics.median(times) / 1e9
+        return plain_matmul.training_flops(
+            self.layers, _OBSERV, FLAGS.steps * self.members * FLAGS.batch)
 
 
 def main(argv):
@@ -183,11 +153,11 @@ def main(argv):
     for members in (int(value) for value in FLAGS.members):
         layouts = ['single'] if members == 1 else FLAGS.layouts
         variants += [_Variant(members, layout) for layout in layouts]
-    plain = _plain_rate(FLAGS.rounds)
+    plain = plain_matmul.rate(FLAGS.rounds)
     for _ in range(FLAGS.rounds):
         for variant in variants:
             variant.time_call()
-    plain = (plain + _plain_rate(FLAGS.rounds)) / 2
+    plain = (plain + plain_matmul.rate(FLAGS.rounds)) / 2
     print(f'CPU: {provenance.cpu_model()}; plain matmul {plain:.1f} GFLOP/s')
     print('python benchmarks/population_update.py ' + ' '.join(sys.argv[1:]))
     print('| P | layout | start-up s | ms per call | ms per member | '

@@ -30,15 +30,16 @@ class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
 NEW_RUN = SavedEnv(None, None, None)
 
 
-def check_task(config):
-    """Raise a ConfigError naming the tasks if the env has no task."""
+def check_task(config, flag='--env_mode=graph'):
+    """Raise a ConfigError naming the `flag` that needs a task and the tasks
+    if the env has none."""
     if _has_task(config):
         return
     env = config.get('env')
     name = repr(env) if isinstance(env, str) else (
         getattr(env, '__qualname__', None) or repr(env))
     raise ConfigError(
-        f'--env_mode=graph: the config env {name} has no in-graph task; '
+        f'{flag}: the config env {name} has no in-graph task; '
         f"tasks with one: {', '.join(sorted(environments.TASKS))}.")
 
 

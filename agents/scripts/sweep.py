@@ -35,6 +35,7 @@ from agents.tools import atomic_file
 from agents.tools import ray_batch_env
 from agents.tools import seed_statistics
 from agents.training import config_io
+from agents.training import config_spec
 from agents.training import console
 from agents.training import run_folder
 from agents.training import stopping
@@ -51,7 +52,10 @@ flags.DEFINE_list(
     'configs', None, 'Comma-separated configs: names of '
     'agents/scripts/configs.py, package.module:function or '
     'path/to/file.py:function.')
-flags.DEFINE_list('seeds', ['0'], 'Comma-separated integer seeds.')
+# No default here: train.py shares the flag, where none means a single run.
+flags.DEFINE_string(
+    'seeds', None, 'Seeds and ranges of seeds, e.g. 0,1,2 or 0-9 (default: '
+    '0).', allow_override=True)
 flags.DEFINE_multi_string(
     'set', [], 'KEY=VALUE override of a config value in every run, as for '
     'train.py; a key given several times makes one setting per value.',
@@ -165,19 +169,6 @@ def _write_results(timestamp, sweep_dir, runs, records, echo):
     return results
 
 
-def _parse_seeds(texts):
-    """The integer seeds of `--seeds`."""
-    seeds = []
-    for text in texts:
-        try:
-            seeds.append(int(text))
-        except ValueError:
-            raise config_io.ConfigError(
-                f"--seeds: '{text}' is not an integer; expected e.g. "
-                '--seeds=0,1,2.') from None
-    return seeds
-
-
 def main(argv):
     """Parse the flags and run the sweep."""
     del argv
@@ -191,7 +182,9 @@ def main(argv):
         if not FLAGS.logdir:
             raise config_io.ConfigError('Pass --logdir.')
         results = sweep(
-            FLAGS.logdir, FLAGS.configs or (), _parse_seeds(FLAGS.seeds),
+            FLAGS.logdir, FLAGS.configs or (),
+            config_spec.parse_seeds(
+                '0' if FLAGS.seeds is None else FLAGS.seeds),
             FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run, FLAGS.env_mode,
             FLAGS.max_retries, FLAGS.ray_address,
             echo=functools.partial(print, flush=True))

@@ -7,9 +7,12 @@ modes and says what `auto`, the default, does.
 
 A run folder `<logdir>/<timestamp>-<config>` receives `config.yaml`,
 checkpoints and `train/`, `eval/` summaries; the `--timestamp` of an
-existing run resumes it. Exit codes: 0 finished; 1 an environment failed or
-a value was not finite; 2 unusable flags, configuration or run folder,
-nothing written; 130 or 143 after SIGINT or SIGTERM, saved first.
+existing run resumes it. `--seeds=0-15` trains a population of the config
+on its in-graph task, a member per seed, each member's evaluations in
+`seed-S/` and the final scores in `results.json`. Exit codes: 0 finished;
+1 an environment failed or a value was not finite; 2 unusable flags,
+configuration or run folder, nothing written; 130 or 143 after SIGINT or
+SIGTERM, saved first.
 """
 
 import contextlib
@@ -34,6 +37,7 @@ from absl import flags
 from agents.training import config_io
 from agents.training import config_spec
 from agents.environments import env_modes
+from agents.training import population_run
 from agents.training import run_folder
 from agents.training import stopping
 from agents.training import trainer
@@ -69,6 +73,10 @@ flags.DEFINE_multi_string(
 flags.DEFINE_integer(
     'seed', None, 'Seed of TensorFlow, NumPy and the environments '
     '(overrides the config).')
+flags.DEFINE_string(
+    'seeds', None, 'Train a population of in-graph tasks, a member per '
+    'seed, in one graph: seeds and ranges, e.g. 0-15 or 0,3,7; each '
+    "member's summaries go below seed-S in the run folder.")
 
 
 def main(argv):
@@ -91,8 +99,12 @@ def main(argv):
         env_mode = env_modes.env_mode_from_flags(
             FLAGS.env_mode, FLAGS.env_processes)
         config_spec.check_seed(FLAGS.seed, '--seed')
+        seeds = _population_seeds()
         config, run_dir, timestamp = run_folder.prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp, FLAGS.set)
+        if seeds:
+            population_run.check_population(
+                config, seeds, env_mode, f'--seeds={FLAGS.seeds}')
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed
@@ -100,7 +112,7 @@ def main(argv):
         # Closing the generator saves also between two scores.
         stop = stopping.StopRequest(describe_interrupt)
         with stop.install(), contextlib.closing(
-                trainer.train(config, env_mode)) as scores:
+                trainer.train(config, env_mode, seeds=seeds)) as scores:
             for _ in scores:
                 pass
             if stop.requested():
@@ -121,6 +133,18 @@ def main(argv):
         sys.stdout.flush()
         logging.shutdown()
         stopping.exit_now(describe_interrupt(signum), 128 + signum)
+
+
+def _population_seeds():
+    """The seeds of `--seeds` (None without); a ConfigError where they are
+    bad or come with `--seed`."""
+    if FLAGS.seeds is None:
+        return None
+    if FLAGS.seed is not None:
+        raise config_io.ConfigError(
+            f'--seeds={FLAGS.seeds} and --seed={FLAGS.seed} conflict: '
+            '--seeds trains a member per seed; pass one of them.')
+    return config_spec.parse_seeds(FLAGS.seeds)
 
 
 def parse_flags(argv):

@@ -6,6 +6,7 @@ docs/performance.md); the functions here compute the same values without
 them, on the compiled and the uncompiled paths alike.
 """
 
+import contextlib
 import functools
 import threading
 
@@ -36,6 +37,26 @@ def compiled_function(function):
 def tracing_compiled():
     """Whether this thread is tracing a `compiled_function`."""
     return getattr(_tracing, 'depth', 0) > 0
+
+
+@contextlib.contextmanager
+def tracing_population():
+    """Mark the tracing of a population's member code (see `cond`)."""
+    _tracing.population = getattr(_tracing, 'population', 0) + 1
+    try:
+        yield
+    finally:
+        _tracing.population -= 1
+
+
+def cond(pred, true_fn, false_fn):
+    """`tf.cond`; while a population traces, both branches and a select:
+    `pfor` turns a cond on a member's predicate into ops XLA refuses."""
+    if not getattr(_tracing, 'population', 0):
+        return tf.cond(pred, true_fn, false_fn)
+    return tf.nest.map_structure(
+        lambda true, false: tf.where_v2(pred, true, false),
+        true_fn(), false_fn())
 
 
 def check_numerics(tensor, message):

@@ -21,6 +21,8 @@ def keep_for_resume(variables):
     graph = tf.get_default_graph()
     kept = graph.get_collection_ref(COLLECTION)
     for variable in nested.flatten(variables):
+        # A population's variable (`stacked`) is kept with all members.
+        variable = getattr(variable, 'stacked', variable)
         if variable is not None and not any(
                 variable is other for other in kept):
             kept.append(variable)

@@ -3,6 +3,7 @@
 
 import inspect
 import logging
+import re
 
 from agents import tools
 from agents.tools import run_errors
@@ -11,6 +12,12 @@ from agents.scripts import configs
 from agents.environments import env_construction
 from agents.training.config_io import ConfigError
 from agents.training.config_rules import RULES
+
+# The parts of a list of seeds: a seed, or a range `LOW-HIGH` of them.
+_SEED = re.compile(r'[+-]?[0-9]+')
+_SEED_RANGE = re.compile(r'([0-9]+)-([0-9]+)')
+# Most seeds of a list; more would only fill the memory before a check.
+MOST_SEEDS = 2 ** 16
 
 
 def config_names():
@@ -154,3 +161,45 @@ def check_seed(seed, name):
     rule = RULES['seed']
     if not rule.valid(seed, {}):
         raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')
+
+
+def parse_seeds(text, name='--seeds'):
+    """The seeds of a flag's text: seeds and ranges `LOW-HIGH` (both
+    included) separated by commas, e.g. '0-15' or '0,3,7'; a ConfigError
+    naming `name` and the text where a part is neither, a seed is out of
+    range or repeats, or the list is empty or longer than `MOST_SEEDS`."""
+    flag = f'{name}={text}'
+    example = f'expected e.g. {name}=0-15 or {name}=0,3,7'
+    if not text.strip():
+        raise ConfigError(f'{flag} lists no seeds; {example}.')
+    parts = []
+    for part in (part.strip() for part in text.split(',')):
+        bounds = _SEED_RANGE.fullmatch(part)
+        if bounds:
+            low, high = int(bounds[1]), int(bounds[2])
+            if low > high:
+                raise ConfigError(
+                    f'{flag}: the range {part} is empty; expected LOW-HIGH '
+                    'with LOW <= HIGH.')
+        elif _SEED.fullmatch(part):
+            low = high = int(part)
+        else:
+            raise ConfigError(
+                f"{flag}: '{part}' is not a seed or a range of seeds; "
+                f'{example}.')
+        parts.append(range(low, high + 1))
+    count = sum(part.stop - part.start for part in parts)
+    if count > MOST_SEEDS:
+        raise ConfigError(
+            f'{flag} lists {count} seeds; expected at most {MOST_SEEDS}.')
+    seeds = [seed for part in parts for seed in part]
+    rule, seen = RULES['seed'], set()
+    for seed in seeds:
+        if not rule.valid(seed, {}):
+            raise ConfigError(
+                f'{flag}: seed {seed} {rule.describe(seed, {})}.')
+        if seed in seen:
+            raise ConfigError(
+                f'{flag} lists seed {seed} twice; expected each once.')
+        seen.add(seed)
+    return seeds

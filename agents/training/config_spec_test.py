@@ -92,6 +92,21 @@ def test_check_seed_names_the_value_and_the_range(seed):
     config_spec.check_seed(7, '--seed')
 
 
+@pytest.mark.parametrize('text, seeds', [
+    ('0-3', [0, 1, 2, 3]), ('0,3,7', [0, 3, 7]), (' 9 , 2-3,4', [9, 2, 3, 4]),
+    ('5-5', [5]), ('4294967295', [2**32 - 1])])
+def test_parse_seeds_reads_seeds_and_ranges_in_order(text, seeds):
+    assert config_spec.parse_seeds(text) == seeds
+
+
+def test_parse_seeds_names_the_flag_of_the_text():
+    with pytest.raises(config_io.ConfigError) as error:
+        config_spec.parse_seeds('1,x', '--other')
+    assert str(error.value) == (
+        "--other=1,x: 'x' is not a seed or a range of seeds; expected e.g. "
+        '--other=0-15 or --other=0,3,7.')
+
+
 def test_rules_cover_every_default_key_and_every_config_passes():
     assert not set(configs.default()) - set(config_spec.RULES)
     for name in config_spec.config_names():

@@ -60,19 +60,15 @@ def define_simulation(batch_env, eval_batch_env, config):
     `is_training` false."""
     train_steps, eval_steps = phase_steps(config)
     total_steps = schedule_steps(config)
-    switches, algo = _define_algorithm(batch_env, config.algorithm, config)
+    switches, algo = define_algorithm(batch_env, config.algorithm, config)
     separate = eval_batch_env is not None
     run_steps = made_steps = None
     compiles = getattr(algo, 'compiles_collection', None)
     if separate and config.compile_rollout and compiles and compiles(
             batch_env):
-        length = run_length(config, batch_env)
-        in_phase = tf.math.floormod(
-            tf.cast(switches.step, tf.int64), train_steps + eval_steps)
-        made, done, score, summary = algo.collect(
-            length, (train_steps - in_phase) // len(batch_env))
+        (made, done, score, summary), run_steps = collect_in_phase(
+            algo.collect, batch_env, switches.step, config)
         made_steps = made * len(batch_env)
-        run_steps = length * len(batch_env)
     else:
         # With evaluation environments, episodes go on across phases.
         done, score, summary = tools.simulate(  # pylint: disable=not-callable
@@ -85,7 +81,7 @@ def define_simulation(batch_env, eval_batch_env, config):
     else:
         eval_done, eval_score, eval_summary = done, score, summary
         eval_run_steps, eval_feed = None, {switches.is_training: False}
-    graph = _interface(
+    graph = interface(
         switches, algo=algo, batch_env=batch_env, done=done, score=score,
         summary=summary, eval_batch_env=eval_batch_env, eval_done=eval_done,
         eval_score=eval_score, eval_summary=eval_summary,
@@ -96,6 +92,18 @@ def define_simulation(batch_env, eval_batch_env, config):
             graph, config.logdir, train_steps, eval_steps,
             config.caller_thread)
     return graph
+
+
+def collect_in_phase(collect, batch_env, step, config):
+    """The outputs of `collect(num_steps, steps_left)`, a training call of
+    many steps up to the end of the phase at the global `step`, and the
+    environment steps of such a call."""
+    train_steps, eval_steps = phase_steps(config)
+    length = run_length(config, batch_env)
+    in_phase = tf.math.floormod(
+        tf.cast(step, tf.int64), train_steps + eval_steps)
+    return collect(length, (train_steps - in_phase) // len(batch_env)), (
+        length * len(batch_env))
 
 
 def _define_evaluation(algo, eval_batch_env, switches, config):
@@ -139,6 +147,12 @@ def _compiled_evaluation(eval_batch_env, view, max_length, log):
     """Done, score and summary of every env's first episode, in one call."""
     done, score = compiled_rollout.first_episodes(
         eval_batch_env, view, max_length)
+    return done, score, mean_score_summary(done, score, log)
+
+
+def mean_score_summary(done, score, log):
+    """The `mean_score` summary of the episodes `done` (of any shape) where
+    the bool `log` is true and some ended, else the empty one."""
 
     def _summary():
         ended = tf.boolean_mask(score, done)
@@ -148,8 +162,7 @@ def _compiled_evaluation(eval_batch_env, view, max_length, log):
             str)
 
     # tf.cond(pred, fn, str): the empty summary where nothing is logged.
-    summary = tf.cond(tools.identity_after([done, score], log), _summary, str)
-    return done, score, summary
+    return tf.cond(tools.identity_after([done, score], log), _summary, str)
 
 
 def _first_episodes(done, score, reset, log):
@@ -213,27 +226,34 @@ def define_simulation_graph(batch_env, algo_cls, config):
     their defaults."""
     config_spec.warn_retired_keys(config)
     config = config_spec.with_defaults(config)
-    switches, algo = _define_algorithm(batch_env, algo_cls, config)
+    switches, algo = define_algorithm(batch_env, algo_cls, config)
     done, score, summary = tools.simulate(  # pylint: disable=not-callable
         batch_env, algo, switches.should_log, switches.force_reset)
-    return _interface(
+    return interface(
         switches, algo=algo, batch_env=batch_env, done=done, score=score,
         summary=summary)
 
 
-def _define_algorithm(batch_env, algo_cls, config):
-    """The switches (step and bool variables) and the algorithm."""
+def define_algorithm(batch_env, algo_cls, config):
+    """The switches (step and bool variables) and the algorithm, built as
+    a run builds them (a population's members start as such runs)."""
+    switches = define_switches()
+    return switches, algo_cls(
+        batch_env, switches.step, switches.is_training, switches.should_log,
+        config)
+
+
+def define_switches():
+    """The global step and the bool switches of a run's loop."""
     step = tf.train.get_or_create_global_step()
     with tf.variable_scope('simulation_temporary'):
-        switches = tools.AttrDict(step=step, **{
+        return tools.AttrDict(step=step, **{
             name: tf.Variable(False, trainable=False, name=name)
             for name in ('is_training', 'should_log', 'do_report',
                          'force_reset')})
-    return switches, algo_cls(
-        batch_env, step, switches.is_training, switches.should_log, config)
 
 
-def _interface(switches, **parts):
+def interface(switches, **parts):
     """AttrDict of the switches and parts; logs the count of weights."""
     num_weights = tools.count_weights()  # pylint: disable=not-callable
     logging.getLogger('agents').info(

@@ -14,6 +14,7 @@ from agents.training import config_io
 from agents.training import config_spec
 from agents.environments import env_modes
 from agents.environments import graph_env
+from agents.training import population_run
 from agents.training import run_folder
 from agents.training import simulation as simulation_lib
 from agents.training import stopping
@@ -21,7 +22,8 @@ from agents.training import checkpoints
 from agents.training import errors
 
 
-def train(config, env_mode=None, on_report=None, *, env_processes=None):
+def train(config, env_mode=None, on_report=None, *, env_processes=None,
+          seeds=None):
     """Train an agent; yield the mean evaluation score at every report. A
     new run folder (`config.logdir`, may be None) receives `config.yaml`
     once the graph is built; an existing one resumes. A ConfigError where
@@ -34,33 +36,29 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
       on_report: None, or a function of the training steps and the score,
           called at every report before the score is yielded.
       env_processes: The 2017 name of a boolean `env_mode`.
+      seeds: None, or distinct seeds of a population
+          (`population_run`) on the config's in-graph task: a member per
+          seed; the scores pool the members' episodes.
     """
     env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
+    if seeds:
+        env_mode = 'graph'
     if env_modes.in_graph_mode(env_mode):
         # Before `complete_config` builds the environment, which may print.
         graph_env.check_task(config)
     config = config_spec.complete_config(config)
     with run_folder.locked(config.logdir) as lock:
         saved = checkpoints.saved_env(config.logdir)
+        population_run.check_resumed_seeds(saved, seeds)
         graph = tf.Graph()
         with graph.as_default():
             if config.seed is not None:
                 random.seed(config.seed)
                 np.random.seed(config.seed)
                 tf.set_random_seed(config.seed)
-            env_mode, batch_env, eval_batch_env = (
-                graph_env.define_run_batches(
-                    config, env_mode,
-                    hasattr(config.algorithm, 'evaluation_view'), saved))
-            batches = _Batches(batch_env, eval_batch_env)
+            env_mode, simulation, batches = _define_run(
+                config, env_mode, saved, seeds)
             try:
-                try:
-                    simulation = simulation_lib.define_simulation(
-                        batch_env, eval_batch_env, config)
-                except ValueError as error:
-                    # How algorithms and networks reject their settings.
-                    raise config_io.ConfigError(
-                        str(error).strip().splitlines()[0]) from error
                 # No temporary state, but for that of an exact resumption.
                 saver = checkpoints.define_saver(
                     exclude=(r'.*_temporary.*',),
@@ -74,14 +72,48 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None):
             on_report)
 
 
+def _define_run(config, env_mode, saved, seeds):
+    """The resolved env mode, the simulation and the `_Batches` of a run,
+    or of a population of the `seeds`, of a run folder's `SavedEnv`."""
+    batches = None
+    if not seeds:
+        env_mode, batch_env, eval_batch_env = graph_env.define_run_batches(
+            config, env_mode, hasattr(config.algorithm, 'evaluation_view'),
+            saved)
+        batches = _Batches(batch_env, eval_batch_env)
+    try:
+        if not seeds:
+            return env_mode, simulation_lib.define_simulation(
+                batch_env, eval_batch_env, config), batches
+        simulation = population_run.define_simulation(config, seeds)
+        batches = _Batches(simulation.batch_env, None)
+        if saved.kind is None:
+            # Else the checkpoint holds the members.
+            with simulation.unlocked:
+                simulation.initialize = simulation.members.initialize
+        return 'graph', simulation, batches
+    except BaseException as error:
+        if batches is not None:
+            batches.close()
+        if isinstance(error, ValueError):
+            # How algorithms and networks reject their settings.
+            raise config_io.ConfigError(
+                str(error).strip().splitlines()[0]) from error
+        raise
+
+
 def _run(config, env_mode, graph, simulation, saver, batches, lock,
          on_report):
     """Run the phases and yield their scores; save at an end or early end."""
     stop = stopping.active()
+    # A population's reports of its members (population_run).
+    reports = simulation.get('reports')
     try:
         with tf.Session(graph=graph, config=make_session_config(
                 config, env_mode)) as sess:
             saver = checkpoints.restore_run(sess, saver, config, lock)
+            if simulation.get('initialize'):
+                simulation.initialize(sess)
             save = functools.partial(
                 _save_checkpoint, sess, saver, simulation.step)
             # The stuck step changed no state that checkpoints hold.
@@ -97,9 +129,12 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                     stop=stop and stop.requested)
                 try:
                     for score in scores:
+                        shown = simulation.loop.shown_step(
+                            int(sess.run(simulation.step)))
+                        if reports:
+                            reports.report(sess, shown)
                         if on_report is not None:
-                            on_report(simulation.loop.shown_step(
-                                int(sess.run(simulation.step))), score)
+                            on_report(shown, score)
                         yield score
                     # Still deferred, a signal during the final save waits
                     # for it; the script then says the run finished.
@@ -107,6 +142,8 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                         int(sess.run(simulation.step))
                         < simulation.total_steps)
                     save(on_failure=interrupted)
+                    if reports and not interrupted:
+                        reports.finish(sess)
                 except GeneratorExit:
                     save(on_failure=True)
                     raise
@@ -140,6 +177,8 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                 if interrupted:
                     raise stopping.Interrupted(stop.signum)
     finally:
+        if reports:
+            reports.close()
         batches.close()
 
 

@@ -174,10 +174,16 @@ class StepMixin:
 
     def _collect_step(self, env, carry, key):
         """One step of all agents, as a function of the loop state."""
-        env_state, observ = env.begin(carry.env, carry.done, carry.observ)
+        return self._step_begun(
+            env, carry, env.begin(carry.env, carry.done, carry.observ), key)
+
+    def _step_begun(self, env, carry, started, key, noise=None):
+        """The step after `env.begin` gave `started`, its env state and
+        observations: act (from `noise` where given), step and bookkeep."""
+        env_state, observ = started
         action, policy_params, state = self._act(
             observ, carry.observ_statistics, key, carry.action.dtype,
-            begun(carry.state, carry.done))
+            begun(carry.state, carry.done), noise)
         env_state, nextob, reward, done, truncated, restarted = env.step(
             env_state, action)
         carry = self._bookkeep(carry, Step(
@@ -364,7 +370,8 @@ class StepMixin:
                 zeros)
 
         # Only steps that cut a return run the value network.
-        return tf.cond(tf.reduce_any(bootstrap), _value, lambda: zeros)
+        return compiled_ops.cond(
+            tf.reduce_any(bootstrap), _value, lambda: zeros)
 
     def _storable(self, memory_index, mask):
         """The agents of `mask` whose rows the memory has room for."""
@@ -399,7 +406,7 @@ class StepMixin:
                     episodes + (episode_length,), rows))
 
         # Most steps store nothing: they pass the memory on uncopied.
-        return tf.cond(tf.reduce_any(stored), _write, lambda: rows)
+        return compiled_ops.cond(tf.reduce_any(stored), _write, lambda: rows)
 
     def _memory_full(self, memory_index, memory_steps):
         """Whether the memory holds enough for an update."""

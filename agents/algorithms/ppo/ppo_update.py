@@ -22,29 +22,38 @@ class UpdateMixin:
 
     def _store_pending(self, pending):
         """Store the `pending` agents' episode rows; a bool tensor after."""
-        variables = {
-            name: self._state_variables()[name]
-            for name in _Memory._fields}
+        variables = self._memory_variables()
 
         def _define():
-            memory = _Memory(**ppo_step.read_fields(variables))
             buffers, length = self._episodes.variables
-            episodes = tuple(buffer_.read_value() for buffer_ in buffers)
-            length = length.read_value()
-            stored = self._storable(memory.memory_index, pending)
-            rows = self._write_rows(
-                tuple(memory.memory) + (memory.memory_length,), episodes,
-                length, stored, ppo_step.rows_from(memory.memory_index, stored))
-            index, steps = self._counted(
-                memory.memory_index, memory.memory_steps, stored, length)
-            with tf.control_dependencies(ppo_step.assign_fields(
-                    variables, _Memory(rows[:-1], rows[-1], index, steps))):
+            memory = self._with_pending(
+                _Memory(**ppo_step.read_fields(variables)),
+                tuple(buffer_.read_value() for buffer_ in buffers),
+                length.read_value(), pending)
+            with tf.control_dependencies(
+                    ppo_step.assign_fields(variables, memory)):
                 return tf.constant(True)
 
         # Only a call whose rollouts filled the memory leaves episodes
         # pending.
         return tf.cond(
             tf.reduce_any(pending), _define, lambda: tf.constant(False))
+
+    def _memory_variables(self):
+        """The variables of the update memory by `_Memory` field."""
+        return {
+            name: self._state_variables()[name]
+            for name in _Memory._fields}
+
+    def _with_pending(self, memory, episodes, length, pending):
+        """The `_Memory` after storing the `pending` agents' `episodes`."""
+        stored = self._storable(memory.memory_index, pending)
+        rows = self._write_rows(
+            tuple(memory.memory) + (memory.memory_length,), episodes,
+            length, stored, ppo_step.rows_from(memory.memory_index, stored))
+        index, steps = self._counted(
+            memory.memory_index, memory.memory_steps, stored, length)
+        return _Memory(rows[:-1], rows[-1], index, steps)
 
     def _train_where_due(self, pending, again=False):
         """Train where the memory is full, then store the `pending` episodes;
@@ -152,14 +161,15 @@ class UpdateMixin:
             # finish before the mini-batch steps.
             return _summary_after([statistics['loss']], log, _summary)
 
-    def _shuffle_keys(self, num_items):
-        """Keys `[update_epochs, num_items]` whose order shuffles each epoch."""
+    def _shuffle_keys(self, num_items, seed=None):
+        """Keys `[update_epochs, num_items]` whose order shuffles each epoch;
+        from the int64 `seed` where given (a population's member's)."""
         shape = [self._config.update_epochs, num_items]
-        if self._shuffle_seed is None:
+        if seed is None and self._shuffle_seed is None:
             return tf.random.uniform(shape)
-        key = tf.stack([
-            tf.constant(self._shuffle_seed, tf.int64),
-            tf.cast(self._num_updates, tf.int64)])
+        if seed is None:
+            seed = tf.constant(self._shuffle_seed, tf.int64)
+        key = tf.stack([seed, tf.cast(self._num_updates, tf.int64)])
         return tf.random.stateless_uniform(shape, seed=key, alg='philox')
 
     def _update_sequences(self, inputs):
@@ -197,12 +207,8 @@ class UpdateMixin:
 
     def _update(self, inputs, shuffle_keys):
         """The sequences, then the mini-batches until one is not finite."""
-        config = self._config
         names = self._update_statistics()
-        sequences, length, extras = self._update_sequences(inputs)
-        plan = parts.plan_sequences(
-            sequences, length, config.chunk_length, config.batch_size,
-            config.update_epochs, padding_value=1, shuffle_keys=shuffle_keys)
+        plan, extras = self._update_plan(inputs, shuffle_keys)
         items, batch_indices = plan.items, plan.batch_indices
         flat_items = tf.nest.flatten(items)
 
@@ -233,6 +239,16 @@ class UpdateMixin:
         means = [total / count for total in totals]
         return means, finite, loss, gradient_norm, extras
 
+    def _update_plan(self, inputs, shuffle_keys):
+        """The `parts.SequencePlan` of the epochs' mini-batches, and the
+        tensors of the summaries."""
+        config = self._config
+        sequences, length, extras = self._update_sequences(inputs)
+        return parts.plan_sequences(
+            sequences, length, config.chunk_length, config.batch_size,
+            config.update_epochs, padding_value=1,
+            shuffle_keys=shuffle_keys), extras
+
     def _update_statistics(self):
         """Names of the scalars that every mini-batch step returns."""
         names = [
@@ -245,18 +261,7 @@ class UpdateMixin:
 
     def _update_step(self, sequence, length):
         """A gradient step where finite; the statistics and whether."""
-        (observ, action, old_policy_params, value_target, advantage,
-         old_value) = sequence
-        network = self._network(observ, length)
-        old_policy = utility.policy_from_params(
-            self._discrete, old_policy_params)
-        value_loss = utility.value_loss_fn(
-            network.value, value_target, old_value, length,
-            self._config.value_loss_clip)
-        policy_loss, statistics = self._policy_loss(
-            old_policy, network.policy, action, advantage, length)
-        extra_loss = network.get('loss', 0.0)
-        loss = policy_loss + value_loss + tf.reduce_mean(extra_loss)
+        loss, statistics = self._step_loss(sequence, length)
         grad_vars = self._optimizer.compute_gradients(loss)
         grad_vars = [(grad, var) for grad, var in grad_vars if grad is not None]
         gradients, variables = zip(*grad_vars)
@@ -265,9 +270,7 @@ class UpdateMixin:
         if max_norm:
             gradients, _ = tf.clip_by_global_norm(
                 gradients, max_norm, use_norm=gradient_norm)
-        statistics.update(
-            loss=loss, value_loss=value_loss, policy_loss=policy_loss,
-            gradient_norm=gradient_norm)
+        statistics.update(loss=loss, gradient_norm=gradient_norm)
         norms = utility.gradient_norms(
             grad_vars, self._config.weight_summaries)
         statistics.update({
@@ -285,6 +288,23 @@ class UpdateMixin:
             return {
                 name: tf.identity(tf.cast(statistics[name], tf.float32))
                 for name in self._update_statistics()}, tf.identity(applied)
+
+    def _step_loss(self, sequence, length):
+        """A mini-batch's loss and its statistics."""
+        (observ, action, old_policy_params, value_target, advantage,
+         old_value) = sequence
+        network = self._network(observ, length)
+        old_policy = utility.policy_from_params(
+            self._discrete, old_policy_params)
+        value_loss = utility.value_loss_fn(
+            network.value, value_target, old_value, length,
+            self._config.value_loss_clip)
+        policy_loss, statistics = self._policy_loss(
+            old_policy, network.policy, action, advantage, length)
+        extra_loss = network.get('loss', 0.0)
+        loss = policy_loss + value_loss + tf.reduce_mean(extra_loss)
+        statistics.update(value_loss=value_loss, policy_loss=policy_loss)
+        return loss, statistics
 
     def _policy_loss(self, old_policy, policy, action, advantage, length):
         """The surrogate loss with KL penalty and cutoff, and statistics."""
@@ -325,15 +345,8 @@ class UpdateMixin:
     def _adjust_penalty(self, observ, old_policy_params, length, log):
         """Adapt the KL penalty to the update's KL; the summary where `log`."""
         with tf.name_scope('adjust_penalty') as scope:
-
-            def _measure():
-                network = self._network(observ, length)
-                old_policy = utility.policy_from_params(
-                    self._discrete, old_policy_params)
-                kl = utility.mask(old_policy.kl(network.policy), length)
-                kl_change = tf.identity(
-                    utility.masked_mean(kl, length), name='kl_change')
-                return network, kl, kl_change
+            _measure = functools.partial(
+                self._measure_kl, observ, old_policy_params, length)
 
             def _summary(network, kl, kl_change, penalty):
                 entropy = utility.mask(network.policy.entropy(), length)
@@ -348,14 +361,28 @@ class UpdateMixin:
                 return _summary_after(
                     [], log, lambda: _summary(*_measure(), self._penalty))
             network, kl, kl_change = _measure()
-            new_penalty = utility.adapted_penalty(
-                self._penalty, kl_change, self._config.kl_target)
-            # Keep the penalty in a range where the loss stays well scaled.
-            new_penalty = tf.clip_by_value(new_penalty, 1e-6, 1e6)
+            new_penalty = self._adapted_penalty(kl_change)
             update = self._penalty.assign(new_penalty)
             return _summary_after(
                 [update], log,
                 lambda: _summary(network, kl, kl_change, new_penalty))
+
+    def _measure_kl(self, observ, old_policy_params, length):
+        """The network on the memory, the KL from the old policy, its mean."""
+        network = self._network(observ, length)
+        old_policy = utility.policy_from_params(
+            self._discrete, old_policy_params)
+        kl = utility.mask(old_policy.kl(network.policy), length)
+        kl_change = tf.identity(
+            utility.masked_mean(kl, length), name='kl_change')
+        return network, kl, kl_change
+
+    def _adapted_penalty(self, kl_change):
+        """The KL penalty after an update of mean KL `kl_change`."""
+        new_penalty = utility.adapted_penalty(
+            self._penalty, kl_change, self._config.kl_target)
+        # Keep the penalty in a range where the loss stays well scaled.
+        return tf.clip_by_value(new_penalty, 1e-6, 1e6)
 
 
 def _summary_after(dependencies, log, summary_fn):

@@ -1,0 +1,330 @@
+"""The update of a population: every member whose memory is full trains on
+it in one compiled call, a block of members after another, each block
+carrying its weights and Adam's moments as tensors through its epochs: the
+mini-batch losses under `pfor` over the block's members, gradients clipped
+and Adam steps taken per member."""
+
+import collections
+
+import tensorflow.compat.v1 as tf
+from tensorflow.python.ops.parallel_for import control_flow_ops
+
+from agents import parts
+from agents.algorithms.ppo import ppo_step
+from agents.algorithms.ppo import ppo_update
+from agents.algorithms.ppo import stacked_variable
+from agents.tools import compiled_ops
+
+# Members trained together under `pfor`, a block after another: per member,
+# more of them run slower once their activations leave the caches, and
+# fewer pay more for each op (docs/performance.md).
+_BLOCK = 4
+
+# Weights and Adam's moments by weight, and powers of its decay rates, of
+# members stacked on the leading axis.
+_AdamState = collections.namedtuple(
+    '_AdamState', 'weights, firsts, seconds, powers')
+
+
+class UpdateMixin:
+    """The update of an `agents.training.population.Population`."""
+
+    def _train_where_due(self, pending):
+        """Train the members whose memory is full, then store the `pending`
+        episodes; the bool `[P]` members that trained."""
+        # pylint: disable=protected-access
+        algo, view = self.algo, stacked_variable.member_view
+        with view(stacked_variable.WHOLE):
+            due = algo._memory_full(
+                algo._memory_index.read_value(),
+                algo._memory_steps.read_value())
+
+        def _train():
+            with tf.name_scope('population_training'):
+                return self._training(due)
+
+        trained = tf.cond(tf.reduce_any(due), _train, lambda: due)
+        with tf.control_dependencies([trained]):
+            stored = self._store_pending(pending)
+        with tf.control_dependencies([stored]):
+            return tf.identity(trained)
+
+    def _store_pending(self, pending):
+        """Store each member's `pending` episode rows (`[P, num_agents]`)."""
+        # pylint: disable=protected-access
+        algo = self.algo
+        variables = algo._memory_variables()
+
+        def _define():
+            buffers, length = algo._episodes.variables
+            with stacked_variable.member_view(stacked_variable.WHOLE):
+                inputs = (
+                    ppo_update._Memory(**ppo_step.read_fields(variables)),
+                    tuple(buffer_.read_value() for buffer_ in buffers),
+                    length.read_value(), pending)
+            memory = self._pfor(lambda member: algo._with_pending(
+                *stacked_variable.member_of(inputs, member)))
+            with stacked_variable.member_view(stacked_variable.WHOLE):
+                writes = ppo_step.assign_fields(variables, memory)
+            with tf.control_dependencies(writes):
+                return tf.constant(True)
+
+        return tf.cond(
+            tf.reduce_any(pending), _define, lambda: tf.constant(False))
+
+    def _training(self, due):
+        """Train where `due`, adapt the penalties, clear the memories."""
+        # pylint: disable=protected-access
+        algo, view = self.algo, stacked_variable.member_view
+        buffers, length = algo._memory.variables
+        num_items = parts.num_items(
+            *buffers[0].shape[:2].as_list(), self._config.chunk_length)
+        keys = []
+        for member in range(self.size):
+            with view(member):
+                keys.append(algo._shuffle_keys(
+                    num_items, self._shuffle_seeds[member]))
+        with view(stacked_variable.WHOLE):
+            learning_rate = algo._learning_rate()
+        finite, penalty = compiled_ops.compiled_function(self._update)(
+            tf.stack(keys), due, learning_rate, list(self._adam[1]))
+        with view(stacked_variable.WHOLE), tf.control_dependencies([finite]):
+            steps = tf.reduce_sum(tf.cast(length.read_value(), tf.int64), 1)
+            with tf.control_dependencies([steps]):
+                writes = [
+                    _assign_where(due, algo._penalty, penalty),
+                    _assign_where(due, length, 0),
+                    _assign_where(due, algo._memory_index, 0),
+                    _assign_where(due, algo._memory_steps, 0),
+                    algo._num_updates.assign_add(tf.cast(due, tf.int32)),
+                    algo._trained_steps.assign_add(
+                        compiled_ops.where(due, steps, tf.zeros_like(steps)))]
+            with tf.control_dependencies(writes):
+                return tf.identity(due)
+
+    def _update(self, shuffle_keys, due, learning_rate, variables):
+        """The epochs of every member due, a block of members after
+        another; whether each is finite, the penalties."""
+        # pylint: disable=protected-access
+        algo, size = self.algo, self.size
+        block = min(_BLOCK, size)
+        _, moments, powers = self._adam
+        with stacked_variable.member_view(stacked_variable.WHOLE):
+            penalty = algo._penalty.read_value()
+        state = _AdamState(
+            tuple(variable.read_value() for variable in variables),
+            tuple(moments[variable][0].read_value() for variable in variables),
+            tuple(moments[variable][1].read_value() for variable in variables),
+            tuple(power.read_value() for power in powers))
+
+        def _block(start, finite, penalty, state):
+            # The last block repeats the last member where P is no multiple
+            # of the block; only its first copy is kept.
+            members = tf.minimum(start + tf.range(block), size - 1)
+            trained = self._train_block(
+                members, shuffle_keys, tf.gather(due, members),
+                tf.gather(learning_rate, members),
+                stacked_variable.member_of((penalty, state), members),
+                variables)
+            position = tf.range(size) - start
+            taken = tf.logical_and(position >= 0, position < block)
+            position = tf.clip_by_value(position, 0, block - 1)
+            return (start + block,) + tf.nest.map_structure(
+                lambda whole, own: compiled_ops.where(
+                    taken, tf.gather(own, position), whole),
+                (finite, penalty, state), trained)
+
+        _, finite, penalty, state = tf.while_loop(
+            lambda start, *unused: start < size, _block,
+            (tf.constant(0), tf.ones([size], tf.bool), penalty, state),
+            parallel_iterations=1)
+        writes = [
+            variable.assign(value) for variable, value in zip(
+                list(variables) + [
+                    moments[variable][index] for index in (0, 1)
+                    for variable in variables] + list(powers),
+                tf.nest.flatten(state))]
+        with tf.control_dependencies(writes):
+            return tf.identity(finite), tf.identity(penalty)
+
+    def _train_block(self, members, shuffle_keys, due, learning_rate,
+                     own, variables):
+        """The epochs of a block of `members` (int32 `[B]`) from their
+        penalties and `_AdamState` `own`; whether each is finite, their
+        penalties and `_AdamState` after."""
+        # pylint: disable=protected-access
+        algo, block = self.algo, members.shape[0]
+        own_penalty, state = own
+        # Unrolled: `pfor` turns the returns' `tf.scan` into lists of
+        # variants, which XLA refuses. The variables still hold every
+        # member's weights before the update.
+        plan, kl_inputs = self._unrolled(lambda member: (
+            algo._update_plan(self._memory_inputs(), tf.gather(
+                shuffle_keys, member))[0],
+            self._memory_inputs(penalty=True)), members)
+
+        def _values(state):
+            # What the members' code reads: their weights and penalties.
+            return dict(zip(
+                [variable.ref() for variable in variables] + [
+                    algo._penalty.stacked.ref()],
+                state.weights + (own_penalty,)))
+
+        def _running(index, finite, unused_state):
+            return tf.reduce_any(self._active(plan, due, finite, index))
+
+        def _step(index, finite, state):
+            active = self._active(plan, due, finite, index)
+
+            def _loss(member):
+                indices = tf.gather(tf.gather(
+                    plan.batch_indices, member), index)
+                batch = tf.nest.map_structure(
+                    lambda values: tf.gather(tf.gather(values, member),
+                                             indices), plan.items)
+                return algo._step_loss(batch, tf.gather(tf.gather(
+                    plan.length, member), indices))[0]
+
+            losses = self._pfor(_loss, block, _values(state))
+            gradients = [
+                tf.convert_to_tensor(gradient) for gradient in tf.gradients(
+                    tf.reduce_sum(losses), state.weights)]
+            gradients, member_finite = self._clipped(losses, gradients)
+            state = self._adam_step(
+                state, gradients, learning_rate,
+                tf.logical_and(active, member_finite))
+            return index + 1, tf.logical_and(finite, tf.logical_or(
+                member_finite, tf.logical_not(active))), state
+
+        _, finite, state = tf.while_loop(
+            _running, _step, (tf.constant(0), tf.ones([block], tf.bool),
+                              state), parallel_iterations=1)
+        penalty = self._pfor(
+            lambda member: algo._adapted_penalty(algo._measure_kl(
+                *stacked_variable.member_of(kl_inputs, member))[2]),
+            block, _values(state))
+        return finite, penalty, state
+
+    def _memory_inputs(self, penalty=False):
+        """A member's memory as `_update_plan` takes it (as `_measure_kl`
+        does with `penalty`)."""
+        # pylint: disable=protected-access
+        algo = self.algo
+        data, length = algo._memory.data()
+        if penalty:
+            return data.observ, data.policy_params, length
+        reward = algo._reward_filter.transform(data.reward) + data.bootstrap
+        return data.observ, data.action, data.policy_params, reward, length
+
+    def _unrolled(self, member_fn, members=None):
+        """`member_fn(member)` of every member (or of the int32 `members`),
+        one after another, stacked: for what `pfor` cannot vectorize
+        (random draws keyed per member, `tf.scan`)."""
+        outputs = []
+        for member in (range(self.size) if members is None else
+                       tf.unstack(members)):
+            with stacked_variable.member_view(member):
+                outputs.append(member_fn(member))
+        return tf.nest.map_structure(
+            lambda *tensors: tf.stack(tensors), *outputs)
+
+    def _pfor(self, member_fn, size=None, values=None):
+        """`member_fn(member)` of every member, stacked by `pfor`; of
+        `size` members reading `values` (see `member_view`) where given."""
+
+        def _member(member):
+            with stacked_variable.member_view(member, values):
+                with compiled_ops.tracing_population():
+                    return member_fn(member)
+
+        return control_flow_ops.pfor(
+            _member, size or self.size, fallback_to_while_loop=False)
+
+    @staticmethod
+    def _active(plan, due, finite, index):
+        """The members that take the mini-batch step `index`."""
+        return tf.logical_and(
+            tf.logical_and(due, finite), index < plan.num_batches)
+
+    def _clipped(self, losses, gradients):
+        """The gradients clipped by each member's norm, and the members
+        whose loss and gradients are finite."""
+        squares = tf.add_n([
+            tf.reduce_sum(tf.square(gradient), _inner_axes(gradient))
+            for gradient in gradients])
+        norm = compiled_ops.sqrt(squares)
+        finite = tf.logical_and(
+            compiled_ops.is_finite(losses), compiled_ops.is_finite(squares))
+        max_norm = self._config.max_gradient_norm
+        if not max_norm:
+            return gradients, finite
+        # As `tf.clip_by_global_norm` scales, member by member.
+        scale = max_norm * tf.minimum(1.0 / norm, 1.0 / max_norm)
+        return [
+            gradient * _per_member(scale, gradient)
+            for gradient in gradients], finite
+
+    def _define_adam(self):
+        """Adam's moments `[P, ...]` of the weights (by weight) and each
+        member's powers of the decay rates; the rates."""
+        optimizer = self.algo._optimizer  # pylint: disable=protected-access
+        if not isinstance(optimizer, tf.train.AdamOptimizer):
+            raise ValueError(
+                f'A population trains with Adam, got {optimizer!r}.')
+        # pylint: disable=protected-access
+        rates = (optimizer._beta1, optimizer._beta2, optimizer._epsilon)
+        with tf.variable_scope('population_adam'):
+            moments = {
+                variable: tuple(
+                    tf.Variable(tf.zeros(variable.shape, variable.dtype),
+                                trainable=False, name=name)
+                    for name in ('m', 'v'))
+                for variable in tf.trainable_variables()}
+            powers = tuple(
+                tf.Variable(tf.fill([self.size], float(rate)),
+                            trainable=False, name=name)
+                for rate, name in zip(rates[:2], ('beta1_power',
+                                                  'beta2_power')))
+        return rates, moments, powers
+
+    def _adam_step(self, state, gradients, learning_rate, active):
+        """Adam's step (as TensorFlow's kernel computes it) of the members
+        `active` from the `_AdamState`; the `_AdamState` after."""
+        (beta1, beta2, epsilon), _, _ = self._adam
+        beta1_power, beta2_power = state.powers
+        # The step size of every member, `[B]`.
+        alpha = learning_rate * compiled_ops.sqrt(1 - beta2_power) / (
+            1 - beta1_power)
+        after = ([], [], [])
+        for weight, first, second, gradient in zip(
+                state.weights, state.firsts, state.seconds, gradients):
+            first_value = first + (gradient - first) * (1 - beta1)
+            second_value = second + (tf.square(gradient) - second) * (
+                1 - beta2)
+            value = weight - first_value * _per_member(alpha, gradient) / (
+                compiled_ops.sqrt(second_value) + epsilon)
+            for values, new, old in zip(
+                    after, (value, first_value, second_value),
+                    (weight, first, second)):
+                values.append(compiled_ops.where(active, new, old))
+        powers = tuple(
+            compiled_ops.where(active, power * rate, power)
+            for power, rate in zip(state.powers, (beta1, beta2)))
+        return _AdamState(*(tuple(values) for values in after), powers)
+
+
+def _inner_axes(tensor):
+    """The axes of a stacked tensor but the member axis."""
+    return list(range(1, tensor.shape.ndims))
+
+
+def _per_member(values, tensor):
+    """Values `[P]` shaped to broadcast over a stacked tensor."""
+    return tf.reshape(values, [-1] + [1] * (tensor.shape.ndims - 1))
+
+
+def _assign_where(members, variable, value):
+    """Assign `value` to the members' slices of a stacked variable."""
+    old = variable.read_value()
+    value = tf.broadcast_to(tf.cast(value, variable.dtype), tf.shape(old))
+    return variable.assign(compiled_ops.where(members, value, old))

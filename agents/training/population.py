@@ -1,0 +1,211 @@
+"""A population: members of one PPO config, one per seed, stacked on a
+leading member axis of every variable and advanced by one compiled call.
+
+Every variable that the members' PPO and in-graph task create is `[P,
+...]`; the code that created it sees a `stacked_variable.StackedVariable`,
+whose value is the slice of the member being traced. The member code of the
+single run (`_step_begun`) runs under `pfor` over the members; their random
+draws, which `pfor` cannot vectorize with a key per member, run unrolled
+before it.
+"""
+
+import functools
+
+import gymnasium as gym
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents.algorithms.ppo import ppo
+from agents.algorithms.ppo import ppo_step
+from agents.algorithms.ppo import population_update
+from agents.algorithms.ppo import stacked_variable
+from agents.environments import graph_env
+from agents.parts import distributions
+from agents.tools import compiled_ops
+from agents.tools import rollout_env
+from agents.tools import temporary_scope
+from agents.training import simulation
+
+# The `State` fields that a population reads from its variables; the others
+# start alike in every member.
+_STORED_FIELDS = ('env', 'observ_statistics', 'reward_statistics', 'score',
+                  'episode_steps')
+
+member_view = stacked_variable.member_view
+WHOLE = stacked_variable.WHOLE
+
+
+def build_member(config):
+    """A single run of the config on its in-graph task in the default graph,
+    its variables created as the trainer creates them (the evaluation batch
+    too), so that its random weights are the trainer's.
+
+    Returns:
+      The switches of `simulation.define_algorithm` (`is_training` false)
+      and the `ppo.PPO`.
+    """
+    _, batch_env, _ = graph_env.define_run_batches(config, 'graph')
+    return simulation.define_algorithm(batch_env, ppo.PPO, config)
+
+
+def member_values(config, seed):
+    """The initial values of a single run of `seed`'s variables by name, in
+    a graph of its own seeded as the trainer seeds it."""
+    config = config.copy(seed=seed)
+    with tf.Graph().as_default():
+        # As the trainer seeds a run.
+        tf.set_random_seed(seed)
+        build_member(config)
+        variables = tf.global_variables()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            return dict(zip(
+                [variable.name for variable in variables],
+                sess.run(variables)))
+
+
+class Population(population_update.UpdateMixin):
+    """Members of one config, one per seed, in the default graph."""
+
+    def __init__(self, config, seeds):
+        """Create the stacked variables of the members.
+
+        Args:
+          config: The config of every member (its seed is ignored).
+          seeds: The distinct int seeds of the members.
+
+        Raises:
+          ValueError: For no seeds or a repeated one.
+        """
+        self._config = config
+        self._seeds = [int(seed) for seed in seeds]
+        if not self._seeds or len(set(self._seeds)) < len(self._seeds):
+            raise ValueError(
+                f'A population needs distinct seeds, got {list(seeds)!r}.')
+        self.size = len(self._seeds)
+        self.step = tf.train.get_or_create_global_step()
+        self._flags = (
+            tf.Variable(True, trainable=False, name='is_training'),
+            tf.Variable(False, trainable=False, name='should_log'))
+        creator = stacked_variable.stacking_creator(self.size)
+        with tf.variable_creator_scope(creator):
+            _, batch_env, _ = graph_env.define_run_batches(
+                config, 'graph', evaluation=False)
+            self.batch_env = batch_env
+            self.algo = ppo.PPO(
+                batch_env, self.step, *self._flags, config)
+            with temporary_scope.temporary_scope('collect'):
+                # pylint: disable-next=protected-access
+                self._tally = self.algo._episode_tally()
+        self._sample_seeds, self._shuffle_seeds = (
+            tf.constant([
+                ppo._sample_seed(seed, purpose) for seed in self._seeds],
+                tf.int64)
+            for purpose in (ppo._SAMPLE_PURPOSE, ppo._SHUFFLE_PURPOSE))
+        self._adam = self._define_adam()
+
+    def initialize(self, sess):
+        """Initialize the variables, each member's as its single run's."""
+        sess.run(tf.global_variables_initializer())
+        values = [member_values(self._config, seed)
+                  for seed in self._seeds]
+        for variable in tf.global_variables():
+            if variable.shape.ndims and variable.name in values[0] and (
+                    variable.shape[0] == self.size and
+                    variable.shape[1:] == values[0][variable.name].shape):
+                variable.load(
+                    np.stack([value[variable.name] for value in values]),
+                    sess)
+
+    def collect(self, num_steps, steps_left):
+        """Advance every member by up to `num_steps` batch steps in one
+        compiled call, until a member's memory is full; then train the
+        members whose memory is full in another.
+
+        Args:
+          steps_left: int32 tensor, the batch steps left in the phase.
+
+        Returns:
+          The int32 batch steps made, and the `[P, num_agents]` bool agents
+          whose episode ended and scores of their last ended episodes.
+        """
+        # pylint: disable=protected-access
+        algo = self.algo
+        env = rollout_env.rollout_env(algo._batch_env)
+        with tf.name_scope('population_collect'):
+            carry = self._read_state(env)
+            loop = compiled_ops.compiled_function(functools.partial(
+                self._loop, env=env,
+                limit=tf.minimum(tf.cast(steps_left, tf.int32), num_steps),
+                first_key=tf.cast(self.step, tf.int64), num_steps=num_steps))
+            carry = loop(carry, self._sample_seeds)
+            with member_view(WHOLE):
+                writes = algo._write_carry(env, carry, self._tally)
+            with tf.control_dependencies(writes):
+                trained = self._train_where_due(carry.pending)
+            with tf.control_dependencies([trained]):
+                return (tf.identity(carry.index[0]), tf.identity(carry.ended),
+                        tf.identity(carry.last_score))
+
+    def _read_state(self, env):
+        """The members' `State`, stacked."""
+        # pylint: disable=protected-access
+        algo = self.algo
+        stored = _STORED_FIELDS + tuple(algo._batch_variables()) + tuple(
+            algo._state_variables())
+        with member_view(WHOLE):
+            whole = algo._read_state()._replace(
+                env=env.initial(), score=self._tally[0].read_value(),
+                episode_steps=self._tally[1].read_value())
+        single = algo._read_state()
+        return ppo_step.State(**{
+            name: getattr(whole, name) if name in stored else
+            tf.nest.map_structure(self._tiled, getattr(single, name))
+            for name in ppo_step.State._fields})
+
+    def _tiled(self, tensor):
+        """A member's tensor repeated for every member."""
+        return tf.tile(tensor[None], [self.size] + [1] * tensor.shape.ndims)
+
+    def _loop(self, carry, sample_seeds, env, limit, first_key, num_steps):
+        """The members' steps until the limit, a full memory or a failure."""
+        # pylint: disable=protected-access
+        algo = self.algo
+
+        def _running(carry):
+            full = algo._memory_full(carry.memory_index, carry.memory_steps)
+            return tf.logical_and(carry.index[0] < limit, tf.logical_not(
+                tf.reduce_any(tf.logical_or(full, carry.bad.failed))))
+
+        def _step(carry):
+            return [self._step(env, carry, sample_seeds, first_key)]
+
+        return tf.while_loop(
+            _running, _step, [carry], maximum_iterations=num_steps)[0]
+
+    def _step(self, env, carry, sample_seeds, first_key):
+        """One step of every member: the draws unrolled, the rest `pfor`."""
+        # pylint: disable=protected-access
+        algo = self.algo
+
+        def _draw(member):
+            own = stacked_variable.member_of(carry, member)
+            key = algo._step_key(sample_seeds[member], first_key, own.index)
+            return env.begin(own.env, own.done, own.observ), self._noise(key)
+
+        started, noise = self._unrolled(_draw)
+        return tf.nest.pack_sequence_as(carry, self._pfor(
+            lambda member: tf.nest.flatten(algo._step_begun(
+                env, stacked_variable.member_of(carry, member),
+                stacked_variable.member_of(started, member), None,
+                tf.gather(noise, member)))))
+
+    def _noise(self, key):
+        """A member's noise of the policy's sample for the key."""
+        # pylint: disable=protected-access
+        space = self.algo._batch_env.action_space
+        agents = self.algo._num_agents
+        if isinstance(space, gym.spaces.Discrete):
+            return distributions.Categorical.noise(key, [agents, space.n])
+        return distributions.DiagonalGaussian.noise(
+            key, [agents, 1] + list(space.shape))

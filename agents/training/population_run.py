@@ -1,0 +1,202 @@
+"""The run of a population (`train.py --seeds`): its checks, its simulation
+graph for the trainer's loop, the members' evaluations and summaries in
+folders `seed-S`, and the table of their final scores."""
+
+import json
+import logging
+import math
+import os
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+from agents import tools
+from agents.algorithms.ppo import stacked_variable
+from agents.environments import env_modes
+from agents.environments import graph_env
+from agents.tools import atomic_file
+from agents.tools import compiled_rollout
+from agents.tools import seed_statistics
+from agents.training import config_spec
+from agents.training import population
+from agents.training import simulation
+from agents.training import sweep_records
+from agents.training.config_io import ConfigError
+
+# The members' final scores and their summary, in the run folder.
+RESULTS_NAME = 'results.json'
+# The variable of the members' seeds, which checkpoints hold.
+SEEDS_VARIABLE = 'population/seeds'
+
+
+def check_population(config, seeds, env_mode, flag):
+    """Raise a ConfigError naming `flag` (the `--seeds` given) where the
+    config cannot train a member per seed in the env mode: its env has no
+    in-graph task, the mode is not one of them (or 'auto'), or the members'
+    environments are more than `max_agents`."""
+    graph_env.check_task(config, flag)
+    if env_mode != 'auto' and not env_modes.in_graph_mode(env_mode):
+        raise ConfigError(
+            f'{flag} trains on in-graph tasks only, got --env_mode='
+            f'{env_mode}; pass --env_mode=graph or auto.')
+    full = config_spec.with_defaults(config)
+    total = len(seeds) * full.num_agents
+    if total > full.max_agents:
+        raise ConfigError(
+            f'{flag} makes {len(seeds)} members of num_agents='
+            f'{full.num_agents}, {total} environments; expected at most '
+            f'max_agents={full.max_agents} (raise it where intended).')
+
+
+def check_resumed_seeds(saved, seeds):
+    """Raise a ConfigError where the newest checkpoint of a run folder (its
+    `graph_env.SavedEnv`) holds other members than those of the `seeds`
+    (None: a single run)."""
+    if saved.path is None:
+        return
+    reader = tf.train.load_checkpoint(saved.path)
+    before = reader.get_tensor(SEEDS_VARIABLE).tolist() if (
+        reader.has_tensor(SEEDS_VARIABLE)) else None
+    seeds = list(seeds) if seeds else None
+    if before == seeds:
+        return
+    run_dir = os.path.dirname(saved.path)
+    given = 'as a single run' if seeds is None else f'with {_flag(seeds)}'
+    trained, again = (
+        ('a single run', 'without --seeds') if before is None else
+        (f'a population of {_flag(before)}', f'with {_flag(before)}'))
+    raise ConfigError(
+        f'Cannot resume {run_dir} {given}: it trained {trained}; resume it '
+        f'{again}, or start a new run (another --timestamp).')
+
+
+def _flag(seeds):
+    """The `--seeds` flag of a list of seeds."""
+    return f"--seeds={','.join(str(seed) for seed in seeds)}"
+
+
+def define_simulation(config, seeds):
+    """The simulation of a population for the trainer's loop, as
+    `simulation.define_simulation` defines a run's, with `members` (its
+    `Population`) and `reports` (its `MemberReports`): a phase of training
+    is one collect of every member; an evaluation evaluates each member on
+    evaluation environments of its own, those of its seed's single run.
+    The loop's scores pool the members' episodes."""
+    train_steps, eval_steps = simulation.phase_steps(config)
+    members = population.Population(config, seeds)
+    scope, name = SEEDS_VARIABLE.split('/')
+    with tf.variable_scope(scope):
+        tf.Variable(np.array(seeds, np.int64), trainable=False, name=name)
+    switches = simulation.define_switches()
+    batch_env = members.batch_env
+    (made, done, score), run_steps = simulation.collect_in_phase(
+        members.collect, batch_env, switches.step, config)
+    eval_done, eval_score, scores = _define_evaluation(members, config, seeds)
+    graph = simulation.interface(
+        switches, algo=members.algo, batch_env=batch_env,
+        done=tf.reshape(done, [-1]), score=tf.reshape(score, [-1]),
+        summary=tf.constant(''), eval_batch_env=None,
+        eval_done=tf.reshape(eval_done, [-1]),
+        eval_score=tf.reshape(eval_score, [-1]),
+        eval_summary=simulation.mean_score_summary(
+            eval_done, eval_score, switches.should_log),
+        eval_feed={}, eval_run_steps=eval_steps, run_steps=run_steps,
+        made_steps=made * len(batch_env),
+        total_steps=simulation.schedule_steps(config), members=members,
+        reports=MemberReports(config.logdir, seeds, scores))
+    with graph.unlocked:
+        graph.loop = simulation.define_loop(
+            graph, config.logdir, train_steps, eval_steps,
+            config.caller_thread)
+    return graph
+
+
+def _define_evaluation(members, config, seeds):
+    """Every member's first episodes on its evaluation environments in one
+    session call: done and score `[P, eval_episodes]`, after the members'
+    mean scores `[P]` (NaN where none ended) went to a variable, returned."""
+    dones, scores = [], []
+    for member, seed in enumerate(seeds):
+        with tf.variable_scope(f'seed-{seed}'), stacked_variable.member_view(
+                member):
+            batch_env = graph_env.define_in_graph_batch(
+                config, seed, 'graph', evaluation=True)
+            view = members.algo.evaluation_view(
+                batch_env, config.eval_stochastic)
+            done, score = compiled_rollout.first_episodes(
+                batch_env, view, config.max_length)
+        dones.append(done)
+        scores.append(score)
+    done, score = tf.stack(dones), tf.stack(scores)
+    ended = tf.cast(done, tf.float32)
+    mean_scores = tf.reduce_sum(
+        tf.where(done, score, tf.zeros_like(score)), 1) / (
+            tf.reduce_sum(ended, 1))
+    # Checkpointed, so that a run resumed at its end reports them.
+    with tf.variable_scope('population_evaluation'):
+        last = tf.Variable(
+            tf.fill([len(seeds)], np.nan), trainable=False,
+            name='eval_scores')
+    store = last.assign(mean_scores)
+    return (tools.identity_after([store], done),
+            tools.identity_after([store], score), last)
+
+
+class MemberReports:
+    """Each member's scores of the last evaluation: `mean_score` summaries
+    in `seed-S/eval` of the run folder, and the final table and
+    `results.json`."""
+
+    def __init__(self, logdir, seeds, scores):
+        """Report the `seeds`' `scores` (a variable `[P]`) of a run folder
+        (None: write nothing)."""
+        self._logdir = logdir
+        self._seeds = list(seeds)
+        self._scores = scores
+        self._writers = None
+
+    def report(self, sess, step):
+        """Write each member's last score (where finite) at the step."""
+        if not self._logdir:
+            return
+        if self._writers is None:
+            self._writers = [
+                tf.summary.FileWriter(os.path.join(
+                    self._logdir, f'seed-{seed}', 'eval'))
+                for seed in self._seeds]
+        for writer, score in zip(self._writers, sess.run(self._scores)):
+            if math.isfinite(score):
+                writer.add_summary(tf.Summary(value=[tf.Summary.Value(
+                    tag='mean_score', simple_value=score)]), step)
+            writer.flush()
+
+    def finish(self, sess):
+        """Log the table of the members' final scores and their IQM with
+        its interval; write them to `results.json`; return them."""
+        rows = [
+            dict(member=f'seed-{seed}', seed=seed,
+                 final_score=float(score) if math.isfinite(score) else None)
+            for seed, score in zip(self._seeds, sess.run(self._scores))]
+        finite = [row['final_score'] for row in rows
+                  if row['final_score'] is not None]
+        results = dict(members=rows, final=seed_statistics.seed_summary(
+            finite) if finite else None)
+        logger = logging.getLogger('agents')
+        width = max(len(row['member']) for row in rows)
+        for row in rows:
+            logger.info('%s  %s', row['member'].ljust(width),
+                        sweep_records.format_score(row['final_score']))
+        for line in seed_statistics.summary_table(
+                [('final', results['final'])], label='score'):
+            logger.info('%s', line)
+        if self._logdir:
+            atomic_file.write_atomic(
+                os.path.join(self._logdir, RESULTS_NAME),
+                json.dumps(results, indent=2) + '\n')
+        return results
+
+    def close(self):
+        """Close the summary writers."""
+        for writer in self._writers or ():
+            writer.close()
+        self._writers = None

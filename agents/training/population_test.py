@@ -1,0 +1,147 @@
+"""Tests of a population: member `i` against a single run of seed `S_i`."""
+
+import numpy as np
+import pytest
+import tensorflow.compat.v1 as tf
+
+from agents import tools
+from agents.algorithms.ppo import population_update
+from agents.environments import graph_env
+from agents.scripts import configs
+from agents.training import config_spec
+from agents.training import population
+from agents.training import simulation
+
+_SEEDS = (3, 8, 5)
+
+
+def _config(base=configs.pendulum, **overrides):
+    config = tools.AttrDict(base())
+    with config.unlocked:
+        config.update(
+            num_agents=4, update_every=4, max_length=10,
+            policy_layers=(8,), value_layers=(8,), update_epochs=2,
+            batch_size=2, steps=1000, seed=None)
+        config.update(overrides)
+    return config
+
+
+def _watched(algo, stacked):
+    """The State's tensors and the weights and counters, by name."""
+    # pylint: disable=protected-access
+    env = algo._batch_env.rollout_env()
+    state = (algo._read_state()._replace(env=env.initial()) if stacked is None
+             else stacked)
+    values = {
+        f'{name}/{index}': tensor for name in state._fields
+        if name not in ('score', 'episode_steps')  # Zeros from `_read_state`.
+        for index, tensor in enumerate(tf.nest.flatten(getattr(state, name)))}
+    variables = tf.trainable_variables() + [
+        algo._penalty, algo._num_updates, algo._trained_steps]
+    for variable in variables:
+        values[variable.name] = getattr(variable, 'stacked', variable)
+    return values
+
+
+def _single(config, seed, batch_steps, num_steps):
+    """The watched values of a single run after `batch_steps` steps of
+    calls of up to `num_steps`."""
+    config = config.copy(seed=seed)
+    with tf.Graph().as_default():
+        tf.set_random_seed(seed)
+        switches, algo = population.build_member(config)
+        step = switches.step
+        steps_left = tf.placeholder(tf.int32, [])
+        made = algo.collect(num_steps, steps_left)[0]
+        advance = step.assign_add(tf.cast(made * 4, tf.int64))
+        watched = _watched(algo, None)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(switches.is_training.assign(True))
+            while sess.run(step) < 4 * batch_steps:
+                sess.run(advance, {
+                    steps_left: batch_steps - sess.run(step) // 4})
+            return sess.run(watched)
+
+
+def _assert_members_as_single_runs(config, calls, num_steps, tolerance):
+    """Run the population for `calls` collects; assert each member's state
+    and weights equal its seed's single run after as many steps."""
+    with tf.Graph().as_default():
+        members = population.Population(config, _SEEDS)
+        made = members.collect(num_steps, tf.constant(1000))[0]
+        advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
+        # pylint: disable=protected-access
+        watched = _watched(members.algo, members._read_state(
+            members.algo._batch_env.rollout_env()))
+        with tf.Session() as sess:
+            members.initialize(sess)
+            for _ in range(calls):
+                batch_steps = sess.run(advance) // 4
+            stacked = sess.run(watched)
+    for index, seed in enumerate(_SEEDS):
+        single = _single(config, seed, batch_steps, num_steps)
+        for name, value in single.items():
+            # Batched arithmetic rounds otherwise.
+            np.testing.assert_allclose(
+                stacked[name][index], value, rtol=tolerance,
+                atol=tolerance, err_msg=name)
+    return stacked
+
+
+def test_members_collect_as_single_runs():
+    # Episodes end at step 10 and go into the memory, which is not full
+    # before step 20 (when a single run would train). Up to 1.2e-7 of the
+    # normalizers' sums of squares.
+    stacked = _assert_members_as_single_runs(
+        _config(update_every=8), 5, 3, 1e-6)
+    np.testing.assert_array_equal(stacked['num_updates:0'], [0, 0, 0])
+    np.testing.assert_array_equal(
+        stacked['memory_index/0'], [4] * len(_SEEDS))
+
+
+def test_members_train_as_single_runs():
+    # Every episode ends at step 10 and fills the memory: two updates of
+    # 4 Adam steps, after which normalized observations differ by up to
+    # 1.2e-6.
+    stacked = _assert_members_as_single_runs(_config(
+        max_gradient_norm=0.5, learning_rate_decay='linear'), 4, 5, 1e-5)
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])
+
+
+@pytest.mark.parametrize('block', [2, 4])
+def test_members_of_uneven_episodes_as_single_runs(monkeypatch, block):
+    # CartPole's episodes end at different steps: members train at
+    # different calls, with episodes left pending by a full memory. Blocks
+    # of two members: the second repeats the last member, whose first copy
+    # is kept.
+    monkeypatch.setattr(population_update, '_BLOCK', block)
+    stacked = _assert_members_as_single_runs(_config(
+        configs.cartpole, max_length=30), 12, 10, 1e-5)
+    assert len(set(stacked['num_updates:0'])) > 1
+
+
+@pytest.mark.parametrize('seeds', [(), (1, 2, 1)])
+def test_seeds_must_be_distinct(seeds):
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match='needs distinct seeds, got'):
+            population.Population(_config(), seeds)
+
+
+def test_members_start_as_the_trainer_runs():
+    config = config_spec.complete_config(_config(seed=7, eval_every=500))
+    values = population.member_values(config, 7)
+    with tf.Graph().as_default():
+        # As `trainer.train` builds its graph.
+        tf.set_random_seed(7)
+        simulation.define_simulation(*graph_env.define_run_batches(
+            config, 'graph')[1:], config)
+        variables = tf.global_variables()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            expected = dict(zip(
+                [variable.name for variable in variables],
+                sess.run(variables)))
+    assert any('network' in name for name in values)
+    for name, value in values.items():
+        np.testing.assert_array_equal(value, expected[name], err_msg=name)
