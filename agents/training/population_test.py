@@ -1,5 +1,11 @@
 """Tests of a population: member `i` against a single run of seed `S_i`."""
 
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
@@ -145,3 +151,37 @@ def test_members_start_as_the_trainer_runs():
     assert any('network' in name for name in values)
     for name, value in values.items():
         np.testing.assert_array_equal(value, expected[name], err_msg=name)
+
+
+def test_the_update_compiles_once():
+    # XLA compiles again for every new value of an argument that it must
+    # take as a compile-time constant: the update did so at every call
+    # while its gradients crossed the function of `pfor` (3 times here).
+    code = textwrap.dedent("""
+        import tensorflow.compat.v1 as tf
+        from agents.training import population
+        from agents.training import trainer
+        from agents.training.population_test import _config
+        config = _config()
+        with tf.Graph().as_default():
+            members = population.Population(config, (3, 8))
+            made = members.collect(5, tf.constant(1000))[0]
+            advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
+            # Without Grappler, as the trainer runs an in-graph task.
+            with tf.Session(config=trainer.make_session_config(
+                    config, 'graph')) as sess:
+                members.initialize(sess)
+                for _ in range(6):
+                    sess.run(advance)
+                print(sess.run(members.algo._num_updates.stacked))
+        """)
+    result = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True,
+        check=False, timeout=600, env=dict(
+            os.environ, TF_CPP_MIN_LOG_LEVEL='0',
+            TF_CPP_VMODULE='device_compilation_profiler=1'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ['[3', '3]']
+    compiled = dict(re.findall(r'Compiled __inference_(\w+?)_\d+ (\d+) times',
+                               result.stderr))
+    assert compiled == {'_traced': '1', '_update': '1'}

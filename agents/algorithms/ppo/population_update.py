@@ -175,20 +175,32 @@ class UpdateMixin:
 
         def _step(index, finite, state):
             active = self._active(plan, due, finite, index)
+            values = _values(state)
 
-            def _loss(member):
+            def _loss_and_gradients(member):
+                # The gradients of each member's loss by its own weights,
+                # inside `pfor`: differentiating its output instead would
+                # make XLA take the whole plan as compile-time constants,
+                # and compile the update again at every call.
+                own = {ref: tf.gather(value, member)
+                       for ref, value in values.items()}
                 indices = tf.gather(tf.gather(
                     plan.batch_indices, member), index)
                 batch = tf.nest.map_structure(
                     lambda values: tf.gather(tf.gather(values, member),
                                              indices), plan.items)
-                return algo._step_loss(batch, tf.gather(tf.gather(
-                    plan.length, member), indices))[0]
+                with stacked_variable.member_view(stacked_variable.WHOLE,
+                                                  own):
+                    with compiled_ops.tracing_population():
+                        loss = algo._step_loss(batch, tf.gather(tf.gather(
+                            plan.length, member), indices))[0]
+                weights = [own[variable.ref()] for variable in variables]
+                return loss, [
+                    tf.convert_to_tensor(gradient)
+                    for gradient in tf.gradients(loss, weights)]
 
-            losses = self._pfor(_loss, block, _values(state))
-            gradients = [
-                tf.convert_to_tensor(gradient) for gradient in tf.gradients(
-                    tf.reduce_sum(losses), state.weights)]
+            losses, gradients = control_flow_ops.pfor(
+                _loss_and_gradients, block, fallback_to_while_loop=False)
             gradients, member_finite = self._clipped(losses, gradients)
             state = self._adam_step(
                 state, gradients, learning_rate,
