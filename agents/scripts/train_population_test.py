@@ -63,7 +63,8 @@ def _results(run_dir):
 
 def test_members_score_as_their_seeds_alone(straight):
     assert {'config.yaml', 'provenance.yaml', 'checkpoint', 'train', 'eval',
-            'seed-3', 'seed-8', population_run.RESULTS_NAME} <= set(
+            'seed-3', 'seed-8', population_run.RESULTS_NAME,
+            population_run.CURVES_NAME} <= set(
                 os.listdir(straight))
     results = _results(straight)
     rows = results['members']

@@ -143,7 +143,7 @@ class Loop:
                 steps, feed, report_every, log_every, checkpoint_every,
                 bool(caller_thread), made_steps))
 
-    def run(self, sess, saver, max_step=None, stop=None):
+    def run(self, sess, saver, max_step=None, stop=None, describe=None):
         """Run the phases in turn, yielding at each report the mean score of
         the episodes that ended in the reporting phase since its last report
         (NaN when none ended), and logging a progress line to the 'agents'
@@ -154,6 +154,8 @@ class Loop:
             max_step: Global step at which to stop; None runs forever.
             stop: Callable asked before every run, which ends the loop by
                 returning true (signal handlers need only set a flag).
+            describe: Callable `(sess, phase_name)` of the text (or None)
+                that a report's progress line shows after the mean score.
         """
         if not self._phases:
             raise RuntimeError('Add a phase to the loop before running it.')
@@ -193,7 +195,8 @@ class Loop:
                         self._logdir, 'model.ckpt'), global_step)
                 if should_report:
                     self._reports.report(
-                        phase, global_step, mean_score, max_step)
+                        phase, global_step, mean_score, max_step,
+                        describe and describe(sess, phase.name))
                     yield float(mean_score)
         except BaseException:
             # Without hiding the error by another of the writers.

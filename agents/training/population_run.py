@@ -23,8 +23,10 @@ from agents.training import simulation
 from agents.training import sweep_records
 from agents.training.config_io import ConfigError
 
-# The members' final scores and their summary, in the run folder.
+# The members' final scores and their summary, and every member's
+# evaluations (rows of config, seed, step and score), in the run folder.
 RESULTS_NAME = 'results.json'
+CURVES_NAME = 'curves.csv'
 # The variable of the members' seeds, which checkpoints hold.
 SEEDS_VARIABLE = 'population/seeds'
 
@@ -170,9 +172,26 @@ class MemberReports:
                     tag='mean_score', simple_value=score)]), step)
             writer.flush()
 
+    def describe(self, sess, phase):
+        """The members' IQM and range of an evaluation's scores, for its
+        progress line (None for other phases)."""
+        if phase != 'eval':
+            return None
+        scores = [score for score in sess.run(self._scores)
+                  if math.isfinite(score)]
+        if not scores:
+            return 'no member ended an episode'
+        text = (f'members IQM {seed_statistics.interquartile_mean(scores):.1f}'
+                f' range {min(scores):.1f} to {max(scores):.1f}')
+        missing = len(self._seeds) - len(scores)
+        if missing:
+            text += f' ({missing} without an episode)'
+        return text
+
     def finish(self, sess):
         """Log the table of the members' final scores and their IQM with
-        its interval; write them to `results.json`; return them."""
+        its interval; write them to `results.json`, and every member's
+        evaluations to `curves.csv`; return them."""
         rows = [
             dict(member=f'seed-{seed}', seed=seed,
                  final_score=float(score) if math.isfinite(score) else None)
@@ -193,7 +212,31 @@ class MemberReports:
             atomic_file.write_atomic(
                 os.path.join(self._logdir, RESULTS_NAME),
                 json.dumps(results, indent=2) + '\n')
+            seed_statistics.write_curves_csv(
+                os.path.join(self._logdir, CURVES_NAME), self._curve_rows())
         return results
+
+    def _curve_rows(self):
+        """Rows `(config, seed, step, score)` of every member's evaluations
+        in its event files, those of earlier sessions of the run too."""
+        # The run folder is TIMESTAMP-CONFIG.
+        label = os.path.basename(os.path.normpath(self._logdir)).partition(
+            '-')[2]
+        rows = []
+        for seed in self._seeds:
+            folder = os.path.join(self._logdir, f'seed-{seed}', 'eval')
+            curve = {}
+            names = (tf.io.gfile.listdir(folder)
+                     if tf.io.gfile.isdir(folder) else [])
+            for name in sorted(names):
+                for event in tf.train.summary_iterator(
+                        os.path.join(folder, name)):
+                    for value in event.summary.value:
+                        if value.tag == 'mean_score':
+                            curve[event.step] = value.simple_value
+            rows += [(label, seed, step, score)
+                     for step, score in sorted(curve.items())]
+        return rows
 
     def close(self):
         """Close the summary writers."""

@@ -126,7 +126,8 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                     stop.deferred = True
                 scores = simulation.loop.run(
                     sess, saver, simulation.total_steps,
-                    stop=stop and stop.requested)
+                    stop=stop and stop.requested,
+                    describe=reports and reports.describe)
                 try:
                     for score in scores:
                         shown = simulation.loop.shown_step(
