@@ -15,6 +15,7 @@ class _Session:
         self._scores = np.array(scores, np.float32)
 
     def run(self, unused_fetches):
+        """The scores."""
         return self._scores
 
 
