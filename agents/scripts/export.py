@@ -54,7 +54,7 @@ def main(argv):
     try:
         metadata = policy_export.export_run(
             FLAGS.logdir, FLAGS.outdir, FLAGS.checkpoint, FLAGS.stochastic,
-            FLAGS.format, FLAGS.overwrite)
+            FLAGS.format, FLAGS.overwrite, FLAGS.member)
     except policy_export.ExportError as error:
         stopping.exit_with(f'Error: {error}', 2)
     print(

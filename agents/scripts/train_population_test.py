@@ -15,6 +15,9 @@ from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _Script
 from agents.training import checkpoints
 from agents.training import config_io
+from agents.training import episode_videos
+from agents.training import member_checkpoint
+from agents.training import policy_export
 from agents.training import population_run
 from agents.training import run_folder
 from agents.training import trainer
@@ -107,6 +110,27 @@ def test_population_resumes_with_its_seeds_only(straight, tmp_path):
     assert _results(pathlib.Path(run_dir)) == _results(straight)
 
 
+def test_export_and_visualize_take_a_member(straight, tmp_path):
+    rows = _results(straight)['members']
+    best = max(rows, key=lambda row: row['final_score'])['member']
+    exported = policy_export.export_run(straight, tmp_path / 'best')
+    assert exported['member'] == best
+    other = 'seed-8' if best == 'seed-3' else 'seed-3'
+    policies = [tf.saved_model.load_v2(str(tmp_path / name)) for name in (
+        'best', policy_export.export_run(
+            straight, tmp_path / other, member=other)['member'])]
+    observ = tf.constant([[0.5, -0.5, 1.0]])
+    actions = [policy.action(observ).numpy() for policy in policies]
+    assert not np.array_equal(*actions)
+    with pytest.raises(policy_export.ExportError, match=(
+            f'^--member=seed-9 is not a member of {straight}/model.ckpt-')):
+        policy_export.export_run(straight, tmp_path / 'none', member='seed-9')
+    statistics = episode_videos.visualize(
+        straight, tmp_path / 'videos', num_episodes=1, env_mode='inprocess',
+        seed=0, member=other)
+    assert statistics['member'] == other
+
+
 def test_sigterm_saves_every_member(tmp_path):
     settings = [f'--set={setting}' for setting in _SETTINGS
                 if not setting.startswith('steps=')]
@@ -125,7 +149,8 @@ def test_sigterm_saves_every_member(tmp_path):
         '--timestamp=T.')
     reader = tf.train.load_checkpoint(checkpoints.saved_env(
         str(tmp_path / 'T-pendulum')).path)
-    assert reader.get_tensor(population_run.SEEDS_VARIABLE).tolist() == [3, 8]
+    assert reader.get_tensor(
+        member_checkpoint.SEEDS_VARIABLE).tolist() == [3, 8]
     assert reader.get_tensor('penalty').shape == (2,)
 
 

@@ -66,8 +66,10 @@ def main(argv):
     """Parse flags and record the videos."""
     if len(argv) > 1:
         raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}.")
-    if FLAGS.policy and FLAGS.logdir:
-        raise app.UsageError('Pass either --logdir or --policy, not both.')
+    if FLAGS.policy and (FLAGS.logdir or FLAGS.member):
+        raise app.UsageError(
+            'Pass either --logdir (with --member for a population) or '
+            '--policy, not both.')
     if not (FLAGS.logdir or FLAGS.policy) or not FLAGS.outdir:
         raise app.UsageError(
             'Pass the run folder --logdir (or an exported --policy) and '
@@ -83,7 +85,8 @@ def main(argv):
             FLAGS.env_mode, FLAGS.env_processes)
         visualize(
             FLAGS.logdir, FLAGS.outdir, FLAGS.checkpoint, FLAGS.num_agents,
-            FLAGS.num_episodes, env_mode, FLAGS.seed, FLAGS.render_effects)
+            FLAGS.num_episodes, env_mode, FLAGS.seed, FLAGS.render_effects,
+            FLAGS.member)
     except (VisualizeError, config_io.ConfigError) as error:
         stopping.exit_with(f'Error: {error}', 2)
 

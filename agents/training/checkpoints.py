@@ -159,10 +159,11 @@ def _remove(directory, entries):
 
 
 def initialize_variables(
-        sess, saver, logdir=None, checkpoint=None, resume=None):
+        sess, saver, logdir=None, checkpoint=None, resume=None, restore=None):
     """Initialize the variables, or restore the newest readable checkpoint
     of `logdir` (or `checkpoint`, a path or a name in it) and return its path
-    (else None); `resume`: whether to expect checkpoints (None: either). A
+    (else None); `resume`: whether to expect checkpoints (None: either);
+    `restore(sess, saver, path)`: how (by default the saver's). A
     CheckpointShapeError where a variable's shape differs from the graph, a
     ValueError where `resume` is not met or no checkpoint is readable."""
     sess.run(tf.group(
@@ -189,7 +190,7 @@ def initialize_variables(
     failures = []
     for path in candidates:
         try:
-            _restore(sess, saver, path)
+            (restore or _restore)(sess, saver, path)
             return path
         except CheckpointShapeError:
             raise

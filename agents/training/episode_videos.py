@@ -21,6 +21,7 @@ from agents.tools import record_episodes
 from agents.tools import sliced_batch_env
 from agents.training import checkpoints
 from agents.training import config_io
+from agents.training import member_checkpoint
 from agents.training import policy_export
 from agents.training import policy_module
 from agents.training import simulation as simulation_lib
@@ -40,7 +41,7 @@ class VisualizeError(Exception):
 
 def visualize(
         logdir, outdir, checkpoint=None, num_agents=None, num_episodes=1,
-        env_mode='auto', seed=None, render_effects=True):
+        env_mode='auto', seed=None, render_effects=True, member=None):
     """Record greedy episodes of a run folder's policy as videos and the
     statistics of `outdir/episodes.json` (returned; episodes in the order
     they ended). Nothing is written unless the run and its checkpoint load:
@@ -54,6 +55,8 @@ def visualize(
       env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean.
       seed: Base seed: environment i gets seed + i; None: unseeded.
       render_effects: Whether MuJoCo renders shadows and reflections.
+      member: The member of a population's run folder, 'seed-S'; None: the
+          one of the best last evaluation.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)
@@ -70,6 +73,7 @@ def visualize(
     logdir, outdir = os.path.expanduser(logdir), os.path.expanduser(outdir)
     check_outdir(outdir)
     config, path = policy_module.load_run(logdir, checkpoint, VisualizeError)
+    index, member = member_checkpoint.find_member(path, member, VisualizeError)
     gl_needed, gl_backend = _select_gl_backend(config.env)
     env_mode = _recording_mode(env_mode, gl_needed, num_agents)
     with config.unlocked:
@@ -85,7 +89,8 @@ def visualize(
                 # Without --checkpoint, an unreadable latest checkpoint
                 # falls back to the one before.
                 path = checkpoints.initialize_variables(
-                    sess, saver, logdir, checkpoint and path, resume=True)
+                    sess, saver, logdir, checkpoint and path, resume=True,
+                    restore=None if index is None else _member_restore(index))
             except ValueError as error:
                 raise VisualizeError(str(error)) from error
             os.makedirs(outdir, exist_ok=True)
@@ -95,7 +100,7 @@ def visualize(
         remove_recordings(outdir)
     return write_statistics(outdir, dict(
         logdir=os.path.abspath(logdir), checkpoint=os.path.abspath(path),
-        env=policy_module.describe(config.env), seed=seed,
+        env=policy_module.describe(config.env), member=member, seed=seed,
         num_agents=num_agents, env_mode=env_mode,
         render_effects=bool(render_effects)), episodes)
 
@@ -269,6 +274,17 @@ def _recording_mode(env_mode, gl_needed, num_agents):
             '--env_mode=processes.')
         env_mode = 'processes'
     return env_mode
+
+
+def _member_restore(index):
+    """The `restore` of `checkpoints.initialize_variables` that loads the
+    member `index` of a population's checkpoint."""
+
+    def _restore(sess, saver, path):
+        member_checkpoint.restore_member(
+            sess, saver.required + saver.optional, path, index)
+
+    return _restore
 
 
 def _define_graph(config, constructor, env_mode, seed):

@@ -25,9 +25,10 @@ ExportError = policy_module.ExportError
 
 def export_run(
         logdir, outdir, checkpoint=None, stochastic=False,
-        export_format='saved_model', overwrite=False):
+        export_format='saved_model', overwrite=False, member=None):
     """Export the policy of a run folder's `checkpoint` (a name in it or a
-    path; None: the newest) to `outdir` (missing or empty unless
+    path; None: the newest; of a population: of `member`, 'seed-S', by
+    default the best last evaluation's) to `outdir` (missing or empty unless
     `overwrite`), as 'saved_model' or 'onnx' (tf2onnx, the `export` extra,
     checked with onnxruntime), sampling actions where `stochastic`; returns
     the metadata written to `policy.json`, and `seconds`. A failed export
@@ -47,9 +48,12 @@ def export_run(
             'replace it.')
     config, checkpoint = policy_module.load_run(
         os.path.expanduser(logdir), checkpoint)
-    module = policy_module.build_policy(config, checkpoint, stochastic)
+    module = policy_module.build_policy(
+        config, checkpoint, stochastic, member)
     metadata = dict(module.metadata, checkpoint=os.path.abspath(checkpoint),
                     format=export_format)
+    if module.member:
+        metadata['member'] = module.member
     # Written beside `outdir`, then renamed into place.
     temporary = os.path.join(
         os.path.dirname(outdir),

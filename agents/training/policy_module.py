@@ -17,6 +17,7 @@ from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_spec
 from agents.training import errors
+from agents.training import member_checkpoint
 
 # PPO's observation normalizer and network scope, as `agents.algorithms.ppo`
 # creates them.
@@ -68,9 +69,11 @@ def load_run(logdir, checkpoint=None, error=ExportError):
     return config_spec.with_defaults(config), path
 
 
-def build_policy(config, checkpoint, stochastic=False):
-    """The `PolicyModule` of a run configuration and checkpoint, or an
-    ExportError when the environment or the checkpoint does not fit."""
+def build_policy(config, checkpoint, stochastic=False, member=None):
+    """The `PolicyModule` of a run configuration and checkpoint (of a
+    population's: of `member`, see `member_checkpoint.find_member`), or an
+    ExportError when the environment, the checkpoint or the member does not
+    fit."""
     try:
         env = env_construction.create_environment(config, batch_wrappers=True)
     except config_io.ConfigError as error:
@@ -83,6 +86,8 @@ def build_policy(config, checkpoint, stochastic=False):
             f'Cannot read checkpoint {checkpoint}: '
             f'{errors.error_line(error)}') from error
     shapes = reader.get_variable_to_shape_map()
+    index, member = member_checkpoint.find_member(
+        checkpoint, member, ExportError)
 
     def value(name, shape):
         mismatch = f'Checkpoint {checkpoint} does not match config.yaml: '
@@ -91,14 +96,18 @@ def build_policy(config, checkpoint, stochastic=False):
                 f'{mismatch}it has no variable {name}, which the configured '
                 'network needs.')
         expected = tf.TensorShape(shape)
-        if not expected.is_compatible_with(shapes[name]):
+        saved = shapes[name]
+        if index is not None and len(saved) == expected.ndims + 1:
+            saved = saved[1:]  # The members' stack.
+        if not expected.is_compatible_with(saved):
             raise ExportError(
                 f'{mismatch}variable {name} has shape {list(shapes[name])}, '
                 f'the configured network expects {expected.as_list()}.')
-        return reader.get_tensor(name)
+        return member_checkpoint.member_value(reader, name, shape, index)
 
     return PolicyModule(
-        config, env.observation_space, env.action_space, value, stochastic)
+        config, env.observation_space, env.action_space, value, stochastic,
+        member)
 
 
 class PolicyModule(tf.Module):
@@ -111,8 +120,10 @@ class PolicyModule(tf.Module):
 
     def __init__(
             self, config, observation_space, action_space, value,
-            stochastic=False):
+            stochastic=False, member=None):
         super().__init__(name='policy')
+        # The population's member whose policy it is (None: a single run).
+        self.member = member
         # A partial, not the config: a module wraps dicts for tracking.
         self._network_fn = functools.partial(config.network, config)
         self._stochastic = bool(stochastic)

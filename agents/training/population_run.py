@@ -18,6 +18,7 @@ from agents.tools import atomic_file
 from agents.tools import compiled_rollout
 from agents.tools import seed_statistics
 from agents.training import config_spec
+from agents.training import member_checkpoint
 from agents.training import population
 from agents.training import simulation
 from agents.training import sweep_records
@@ -27,8 +28,6 @@ from agents.training.config_io import ConfigError
 # evaluations (rows of config, seed, step and score), in the run folder.
 RESULTS_NAME = 'results.json'
 CURVES_NAME = 'curves.csv'
-# The variable of the members' seeds, which checkpoints hold.
-SEEDS_VARIABLE = 'population/seeds'
 
 
 def check_population(config, seeds, env_mode, flag):
@@ -56,9 +55,7 @@ def check_resumed_seeds(saved, seeds):
     (None: a single run)."""
     if saved.path is None:
         return
-    reader = tf.train.load_checkpoint(saved.path)
-    before = reader.get_tensor(SEEDS_VARIABLE).tolist() if (
-        reader.has_tensor(SEEDS_VARIABLE)) else None
+    before = member_checkpoint.saved_seeds(saved.path)
     seeds = list(seeds) if seeds else None
     if before == seeds:
         return
@@ -86,7 +83,7 @@ def define_simulation(config, seeds):
     The loop's scores pool the members' episodes."""
     train_steps, eval_steps = simulation.phase_steps(config)
     members = population.Population(config, seeds)
-    scope, name = SEEDS_VARIABLE.split('/')
+    scope, name = member_checkpoint.SEEDS_VARIABLE.split('/')
     with tf.variable_scope(scope):
         tf.Variable(np.array(seeds, np.int64), trainable=False, name=name)
     switches = simulation.define_switches()
@@ -135,10 +132,10 @@ def _define_evaluation(members, config, seeds):
         tf.where(done, score, tf.zeros_like(score)), 1) / (
             tf.reduce_sum(ended, 1))
     # Checkpointed, so that a run resumed at its end reports them.
-    with tf.variable_scope('population_evaluation'):
+    scope, name = member_checkpoint.SCORES_VARIABLE.split('/')
+    with tf.variable_scope(scope):
         last = tf.Variable(
-            tf.fill([len(seeds)], np.nan), trainable=False,
-            name='eval_scores')
+            tf.fill([len(seeds)], np.nan), trainable=False, name=name)
     store = last.assign(mean_scores)
     return (tools.identity_after([store], done),
             tools.identity_after([store], score), last)

@@ -6,7 +6,8 @@ FLAGS = flags.FLAGS
 
 
 def define_run_flags(use, outdir_help, *definitions):
-    """Define `--logdir`, `--checkpoint`, `--outdir` and a script's other
+    """Define `--logdir`, `--checkpoint`, `--member`, `--outdir` and a
+    script's other
     flags, unless another module of the process defined them; they allow an
     override, so that a script imported later that defines them unguarded
     (`train.py`) replaces them. `use`: the verb of what the script does with
@@ -20,6 +21,9 @@ def define_run_flags(use, outdir_help, *definitions):
             (flags.DEFINE_string, 'checkpoint', None, f'Checkpoint to {use}, '
              'by name in the run folder (e.g. model.ckpt-100000) or by path; '
              'the latest when unset.'),
+            (flags.DEFINE_string, 'member', None, 'Member of a population '
+             '(train.py --seeds) to use, e.g. seed-3; by default the one of '
+             'the best last evaluation.'),
             *definitions):
         if name not in FLAGS:
             define(
