@@ -57,6 +57,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _ROOT)
 
 # pylint: disable=wrong-import-position
+from agents.training import config_spec
 from agents.training import provenance
 from benchmarks import measured_process
 from benchmarks import peers
@@ -77,43 +78,6 @@ flags.DEFINE_integer('parallel', 2, 'sb3_same: processes at a time.')
 # peers.py defines the other flags; their defaults here are a population's.
 FLAGS.set_default('seeds', ['0-15'])
 FLAGS.set_default('systems', list(SIDES))
-
-
-def parse_seeds(texts):
-    """The integer seeds of `--seeds`: items `S` or ranges `A-B`.
-
-    Args:
-        texts: List of strings, e.g. ['0-15'] or ['0', '3', '7'].
-
-    Raises:
-        ValueError: Naming the item, for one that is not a seed or a range
-            of them, for duplicates and for an empty list.
-
-    Returns:
-        List of distinct non-negative integers in the given order.
-    """
-    seeds = []
-    for text in texts:
-        match = re.fullmatch(r'\s*(\d+)\s*(?:-\s*(\d+)\s*)?', text)
-        if not match:
-            raise ValueError(
-                f"--seeds: '{text}' is not a seed or a range of seeds; "
-                'expected e.g. --seeds=0-15 or --seeds=0,3,7.')
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) else first
-        if last < first:
-            raise ValueError(
-                f"--seeds: the range '{text}' is empty; expected A-B with "
-                'A <= B.')
-        seeds.extend(range(first, last + 1))
-    if not seeds:
-        raise ValueError('--seeds: no seeds; expected e.g. --seeds=0-15.')
-    duplicates = sorted({seed for seed in seeds if seeds.count(seed) > 1})
-    if duplicates:
-        raise ValueError(
-            f"--seeds: seed {', '.join(map(str, duplicates))} given more "
-            'than once.')
-    return seeds
 
 
 def seeds_flag(seeds):
@@ -377,8 +341,8 @@ def main(argv):
     os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
     names = check_sides(list(FLAGS.systems), FLAGS.parallel)
     try:
-        seeds = parse_seeds(FLAGS.seeds)
-    except ValueError as error:
+        seeds = config_spec.parse_seeds(','.join(FLAGS.seeds))
+    except config_spec.ConfigError as error:
         raise app.UsageError(str(error)) from None
     for task in FLAGS.tasks:
         if task not in peers.TASKS:

@@ -38,28 +38,6 @@ def _help(extra='', library=''):
     return _HELP.format(extra=extra, library=library)
 
 
-def test_parse_seeds_takes_ranges_and_lists():
-    assert peers_population.parse_seeds(['0-15']) == list(range(16))
-    assert peers_population.parse_seeds(['0', '3', '7']) == [0, 3, 7]
-    assert peers_population.parse_seeds(['4-5', '9', '1']) == [4, 5, 9, 1]
-    assert peers_population.parse_seeds(['2-2']) == [2]
-
-
-@pytest.mark.parametrize('texts, message', [
-    (['-1'], "--seeds: '-1' is not a seed or a range of seeds; expected e.g. "
-             '--seeds=0-15 or --seeds=0,3,7.'),
-    (['a'], "--seeds: 'a' is not a seed or a range of seeds; expected e.g. "
-            '--seeds=0-15 or --seeds=0,3,7.'),
-    (['5-3'], "--seeds: the range '5-3' is empty; expected A-B with A <= B."),
-    ([], '--seeds: no seeds; expected e.g. --seeds=0-15.'),
-    (['0-3', '2', '3'], '--seeds: seed 2, 3 given more than once.'),
-])
-def test_parse_seeds_refuses_bad_values(texts, message):
-    with pytest.raises(ValueError) as error:
-        peers_population.parse_seeds(texts)
-    assert str(error.value) == message
-
-
 def test_seeds_flag_writes_ranges_where_it_can():
     assert peers_population.seeds_flag(list(range(16))) == '0-15'
     assert peers_population.seeds_flag([3, 4]) == '3-4'
