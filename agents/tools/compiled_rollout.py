@@ -31,6 +31,19 @@ def first_episodes(batch_env, policy, num_steps):
             `step(observ, state, key)`, the actions and the next state (or
             None), drawing from stateless ops keyed by the int64 `[2]` key.
     """
+    rollout = rollout_function(batch_env, policy, num_steps)
+    env = rollout_env.rollout_env(batch_env)
+    if env.jit_compile:
+        rollout = compiled_ops.compiled_function(rollout)
+    with tf.name_scope('compiled_rollout'):
+        return finish(batch_env, rollout(env.rollout_seed(), env.initial()))
+
+
+def rollout_function(batch_env, policy, num_steps):
+    """The function `(seed, env_state)` of the loop of `first_episodes`
+    (which takes the same arguments and raises the same errors), from the
+    batch's rollout seed and loop state to the carry after it; it writes no
+    variable."""
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) or (
             num_steps < 1):
         raise ValueError(
@@ -63,17 +76,20 @@ def first_episodes(batch_env, policy, num_steps):
             carry.first_done, carry.first_score, carry.score)
         return carry._replace(first_score=first_score, policy_state=())
 
-    with tf.name_scope('compiled_rollout'):
-        if env.jit_compile:
-            _rollout = compiled_ops.compiled_function(_rollout)
-        carry = _rollout(env.rollout_seed(), env.initial())
-        with tf.control_dependencies(rollout_env.failure_checks(carry.bad)):
-            writes = env.assign(carry.env) + [
-                getattr(batch_env, name).assign(getattr(carry, name))
-                for name in ('observ', 'done', 'action', 'reward', 'truncated')]
-        with tf.control_dependencies(writes):
-            return tf.identity(carry.first_done), tf.identity(
-                carry.first_score)
+    return _rollout
+
+
+def finish(batch_env, carry):
+    """Fail where the carry of a `rollout_function` is not finite, else
+    write it to the batch's variables; its first episodes' done and
+    score."""
+    env = rollout_env.rollout_env(batch_env)
+    with tf.control_dependencies(rollout_env.failure_checks(carry.bad)):
+        writes = env.assign(carry.env) + [
+            getattr(batch_env, name).assign(getattr(carry, name))
+            for name in ('observ', 'done', 'action', 'reward', 'truncated')]
+    with tf.control_dependencies(writes):
+        return tf.identity(carry.first_done), tf.identity(carry.first_score)
 
 
 def _initial_carry(batch_env, policy, env_state):

@@ -89,8 +89,8 @@ class Population(population_update.UpdateMixin):
             tf.Variable(False, trainable=False, name='should_log'))
         creator = stacked_variable.stacking_creator(self.size)
         with tf.variable_creator_scope(creator):
-            _, batch_env, _ = graph_env.define_run_batches(
-                config, 'graph', evaluation=False)
+            _, batch_env, self.eval_batch_env = (
+                graph_env.define_run_batches(config, 'graph'))
             self.batch_env = batch_env
             self.algo = ppo.PPO(
                 batch_env, self.step, *self._flags, config)

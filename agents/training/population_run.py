@@ -15,7 +15,9 @@ from agents.algorithms.ppo import stacked_variable
 from agents.environments import env_modes
 from agents.environments import graph_env
 from agents.tools import atomic_file
+from agents.tools import compiled_ops
 from agents.tools import compiled_rollout
+from agents.tools import rollout_env
 from agents.tools import seed_statistics
 from agents.training import config_spec
 from agents.training import member_checkpoint
@@ -111,22 +113,24 @@ def define_simulation(config, seeds):
 
 
 def _define_evaluation(members, config, seeds):
-    """Every member's first episodes on its evaluation environments in one
-    session call: done and score `[P, eval_episodes]`, after the members'
-    mean scores `[P]` (NaN where none ended) went to a variable, returned."""
-    dones, scores = [], []
-    for member, seed in enumerate(seeds):
-        with tf.variable_scope(f'seed-{seed}'), stacked_variable.member_view(
-                member):
-            batch_env = graph_env.define_in_graph_batch(
-                config, seed, 'graph', evaluation=True)
-            view = members.algo.evaluation_view(
-                batch_env, config.eval_stochastic)
-            done, score = compiled_rollout.first_episodes(
-                batch_env, view, config.max_length)
-        dones.append(done)
-        scores.append(score)
-    done, score = tf.stack(dones), tf.stack(scores)
+    """Every member's first episodes on its evaluation environments, those
+    of its seed's single run, in one session call: done and score `[P,
+    eval_episodes]`, after the members' mean scores `[P]` (NaN where none
+    ended) went to a variable, returned."""
+    batch_env = members.eval_batch_env
+    env = rollout_env.rollout_env(batch_env)
+    view = members.algo.evaluation_view(batch_env, config.eval_stochastic)
+    rollout = compiled_ops.compiled_function(_member_rollout(
+        compiled_rollout.rollout_function(batch_env, view, config.max_length)))
+    carries = []
+    for member in range(len(seeds)):
+        with stacked_variable.member_view(member):
+            carries.append(rollout(
+                tf.constant(member), env.rollout_seed(), env.initial()))
+    with stacked_variable.member_view(stacked_variable.WHOLE):
+        done, score = compiled_rollout.finish(
+            batch_env, tf.nest.map_structure(
+                lambda *tensors: tf.stack(tensors), *carries))
     ended = tf.cast(done, tf.float32)
     mean_scores = tf.reduce_sum(
         tf.where(done, score, tf.zeros_like(score)), 1) / (
@@ -139,6 +143,18 @@ def _define_evaluation(members, config, seeds):
     store = last.assign(mean_scores)
     return (tools.identity_after([store], done),
             tools.identity_after([store], score), last)
+
+
+def _member_rollout(rollout):
+    """`rollout(seed, env_state)` of `compiled_rollout.rollout_function` as
+    the function `(member, seed, env_state)` that reads the variables of
+    the int32 `member`: traced and compiled once for all members."""
+
+    def _rollout(member, seed, env_state):
+        with stacked_variable.member_view(member):
+            return rollout(seed, env_state)
+
+    return _rollout
 
 
 class MemberReports:
