@@ -282,14 +282,14 @@ def _wait_for(condition, what):
         time.sleep(0.05)
 
 
-def _interrupt_held_sweep(ray_address, logdir, configs):
+def _interrupt_held_sweep(ray_address, logdir, functions):
     """Run a command-line sweep of held runs, seed 0 of each config; once
     every run holds, send SIGINT to its process group.
 
     Args:
       ray_address: Address of the Ray the sweep joins.
       logdir: Its --logdir; it takes --timestamp=sweep.
-      configs: The config functions of its runs.
+      functions: The config functions of its runs.
 
     Returns:
       The sweep's exit code and its output.
@@ -302,7 +302,7 @@ def _interrupt_held_sweep(ray_address, logdir, configs):
     command = [
         sys.executable, '-m', 'agents.scripts.sweep',
         f'--ray_address={ray_address}', f'--logdir={logdir}',
-        f'--configs={",".join(_name(config) for config in configs)}',
+        f'--configs={",".join(_name(config) for config in functions)}',
         '--seeds=0', '--timestamp=sweep']
     with open(output, 'w', encoding='utf-8') as file_, subprocess.Popen(
             command, stdout=file_, stderr=subprocess.STDOUT,
@@ -310,11 +310,11 @@ def _interrupt_held_sweep(ray_address, logdir, configs):
         try:
             _wait_for(lambda: len([
                 name for name in os.listdir(marker_dir)
-                if name.startswith('held-')]) == len(configs),
+                if name.startswith('held-')]) == len(functions),
                 'every run to hold')
             os.killpg(process.pid, signal.SIGINT)
             _wait_for(lambda: (
-                f'Interrupted; stopping {len(configs)} runs' in (
+                f'Interrupted; stopping {len(functions)} runs' in (
                     output.read_text(encoding='utf-8'))),
                 'the sweep to stop its runs')
         finally:
