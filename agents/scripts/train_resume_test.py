@@ -21,6 +21,7 @@ import pytest
 
 from agents.training import checkpoints
 from agents.training import trainer
+from agents.training import xla_cache
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _new_run_folder
 from agents.scripts.train_reliability_test import _saved_checkpoints
@@ -37,8 +38,10 @@ _REPORT = r'INFO Step (\d+) \(eval\): mean score '
 
 
 def _start(logdir):
+    # The runs share XLA's cache: all but the first two load their programs.
     return _Script(
-        f'--logdir={logdir}', '--timestamp=S', '--env_mode=graph')
+        f'--logdir={logdir}', '--timestamp=S', '--env_mode=graph',
+        environ={xla_cache.VARIABLE: str(logdir.parent / 'xla')})
 
 
 def _interrupt_after_reports(logdir, run_dir, reports):
