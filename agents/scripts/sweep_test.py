@@ -274,13 +274,6 @@ def test_rerun_with_the_timestamp_skips_finished_runs(swept):
         'failed')
 
 
-def _sweep_command(ray_address, logdir, *flags, config=held, seeds='0,1'):
-    return [
-        sys.executable, '-m', 'agents.scripts.sweep',
-        f'--ray_address={ray_address}', f'--logdir={logdir}',
-        f'--configs={_name(config)}', f'--seeds={seeds}', *flags]
-
-
 def _wait_for(condition, what):
     deadline = time.monotonic() + _SECONDS
     while not condition():
@@ -289,37 +282,40 @@ def _wait_for(condition, what):
         time.sleep(0.05)
 
 
-def _interrupt_held_runs(command, output, runs, interrupt, **popen):
-    """Run a sweep of held runs; interrupt it once `runs` of them hold.
+def _interrupt_held_sweep(ray_address, logdir, functions):
+    """Run a command-line sweep of held runs, seed 0 of each config; once
+    every run holds, send SIGINT to its process group.
 
     Args:
-      command: The sweep's command line.
-      output: Path of the file that receives its stdout and stderr.
-      runs: How many runs hold before the interruption and then stop.
-      interrupt: Function of the sweep's `subprocess.Popen` that signals it.
-      **popen: Further arguments of `subprocess.Popen`.
+      ray_address: Address of the Ray the sweep joins.
+      logdir: Its --logdir; it takes --timestamp=sweep.
+      functions: The config functions of its runs.
 
     Returns:
       The sweep's exit code and its output.
     """
     marker_dir = os.environ[_DIR_VARIABLE]
-    # Runs of earlier tests left theirs; a Ray worker may hold again.
-    for name in os.listdir(marker_dir):
-        if name.startswith('held-'):
-            os.remove(os.path.join(marker_dir, name))
     hold = os.path.join(marker_dir, 'hold')
     with open(hold, 'w', encoding='utf-8'):
         pass
+    output = logdir / 'output.txt'
+    command = [
+        sys.executable, '-m', 'agents.scripts.sweep',
+        f'--ray_address={ray_address}', f'--logdir={logdir}',
+        f'--configs={",".join(_name(config) for config in functions)}',
+        '--seeds=0', '--timestamp=sweep']
     with open(output, 'w', encoding='utf-8') as file_, subprocess.Popen(
             command, stdout=file_, stderr=subprocess.STDOUT,
-            **popen) as process:
+            start_new_session=True) as process:
         try:
             _wait_for(lambda: len([
                 name for name in os.listdir(marker_dir)
-                if name.startswith('held-')]) == runs, f'{runs} runs to hold')
-            interrupt(process)
-            _wait_for(lambda: f'Interrupted; stopping {runs} runs' in (
-                output.read_text(encoding='utf-8')),
+                if name.startswith('held-')]) == len(functions),
+                'every run to hold')
+            os.killpg(process.pid, signal.SIGINT)
+            _wait_for(lambda: (
+                f'Interrupted; stopping {len(functions)} runs' in (
+                    output.read_text(encoding='utf-8'))),
                 'the sweep to stop its runs')
         finally:
             os.remove(hold)
@@ -327,32 +323,35 @@ def _interrupt_held_runs(command, output, runs, interrupt, **popen):
     return code, output.read_text(encoding='utf-8')
 
 
-def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
+def test_ctrl_c_stops_every_run_with_a_checkpoint_and_rerun_resumes(
         ray_address, tmp_path):
-    """Ctrl-C saves every run; the sweep with --timestamp finishes them."""
-    code, text = _interrupt_held_runs(
-        _sweep_command(ray_address, tmp_path, '--timestamp=sweep'),
-        tmp_path / 'output.txt', 2,
-        lambda process: process.send_signal(signal.SIGINT))
+    """SIGINT to the sweep's process group, as a terminal's Ctrl-C sends
+    it, saves every run, also one that Ray's cancellation misses (its
+    environment ignores SIGINT: it sees the sweep's stop file between two
+    session runs); the sweep with --timestamp finishes them."""
+    # One sweep of both kinds of run, to spare a second start-up.
+    code, text = _interrupt_held_sweep(
+        ray_address, tmp_path, (held, held_deaf))
     assert code == 130, text
     assert text.rstrip().endswith(
         'Resume with the same command and --timestamp=sweep.\n'
         'Interrupted by SIGINT.'), text
+    names = [f'agents.scripts.sweep_test_{config}-seed0'
+             for config in ('held', 'held_deaf')]
     steps = {}
-    for seed in (0, 1):
-        name = f'agents.scripts.sweep_test_held-seed{seed}'
+    for name in names:
         run_dir = tmp_path / 'sweep' / name
         record = sweep_records.read_record(run_dir)
-        assert record['status'] == 'interrupted'
+        assert record['status'] == 'interrupted', text
         # The checkpoint of the interruption, past the held step.
         checkpoint = checkpoints.list_checkpoints(str(run_dir))[0]
         global_step = int(checkpoint.rsplit('-', 1)[1])
         assert _HOLD_STEP <= global_step < 600
-        steps[seed] = simulation.training_steps(
+        steps[name] = simulation.training_steps(
             config_io.load_config(str(run_dir)), global_step)
-        assert record['steps'] == steps[seed]
+        assert record['steps'] == steps[name] < 300
         assert (f'[{name}] stopped with a checkpoint at step '
-                f'{steps[seed]:,}.') in text
+                f'{steps[name]:,}.') in text
     results = json.loads((tmp_path / 'sweep' / 'results.json').read_text(
         encoding='utf-8'))
     assert [row['status'] for row in results['runs']] == ['interrupted'] * 2
@@ -360,56 +359,30 @@ def test_interrupt_stops_every_run_with_a_checkpoint_and_rerun_resumes(
     # The same sweep again, from Python to spare a second start-up.
     table = []
     results = sweep_lib.sweep(
-        str(tmp_path), [_name(held)], [0, 1], timestamp='sweep',
-        echo=table.append)
+        str(tmp_path), [_name(held), _name(held_deaf)], [0],
+        timestamp='sweep', echo=table.append)
     assert results == json.loads(
         (tmp_path / 'sweep' / 'results.json').read_text(encoding='utf-8'))
-    for seed, row in enumerate(results['runs']):
+    assert [row['run'] for row in results['runs']] == names
+    for row in results['runs']:
         assert row['status'] == 'finished'
         assert row['steps'] == 300
         assert row['attempts'] == 2
         record = sweep_records.read_record(tmp_path / 'sweep' / row['run'])
-        assert record['attempts'][1]['resumed_from'] == steps[seed]
+        assert record['attempts'][1]['resumed_from'] == steps[row['run']]
         assert [step for step, _ in record['reports']] == list(
             range(10, 301, 10))
     header = table.index(next(line for line in table if line.startswith(
         'run ')))
     assert table[header].split() == [
         'run', 'status', 'final', 'best', 'steps', 'wall-clock']
-    assert table[header + 1].split()[:2] == [
-        'agents.scripts.sweep_test_held-seed0', 'finished']
+    assert table[header + 1].split()[:2] == [names[0], 'finished']
+    assert table[header + 2].split()[:2] == [names[1], 'finished']
     assert table[header + 5].split()[:2] == [
-        'agents.scripts.sweep_test_held', '2/2']
+        'agents.scripts.sweep_test_held', '1/1']
+    assert table[header + 6].split()[:2] == [
+        'agents.scripts.sweep_test_held_deaf', '1/1']
     assert table[-1] == f'Results in {tmp_path}/sweep/results.json.'
-
-
-def test_ctrl_c_to_the_group_stops_a_run_that_ray_cannot_interrupt(
-        ray_address, tmp_path):
-    """SIGINT to the sweep's process group, as a terminal's Ctrl-C sends
-    it, stops a run with a checkpoint although Ray's cancellation misses
-    it: the run sees the sweep's stop file between two session runs."""
-    code, text = _interrupt_held_runs(
-        _sweep_command(
-            ray_address, tmp_path, '--timestamp=sweep', config=held_deaf,
-            seeds='0'),
-        tmp_path / 'output.txt', 1,
-        lambda process: os.killpg(process.pid, signal.SIGINT),
-        start_new_session=True)
-    assert code == 130, text
-    name = 'agents.scripts.sweep_test_held_deaf-seed0'
-    run_dir = tmp_path / 'sweep' / name
-    record = sweep_records.read_record(run_dir)
-    assert record['status'] == 'interrupted', text
-    global_step = int(checkpoints.list_checkpoints(str(run_dir))[0].rsplit(
-        '-', 1)[1])
-    assert _HOLD_STEP <= global_step < 600
-    assert record['steps'] == simulation.training_steps(
-        config_io.load_config(str(run_dir)), global_step) < 300
-    assert (f'[{name}] stopped with a checkpoint at step '
-            f'{record["steps"]:,}.') in text
-    assert text.rstrip().endswith(
-        'Resume with the same command and --timestamp=sweep.\n'
-        'Interrupted by SIGINT.'), text
 
 
 def test_interrupt_once_every_run_finished_prints_no_resume_hint(

@@ -408,9 +408,15 @@ def fixture_graph_pendulum_run(tmp_path_factory):
     return run_dir
 
 
+@pytest.fixture(scope='module', name='graph_pendulum_expected')
+def fixture_graph_pendulum_expected(graph_pendulum_run):
+    """Greedy episodes of `graph_pendulum_run` as `pendulum_expected`."""
+    return _greedy_episodes(graph_pendulum_run, 2, 3, 3)
+
+
 @pytest.mark.parametrize('env_mode', ['auto', 'graph'])
 def test_graph_trained_policy_records_on_gymnasium(
-        graph_pendulum_run, tmp_path, env_mode):
+        graph_pendulum_run, graph_pendulum_expected, tmp_path, env_mode):
     """A policy trained with --env_mode=graph records on gymnasium's
     Pendulum-v1 as the greedy policy steps there."""
     reader = tf.train.load_checkpoint(
@@ -420,8 +426,9 @@ def test_graph_trained_policy_records_on_gymnasium(
     statistics = visualize.visualize(
         str(graph_pendulum_run), str(outdir), num_agents=1, num_episodes=2,
         seed=3, env_mode=env_mode)
-    expected = _greedy_episodes(graph_pendulum_run, 2, 3, 3)
     _check_output(
-        str(outdir), statistics, [expected[0], expected[2]], (512, 512, 3))
+        str(outdir), statistics,
+        [graph_pendulum_expected[0], graph_pendulum_expected[2]],
+        (512, 512, 3))
     assert statistics['env'] == 'Pendulum-v1'
     assert statistics['env_mode'] == 'inprocess'
