@@ -163,12 +163,16 @@ class UpdateMixin:
                 shuffle_keys, member))[0],
             self._memory_inputs(penalty=True)), members)
 
+        # The loop carries each member's weights and moments as one vector:
+        # Adam's step is then a few fused ops, not a few per weight.
+        shapes = [weight.shape[1:] for weight in state.weights]
+
         def _values(state):
             # What the members' code reads: their weights and penalties.
             return dict(zip(
                 [variable.ref() for variable in variables] + [
                     algo._penalty.stacked.ref()],
-                state.weights + (own_penalty,)))
+                _unflattened(state.weights[0], shapes) + (own_penalty,)))
 
         def _running(index, finite, unused_state):
             return tf.reduce_any(self._active(plan, due, finite, index))
@@ -201,13 +205,16 @@ class UpdateMixin:
 
             losses, gradients = control_flow_ops.pfor(
                 _loss_and_gradients, block, fallback_to_while_loop=False)
-            gradients, member_finite = self._clipped(losses, gradients)
+            gradients, member_finite = self._clipped(
+                losses, [_flattened(gradients)])
             state = self._adam_step(
                 state, gradients, learning_rate,
                 tf.logical_and(active, member_finite))
             return index + 1, tf.logical_and(finite, tf.logical_or(
                 member_finite, tf.logical_not(active))), state
 
+        state = _AdamState(*(
+            (_flattened(tensors),) for tensors in state[:3]), state.powers)
         _, finite, state = tf.while_loop(
             _running, _step, (tf.constant(0), tf.ones([block], tf.bool),
                               state), parallel_iterations=1)
@@ -215,7 +222,9 @@ class UpdateMixin:
             lambda member: algo._adapted_penalty(algo._measure_kl(
                 *stacked_variable.member_of(kl_inputs, member))[2]),
             block, _values(state))
-        return finite, penalty, state
+        return finite, penalty, _AdamState(*(
+            _unflattened(tensors[0], shapes) for tensors in state[:3]),
+            state.powers)
 
     def _memory_inputs(self, penalty=False):
         """A member's memory as `_update_plan` takes it (as `_measure_kl`
@@ -323,6 +332,20 @@ class UpdateMixin:
             compiled_ops.where(active, power * rate, power)
             for power, rate in zip(state.powers, (beta1, beta2)))
         return _AdamState(*(tuple(values) for values in after), powers)
+
+
+def _flattened(tensors):
+    """Stacked tensors `[B, ...]` as one `[B, N]`."""
+    return tf.concat([
+        tf.reshape(tensor, [tensor.shape[0], -1]) for tensor in tensors], 1)
+
+
+def _unflattened(flat, shapes):
+    """The stacked tensors of the member shapes that `_flattened` joined."""
+    parts = tf.split(flat, [shape.num_elements() for shape in shapes], 1)
+    return tuple(
+        tf.reshape(part, [flat.shape[0]] + shape.as_list())
+        for part, shape in zip(parts, shapes))
 
 
 def _inner_axes(tensor):
