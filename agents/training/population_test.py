@@ -185,3 +185,29 @@ def test_the_update_compiles_once():
     compiled = dict(re.findall(r'Compiled __inference_(\w+?)_\d+ (\d+) times',
                                result.stderr))
     assert compiled == {'_traced': '1', '_update': '1'}
+
+
+def test_a_member_not_finite_stops_the_update_naming_it():
+    with tf.Graph().as_default():
+        members = population.Population(_config(), (3, 8))
+        made = members.collect(5, tf.constant(1000))[0]
+        statistics = [variable for variable in tf.global_variables()
+                      if variable.name.startswith('normalize_reward/') and
+                      variable.dtype.base_dtype == tf.float32]
+        with tf.Session() as sess:
+            members.initialize(sess)
+            for variable in statistics:
+                value = sess.run(variable)
+                value[1] = np.nan  # Seed 8's.
+                variable.load(value, sess)
+            sess.run(made)  # Half the episodes: no update yet.
+            weights = sess.run(tf.trainable_variables())
+            with pytest.raises(tf.errors.InvalidArgumentError, match=(
+                    'the loss or gradients of member seed-8 : Tensor had '
+                    'NaN values')):
+                sess.run(made)
+            after = sess.run(tf.trainable_variables())
+    # Seed 3 trained; seed 8 took no step.
+    for before, now in zip(weights, after):
+        assert not np.array_equal(before[0], now[0])
+        np.testing.assert_array_equal(before[1], now[1])

@@ -88,7 +88,9 @@ class UpdateMixin:
             learning_rate = algo._learning_rate()
         finite, penalty = compiled_ops.compiled_function(self._update)(
             tf.stack(keys), due, learning_rate, list(self._adam[1]))
-        with view(stacked_variable.WHOLE), tf.control_dependencies([finite]):
+        checks = self._finite_checks(tf.logical_and(
+            due, tf.logical_not(finite)))
+        with view(stacked_variable.WHOLE), tf.control_dependencies(checks):
             steps = tf.reduce_sum(tf.cast(length.read_value(), tf.int64), 1)
             with tf.control_dependencies([steps]):
                 writes = [
@@ -101,6 +103,18 @@ class UpdateMixin:
                         compiled_ops.where(due, steps, tf.zeros_like(steps)))]
             with tf.control_dependencies(writes):
                 return tf.identity(due)
+
+    def _finite_checks(self, failed):
+        """Checks that fail, naming the first member that `failed` (bool
+        `[P]`: its loss or gradients were not finite, and it took no step
+        since), with the message of `tf.debugging.check_numerics`."""
+        checks = []
+        for member, seed in enumerate(self._seeds):
+            with tf.control_dependencies(checks):
+                checks = [tf.debugging.check_numerics(
+                    tf.where(failed[member], float('nan'), 0.0),
+                    f'the loss or gradients of member seed-{seed}')]
+        return checks
 
     def _update(self, shuffle_keys, due, learning_rate, variables):
         """The epochs of every member due, a block of members after
