@@ -217,8 +217,7 @@ class UpdateMixin:
                     tf.convert_to_tensor(gradient)
                     for gradient in tf.gradients(loss, weights)]
 
-            losses, gradients = control_flow_ops.pfor(
-                _loss_and_gradients, block, fallback_to_while_loop=False)
+            losses, gradients = _pfor(_loss_and_gradients, block)
             gradients, member_finite = self._clipped(
                 losses, [_flattened(gradients)])
             state = self._adam_step(
@@ -272,8 +271,7 @@ class UpdateMixin:
                 with compiled_ops.tracing_population():
                     return member_fn(member)
 
-        return control_flow_ops.pfor(
-            _member, size or self.size, fallback_to_while_loop=False)
+        return _pfor(_member, size or self.size)
 
     @staticmethod
     def _active(plan, due, finite, index):
@@ -346,6 +344,15 @@ class UpdateMixin:
             compiled_ops.where(active, power * rate, power)
             for power, rate in zip(state.powers, (beta1, beta2)))
         return _AdamState(*(tuple(values) for values in after), powers)
+
+
+def _pfor(member_fn, size):
+    """`pfor` of `member_fn` over `size` members, which AutoGraph leaves as
+    it is: it has no control flow to convert, and converting the member
+    code of a step took seconds."""
+    return control_flow_ops.pfor(
+        tf.autograph.experimental.do_not_convert(member_fn), size,
+        fallback_to_while_loop=False)
 
 
 def _flattened(tensors):
