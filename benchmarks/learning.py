@@ -22,6 +22,8 @@ results JSON, training nothing.
       --seeds=0,1,2 --target=5000 \
       --json=benchmarks/results/learning-cheetah.json \
       --plot=docs/learning-cheetah.png
+  python benchmarks/learning.py --config=pendulum --steps=1e5 \
+      --seeds=0,1,2,3,4,5,6,7,8,9 --population   # one population
 
 The configuration's own `steps` is replaced by --steps (training env steps);
 --set=KEY=JSON replaces other values. Seeds running side by side share the
@@ -29,6 +31,7 @@ cores, so their wall-clock times are those of a loaded machine; compare
 wall-clock figures only between runs made the same way.
 """
 
+import csv
 import json
 import multiprocessing
 import os
@@ -36,6 +39,7 @@ import queue
 import signal
 import statistics
 import sys
+import tempfile
 import time
 
 from absl import app
@@ -52,6 +56,7 @@ quiet_start.quiet_tensorflow()
 
 from agents.training import config_spec
 from agents.environments import env_modes
+from agents.training import population_run
 from agents.training import provenance
 # Defines the flags --config, --env_mode and --env_processes.
 from agents.scripts import train  # pylint: disable=unused-import
@@ -63,7 +68,9 @@ from agents.tools import seed_statistics
 FLAGS = flags.FLAGS
 _LAST_REPORTS = 10
 flags.DEFINE_float('steps', 1e6, 'Training environment steps per seed.')
-flags.DEFINE_list('seeds', ['0', '1', '2'], 'Seeds to train.')
+# Replaces the --seeds of agents.scripts.train, which this script imports.
+flags.DEFINE_list(
+    'seeds', ['0', '1', '2'], 'Seeds to train.', allow_override=True)
 flags.DEFINE_float('target', -250.0, 'Evaluation score to reach.')
 flags.DEFINE_integer(
     'jobs', None, 'Seeds trained at once; default: the number of cores.')
@@ -89,6 +96,10 @@ flags.DEFINE_list(
     'e.g. feed-forward=benchmarks/results/learning-pendulum_partial_ff.json.')
 flags.DEFINE_string('reference', None, 'Published score to cite in the '
                     'plot and JSON, e.g. "RL Zoo 5,819 at 1M".')
+flags.DEFINE_boolean(
+    'population', False, 'Train the seeds as one population in this '
+    'process (train.py --seeds, in-graph tasks), instead of a process per '
+    'seed; a report\'s seconds are those of the whole population.')
 
 
 def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
@@ -128,6 +139,42 @@ def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
             with open(progress, 'a', encoding='utf-8') as file_:
                 file_.write(json.dumps(dict(seed=seed, **reports[-1])) + '\n')
     return dict(seed=seed, reports=reports, seconds=time.monotonic() - start)
+
+
+def run_population(config_name, steps, seeds, overrides):
+    """Train the seeds as one population (`trainer.train(seeds=...)`) in a
+    temporary run folder; the results of every seed as `run_seed` returns
+    them, a report's seconds those of the population."""
+    console.set_up_logging()
+    config = config_spec.load_named_config(config_name)
+    with tempfile.TemporaryDirectory() as logdir:
+        with config.unlocked:
+            config.steps = steps
+            config.logdir = logdir
+            config.update(overrides)
+        config = config_spec.complete_config(config)
+        train_steps, eval_steps = simulation.phase_steps(config)
+        start, seconds = time.monotonic(), {}
+
+        def _on_report(step, unused_score):
+            seconds[step] = time.monotonic() - start
+
+        for _ in trainer.train(config, 'graph', _on_report, seeds=seeds):
+            pass
+        with open(os.path.join(logdir, population_run.CURVES_NAME),
+                  encoding='utf-8') as file_:
+            rows = list(csv.DictReader(file_))
+    total = time.monotonic() - start
+    results = []
+    for seed in seeds:
+        reports = [dict(
+            train_steps=int(row['step']),
+            total_steps=int(row['step']) // train_steps * (
+                train_steps + eval_steps),
+            seconds=seconds[int(row['step'])], score=float(row['score']))
+            for row in rows if int(row['seed']) == seed]
+        results.append(dict(seed=seed, reports=reports, seconds=total))
+    return results
 
 
 def run_seeds(
@@ -532,9 +579,11 @@ def _train_seeds(seeds, env_mode, overrides, jobs, progress, record,
                  compared):
     """Train the seeds, print their curves and the tables, write the files."""
     results = []
-    for result in run_seeds(
-            FLAGS.config, FLAGS.steps, seeds, env_mode, overrides, jobs,
-            progress):
+    trained = run_population(
+        FLAGS.config, FLAGS.steps, seeds, overrides) if FLAGS.population else (
+            run_seeds(FLAGS.config, FLAGS.steps, seeds, env_mode, overrides,
+                      jobs, progress))
+    for result in trained:
         print_curve(result, FLAGS.curve_every)
         sys.stdout.flush()
         results.append(result)
@@ -546,7 +595,8 @@ def _train_seeds(seeds, env_mode, overrides, jobs, progress, record,
             write_results(FLAGS.json, dict(
                 config=FLAGS.config, steps=FLAGS.steps,
                 target=FLAGS.target, overrides=overrides, jobs=jobs,
-                reference=FLAGS.reference), rows, results, record)
+                population=FLAGS.population, reference=FLAGS.reference),
+                rows, results, record)
     print_table(FLAGS.config, FLAGS.steps, FLAGS.target, rows, compared)
     if FLAGS.json:
         print(f'Wrote {FLAGS.json} and {csv_path(FLAGS.json)}.')
