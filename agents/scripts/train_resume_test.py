@@ -6,27 +6,20 @@ its checkpoint evaluates to the same scores, bit for bit, as the same run
 straight through: its checkpoints keep the running episodes, the loop's
 state and the task's random counters, and the update's shuffles are keyed
 by the update's number (see `tools.resume_state`). The script runs in
-subprocesses, as in `train_signals_test`.
+subprocesses, as in `train_signals_test`. Python environments resumed:
+`train_resume_python_test`.
 """
 
-from concurrent import futures
-import io
-import logging
-import multiprocessing
 import os
 import re
 import signal
 
-import pytest
-
 from agents.training import checkpoints
-from agents.training import trainer
 from agents.training import xla_cache
 from agents.scripts.train_reliability_test import _Script
 from agents.scripts.train_reliability_test import _new_run_folder
 from agents.scripts.train_reliability_test import _saved_checkpoints
 from agents.scripts.train_reliability_test import _summary_values
-from agents.scripts.train_reliability_test import _tiny_config
 
 # Training phases of 15 batch steps and episodes of 20: interruptions
 # between phases stop the training episodes half way. 100 phases, so that
@@ -102,79 +95,3 @@ def test_run_stopped_twice_by_sigterm_ends_as_one_run_straight_through(
     # One evaluation per phase, none repeated or lost by the resumptions.
     assert len(scores) == _PHASES
     assert _eval_scores(stopped_dir) == scores
-
-
-def _closed_and_resumed(config, env_mode, stops):
-    """Scores of a run whose generator is closed after some of its reports
-    and resumed from its checkpoint, each time, then trained to its end.
-
-    The resumptions name no env mode ('auto'), as the resume hint of the
-    script has none.
-    """
-    scores = []
-    for index, stop in enumerate(stops):
-        run = trainer.train(config, 'auto' if index else env_mode)
-        for score in run:
-            scores.append(score)
-            if len(scores) == stop:
-                break
-        run.close()
-    return scores + list(trainer.train(config, 'auto'))
-
-
-def _straight_and_resumed(name, env_modes, logdir):
-    """In a fresh process: the scores of a run straight through, in the
-    first of `env_modes`, and for each env mode the scores of the same run
-    stopped twice and resumed, and the log of the resumptions.
-
-    Fresh because oneDNN's results depend on what the process computed
-    before: in a process that trained pendulum, a second cheetah run
-    straight through ends one float32 ulp off the first.
-    """
-    settings = dict(steps=120, eval_every=30, max_length=20)
-    straight = list(trainer.train(
-        _tiny_config(name, **settings), env_modes[0]))
-    logger = logging.getLogger('agents')
-    logger.setLevel(logging.INFO)
-    resumed = {}
-    for env_mode in env_modes:
-        config = _tiny_config(
-            name, logdir=os.path.join(logdir, env_mode), **settings)
-        log = io.StringIO()
-        handler = logging.StreamHandler(log)
-        logger.addHandler(handler)
-        scores = _closed_and_resumed(config, env_mode, (1, 3))
-        logger.removeHandler(handler)
-        resumed[env_mode] = scores, log.getvalue()
-    return straight, resumed
-
-
-@pytest.mark.parametrize('name, env_modes', [
-    ('pendulum', ('inprocess', 'slices')), ('cheetah', ('inprocess',))],
-    ids=['pendulum-inprocess-slices', 'cheetah-inprocess'])
-def test_python_run_resumed_ends_as_one_run_straight_through(
-        tmp_path, name, env_modes):
-    """Python environments in process or in slices continue where the
-    checkpoint left them: physics, random generators and time limits, so
-    that a seeded run stopped twice (training episodes of 20 steps cross
-    phases of 15) and resumed scores as one run straight through (in
-    process: slices score as it)."""
-    # oneDNN's results depend on the order its ops ran in the process (one
-    # ulp after a change of graph order): off, before TensorFlow loads.
-    with futures.ProcessPoolExecutor(
-            1, multiprocessing.get_context('spawn'),
-            initializer=os.putenv,
-            initargs=('TF_ENABLE_ONEDNN_OPTS', '0')) as pool:
-        straight, resumed = pool.submit(
-            _straight_and_resumed, name, env_modes, str(tmp_path)).result()
-    assert len(straight) == 4
-    assert sorted(resumed) == sorted(env_modes)
-    for env_mode, (scores, log) in resumed.items():
-        assert scores == straight, env_mode
-        assert log.count('Restored checkpoint') == 2
-        # Not the in-graph task, which auto picks for pendulum, nor a
-        # faster mode for cheetah.
-        assert log.count(
-            f'Env mode auto: the run resumes in {env_mode}, the mode it '
-            'trained in.') == 2
-        assert 'Resumed with new episodes' not in log

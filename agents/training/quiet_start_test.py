@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from agents.training import quiet_start
 
 _NOISE = [
@@ -54,35 +56,39 @@ print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'), 'tensorflow' in sys.modules)
 """
 
 
-def test_the_users_log_level_wins():
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='0')
-    result = subprocess.run(
-        [sys.executable, '-c', _QUIET], capture_output=True, text=True,
+def _run_quiet(env, code=_QUIET):
+    return subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True,
         check=True, env=env)
+
+
+@pytest.fixture(scope='module', name='started_quietly')
+def _started_quietly():
+    """A Python that quieted TensorFlow without a level of the user's and
+    then printed its environment."""
+    env = dict(os.environ)
+    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
+    return _run_quiet(
+        env, _QUIET + 'import json\nprint(json.dumps(dict(os.environ)))')
+
+
+def test_the_users_log_level_wins(started_quietly):
+    result = _run_quiet(dict(os.environ, TF_CPP_MIN_LOG_LEVEL='0'))
     assert result.stdout.split() == ['0', 'False']
-    env.pop('TF_CPP_MIN_LOG_LEVEL')
-    result = subprocess.run(
-        [sys.executable, '-c', _QUIET], capture_output=True, text=True,
-        check=True, env=env)
-    assert result.stdout.split() == ['2', 'True']
+    # Without one, the level that quiets the start-up.
+    result = started_quietly
+    assert result.stdout.splitlines()[0].split() == ['2', 'True']
     assert not [line for line in result.stderr.splitlines()
                 if quiet_start.is_noise(line)]
     assert result.stderr == ''
 
 
-def test_a_child_that_inherits_the_level_set_here_starts_quietly():
+def test_a_child_that_inherits_the_level_set_here_starts_quietly(
+        started_quietly):
     """Once the seeds that benchmarks/learning.py spawns printed the start-up
     lines: they inherit the level their parent set, which read as the
     user's."""
-    env = dict(os.environ)
-    env.pop('TF_CPP_MIN_LOG_LEVEL', None)
-    parent = subprocess.run(
-        [sys.executable, '-c',
-         _QUIET + 'import json\nprint(json.dumps(dict(os.environ)))'],
-        capture_output=True, text=True, check=True, env=env)
-    inherited = json.loads(parent.stdout.splitlines()[1])
-    result = subprocess.run(
-        [sys.executable, '-c', _QUIET], capture_output=True, text=True,
-        check=True, env=inherited)
+    inherited = json.loads(started_quietly.stdout.splitlines()[1])
+    result = _run_quiet(inherited)
     assert result.stdout.split() == ['2', 'True']
     assert result.stderr == ''
