@@ -172,7 +172,7 @@ def test_the_update_compiles_once():
     assert result.stdout.split() == ['[3', '3]']
     compiled = dict(re.findall(r'Compiled __inference_(\w+?)_\d+ (\d+) times',
                                result.stderr))
-    assert compiled == {'_traced': '1', '_update': '1'}
+    assert compiled == {'_traced': '1', '_group_update': '1'}
 
 
 def test_a_member_not_finite_stops_the_update_naming_it():

@@ -14,6 +14,7 @@ from agents.algorithms.ppo import ppo_step
 from agents.algorithms.ppo import ppo_update
 from agents.algorithms.ppo import stacked_variable
 from agents.tools import compiled_ops
+from agents.tools import sliced_batch_env
 
 # Members trained together under `pfor`, a block after another: per member,
 # more of them run slower once their activations leave the caches, and
@@ -86,7 +87,7 @@ class UpdateMixin:
                     num_items, self._shuffle_seeds[member]))
         with view(stacked_variable.WHOLE):
             learning_rate = algo._learning_rate()
-        finite, penalty = compiled_ops.compiled_function(self._update)(
+        finite, penalty = self._updated(
             tf.stack(keys), due, learning_rate, list(self._adam[1]))
         checks = self._finite_checks(tf.logical_and(
             due, tf.logical_not(finite)))
@@ -116,30 +117,69 @@ class UpdateMixin:
                     f'the loss or gradients of member seed-{seed}')]
         return checks
 
-    def _update(self, shuffle_keys, due, learning_rate, variables):
-        """The epochs of every member due, a block of members after
-        another; whether each is finite, the penalties."""
+    def _updated(self, shuffle_keys, due, learning_rate, variables):
+        """Train every member due and write its weights and Adam's state;
+        whether each is finite, the penalties. Groups of members, one per
+        core, train in calls of one compiled function that run at the same
+        time: they take the variables' values, not the variables, which an
+        XLA call holds locked until it ends."""
         # pylint: disable=protected-access
-        algo, size = self.algo, self.size
-        block = min(_BLOCK, size)
+        groups = min(self.size, sliced_batch_env.available_cpus())
+        group_size = -(-self.size // groups)
         _, moments, powers = self._adam
-        with stacked_variable.member_view(stacked_variable.WHOLE):
-            penalty = algo._penalty.read_value()
+        before = {variable.ref(): variable.read_value()
+                  for variable in tf.global_variables()}
         state = _AdamState(
-            tuple(variable.read_value() for variable in variables),
-            tuple(moments[variable][0].read_value() for variable in variables),
-            tuple(moments[variable][1].read_value() for variable in variables),
-            tuple(power.read_value() for power in powers))
+            tuple(before[variable.ref()] for variable in variables),
+            tuple(before[moments[variable][0].ref()]
+                  for variable in variables),
+            tuple(before[moments[variable][1].ref()]
+                  for variable in variables),
+            tuple(before[power.ref()] for power in powers))
+
+        def _group_update(first):
+            return self._update(
+                first, group_size, before, state, shuffle_keys, due,
+                learning_rate, variables)
+
+        update = compiled_ops.compiled_function(_group_update)
+        outputs = [update(tf.constant(first))
+                   for first in range(0, self.size, group_size)]
+        # The last group repeats the last member where P is no multiple of
+        # its size; only the first copy is kept.
+        finite, penalty, state = tf.nest.map_structure(
+            lambda *parts: tf.concat(parts, 0)[:self.size], *outputs)
+        writes = [
+            variable.assign(value) for variable, value in zip(
+                list(variables) + [
+                    moments[variable][index] for index in (0, 1)
+                    for variable in variables] + list(powers),
+                tf.nest.flatten(state))]
+        with tf.control_dependencies(writes):
+            return tf.identity(finite), tf.identity(penalty)
+
+    def _update(self, first, size, before, state, shuffle_keys, due,
+                learning_rate, variables):
+        """The epochs of the `size` members from `first` (those due), a
+        block of them after another, from the variables' values `before`
+        (by `ref()`) and the members' `_AdamState`; whether each is finite,
+        their penalties and `_AdamState`."""
+        # pylint: disable=protected-access
+        block = min(_BLOCK, size)
+        group = tf.minimum(first + tf.range(size), self.size - 1)
+        due, learning_rate, penalty, state = stacked_variable.member_of(
+            (due, learning_rate, before[self.algo._penalty.stacked.ref()],
+             state), group)
 
         def _block(start, finite, penalty, state):
-            # The last block repeats the last member where P is no multiple
-            # of the block; only its first copy is kept.
-            members = tf.minimum(start + tf.range(block), size - 1)
+            # The last block repeats the group's last member where its size
+            # is no multiple of the block; only the first copy is kept.
+            local = tf.minimum(start + tf.range(block), size - 1)
             trained = self._train_block(
-                members, shuffle_keys, tf.gather(due, members),
-                tf.gather(learning_rate, members),
-                stacked_variable.member_of((penalty, state), members),
-                variables)
+                tf.gather(group, local), shuffle_keys,
+                tf.gather(due, local), tf.gather(learning_rate, local),
+                stacked_variable.member_of((penalty, state), local),
+                variables, before)
             position = tf.range(size) - start
             taken = tf.logical_and(position >= 0, position < block)
             position = tf.clip_by_value(position, 0, block - 1)
@@ -152,30 +192,23 @@ class UpdateMixin:
             lambda start, *unused: start < size, _block,
             (tf.constant(0), tf.ones([size], tf.bool), penalty, state),
             parallel_iterations=1)
-        writes = [
-            variable.assign(value) for variable, value in zip(
-                list(variables) + [
-                    moments[variable][index] for index in (0, 1)
-                    for variable in variables] + list(powers),
-                tf.nest.flatten(state))]
-        with tf.control_dependencies(writes):
-            return tf.identity(finite), tf.identity(penalty)
+        return finite, penalty, state
 
     def _train_block(self, members, shuffle_keys, due, learning_rate,
-                     own, variables):
+                     own, variables, before):
         """The epochs of a block of `members` (int32 `[B]`) from their
-        penalties and `_AdamState` `own`; whether each is finite, their
-        penalties and `_AdamState` after."""
+        penalties and `_AdamState` `own` and the variables' values `before`
+        the update; whether each is finite, their penalties and
+        `_AdamState` after."""
         # pylint: disable=protected-access
         algo, block = self.algo, members.shape[0]
         own_penalty, state = own
         # Unrolled: `pfor` turns the returns' `tf.scan` into lists of
-        # variants, which XLA refuses. The variables still hold every
-        # member's weights before the update.
+        # variants, which XLA refuses.
         plan, kl_inputs = self._unrolled(lambda member: (
             algo._update_plan(self._memory_inputs(), tf.gather(
                 shuffle_keys, member))[0],
-            self._memory_inputs(penalty=True)), members)
+            self._memory_inputs(penalty=True)), members, before)
 
         # The loop carries each member's weights and moments as one vector:
         # Adam's step is then a few fused ops, not a few per weight.
@@ -250,14 +283,15 @@ class UpdateMixin:
         reward = algo._reward_filter.transform(data.reward) + data.bootstrap
         return data.observ, data.action, data.policy_params, reward, length
 
-    def _unrolled(self, member_fn, members=None):
-        """`member_fn(member)` of every member (or of the int32 `members`),
-        one after another, stacked: for what `pfor` cannot vectorize
-        (random draws keyed per member, `tf.scan`)."""
+    def _unrolled(self, member_fn, members=None, values=None):
+        """`member_fn(member)` of every member (or of the int32 `members`,
+        reading `values`, see `member_view`), one after another, stacked:
+        for what `pfor` cannot vectorize (random draws keyed per member,
+        `tf.scan`)."""
         outputs = []
         for member in (range(self.size) if members is None else
                        tf.unstack(members)):
-            with stacked_variable.member_view(member):
+            with stacked_variable.member_view(member, values):
                 outputs.append(member_fn(member))
         return tf.nest.map_structure(
             lambda *tensors: tf.stack(tensors), *outputs)
