@@ -64,9 +64,12 @@ flags.DEFINE_string(
     'ray_address', None, 'Address of a Ray cluster to join (or set '
     'RAY_ADDRESS); without it the sweep starts a local Ray.')
 flags.DEFINE_float('cpus_per_run', 1, 'CPUs Ray reserves for each run.')
+# Its default is None, as train.py's (which a process that imports both
+# keeps reading): inprocess, which keeps a run within its CPUs.
 flags.DEFINE_string(
-    'env_mode', 'inprocess', 'How each run steps its environments, as for '
-    'train.py; inprocess keeps a run within its CPUs.', allow_override=True)
+    'env_mode', None, 'How each run steps its environments, as for '
+    'train.py; by default inprocess, which keeps a run within its CPUs.',
+    allow_override=True)
 flags.DEFINE_string(
     'timestamp', None, 'Folder name of the sweep; that of an earlier sweep '
     'resumes its unfinished runs and skips the finished ones.',
@@ -185,7 +188,8 @@ def main(argv):
             FLAGS.logdir, FLAGS.configs or (),
             config_spec.parse_seeds(
                 '0' if FLAGS.seeds is None else FLAGS.seeds),
-            FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run, FLAGS.env_mode,
+            FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run,
+            FLAGS.env_mode or 'inprocess',
             FLAGS.max_retries, FLAGS.ray_address,
             echo=functools.partial(print, flush=True))
     except config_io.ConfigError as error:

@@ -530,3 +530,10 @@ def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
     assert _read_curves(path) == [
         ('a', 0, 20, 1.0), ('a', 0, 40, 3.0), ('a', 1, 20, 5.0),
         ('a', 1, 40, 2.0), ('a', 2, 20, 9.0)]
+
+
+def test_flags_shared_with_train_py_keep_its_defaults():
+    # The tests import both scripts, whose flags of one name are one: the
+    # sweep's replaced train.py's default env mode with 'inprocess' once.
+    for name in ('env_mode', 'seeds', 'logdir', 'timestamp'):
+        assert train_lib.FLAGS[name].default is None, name

@@ -198,7 +198,7 @@ class Population(population_update.UpdateMixin):
             lambda member: tf.nest.flatten(algo._step_begun(
                 env, stacked_variable.member_of(carry, member),
                 stacked_variable.member_of(started, member), None,
-                tf.gather(noise, member)))))
+                tf.gather(noise, member))), unroll=self._recurrent()))
 
     def _noise(self, key):
         """A member's noise of the policy's sample for the key."""

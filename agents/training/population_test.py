@@ -14,6 +14,7 @@ from agents import tools
 from agents.algorithms.ppo import population_update
 from agents.environments import graph_env
 from agents.scripts import configs
+from agents.scripts import networks
 from agents.training import config_spec
 from agents.training import population
 from agents.training import simulation
@@ -199,3 +200,11 @@ def test_a_member_not_finite_stops_the_update_naming_it():
     for before, now in zip(weights, after):
         assert not np.array_equal(before[0], now[0])
         np.testing.assert_array_equal(before[1], now[1])
+
+
+def test_recurrent_members_train_as_single_runs():
+    # The members' steps and losses run one after another (`unroll`):
+    # `pfor` turns the GRU's loop into lists XLA refuses.
+    stacked = _assert_members_as_single_runs(_config(
+        network=networks.recurrent_gaussian, chunk_length=5), 4, 5, 1e-5)
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])

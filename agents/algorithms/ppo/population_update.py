@@ -148,7 +148,7 @@ class UpdateMixin:
         # The last group repeats the last member where P is no multiple of
         # its size; only the first copy is kept.
         finite, penalty, state = tf.nest.map_structure(
-            lambda *parts: tf.concat(parts, 0)[:self.size], *outputs)
+            lambda *groups: tf.concat(groups, 0)[:self.size], *outputs)
         writes = [
             variable.assign(value) for variable, value in zip(
                 list(variables) + [
@@ -250,7 +250,8 @@ class UpdateMixin:
                     tf.convert_to_tensor(gradient)
                     for gradient in tf.gradients(loss, weights)]
 
-            losses, gradients = _pfor(_loss_and_gradients, block)
+            losses, gradients = _pfor(
+                _loss_and_gradients, block, self._recurrent())
             gradients, member_finite = self._clipped(
                 losses, [_flattened(gradients)])
             state = self._adam_step(
@@ -267,7 +268,7 @@ class UpdateMixin:
         penalty = self._pfor(
             lambda member: algo._adapted_penalty(algo._measure_kl(
                 *stacked_variable.member_of(kl_inputs, member))[2]),
-            block, _values(state))
+            block, _values(state), self._recurrent())
         return finite, penalty, _AdamState(*(
             _unflattened(tensors[0], shapes) for tensors in state[:3]),
             state.powers)
@@ -296,16 +297,21 @@ class UpdateMixin:
         return tf.nest.map_structure(
             lambda *tensors: tf.stack(tensors), *outputs)
 
-    def _pfor(self, member_fn, size=None, values=None):
-        """`member_fn(member)` of every member, stacked by `pfor`; of
-        `size` members reading `values` (see `member_view`) where given."""
+    def _pfor(self, member_fn, size=None, values=None, unroll=False):
+        """`member_fn(member)` of every member, stacked by `pfor` (or
+        `unroll`ed, see `_pfor`); of `size` members reading `values` (see
+        `member_view`) where given."""
 
         def _member(member):
             with stacked_variable.member_view(member, values):
                 with compiled_ops.tracing_population():
                     return member_fn(member)
 
-        return _pfor(_member, size or self.size)
+        return _pfor(_member, size or self.size, unroll)
+
+    def _recurrent(self):
+        """Whether the members' network is recurrent."""
+        return self.algo._last_state is not None  # pylint: disable=W0212
 
     @staticmethod
     def _active(plan, due, finite, index):
@@ -380,10 +386,16 @@ class UpdateMixin:
         return _AdamState(*(tuple(values) for values in after), powers)
 
 
-def _pfor(member_fn, size):
+def _pfor(member_fn, size, unroll=False):
     """`pfor` of `member_fn` over `size` members, which AutoGraph leaves as
     it is: it has no control flow to convert, and converting the member
-    code of a step took seconds."""
+    code of a step took seconds. With `unroll`, the members one after
+    another instead, stacked: the `tf.scan` of a recurrent network becomes
+    lists of variants under `pfor`, which XLA refuses."""
+    if unroll:
+        return tf.nest.map_structure(
+            lambda *tensors: tf.stack(tensors),
+            *[member_fn(tf.constant(member)) for member in range(size)])
     return control_flow_ops.pfor(
         tf.autograph.experimental.do_not_convert(member_fn), size,
         fallback_to_while_loop=False)
@@ -397,10 +409,10 @@ def _flattened(tensors):
 
 def _unflattened(flat, shapes):
     """The stacked tensors of the member shapes that `_flattened` joined."""
-    parts = tf.split(flat, [shape.num_elements() for shape in shapes], 1)
+    pieces = tf.split(flat, [shape.num_elements() for shape in shapes], 1)
     return tuple(
         tf.reshape(part, [flat.shape[0]] + shape.as_list())
-        for part, shape in zip(parts, shapes))
+        for part, shape in zip(pieces, shapes))
 
 
 def _inner_axes(tensor):
