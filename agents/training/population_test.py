@@ -71,11 +71,12 @@ def _single(config, seed, batch_steps, num_steps):
             return sess.run(watched)
 
 
-def _assert_members_as_single_runs(config, calls, num_steps, tolerance):
+def _assert_members_as_single_runs(
+        config, calls, num_steps, tolerance, seeds=_SEEDS[:2]):
     """Run the population for `calls` collects; assert each member's state
     and weights equal its seed's single run after as many steps."""
     with tf.Graph().as_default():
-        members = population.Population(config, _SEEDS)
+        members = population.Population(config, seeds)
         made = members.collect(num_steps, tf.constant(1000))[0]
         advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
         # pylint: disable=protected-access
@@ -86,7 +87,7 @@ def _assert_members_as_single_runs(config, calls, num_steps, tolerance):
             for _ in range(calls):
                 batch_steps = sess.run(advance) // 4
             stacked = sess.run(watched)
-    for index, seed in enumerate(_SEEDS):
+    for index, seed in enumerate(seeds):
         single = _single(config, seed, batch_steps, num_steps)
         for name, value in single.items():
             # Batched arithmetic rounds otherwise.
@@ -102,7 +103,7 @@ def test_members_train_as_single_runs():
     # 1.2e-6. The first and third calls only collect.
     stacked = _assert_members_as_single_runs(_config(
         max_gradient_norm=0.5, learning_rate_decay='linear'), 4, 5, 1e-5)
-    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
 
 
 def test_members_of_uneven_episodes_as_single_runs(monkeypatch):
@@ -112,7 +113,7 @@ def test_members_of_uneven_episodes_as_single_runs(monkeypatch):
     # is kept.
     monkeypatch.setattr(population_update, '_BLOCK', 2)
     stacked = _assert_members_as_single_runs(_config(
-        configs.cartpole, max_length=30), 12, 10, 1e-5)
+        configs.cartpole, max_length=30), 12, 10, 1e-5, _SEEDS)
     assert len(set(stacked['num_updates:0'])) > 1
 
 
@@ -207,4 +208,4 @@ def test_recurrent_members_train_as_single_runs():
     # `pfor` turns the GRU's loop into lists XLA refuses.
     stacked = _assert_members_as_single_runs(_config(
         network=networks.recurrent_gaussian, chunk_length=5), 4, 5, 1e-5)
-    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
