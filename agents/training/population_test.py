@@ -71,10 +71,9 @@ def _single(config, seed, batch_steps, num_steps):
             return sess.run(watched)
 
 
-def _assert_members_as_single_runs(
-        config, calls, num_steps, tolerance, seeds=_SEEDS[:2]):
-    """Run the population for `calls` collects; assert each member's state
-    and weights equal its seed's single run after as many steps."""
+def _population(config, calls, num_steps, seeds=_SEEDS[:2]):
+    """The watched values of a population after `calls` collects, and its
+    batch steps."""
     with tf.Graph().as_default():
         members = population.Population(config, seeds)
         made = members.collect(num_steps, tf.constant(1000))[0]
@@ -86,7 +85,14 @@ def _assert_members_as_single_runs(
             members.initialize(sess)
             for _ in range(calls):
                 batch_steps = sess.run(advance) // 4
-            stacked = sess.run(watched)
+            return sess.run(watched), batch_steps
+
+
+def _assert_members_as_single_runs(
+        config, calls, num_steps, tolerance, seeds=_SEEDS[:2]):
+    """Run the population for `calls` collects; assert each member's state
+    and weights equal its seed's single run after as many steps."""
+    stacked, batch_steps = _population(config, calls, num_steps, seeds)
     for index, seed in enumerate(seeds):
         single = _single(config, seed, batch_steps, num_steps)
         for name, value in single.items():
@@ -209,3 +215,16 @@ def test_recurrent_members_train_as_single_runs():
     stacked = _assert_members_as_single_runs(_config(
         network=networks.recurrent_gaussian, chunk_length=5), 4, 5, 1e-5)
     np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
+
+
+def test_the_update_without_xla_gives_the_same_numbers():
+    # The update as TensorFlow's kernels run it (`compile_update=False`)
+    # against XLA's, two updates each.
+    compiled, plain = (
+        _population(_config(max_gradient_norm=0.5, compile_update=compile_),
+                    4, 5)[0]
+        for compile_ in (True, False))
+    np.testing.assert_array_equal(plain['num_updates:0'], [2, 2])
+    for name, value in compiled.items():
+        np.testing.assert_allclose(
+            plain[name], value, rtol=1e-5, atol=1e-5, err_msg=name)

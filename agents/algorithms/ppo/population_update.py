@@ -142,7 +142,11 @@ class UpdateMixin:
                 first, group_size, before, state, shuffle_keys, due,
                 learning_rate, variables)
 
-        update = compiled_ops.compiled_function(_group_update)
+        # As a single run's update (`compile_update`): XLA, or TensorFlow's
+        # kernels for comparison.
+        update = (compiled_ops.compiled_function(_group_update)
+                  if self._config.compile_update else
+                  tf.function(_group_update, autograph=False))
         outputs = [update(tf.constant(first))
                    for first in range(0, self.size, group_size)]
         # The last group repeats the last member where P is no multiple of
