@@ -22,9 +22,11 @@ TASK_VARIABLE = 'task/state'
 ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 
-class SavedEnv(collections.namedtuple('SavedEnv', 'kind, mode, path')):
+class SavedEnv(collections.namedtuple(
+        'SavedEnv', 'kind, mode, path, seeds', defaults=(None,))):
     """A run's newest readable checkpoint: `kind` 'graph', 'python' or None
-    (a new run), the Python env `mode` recorded or None, `path` or None."""
+    (a new run), the Python env `mode` recorded or None, `path` or None,
+    and the `seeds` of its population (None: a single run's)."""
 
 
 NEW_RUN = SavedEnv(None, None, None)

@@ -14,6 +14,7 @@ from agents.environments import graph_env
 from agents.tools import resume_state
 from agents.tools.run_errors import ConfigError
 from agents.training import errors
+from agents.training import member_checkpoint
 
 
 def define_saver(exclude=None, include=None, **kwargs):
@@ -339,10 +340,35 @@ def saved_env(logdir):
             mode = mode and reader.get_tensor(mode).decode('utf-8')
         except (tf.errors.OpError, ValueError):
             mode = None
+        seeds = (reader.get_tensor(member_checkpoint.SEEDS_VARIABLE)
+                 if reader.has_tensor(member_checkpoint.SEEDS_VARIABLE)
+                 else None)
         return graph_env.SavedEnv(
             'graph' if graph else 'python', None if mode == 'auto' else mode,
-            path)
+            path, None if seeds is None else [int(seed) for seed in seeds])
     return graph_env.NEW_RUN
+
+
+def check_resumed_seeds(saved, seeds):
+    """Raise a ConfigError where a run folder's `graph_env.SavedEnv` holds
+    other members than those of the `seeds` (None: a single run)."""
+    seeds = list(seeds) if seeds else None
+    if saved.path is None or saved.seeds == seeds:
+        return
+    run_dir = os.path.dirname(saved.path)
+    given = 'as a single run' if seeds is None else f'with {seeds_flag(seeds)}'
+    trained, again = (
+        ('a single run', 'without --seeds') if saved.seeds is None else
+        (f'a population of {seeds_flag(saved.seeds)}',
+         f'with {seeds_flag(saved.seeds)}'))
+    raise ConfigError(
+        f'Cannot resume {run_dir} {given}: it trained {trained}; resume it '
+        f'{again}, or start a new run (another --timestamp).')
+
+
+def seeds_flag(seeds):
+    """The `--seeds` flag of a list of seeds."""
+    return f"--seeds={','.join(str(seed) for seed in seeds)}"
 
 
 def _variable_named(names, variable):

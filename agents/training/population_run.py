@@ -51,79 +51,49 @@ def check_population(config, seeds, env_mode, flag):
             f'max_agents={full.max_agents} (raise it where intended).')
 
 
-def check_resumed_seeds(saved, seeds):
-    """Raise a ConfigError where the newest checkpoint of a run folder (its
-    `graph_env.SavedEnv`) holds other members than those of the `seeds`
-    (None: a single run)."""
-    if saved.path is None:
-        return
-    before = member_checkpoint.saved_seeds(saved.path)
-    seeds = list(seeds) if seeds else None
-    if before == seeds:
-        return
-    run_dir = os.path.dirname(saved.path)
-    given = 'as a single run' if seeds is None else f'with {_flag(seeds)}'
-    trained, again = (
-        ('a single run', 'without --seeds') if before is None else
-        (f'a population of {_flag(before)}', f'with {_flag(before)}'))
-    raise ConfigError(
-        f'Cannot resume {run_dir} {given}: it trained {trained}; resume it '
-        f'{again}, or start a new run (another --timestamp).')
-
-
-def _flag(seeds):
-    """The `--seeds` flag of a list of seeds."""
-    return f"--seeds={','.join(str(seed) for seed in seeds)}"
-
-
-def define_simulation(config, seeds):
+def define_population(config, seeds):
     """The simulation of a population for the trainer's loop, as
     `simulation.define_simulation` defines a run's, with `members` (its
     `Population`) and `reports` (its `MemberReports`): a phase of training
     is one collect of every member; an evaluation evaluates each member on
     evaluation environments of its own, those of its seed's single run.
     The loop's scores pool the members' episodes."""
-    train_steps, eval_steps = simulation.phase_steps(config)
     members = population.Population(config, seeds)
     scope, name = member_checkpoint.SEEDS_VARIABLE.split('/')
     with tf.variable_scope(scope):
         tf.Variable(np.array(seeds, np.int64), trainable=False, name=name)
-    switches = simulation.define_switches()
+    reports = MemberReports(config.logdir, seeds)
+    eval_done, eval_score = _define_evaluation(
+        members, config, reports.scores)
     batch_env = members.batch_env
+    switches = simulation.define_switches()
     (made, done, score), run_steps = simulation.collect_in_phase(
         members.collect, batch_env, switches.step, config)
-    eval_done, eval_score, scores = _define_evaluation(members, config, seeds)
-    graph = simulation.interface(
-        switches, algo=members.algo, batch_env=batch_env,
+    return simulation.define_phases(
+        config, switches, algo=members.algo, batch_env=batch_env,
         done=tf.reshape(done, [-1]), score=tf.reshape(score, [-1]),
         summary=tf.constant(''), eval_batch_env=None,
         eval_done=tf.reshape(eval_done, [-1]),
         eval_score=tf.reshape(eval_score, [-1]),
         eval_summary=simulation.mean_score_summary(
             eval_done, eval_score, switches.should_log),
-        eval_feed={}, eval_run_steps=eval_steps, run_steps=run_steps,
-        made_steps=made * len(batch_env),
-        total_steps=simulation.schedule_steps(config), members=members,
-        reports=MemberReports(config.logdir, seeds, scores))
-    with graph.unlocked:
-        graph.loop = simulation.define_loop(
-            graph, config.logdir, train_steps, eval_steps,
-            config.caller_thread)
-    return graph
+        eval_feed={}, eval_run_steps=simulation.phase_steps(config)[1],
+        run_steps=run_steps, made_steps=made * len(batch_env),
+        members=members, reports=reports)
 
 
-def _define_evaluation(members, config, seeds):
+def _define_evaluation(members, config, scores):
     """Every member's first episodes on its evaluation environments, those
     of its seed's single run, in one session call: done and score `[P,
-    eval_episodes]`, after the members' mean scores `[P]` (NaN where none
-    ended) went to a variable, returned."""
+    eval_episodes]`, after the members' mean scores went to the variable
+    `scores` `[P]` (NaN where none ended)."""
     batch_env = members.eval_batch_env
     env = rollout_env.rollout_env(batch_env)
     view = members.algo.evaluation_view(batch_env, config.eval_stochastic)
     rollout = compiled_ops.compiled_function(_member_rollout(
         compiled_rollout.rollout_function(batch_env, view, config.max_length)))
     carries = []
-    for member in range(len(seeds)):
+    for member in range(members.size):
         with stacked_variable.member_view(member):
             carries.append(rollout(
                 tf.constant(member), env.rollout_seed(), env.initial()))
@@ -135,14 +105,9 @@ def _define_evaluation(members, config, seeds):
     mean_scores = tf.reduce_sum(
         tf.where(done, score, tf.zeros_like(score)), 1) / (
             tf.reduce_sum(ended, 1))
-    # Checkpointed, so that a run resumed at its end reports them.
-    scope, name = member_checkpoint.SCORES_VARIABLE.split('/')
-    with tf.variable_scope(scope):
-        last = tf.Variable(
-            tf.fill([len(seeds)], np.nan), trainable=False, name=name)
-    store = last.assign(mean_scores)
+    store = scores.assign(mean_scores)
     return (tools.identity_after([store], done),
-            tools.identity_after([store], score), last)
+            tools.identity_after([store], score))
 
 
 def _member_rollout(rollout):
@@ -162,12 +127,16 @@ class MemberReports:
     in `seed-S/eval` of the run folder, and the final table and
     `results.json`."""
 
-    def __init__(self, logdir, seeds, scores):
-        """Report the `seeds`' `scores` (a variable `[P]`) of a run folder
-        (None: write nothing)."""
+    def __init__(self, logdir, seeds):
+        """Report the `seeds`' scores of a run folder (None: write nothing)
+        from the variable `scores` `[P]`, which evaluations assign."""
         self._logdir = logdir
         self._seeds = list(seeds)
-        self._scores = scores
+        # Checkpointed, so that a run resumed at its end reports them.
+        scope, name = member_checkpoint.SCORES_VARIABLE.split('/')
+        with tf.variable_scope(scope):
+            self.scores = tf.Variable(
+                tf.fill([len(seeds)], np.nan), trainable=False, name=name)
         self._writers = None
 
     def report(self, sess, step):
@@ -179,7 +148,7 @@ class MemberReports:
                 tf.summary.FileWriter(os.path.join(
                     self._logdir, f'seed-{seed}', 'eval'))
                 for seed in self._seeds]
-        for writer, score in zip(self._writers, sess.run(self._scores)):
+        for writer, score in zip(self._writers, sess.run(self.scores)):
             if math.isfinite(score):
                 writer.add_summary(tf.Summary(value=[tf.Summary.Value(
                     tag='mean_score', simple_value=score)]), step)
@@ -190,7 +159,7 @@ class MemberReports:
         progress line (None for other phases)."""
         if phase != 'eval':
             return None
-        scores = [score for score in sess.run(self._scores)
+        scores = [score for score in sess.run(self.scores)
                   if math.isfinite(score)]
         if not scores:
             return 'no member ended an episode'
@@ -208,7 +177,7 @@ class MemberReports:
         rows = [
             dict(member=f'seed-{seed}', seed=seed,
                  final_score=float(score) if math.isfinite(score) else None)
-            for seed, score in zip(self._seeds, sess.run(self._scores))]
+            for seed, score in zip(self._seeds, sess.run(self.scores))]
         finite = [row['final_score'] for row in rows
                   if row['final_score'] is not None]
         results = dict(members=rows, final=seed_statistics.seed_summary(

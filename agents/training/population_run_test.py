@@ -20,7 +20,8 @@ class _Session:
 
 
 def test_progress_line_shows_the_members_iqm_and_range():
-    reports = population_run.MemberReports(None, [0, 1, 2, 3, 4], None)
+    with tf.Graph().as_default():
+        reports = population_run.MemberReports(None, [0, 1, 2, 3, 4])
     sess = _Session([-3.0, -1.0, np.nan, -2.0, -10.0])
     # The IQM of four scores cuts one at each end: (-3 - 2) / 2.
     assert reports.describe(sess, 'eval') == (
@@ -33,10 +34,12 @@ def test_progress_line_shows_the_members_iqm_and_range():
 def test_curves_hold_every_members_evaluations(tmp_path):
     run_dir = tmp_path / '20261127T120000-pendulum'
     with tf.Graph().as_default():
-        scores = tf.Variable([-5.0, np.nan], name='scores')
-        reports = population_run.MemberReports(str(run_dir), [3, 8], scores)
+        reports = population_run.MemberReports(str(run_dir), [3, 8])
+        scores = reports.scores
         with tf.Session() as sess:
             sess.run(scores.initializer)
+            # A member without an evaluation's episode has no point.
+            sess.run(scores.assign([-5.0, np.nan]))
             reports.report(sess, 40)
             sess.run(scores.assign([-4.5, -7.0]))
             reports.report(sess, 80)

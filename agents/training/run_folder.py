@@ -16,7 +16,6 @@ from agents.training import checkpoints
 from agents.training import config_io
 from agents.training import config_overrides
 from agents.training import config_spec
-from agents.training import provenance
 
 LOCK_NAME = '.lock'
 PROVENANCE = 'provenance.yaml'
@@ -175,13 +174,6 @@ def locked(run_dir):
                 'new run restores none it did not write: pass another '
                 '--timestamp.')
         yield lock
-
-
-def write_new_run(lock, config):
-    """Write a new run's `config.yaml` and `provenance.yaml`."""
-    if lock.run_dir and not lock.resumed:
-        write_provenance(lock.run_dir, provenance.record())
-        config_io.save_config(config, lock.run_dir)
 
 
 def write_provenance(run_dir, record):

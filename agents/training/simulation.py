@@ -58,8 +58,6 @@ def define_simulation(batch_env, eval_batch_env, config):
     `total_steps`. An algorithm without `evaluation_view` (of 2017)
     evaluates on the training batch (`eval_batch_env` is None) with
     `is_training` false."""
-    train_steps, eval_steps = phase_steps(config)
-    total_steps = schedule_steps(config)
     switches, algo = define_algorithm(batch_env, config.algorithm, config)
     separate = eval_batch_env is not None
     run_steps = made_steps = None
@@ -81,12 +79,19 @@ def define_simulation(batch_env, eval_batch_env, config):
     else:
         eval_done, eval_score, eval_summary = done, score, summary
         eval_run_steps, eval_feed = None, {switches.is_training: False}
-    graph = interface(
-        switches, algo=algo, batch_env=batch_env, done=done, score=score,
-        summary=summary, eval_batch_env=eval_batch_env, eval_done=eval_done,
-        eval_score=eval_score, eval_summary=eval_summary,
+    return define_phases(
+        config, switches, algo=algo, batch_env=batch_env, done=done,
+        score=score, summary=summary, eval_batch_env=eval_batch_env,
+        eval_done=eval_done, eval_score=eval_score, eval_summary=eval_summary,
         eval_feed=eval_feed, eval_run_steps=eval_run_steps,
-        run_steps=run_steps, made_steps=made_steps, total_steps=total_steps)
+        run_steps=run_steps, made_steps=made_steps)
+
+
+def define_phases(config, switches, **parts):
+    """The `interface` of the switches and parts of a simulation, with
+    `total_steps` and the `loop` of its phases."""
+    train_steps, eval_steps = phase_steps(config)
+    graph = interface(switches, total_steps=schedule_steps(config), **parts)
     with graph.unlocked:
         graph.loop = define_loop(
             graph, config.logdir, train_steps, eval_steps,

@@ -1,5 +1,6 @@
 """Training an agent: the loop of phases, and what stops it early."""
 
+import contextlib
 import functools
 import logging
 import random
@@ -15,6 +16,7 @@ from agents.training import config_spec
 from agents.environments import env_modes
 from agents.environments import graph_env
 from agents.training import population_run
+from agents.training import provenance
 from agents.training import run_folder
 from agents.training import simulation as simulation_lib
 from agents.training import stopping
@@ -49,7 +51,7 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
     config = config_spec.complete_config(config)
     with run_folder.locked(config.logdir) as lock:
         saved = checkpoints.saved_env(config.logdir)
-        population_run.check_resumed_seeds(saved, seeds)
+        checkpoints.check_resumed_seeds(saved, seeds)
         graph = tf.Graph()
         with graph.as_default():
             if config.seed is not None:
@@ -63,7 +65,10 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
                 saver = checkpoints.define_saver(
                     exclude=(r'.*_temporary.*',),
                     include=tools.resume_variables())
-                run_folder.write_new_run(lock, config)
+                if lock.run_dir and not lock.resumed:
+                    run_folder.write_provenance(
+                        lock.run_dir, provenance.record())
+                    config_io.save_config(config, lock.run_dir)
             except BaseException:
                 batches.close()
                 raise
@@ -75,31 +80,36 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
 def _define_run(config, env_mode, saved, seeds):
     """The resolved env mode, the simulation and the `_Batches` of a run,
     or of a population of the `seeds`, of a run folder's `SavedEnv`."""
-    batches = None
     if not seeds:
         env_mode, batch_env, eval_batch_env = graph_env.define_run_batches(
             config, env_mode, hasattr(config.algorithm, 'evaluation_view'),
             saved)
         batches = _Batches(batch_env, eval_batch_env)
-    try:
-        if not seeds:
-            return env_mode, simulation_lib.define_simulation(
-                batch_env, eval_batch_env, config), batches
-        simulation = population_run.define_simulation(config, seeds)
-        batches = _Batches(simulation.batch_env, None)
-        if saved.kind is None:
-            # Else the checkpoint holds the members.
-            with simulation.unlocked:
-                simulation.initialize = simulation.members.initialize
-        return 'graph', simulation, batches
-    except BaseException as error:
-        if batches is not None:
+        try:
+            with _settings_checked():
+                return env_mode, simulation_lib.define_simulation(
+                    batch_env, eval_batch_env, config), batches
+        except BaseException:
             batches.close()
-        if isinstance(error, ValueError):
-            # How algorithms and networks reject their settings.
-            raise config_io.ConfigError(
-                str(error).strip().splitlines()[0]) from error
-        raise
+            raise
+    with _settings_checked():
+        simulation = population_run.define_population(config, seeds)
+    if saved.kind is None:
+        # Else the checkpoint holds the members.
+        with simulation.unlocked:
+            simulation.initialize = simulation.members.initialize
+    return 'graph', simulation, _Batches(simulation.batch_env, None)
+
+
+@contextlib.contextmanager
+def _settings_checked():
+    """Raise a ValueError (how algorithms and networks reject their
+    settings) as a ConfigError of its first line."""
+    try:
+        yield
+    except ValueError as error:
+        raise config_io.ConfigError(
+            str(error).strip().splitlines()[0]) from error
 
 
 def _run(config, env_mode, graph, simulation, saver, batches, lock,
