@@ -36,7 +36,7 @@ def test_pendulum_trains_in_graph_mode_and_a_seed_repeats(tmp_path):
                          logdir=logdir)
         scores.append(list(train.train(config, 'graph')))
         assert checkpoints.saved_env(logdir) == (
-            'graph', None, os.path.join(logdir, 'model.ckpt-6400'))
+            'graph', None, os.path.join(logdir, 'model.ckpt-6400'), None)
     assert len(scores[0]) == 2 and np.isfinite(scores[0]).all()
     assert scores[0] == scores[1]
 
@@ -61,7 +61,7 @@ def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
     graph_checkpoint = os.path.join(graph_run, 'model.ckpt-80')
     python_checkpoint = os.path.join(python_run, 'model.ckpt-80')
     assert checkpoints.saved_env(python_run) == (
-        'python', 'inprocess', python_checkpoint)
+        'python', 'inprocess', python_checkpoint, None)
     for run, env_mode, message in (
             (graph_run, 'inprocess',
              f'Cannot resume {graph_run} on Python environments: checkpoint '
@@ -79,7 +79,7 @@ def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
     # Python runs that 'auto' resumes in their mode: train_resume_python_test.
     list(train.train(_tiny_config(logdir=graph_run, steps=80), 'auto'))
     assert checkpoints.saved_env(graph_run) == (
-        'graph', None, os.path.join(graph_run, 'model.ckpt-160'))
+        'graph', None, os.path.join(graph_run, 'model.ckpt-160'), None)
 
 
 def test_graph_mode_for_a_task_without_one_exits_2_writing_nothing(
@@ -128,5 +128,5 @@ def test_sigterm_saves_a_checkpoint_and_the_graph_run_resumes(
         f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
         '--timestamp=T.')
     saved, _ = _saved_checkpoint(script, run_dir)
-    assert checkpoints.saved_env(run_dir) == ('graph', None, saved)
+    assert checkpoints.saved_env(run_dir) == ('graph', None, saved, None)
     _resume_one_phase(monkeypatch, tmp_path, run_dir, saved, 'graph')

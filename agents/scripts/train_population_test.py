@@ -147,8 +147,9 @@ def test_sigterm_saves_every_member(tmp_path):
     assert script.lines[-1] == (
         f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
         '--timestamp=T.')
-    reader = tf.train.load_checkpoint(checkpoints.saved_env(
-        str(tmp_path / 'T-pendulum')).path)
+    saved = checkpoints.saved_env(str(tmp_path / 'T-pendulum'))
+    assert saved.seeds == [3, 8]
+    reader = tf.train.load_checkpoint(saved.path)
     assert reader.get_tensor(
         member_checkpoint.SEEDS_VARIABLE).tolist() == [3, 8]
     assert reader.get_tensor('penalty').shape == (2,)
