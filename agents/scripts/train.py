@@ -37,6 +37,7 @@ from absl import flags
 from agents.training import config_io
 from agents.training import config_spec
 from agents.environments import env_modes
+from agents.environments import graph_env
 from agents.training import population_run
 from agents.training import run_folder
 from agents.training import stopping
@@ -102,9 +103,12 @@ def main(argv):
         seeds = _population_seeds()
         config, run_dir, timestamp = run_folder.prepare_run(
             FLAGS.logdir, FLAGS.config, FLAGS.timestamp, FLAGS.set)
+        # Before the trainer builds the environment, which may print.
         if seeds:
             population_run.check_population(
                 config, seeds, env_mode, f'--seeds={FLAGS.seeds}')
+        elif env_modes.in_graph_mode(env_mode):
+            graph_env.check_task(config)
         if FLAGS.seed is not None:
             with config.unlocked:
                 config.seed = FLAGS.seed

@@ -45,9 +45,6 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
     env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
     if seeds:
         env_mode = 'graph'
-    if env_modes.in_graph_mode(env_mode):
-        # Before `complete_config` builds the environment, which may print.
-        graph_env.check_task(config)
     config = config_spec.complete_config(config)
     with run_folder.locked(config.logdir) as lock:
         saved = checkpoints.saved_env(config.logdir)
@@ -65,10 +62,6 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
                 saver = checkpoints.define_saver(
                     exclude=(r'.*_temporary.*',),
                     include=tools.resume_variables())
-                if lock.run_dir and not lock.resumed:
-                    run_folder.write_provenance(
-                        lock.run_dir, provenance.record())
-                    config_io.save_config(config, lock.run_dir)
             except BaseException:
                 batches.close()
                 raise
@@ -114,23 +107,24 @@ def _settings_checked():
 
 def _run(config, env_mode, graph, simulation, saver, batches, lock,
          on_report):
-    """Run the phases and yield their scores; save at an end or early end."""
+    """Write a new run's files; yield the phases' scores; save at any end."""
     stop = stopping.active()
-    # A population's reports of its members (population_run).
-    reports = simulation.get('reports')
+    reports = simulation.get('reports')  # A population's (population_run).
+    session_config = make_session_config(config, env_mode)
     try:
-        with tf.Session(graph=graph, config=make_session_config(
-                config, env_mode)) as sess:
+        if lock.run_dir and not lock.resumed:
+            run_folder.write_provenance(lock.run_dir, provenance.record())
+            config_io.save_config(config, lock.run_dir)
+        with tf.Session(graph=graph, config=session_config) as sess:
             saver = checkpoints.restore_run(sess, saver, config, lock)
             if simulation.get('initialize'):
                 simulation.initialize(sess)
             save = functools.partial(
                 _save_checkpoint, sess, saver, simulation.step)
             # The stuck step changed no state that checkpoints hold.
-            abandon_save = functools.partial(
-                save, on_failure=True, consistent=False)
             with stopping.watch(
-                    batches, config.worker_timeout, abandon_save,
+                    batches, config.worker_timeout, functools.partial(
+                        save, on_failure=True, consistent=False),
                     lock.release):
                 if stop:
                     stop.deferred = True
