@@ -66,10 +66,8 @@ def num_items(num_sequences, max_length, chunk_length=None):
 def plan_sequences(
         sequences, length, chunk_length=None, batch_size=None, num_epochs=1,
         padding_value=0, shuffle_keys=None):
-    """The `SequencePlan` of `iterate_sequences`, whose arguments it takes
-    and errors it raises. Every shape is static, so compiled code (XLA)
-    that loops over the mini-batches sees no shape that depends on the
-    lengths."""
+    """The `SequencePlan` of `iterate_sequences` (same arguments and
+    errors), of static shapes only, as compiled loops (XLA) need."""
     for name, value in (('chunk_length', chunk_length),
                         ('batch_size', batch_size)):
         if value is not None and value < 1:
