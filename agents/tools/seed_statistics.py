@@ -1,6 +1,5 @@
 """Scores over seeds as RL papers report them: the interquartile mean with a
-stratified bootstrap percentile interval (Agarwal et al. 2021), in NumPy.
-"""
+stratified bootstrap percentile interval (Agarwal et al. 2021), in NumPy."""
 
 import csv
 import io
@@ -134,10 +133,9 @@ def write_curves_csv(path, rows):
                 f'Curve row {tuple(row)!r} has {len(row)} values; expected '
                 f"{len(CSV_HEADER)}: {', '.join(CSV_HEADER)}.")
     text = io.StringIO()
-    writer = csv.writer(text, lineterminator='\n')
-    writer.writerow(CSV_HEADER)
-    for config, seed, step, score in rows:
-        writer.writerow((config, int(seed), int(step), repr(float(score))))
+    csv.writer(text, lineterminator='\n').writerows([CSV_HEADER] + [
+        (config, int(seed), int(step), repr(float(score)))
+        for config, seed, step, score in rows])
     atomic_file.write_atomic(path, text.getvalue())
 
 
