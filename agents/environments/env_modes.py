@@ -128,10 +128,8 @@ def check_env_mode(env_mode):
     """The name of an env mode, True standing for 'processes' and False
     for 'inprocess' (2017); a ConfigError when it is unknown or cannot run
     here."""
-    if env_mode is True:
-        return 'processes'
-    if env_mode is False:
-        return 'inprocess'
+    if isinstance(env_mode, bool):
+        return 'processes' if env_mode else 'inprocess'
     if not isinstance(env_mode, str) or env_mode not in MODES:
         raise ConfigError(
             f'Unknown env mode {env_mode!r}; expected one of '
