@@ -223,8 +223,8 @@ class ExternalProcess(WorkerProxy, gym.Env):
         return self._access(name)
 
     def get_wrapper_attr(self, name):
-        """Run `get_wrapper_attr` of a public name in the child, which
-        searches every wrapper; a method comes as a function calling it."""
+        """Run `get_wrapper_attr` of a public name in the child (a method
+        comes as a function calling it there)."""
         forwarding.check_public(self, name)
         return self._access(name, wrapped=True)
 
