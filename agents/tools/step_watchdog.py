@@ -63,8 +63,8 @@ class StepWatchdog:
             with contextlib.suppress(OSError):
                 os.write(self._write_fd, b'\0')
             self._thread.join()
-        os.close(self._read_fd)
-        os.close(self._write_fd)
+        for fd in (self._read_fd, self._write_fd):
+            os.close(fd)
 
     def __enter__(self):
         return self.start()
@@ -123,8 +123,7 @@ class StepWatchdog:
             name = str(env.unwrapped if hasattr(env, 'unwrapped') else env)
         except Exception:  # pylint: disable=broad-exception-caught
             name = 'environment'
-        if len(name) > 80:
-            name = name[:77] + '...'
+        name = name if len(name) <= 80 else name[:77] + '...'
         error = worker_errors.timeout_error(
             f'Environment {name} in this process', self._timeout,
             'it cannot be interrupted, so the process stops')

@@ -73,13 +73,10 @@ class _Pickler(cloudpickle.Pickler):
         if path is not None:
             return Deferred, path
         path = _deferred_path(type(obj))
-        if path is not None:
-            # An instance needs its class: the worker imports it.
-            reduced = _with_class(obj.__reduce_ex__(self.proto), type(obj),
-                                  path)
-            if reduced is not None:
-                return reduced
-        return super().reducer_override(obj)
+        # An instance needs its class: the worker imports it.
+        reduced = path and _with_class(
+            obj.__reduce_ex__(self.proto), type(obj), path)
+        return reduced or super().reducer_override(obj)
 
 
 def _with_class(reduced, cls, path):
