@@ -147,8 +147,7 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         # Not necessarily the spaces of the batch, which batch wrappers may
         # transform.
         self.assertGreaterEqual(len(self.batch_env), 2)
-        envs = [self.batch_env[index] for index in range(
-            len(self.batch_env))]
+        envs = [self.batch_env[index] for index in range(len(self.batch_env))]
         for env in envs:
             self.assertEqual(
                 env.observation_space, envs[0].observation_space)
@@ -176,9 +175,8 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         self.assertEqual((done.dtype, done.shape), (bool, (size,)))
         self.assertEqual(
                 sorted(info), ['infos', 'restarted', 'terminated', 'truncated'])
-        self.assertEqual(info['terminated'].dtype, bool)
-        self.assertEqual(info['truncated'].dtype, bool)
-        self.assertEqual(info['restarted'].dtype, bool)
+        for key in ('terminated', 'truncated', 'restarted'):
+            self.assertEqual(info[key].dtype, bool)
         np.testing.assert_array_equal(
             done, info['terminated'] | info['truncated'])
         self.assertIsInstance(info['infos'], tuple)
