@@ -2,6 +2,7 @@
 
 import collections
 import contextlib
+import functools
 import logging
 import math
 import numbers
@@ -159,9 +160,9 @@ class Loop:
         global_step = int(sess.run(self._step))
         callables = self._make_callables(sess)
         self._reports.start(global_step)
-        turn = None
-        if sess.run(self._in_turn):  # A restored turn goes on.
-            turn = self._find_current_phase(global_step)[:2]
+        # A restored turn goes on.
+        turn = self._find_current_phase(global_step)[:2] if sess.run(
+            self._in_turn) else None
         try:
             while max_step is None or global_step < max_step:
                 if stop is not None and stop():
@@ -282,12 +283,9 @@ class Loop:
                     done, tf.equal(index, position))
                 submits.append(mean_score.submit(
                     tf.gather(score, tf.where(ended)[:, 0])))
-        if index is None:
-            clear = mean_scores[0].clear
-        else:
-            def clear():
-                return tf.switch_case(
-                    index, [mean_score.clear for mean_score in mean_scores])
+        clear = mean_scores[0].clear if index is None else functools.partial(
+            tf.switch_case, index,
+            [mean_score.clear for mean_score in mean_scores])
         with tf.control_dependencies(submits):
             # The mean is only read on reports; other runs return zero.
             reported_score = tf.cond(self._report, clear, float)
