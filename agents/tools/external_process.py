@@ -22,6 +22,7 @@ from agents.tools import env_slice
 from agents.tools import forwarding
 from agents.tools import mujoco_warnings
 from agents.tools import plain_warnings
+from agents.tools import run_errors
 from agents.tools import worker_errors
 from agents.tools import worker_messages
 from agents.tools import worker_pickle
@@ -66,8 +67,8 @@ class WorkerProxy:  # pylint: disable=no-member
                 f'timeout must be a positive number of seconds, got '
                 f'{timeout!r}.')
         self._timeout = float(timeout)
-        name = getattr(constructor, '__qualname__', None) or repr(constructor)
-        self._name = name if len(name) <= 80 else name[:77] + '...'
+        self._name = run_errors.shorten(
+            getattr(constructor, '__qualname__', None) or repr(constructor))
 
     def handshake(self):
         """What the worker sent once it started; waits for it."""
