@@ -156,8 +156,7 @@ def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
     from agents.tools import sliced_batch_env
     if (num_agents == 1 or sliced_batch_env.available_cpus() == 1) and (
             'inprocess' in candidates):
-        candidates = [
-            mode for mode in candidates if mode not in _WORKER_MODES]
+        candidates = [mode for mode in candidates if mode not in _WORKER_MODES]
     return candidates
 
 

@@ -137,8 +137,7 @@ def check_env_id(env_id):
     """Raise a ConfigError listing the registered ids for an unknown id."""
     if env_id not in gym.envs.registry:
         choices = ', '.join(sorted(gym.envs.registry))
-        raise ConfigError(
-            f"Unknown env id '{env_id}'; valid ids: {choices}.")
+        raise ConfigError(f"Unknown env id '{env_id}'; valid ids: {choices}.")
 
 
 def check_spaces(env):

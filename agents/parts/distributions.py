@@ -108,8 +108,7 @@ class Categorical:
     def __init__(self, logits):
         """Create the distribution of int32 classes of the logits
         `batch_shape + [num_classes]` (a ValueError without that axis)."""
-        self._logits = _with_last_axis(
-            logits, 'logits need a class dimension')
+        self._logits = _with_last_axis(logits, 'logits need a class dimension')
 
     logits = forwarding.read_only(
         'logits', 'Logits tensor `batch_shape + [num_classes]`.')

@@ -149,8 +149,7 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         self.assertGreaterEqual(len(self.batch_env), 2)
         envs = [self.batch_env[index] for index in range(len(self.batch_env))]
         for env in envs:
-            self.assertEqual(
-                env.observation_space, envs[0].observation_space)
+            self.assertEqual(env.observation_space, envs[0].observation_space)
             self.assertEqual(env.action_space, envs[0].action_space)
 
     def test_reset_returns_stacked_observations(self):

@@ -58,8 +58,7 @@ class Loop:
             self._reset = _switch(reset, 'force_reset')
             # Whether the next run continues a turn that earlier runs began;
             # a loop restored without it begins the turn anew.
-            self._in_turn = tf.Variable(
-                False, trainable=False, name='in_turn')
+            self._in_turn = tf.Variable(False, trainable=False, name='in_turn')
         resume_state.keep_for_resume(self._in_turn)
         self._phases = []
         self._reports = phase_reports.PhaseReports(

@@ -13,8 +13,7 @@ CONFIDENCE = 0.95
 RESAMPLES = 10000
 SEED = 0
 CSV_HEADER = ('config', 'seed', 'step', 'score')
-SUMMARY_HEADER = (
-    'seeds', 'mean', 'median', 'IQM', f'IQM {CONFIDENCE:.0%} CI')
+SUMMARY_HEADER = ('seeds', 'mean', 'median', 'IQM', f'IQM {CONFIDENCE:.0%} CI')
 
 
 def interquartile_mean(scores, axis=None):
@@ -82,8 +81,7 @@ def seed_summary(
         confidence=confidence)
 
 
-def curve_band(
-        curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
+def curve_band(curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
     """Float arrays `(iqm, low, high)`: each step's IQM of the scores
     `curves` `[seeds, steps]` and its interval (`bootstrap_interval` of the
     step, with the arguments); a ValueError unless `curves` is 2-D with at

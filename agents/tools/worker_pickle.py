@@ -45,8 +45,7 @@ class Deferred:
 
     def __getattr__(self, name):
         # Not the protocols of pickling and copying, nor its own state.
-        if name == '_target' or (
-                name.startswith('__') and name not in _NAMES):
+        if name == '_target' or (name.startswith('__') and name not in _NAMES):
             raise AttributeError(name)
         return getattr(self.resolve(), name)
 
