@@ -174,8 +174,7 @@ def _define_batch_indices(item_length, batch_size, num_epochs, shuffle_keys):
     num_batches = (num_filled + batch_size - 1) // batch_size
     capacity = -(-count // batch_size) * batch_size
     order = tf.pad(
-        order, [[0, 0], [0, capacity - count]],
-        constant_values=empty_index)
+        order, [[0, 0], [0, capacity - count]], constant_values=empty_index)
     position = tf.range(capacity)[None, :]
     order = tf.where_v2(position < num_filled, order, empty_index)
     per_epoch = capacity // batch_size

@@ -194,8 +194,7 @@ class BatchEnv(forwarding.Forwarding):
             self._envs[index].close()
         self._fresh.add(index)
         self._envs[index] = env = blame(
-            index, functools.partial(self._restart, index),
-            ' to restart')
+            index, functools.partial(self._restart, index), ' to restart')
         self.restarts += 1
         self._check_replacement(index, env, ' after a restart')
         return env

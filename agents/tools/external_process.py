@@ -189,8 +189,7 @@ class ExternalProcess(WorkerProxy, gym.Env):
                     mujoco_warnings.WithSeen(constructor)))),
             daemon=True)
         worker_process.start(
-            self._process, context, main_module=main_module,
-            preload=__name__)
+            self._process, context, main_module=main_module, preload=__name__)
         # Only the child holds its end, so the parent sees it die at once.
         worker_conn.close()
         self._closed = False

@@ -76,9 +76,8 @@ def seed_summary(
     low, high = bootstrap_interval([scores], confidence, resamples, seed)
     return dict(
         seeds=len(scores), mean=float(np.mean(scores)),
-        median=float(np.median(scores)),
-        iqm=interquartile_mean(scores), iqm_low=low, iqm_high=high,
-        confidence=confidence)
+        median=float(np.median(scores)), iqm=interquartile_mean(scores),
+        iqm_low=low, iqm_high=high, confidence=confidence)
 
 
 def curve_band(curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):

@@ -74,8 +74,7 @@ def _begin_episode(batch_env, algo, tallies, agent_indices):
     """Reset environments and their tallies, then begin their episodes."""
     observ = batch_env.reset(agent_indices)
     reset_score = tf.scatter_update(
-        tallies.score, agent_indices,
-        tf.zeros_like(agent_indices, tf.float32))
+        tallies.score, agent_indices, tf.zeros_like(agent_indices, tf.float32))
     reset_length = tf.scatter_update(
         tallies.length, agent_indices, tf.zeros_like(agent_indices))
     resets = [observ, reset_score, reset_length]
