@@ -145,8 +145,7 @@ def check_spaces(env):
     observ_space, action_space = env.observation_space, env.action_space
     if not isinstance(observ_space, gym.spaces.Box):
         raise ConfigError(
-            f'Unsupported observation space {observ_space!r}; expected a '
-            'Box.')
+            f'Unsupported observation space {observ_space!r}; expected a Box.')
     if not isinstance(action_space, (gym.spaces.Box, gym.spaces.Discrete)):
         raise ConfigError(
             f'Unsupported action space {action_space!r}; expected a Box '

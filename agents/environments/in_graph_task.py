@@ -157,8 +157,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             max_length = task.max_episode_steps
         if not _is_int(max_length, 1):
             raise ValueError(
-                f'max_length must be None or an int >= 1, got '
-                f'{max_length!r}.')
+                f'max_length must be None or an int >= 1, got {max_length!r}.')
         self.task = task
         self._num_envs = int(num_envs)
         self.max_length = int(max_length)

@@ -134,8 +134,7 @@ class EnvironmentContractMixin(_ContractMixin):
         space = self.environment.observation_space
         self.assertTrue(
             space.contains(observ),
-            f'Observation {observ!r} is not in the observation space '
-            f'{space}.')
+            f'Observation {observ!r} is not in the observation space {space}.')
 
 
 class BatchEnvironmentContractMixin(_ContractMixin):
