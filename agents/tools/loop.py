@@ -159,9 +159,9 @@ class Loop:
         global_step = int(sess.run(self._step))
         callables = self._make_callables(sess)
         self._reports.start(global_step)
-        # A restored turn goes on.
-        turn = self._find_current_phase(global_step)[:2] if sess.run(
-            self._in_turn) else None
+        turn = None
+        if sess.run(self._in_turn):  # A restored turn goes on.
+            turn = self._find_current_phase(global_step)[:2]
         try:
             while max_step is None or global_step < max_step:
                 if stop is not None and stop():
@@ -268,7 +268,7 @@ class Loop:
     def _define_step(
             self, done, score, summary, batch, mean_scores, index=None):
         """A run's summary, reported score, global step, and that step once
-        all else ran; scores go to the mean that `index` picks (None: one)."""
+        all else ran; scores go to `mean_scores[index]` (None: the only)."""
         if done.shape.ndims == 0:
             done, score = done[None], score[None]
         # `control_dependencies` marks the ops it is given, which TensorFlow
