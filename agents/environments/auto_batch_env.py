@@ -156,8 +156,7 @@ def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
     from agents.tools import sliced_batch_env
     if (num_agents == 1 or sliced_batch_env.available_cpus() == 1) and (
             'inprocess' in candidates):
-        candidates = [
-            mode for mode in candidates if mode not in _WORKER_MODES]
+        candidates = [mode for mode in candidates if mode not in _WORKER_MODES]
     return candidates
 
 
@@ -165,7 +164,7 @@ def time_candidates(batch_envs):
     """Time candidate batches (a dict of mode names to open batches): the
     chosen mode and the modes' steps per second, also logged."""
     modes = list(batch_envs)
-    rates = {mode: 0.0 for mode in modes}
+    rates = dict.fromkeys(modes, 0.0)
     num_agents = len(batch_envs[modes[0]])
     space = batch_envs[modes[0]].action_space
     space.seed(0)
@@ -221,8 +220,7 @@ def pick_env_mode(rates):
 
 def _burst_rate(batch_env, actions, seconds):
     """Environment steps per second of stepping a batch for some seconds."""
-    steps = 0
-    start = time.perf_counter()
+    steps, start = 0, time.perf_counter()
     while True:
         _, _, done, _ = batch_env.step(actions[steps % len(actions)])
         if done.any():

@@ -24,10 +24,8 @@ def create_environment(
         check_env_id(config.env)
     kwargs = {'render_mode': render_mode} if render_mode else {}
     try:
-        if isinstance(config.env, str):
-            env = gym.make(config.env, **kwargs)
-        else:
-            env = config.env(**kwargs)
+        env = (gym.make(config.env, **kwargs) if isinstance(config.env, str)
+               else config.env(**kwargs))
     except Exception as error:  # pylint: disable=broad-exception-caught
         # A missing simulator (Box2D's DependencyNotInstalled) or a
         # constructor that fails: one line with the type and message.
@@ -139,18 +137,15 @@ def check_env_id(env_id):
     """Raise a ConfigError listing the registered ids for an unknown id."""
     if env_id not in gym.envs.registry:
         choices = ', '.join(sorted(gym.envs.registry))
-        raise ConfigError(
-            f"Unknown env id '{env_id}'; valid ids: {choices}.")
+        raise ConfigError(f"Unknown env id '{env_id}'; valid ids: {choices}.")
 
 
 def check_spaces(env):
-    """Raise a ConfigError for spaces the in-graph environment cannot
-    hold."""
+    """Raise a ConfigError for spaces the in-graph environment cannot hold."""
     observ_space, action_space = env.observation_space, env.action_space
     if not isinstance(observ_space, gym.spaces.Box):
         raise ConfigError(
-            f'Unsupported observation space {observ_space!r}; expected a '
-            'Box.')
+            f'Unsupported observation space {observ_space!r}; expected a Box.')
     if not isinstance(action_space, (gym.spaces.Box, gym.spaces.Discrete)):
         raise ConfigError(
             f'Unsupported action space {action_space!r}; expected a Box '

@@ -2,13 +2,15 @@
 and every environment seed. No TensorFlow: worker processes import it."""
 
 import collections
-import importlib
 
 import numpy as np
 
 from agents import tools
 from agents.environments import auto_batch_env
 from agents.environments import env_construction
+from agents.tools import envpool_batch_env
+from agents.tools import ray_batch_env
+from agents.tools import sliced_batch_env
 from agents.tools.run_errors import ConfigError
 
 
@@ -42,13 +44,12 @@ def _build_processes(constructors, timeout, restart):
 
 def _build_slices(constructors, timeout, restart):
     """One worker per CPU core, each stepping a slice of the batch."""
-    # pylint: disable-next=not-callable
-    return tools.SlicedBatchEnv(constructors, restart=restart, timeout=timeout)
+    return sliced_batch_env.SlicedBatchEnv(
+        constructors, restart=restart, timeout=timeout)
 
 
 def _build_ray(constructors, timeout, restart, **options):
     """Ray actors, a slice each; `options` go to `RayBatchEnv`."""
-    from agents.tools import ray_batch_env
     return ray_batch_env.RayBatchEnv(
         constructors, restart=restart, timeout=timeout, **options)
 
@@ -64,8 +65,7 @@ def _build_envpool(constructors, timeout, restart):
             'expected the constructors of make_batch_env with a config that '
             'names its env by id.')
     try:
-        # pylint: disable-next=not-callable
-        return tools.EnvPoolBatchEnv(
+        return envpool_batch_env.EnvPoolBatchEnv(
             task, len(constructors), constructors[0].seed)
     except ValueError as error:
         raise ConfigError(f'--env_mode=envpool: {error}') from None
@@ -80,6 +80,7 @@ def _build_graph(constructors, timeout, restart):
         'define_in_graph_batch).')
 
 
+# The checks look the import up when called, where tests replace it.
 MODES = {
     'auto': EnvMode(_build_auto, auto_batch_env.describe()),
     'inprocess': EnvMode(
@@ -92,13 +93,11 @@ MODES = {
     'ray': EnvMode(
         _build_ray, 'Ray actors on the nodes of a Ray cluster (RAY_ADDRESS, '
         'else a local one), one per free CPU, stepping a slice each',
-        lambda: importlib.import_module(
-            'agents.tools.ray_batch_env').import_ray()),
+        lambda: ray_batch_env.import_ray()),
     'envpool': EnvMode(
         _build_envpool, "EnvPool's C++ thread pool, for the gymnasium ids "
         'it has (extra envpool; Linux, Python >= 3.11)',
-        lambda: importlib.import_module(
-            'agents.tools.envpool_batch_env').import_envpool()),
+        lambda: envpool_batch_env.import_envpool()),
     'graph': EnvMode(
         _build_graph, 'the task as TensorFlow operations in the graph where '
         'it has an in-graph version (Pendulum-v1, CartPole-v1, Acrobot-v1, '
@@ -128,10 +127,8 @@ def check_env_mode(env_mode):
     """The name of an env mode, True standing for 'processes' and False
     for 'inprocess' (2017); a ConfigError when it is unknown or cannot run
     here."""
-    if env_mode is True:
-        return 'processes'
-    if env_mode is False:
-        return 'inprocess'
+    if isinstance(env_mode, bool):
+        return 'processes' if env_mode else 'inprocess'
     if not isinstance(env_mode, str) or env_mode not in MODES:
         raise ConfigError(
             f'Unknown env mode {env_mode!r}; expected one of '

@@ -51,8 +51,8 @@ class Task:
         return f'{type(self).__name__}({self.env_id!r})'
 
     def reset(self, key, batch_size):
-        """Initial states `[batch_size, state_size]`, uniform in
-        `[reset_low, reset_high)`, drawn with the int64 `key` `[2]`."""
+        """Initial states `[batch_size, state_size]` uniform in `[reset_low,
+        reset_high)`, drawn with the int64 `key` `[2]`."""
         with tf.name_scope(f'{self.name}_reset'):
             return uniform(key, batch_size, self.reset_low, self.reset_high)
 
@@ -125,9 +125,8 @@ class StandardTask(Task):
         if self._observ_map is None:
             return observ
         with tf.name_scope('standard_observ'):
-            return (
-                (observ - self._observ_map.center)
-                / self._observ_map.half_range)
+            return (observ - self._observ_map.center) / (
+                self._observ_map.half_range)
 
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
@@ -158,8 +157,7 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             max_length = task.max_episode_steps
         if not _is_int(max_length, 1):
             raise ValueError(
-                f'max_length must be None or an int >= 1, got '
-                f'{max_length!r}.')
+                f'max_length must be None or an int >= 1, got {max_length!r}.')
         self.task = task
         self._num_envs = int(num_envs)
         self.max_length = int(max_length)
@@ -190,9 +188,8 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
         return self._num_envs
 
     def __repr__(self):
-        return (
-            f'InGraphTaskBatch({self.task!r}, num_envs={self._num_envs}, '
-            f'max_length={self.max_length})')
+        return (f'InGraphTaskBatch({self.task!r}, num_envs={self._num_envs}, '
+                f'max_length={self.max_length})')
 
     # The task gives the spaces and attributes the batch lacks.
     _wrapped = property(lambda self: self.task)
@@ -303,8 +300,7 @@ def uniform(key, batch_size, low, high):
             f'batch_size must be a Python int >= 1, got {batch_size!r}.')
     return _compiled_uniform(
         tf.convert_to_tensor(key, tf.int64), int(batch_size),
-        tuple(float(value) for value in low),
-        tuple(float(value) for value in high))
+        tuple(map(float, low)), tuple(map(float, high)))
 
 
 @tf.function(jit_compile=True)
@@ -312,8 +308,7 @@ def _compiled_uniform(key, batch_size, low, high):
     """Uniform values `[batch_size, len(low)]` in `[low, high)`."""
     unit = tf.random.stateless_uniform(
         [batch_size, len(low)], seed=key, dtype=tf.float32, alg='philox')
-    low = tf.constant(low, tf.float32)
-    high = tf.constant(high, tf.float32)
+    low, high = tf.constant(low, tf.float32), tf.constant(high, tf.float32)
     return low + unit * (high - low)
 
 
@@ -324,8 +319,8 @@ class TaskRolloutEnv(rollout_env.RolloutEnv):
 
     def _variables(self):
         """The reset counter, states and step counts."""
-        return self._batch_env.counter, self._batch_env.state, (
-            self._batch_env.steps)
+        batch_env = self._batch_env
+        return batch_env.counter, batch_env.state, batch_env.steps
 
     def rollout_seed(self):
         """The first half of the random keys of a rollout: the task's seed."""

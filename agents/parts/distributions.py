@@ -16,11 +16,10 @@ class DiagonalGaussian:
         """Create the distribution of the mean `batch_shape + [event_size]`
         and log standard deviations broadcastable to it; a ValueError when
         `mean` has no event dimension."""
-        mean = _with_last_axis(mean, 'mean needs an event dimension')
-        logstd = tf.convert_to_tensor(logstd, dtype=mean.dtype)
-        self._mean = mean
+        self._mean = _with_last_axis(mean, 'mean needs an event dimension')
         # Algorithms store one log standard deviation per step and action.
-        self._logstd = logstd + tf.zeros_like(mean)
+        self._logstd = tf.convert_to_tensor(
+            logstd, dtype=self._mean.dtype) + tf.zeros_like(self._mean)
 
     mean = forwarding.read_only(
         'mean', 'Mean tensor `batch_shape + [event_size]`.')
@@ -108,10 +107,8 @@ class Categorical:
 
     def __init__(self, logits):
         """Create the distribution of int32 classes of the logits
-        `batch_shape + [num_classes]`; a ValueError when they have no class
-        dimension."""
-        self._logits = _with_last_axis(
-            logits, 'logits need a class dimension')
+        `batch_shape + [num_classes]` (a ValueError without that axis)."""
+        self._logits = _with_last_axis(logits, 'logits need a class dimension')
 
     logits = forwarding.read_only(
         'logits', 'Logits tensor `batch_shape + [num_classes]`.')
@@ -183,8 +180,7 @@ class Categorical:
             raise TypeError(f'KL needs another Categorical, got {type(other)}')
         with tf.name_scope('categorical_kl'):
             log_probs = tf.nn.log_softmax(self._logits)
-            other_log_probs = tf.nn.log_softmax(other.logits)
-            log_ratio = log_probs - other_log_probs
+            log_ratio = log_probs - tf.nn.log_softmax(other.logits)
             return tf.reduce_sum(tf.exp(log_probs) * log_ratio, -1, name='kl')
 
 
@@ -211,9 +207,8 @@ def _gumbel(key, shape):
 
 def _gumbel_max(logits, key):
     """The argmax `[rows, 1]` of the logits plus Gumbel noise."""
-    gumbel = _gumbel(key, tf.shape(logits))
-    return tf.argmax(
-        logits + gumbel, axis=-1, output_type=tf.int32)[:, None]
+    return tf.argmax(logits + _gumbel(key, tf.shape(logits)), axis=-1,
+                     output_type=tf.int32)[:, None]
 
 
 # Without autograph: nothing to convert, and no generated file is left in

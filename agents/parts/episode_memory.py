@@ -49,8 +49,7 @@ class EpisodeMemory:
 
     @property
     def variables(self):
-        """Tuple of the buffer variables, flat in the template's order, and
-        the variable of the rows' lengths."""
+        """The buffer variables, flat in the template's order; the lengths'."""
         return tuple(self._buffers), self._length
 
     def length(self, rows=None):
@@ -112,11 +111,9 @@ class EpisodeMemory:
         length of each row."""
         with tf.name_scope('episode_memory_data'):
             rows = self._rows(rows)
-            flat_episodes = [
-                tf.gather(buffer_, rows) for buffer_ in self._buffers]
-            episodes = tf.nest.pack_sequence_as(self._template, flat_episodes)
-            length = tf.gather(self._length, rows, name='length')
-            return episodes, length
+            episodes = tf.nest.pack_sequence_as(self._template, [
+                tf.gather(buffer_, rows) for buffer_ in self._buffers])
+            return episodes, tf.gather(self._length, rows, name='length')
 
     def clear(self, rows=None):
         """Operation that resets the length of the rows to zero."""

@@ -66,10 +66,8 @@ def num_items(num_sequences, max_length, chunk_length=None):
 def plan_sequences(
         sequences, length, chunk_length=None, batch_size=None, num_epochs=1,
         padding_value=0, shuffle_keys=None):
-    """The `SequencePlan` of `iterate_sequences`, whose arguments it takes
-    and errors it raises. Every shape is static, so compiled code (XLA)
-    that loops over the mini-batches sees no shape that depends on the
-    lengths."""
+    """The `SequencePlan` of `iterate_sequences` (same arguments and
+    errors), of static shapes only, as compiled loops (XLA) need."""
     for name, value in (('chunk_length', chunk_length),
                         ('batch_size', batch_size)):
         if value is not None and value < 1:
@@ -176,8 +174,7 @@ def _define_batch_indices(item_length, batch_size, num_epochs, shuffle_keys):
     num_batches = (num_filled + batch_size - 1) // batch_size
     capacity = -(-count // batch_size) * batch_size
     order = tf.pad(
-        order, [[0, 0], [0, capacity - count]],
-        constant_values=empty_index)
+        order, [[0, 0], [0, capacity - count]], constant_values=empty_index)
     position = tf.range(capacity)[None, :]
     order = tf.where_v2(position < num_filled, order, empty_index)
     per_epoch = capacity // batch_size

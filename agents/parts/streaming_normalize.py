@@ -38,15 +38,13 @@ class StreamingNormalize:
         self._name = name
         self._shape = shape
         with tf.variable_scope(name):
-            self._count = tf.get_variable(
-                'count', [], tf.int64, tf.zeros_initializer(),
-                trainable=False)
-            self._mean = tf.get_variable(
-                'mean', shape, tf.float32, tf.zeros_initializer(),
-                trainable=False)
-            self._var_sum = tf.get_variable(
-                'var_sum', shape, tf.float32, tf.zeros_initializer(),
-                trainable=False)
+            self._count, self._mean, self._var_sum = (
+                tf.get_variable(
+                    variable, shape_, dtype, tf.zeros_initializer(),
+                    trainable=False)
+                for variable, shape_, dtype in (
+                    ('count', [], tf.int64), ('mean', shape, tf.float32),
+                    ('var_sum', shape, tf.float32)))
 
     @property
     def count(self):
@@ -64,9 +62,8 @@ class StreamingNormalize:
         return _std(self._variables())
 
     def update(self, value):
-        """Merge a batch of values (the template shape with leading batch
-        dimensions) into the statistics; a summary of the batch's mean, which
-        runs the update."""
+        """Merge a batch of values (of the template shape after leading batch
+        dimensions); a summary of the batch's mean, which runs the update."""
         with tf.name_scope(self._name + '/update'):
             batch = tf.reshape(
                 tf.cast(value, tf.float32), [-1] + self._shape.as_list())
@@ -78,8 +75,8 @@ class StreamingNormalize:
                 return self._summary('value', _batch_mean(batch))
 
     def read(self):
-        """The current `Statistics`, which compiled loops carry as tensors
-        through `merged`, `transform(value, statistics)` and `assign`."""
+        """The current `Statistics`, which compiled loops carry through
+        `merged`, `transform(value, statistics)` and `assign`."""
         return Statistics(
             self._count.read_value(), self._mean.read_value(),
             self._var_sum.read_value())
@@ -132,8 +129,7 @@ class StreamingNormalize:
                 tf.zeros_like, self._variables())))
 
     def summary(self):
-        """Summary of the mean once a value was seen and of the standard
-        deviation once two were."""
+        """Summary of the mean after a value and the deviation after two."""
         with tf.name_scope(self._name + '/summary') as scope:
 
             def _define_summary(name, tensor_fn):

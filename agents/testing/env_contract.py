@@ -134,8 +134,7 @@ class EnvironmentContractMixin(_ContractMixin):
         space = self.environment.observation_space
         self.assertTrue(
             space.contains(observ),
-            f'Observation {observ!r} is not in the observation space '
-            f'{space}.')
+            f'Observation {observ!r} is not in the observation space {space}.')
 
 
 class BatchEnvironmentContractMixin(_ContractMixin):
@@ -147,11 +146,9 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         # Not necessarily the spaces of the batch, which batch wrappers may
         # transform.
         self.assertGreaterEqual(len(self.batch_env), 2)
-        envs = [self.batch_env[index] for index in range(
-            len(self.batch_env))]
+        envs = [self.batch_env[index] for index in range(len(self.batch_env))]
         for env in envs:
-            self.assertEqual(
-                env.observation_space, envs[0].observation_space)
+            self.assertEqual(env.observation_space, envs[0].observation_space)
             self.assertEqual(env.action_space, envs[0].action_space)
 
     def test_reset_returns_stacked_observations(self):
@@ -176,9 +173,8 @@ class BatchEnvironmentContractMixin(_ContractMixin):
         self.assertEqual((done.dtype, done.shape), (bool, (size,)))
         self.assertEqual(
                 sorted(info), ['infos', 'restarted', 'terminated', 'truncated'])
-        self.assertEqual(info['terminated'].dtype, bool)
-        self.assertEqual(info['truncated'].dtype, bool)
-        self.assertEqual(info['restarted'].dtype, bool)
+        for key in ('terminated', 'truncated', 'restarted'):
+            self.assertEqual(info[key].dtype, bool)
         np.testing.assert_array_equal(
             done, info['terminated'] | info['truncated'])
         self.assertIsInstance(info['infos'], tuple)

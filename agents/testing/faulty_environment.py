@@ -23,7 +23,6 @@ class FaultyEnvironment(gym.Wrapper):
     """
 
     def __init__(self):
-        """Create the environment."""
         super().__init__(gym.make('Pendulum-v1'))
         self._fault_file = os.environ.get(FAULT_FILE_VARIABLE)
 

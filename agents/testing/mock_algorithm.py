@@ -47,8 +47,7 @@ class MockAlgorithm:
             action.set_shape(agent_indices.shape.concatenate(shape))
             return action, summary
 
-    def experience(
-            self, agent_indices, observ, action, reward, done, nextob):
+    def experience(self, agent_indices, observ, action, reward, done, nextob):
         """Record the call and the transition; return an empty summary."""
         with tf.name_scope('experience'):
             return self._define_record(

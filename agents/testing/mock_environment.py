@@ -95,16 +95,14 @@ class MockEnvironment(gym.Env):
         if self._step >= self.duration:
             raise RuntimeError(
                     f'Episode {self._episode} ended after {self.duration} '
-                    'steps; '
-                    'reset the MockEnvironment before stepping it again.')
+                    'steps; reset the MockEnvironment before stepping it '
+                    'again.')
         self.actions.append(np.array(action))
         self._step += 1
         self.steps[-1] += 1
         ended = self._step >= self.duration
-        terminated = ended and not self._truncate
-        truncated = ended and self._truncate
-        reward = float(self._step)
-        return self._current_observ(), reward, terminated, truncated, {}
+        return (self._current_observ(), float(self._step),
+                ended and not self._truncate, ended and self._truncate, {})
 
     def render(self):
         """A small frame whose pixels encode the step in the episode."""

@@ -6,7 +6,6 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 
-
 class TaskContractMixin:
     """Checks of a task against the gymnasium environment of its id: the
     spaces, 1,000 steps from the same states and actions, the reset
@@ -41,20 +40,17 @@ class TaskContractMixin:
         self.addCleanup(self.env.close)
 
     def set_gymnasium_state(self, state):
-        """Set the state of gymnasium's environment to a `[state_size]` one
-        of the task's."""
+        """Set gymnasium's environment to a task's state `[state_size]`."""
         self.env.state = np.asarray(state, np.float64)
 
     def coverage_states(self, rng, count):
-        """Sample `[count, state_size]` float32 states uniformly from the
-        coverage box with the NumPy generator `rng`."""
+        """`[count, state_size]` float32 states, uniform in the coverage box."""
         return rng.uniform(
                 self.coverage_low, self.coverage_high,
                 (count, len(self.coverage_low))).astype(np.float32)
 
     def random_actions(self, rng, count):
-        """Sample `count` actions with the NumPy generator `rng`; Box
-        actions reach a quarter of the range beyond each bound."""
+        """`count` random actions; Box ones reach a quarter beyond bounds."""
         space = self.task.action_space
         if isinstance(space, gym.spaces.Discrete):
             return rng.integers(space.n, size=count).astype(np.int32)
@@ -110,8 +106,7 @@ class TaskContractMixin:
         states = self.task.reset(_key(3, 7), 100_000).numpy()
         self.assertEqual(states.dtype, np.float32)
         self.assertEqual(states.shape, (100_000, self.task.state_size))
-        self.assertTrue((states >= low).all())
-        self.assertTrue((states <= high).all())
+        self.assertTrue(((states >= low) & (states <= high)).all())
         width = high - low
         # Within five standard errors of a uniform's mean and variance.
         _assert_close(
@@ -126,8 +121,8 @@ class TaskContractMixin:
             self.env.reset(seed=seed)
             samples.append(np.asarray(self.env.state, np.float64))
         samples = np.array(samples)
-        self.assertTrue((samples >= low - 1e-6).all())
-        self.assertTrue((samples <= high + 1e-6).all())
+        self.assertTrue(
+            ((samples >= low - 1e-6) & (samples <= high + 1e-6)).all())
         _assert_close(samples.min(0), low, 0.05 * width + 1e-7)
         _assert_close(samples.max(0), high, 0.05 * width + 1e-7)
 

@@ -42,9 +42,8 @@ def descendants():
 
 
 def step_with_checked_types(batch_env):
-    """Reset and step a batch of three default `MockEnvironment`s; assert
-    the outputs' dtypes and shapes and float32 actions (from float64).
-    Returns the info dict of the step."""
+    """Reset and step a batch of three default `MockEnvironment`s, asserting
+    dtypes and shapes (float32 actions from float64); the step's info."""
     observ = batch_env.reset()
     assert (observ.dtype, observ.shape) == (np.float32, (3, 2))
     observ, reward, done, info = batch_env.step(np.zeros((3, 3)))
@@ -83,15 +82,9 @@ def check_bad_input_is_refused(batch_env):
 
 
 def check_killed_worker(batch_env, index, failed, survivors):
-    """Kill a worker mid-batch; assert the step's `ExternalProcessError`,
-    that the survivors stepped, and that the worker's process is gone.
-
-    Args:
-      batch_env: Batch of default `MockEnvironment`s in workers; closed.
-      failed: Start of the error's message, e.g. 'Environment 1 of the
-          batch failed'.
-      survivors: Indices of environments that must have stepped once.
-    """
+    """Kill the worker of environment `index` of a batch of default
+    `MockEnvironment`s (closed after); assert the step's error, starting
+    `failed`, that the `survivors` stepped once and the process is gone."""
     try:
         batch_env.reset()
         pid = batch_env[index].pid
@@ -113,9 +106,8 @@ def check_killed_worker(batch_env, index, failed, survivors):
 
 
 def check_close_and_collection(make_batch):
-    """Assert that closing a batch, or collecting it, ends its workers;
-    `make_batch()` makes a batch whose environments have their worker's
-    `pid`."""
+    """Assert that closing or collecting a batch of `make_batch()`, whose
+    environments have their worker's `pid`, ends its workers."""
     for ending in ('close', 'collect'):
         batch_env = make_batch()
         batch_env.reset()

@@ -53,7 +53,6 @@ class BatchEnv(forwarding.Forwarding):
         # What `close` closes: the environments, or a subclass's workers.
         self._owned = self._envs
         check_spaces(self._envs)
-        # The spaces of one environment of the batch.
         self.observation_space = self._envs[0].observation_space
         self.action_space = self._envs[0].action_space
         if getattr(self.observation_space, 'dtype', None) is None:
@@ -195,8 +194,7 @@ class BatchEnv(forwarding.Forwarding):
             self._envs[index].close()
         self._fresh.add(index)
         self._envs[index] = env = blame(
-            index, functools.partial(self._restart, index),
-            ' to restart')
+            index, functools.partial(self._restart, index), ' to restart')
         self.restarts += 1
         self._check_replacement(index, env, ' after a restart')
         return env
@@ -212,8 +210,8 @@ class BatchEnv(forwarding.Forwarding):
     def _result(self, observ, reward, terminated, truncated, restarted,
                 infos):
         """The return value of `step` from the rows of its values."""
-        terminated = np.asarray(terminated, bool)
-        truncated = np.asarray(truncated, bool)
+        terminated, truncated = (
+            np.asarray(flags, bool) for flags in (terminated, truncated))
         info = dict(
             terminated=terminated, truncated=truncated, restarted=restarted,
             infos=tuple(infos))
@@ -294,8 +292,8 @@ def stack(observs, space):
 
 
 def check_spaces(envs, start=0):
-    """Raise a ValueError unless all environments have the spaces of the
-    first, whose index in the batch is `start`."""
+    """Raise a ValueError unless all environments have the first's spaces
+    (`start`: its index in the batch)."""
     for index, env in enumerate(envs[1:], start + 1):
         mismatch = _mismatch(env, envs[0])
         if mismatch:
@@ -327,16 +325,16 @@ def close_all(envs):
 
 
 def name_index(error, index, when=''):
-    """Prefix the error of environment `index` once with its index and
-    `when` (such as ' after a restart'); return the error."""
+    """The error of environment `index`, prefixed once with its index and
+    `when` (such as ' after a restart')."""
     return prefix_message(
         error, f'Environment {index} of the batch failed{when}: ',
         f'Environment {index} of the batch ')
 
 
 def prefix_message(error, prefix, named):
-    """Prefix the message of `error` unless it starts with `named` (a string
-    or tuple of them); return the error."""
+    """The error, its message prefixed unless it starts with `named` (a
+    string or tuple of them)."""
     args = error.args
     if not args or not isinstance(args[0], str):
         error.args = (prefix + (str(error) or type(error).__name__),)

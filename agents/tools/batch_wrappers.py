@@ -65,8 +65,7 @@ class LimitDuration(BatchWrapper):
         # The step of a restarted environment began a new episode.
         self._limit.steps[restarted] = -1
         truncated = self._limit.count(done, info['truncated'] & ~restarted)
-        done = done | truncated
-        return observ, reward, done, dict(info, truncated=truncated)
+        return observ, reward, done | truncated, dict(info, truncated=truncated)
 
     def reset(self, indices=None, seed=None):
         """Reset some or all environments and their step counts."""

@@ -1,10 +1,7 @@
-"""Compiled functions, and ops that XLA translates quickly.
-
-On TensorFlow 2.21 XLA translates some common operations (`Select`, `Relu`,
-`Sqrt`, ...) one at a time, at about 8 ms each per start of a run (see
-docs/performance.md); the functions here compute the same values without
-them, on the compiled and the uncompiled paths alike.
-"""
+"""Compiled functions, and ops that XLA translates quickly: on TensorFlow
+2.21 it translates some (`Select`, `Relu`, `Sqrt`, ...) at about 8 ms each
+per start of a run (docs/performance.md); the functions here compute the
+same values without them, compiled or not."""
 
 import contextlib
 import functools
@@ -93,8 +90,7 @@ def is_finite(tensor):
 
 
 def all_finite(tensors):
-    """Bool scalar: whether all values of the tensors (or slices) are
-    finite."""
+    """Bool scalar: whether all values of the tensors (or slices) are finite."""
     return tf.reduce_all(tf.stack([
         tf.reduce_all(is_finite(value)) for value in _values(tensors)]))
 

@@ -17,9 +17,8 @@ def first_episodes(batch_env, policy, num_steps):
     score (the running score where it did not end).
 
     The batch is left as that many steps of `tools.simulate` would leave
-    it, with the same scores for the same actions. A step that is not
-    finite stops the loop and fails the result with the message of
-    `tf.debugging.check_numerics`; no variable is written then. A
+    it. A step that is not finite stops the loop and fails the result with
+    the message of `tf.debugging.check_numerics`, writing no variable. A
     ValueError unless `num_steps` is a positive Python int and the batch of
     one of the two kinds.
 
@@ -40,10 +39,8 @@ def first_episodes(batch_env, policy, num_steps):
 
 
 def rollout_function(batch_env, policy, num_steps):
-    """The function `(seed, env_state)` of the loop of `first_episodes`
-    (which takes the same arguments and raises the same errors), from the
-    batch's rollout seed and loop state to the carry after it; it writes no
-    variable."""
+    """The loop of `first_episodes` (same arguments and errors) as a
+    function `(seed, env_state) -> carry` that writes no variable."""
     if isinstance(num_steps, bool) or not isinstance(num_steps, int) or (
             num_steps < 1):
         raise ValueError(
@@ -80,9 +77,8 @@ def rollout_function(batch_env, policy, num_steps):
 
 
 def finish(batch_env, carry):
-    """Fail where the carry of a `rollout_function` is not finite, else
-    write it to the batch's variables; its first episodes' done and
-    score."""
+    """Write the carry of a `rollout_function` to the batch's variables
+    (failing where it is not finite); its first episodes' done and score."""
     env = rollout_env.rollout_env(batch_env)
     with tf.control_dependencies(rollout_env.failure_checks(carry.bad)):
         writes = env.assign(carry.env) + [
@@ -95,10 +91,9 @@ def finish(batch_env, carry):
 def _initial_carry(batch_env, policy, env_state):
     """The `_Carry` of a rollout before its first step: all episodes done."""
     size = len(batch_env)
-    zeros = tf.zeros([size], tf.float32)
-    flags = tf.zeros([size], tf.bool)
-    observ = tf.zeros_like(batch_env.observ)
-    action = tf.zeros_like(batch_env.action)
+    zeros, flags = tf.zeros([size], tf.float32), tf.zeros([size], tf.bool)
+    observ, action = (
+        tf.zeros_like(batch_env.observ), tf.zeros_like(batch_env.action))
     return _Carry(
         index=tf.constant(0), env=env_state, observ=observ,
         done=tf.ones([size], tf.bool), action=action, reward=zeros,

@@ -19,12 +19,10 @@ def count_weights(scope=None, exclude=None, graph=None):
     if exclude:
         exclude = re.compile(exclude)
         variables = [var for var in variables if not exclude.match(var.name)]
-    total = 0
     for var in variables:
-        shape = var.shape
-        if not shape.is_fully_defined():
+        if not var.shape.is_fully_defined():
             raise ValueError(
                     f'Cannot count the weights of variable {var.name!r} '
-                    f'with shape {shape} that is not fully defined.')
-        total += int(np.prod(shape.as_list(), dtype=np.int64))
-    return total
+                    f'with shape {var.shape} that is not fully defined.')
+    return sum(int(np.prod(var.shape.as_list(), dtype=np.int64))
+               for var in variables)

@@ -36,8 +36,7 @@ class SliceConstructor:
 
 class Slice:
     """The environments of one slice of the batch, inside their worker;
-    errors of single environments are returned, so that the others step on.
-    """
+    errors of single environments are returned, so that the others step on."""
 
     def __init__(self, constructors, start):
         """Build the environments, the first of index `start`."""
@@ -60,8 +59,8 @@ class Slice:
 
     def __str__(self):
         stop = self._start + len(self._envs) - 1
-        return f'<slice of environments {self._start} to {stop}: ' \
-            f'{self._envs[0]}>'
+        return (f'<slice of environments {self._start} to {stop}: '
+                f'{self._envs[0]}>')
 
     def step(self, actions):
         """Step the environments of the slice into a `StepBatch`; those held

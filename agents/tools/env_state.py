@@ -121,17 +121,15 @@ def _physics_spec():
 def _physics_state(layer, data):
     """MuJoCo's integration state of the `data` of a layer."""
     mujoco, spec = _physics_spec()
-    model = layer.model
-    state = np.empty(mujoco.mj_stateSize(model, spec), np.float64)
-    mujoco.mj_getState(model, data, state, spec)
+    state = np.empty(mujoco.mj_stateSize(layer.model, spec), np.float64)
+    mujoco.mj_getState(layer.model, data, state, spec)
     return state
 
 
 def _set_physics_state(layer, data, state):
     """Set MuJoCo's integration state of `_physics_state`."""
     mujoco, spec = _physics_spec()
-    if data is None or state.shape != (
-            mujoco.mj_stateSize(layer.model, spec),):
+    if data is None or state.shape != (mujoco.mj_stateSize(layer.model, spec),):
         raise StateUnavailable(
             f'the saved physics state of {layer} does not fit its model')
     mujoco.mj_setState(layer.model, data, state, spec)
@@ -165,6 +163,6 @@ def _from_json(value):
         if 'float' in value:
             return float(value['float'])
         dtype, shape, data = value['array']
-        array = np.frombuffer(base64.b64decode(data), np.dtype(dtype))
-        return array.reshape(shape).copy()
+        return np.frombuffer(
+            base64.b64decode(data), np.dtype(dtype)).reshape(shape).copy()
     return value

@@ -22,6 +22,7 @@ from agents.tools import env_slice
 from agents.tools import forwarding
 from agents.tools import mujoco_warnings
 from agents.tools import plain_warnings
+from agents.tools import run_errors
 from agents.tools import worker_errors
 from agents.tools import worker_messages
 from agents.tools import worker_pickle
@@ -66,8 +67,8 @@ class WorkerProxy:  # pylint: disable=no-member
                 f'timeout must be a positive number of seconds, got '
                 f'{timeout!r}.')
         self._timeout = float(timeout)
-        name = getattr(constructor, '__qualname__', None) or repr(constructor)
-        self._name = name if len(name) <= 80 else name[:77] + '...'
+        self._name = run_errors.shorten(
+            getattr(constructor, '__qualname__', None) or repr(constructor))
 
     def handshake(self):
         """What the worker sent once it started; waits for it."""
@@ -188,8 +189,7 @@ class ExternalProcess(WorkerProxy, gym.Env):
                     mujoco_warnings.WithSeen(constructor)))),
             daemon=True)
         worker_process.start(
-            self._process, context, main_module=main_module,
-            preload=__name__)
+            self._process, context, main_module=main_module, preload=__name__)
         # Only the child holds its end, so the parent sees it die at once.
         worker_conn.close()
         self._closed = False
@@ -223,8 +223,8 @@ class ExternalProcess(WorkerProxy, gym.Env):
         return self._access(name)
 
     def get_wrapper_attr(self, name):
-        """Run `get_wrapper_attr` of a public name in the child, which
-        searches every wrapper; a method comes as a function calling it."""
+        """Run `get_wrapper_attr` of a public name in the child (a method
+        comes as a function calling it there)."""
         forwarding.check_public(self, name)
         return self._access(name, wrapped=True)
 

@@ -31,8 +31,8 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
         self._error = None
         batch = (len(batch_env),)
         scope = self._define_variables('InGraphBatchEnv', batch)
-        # The bytes a step or reset returns per environment; the flags are
-        # done, truncated and restarted.
+        # A step's or reset's bytes per environment; flags: done, truncated,
+        # restarted.
         self._row = np.dtype([
                 ('observ', self._observ_dtype.as_numpy_dtype,
                  tuple(self._observ.shape.as_list()[1:])),
@@ -65,7 +65,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
 
     def simulate(self, action):
         """The op that steps the batch with an action tensor and assigns the
-        variables; it fails and assigns nothing on NaN or Inf."""
+        variables (nothing where it fails on NaN or Inf)."""
         with tf.name_scope('environment_simulate'):
             action = in_graph_env.prepare_action(
                     action, self._action, check_numerics=False)
@@ -82,7 +82,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
 
     def step_outcome(self, action):
         """The `Outcome` of a step with an action tensor of the variable's
-        dtype and shape, assigning nothing (not for XLA: it runs Python)."""
+        dtype and shape; assigns nothing, runs Python (not for XLA)."""
         packed = tf.numpy_function(self._step, [action], tf.uint8, name='step')
         packed.set_shape((len(self._batch_env), None))
         return self._unpack(packed)
@@ -90,9 +90,8 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
     def reset_outcome(self, indices):
         """The `Outcome` of resetting int32 indices, assigning nothing."""
         indices.set_shape((None,))
-        packed = tf.numpy_function(
-                self._reset, [indices], tf.uint8, name='reset')
-        return self._unpack(packed, every_row=False)
+        return self._unpack(tf.numpy_function(
+                self._reset, [indices], tf.uint8, name='reset'), False)
 
     def reset(self, indices=None):
         """Reset the environments of integer indices (None: all): their first
@@ -195,18 +194,13 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
                 packed, [observ_bytes, 4, 8, 3], axis=1)
         observ = _from_bytes(
                 observ, self._observ_dtype, self._observ.shape[1:], rows)
-        reward = tf.bitcast(reward, tf.float32)
         restarts = tf.bitcast(restarts, tf.int64)
-        if every_row:
-            restarts = restarts[0]
-        else:
-            # Every row holds the count; a reset of no environment has none,
-            # and keeps the count as it was.
-            restarts = tf.maximum(
-                    tf.reduce_max(restarts), self._restarts.read_value())
-        done, truncated, restarted = tf.unstack(
-                tf.cast(flags, tf.bool), axis=1)
-        return Outcome(observ, reward, done, truncated, restarted, restarts)
+        # Every row holds the count; a reset of no environment keeps it.
+        restarts = restarts[0] if every_row else tf.maximum(
+                tf.reduce_max(restarts), self._restarts.read_value())
+        return Outcome(
+                observ, tf.bitcast(reward, tf.float32),
+                *tf.unstack(tf.cast(flags, tf.bool), axis=1), restarts)
 
 
 def _from_bytes(rows, dtype, shape, batch):
@@ -229,11 +223,9 @@ def _check_finite(value, name):
     value = np.asarray(value)
     if value.dtype.kind != 'f' or np.isfinite(value).all():
         return
-    has_nan = bool(np.isnan(value).any())
-    has_inf = bool(np.isinf(value).any())
-    kind = 'Inf and NaN' if has_nan and has_inf else (
-            'NaN' if has_nan else 'Inf')
-    raise ValueError(f'{name} : Tensor had {kind} values')
+    kinds = [kind for kind, test in (('Inf', np.isinf), ('NaN', np.isnan))
+             if test(value).any()]
+    raise ValueError(f"{name} : Tensor had {' and '.join(kinds)} values")
 
 
 class BridgeRolloutEnv(rollout_env.RolloutEnv):

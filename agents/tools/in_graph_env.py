@@ -15,8 +15,7 @@ class GraphModeError(RuntimeError):
 
 def require_graph_mode(what):
     """Raise a `GraphModeError` naming `what` unless graphs build with TF2
-    semantics: not in eager mode, nor with TF1 reference variables or
-    control flow, which would fail deep inside TensorFlow instead."""
+    semantics (not eagerly, nor with TF1 variables or control flow)."""
     if tf.executing_eagerly():
         raise GraphModeError(
             f'{what} builds TensorFlow graph ops and needs graph mode, but '
@@ -46,8 +45,7 @@ class InGraphEnvBase(forwarding.Forwarding):
             'not terminated (an algorithm may bootstrap then).')
 
     def _define_variables(self, name, batch):
-        """Define the variables, shaped `batch + ...`, in the scope
-        `env_temporary`, which it returns."""
+        """Define the variables `batch + ...`; their scope `env_temporary`."""
         # pylint: disable=attribute-defined-outside-init
         require_graph_mode(name)
         observ_shape, self._observ_dtype = parse_space(
@@ -68,8 +66,7 @@ class InGraphEnvBase(forwarding.Forwarding):
         observ = compiled_ops.check_numerics(observ, 'observ')
         reward = compiled_ops.check_numerics(reward, 'reward')
         pairs = [(self._observ, observ), (self._reward, reward)] + assignments
-        # Assign nothing unless every check passed: a consistent step.
-        with tf.control_dependencies([observ, reward]):
+        with tf.control_dependencies([observ, reward]):  # All checks passed.
             return tf.group(*[
                     variable.assign(value) for variable, value in pairs])
 
@@ -153,16 +150,13 @@ def define_variable(name, shape, dtype, ones=False):
 
 def prepare_action(action, variable, check_numerics=True):
     """An action tensor (of any width of its kind) cast to the dtype and
-    shape of the action variable; with `check_numerics`, fails on NaN or Inf.
-    A TypeError where the dtype kinds (integer, floating) differ, a
-    ValueError where the shapes are not compatible."""
+    shape of the action variable, with `check_numerics` failing on NaN or
+    Inf; a TypeError for another kind, a ValueError for another shape."""
     action = tf.convert_to_tensor(action)
     dtype = variable.dtype.base_dtype
     if action.dtype != dtype:
-        same_kind = (
-                (action.dtype.is_integer and dtype.is_integer) or
-                (action.dtype.is_floating and dtype.is_floating))
-        if not same_kind:
+        if not (action.dtype.is_integer and dtype.is_integer or
+                action.dtype.is_floating and dtype.is_floating):
             raise TypeError(
                     f'Expected actions of dtype {dtype.name} but got '
                     f'{action.dtype.name}.')

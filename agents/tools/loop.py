@@ -2,6 +2,7 @@
 
 import collections
 import contextlib
+import functools
 import logging
 import math
 import numbers
@@ -27,11 +28,10 @@ _logger = logging.getLogger('agents')
 class Loop:
     """Alternate phases of simulation steps, logging and checkpointing.
 
-    Every session run adds the steps of the phase's batch (or `run_steps`)
-    to the global step, from which alone the schedule follows, so a loop
-    rebuilt on a restored step resumes where the checkpoint was taken. The
-    switches and the tensors of a phase's `feed` are placeholders fed on
-    each run, or variables that the loop sets in the graph.
+    The schedule follows from the global step alone, so a loop rebuilt on a
+    restored step resumes where the checkpoint was taken. The switches and
+    a phase's `feed` are placeholders fed on each run, or variables that
+    the loop sets in the graph.
 
     Args:
         logdir: Folder for summaries (a subfolder per phase) and
@@ -49,9 +49,8 @@ class Loop:
             self, logdir, step=None, log=None, report=None, reset=None,
             step_phases=None):
         self._logdir = logdir
-        if step is None:
-            step = tf.train.get_or_create_global_step()
-        self._step = step
+        self._step = (
+            tf.train.get_or_create_global_step() if step is None else step)
         with temporary_scope.temporary_scope('loop') as scope:
             self._scope = scope
             self._log = _switch(log, 'should_log')
@@ -59,8 +58,7 @@ class Loop:
             self._reset = _switch(reset, 'force_reset')
             # Whether the next run continues a turn that earlier runs began;
             # a loop restored without it begins the turn anew.
-            self._in_turn = tf.Variable(
-                False, trainable=False, name='in_turn')
+            self._in_turn = tf.Variable(False, trainable=False, name='in_turn')
         resume_state.keep_for_resume(self._in_turn)
         self._phases = []
         self._reports = phase_reports.PhaseReports(
@@ -130,8 +128,7 @@ class Loop:
                     f'{done.shape} and {score.shape}.')
         batch = _positive_int(run_steps, 'run_steps', optional=True) or (
             1 if done.shape.ndims == 0 else done.shape.as_list()[0])
-        # The writers start with `run`, so that a loop that never runs (of
-        # a resume that fails, say) writes no event files.
+        # Writers start in `run`: a loop that never runs writes no events.
         summary_dir = os.path.join(self._logdir, name) if self._logdir else None
         with temporary_scope.reenter(self._scope):
             mean_score = streaming_mean.StreamingMean(
@@ -212,8 +209,8 @@ class Loop:
         return self._reports.shown_steps(global_step)[0]
 
     def _make_callables(self, sess):
-        """Set the first switches; a session callable per phase (the ops
-        are built on the first run, once the phases are known)."""
+        """Set the first switches; a session callable per phase."""
+        # The ops are built on the first run, once the phases are known.
         if len(self._ops) != len(self._phases):
             with self._step.graph.as_default():
                 self._first_switches = self._define_switches(
@@ -231,8 +228,7 @@ class Loop:
         return [made[id(op)] for op in self._ops]
 
     def _define_runs(self):
-        """The outputs of each phase's runs and the switches after them
-        (the same objects for phases that `_can_share`)."""
+        """The outputs of each phase's runs and the switches after them."""
         phases = self._phases
         if self._can_share():
             with tf.name_scope('loop_shared'):
@@ -254,8 +250,7 @@ class Loop:
         return ops, next_switches
 
     def _can_share(self):
-        """Whether all phases can run as one session callable (optimized
-        once)."""
+        """Whether all phases can run as one session callable."""
         first = self._phases[0]
 
         def placeholders(phase):
@@ -272,9 +267,8 @@ class Loop:
 
     def _define_step(
             self, done, score, summary, batch, mean_scores, index=None):
-        """The outputs of a run: summary, reported score, global step, and
-        the global step once all else ran; the scores go to the one of
-        `mean_scores`, or to that of the phase that `index` picks."""
+        """A run's summary, reported score, global step, and that step once
+        all else ran; scores go to `mean_scores[index]` (None: the only)."""
         if done.shape.ndims == 0:
             done, score = done[None], score[None]
         # `control_dependencies` marks the ops it is given, which TensorFlow
@@ -288,12 +282,9 @@ class Loop:
                     done, tf.equal(index, position))
                 submits.append(mean_score.submit(
                     tf.gather(score, tf.where(ended)[:, 0])))
-        if index is None:
-            clear = mean_scores[0].clear
-        else:
-            def clear():
-                return tf.switch_case(
-                    index, [mean_score.clear for mean_score in mean_scores])
+        clear = mean_scores[0].clear if index is None else functools.partial(
+            tf.switch_case, index,
+            [mean_score.clear for mean_score in mean_scores])
         with tf.control_dependencies(submits):
             # The mean is only read on reports; other runs return zero.
             reported_score = tf.cond(self._report, clear, float)
@@ -326,8 +317,7 @@ class Loop:
                 self._in_turn.assign(tf.logical_not(first_run)))
 
     def _define_switches(self, global_step, first_run, location=None):
-        """Assign the variable switches their values at a global step (as
-        `run` computes them in Python)."""
+        """Assign the variable switches their values at a global step."""
         phases = self._phases
         if location is None:
             location = self._locate(global_step)
@@ -364,15 +354,13 @@ class Loop:
 
 
 def _callable(sess, fetches, target, placeholders, caller_thread):
-    """A session call of fixed fetches that feeds only placeholders, of
-    `values` mapping `tensor.ref()` to values."""
+    """A session call of fixed fetches, fed `values[tensor.ref()]`."""
     # Any feed list, also an empty one, takes the slow path of `Session.run`;
     # only None makes the fast callable.
     call = sess.make_callable(
         (fetches, target), placeholders or None, accept_options=caller_thread)
-    options = {}
-    if caller_thread:
-        options['options'] = tf.RunOptions(inter_op_thread_pool=-1)
+    options = dict(options=tf.RunOptions(inter_op_thread_pool=-1)) if (
+        caller_thread) else {}
 
     def run(values):
         fetched, _ = call(
@@ -384,9 +372,8 @@ def _callable(sess, fetches, target, placeholders, caller_thread):
 
 def _switch(tensor, name):
     """The given switch, or a new bool variable that the loop sets."""
-    if tensor is None:
-        return tf.Variable(False, trainable=False, name=name)
-    return tensor
+    return tensor if tensor is not None else tf.Variable(
+        False, trainable=False, name=name)
 
 
 def _is_variable(tensor):

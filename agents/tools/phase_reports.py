@@ -64,11 +64,8 @@ class PhaseReports:
 
     def report(self, phase, global_step, mean_score, max_step, detail=None):
         """Log the progress line of a report, with the text `detail` after
-        the mean score where given, and flush the phase's writer.
-
-        The time left is at the speed since the first report: the time
-        before it holds the graph's start-up.
-        """
+        the mean score where given, and flush the phase's writer. The time
+        left is at the speed since the first report (not the start-up)."""
         now = time.monotonic()
         speed = rate = None
         if now > self._last_time:
@@ -82,8 +79,7 @@ class PhaseReports:
         where = (f'Global step {global_step}' if self._step_phases is None
                  else f'Step {shown}')
         parts = [f'{where} ({phase.name}): mean score {mean_score:.3f}']
-        if detail:
-            parts.append(detail)
+        parts += [detail] if detail else []
         parts += [f'{other} steps {steps}' for other, steps in others.items()]
         parts.append(
             'steps/s n/a' if speed is None else f'{speed:.1f} steps/s')

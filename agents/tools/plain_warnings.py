@@ -1,6 +1,5 @@
 """Python warnings without the colour codes of gymnasium's, which show as
-`[33m` in log files. No TensorFlow: worker processes import this module.
-"""
+`[33m` in log files. No TensorFlow: worker processes import this module."""
 
 import re
 import warnings

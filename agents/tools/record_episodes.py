@@ -61,8 +61,7 @@ class RecordEpisodes(gym.Wrapper):
         self._discard()
         observ, info = self.env.reset(seed=seed, options=options)
         os.makedirs(self._directory, exist_ok=True)
-        # A unique name, without creating the file: the encoder creates it
-        # with the permissions the umask grants.
+        # Unique and not created here: the encoder creates it (umask).
         self._path = os.path.join(
             self._directory, f'.recording-{uuid.uuid4().hex}.mp4')
         self._write(self.env.render())
@@ -122,9 +121,7 @@ def pad_frame(frame, multiple=16):
     frame = np.asarray(frame)
     if frame.dtype != np.uint8:
         frame = np.clip(frame, 0, 255).astype(np.uint8)
-    height, width = frame.shape[:2]
-    pad_height = -height % multiple
-    pad_width = -width % multiple
+    pad_height, pad_width = (-size % multiple for size in frame.shape[:2])
     if pad_height or pad_width:
         frame = np.pad(frame, (
             (pad_height // 2, pad_height - pad_height // 2),

@@ -15,9 +15,8 @@ _APPLY = 'agents_resume_apply'
 
 
 def keep_for_resume(variables):
-    """Mark variables of the default graph (a variable or a nested structure
-    of them, None entries skipped) as state that a resumed run needs;
-    returns them."""
+    """Mark variables of the default graph (one, or a nested structure
+    skipping None) as state that a resumed run needs; returns them."""
     graph = tf.get_default_graph()
     kept = graph.get_collection_ref(COLLECTION)
     for variable in nested.flatten(variables):

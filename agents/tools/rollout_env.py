@@ -55,8 +55,7 @@ def first_failure(failure, action, observ, reward):
     if action.dtype.is_floating:
         checked.append(action)
     finite = compiled_ops.all_finite(checked)
-    fails = tf.logical_and(tf.logical_not(finite), tf.logical_not(
-        failure.failed))
+    fails = tf.logical_not(tf.logical_or(finite, failure.failed))
     return Failure(
         failed=tf.logical_or(failure.failed, fails),
         action=compiled_ops.where(fails, action, failure.action),
@@ -65,8 +64,8 @@ def first_failure(failure, action, observ, reward):
 
 
 def failure_checks(failure):
-    """The last of checks that fail where a loop failed, with the message of
-    `tf.debugging.check_numerics`, actions first, as a list."""
+    """A list of the last of the checks (`tf.debugging.check_numerics`,
+    actions first) that fail where a loop failed."""
     checks = []
     for name in ('action', 'observ', 'reward'):
         value = getattr(failure, name)

@@ -17,9 +17,7 @@ class TrainingError(RuntimeError):
 def shorten(text, limit=_SHOWN_CHARACTERS):
     """The text, cut to `limit` characters with '...' where longer."""
     text = str(text)
-    if len(text) <= limit:
-        return text
-    return f'{text[:limit - 3]}...'
+    return text if len(text) <= limit else f'{text[:limit - 3]}...'
 
 
 def describe_exception(error):

@@ -1,6 +1,5 @@
 """Scores over seeds as RL papers report them: the interquartile mean with a
-stratified bootstrap percentile interval (Agarwal et al. 2021), in NumPy.
-"""
+stratified bootstrap percentile interval (Agarwal et al. 2021), in NumPy."""
 
 import csv
 import io
@@ -14,8 +13,7 @@ CONFIDENCE = 0.95
 RESAMPLES = 10000
 SEED = 0
 CSV_HEADER = ('config', 'seed', 'step', 'score')
-SUMMARY_HEADER = (
-    'seeds', 'mean', 'median', 'IQM', f'IQM {CONFIDENCE:.0%} CI')
+SUMMARY_HEADER = ('seeds', 'mean', 'median', 'IQM', f'IQM {CONFIDENCE:.0%} CI')
 
 
 def interquartile_mean(scores, axis=None):
@@ -78,13 +76,11 @@ def seed_summary(
     low, high = bootstrap_interval([scores], confidence, resamples, seed)
     return dict(
         seeds=len(scores), mean=float(np.mean(scores)),
-        median=float(np.median(scores)),
-        iqm=interquartile_mean(scores), iqm_low=low, iqm_high=high,
-        confidence=confidence)
+        median=float(np.median(scores)), iqm=interquartile_mean(scores),
+        iqm_low=low, iqm_high=high, confidence=confidence)
 
 
-def curve_band(
-        curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
+def curve_band(curves, confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED):
     """Float arrays `(iqm, low, high)`: each step's IQM of the scores
     `curves` `[seeds, steps]` and its interval (`bootstrap_interval` of the
     step, with the arguments); a ValueError unless `curves` is 2-D with at
@@ -134,10 +130,9 @@ def write_curves_csv(path, rows):
                 f'Curve row {tuple(row)!r} has {len(row)} values; expected '
                 f"{len(CSV_HEADER)}: {', '.join(CSV_HEADER)}.")
     text = io.StringIO()
-    writer = csv.writer(text, lineterminator='\n')
-    writer.writerow(CSV_HEADER)
-    for config, seed, step, score in rows:
-        writer.writerow((config, int(seed), int(step), repr(float(score))))
+    csv.writer(text, lineterminator='\n').writerows([CSV_HEADER] + [
+        (config, int(seed), int(step), repr(float(score)))
+        for config, seed, step, score in rows])
     atomic_file.write_atomic(path, text.getvalue())
 
 

@@ -15,12 +15,11 @@ def simulate(batch_env, algo, log=True, reset=False):
     tensor of the episodes that ended, the float32 one of their scores and
     the summary string.
 
-    The step resets the environments whose episode is done (all with
-    `reset`) and begins their episodes, asks for actions, steps the
-    environments, hands the transition to the algorithm and ends the
-    episodes that ended, whose scores and lengths enter running means.
-    Episodes cut short by `reset`, or by a restart after a failure (where
-    `batch_env.restarted`), are not ended and count as not done.
+    The step resets and begins the episodes that are done (all with
+    `reset`), asks for actions, steps the environments, hands the
+    transition to the algorithm and ends the episodes that ended, whose
+    scores and lengths enter running means. Episodes cut short by `reset`
+    or a restart (`batch_env.restarted`) are not ended nor done.
 
     Args:
         batch_env: In-graph batch like `tools.InGraphBatchEnv`.
@@ -75,8 +74,7 @@ def _begin_episode(batch_env, algo, tallies, agent_indices):
     """Reset environments and their tallies, then begin their episodes."""
     observ = batch_env.reset(agent_indices)
     reset_score = tf.scatter_update(
-        tallies.score, agent_indices,
-        tf.zeros_like(agent_indices, tf.float32))
+        tallies.score, agent_indices, tf.zeros_like(agent_indices, tf.float32))
     reset_length = tf.scatter_update(
         tallies.length, agent_indices, tf.zeros_like(agent_indices))
     resets = [observ, reset_score, reset_length]
@@ -135,8 +133,7 @@ def _end_episode(algo, tallies, agent_indices, new_score, new_length):
 def _summaries(tallies, log):
     """The mean score and length since the last logged step, where logged."""
     # tf.cond(pred, fn, str): a summary where the predicate holds, else ''
-    # (the empty summary). One conditional around both saves steps that do
-    # not log the switches of a second.
+    # (the empty summary); one around both spares unlogged steps the rest.
 
     def _mean(name, mean):
         return tf.cond(

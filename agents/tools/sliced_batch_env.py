@@ -97,15 +97,12 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             batch_env_lib.close_all(self._workers)
             raise
 
-    @property
-    def workers(self):
-        """Tuple of the `ExternalProcess` workers, one per slice."""
-        return tuple(self._workers)
-
-    @property
-    def slices(self):
-        """Tuple of the `(start, stop)` indices of the slice of each worker."""
-        return tuple(self._bounds)
+    workers = property(
+        lambda self: tuple(self._workers),
+        doc='Tuple of the `ExternalProcess` workers, one per slice.')
+    slices = property(
+        lambda self: tuple(self._bounds),
+        doc='Tuple of the `(start, stop)` indices of the slice of each worker.')
 
     def step(self, actions):
         """Step every environment of the batch, as `BatchEnv.step` does."""
@@ -187,7 +184,8 @@ class SlicedBatchEnv(batch_env_lib.BatchEnv):
             main_module=False)
 
     def _failures(self, workers, errors, env_errors, ranges):
-        """Per failed worker, its lowest failed index and error (or raise)."""
+        """Per failed worker, its lowest failed index and error; raises
+        the first unless workers restart."""
         failures = {}
         for position, worker in enumerate(workers):
             if position in errors:

@@ -31,10 +31,10 @@ class FrameHistory(ForwardingWrapper):
         self._dtype = space.dtype
         self._buffer = None
         self._step = 0
-        low = self._select(np.broadcast_to(
-            space.low, (self._capacity,) + space.shape), 0)
-        high = self._select(np.broadcast_to(
-            space.high, (self._capacity,) + space.shape), 0)
+        low, high = (
+            self._select(np.broadcast_to(
+                bound, (self._capacity,) + space.shape), 0)
+            for bound in (space.low, space.high))
         self.observation_space = gym.spaces.Box(low, high, dtype=space.dtype)
 
     def step(self, action):
@@ -73,8 +73,7 @@ class FrameDelta(ForwardingWrapper):
         space = _require_box(env.observation_space, 'FrameDelta')
         super().__init__(env)
         self._dtype = _delta_dtype(space.dtype)
-        low = space.low.astype(np.float64)
-        high = space.high.astype(np.float64)
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
         self.observation_space = gym.spaces.Box(
             _clip_bounds(low - high, self._dtype),
             _clip_bounds(high - low, self._dtype), dtype=self._dtype)
@@ -85,8 +84,7 @@ class FrameDelta(ForwardingWrapper):
         self._require_reset(self._last)
         observ, reward, terminated, truncated, info = self.env.step(action)
         observ = np.asarray(observ, self._dtype)
-        delta = observ - self._last
-        self._last = observ
+        delta, self._last = observ - self._last, observ
         return delta, reward, terminated, truncated, info
 
     def reset(self, *, seed=None, options=None):
@@ -153,13 +151,11 @@ class RangeMap(ValueMap):
 
     def action(self, action):
         """The action mapped from [-1, 1] to the bounds."""
-        return action if self._action is None else self._action.denormalize(
-            action)
+        return self._action.denormalize(action) if self._action else action
 
     def observ(self, observ):
         """The observation mapped from the bounds to [-1, 1]."""
-        return observ if self._observ is None else self._observ.normalize(
-            observ)
+        return self._observ.normalize(observ) if self._observ else observ
 
 
 class RangeNormalize(MapWrapper):

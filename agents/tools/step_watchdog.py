@@ -9,6 +9,7 @@ import threading
 import time
 
 from agents.tools import batch_env as batch_env_lib
+from agents.tools import run_errors
 from agents.tools import worker_errors
 
 _MAX_POLL_SECONDS = 1.0
@@ -63,8 +64,8 @@ class StepWatchdog:
             with contextlib.suppress(OSError):
                 os.write(self._write_fd, b'\0')
             self._thread.join()
-        os.close(self._read_fd)
-        os.close(self._write_fd)
+        for fd in (self._read_fd, self._write_fd):
+            os.close(fd)
 
     def __enter__(self):
         return self.start()
@@ -123,9 +124,7 @@ class StepWatchdog:
             name = str(env.unwrapped if hasattr(env, 'unwrapped') else env)
         except Exception:  # pylint: disable=broad-exception-caught
             name = 'environment'
-        if len(name) > 80:
-            name = name[:77] + '...'
         error = worker_errors.timeout_error(
-            f'Environment {name} in this process', self._timeout,
-            'it cannot be interrupted, so the process stops')
+            f'Environment {run_errors.shorten(name)} in this process',
+            self._timeout, 'it cannot be interrupted, so the process stops')
         return batch_env_lib.name_index(error, index)

@@ -3,6 +3,7 @@
 import tensorflow.compat.v1 as tf
 
 from agents.tools import forwarding
+from agents.tools import in_graph_env
 
 
 class StreamingMean:
@@ -13,12 +14,8 @@ class StreamingMean:
     def __init__(self, shape, dtype, name='streaming_mean'):
         self._dtype = tf.as_dtype(dtype)
         with tf.variable_scope(None, default_name=name):
-            self._sum = tf.Variable(
-                    lambda: tf.zeros(shape, self._dtype), trainable=False,
-                    name='sum')
-            self._count = tf.Variable(
-                    lambda: tf.zeros((), tf.int32), trainable=False,
-                    name='count')
+            self._sum = in_graph_env.define_variable('sum', shape, self._dtype)
+            self._count = in_graph_env.define_variable('count', (), tf.int32)
 
     @property
     def value(self):
@@ -40,9 +37,9 @@ class StreamingMean:
             value = tf.convert_to_tensor(value, self._dtype)
             if value.shape.ndims == self._sum.shape.ndims:
                 value = value[None]
-            update_sum = self._sum.assign_add(tf.reduce_sum(value, 0))
-            update_count = self._count.assign_add(tf.shape(value)[0])
-            return tf.group(update_sum, update_count)
+            return tf.group(
+                self._sum.assign_add(tf.reduce_sum(value, 0)),
+                self._count.assign_add(tf.shape(value)[0]))
 
     def clear(self):
         """Tensor of the mean (NaN without values), zeroing sum and count."""

@@ -153,8 +153,7 @@ class Channel:
         return 0 < self._size() <= len(self._buffer)
 
     def receive(self):
-        """The next message, waited for; EOFError once the other end closed.
-        """
+        """The next message, waited for; EOFError once the other end closed."""
         while not 0 < (size := self._size()) <= len(self._buffer):
             chunk = os.read(self._fd, max(size - len(self._buffer), 1 << 16))
             if not chunk:

@@ -45,8 +45,7 @@ class Deferred:
 
     def __getattr__(self, name):
         # Not the protocols of pickling and copying, nor its own state.
-        if name == '_target' or (
-                name.startswith('__') and name not in _NAMES):
+        if name == '_target' or (name.startswith('__') and name not in _NAMES):
             raise AttributeError(name)
         return getattr(self.resolve(), name)
 
@@ -73,13 +72,10 @@ class _Pickler(cloudpickle.Pickler):
         if path is not None:
             return Deferred, path
         path = _deferred_path(type(obj))
-        if path is not None:
-            # An instance needs its class: the worker imports it.
-            reduced = _with_class(obj.__reduce_ex__(self.proto), type(obj),
-                                  path)
-            if reduced is not None:
-                return reduced
-        return super().reducer_override(obj)
+        # An instance needs its class: the worker imports it.
+        reduced = path and _with_class(
+            obj.__reduce_ex__(self.proto), type(obj), path)
+        return reduced or super().reducer_override(obj)
 
 
 def _with_class(reduced, cls, path):
