@@ -115,8 +115,7 @@ class StepMixin:
 
         summary = tf.cond(
             tf.logical_and(self._should_log, carry.count > 0), _summary, str)
-        return made, ended, last_score, tf.summary.merge(
-            [summary, training])
+        return made, ended, last_score, tf.summary.merge([summary, training])
 
     def _episode_tally(self):
         """Variables of each running episode's score and length."""
