@@ -109,9 +109,8 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 name='rollout_steps')
             self._last_action = tf.Variable(
                 tf.zeros_like(action), trainable=False, name='last_action')
-            # Discounted return of each agent's running episode, whose
-            # scale normalizes the rewards under reward_normalization
-            # 'return'.
+            # Each agent's discounted return, whose scale normalizes the
+            # rewards under reward_normalization 'return'.
             self._running_return = tf.Variable(
                 tf.zeros_like(self._batch_env.reward), trainable=False,
                 name='running_return')
@@ -137,8 +136,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         self._penalty = tf.Variable(
             float(self._config.kl_init_penalty), trainable=False,
             name='penalty')
-        self._num_updates = tf.Variable(
-            0, trainable=False, name='num_updates')
+        self._num_updates = tf.Variable(0, trainable=False, name='num_updates')
         self._trained_steps = tf.Variable(
             0, trainable=False, name='trained_steps', dtype=tf.int64)
 
