@@ -46,8 +46,7 @@ def feed_forward_categorical(
         raise ValueError(
             f'feed_forward_categorical needs a Discrete action space '
             f'starting at 0, got {action_space!r}')
-    head = functools.partial(
-        _categorical_head, config, int(action_space.n))
+    head = functools.partial(_categorical_head, config, int(action_space.n))
     return _networks(
         config, observations, head, parts.Categorical, state=state)
 
@@ -277,8 +276,7 @@ def _gru(inputs, length, state, units, name='gru'):
             return tf.where_v2(valid[:, None], current, previous)
 
         states = tf.scan(_step, (projection, valid), state, name='states')
-        outputs = tf.where_v2(
-            valid[:, :, None], states, tf.zeros_like(states))
+        outputs = tf.where_v2(valid[:, :, None], states, tf.zeros_like(states))
         outputs = tf.transpose(outputs, [1, 0, 2], name='outputs')
         outputs.set_shape(inputs.shape[:-1].concatenate([units]))
         # Prepending the initial state handles sequences of zero steps.
