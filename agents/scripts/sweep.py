@@ -140,8 +140,7 @@ def _check_numbers(cpus_per_run, max_retries):
 def _plan(runs, sweep_dir, cpus_per_run, echo):
     """The `(run, config)` to train, and the records of finished runs."""
     # Every config builds first: a bad one stops the sweep before it writes.
-    todo = []
-    records = {}
+    todo, records = [], {}
     for run in runs:
         run.run_dir = os.path.join(sweep_dir, run.name)
         config = sweep_grid.build_config(run, run.run_dir, cpus_per_run)
