@@ -215,8 +215,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             summaries.append(tf.summary.histogram('mode', policy.mode()))
         return tf.summary.merge(summaries)
 
-    def experience(
-            self, agent_indices, observ, action, reward, done, nextob):
+    def experience(self, agent_indices, observ, action, reward, done, nextob):
         """Take PPO's step (`_bookkeep`) for every agent, in order, and train
         if due; a summary."""
         del agent_indices  # The step is one of every agent.
