@@ -208,8 +208,7 @@ class UpdateMixin:
         items, batch_indices = plan.items, plan.batch_indices
         flat_items = tf.nest.flatten(items)
 
-        def _condition(index, unused_totals, finite, unused_loss,
-                       unused_norm):
+        def _condition(index, unused_totals, finite, unused_loss, unused_norm):
             return tf.logical_and(index < plan.num_batches, finite)
 
         def _step(index, totals, unused_finite, unused_loss, unused_norm):
