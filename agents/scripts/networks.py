@@ -49,8 +49,7 @@ def feed_forward_categorical(
         config, observations, head, parts.Categorical, state=state)
 
 
-def recurrent_gaussian(
-        config, action_space, observations, length, state=None):
+def recurrent_gaussian(config, action_space, observations, length, state=None):
     """Gaussian policy whose layers `policy_layers[:-1]` feed a GRU of
     `policy_layers[-1]` units, as `feed_forward_gaussian` otherwise. Steps
     past `length` (None: full) keep the state and output zeros. The caller
