@@ -166,8 +166,7 @@ def check_outdir(outdir):
     parent = os.path.abspath(outdir)
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(
-            parent, os.W_OK | os.X_OK):
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
         raise VisualizeError(
             f'Cannot create --outdir {outdir}: {parent} is not a writable '
             'directory.')
