@@ -22,12 +22,10 @@ MEAN_ACTIVATIONS = ('tanh', None)
 def feed_forward_gaussian(
         config, action_space, observations, length, state=None):
     """Feed-forward Gaussian policy for a one-dimensional `gym.spaces.Box`
-    (a ValueError for other action spaces).
-
-    The mean passes through tanh into [-1, 1], the range of the
-    `RangeNormalize` wrapper (linear with `mean_activation=None`); the log
-    standard deviation is a learned vector starting at `log(init_std)`.
-    """
+    (a ValueError for other action spaces): the mean passes through tanh
+    into [-1, 1], the range of `RangeNormalize` (linear with
+    `mean_activation=None`); the log standard deviation is a learned vector
+    starting at `log(init_std)`."""
     del length  # Feed-forward networks treat every step alike.
     head = functools.partial(
         _gaussian_head, config,
@@ -46,24 +44,20 @@ def feed_forward_categorical(
         raise ValueError(
             f'feed_forward_categorical needs a Discrete action space '
             f'starting at 0, got {action_space!r}')
-    head = functools.partial(
-        _categorical_head, config, int(action_space.n))
+    head = functools.partial(_categorical_head, config, int(action_space.n))
     return _networks(
         config, observations, head, parts.Categorical, state=state)
 
 
-def recurrent_gaussian(
-        config, action_space, observations, length, state=None):
+def recurrent_gaussian(config, action_space, observations, length, state=None):
     """Gaussian policy whose layers `policy_layers[:-1]` feed a GRU of
-    `policy_layers[-1]` units, as `feed_forward_gaussian` otherwise.
-
-    Steps past `length` (None: full) keep the state and output zeros. The
-    caller carries the state `[batch, units]` (None: zeros) and zeros it
-    where an episode starts. With `recurrent_value` (False in 2017) the
-    value network ends in a GRU too: the state is the pair (policy, value).
-    A ValueError for other action spaces or empty `policy_layers` (or
-    `value_layers` with `recurrent_value`).
-    """
+    `policy_layers[-1]` units, as `feed_forward_gaussian` otherwise. Steps
+    past `length` (None: full) keep the state and output zeros. The caller
+    carries the state `[batch, units]` (None: zeros) and zeros it where an
+    episode starts. With `recurrent_value` (False in 2017) the value network
+    ends in a GRU too: the state is the pair (policy, value). A ValueError
+    for other action spaces or empty `policy_layers` (or `value_layers` with
+    `recurrent_value`)."""
     head = functools.partial(
         _gaussian_head, config, _box_size(action_space, 'recurrent_gaussian'))
     recurrent = ('policy', 'value') if config.recurrent_value else ('policy',)
@@ -277,8 +271,7 @@ def _gru(inputs, length, state, units, name='gru'):
             return tf.where_v2(valid[:, None], current, previous)
 
         states = tf.scan(_step, (projection, valid), state, name='states')
-        outputs = tf.where_v2(
-            valid[:, :, None], states, tf.zeros_like(states))
+        outputs = tf.where_v2(valid[:, :, None], states, tf.zeros_like(states))
         outputs = tf.transpose(outputs, [1, 0, 2], name='outputs')
         outputs.set_shape(inputs.shape[:-1].concatenate([units]))
         # Prepending the initial state handles sequences of zero steps.

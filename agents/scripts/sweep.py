@@ -99,8 +99,7 @@ def sweep(
     _check_numbers(cpus_per_run, max_retries)
     env_mode = env_modes.check_env_mode(env_mode)
     runs = sweep_grid.grid(configs, seeds, settings)
-    timestamp = timestamp or datetime.datetime.now().strftime(
-        '%Y%m%dT%H%M%S')
+    timestamp = timestamp or datetime.datetime.now().strftime('%Y%m%dT%H%M%S')
     if not re.fullmatch(r'[\w.-]+', timestamp):
         raise config_io.ConfigError(
             f'--timestamp={timestamp} must be a folder name (letters, '
@@ -120,8 +119,7 @@ def sweep(
     except KeyboardInterrupt:
         results = _write_results(timestamp, sweep_dir, runs, records, echo)
         if any(row['status'] != 'finished' for row in results['runs']):
-            echo(
-                f'Resume with the same command and --timestamp={timestamp}.')
+            echo(f'Resume with the same command and --timestamp={timestamp}.')
         raise
     return _write_results(timestamp, sweep_dir, runs, records, echo)
 
@@ -142,8 +140,7 @@ def _check_numbers(cpus_per_run, max_retries):
 def _plan(runs, sweep_dir, cpus_per_run, echo):
     """The `(run, config)` to train, and the records of finished runs."""
     # Every config builds first: a bad one stops the sweep before it writes.
-    todo = []
-    records = {}
+    todo, records = [], {}
     for run in runs:
         run.run_dir = os.path.join(sweep_dir, run.name)
         config = sweep_grid.build_config(run, run.run_dir, cpus_per_run)

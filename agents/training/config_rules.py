@@ -124,8 +124,8 @@ def _choice(choices):
 
 def _of_type(kinds, expected, optional=False):
     """Rule of a value of some types, or None where optional."""
-    return _rule(lambda value: (value is None and optional) or (
-        isinstance(value, kinds) and value is not None), expected)
+    return _rule(lambda value: isinstance(value, kinds) or (
+        optional and value is None), expected)
 
 
 def _takes_positional(value, count):
@@ -211,11 +211,9 @@ def _valid_regexes(value):
             isinstance(item, str) for item in (*value, *value.values())):
         return False
     try:
-        for pattern in value.values():
-            re.compile(pattern)
+        return all(re.compile(pattern) for pattern in value.values())
     except re.error:
         return False
-    return True
 
 
 def _buffer(reason, *sizes, optional=True):

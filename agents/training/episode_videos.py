@@ -90,7 +90,8 @@ def visualize(
                 # falls back to the one before.
                 path = checkpoints.initialize_variables(
                     sess, saver, logdir, checkpoint and path, resume=True,
-                    restore=None if index is None else _member_restore(index))
+                    restore=None if index is None else functools.partial(
+                        _restore_member, index))
             except ValueError as error:
                 raise VisualizeError(str(error)) from error
             os.makedirs(outdir, exist_ok=True)
@@ -109,11 +110,8 @@ def visualize_policy(
         policy, outdir, num_episodes=1, seed=None, render_effects=True):
     """Record greedy episodes of the SavedModel folder `policy` that
     `agents.scripts.export` wrote, as `visualize` does (returned: the
-    statistics). One environment runs the episodes in turn; episode i is
-    seeded as `visualize` seeds environment i: a reset with `seed + i`, then
-    the episode's reset. A ValueError where `num_episodes` is not a positive
-    integer, a VisualizeError where `policy`, the environment or MuJoCo's
-    rendering fails."""
+    statistics), in turn in one environment, episode i seeded as `visualize`
+    seeds environment i; a ValueError or VisualizeError as `visualize`'s."""
     num_episodes = episode_wrappers.checked_integer(
         num_episodes, 'num_episodes', 'positive')
     policy = os.path.abspath(os.path.expanduser(policy))
@@ -168,8 +166,7 @@ def check_outdir(outdir):
     parent = os.path.abspath(outdir)
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
-    if not os.path.isdir(parent) or not os.access(
-            parent, os.W_OK | os.X_OK):
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
         raise VisualizeError(
             f'Cannot create --outdir {outdir}: {parent} is not a writable '
             'directory.')
@@ -199,10 +196,10 @@ class Progress:
 def keep_episode(
         recording, outdir, index, num_episodes, agent, episode_return,
         length):
-    """Move the video `recording` into `outdir` under the episode's number
-    `index` (in the order the episodes ended; `num_episodes` sets the
-    digits), log it, and return the dict of `index`, `agent` (the index of
-    its environment), `return`, `length`, `frames` and `video`."""
+    """Move the video `recording` into `outdir` as the episode `index` (of
+    `num_episodes`, in the order they ended), log it, and return the dict of
+    `index`, `agent` (its environment), `return`, `length`, `frames` and
+    `video`."""
     width = max(3, len(str(num_episodes - 1)))
     video = f'episode-{index:0{width}d}.mp4'
     os.replace(recording, os.path.join(outdir, video))
@@ -255,8 +252,6 @@ def _select_gl_backend(env):
 def _recorded(config, outdir, gl_backend, render_effects, workers=1):
     """Constructor of recorded environments that render in `workers`."""
     # Workers share the cores: Mesa would start a thread per core in each.
-    # It reaches worker processes by reference to modules that do not
-    # import TensorFlow; see `record_episodes`.
     return record_episodes.RecordedEnvironment(
         env_construction.EnvironmentConstructor(config), outdir, gl_backend,
         threads=max(1, sliced_batch_env.available_cpus() // workers),
@@ -276,15 +271,10 @@ def _recording_mode(env_mode, gl_needed, num_agents):
     return env_mode
 
 
-def _member_restore(index):
-    """The `restore` of `checkpoints.initialize_variables` that loads the
-    member `index` of a population's checkpoint."""
-
-    def _restore(sess, saver, path):
-        member_checkpoint.restore_member(
-            sess, saver.required + saver.optional, path, index)
-
-    return _restore
+def _restore_member(index, sess, saver, path):
+    """Restore the member `index` of a population's checkpoint."""
+    member_checkpoint.restore_member(
+        sess, saver.required + saver.optional, path, index)
 
 
 def _define_graph(config, constructor, env_mode, seed):
@@ -369,8 +359,7 @@ def _policy_episode(
     if seed is not None:
         environment.reset(seed=int(seed) + index)
     observ, _ = environment.reset()
-    state = model.initial_state(1) if hasattr(model, 'initial_state') \
-        else None
+    state = model.initial_state(1) if hasattr(model, 'initial_state') else None
     total, length, done = 0.0, 0, False
     while not done:
         observ = np.asarray(observ, np.float32)[None]

@@ -48,8 +48,7 @@ def export_run(
             'replace it.')
     config, checkpoint = policy_module.load_run(
         os.path.expanduser(logdir), checkpoint)
-    module = policy_module.build_policy(
-        config, checkpoint, stochastic, member)
+    module = policy_module.build_policy(config, checkpoint, stochastic, member)
     metadata = dict(module.metadata, checkpoint=os.path.abspath(checkpoint),
                     format=export_format)
     if module.member:

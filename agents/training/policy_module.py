@@ -19,11 +19,8 @@ from agents.training import config_spec
 from agents.training import errors
 from agents.training import member_checkpoint
 
-# PPO's observation normalizer and network scope, as `agents.algorithms.ppo`
-# creates them.
-_OBSERV_FILTER = dict(center=True, scale=True, clip=5,
-                      name='normalize_observ')
-_NETWORK_SCOPE = 'network'
+# PPO's observation normalizer, as `agents.algorithms.ppo` creates it.
+_OBSERV_FILTER = dict(center=True, scale=True, clip=5, name='normalize_observ')
 
 
 class ExportError(Exception):
@@ -278,8 +275,8 @@ class PolicyModule(tf.Module):
         action = self._to_env_action(action[:, 0])
         if state is None:
             return action, None
-        state = tf.concat(tf.nest.flatten(output.state), -1, name='next_state')
-        return action, state
+        return action, tf.concat(
+            tf.nest.flatten(output.state), -1, name='next_state')
 
     def _network(self, observ, state):
         """Run the configured network on a batch of raw observations."""
@@ -293,7 +290,8 @@ class PolicyModule(tf.Module):
             observ_filter = parts.StreamingNormalize(
                 observ[0], **_OBSERV_FILTER)
             observ = observ_filter.transform(observ)
-            with tf.compat.v1.variable_scope(_NETWORK_SCOPE):
+            # PPO's scope of the network.
+            with tf.compat.v1.variable_scope('network'):
                 return self._network_fn(
                     self._network_space, observ[:, None],
                     tf.ones(tf.shape(observ)[:1], tf.int32), state)

@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 
+from agents.tools import sliced_batch_env
+
 # Recorded packages and the distributions that provide them, first found
 # wins (TensorFlow also ships as tensorflow-cpu, for example).
 PACKAGES = {
@@ -56,16 +58,12 @@ def record(argv=None, packages=None):
 def machine():
     """The CPU of this machine and its load now, as a dict of MACHINE_KEYS."""
     try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS and Windows have no affinity.
-        usable = os.cpu_count()
-    try:
         load = [round(value, 2) for value in os.getloadavg()]
     except (AttributeError, OSError):
         load = None
     return dict(
-        cpu_model=cpu_model(), cores=os.cpu_count(), usable_cores=usable,
-        load_average=load)
+        cpu_model=cpu_model(), cores=os.cpu_count(),
+        usable_cores=sliced_batch_env.available_cpus(), load_average=load)
 
 
 def cpu_model():

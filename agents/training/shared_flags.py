@@ -7,13 +7,11 @@ FLAGS = flags.FLAGS
 
 def define_run_flags(use, outdir_help, *definitions):
     """Define `--logdir`, `--checkpoint`, `--member`, `--outdir` and a
-    script's other
-    flags, unless another module of the process defined them; they allow an
-    override, so that a script imported later that defines them unguarded
-    (`train.py`) replaces them. `use`: the verb of what the script does with
-    the checkpoint ('restore'); `definitions`: tuples `(define, name,
-    default, help_string)`, optionally with a dict of further keyword
-    arguments of `define`."""
+    script's other flags, unless defined already; they allow an override, so
+    that a script imported later that defines them unguarded (`train.py`)
+    replaces them. `use`: what the script does with the checkpoint
+    ('restore'); `definitions`: tuples `(define, name, default,
+    help_string)`, optionally with a dict of keyword arguments of `define`."""
     for define, name, default, help_string, *options in (
             (flags.DEFINE_string, 'logdir', None, 'Run folder written by '
              'agents.scripts.train, holding config.yaml and checkpoints.'),

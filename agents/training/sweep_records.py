@@ -61,8 +61,7 @@ def summarize(timestamp, sweep_dir, runs, records):
             setting=members[0]['setting'], runs=len(members),
             finished=len(finished),
             final=seed_statistics.seed_summary(scores) if scores else None))
-    return dict(
-        sweep=timestamp, sweep_dir=sweep_dir, runs=rows, groups=groups)
+    return dict(sweep=timestamp, sweep_dir=sweep_dir, runs=rows, groups=groups)
 
 
 def curve_rows(runs, records):

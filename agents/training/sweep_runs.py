@@ -67,8 +67,7 @@ class RunStop(stopping.StopRequest):
     def requested(self):
         """Whether a signal or the stop file asked to stop."""
         now = time.monotonic()
-        if self.signum is None and (
-                now - self._looked >= _STOP_POLL_SECONDS):
+        if self.signum is None and now - self._looked >= _STOP_POLL_SECONDS:
             self._looked = now
             if os.path.exists(self._marker):
                 self.signum = signal.SIGINT

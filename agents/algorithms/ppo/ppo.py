@@ -109,9 +109,8 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 name='rollout_steps')
             self._last_action = tf.Variable(
                 tf.zeros_like(action), trainable=False, name='last_action')
-            # Discounted return of each agent's running episode, whose
-            # scale normalizes the rewards under reward_normalization
-            # 'return'.
+            # Each agent's discounted return, whose scale normalizes the
+            # rewards under reward_normalization 'return'.
             self._running_return = tf.Variable(
                 tf.zeros_like(self._batch_env.reward), trainable=False,
                 name='running_return')
@@ -137,8 +136,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
         self._penalty = tf.Variable(
             float(self._config.kl_init_penalty), trainable=False,
             name='penalty')
-        self._num_updates = tf.Variable(
-            0, trainable=False, name='num_updates')
+        self._num_updates = tf.Variable(0, trainable=False, name='num_updates')
         self._trained_steps = tf.Variable(
             0, trainable=False, name='trained_steps', dtype=tf.int64)
 
@@ -217,8 +215,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
             summaries.append(tf.summary.histogram('mode', policy.mode()))
         return tf.summary.merge(summaries)
 
-    def experience(
-            self, agent_indices, observ, action, reward, done, nextob):
+    def experience(self, agent_indices, observ, action, reward, done, nextob):
         """Take PPO's step (`_bookkeep`) for every agent, in order, and train
         if due; a summary."""
         del agent_indices  # The step is one of every agent.

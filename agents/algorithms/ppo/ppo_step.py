@@ -115,8 +115,7 @@ class StepMixin:
 
         summary = tf.cond(
             tf.logical_and(self._should_log, carry.count > 0), _summary, str)
-        return made, ended, last_score, tf.summary.merge(
-            [summary, training])
+        return made, ended, last_score, tf.summary.merge([summary, training])
 
     def _episode_tally(self):
         """Variables of each running episode's score and length."""
@@ -128,7 +127,6 @@ class StepMixin:
 
     def _read_state(self):
         """PPO's `State` in its variables, without env state or scores."""
-        batch_env = self._batch_env
         zeros = tf.zeros([self._num_agents], tf.float32)
         return State(
             index=tf.constant(0), env=(),
@@ -142,7 +140,7 @@ class StepMixin:
             **read_fields(self._batch_variables()),
             **read_fields(self._state_variables()),
             bad=rollout_env.no_failure(
-                batch_env.observ, batch_env.action))
+                self._batch_env.observ, self._batch_env.action))
 
     def _collect_loop(
             self, carry, env, limit, first_key, num_steps, sample_seed):
@@ -154,7 +152,8 @@ class StepMixin:
 
         def _step(carry):
             key = self._step_key(sample_seed, first_key, carry.index)
-            return [self._collect_step(env, carry, key)]
+            started = env.begin(carry.env, carry.done, carry.observ)
+            return [self._step_begun(env, carry, started, key)]
 
         return tf.while_loop(
             _running, _step, [carry], maximum_iterations=num_steps)[0]
@@ -171,11 +170,6 @@ class StepMixin:
         return tf.stack([
             sample_seed,
             first_key + tf.cast(index * self._num_agents, tf.int64)])
-
-    def _collect_step(self, env, carry, key):
-        """One step of all agents, as a function of the loop state."""
-        return self._step_begun(
-            env, carry, env.begin(carry.env, carry.done, carry.observ), key)
 
     def _step_begun(self, env, carry, started, key, noise=None):
         """The step after `env.begin` gave `started`, its env state and
@@ -231,15 +225,13 @@ class StepMixin:
 
     def _write_carry(self, env, carry, tally):
         """Assign the loop's final state to the variables, once checked."""
-        checks = rollout_env.failure_checks(carry.bad)
         score, length = tally
-        with tf.control_dependencies(checks):
-            writes = assign_fields(self._batch_variables(), carry)
-            writes += [
-                score.assign(carry.score), length.assign(carry.episode_steps)]
-            writes += env.assign(carry.env)
-            writes += self._write_state(carry)
-        return writes
+        with tf.control_dependencies(rollout_env.failure_checks(carry.bad)):
+            return (
+                assign_fields(self._batch_variables(), carry)
+                + [score.assign(carry.score),
+                   length.assign(carry.episode_steps)]
+                + env.assign(carry.env) + self._write_state(carry))
 
     def _write_state(self, carry, before=None):
         """Assign ops of PPO's `State` but of fields unchanged from `before`."""
@@ -328,14 +320,11 @@ class StepMixin:
             index, tf.logical_and(ended, tf.logical_not(pending)))
         index_after, steps_after = self._counted(
             index, steps, store_ended, length)
-        return Counts(
-            episode_length=compiled_ops.where(
-                cut, tf.zeros_like(length), length),
-            rollout_steps=rollout_steps, memory_index=index_after,
-            memory_steps=steps_after), Marks(
-                length=length, cut=cut, ended=ended, pending=pending,
-                store_cut=store_cut, store_ended=store_ended,
-                ended_index=index)
+        counts = Counts(
+            compiled_ops.where(cut, tf.zeros_like(length), length),
+            rollout_steps, index_after, steps_after)
+        return counts, Marks(
+            length, cut, ended, pending, store_cut, store_ended, index)
 
     def _rollout_cut(self, rollout_steps, done):
         """The agents whose rollout ends mid-episode, and the counts after."""
@@ -447,8 +436,7 @@ def begun(state, begin):
 
 
 def rows_from(memory_index, stored):
-    """The memory rows of the agents `stored`, in order from
-    `memory_index`."""
+    """The memory rows of the agents `stored`, from `memory_index` on."""
     return memory_index + tf.cumsum(tf.cast(stored, tf.int32), exclusive=True)
 
 

@@ -34,8 +34,7 @@ class UpdateMixin:
                     ppo_step.assign_fields(variables, memory)):
                 return tf.constant(True)
 
-        # Only a call whose rollouts filled the memory leaves episodes
-        # pending.
+        # Only a call whose rollouts filled the memory leaves some pending.
         return tf.cond(
             tf.reduce_any(pending), _define, lambda: tf.constant(False))
 
@@ -73,11 +72,10 @@ class UpdateMixin:
             training = self._training()
             with tf.control_dependencies([training]):
                 store_pending = self._store_pending(pending)
-            if again:
-                with tf.control_dependencies([store_pending]):
+            with tf.control_dependencies([store_pending]):
+                if again:
                     training = tf.summary.merge([
                         training, tf.cond(_due(), self._training, str)])
-            with tf.control_dependencies([store_pending]):
                 return tf.identity(training)
 
         def _store():
@@ -137,8 +135,6 @@ class UpdateMixin:
                 statistics = _checked(
                     self._update_statistics(), means, finite, loss,
                     gradient_norm)
-            return_, value, advantage = (
-                targets['return'], targets['value'], targets['advantage'])
 
             def _summary():
                 # The steps return scalars and their means are logged once:
@@ -146,11 +142,12 @@ class UpdateMixin:
                 # starts without name scope; the tags keep it.
                 with tf.name_scope(scope):
                     return tf.summary.merge([
-                        tf.summary.histogram('advantage', advantage),
+                        tf.summary.histogram(
+                            'advantage', targets['advantage']),
                         tf.summary.scalar('mean_return', utility.masked_mean(
-                            return_, length)),
+                            targets['return'], length)),
                         tf.summary.scalar('mean_value', utility.masked_mean(
-                            value, length)),
+                            targets['value'], length)),
                         tf.summary.scalar(
                             'learning_rate', self._learning_rate()),
                     ] + [
@@ -189,12 +186,11 @@ class UpdateMixin:
             advantage = return_ - value
             value_target = return_
         value_target = tf.stop_gradient(value_target)
-        advantage = utility.normalize_advantage(advantage, length)
-        advantage = tf.stop_gradient(advantage)
-        old_value = tf.stop_gradient(value)
+        advantage = tf.stop_gradient(
+            utility.normalize_advantage(advantage, length))
         sequences = (
             observ, action, old_policy_params, value_target, advantage,
-            old_value)
+            tf.stop_gradient(value))
         targets = {'return': return_, 'value': value, 'advantage': advantage}
         return sequences, length, targets
 
@@ -212,8 +208,7 @@ class UpdateMixin:
         items, batch_indices = plan.items, plan.batch_indices
         flat_items = tf.nest.flatten(items)
 
-        def _condition(index, unused_totals, finite, unused_loss,
-                       unused_norm):
+        def _condition(index, unused_totals, finite, unused_loss, unused_norm):
             return tf.logical_and(index < plan.num_batches, finite)
 
         def _step(index, totals, unused_finite, unused_loss, unused_norm):

@@ -54,8 +54,7 @@ def lambda_advantage(reward, value, length, discount, gae_lambda):
     bootstrapping into the last reward)."""
     with tf.name_scope('lambda_advantage'):
         value = mask(value, length)
-        next_value = tf.concat(
-            [value[:, 1:], tf.zeros_like(value[:, -1:])], 1)
+        next_value = tf.concat([value[:, 1:], tf.zeros_like(value[:, -1:])], 1)
         temporal_difference = reward + discount * next_value - value
         advantage = _reverse_discounted_sum(
             temporal_difference, length, discount * gae_lambda)
@@ -70,8 +69,7 @@ def reinit_nested_vars(variables, indices=None):
         return tf.zeros(
             tf.concat([tf.shape(indices), tf.shape(variable)[1:]], 0),
             variable.dtype)
-    return assign_nested_vars(
-        variables, nested.map(zeros, variables), indices)
+    return assign_nested_vars(variables, nested.map(zeros, variables), indices)
 
 
 def assign_nested_vars(variables, tensors, indices=None):
@@ -85,8 +83,7 @@ def assign_nested_vars(variables, tensors, indices=None):
 
 def available_gpus():
     """Names of the GPU devices TensorFlow can place operations on."""
-    return [
-        device.name for device in tf.config.list_logical_devices('GPU')]
+    return [device.name for device in tf.config.list_logical_devices('GPU')]
 
 
 def gradient_norms(grad_vars, groups=None):
@@ -108,8 +105,7 @@ def variable_summaries(vars_, groups=None, scope='weights'):
         for name, matched in _by_group(
                 groups, vars_, lambda var: var.name).items():
             if matched:
-                flat = tf.concat(
-                    [tf.reshape(var, [-1]) for var in matched], 0)
+                flat = tf.concat([tf.reshape(var, [-1]) for var in matched], 0)
                 summaries.append(tf.summary.histogram(name, flat))
     return tf.summary.merge(summaries) if summaries else tf.constant('')
 
