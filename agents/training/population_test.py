@@ -18,6 +18,7 @@ from agents.scripts import networks
 from agents.training import config_spec
 from agents.training import population
 from agents.training import simulation
+from agents.training import trainer
 
 _SEEDS = (3, 8, 5)
 
@@ -31,6 +32,14 @@ def _config(base=configs.pendulum, **overrides):
             batch_size=2, steps=1000, seed=None)
         config.update(overrides)
     return config
+
+
+def _session(config):
+    """A session as the trainer opens it for an in-graph task."""
+    # Without Grappler where both units compile: it would optimize the
+    # graph again for every new set of fetches (the loads of `initialize`,
+    # 0.3 s each).
+    return tf.Session(config=trainer.make_session_config(config, 'graph'))
 
 
 def _watched(algo, stacked):
@@ -62,7 +71,7 @@ def _single(config, seed, batch_steps, num_steps):
         made = algo.collect(num_steps, steps_left)[0]
         advance = step.assign_add(tf.cast(made * 4, tf.int64))
         watched = _watched(algo, None)
-        with tf.Session() as sess:
+        with _session(config) as sess:
             sess.run(tf.global_variables_initializer())
             sess.run(switches.is_training.assign(True))
             while sess.run(step) < 4 * batch_steps:
@@ -81,7 +90,7 @@ def _population(config, calls, num_steps, seeds=_SEEDS[:2]):
         # pylint: disable=protected-access
         watched = _watched(members.algo, members._read_state(
             members.algo._batch_env.rollout_env()))
-        with tf.Session() as sess:
+        with _session(config) as sess:
             members.initialize(sess)
             for _ in range(calls):
                 batch_steps = sess.run(advance) // 4
@@ -103,13 +112,19 @@ def _assert_members_as_single_runs(
     return stacked
 
 
-def test_members_train_as_single_runs():
+def test_members_train_as_single_runs_with_or_without_xla():
     # Every episode ends at step 10 and fills the memory: two updates of
     # 4 Adam steps, after which normalized observations differ by up to
     # 1.2e-6. The first and third calls only collect.
-    stacked = _assert_members_as_single_runs(_config(
-        max_gradient_norm=0.5, learning_rate_decay='linear'), 4, 5, 1e-5)
-    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
+    config = _config(max_gradient_norm=0.5, learning_rate_decay='linear')
+    compiled = _assert_members_as_single_runs(config, 4, 5, 1e-5)
+    np.testing.assert_array_equal(compiled['num_updates:0'], [2, 2])
+    # The update as TensorFlow's kernels run it (`compile_update=False`)
+    # against XLA's.
+    plain = _population(config.copy(compile_update=False), 4, 5)[0]
+    for name, value in compiled.items():
+        np.testing.assert_allclose(
+            plain[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
 
 
 def test_members_of_uneven_episodes_as_single_runs(monkeypatch):
@@ -185,12 +200,13 @@ def test_the_update_compiles_once():
 
 def test_a_member_not_finite_stops_the_update_naming_it():
     with tf.Graph().as_default():
-        members = population.Population(_config(), (3, 8))
+        config = _config()
+        members = population.Population(config, (3, 8))
         made = members.collect(5, tf.constant(1000))[0]
         statistics = [variable for variable in tf.global_variables()
                       if variable.name.startswith('normalize_reward/') and
                       variable.dtype.base_dtype == tf.float32]
-        with tf.Session() as sess:
+        with _session(config) as sess:
             members.initialize(sess)
             for variable in statistics:
                 value = sess.run(variable)
@@ -215,16 +231,3 @@ def test_recurrent_members_train_as_single_runs():
     stacked = _assert_members_as_single_runs(_config(
         network=networks.recurrent_gaussian, chunk_length=5), 4, 5, 1e-5)
     np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
-
-
-def test_the_update_without_xla_gives_the_same_numbers():
-    # The update as TensorFlow's kernels run it (`compile_update=False`)
-    # against XLA's, two updates each.
-    compiled, plain = (
-        _population(_config(max_gradient_norm=0.5, compile_update=compile_),
-                    4, 5)[0]
-        for compile_ in (True, False))
-    np.testing.assert_array_equal(plain['num_updates:0'], [2, 2])
-    for name, value in compiled.items():
-        np.testing.assert_allclose(
-            plain[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
