@@ -124,9 +124,8 @@ def flag_help():
 
 
 def check_env_mode(env_mode):
-    """The name of an env mode, True standing for 'processes' and False
-    for 'inprocess' (2017); a ConfigError when it is unknown or cannot run
-    here."""
+    """The name of an env mode, True standing for 'processes' and False for
+    'inprocess' (2017); a ConfigError when it is unknown or cannot run here."""
     if isinstance(env_mode, bool):
         return 'processes' if env_mode else 'inprocess'
     if not isinstance(env_mode, str) or env_mode not in MODES:
@@ -158,11 +157,10 @@ def env_mode_from_flags(env_mode, env_processes):
 def create_batch_env(
         constructor, num_agents, env_mode, seed=None, timeout=None,
         restart=False, **options):
-    """Create the batch of environments of a checked mode from a
-    `constructor` taking a seed (or None); `seed` is None, a base seed
-    (environment i gets `seed + i`, as in 2017) or one per environment. A
-    ConfigError for the mode 'graph', a ValueError for seeds too few or
-    many."""
+    """Create the batch of environments of a checked mode from a `constructor`
+    taking a seed (or None); `seed` is None, a base seed (environment i gets
+    `seed + i`, as in 2017) or one per environment. A ConfigError for the mode
+    'graph', a ValueError for seeds too few or many."""
     if seed is None or isinstance(seed, (int, np.integer)):
         seeds = [None if seed is None else seed + index
                  for index in range(num_agents)]
@@ -177,11 +175,10 @@ def create_batch_env(
 
 
 def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
-    """The batch of the configured environments (`eval_episodes` of them
-    for `evaluation`, else `num_agents`) in a checked mode, with the
-    standard wrappers acting on its stacked arrays; with 'auto', an
-    evaluation batch takes the mode that its `leader`, the run's training
-    batch, chose."""
+    """The batch of the configured environments (`eval_episodes` of them for
+    `evaluation`, else `num_agents`) in a checked mode, with the standard
+    wrappers acting on its stacked arrays; with 'auto', an evaluation batch
+    takes the mode that its `leader`, the run's training batch, chose."""
     count = config.eval_episodes if evaluation else config.num_agents
     options = dict(leader=leader) if env_mode == 'auto' else {}
     if evaluation and env_mode == 'ray':

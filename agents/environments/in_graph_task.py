@@ -231,10 +231,9 @@ class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
             return counter, state, steps, self.task.observe(state)
 
     def simulate(self, action):
-        """The op stepping the batch by one action per environment; it
-        fails, assigning nothing, on a value that is not finite or a
-        discrete action outside the action space. Raises as
-        `InGraphBatchEnv.simulate`."""
+        """The op stepping the batch by one action per environment; it fails,
+        assigning nothing, on a value that is not finite or a discrete action
+        outside the action space. Raises as `InGraphBatchEnv.simulate`."""
         with tf.name_scope('environment_simulate'):
             action = self._prepare_action(action)
             state, steps, observ, reward, done, truncated = self.transition(

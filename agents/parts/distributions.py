@@ -1,6 +1,5 @@
-"""Action distributions in graph ops, of any leading batch dimensions:
-diagonal Gaussian and categorical; `type(dist)(**dist.parameters)` rebuilds
-one."""
+"""Action distributions in graph ops, of any leading batch dimensions: diagonal
+Gaussian and categorical; `type(dist)(**dist.parameters)` rebuilds one."""
 
 import math
 

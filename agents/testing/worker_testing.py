@@ -55,9 +55,8 @@ def step_with_checked_types(batch_env):
 
 
 def check_bad_input_is_refused(batch_env):
-    """Assert the ValueErrors of a batch of three default
-    `MockEnvironment`s for bad actions, indices and seeds, raised before any
-    environment steps."""
+    """Assert the ValueErrors of a batch of three default `MockEnvironment`s
+    for bad actions, indices and seeds, raised before any environment steps."""
     batch_env.reset()
     actions = np.zeros((3, 3), np.float32)
     actions[1, 2] = 1.5
