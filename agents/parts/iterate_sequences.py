@@ -17,15 +17,14 @@ SequencePlan = collections.namedtuple(
 def iterate_sequences(
         consumer_fn, output_template, sequences, length, chunk_length=None,
         batch_size=None, num_epochs=1, padding_value=0, shuffle_keys=None):
-    """Call a function on shuffled mini-batches of sequences or their
-    chunks; its outputs stacked along a new first axis.
+    """Call a function on shuffled mini-batches of sequences or their chunks;
+    its outputs stacked along a new first axis.
 
     Every epoch visits every non-empty item once in a new random order, in
     mini-batches of `batch_size`, the last filled up with empty items. The
-    mini-batches run one after another in a `tf.scan`, so the side effects
-    of one (an optimizer step) precede the next. A ValueError when an
-    argument is not positive or the sequences lack static batch and time
-    dimensions.
+    mini-batches run one after another in a `tf.scan`, so the side effects of
+    one (an optimizer step) precede the next. A ValueError when an argument is
+    not positive or the sequences lack static batch and time dimensions.
 
     Args:
         consumer_fn: Function of a mini-batch (like `sequences`, of tensors

@@ -85,27 +85,26 @@ class Loop:
             caller_thread=False, run_steps=None, made_steps=None):
         """Add a phase to the end of the schedule.
 
-        The intervals `*_every` count the phase's own steps over all its
-        turns and fire on the run that reaches a multiple; None never. A
-        ValueError on an empty or taken name, steps or intervals that are not
-        positive integers, or `done` and `score` that are not scalars or
-        vectors of the same static shape.
+        The intervals `*_every` count the phase's own steps over all its turns
+        and fire on the run that reaches a multiple; None never. A ValueError
+        on an empty or taken name, steps or intervals that are not positive
+        integers, or `done` and `score` that are not scalars or vectors of the
+        same static shape.
 
         Args:
             name: Name of the phase, also its summary subfolder.
             done: Bool tensor, shape [batch] or scalar, of the episodes that
                 ended in a run; `score` holds their scores.
             steps: Environment steps of each turn of the phase.
-            feed: Dict from further placeholders or variables to their
-                values on the phase's runs; a variable left out keeps its
-                value.
+            feed: Dict from further placeholders or variables to their values
+                on the phase's runs; a variable left out keeps its value.
             caller_thread: Whether the runs execute their ops in the calling
-                thread, not TensorFlow's inter-op pool (faster for a small
-                step graph).
+                thread, not TensorFlow's inter-op pool (faster for a small step
+                graph).
             run_steps: Environment steps of a run of many steps (see
                 `tools.compiled_rollout`); None: one per entry of `done`.
-            made_steps: Integer tensor of the steps a run made, for runs
-                that may stop before `run_steps`.
+            made_steps: Integer tensor of the steps a run made, for runs that
+                may stop before `run_steps`.
         """
         if not name or not isinstance(name, str):
             raise ValueError(
