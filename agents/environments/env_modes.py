@@ -54,8 +54,10 @@ def _build_ray(constructors, timeout, restart, **options):
         constructors, restart=restart, timeout=timeout, **options)
 
 
-def _build_envpool(constructors, timeout, restart):
-    """EnvPool's C++ thread pool, from the configured gymnasium id."""
+def _build_envpool(constructors, timeout, restart, runs=1):
+    """EnvPool's C++ thread pool, from the configured gymnasium id; the
+    batch of `runs` runs' environments, one after another, each run's
+    seeded from its first environment's seed as its own batch."""
     del timeout, restart  # EnvPool's environments neither hang nor restart.
     task = getattr(constructors[0].constructor, 'env_id', None)
     if task is None:
@@ -64,9 +66,11 @@ def _build_envpool(constructors, timeout, restart):
             'id of the config, whose standard wrappers the batch applies; '
             'expected the constructors of make_batch_env with a config that '
             'names its env by id.')
+    seeds = [constructor.seed
+             for constructor in constructors[::len(constructors) // runs]]
     try:
         return envpool_batch_env.EnvPoolBatchEnv(
-            task, len(constructors), constructors[0].seed)
+            task, len(constructors), None if seeds[0] is None else seeds)
     except ValueError as error:
         raise ConfigError(f'--env_mode=envpool: {error}') from None
 
@@ -178,17 +182,24 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     """The batch of the configured environments (`eval_episodes` of them for
     `evaluation`, else `num_agents`) in a checked mode, with the standard
     wrappers acting on its stacked arrays; with 'auto', an evaluation batch
-    takes the mode that its `leader`, the run's training batch, chose."""
+    takes the mode that its `leader`, the run's training batch, chose. With
+    a list of seeds (a population), the runs' batches one after another in
+    one, each seeded as its run's."""
+    runs = seed if isinstance(seed, (list, tuple)) else [seed]
     count = config.eval_episodes if evaluation else config.num_agents
     options = dict(leader=leader) if env_mode == 'auto' else {}
+    if env_mode == 'envpool':
+        options = dict(runs=len(runs))
     if evaluation and env_mode == 'ray':
         # The training batch holds an actor per free CPU; the evaluation
         # batch, which never steps at the same time, takes none.
         options = dict(num_actors=1, actor_options=dict(num_cpus=0))
+    seeds = [env_seeds(run, count, evaluation) for run in runs]
     batch_env = create_batch_env(
         env_construction.EnvironmentConstructor(config, batch_wrappers=True),
-        count, env_mode, env_seeds(seed, count, evaluation),
-        config.worker_timeout, config.restart_workers, **options)
+        count * len(runs), env_mode,
+        None if seed is None else sum(seeds, []), config.worker_timeout,
+        config.restart_workers, **options)
     try:
         return env_construction.wrap_batch_env(config, batch_env)
     except BaseException:

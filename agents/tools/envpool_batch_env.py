@@ -41,15 +41,17 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
 
     Finished environments are reset explicitly, as in a `BatchEnv`, before
     EnvPool would reset them by itself. Environment `i` is seeded with
-    `seed + i` once, when the batch is built. None is ever restarted, and
-    `info['infos']` holds empty dicts.
+    `seed + i` once, when the batch is built (with a list of seeds, one per
+    equal block of environments, environment `i` of a block `seed + i` of
+    its seed). None is ever restarted, and `info['infos']` holds empty
+    dicts.
     """
 
     def __init__(self, task, num_envs, seed=None):
         """Build `num_envs` environments of a gymnasium id EnvPool has, e.g.
-        'HalfCheetah-v5', from a base `seed` (None draws one); an ImportError
-        without EnvPool, a ValueError for a task it lacks or an argument out
-        of range."""
+        'HalfCheetah-v5', from a base `seed`, a list of them (see the class)
+        or None (draws one); an ImportError without EnvPool, a ValueError
+        for a task it lacks or an argument out of range."""
         envpool = import_envpool()
         if not isinstance(task, str) or task not in envpool.list_all_envs():
             raise ValueError(
@@ -60,8 +62,14 @@ class EnvPoolBatchEnv(batch_env_lib.BatchEnv):
             num_envs, 'num_envs', 'positive')
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0] >> 1)
+        if isinstance(seed, (list, tuple)):
+            block = num_envs // len(seed)
+            seed = [int(seed[index // block]) + index % block
+                    for index in range(num_envs)]
+        else:
+            seed = int(seed)
         self._env = envpool.make_gymnasium(
-            task, num_envs=num_envs, batch_size=num_envs, seed=int(seed),
+            task, num_envs=num_envs, batch_size=num_envs, seed=seed,
             num_threads=min(num_envs, sliced_batch_env.available_cpus()))
         self._all = np.arange(num_envs, dtype=np.int32)
         # EnvPool's infos are arrays of the whole batch, dropped.
