@@ -51,12 +51,15 @@ def _has_task(config):
     return isinstance(env, str) and env in environments.TASKS
 
 
-def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
+def define_run_batches(
+        config, env_mode, evaluation=True, saved=NEW_RUN, seeds=None):
     """Resolve 'auto' and define a run's batches: return the resolved mode,
     the training batch (variable scope `environments`) and the evaluation
     batch (`eval_environments`) or None, of a checked `env_mode` and the
-    `SavedEnv` of the run folder. Raises as `resolve_env_mode`, and a
-    TrainingError when an environment cannot start."""
+    `SavedEnv` of the run folder; with `seeds` (a population on Python
+    environments), those of a run per seed in one batch, one after another.
+    Raises as `resolve_env_mode`, and a TrainingError when an environment
+    cannot start."""
     env_mode = resolve_env_mode(config, env_mode, saved)
     batches = [None, None]
     scopes = ('environments', 'eval_environments')[:2 if evaluation else 1]
@@ -64,8 +67,8 @@ def define_run_batches(config, env_mode, evaluation=True, saved=NEW_RUN):
         for index, scope in enumerate(scopes):
             with tf.variable_scope(scope):
                 batches[index] = define_in_graph_batch(
-                    config, config.seed, env_mode, evaluation=index == 1,
-                    leader=batches[0])
+                    config, list(seeds) if seeds else config.seed, env_mode,
+                    evaluation=index == 1, leader=batches[0])
     except Exception as error:
         if batches[0] is not None:
             batches[0].close()
