@@ -159,11 +159,11 @@ class StepMixin:
             _running, _step, [carry], maximum_iterations=num_steps)[0]
 
     def _running(self, index, limit, counts, bad):
-        """Whether a loop goes on: below the limit, memory not full, finite."""
+        """Whether a loop goes on: below the limit, every memory (of every
+        member, where stacked) not full, finite."""
         full = self._memory_full(counts.memory_index, counts.memory_steps)
-        return tf.reduce_all(tf.stack([
-            index < limit, tf.logical_not(full),
-            tf.logical_not(bad.failed)]))
+        return tf.logical_and(index < limit, tf.logical_not(
+            tf.reduce_any(tf.logical_or(full, bad.failed))))
 
     def _step_key(self, sample_seed, first_key, index):
         """A step's sample key: the seed and its first agent's global step."""
