@@ -16,14 +16,17 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents.algorithms.ppo import ppo
+from agents.algorithms.ppo import ppo_bridge
 from agents.algorithms.ppo import ppo_step
 from agents.algorithms.ppo import population_update
 from agents.algorithms.ppo import stacked_variable
+from agents.environments import env_modes
 from agents.environments import graph_env
 from agents.parts import distributions
 from agents.tools import compiled_ops
 from agents.tools import rollout_env
 from agents.tools import temporary_scope
+from agents.training import member_batch
 from agents.training import simulation
 
 # The `State` fields that a population reads from its variables; the others
@@ -35,44 +38,63 @@ member_view = stacked_variable.member_view
 WHOLE = stacked_variable.WHOLE
 
 
-def build_member(config):
-    """A single run of the config on its in-graph task in the default graph,
-    its variables created as the trainer creates them (the evaluation batch
-    too), so that its random weights are the trainer's.
+def build_member(config, env_mode='graph'):
+    """A single run of the config in the env mode (its in-graph task by
+    default) in the default graph, its variables created as the trainer
+    creates them (the evaluation batch too), so that its random weights are
+    the trainer's.
 
     Returns:
       The switches of `simulation.define_algorithm` (`is_training` false)
       and the `ppo.PPO`.
     """
-    _, batch_env, _ = graph_env.define_run_batches(config, 'graph')
-    return simulation.define_algorithm(batch_env, ppo.PPO, config)
+    return _build_member(config, env_mode)[:2]
 
 
-def member_values(config, seed):
+def _build_member(config, env_mode):
+    """`build_member`'s switches and PPO, and the run's batches."""
+    _, batch_env, eval_batch_env = graph_env.define_run_batches(
+        config, env_mode)
+    return simulation.define_algorithm(batch_env, ppo.PPO, config) + (
+        (batch_env, eval_batch_env),)
+
+
+def member_values(config, seed, env_mode='graph'):
     """The initial values of a single run of `seed`'s variables by name, in
-    a graph of its own seeded as the trainer seeds it."""
+    a graph of its own seeded as the trainer seeds it; that of a Python
+    env mode builds its environments in process (the graph is the same)."""
     config = config.copy(seed=seed)
     with tf.Graph().as_default():
         # As the trainer seeds a run.
         tf.set_random_seed(seed)
-        build_member(config)
+        *_, batches = _build_member(config, 'graph' if (
+            env_modes.in_graph_mode(env_mode)) else 'inprocess')
         variables = tf.global_variables()
-        with tf.Session() as sess:
-            sess.run(tf.global_variables_initializer())
-            return dict(zip(
-                [variable.name for variable in variables],
-                sess.run(variables)))
+        try:
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                return dict(zip(
+                    [variable.name for variable in variables],
+                    sess.run(variables)))
+        finally:
+            for batch in batches:
+                getattr(batch, 'close', lambda: None)()
 
 
 class Population(population_update.UpdateMixin):
     """Members of one config, one per seed, in the default graph."""
 
-    def __init__(self, config, seeds):
+    def __init__(self, config, seeds, env_mode='graph',
+                 saved=graph_env.NEW_RUN):
         """Create the stacked variables of the members.
 
         Args:
           config: The config of every member (its seed is ignored).
           seeds: The distinct int seeds of the members.
+          env_mode: 'graph', or a Python env mode (not 'auto'): one batch
+              of every member's environments, each seeded as its seed's
+              single run (`member_batch`).
+          saved: The `graph_env.SavedEnv` of the run folder.
 
         Raises:
           ValueError: For no seeds or a repeated one.
@@ -87,11 +109,18 @@ class Population(population_update.UpdateMixin):
         self._flags = (
             tf.Variable(True, trainable=False, name='is_training'),
             tf.Variable(False, trainable=False, name='should_log'))
+        self.env_mode = env_mode
         creator = stacked_variable.stacking_creator(self.size)
+        if env_modes.in_graph_mode(env_mode):
+            with tf.variable_creator_scope(creator):
+                _, batch_env, self.eval_batch_env = (
+                    graph_env.define_run_batches(config, env_mode, saved=saved))
+        else:
+            _, whole, self.eval_batch_env = graph_env.define_run_batches(
+                config, env_mode, saved=saved, seeds=self._seeds)
+            batch_env = member_batch.MemberBatch(whole, self.size)
+        self.batch_env = batch_env
         with tf.variable_creator_scope(creator):
-            _, batch_env, self.eval_batch_env = (
-                graph_env.define_run_batches(config, 'graph'))
-            self.batch_env = batch_env
             self.algo = ppo.PPO(
                 batch_env, self.step, *self._flags, config)
             with temporary_scope.temporary_scope('collect'):
@@ -107,7 +136,7 @@ class Population(population_update.UpdateMixin):
     def initialize(self, sess):
         """Initialize the variables, each member's as its single run's."""
         sess.run(tf.global_variables_initializer())
-        values = [member_values(self._config, seed)
+        values = [member_values(self._config, seed, self.env_mode)
                   for seed in self._seeds]
         for variable in tf.global_variables():
             if variable.shape.ndims and variable.name in values[0] and (
@@ -134,11 +163,20 @@ class Population(population_update.UpdateMixin):
         env = rollout_env.rollout_env(algo._batch_env)
         with tf.name_scope('population_collect'):
             carry = self._read_state(env)
-            loop = compiled_ops.compiled_function(functools.partial(
-                self._loop, env=env,
+            loop = functools.partial(
+                self._loop if env.jit_compile else algo._bridge_collect,
+                env=env, num_steps=num_steps,
                 limit=tf.minimum(tf.cast(steps_left, tf.int32), num_steps),
-                first_key=tf.cast(self.step, tf.int64), num_steps=num_steps))
-            carry = loop(carry, self._sample_seeds)
+                first_key=tf.cast(self.step, tf.int64))
+            if env.jit_compile:
+                carry = compiled_ops.compiled_function(loop)(
+                    carry, self._sample_seeds)
+            else:
+                carry = loop(carry, sample_seed=self._sample_seeds,
+                             members=ppo_bridge.Members(
+                                 self._mapped, self._unrolled_of,
+                                 lambda tensors: stacked_variable.member_of(
+                                     tensors, 0)))
             with member_view(WHOLE):
                 writes = algo._write_carry(env, carry, self._tally)
             with tf.control_dependencies(writes):
@@ -173,9 +211,8 @@ class Population(population_update.UpdateMixin):
         algo = self.algo
 
         def _running(carry):
-            full = algo._memory_full(carry.memory_index, carry.memory_steps)
-            return tf.logical_and(carry.index[0] < limit, tf.logical_not(
-                tf.reduce_any(tf.logical_or(full, carry.bad.failed))))
+            return algo._running(
+                carry.index[0], limit, ppo_step.counts_of(carry), carry.bad)
 
         def _step(carry):
             return [self._step(env, carry, sample_seeds, first_key)]
@@ -209,3 +246,17 @@ class Population(population_update.UpdateMixin):
             return distributions.Categorical.noise(key, [agents, space.n])
         return distributions.DiagonalGaussian.noise(
             key, [agents, 1] + list(space.shape))
+
+    def _mapped(self, function, *args):
+        """`function` of every member's slice of the stacked `args`, under
+        `pfor` (unrolled for recurrent networks), stacked."""
+        return self._pfor(
+            lambda member: function(*stacked_variable.member_of(
+                args, member)), unroll=self._recurrent())
+
+    def _unrolled_of(self, function, *args):
+        """`function` of every member's slice of the stacked `args`, one
+        member after another, stacked."""
+        return self._unrolled(
+            lambda member: function(*stacked_variable.member_of(
+                args, member)))
