@@ -2,6 +2,7 @@
 and every environment seed. No TensorFlow: worker processes import it."""
 
 import collections
+import functools
 
 import numpy as np
 
@@ -22,10 +23,13 @@ class EnvMode(collections.namedtuple(
     `check` raising an ImportError, and whether the environments are ops."""
 
 
-def _build_auto(constructors, timeout, restart, leader=None):
-    """The fastest of some modes (see `auto_batch_env.create`)."""
+def _build_auto(constructors, timeout, restart, leader=None, runs=1):
+    """The fastest of some modes (see `auto_batch_env.create`), of the
+    environments of `runs` runs (see `_build_envpool`)."""
+    modes = dict(MODES, envpool=MODES['envpool']._replace(
+        build=functools.partial(_build_envpool, runs=runs)))
     return auto_batch_env.create(
-        MODES, constructors, timeout, restart, leader=leader)
+        modes, constructors, timeout, restart, leader=leader)
 
 
 def _build_inprocess(constructors, timeout, restart):
@@ -187,9 +191,9 @@ def make_batch_env(config, seed, env_mode, evaluation=False, leader=None):
     one, each seeded as its run's."""
     runs = seed if isinstance(seed, (list, tuple)) else [seed]
     count = config.eval_episodes if evaluation else config.num_agents
-    options = dict(leader=leader) if env_mode == 'auto' else {}
-    if env_mode == 'envpool':
-        options = dict(runs=len(runs))
+    options = dict(runs=len(runs)) if env_mode in ('auto', 'envpool') else {}
+    if env_mode == 'auto':
+        options['leader'] = leader
     if evaluation and env_mode == 'ray':
         # The training batch holds an actor per free CPU; the evaluation
         # batch, which never steps at the same time, takes none.
