@@ -91,9 +91,10 @@ class Population(population_update.UpdateMixin):
         Args:
           config: The config of every member (its seed is ignored).
           seeds: The distinct int seeds of the members.
-          env_mode: 'graph', or a Python env mode (not 'auto'): one batch
-              of every member's environments, each seeded as its seed's
-              single run (`member_batch`).
+          env_mode: A checked env mode: 'graph', or (where 'auto' does not
+              resolve to it) one batch of every member's Python
+              environments, each seeded as its seed's single run
+              (`member_batch`).
           saved: The `graph_env.SavedEnv` of the run folder.
 
         Raises:
@@ -109,15 +110,16 @@ class Population(population_update.UpdateMixin):
         self._flags = (
             tf.Variable(True, trainable=False, name='is_training'),
             tf.Variable(False, trainable=False, name='should_log'))
-        self.env_mode = env_mode
         creator = stacked_variable.stacking_creator(self.size)
+        env_mode = graph_env.resolve_env_mode(config, env_mode, saved)
         if env_modes.in_graph_mode(env_mode):
             with tf.variable_creator_scope(creator):
-                _, batch_env, self.eval_batch_env = (
-                    graph_env.define_run_batches(config, env_mode, saved=saved))
+                self.env_mode, batch_env, self.eval_batch_env = (
+                    graph_env.define_run_batches(config, env_mode))
         else:
-            _, whole, self.eval_batch_env = graph_env.define_run_batches(
-                config, env_mode, saved=saved, seeds=self._seeds)
+            self.env_mode, whole, self.eval_batch_env = (
+                graph_env.define_run_batches(
+                    config, env_mode, saved=saved, seeds=self._seeds))
             batch_env = member_batch.MemberBatch(whole, self.size)
         self.batch_env = batch_env
         with tf.variable_creator_scope(creator):
@@ -174,7 +176,7 @@ class Population(population_update.UpdateMixin):
             else:
                 carry = loop(carry, sample_seed=self._sample_seeds,
                              members=ppo_bridge.Members(
-                                 self._mapped, self._unrolled_of,
+                                 self.mapped, self._unrolled_of,
                                  lambda tensors: stacked_variable.member_of(
                                      tensors, 0)))
             with member_view(WHOLE):
@@ -247,9 +249,10 @@ class Population(population_update.UpdateMixin):
         return distributions.DiagonalGaussian.noise(
             key, [agents, 1] + list(space.shape))
 
-    def _mapped(self, function, *args):
-        """`function` of every member's slice of the stacked `args`, under
-        `pfor` (unrolled for recurrent networks), stacked."""
+    def mapped(self, function, *args):
+        """`function` of every member's slice of the stacked `args` (its
+        variables read as the member's), under `pfor` (unrolled for
+        recurrent networks), stacked."""
         return self._pfor(
             lambda member: function(*stacked_variable.member_of(
                 args, member)), unroll=self._recurrent())

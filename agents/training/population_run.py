@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow.compat.v1 as tf
 
 from agents import tools
+from agents.algorithms.ppo import ppo_step
 from agents.algorithms.ppo import stacked_variable
 from agents.environments import env_modes
 from agents.environments import graph_env
@@ -34,14 +35,11 @@ CURVES_NAME = 'curves.csv'
 
 def check_population(config, seeds, env_mode, flag):
     """Raise a ConfigError naming `flag` (the `--seeds` given) where the
-    config cannot train a member per seed in the env mode: its env has no
-    in-graph task, the mode is not one of them (or 'auto'), or the members'
-    environments are more than `max_agents`."""
-    graph_env.check_task(config, flag)
-    if env_mode != 'auto' and not env_modes.in_graph_mode(env_mode):
-        raise ConfigError(
-            f'{flag} trains on in-graph tasks only, got --env_mode='
-            f'{env_mode}; pass --env_mode=graph or auto.')
+    config cannot train a member per seed in the env mode: an in-graph mode
+    and an env without task, or more environments than `max_agents` for
+    the members (P x `num_agents`)."""
+    if env_modes.in_graph_mode(env_mode):
+        graph_env.check_task(config, flag)
     full = config_spec.with_defaults(config)
     total = len(seeds) * full.num_agents
     if total > full.max_agents:
@@ -51,14 +49,16 @@ def check_population(config, seeds, env_mode, flag):
             f'max_agents={full.max_agents} (raise it where intended).')
 
 
-def define_population(config, seeds):
+def define_population(config, seeds, env_mode='graph',
+                      saved=graph_env.NEW_RUN):
     """The simulation of a population for the trainer's loop, as
     `simulation.define_simulation` defines a run's, with `members` (its
-    `Population`) and `reports` (its `MemberReports`): a phase of training
-    is one collect of every member; an evaluation evaluates each member on
-    evaluation environments of its own, those of its seed's single run.
-    The loop's scores pool the members' episodes."""
-    members = population.Population(config, seeds)
+    `Population`, in the env mode, see `graph_env.define_run_batches`) and
+    `reports` (its `MemberReports`): a phase of training is one collect of
+    every member; an evaluation evaluates each member on evaluation
+    environments of its own, those of its seed's single run. The loop's
+    scores pool the members' episodes."""
+    members = population.Population(config, seeds, env_mode, saved)
     scope, name = member_checkpoint.SEEDS_VARIABLE.split('/')
     with tf.variable_scope(scope):
         tf.Variable(np.array(seeds, np.int64), trainable=False, name=name)
@@ -90,17 +90,16 @@ def _define_evaluation(members, config, scores):
     batch_env = members.eval_batch_env
     env = rollout_env.rollout_env(batch_env)
     view = members.algo.evaluation_view(batch_env, config.eval_stochastic)
-    rollout = compiled_ops.compiled_function(_member_rollout(
-        compiled_rollout.rollout_function(batch_env, view, config.max_length)))
-    carries = []
-    for member in range(members.size):
-        with stacked_variable.member_view(member):
-            carries.append(rollout(
-                tf.constant(member), env.rollout_seed(), env.initial()))
-    with stacked_variable.member_view(stacked_variable.WHOLE):
-        done, score = compiled_rollout.finish(
-            batch_env, tf.nest.map_structure(
-                lambda *tensors: tf.stack(tensors), *carries))
+    if not env.jit_compile:
+        # One batch of every member's environments, the members' policies
+        # stepped together.
+        done, score = (
+            tf.reshape(tensor, [members.size, -1])
+            for tensor in compiled_rollout.first_episodes(
+                batch_env, _MembersPolicy(members, view), config.max_length))
+    else:
+        done, score = _compiled_evaluation(
+            batch_env, env, view, config.max_length, members.size)
     ended = tf.cast(done, tf.float32)
     mean_scores = tf.reduce_sum(
         tf.where(done, score, tf.zeros_like(score)), 1) / (
@@ -108,6 +107,55 @@ def _define_evaluation(members, config, scores):
     store = scores.assign(mean_scores)
     return (tools.identity_after([store], done),
             tools.identity_after([store], score))
+
+
+def _compiled_evaluation(batch_env, env, view, max_length, size):
+    """Done and score `[P, eval_episodes]` of every member's first episodes
+    on its in-graph task, in one compiled function called per member."""
+    rollout = compiled_ops.compiled_function(_member_rollout(
+        compiled_rollout.rollout_function(batch_env, view, max_length)))
+    carries = []
+    for member in range(size):
+        with stacked_variable.member_view(member):
+            carries.append(rollout(
+                tf.constant(member), env.rollout_seed(), env.initial()))
+    with stacked_variable.member_view(stacked_variable.WHOLE):
+        return compiled_rollout.finish(
+            batch_env, tf.nest.map_structure(
+                lambda *tensors: tf.stack(tensors), *carries))
+
+
+class _MembersPolicy:
+    """The `compiled_rollout` policy of every member's `view` on one batch
+    of their environments, a block of them per member."""
+
+    def __init__(self, members, view):
+        self._members = members
+        self._view = view
+
+    def initial_state(self, batch_size):
+        """The view's initial state of the whole batch."""
+        return self._view.initial_state(batch_size)
+
+    def step(self, observ, state, key):
+        """The members' actions and next states (None without), each
+        member's of its block."""
+        size = self._members.size
+
+        def _step(observ, state):
+            action, state = self._view.step(
+                observ, ppo_step.network_state(state), key)
+            return action, () if state is None else state
+
+        blocks = tf.nest.map_structure(
+            lambda tensor: tf.reshape(
+                tensor, [size, -1] + tensor.shape[1:].as_list()),
+            (observ, () if state is None else state))
+        action, state = tf.nest.map_structure(
+            lambda tensor: tf.reshape(
+                tensor, [-1] + tensor.shape[2:].as_list()),
+            self._members.mapped(_step, *blocks))
+        return action, ppo_step.network_state(state)
 
 
 def _member_rollout(rollout):

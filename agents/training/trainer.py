@@ -39,12 +39,10 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
           called at every report before the score is yielded.
       env_processes: The 2017 name of a boolean `env_mode`.
       seeds: None, or distinct seeds of a population
-          (`population_run`) on the config's in-graph task: a member per
-          seed; the scores pool the members' episodes.
+          (`population_run`): a member per seed; the scores pool the
+          members' episodes.
     """
     env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
-    if seeds:
-        env_mode = 'graph'
     config = config_spec.complete_config(config)
     with run_folder.locked(config.logdir) as lock:
         saved = checkpoints.saved_env(config.logdir)
@@ -86,12 +84,15 @@ def _define_run(config, env_mode, saved, seeds):
             batches.close()
             raise
     with _settings_checked():
-        simulation = population_run.define_population(config, seeds)
+        simulation = population_run.define_population(
+            config, seeds, env_mode, saved)
+    members = simulation.members
     if saved.kind is None:
         # Else the checkpoint holds the members.
         with simulation.unlocked:
-            simulation.initialize = simulation.members.initialize
-    return 'graph', simulation, _Batches(simulation.batch_env, None)
+            simulation.initialize = members.initialize
+    return members.env_mode, simulation, _Batches(
+        members.batch_env, members.eval_batch_env)
 
 
 @contextlib.contextmanager
