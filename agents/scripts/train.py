@@ -8,7 +8,8 @@ modes and says what `auto`, the default, does.
 A run folder `<logdir>/<timestamp>-<config>` receives `config.yaml`,
 checkpoints and `train/`, `eval/` summaries; the `--timestamp` of an
 existing run resumes it. `--seeds=0-15` trains a population of the config
-on its in-graph task, a member per seed, each member's evaluations in
+(on its in-graph task, or one batch of every member's environments), a
+member per seed, each member's evaluations in
 `seed-S/` and the final scores in `results.json`. Exit codes: 0 finished;
 1 an environment failed or a value was not finite; 2 unusable flags,
 configuration or run folder, nothing written; 130 or 143 after SIGINT or
@@ -75,9 +76,9 @@ flags.DEFINE_integer(
     'seed', None, 'Seed of TensorFlow, NumPy and the environments '
     '(overrides the config).')
 flags.DEFINE_string(
-    'seeds', None, 'Train a population of in-graph tasks, a member per '
-    'seed, in one graph: seeds and ranges, e.g. 0-15 or 0,3,7; each '
-    "member's summaries go below seed-S in the run folder.")
+    'seeds', None, 'Train a population, a member per seed, in one graph '
+    '(its environments one batch): seeds and ranges, e.g. 0-15 or 0,3,7; '
+    "each member's summaries go below seed-S in the run folder.")
 
 
 def main(argv):

@@ -175,11 +175,9 @@ def test_sigterm_saves_every_member(tmp_path):
      'intended).'),
     (('--seeds=0,1', '--seed=3'), '--seeds=0,1 and --seed=3 conflict: '
      '--seeds trains a member per seed; pass one of them.'),
-    (('--seeds=0,1', '--env_mode=processes'), '--seeds=0,1 trains on '
-     'in-graph tasks only, got --env_mode=processes; pass --env_mode=graph '
-     'or auto.'),
-    (('--seeds=0,1', '--config=cheetah'), "--seeds=0,1: the config env "
-     "'HalfCheetah-v5' has no in-graph task; tasks with one: Acrobot-v1, "),
+    (('--seeds=0,1', '--config=cheetah', '--env_mode=graph'), '--seeds=0,1: '
+     "the config env 'HalfCheetah-v5' has no in-graph task; tasks with one: "
+     'Acrobot-v1, '),
 ])
 def test_bad_seeds_exit_2_in_one_line(tmp_path, capsys, flags, message):
     code = _main(f'--logdir={tmp_path}', '--config=pendulum', *flags)

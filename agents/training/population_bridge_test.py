@@ -1,13 +1,18 @@
 """Tests of a population on Python environments (the bridge): member `i`
 against a single run of seed `S_i` in the same env mode."""
 
+import json
+
 import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
 from agents import tools
 from agents.scripts import configs
+from agents.training import config_spec
 from agents.training import population
+from agents.training import population_run
+from agents.training import trainer
 
 _SEEDS = (3, 8)
 
@@ -103,3 +108,21 @@ def test_members_train_as_single_runs(env_mode):
             np.testing.assert_allclose(
                 stacked[name][index], value, rtol=1e-5, atol=1e-5,
                 err_msg=name)
+
+
+def test_trained_members_score_as_their_seeds_alone(tmp_path):
+    # Two training phases of 40 steps, an update at the end of each, and
+    # an evaluation after each on every member's evaluation environments.
+    config = config_spec.complete_config(_config(
+        num_agents=2, update_every=2, max_length=20, steps=80,
+        eval_every=None, update_steps=None, chunk_length=10,
+        logdir=str(tmp_path / 'run')))
+    assert len(list(trainer.train(config, 'inprocess', seeds=_SEEDS))) == 2
+    results = json.loads(
+        (tmp_path / 'run' / population_run.RESULTS_NAME).read_text())
+    scores = [row['final_score'] for row in results['members']]
+    assert scores[0] != scores[1]
+    for score, seed in zip(scores, _SEEDS):
+        alone = config.copy(seed=seed, logdir=None)
+        assert score == pytest.approx(
+            list(trainer.train(alone, 'inprocess'))[-1], rel=1e-5)
