@@ -95,8 +95,10 @@ def _population(config, env_mode, calls, num_steps):
     # 4 Adam steps; the first and third calls only collect.
     ('inprocess', {}),
     # Rollouts of 4 steps bootstrapped by the value network, as the
-    # MuJoCo configs cut them: an update after every rollout.
-    ('envpool', dict(rollout_length=4, bootstrap_truncated=True))])
+    # MuJoCo configs cut them: an update after every rollout; a learning
+    # rate without decay, a scalar.
+    ('envpool', dict(rollout_length=4, bootstrap_truncated=True,
+                     learning_rate_decay=None))])
 def test_members_train_as_single_runs(env_mode, overrides):
     if env_mode == 'envpool':
         pytest.importorskip('envpool')

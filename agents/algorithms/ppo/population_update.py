@@ -86,7 +86,9 @@ class UpdateMixin:
                 keys.append(algo._shuffle_keys(
                     num_items, self._shuffle_seeds[member]))
         with view(stacked_variable.WHOLE):
-            learning_rate = algo._learning_rate()
+            # A scalar where not decayed.
+            learning_rate = tf.broadcast_to(
+                algo._learning_rate(), [self.size])
         finite, penalty = self._updated(
             tf.stack(keys), due, learning_rate, list(self._adam[1]))
         checks = self._finite_checks(tf.logical_and(
