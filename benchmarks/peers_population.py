@@ -33,6 +33,9 @@ evaluates `eval_episodes` greedy episodes after every `eval_every` training
 steps of our config, see peers.py). The last column is the ratio of
 ours_population's wall-clock to the side's, with issue 37's target.
 
+`--env_mode` (default auto) sets the env mode of both of our sides, e.g.
+`--env_mode=envpool` for a population of MuJoCo tasks in one EnvPool.
+
 Flags shared with peers.py keep their meaning there: `--seeds` (here also
 ranges, `0-15`), `--steps` (per seed), `--tasks`, `--json`,
 `--jax_python`, `--compile_cache`, `--ours_set`. The JSON holds every
@@ -75,6 +78,9 @@ _HELP_TIMEOUT = 300
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer('parallel', 2, 'sb3_same: processes at a time.')
+flags.DEFINE_string('env_mode', None, 'ours_population and ours_sequential: '
+                    'the --env_mode of our runs, e.g. envpool (default: '
+                    'auto).')
 # peers.py defines the other flags; their defaults here are a population's.
 FLAGS.set_default('seeds', ['0-15'])
 FLAGS.set_default('systems', list(SIDES))
@@ -203,15 +209,17 @@ def run_ours_population(task, seeds, steps, options):
         seeds: List of integer seeds.
         steps: Training steps per seed, whole updates of our config.
         options: Namespace of `overrides` (`--ours_set`), `compile_cache`
-            (a folder or None), `parallel` and `jax_python`; every side
-            takes these arguments and reads the options it needs.
+            (a folder or None), `env_mode` (or None), `parallel` and
+            `jax_python`; every side takes these arguments and reads the
+            options it needs.
 
     Returns:
         Dict of the side's numbers, see `format_table`, with its runs.
     """
     command = population_command(
         sys.executable, peers.TASKS[task]['config'], seeds, steps,
-        options.overrides)
+        options.overrides) + (
+            [f'--env_mode={options.env_mode}'] if options.env_mode else [])
     env = {}
     if options.compile_cache:
         # pylint: disable=import-outside-toplevel
@@ -226,10 +234,12 @@ def run_ours_population(task, seeds, steps, options):
 def run_ours_sequential(task, seeds, steps, options):
     """ours_sequential: peers.py's `ours`, one seed after another; the
     arguments and result as `run_ours_population`'s."""
+    specs = [_with_cache(peers.make_spec('ours', task, seed, steps),
+                         options.compile_cache) for seed in seeds]
+    for spec in specs:
+        spec['env_mode'] = options.env_mode or spec['env_mode']
     start = time.monotonic()
-    runs = [peers.run_measured(_with_cache(
-        peers.make_spec('ours', task, seed, steps), options.compile_cache))
-            for seed in seeds]
+    runs = [peers.run_measured(spec) for spec in specs]
     return _side('ours_sequential', time.monotonic() - start,
                  sum(run['total_steps'] for run in runs), runs)
 
@@ -361,6 +371,7 @@ def main(argv):
         sys.exit(2)
     options = types.SimpleNamespace(
         overrides=list(FLAGS.ours_set), parallel=FLAGS.parallel,
+        env_mode=FLAGS.env_mode,
         jax_python=FLAGS.jax_python,
         compile_cache=(
             os.path.abspath(os.path.expanduser(FLAGS.compile_cache))
