@@ -65,14 +65,6 @@ class BridgeMixin:
         def _running(acted):
             return self._running(acted.index, limit, acted.counts, carry.bad)
 
-        def _record(counts, statistics, begin, step):
-            # The policy acts on the statistics of the steps before; the
-            # replay merges them again (compiled, it costs next to nothing)
-            # rather than record them with every row.
-            counts, _ = self._count(counts, begin, step.done, step.restarted)
-            return counts, self._observ_filter.merged(
-                statistics, step.observ), step_records.pack(step)
-
         def _step(acted):
             def _act(observ, statistics, state, begin, noise, seed):
                 return self._act(
@@ -89,7 +81,7 @@ class BridgeMixin:
             env_state, nextob, reward, done, truncated, restarted = (
                 env.step(env_state, action))
             counts, statistics, row = members.mapped(
-                _record, acted.counts, acted.observ_statistics, begin,
+                self._record, acted.counts, acted.observ_statistics, begin,
                 ppo_step.Step(observ, action, policy_params, state, nextob,
                               reward, done, truncated, restarted))
             return [_Acted(
@@ -116,6 +108,16 @@ class BridgeMixin:
         # the plain loop (the rows hold observations as float32).
         return replayed._replace(
             env=acted.env, observ=acted.observ, done=acted.done)
+
+    def _record(self, counts, observ_statistics, begin, step):
+        """The counts after a step, the statistics with its observations and
+        its packed row."""
+        # The policy acts on the statistics of the steps before; the replay
+        # merges them again (compiled, it costs next to nothing) rather than
+        # record them with every row.
+        counts, _ = self._count(counts, begin, step.done, step.restarted)
+        return counts, self._observ_filter.merged(
+            observ_statistics, step.observ), step_records.pack(step)
 
     def _replay(self, carry, rows, made, specs, num_steps, members):
         """PPO's step over the packed rows of the steps a loop made."""
