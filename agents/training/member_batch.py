@@ -24,6 +24,10 @@ class MemberBatch:
         """A member's environments."""
         return len(self.whole) // self._size
 
+    def __getitem__(self, index):
+        """The environment `index` of the whole batch (as `busy` names)."""
+        return self.whole[index]
+
     def __getattr__(self, name):
         return getattr(self.whole, name)
 
