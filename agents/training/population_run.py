@@ -90,16 +90,16 @@ def _define_evaluation(members, config, scores):
     batch_env = members.eval_batch_env
     env = rollout_env.rollout_env(batch_env)
     view = members.algo.evaluation_view(batch_env, config.eval_stochastic)
-    if not env.jit_compile:
+    if env.jit_compile:
+        done, score = _compiled_evaluation(
+            batch_env, env, view, config.max_length, members.size)
+    else:
         # One batch of every member's environments, the members' policies
         # stepped together.
         done, score = (
             tf.reshape(tensor, [members.size, -1])
             for tensor in compiled_rollout.first_episodes(
                 batch_env, _MembersPolicy(members, view), config.max_length))
-    else:
-        done, score = _compiled_evaluation(
-            batch_env, env, view, config.max_length, members.size)
     ended = tf.cast(done, tf.float32)
     mean_scores = tf.reduce_sum(
         tf.where(done, score, tf.zeros_like(score)), 1) / (
