@@ -122,18 +122,24 @@ class Population(population_update.UpdateMixin):
                     config, env_mode, saved=saved, seeds=self._seeds))
             batch_env = member_batch.MemberBatch(whole, self.size)
         self.batch_env = batch_env
-        with tf.variable_creator_scope(creator):
-            self.algo = ppo.PPO(
-                batch_env, self.step, *self._flags, config)
-            with temporary_scope.temporary_scope('collect'):
-                # pylint: disable-next=protected-access
-                self._tally = self.algo._episode_tally()
+        try:
+            with tf.variable_creator_scope(creator):
+                self.algo = ppo.PPO(
+                    batch_env, self.step, *self._flags, config)
+                with temporary_scope.temporary_scope('collect'):
+                    # pylint: disable-next=protected-access
+                    self._tally = self.algo._episode_tally()
+            self._adam = self._define_adam()
+        except BaseException:
+            # Python environments in worker processes end with their batch.
+            for batch in (batch_env, self.eval_batch_env):
+                batch.close()
+            raise
         self._sample_seeds, self._shuffle_seeds = (
             tf.constant([
                 ppo._sample_seed(seed, purpose) for seed in self._seeds],
                 tf.int64)
             for purpose in (ppo._SAMPLE_PURPOSE, ppo._SHUFFLE_PURPOSE))
-        self._adam = self._define_adam()
 
     def initialize(self, sess):
         """Initialize the variables, each member's as its single run's."""

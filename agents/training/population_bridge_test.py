@@ -130,3 +130,17 @@ def test_trained_members_score_as_their_seeds_alone(tmp_path):
         alone = config.copy(seed=seed, logdir=None)
         assert score == pytest.approx(
             list(trainer.train(alone, 'inprocess'))[-1], rel=1e-5)
+
+
+def test_a_population_that_cannot_build_closes_its_environments(
+        monkeypatch):
+    closed = []
+    close = tools.BatchEnv.close
+    monkeypatch.setattr(tools.BatchEnv, 'close', lambda self: (
+        closed.append(len(self)), close(self)))
+    config = _config(optimizer=tf.train.GradientDescentOptimizer)
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match='A population trains with Adam'):
+            population.Population(config, _SEEDS, 'inprocess')
+    # The members' training batch and their evaluation batch.
+    assert closed == [6, 4]
