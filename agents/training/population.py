@@ -143,16 +143,18 @@ class Population(population_update.UpdateMixin):
 
     def initialize(self, sess):
         """Initialize the variables, each member's as its single run's."""
-        sess.run(tf.global_variables_initializer())
         values = [member_values(self._config, seed, self.env_mode)
                   for seed in self._seeds]
-        for variable in tf.global_variables():
+        # The members' values fed as initial values: one session run, which
+        # the session optimizes once (a load per variable took seconds).
+        feed = {
+            variable.initializer.inputs[1]: np.stack(
+                [value[variable.name] for value in values])
+            for variable in tf.global_variables()
             if variable.shape.ndims and variable.name in values[0] and (
-                    variable.shape[0] == self.size and
-                    variable.shape[1:] == values[0][variable.name].shape):
-                variable.load(
-                    np.stack([value[variable.name] for value in values]),
-                    sess)
+                variable.shape[0] == self.size and
+                variable.shape[1:] == values[0][variable.name].shape)}
+        sess.run(tf.global_variables_initializer(), feed)
 
     def collect(self, num_steps, steps_left):
         """Advance every member by up to `num_steps` batch steps in one
