@@ -98,7 +98,7 @@ flags.DEFINE_string('reference', None, 'Published score to cite in the '
                     'plot and JSON, e.g. "RL Zoo 5,819 at 1M".')
 flags.DEFINE_boolean(
     'population', False, 'Train the seeds as one population in this '
-    'process (train.py --seeds, in-graph tasks), instead of a process per '
+    'process (train.py --seeds), instead of a process per '
     'seed; a report\'s seconds are those of the whole population.')
 
 
@@ -141,10 +141,10 @@ def run_seed(config_name, steps, seed, env_mode, overrides, progress=None):
     return dict(seed=seed, reports=reports, seconds=time.monotonic() - start)
 
 
-def run_population(config_name, steps, seeds, overrides):
-    """Train the seeds as one population (`trainer.train(seeds=...)`) in a
-    temporary run folder; the results of every seed as `run_seed` returns
-    them, a report's seconds those of the population."""
+def run_population(config_name, steps, seeds, env_mode, overrides):
+    """Train the seeds as one population (`trainer.train(seeds=...)`) in
+    the env mode in a temporary run folder; the results of every seed as
+    `run_seed` returns them, a report's seconds those of the population."""
     console.set_up_logging()
     config = config_spec.load_named_config(config_name)
     with tempfile.TemporaryDirectory() as logdir:
@@ -159,7 +159,7 @@ def run_population(config_name, steps, seeds, overrides):
         def _on_report(step, unused_score):
             seconds[step] = time.monotonic() - start
 
-        for _ in trainer.train(config, 'graph', _on_report, seeds=seeds):
+        for _ in trainer.train(config, env_mode, _on_report, seeds=seeds):
             pass
         with open(os.path.join(logdir, population_run.CURVES_NAME),
                   encoding='utf-8') as file_:
@@ -580,7 +580,8 @@ def _train_seeds(seeds, env_mode, overrides, jobs, progress, record,
     """Train the seeds, print their curves and the tables, write the files."""
     results = []
     trained = run_population(
-        FLAGS.config, FLAGS.steps, seeds, overrides) if FLAGS.population else (
+        FLAGS.config, FLAGS.steps, seeds, env_mode, overrides) if (
+            FLAGS.population) else (
             run_seeds(FLAGS.config, FLAGS.steps, seeds, env_mode, overrides,
                       jobs, progress))
     for result in trained:
