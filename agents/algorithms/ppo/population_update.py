@@ -221,11 +221,17 @@ class UpdateMixin:
         shapes = [weight.shape[1:] for weight in state.weights]
 
         def _values(state):
-            # What the members' code reads: their weights and penalties.
-            return dict(zip(
+            # What the members' code reads: their weights, penalties and
+            # config values.
+            values = dict(zip(
                 [variable.ref() for variable in variables] + [
                     algo._penalty.stacked.ref()],
                 _unflattened(state.weights[0], shapes) + (own_penalty,)))
+            with stacked_variable.member_view(members):
+                values.update({
+                    constant: constant.read_value()
+                    for constant in self.variant_values})
+            return values
 
         def _running(index, finite, unused_state):
             return tf.reduce_any(self._active(plan, due, finite, index))
@@ -259,7 +265,7 @@ class UpdateMixin:
             losses, gradients = _pfor(
                 _loss_and_gradients, block, self._recurrent())
             gradients, member_finite = self._clipped(
-                losses, [_flattened(gradients)])
+                members, losses, [_flattened(gradients)])
             state = self._adam_step(
                 state, gradients, learning_rate,
                 tf.logical_and(active, member_finite))
@@ -325,9 +331,10 @@ class UpdateMixin:
         return tf.logical_and(
             tf.logical_and(due, finite), index < plan.num_batches)
 
-    def _clipped(self, losses, gradients):
-        """The gradients clipped by each member's norm, and the members
-        whose loss and gradients are finite."""
+    def _clipped(self, members, losses, gradients):
+        """The gradients of the int32 `members` `[B]` clipped by each
+        member's norm, and the members whose loss and gradients are
+        finite."""
         squares = tf.add_n([
             tf.reduce_sum(tf.square(gradient), _inner_axes(gradient))
             for gradient in gradients])
@@ -338,7 +345,8 @@ class UpdateMixin:
         if not max_norm:
             return gradients, finite
         # As `tf.clip_by_global_norm` scales, member by member.
-        scale = max_norm * tf.minimum(1.0 / norm, 1.0 / max_norm)
+        with stacked_variable.member_view(members):
+            scale = max_norm * tf.minimum(1.0 / norm, 1.0 / max_norm)
         return [
             gradient * _per_member(scale, gradient)
             for gradient in gradients], finite

@@ -142,9 +142,10 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
 
     def _learning_rate(self):
         """The learning rate, linearly to zero over `steps` if decayed."""
-        learning_rate = float(self._config.learning_rate)
+        # A tensor where a population's members set it apart.
+        learning_rate = self._config.learning_rate
         if not self._config.learning_rate_decay:
-            return tf.constant(learning_rate)
+            return tf.convert_to_tensor(learning_rate, tf.float32)
         progress = tf.cast(self._trained_steps, tf.float32) / float(
             self._config.steps)
         return learning_rate * tf.maximum(0.0, 1.0 - progress)

@@ -1,9 +1,11 @@
 """Variables of a population: stacked on a leading member axis `[P, ...]`
-and seen as one member's by the code that created them."""
+and seen as one member's by the code that created them; and the config
+values that members set apart (`StackedConstant`), seen alike."""
 
 import contextlib
 import threading
 
+import numpy as np
 import tensorflow.compat.v1 as tf
 
 # `member_view` of the whole stack, outside any member's code.
@@ -18,7 +20,9 @@ def member_view(member, values=None):
     `WHOLE`) while code is traced; member 0 outside. With `values` (a dict
     from `variable.ref()` of stacked variables to tensors), the variables
     read those tensors instead, and reading any other raises a ValueError:
-    a block of members carries its weights as tensors, not variables."""
+    a block of members carries its weights as tensors, not variables
+    (`StackedConstant`s, keyed by themselves, read their own values where
+    `values` lacks them)."""
     saved = getattr(_view, 'member', 0), getattr(_view, 'values', None)
     _view.member, _view.values = member, values
     try:
@@ -58,12 +62,11 @@ class StackedVariable:
         """The value of the member being traced (all under `WHOLE`)."""
         values = getattr(_view, 'values', None)
         if values is None:
-            value = self.stacked.value()
-        elif self.stacked.ref() in values:
-            value = values[self.stacked.ref()]
+            value = self._whole()
+        elif self._key() in values:
+            value = values[self._key()]
         else:
-            raise ValueError(
-                f'{self.name} is not among the values of the member view.')
+            value = self._missing()
         member = getattr(_view, 'member', 0)
         if isinstance(member, str):
             return value
@@ -72,6 +75,19 @@ class StackedVariable:
         return tf.gather(value, member)
 
     read_value = value
+
+    def _whole(self):
+        """The value of every member."""
+        return self.stacked.value()
+
+    def _key(self):
+        """The key of the value in a `member_view`'s `values`."""
+        return self.stacked.ref()
+
+    def _missing(self):
+        """The value where a `member_view`'s `values` lacks it."""
+        raise ValueError(
+            f'{self.name} is not among the values of the member view.')
 
     def assign(self, value, **kwargs):
         """Assign the whole stack."""
@@ -91,6 +107,40 @@ class StackedVariable:
         """Raise unless writes go to the whole stack."""
         if getattr(_view, 'member', 0) != WHOLE:
             raise ValueError('A population writes its variables whole.')
+
+
+class StackedConstant(StackedVariable):
+    """A config value of every member, float32 `[P]`, seen as the member's
+    scalar as a `StackedVariable` is: a variant's learning rate, discount,
+    ...; its truth is that of every member's (they must agree)."""
+
+    def __init__(self, values):
+        super().__init__(None)
+        self.values = np.asarray(values, np.float32)
+
+    dtype = tf.float32
+    shape = tf.TensorShape([])
+    name = 'variant'
+
+    def _whole(self):
+        return tf.constant(self.values)
+
+    def _key(self):
+        return self
+
+    def _missing(self):
+        return self._whole()
+
+    def __bool__(self):
+        return bool(self.values.all())
+
+    def __repr__(self):
+        return f'StackedConstant({self.values.tolist()!r})'
+
+    def assign(self, value, **kwargs):
+        raise TypeError('A config value of the members is constant.')
+
+    assign_add = assign
 
 
 def _operator(name):
