@@ -34,8 +34,49 @@ from agents.training import simulation
 _STORED_FIELDS = ('env', 'observ_statistics', 'reward_statistics', 'score',
                   'episode_steps')
 
+# Config keys whose values the members of a population may set apart
+# (variants), the shapes and structure of the graph alike: values that the
+# graph reads, each member its own (`stacked_variable.StackedConstant`),
+GRAPH_KEYS = (
+    'learning_rate', 'entropy_regularization', 'kl_target',
+    'kl_cutoff_factor', 'kl_cutoff_coef', 'discount', 'gae_lambda',
+    'ppo_clip', 'value_loss_clip', 'max_gradient_norm')
+# and initial values, which each member takes from its single run.
+INITIAL_KEYS = ('init_std', 'init_output_factor', 'kl_init_penalty')
+# Keys whose zero or None leaves a part of the graph out.
+_SWITCHES = ('entropy_regularization', 'gae_lambda', 'ppo_clip',
+             'value_loss_clip', 'max_gradient_norm')
+
 member_view = stacked_variable.member_view
 WHOLE = stacked_variable.WHOLE
+
+
+def members_config(config, variants):
+    """The config that the members' graph reads: a key of `GRAPH_KEYS` that
+    the members' `variants` (a dict of keys to values per member) set apart
+    as a `stacked_variable.StackedConstant` of their values, an initial
+    value as any member's. A ValueError names a key that may not vary, or
+    one that switches a part of the graph off in some members only."""
+    overrides = {}
+    for key in sorted({key for variant in variants for key in variant}):
+        values = [variant.get(key, config.get(key)) for variant in variants]
+        if key not in GRAPH_KEYS + INITIAL_KEYS:
+            raise ValueError(
+                f'{key} cannot vary among the members of a population: it '
+                'changes the shapes or the structure of the graph; keys '
+                f"that may: {', '.join(GRAPH_KEYS + INITIAL_KEYS)}.")
+        if key in _SWITCHES and len({bool(value) for value in values}) > 1:
+            raise ValueError(
+                f"{key} of {', '.join(repr(value) for value in values)} "
+                'switches a part of the graph off in some members only; '
+                'vary it among values that are all set (or run apart).')
+        if key in GRAPH_KEYS and all(
+                value is not None for value in values) and len(
+                    set(values)) > 1:
+            overrides[key] = stacked_variable.StackedConstant(values)
+        else:
+            overrides[key] = values[0]
+    return config.copy(**overrides)
 
 
 def build_member(config, env_mode='graph'):
@@ -85,26 +126,40 @@ class Population(population_update.UpdateMixin):
     """Members of one config, one per seed, in the default graph."""
 
     def __init__(self, config, seeds, env_mode='graph',
-                 saved=graph_env.NEW_RUN):
+                 saved=graph_env.NEW_RUN, variants=None):
         """Create the stacked variables of the members.
 
         Args:
           config: The config of every member (its seed is ignored).
-          seeds: The distinct int seeds of the members.
+          seeds: The int seeds of the members, distinct per variant.
           env_mode: A checked env mode: 'graph', or (where 'auto' does not
               resolve to it) one batch of every member's Python
               environments, each seeded as its seed's single run
               (`member_batch`).
           saved: The `graph_env.SavedEnv` of the run folder.
+          variants: None, or a dict of config values per member that
+              differ from `config`'s (see `members_config`).
 
         Raises:
-          ValueError: For no seeds or a repeated one.
+          ValueError: For no seeds, a repeated one of a variant, or values
+              that members may not set apart.
         """
-        self._config = config
         self._seeds = [int(seed) for seed in seeds]
-        if not self._seeds or len(set(self._seeds)) < len(self._seeds):
+        variants = variants or [{}] * len(self._seeds)
+        members = [(seed, sorted(variant.items()))
+                   for seed, variant in zip(self._seeds, variants)]
+        if not members or any(
+                members.count(member) > 1 for member in members):
             raise ValueError(
-                f'A population needs distinct seeds, got {list(seeds)!r}.')
+                f'A population needs distinct seeds, got {list(seeds)!r}' +
+                (f' of the variants {variants!r}.' if any(variants) else '.'))
+        self._member_configs = [
+            config.copy(seed=seed, **variant)
+            for seed, variant in zip(self._seeds, variants)]
+        self._config = config = members_config(config, variants)
+        self.variant_values = [
+            value for value in config.values()
+            if isinstance(value, stacked_variable.StackedConstant)]
         self.size = len(self._seeds)
         self.step = tf.train.get_or_create_global_step()
         self._flags = (
@@ -143,8 +198,8 @@ class Population(population_update.UpdateMixin):
 
     def initialize(self, sess):
         """Initialize the variables, each member's as its single run's."""
-        values = [member_values(self._config, seed, self.env_mode)
-                  for seed in self._seeds]
+        values = [member_values(config, config.seed, self.env_mode)
+                  for config in self._member_configs]
         # The members' values fed as initial values: one session run, which
         # the session optimizes once (a load per variable took seconds).
         feed = {

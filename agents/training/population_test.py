@@ -80,11 +80,11 @@ def _single(config, seed, batch_steps, num_steps):
             return sess.run(watched)
 
 
-def _population(config, calls, num_steps, seeds=_SEEDS[:2]):
+def _population(config, calls, num_steps, seeds=_SEEDS[:2], variants=None):
     """The watched values of a population after `calls` collects, and its
     batch steps."""
     with tf.Graph().as_default():
-        members = population.Population(config, seeds)
+        members = population.Population(config, seeds, variants=variants)
         made = members.collect(num_steps, tf.constant(1000))[0]
         advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
         # pylint: disable=protected-access
@@ -98,12 +98,15 @@ def _population(config, calls, num_steps, seeds=_SEEDS[:2]):
 
 
 def _assert_members_as_single_runs(
-        config, calls, num_steps, tolerance, seeds=_SEEDS[:2]):
+        config, calls, num_steps, tolerance, seeds=_SEEDS[:2], variants=None):
     """Run the population for `calls` collects; assert each member's state
-    and weights equal its seed's single run after as many steps."""
-    stacked, batch_steps = _population(config, calls, num_steps, seeds)
+    and weights equal its seed's (and variant's) single run after as many
+    steps."""
+    stacked, batch_steps = _population(
+        config, calls, num_steps, seeds, variants)
     for index, seed in enumerate(seeds):
-        single = _single(config, seed, batch_steps, num_steps)
+        single = _single(config.copy(**(variants or {})[index]) if (
+            variants) else config, seed, batch_steps, num_steps)
         for name, value in single.items():
             # Batched arithmetic rounds otherwise.
             np.testing.assert_allclose(
@@ -136,6 +139,43 @@ def test_members_of_uneven_episodes_as_single_runs(monkeypatch):
     stacked = _assert_members_as_single_runs(_config(
         configs.cartpole, max_length=30), 12, 10, 1e-5, _SEEDS)
     assert len(set(stacked['num_updates:0'])) > 1
+
+
+def test_variants_train_as_their_single_runs():
+    # Three members: seed 3 of two variants of every key that may vary,
+    # seed 8 of the second; two updates each.
+    first = dict(
+        learning_rate=1e-3, entropy_regularization=0.01, kl_target=0.02,
+        kl_cutoff_factor=2.0, kl_cutoff_coef=1000.0, discount=0.9,
+        gae_lambda=0.9, ppo_clip=0.2, value_loss_clip=1.0,
+        max_gradient_norm=0.5, init_std=0.5, init_output_factor=0.2,
+        kl_init_penalty=1.0)
+    second = dict(
+        learning_rate=3e-3, entropy_regularization=0.1, kl_target=0.001,
+        kl_cutoff_factor=1.5, kl_cutoff_coef=10.0, discount=0.99,
+        gae_lambda=0.5, ppo_clip=0.1, value_loss_clip=0.1,
+        max_gradient_norm=0.05, init_std=2.0, init_output_factor=1.0,
+        kl_init_penalty=0.5)
+    stacked = _assert_members_as_single_runs(
+        _config(learning_rate_decay='linear'), 4, 5, 1e-5, (3, 3, 8),
+        [first, second, second])
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])
+    # The variants trained apart.
+    assert not np.allclose(*stacked['penalty:0'][:2])
+
+
+@pytest.mark.parametrize('variants, message', [
+    ([{'num_agents': 2}, {'num_agents': 4}], 'num_agents cannot vary among '
+     'the members of a population: it changes the shapes or the structure '
+     'of the graph; keys that may: learning_rate, '),
+    ([{'ppo_clip': 0.2}, {'ppo_clip': None}], 'ppo_clip of 0.2, None '
+     'switches a part of the graph off in some members only; vary it '
+     'among values that are all set (or run apart).')])
+def test_variants_that_change_the_graph_are_refused(variants, message):
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError) as error:
+            population.Population(_config(), (3, 3), variants=variants)
+    assert str(error.value).startswith(message)
 
 
 @pytest.mark.parametrize('seeds', [(), (1, 2, 1)])
