@@ -16,9 +16,9 @@ class Run:
         self.config_name = config_name
         self.seed = seed
         self.setting = setting
-        self.group = '-'.join([slug(config_name)] + [
-            slug(f'{key}={text}') for key, text in setting
-            if key in shown_keys])
+        shown = setting_name(
+            (key, text) for key, text in setting if key in shown_keys)
+        self.group = slug(config_name) + (f'-{shown}' if shown else '')
         self.name = f'{self.group}-seed{seed}'
 
 
@@ -38,6 +38,19 @@ def grid(configs, seeds, settings=()):
             raise config_io.ConfigError(
                 f'The {name} {repeated[0]} is listed twice; expected each '
                 'once.')
+    values = setting_values(settings)
+    shown = {key for key, texts in values.items() if len(texts) > 1}
+    return [
+        Run(config_name, seed, setting, shown)
+        for config_name in configs
+        for setting in combinations(values)
+        for seed in seeds]
+
+
+def setting_values(settings):
+    """The texts of each key of 'KEY=VALUE' `settings`, keys and texts in
+    their order; a ConfigError where a setting is no 'KEY=VALUE' or
+    repeats."""
     values = {}
     for item in settings:
         key, text = config_overrides.split_setting(item)
@@ -45,13 +58,20 @@ def grid(configs, seeds, settings=()):
             raise config_io.ConfigError(
                 f'--set={item} is given twice; expected each value once.')
         values[key].append(text)
-    shown = {key for key, texts in values.items() if len(texts) > 1}
-    axes = [[(key, text) for text in texts] for key, texts in values.items()]
-    return [
-        Run(config_name, seed, setting, shown)
-        for config_name in configs
-        for setting in itertools.product(*axes)
-        for seed in seeds]
+    return values
+
+
+def combinations(values):
+    """Every setting, a tuple of `(key, text)` pairs, of the texts of each
+    key (`setting_values`): a key of several texts varies over them."""
+    return list(itertools.product(*[
+        [(key, text) for text in texts] for key, texts in values.items()]))
+
+
+def setting_name(setting):
+    """The `(key, text)` pairs of a setting as a folder name, e.g.
+    'learning_rate=1e-3-discount=0.9'."""
+    return '-'.join(slug(f'{key}={text}') for key, text in setting)
 
 
 def build_config(run, run_dir, cpus_per_run=1):
