@@ -1,40 +1,68 @@
 """A member of a population's checkpoint, read as its single run's: which
-member `--member=seed-S` names (by default the best last evaluation), and
-its slice of every stacked variable."""
+member `--member=seed-S` (or `VARIANT/seed-S`) names (by default the best
+last evaluation), and its slice of every stacked variable."""
 
+import json
 import math
 
 import numpy as np
 import tensorflow.compat.v1 as tf
 
-# The variable of the members' seeds, and of their last evaluation's mean
-# scores, which a population's checkpoints hold.
+from agents.training import sweep_grid
+
+# The variables of the members' seeds and variants, and of their last
+# evaluation's mean scores, which a population's checkpoints hold.
 SEEDS_VARIABLE = 'population/seeds'
+VARIANTS_VARIABLE = 'population/variants'
 SCORES_VARIABLE = 'population_evaluation/eval_scores'
 
 
-def saved_seeds(path):
-    """The seeds of the population whose checkpoint is `path` (None: a
-    single run's)."""
-    reader = tf.train.load_checkpoint(path)
+def members(seeds, variants=None):
+    """The `(seed, setting)` members of every variant setting (tuples of
+    `(key, text)` pairs; None: no variants) and seed, in that order."""
+    return [(int(seed), tuple(setting))
+            for setting in variants or [()] for seed in seeds]
+
+
+def member_name(seed, setting=()):
+    """The name of the member of the seed and the variant setting, e.g.
+    'seed-2' or 'learning_rate=3e-4/seed-2', and its folder in the run."""
+    variant = sweep_grid.setting_name(setting)
+    return f'{variant}/seed-{seed}' if variant else f'seed-{seed}'
+
+
+def encode_settings(settings):
+    """The members' variant settings as checkpoints hold them."""
+    return [json.dumps(setting) for setting in settings]
+
+
+def saved_members(reader):
+    """The `(seed, setting)` members of the population whose checkpoint
+    `reader` reads (None: a single run's)."""
     if not reader.has_tensor(SEEDS_VARIABLE):
         return None
-    return [int(seed) for seed in reader.get_tensor(SEEDS_VARIABLE)]
+    seeds = reader.get_tensor(SEEDS_VARIABLE)
+    settings = reader.get_tensor(VARIANTS_VARIABLE) if reader.has_tensor(
+        VARIANTS_VARIABLE) else [b'[]'] * len(seeds)
+    return [
+        (int(seed), tuple(tuple(pair) for pair in json.loads(setting)))
+        for seed, setting in zip(seeds, settings)]
 
 
 def find_member(path, member, error):
-    """The position and name of `member` ('seed-S'; None: the member of the
-    best last evaluation) among the members of the checkpoint `path`, or
+    """The position and name of `member` ('seed-S' or 'VARIANT/seed-S';
+    None: the member of the best last evaluation) among the members of the
+    checkpoint `path`, or
     (None, None) for a single run's checkpoint without `member`; `error`
     (an exception class) where the member is not one of them."""
-    seeds = saved_seeds(path)
-    if seeds is None:
+    saved = saved_members(tf.train.load_checkpoint(path))
+    if saved is None:
         if member is not None:
             raise error(
                 f'--member={member} names a member of a population, but '
                 f'{path} is a single run; leave --member out.')
         return None, None
-    names = [f'seed-{seed}' for seed in seeds]
+    names = [member_name(*member) for member in saved]
     if member is None:
         scores = tf.train.load_checkpoint(path).get_tensor(SCORES_VARIABLE)
         finite = [(score, -index) for index, score in enumerate(scores)

@@ -29,7 +29,8 @@ def fixture_population(tmp_path):
 
 
 def test_find_member_by_name_or_the_best_last_evaluation(population):
-    assert member_checkpoint.saved_seeds(population) == [3, 8, 5]
+    assert member_checkpoint.saved_members(tf.train.load_checkpoint(
+        population)) == [(3, ()), (8, ()), (5, ())]
     assert member_checkpoint.find_member(population, None, ValueError) == (
         2, 'seed-5')
     assert member_checkpoint.find_member(
@@ -39,6 +40,29 @@ def test_find_member_by_name_or_the_best_last_evaluation(population):
     assert str(error.value) == (
         f'--member=seed-9 is not a member of {population}; expected one of '
         'seed-3, seed-8, seed-5.')
+
+
+def test_members_of_variants_are_named_by_their_setting(tmp_path):
+    settings = [(('learning_rate', '1e-3'), ('discount', '0.9'))] * 2 + [
+        (('learning_rate', '3e-4'), ('discount', '0.9'))]
+    assert member_checkpoint.members([3, 8], [settings[0], settings[2]]) == [
+        (3, settings[0]), (8, settings[0]), (3, settings[2]),
+        (8, settings[2])]
+    path = _save(str(tmp_path / 'variants.ckpt'), {
+        'population/seeds': np.array([3, 8, 3], np.int64),
+        'population/variants': np.array(
+            member_checkpoint.encode_settings(settings)),
+        'population_evaluation/eval_scores': np.array(
+            [-2.0, -3.0, -1.0], np.float32)})
+    assert member_checkpoint.saved_members(tf.train.load_checkpoint(
+        path)) == [(3, settings[0]), (8, settings[0]), (3, settings[2])]
+    assert member_checkpoint.find_member(path, None, ValueError) == (
+        2, 'learning_rate=3e-4-discount=0.9/seed-3')
+    assert member_checkpoint.find_member(
+        path, 'learning_rate=1e-3-discount=0.9/seed-8', ValueError)[0] == 1
+    with pytest.raises(ValueError, match=(
+            'expected one of learning_rate=1e-3-discount=0.9/seed-3, ')):
+        member_checkpoint.find_member(path, 'seed-3', ValueError)
 
 
 def test_a_single_runs_checkpoint_has_no_members(tmp_path):
