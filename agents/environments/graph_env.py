@@ -23,10 +23,12 @@ ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 
 
 class SavedEnv(collections.namedtuple(
-        'SavedEnv', 'kind, mode, path, seeds', defaults=(None,))):
+        'SavedEnv', 'kind, mode, path, seeds, variants',
+        defaults=(None, None))):
     """A run's newest readable checkpoint: `kind` 'graph', 'python' or None
     (a new run), the Python env `mode` recorded or None, `path` or None,
-    and the `seeds` of its population (None: a single run's)."""
+    and the `seeds` and variant settings of its population's members (None:
+    a single run's)."""
 
 
 NEW_RUN = SavedEnv(None, None, None)

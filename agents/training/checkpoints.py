@@ -340,35 +340,45 @@ def saved_env(logdir):
             mode = mode and reader.get_tensor(mode).decode('utf-8')
         except (tf.errors.OpError, ValueError):
             mode = None
-        seeds = (reader.get_tensor(member_checkpoint.SEEDS_VARIABLE)
-                 if reader.has_tensor(member_checkpoint.SEEDS_VARIABLE)
-                 else None)
+        members = member_checkpoint.saved_members(reader)
+        seeds, variants = zip(*members) if members else (None, None)
         return graph_env.SavedEnv(
             'graph' if graph else 'python', None if mode == 'auto' else mode,
-            path, None if seeds is None else [int(seed) for seed in seeds])
+            path, seeds and list(seeds), variants and list(variants))
     return graph_env.NEW_RUN
 
 
-def check_resumed_seeds(saved, seeds):
+def check_resumed_seeds(saved, seeds, variants=None):
     """Raise a ConfigError where a run folder's `graph_env.SavedEnv` holds
-    other members than those of the `seeds` (None: a single run)."""
-    seeds = list(seeds) if seeds else None
-    if saved.path is None or saved.seeds == seeds:
+    other members than those of the `seeds` (None: a single run) and the
+    variant settings (see `member_checkpoint.members`)."""
+    given = member_checkpoint.members(seeds, variants) if seeds else None
+    if saved.path is None or given == (saved.seeds and list(
+            zip(saved.seeds, saved.variants))):
         return
     run_dir = os.path.dirname(saved.path)
-    given = 'as a single run' if seeds is None else f'with {seeds_flag(seeds)}'
+    given = 'as a single run' if seeds is None else (
+        f'with {population_flags(seeds, variants)}')
+    flags = saved.seeds and population_flags(
+        dict.fromkeys(saved.seeds), dict.fromkeys(saved.variants))
     trained, again = (
         ('a single run', 'without --seeds') if saved.seeds is None else
-        (f'a population of {seeds_flag(saved.seeds)}',
-         f'with {seeds_flag(saved.seeds)}'))
+        (f'a population of {flags}', f'with {flags}'))
     raise ConfigError(
         f'Cannot resume {run_dir} {given}: it trained {trained}; resume it '
         f'{again}, or start a new run (another --timestamp).')
 
 
-def seeds_flag(seeds):
-    """The `--seeds` flag of a list of seeds."""
-    return f"--seeds={','.join(str(seed) for seed in seeds)}"
+def population_flags(seeds, variants=None):
+    """The `--seeds` flag of a list of seeds, and the `--set` flags of the
+    variant settings."""
+    texts = {}
+    for setting in variants or ():
+        for key, text in setting:
+            texts.setdefault(key, {})[text] = None
+    return ' '.join([f"--seeds={','.join(str(seed) for seed in seeds)}"] + [
+        f'--set={key}={text}' for key, values in texts.items()
+        for text in values])
 
 
 def _variable_named(names, variable):
