@@ -20,10 +20,12 @@ from agents.tools import compiled_ops
 from agents.tools import compiled_rollout
 from agents.tools import rollout_env
 from agents.tools import seed_statistics
+from agents.training import config_overrides
 from agents.training import config_spec
 from agents.training import member_checkpoint
 from agents.training import population
 from agents.training import simulation
+from agents.training import sweep_grid
 from agents.training import sweep_records
 from agents.training.config_io import ConfigError
 
@@ -33,36 +35,80 @@ RESULTS_NAME = 'results.json'
 CURVES_NAME = 'curves.csv'
 
 
-def check_population(config, seeds, env_mode, flag):
+def split_settings(settings, seeds):
+    """The 'KEY=VALUE' `settings` of the keys given once, and the variant
+    settings (see `member_checkpoint.members`) of every combination of the
+    keys given several times, None without; a ConfigError where a setting
+    repeats, or where variants come without the `seeds` of a
+    population."""
+    values = sweep_grid.setting_values(settings)
+    varied = {key: texts for key, texts in values.items() if len(texts) > 1}
+    if varied and not seeds:
+        raise ConfigError(
+            f'--set={next(iter(varied))} is given several times, which '
+            'makes variants of a population; pass --seeds too (e.g. '
+            '--seeds=0).')
+    return [setting for setting in settings if len(values[
+        config_overrides.split_setting(setting)[0]]) == 1], (
+            sweep_grid.combinations(varied) if varied else None)
+
+
+def check_population(config, seeds, env_mode, flag, variants=None):
     """Raise a ConfigError naming `flag` (the `--seeds` given) where the
-    config cannot train a member per seed in the env mode: an in-graph mode
-    and an env without task, or more environments than `max_agents` for
-    the members (P x `num_agents`)."""
+    config cannot train a member per seed (and variant setting) in the env
+    mode: an in-graph mode and an env without task, more environments than
+    `max_agents` for the members (P x `num_agents`), or variants that are
+    invalid or change the graph (`population.members_config`)."""
     if env_modes.in_graph_mode(env_mode):
         graph_env.check_task(config, flag)
     full = config_spec.with_defaults(config)
-    total = len(seeds) * full.num_agents
+    size = len(member_checkpoint.members(seeds, variants))
+    total = size * full.num_agents
+    if variants:
+        flag += f' with {len(variants)} variants'
+        values = _variant_values(full, variants)
+        for variant in values:
+            config_spec.check_config(full.copy(**variant))
+        try:
+            population.members_config(full, values)
+        except ValueError as error:
+            raise ConfigError(f'Variants of --set: {error}') from error
     if total > full.max_agents:
         raise ConfigError(
-            f'{flag} makes {len(seeds)} members of num_agents='
+            f'{flag} makes {size} members of num_agents='
             f'{full.num_agents}, {total} environments; expected at most '
             f'max_agents={full.max_agents} (raise it where intended).')
 
 
+def _variant_values(config, settings):
+    """The config values (a dict by key) of each variant setting, as
+    `--set` converts them."""
+    return [config_overrides.apply_overrides(config.copy(), [
+        f'{key}={text}' for key, text in setting]) for setting in settings]
+
+
 def define_population(config, seeds, env_mode='graph',
-                      saved=graph_env.NEW_RUN):
+                      saved=graph_env.NEW_RUN, variants=None):
     """The simulation of a population for the trainer's loop, as
     `simulation.define_simulation` defines a run's, with `members` (its
     `Population`, in the env mode, see `graph_env.define_run_batches`) and
     `reports` (its `MemberReports`): a phase of training is one collect of
-    every member; an evaluation evaluates each member on evaluation
-    environments of its own, those of its seed's single run. The loop's
-    scores pool the members' episodes."""
-    members = population.Population(config, seeds, env_mode, saved)
-    scope, name = member_checkpoint.SEEDS_VARIABLE.split('/')
-    with tf.variable_scope(scope):
-        tf.Variable(np.array(seeds, np.int64), trainable=False, name=name)
-    reports = MemberReports(config.logdir, seeds)
+    every member, a member per seed and variant setting (see
+    `member_checkpoint.members`); an evaluation evaluates each member on
+    evaluation environments of its own, those of its seed's single run.
+    The loop's scores pool the members' episodes."""
+    seeds, settings = zip(*member_checkpoint.members(seeds, variants))
+    members = population.Population(
+        config, seeds, env_mode, saved,
+        _variant_values(config, settings) if variants else None)
+    # One scope: a second of the same name would be another.
+    with tf.variable_scope(os.path.dirname(member_checkpoint.SEEDS_VARIABLE)):
+        for path, value in (
+                (member_checkpoint.SEEDS_VARIABLE, np.array(seeds, np.int64)),
+                (member_checkpoint.VARIANTS_VARIABLE,
+                 member_checkpoint.encode_settings(settings))):
+            tf.Variable(value, trainable=False, name=os.path.basename(path))
+    reports = MemberReports(config.logdir, seeds, settings)
     eval_done, eval_score = _define_evaluation(
         members, config, reports.scores)
     batch_env = members.batch_env
@@ -172,14 +218,23 @@ def _member_rollout(rollout):
 
 class MemberReports:
     """Each member's scores of the last evaluation: `mean_score` summaries
-    in `seed-S/eval` of the run folder, and the final table and
-    `results.json`."""
+    in `seed-S/eval` (`VARIANT/seed-S/eval`) of the run folder, and the
+    final table and `results.json`, per variant."""
 
-    def __init__(self, logdir, seeds):
-        """Report the `seeds`' scores of a run folder (None: write nothing)
-        from the variable `scores` `[P]`, which evaluations assign."""
+    def __init__(self, logdir, seeds, settings=None):
+        """Report the scores of the members of the `seeds` and variant
+        `settings` (None: none) of a run folder (None: write nothing) from
+        the variable `scores` `[P]`, which evaluations assign."""
         self._logdir = logdir
         self._seeds = list(seeds)
+        self._settings = list(settings or [()] * len(self._seeds))
+        self._names = [member_checkpoint.member_name(*member)
+                       for member in zip(self._seeds, self._settings)]
+        # The members of each variant, by its name ('' without variants).
+        self._variants = {}
+        for index, setting in enumerate(self._settings):
+            self._variants.setdefault(
+                sweep_grid.setting_name(setting), []).append(index)
         # Checkpointed, so that a run resumed at its end reports them.
         scope, name = member_checkpoint.SCORES_VARIABLE.split('/')
         with tf.variable_scope(scope):
@@ -193,9 +248,8 @@ class MemberReports:
             return
         if self._writers is None:
             self._writers = [
-                tf.summary.FileWriter(os.path.join(
-                    self._logdir, f'seed-{seed}', 'eval'))
-                for seed in self._seeds]
+                tf.summary.FileWriter(os.path.join(self._logdir, name, 'eval'))
+                for name in self._names]
         for writer, score in zip(self._writers, sess.run(self.scores)):
             if math.isfinite(score):
                 writer.add_summary(tf.Summary(value=[tf.Summary.Value(
@@ -203,40 +257,53 @@ class MemberReports:
             writer.flush()
 
     def describe(self, sess, phase):
-        """The members' IQM and range of an evaluation's scores, for its
-        progress line (None for other phases)."""
+        """The members' IQM and range of an evaluation's scores, per
+        variant, for its progress line (None for other phases)."""
         if phase != 'eval':
             return None
-        scores = [score for score in sess.run(self.scores)
-                  if math.isfinite(score)]
-        if not scores:
-            return 'no member ended an episode'
-        text = (f'members IQM {seed_statistics.interquartile_mean(scores):.1f}'
-                f' range {min(scores):.1f} to {max(scores):.1f}')
-        missing = len(self._seeds) - len(scores)
-        if missing:
-            text += f' ({missing} without an episode)'
-        return text
+        scores = sess.run(self.scores)
+        texts = []
+        for variant, indices in self._variants.items():
+            finite = [scores[index] for index in indices
+                      if math.isfinite(scores[index])]
+            text = 'no member ended an episode'
+            if finite:
+                text = (
+                    'members IQM '
+                    f'{seed_statistics.interquartile_mean(finite):.1f} range '
+                    f'{min(finite):.1f} to {max(finite):.1f}')
+            missing = len(indices) - len(finite)
+            if finite and missing:
+                text += f' ({missing} without an episode)'
+            texts.append(f'{variant}: {text}' if variant else text)
+        return '; '.join(texts)
 
     def finish(self, sess):
         """Log the table of the members' final scores and their IQM with
-        its interval; write them to `results.json`, and every member's
-        evaluations to `curves.csv`; return them."""
+        its interval (per variant); write them to `results.json`, and every
+        member's evaluations to `curves.csv`; return them."""
         rows = [
-            dict(member=f'seed-{seed}', seed=seed,
+            dict(member=name, seed=seed, setting=dict(setting),
                  final_score=float(score) if math.isfinite(score) else None)
-            for seed, score in zip(self._seeds, sess.run(self.scores))]
-        finite = [row['final_score'] for row in rows
-                  if row['final_score'] is not None]
-        results = dict(members=rows, final=seed_statistics.seed_summary(
-            finite) if finite else None)
+            for name, seed, setting, score in zip(
+                self._names, self._seeds, self._settings,
+                sess.run(self.scores))]
+        results = dict(members=rows, final=_summary(rows))
+        if len(self._variants) > 1:
+            results['variants'] = [
+                dict(variant=variant, setting=rows[indices[0]]['setting'],
+                     final=_summary([rows[index] for index in indices]))
+                for variant, indices in self._variants.items()]
         logger = logging.getLogger('agents')
         width = max(len(row['member']) for row in rows)
         for row in rows:
             logger.info('%s  %s', row['member'].ljust(width),
                         sweep_records.format_score(row['final_score']))
-        for line in seed_statistics.summary_table(
-                [('final', results['final'])], label='score'):
+        summaries, label = ([('final', results['final'])], 'score') if (
+            'variants' not in results) else ([
+                (row['variant'], row['final'])
+                for row in results['variants']], 'variant')
+        for line in seed_statistics.summary_table(summaries, label=label):
             logger.info('%s', line)
         if self._logdir:
             atomic_file.write_atomic(
@@ -253,8 +320,9 @@ class MemberReports:
         label = os.path.basename(os.path.normpath(self._logdir)).partition(
             '-')[2]
         rows = []
-        for seed in self._seeds:
-            folder = os.path.join(self._logdir, f'seed-{seed}', 'eval')
+        for name, seed, setting in zip(
+                self._names, self._seeds, self._settings):
+            folder = os.path.join(self._logdir, name, 'eval')
             curve = {}
             names = (tf.io.gfile.listdir(folder)
                      if tf.io.gfile.isdir(folder) else [])
@@ -264,7 +332,10 @@ class MemberReports:
                     for value in event.summary.value:
                         if value.tag == 'mean_score':
                             curve[event.step] = value.simple_value
-            rows += [(label, seed, step, score)
+            # A variant's label as a sweep's group.
+            group = '-'.join(
+                [label] + [sweep_grid.setting_name(setting)] * bool(setting))
+            rows += [(group, seed, step, score)
                      for step, score in sorted(curve.items())]
         return rows
 
@@ -273,3 +344,11 @@ class MemberReports:
         for writer in self._writers or ():
             writer.close()
         self._writers = None
+
+
+def _summary(rows):
+    """The `seed_statistics.seed_summary` of the rows' final scores (None
+    where none is finite)."""
+    finite = [row['final_score'] for row in rows
+              if row['final_score'] is not None]
+    return seed_statistics.seed_summary(finite) if finite else None

@@ -31,6 +31,31 @@ def test_progress_line_shows_the_members_iqm_and_range():
         'no member ended an episode')
 
 
+def test_progress_line_and_table_per_variant(caplog):
+    settings = [(('learning_rate', '1e-3'),)] * 2 + [
+        (('learning_rate', '0.01'),)] * 2
+    with tf.Graph().as_default():
+        reports = population_run.MemberReports(None, [3, 8, 3, 8], settings)
+    sess = _Session([-3.0, -1.0, np.nan, np.nan])
+    assert reports.describe(sess, 'eval') == (
+        'learning_rate=1e-3: members IQM -2.0 range -3.0 to -1.0; '
+        'learning_rate=0.01: no member ended an episode')
+    with caplog.at_level('INFO', logger='agents'):
+        results = reports.finish(sess)
+    assert [row['member'] for row in results['members']] == [
+        'learning_rate=1e-3/seed-3', 'learning_rate=1e-3/seed-8',
+        'learning_rate=0.01/seed-3', 'learning_rate=0.01/seed-8']
+    assert [(row['variant'], row['final'] and row['final']['iqm'])
+            for row in results['variants']] == [
+                ('learning_rate=1e-3', -2.0), ('learning_rate=0.01', None)]
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines[4:] == [
+        '| variant | seeds | mean | median | IQM | IQM 95% CI |',
+        '| --- | ---: | ---: | ---: | ---: | ---: |',
+        '| learning_rate=1e-3 | 2 | -2.0 | -2.0 | -2.0 | [-3.0, -1.0] |',
+        '| learning_rate=0.01 | 0 | - | - | - | - |']
+
+
 def test_curves_hold_every_members_evaluations(tmp_path):
     run_dir = tmp_path / '20261127T120000-pendulum'
     with tf.Graph().as_default():
