@@ -10,7 +10,10 @@ checkpoints and `train/`, `eval/` summaries; the `--timestamp` of an
 existing run resumes it. `--seeds=0-15` trains a population of the config
 (on its in-graph task, or one batch of every member's environments), a
 member per seed, each member's evaluations in
-`seed-S/` and the final scores in `results.json`. Exit codes: 0 finished;
+`seed-S/` and the final scores in `results.json`; a key given several
+times with `--set` (e.g. `--set=learning_rate=1e-3
+--set=learning_rate=3e-4`) adds a member per value (and combination) and
+seed, in `learning_rate=1e-3/seed-S/`. Exit codes: 0 finished;
 1 an environment failed or a value was not finite; 2 unusable flags,
 configuration or run folder, nothing written; 130 or 143 after SIGINT or
 SIGTERM, saved first.
@@ -71,7 +74,8 @@ flags.DEFINE_boolean(
 flags.DEFINE_multi_string(
     'set', [], 'KEY=VALUE: replace a value of the config; VALUE is YAML '
     '(or JSON), e.g. --set=learning_rate=5e-4 --set=policy_layers=[64,64]. '
-    'Recorded in config.yaml; a resumed run refuses changes.')
+    'Recorded in config.yaml; a resumed run refuses changes. With --seeds, '
+    'a key given several times makes a member of each value and seed.')
 flags.DEFINE_integer(
     'seed', None, 'Seed of TensorFlow, NumPy and the environments '
     '(overrides the config).')
@@ -102,12 +106,13 @@ def main(argv):
             FLAGS.env_mode, FLAGS.env_processes)
         config_spec.check_seed(FLAGS.seed, '--seed')
         seeds = _population_seeds()
+        settings, variants = population_run.split_settings(FLAGS.set, seeds)
         config, run_dir, timestamp = run_folder.prepare_run(
-            FLAGS.logdir, FLAGS.config, FLAGS.timestamp, FLAGS.set)
+            FLAGS.logdir, FLAGS.config, FLAGS.timestamp, settings)
         # Before the trainer builds the environment, which may print.
         if seeds:
             population_run.check_population(
-                config, seeds, env_mode, f'--seeds={FLAGS.seeds}')
+                config, seeds, env_mode, f'--seeds={FLAGS.seeds}', variants)
         elif env_modes.in_graph_mode(env_mode):
             graph_env.check_task(config)
         if FLAGS.seed is not None:
@@ -117,7 +122,8 @@ def main(argv):
         # Closing the generator saves also between two scores.
         stop = stopping.StopRequest(describe_interrupt)
         with stop.install(), contextlib.closing(
-                trainer.train(config, env_mode, seeds=seeds)) as scores:
+                trainer.train(config, env_mode, seeds=seeds,
+                              variants=variants)) as scores:
             for _ in scores:
                 pass
             if stop.requested():

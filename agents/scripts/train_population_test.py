@@ -30,9 +30,10 @@ _SETTINGS = (
     'update_steps=null')
 
 
-def _alone(seed):
-    """The final score of the seed's single run."""
-    config, _, _ = run_folder.prepare_run(None, 'pendulum', None, _SETTINGS)
+def _alone(seed, *settings):
+    """The final score of the seed's single run (with `--set` settings)."""
+    config, _, _ = run_folder.prepare_run(
+        None, 'pendulum', None, _SETTINGS + settings)
     with config.unlocked:
         config.seed = seed
     return list(trainer.train(config, 'graph'))[-1]
@@ -155,6 +156,68 @@ def test_sigterm_saves_every_member(tmp_path):
     assert reader.get_tensor('penalty').shape == (2,)
 
 
+@pytest.fixture(name='variants', scope='module')
+def _variants(tmp_path_factory):
+    """The run folder of a population of two learning rates and the
+    seeds 3 and 8."""
+    logdir = tmp_path_factory.mktemp('variants')
+    code = _main(
+        f'--logdir={logdir}', '--config=pendulum', '--timestamp=V',
+        '--seeds=3,8', '--set=learning_rate=1e-3', '--set=learning_rate=0.01',
+        *(f'--set={setting}' for setting in _SETTINGS))
+    assert code == 0
+    return logdir / 'V-pendulum'
+
+
+def test_variants_score_as_their_single_runs(variants):
+    names = ['learning_rate=1e-3/seed-3', 'learning_rate=1e-3/seed-8',
+             'learning_rate=0.01/seed-3', 'learning_rate=0.01/seed-8']
+    results = _results(variants)
+    rows = results['members']
+    assert [row['member'] for row in rows] == names
+    assert [(row['seed'], row['setting']) for row in rows] == [
+        (3, {'learning_rate': '1e-3'}), (8, {'learning_rate': '1e-3'}),
+        (3, {'learning_rate': '0.01'}), (8, {'learning_rate': '0.01'})]
+    assert [(row['variant'], row['setting'], row['final']['seeds'])
+            for row in results['variants']] == [
+                ('learning_rate=1e-3', {'learning_rate': '1e-3'}, 2),
+                ('learning_rate=0.01', {'learning_rate': '0.01'}, 2)]
+    scores = [row['final_score'] for row in rows]
+    assert results['variants'][1]['final']['iqm'] == pytest.approx(
+        sum(scores[2:]) / 2)
+    for row in rows:
+        curve = _scalars(variants / row['member'] / 'eval')
+        assert curve[80] == pytest.approx(row['final_score'], rel=1e-6)
+        assert row['final_score'] == pytest.approx(_alone(
+            row['seed'], f"learning_rate={row['setting']['learning_rate']}"),
+            rel=1e-5)
+    assert scores[0] != scores[2]
+    curves = (variants / population_run.CURVES_NAME).read_text().split()
+    assert curves[1:3] == [
+        f'pendulum-learning_rate=1e-3,3,40,{curves[1].split(",")[3]}',
+        f'pendulum-learning_rate=1e-3,3,80,{scores[0]!r}']
+
+
+def test_variants_resume_with_their_own_only(variants):
+    config, run_dir, _ = run_folder.prepare_run(
+        str(variants.parent), 'pendulum', 'V', _SETTINGS)
+    saved = _listing(run_dir)
+    with pytest.raises(config_io.ConfigError) as error:
+        next(trainer.train(config, 'graph', seeds=[3, 8], variants=[
+            (('learning_rate', '1e-3'),), (('learning_rate', '0.1'),)]))
+    assert str(error.value) == (
+        f'Cannot resume {run_dir} with --seeds=3,8 --set=learning_rate=1e-3 '
+        '--set=learning_rate=0.1: it trained a population of --seeds=3,8 '
+        '--set=learning_rate=1e-3 --set=learning_rate=0.01; resume it with '
+        '--seeds=3,8 --set=learning_rate=1e-3 --set=learning_rate=0.01, or '
+        'start a new run (another --timestamp).')
+    assert _listing(run_dir) == saved
+    exported = policy_export.export_run(
+        variants, variants.parent / 'export',
+        member='learning_rate=0.01/seed-8')
+    assert exported['member'] == 'learning_rate=0.01/seed-8'
+
+
 @pytest.mark.parametrize('flags, message', [
     (('--seeds=0,3,3',), '--seeds=0,3,3 lists seed 3 twice; expected each '
      'once.'),
@@ -178,6 +241,22 @@ def test_sigterm_saves_every_member(tmp_path):
     (('--seeds=0,1', '--config=cheetah', '--env_mode=graph'), '--seeds=0,1: '
      "the config env 'HalfCheetah-v5' has no in-graph task; tasks with one: "
      'Acrobot-v1, '),
+    (('--set=discount=0.9', '--set=discount=0.99'), '--set=discount is '
+     'given several times, which makes variants of a population; pass '
+     '--seeds too (e.g. --seeds=0).'),
+    (('--seeds=0,1', '--set=num_agents=2', '--set=num_agents=4'), 'Variants '
+     'of --set: num_agents cannot vary among the members of a population: '
+     'it changes the shapes or the structure of the graph; keys that may: '
+     'learning_rate, entropy_regularization, '),
+    (('--seeds=0', '--set=ppo_clip=0.2', '--set=ppo_clip=null'), 'Variants '
+     'of --set: ppo_clip of 0.2, None switches a part of the graph off in '
+     'some members only; vary it among values that are all set (or run '
+     'apart).'),
+    (('--seeds=0', '--set=discount=0.9', '--set=discount=2'), 'Config '
+     'discount=2.0 must be in [0, 1].'),
+    (('--seeds=0-64', '--set=discount=0.9', '--set=discount=0.99'),
+     '--seeds=0-64 with 2 variants makes 130 members of num_agents=8, 1040 '
+     'environments; expected at most max_agents=1024'),
 ])
 def test_bad_seeds_exit_2_in_one_line(tmp_path, capsys, flags, message):
     code = _main(f'--logdir={tmp_path}', '--config=pendulum', *flags)

@@ -25,7 +25,7 @@ from agents.training import errors
 
 
 def train(config, env_mode=None, on_report=None, *, env_processes=None,
-          seeds=None):
+          seeds=None, variants=None):
     """Train an agent; yield the mean evaluation score at every report. A
     new run folder (`config.logdir`, may be None) receives `config.yaml`
     once the graph is built; an existing one resumes. A ConfigError where
@@ -41,12 +41,15 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
       seeds: None, or distinct seeds of a population
           (`population_run`): a member per seed; the scores pool the
           members' episodes.
+      variants: None, or with `seeds` the variant settings of the
+          population (tuples of `(key, text)` pairs of `--set`, see
+          `population_run.split_settings`): a member per variant and seed.
     """
     env_mode = env_modes.env_mode_from_flags(env_mode, env_processes)
     config = config_spec.complete_config(config)
     with run_folder.locked(config.logdir) as lock:
         saved = checkpoints.saved_env(config.logdir)
-        checkpoints.check_resumed_seeds(saved, seeds)
+        checkpoints.check_resumed_seeds(saved, seeds, variants)
         graph = tf.Graph()
         with graph.as_default():
             if config.seed is not None:
@@ -54,7 +57,7 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
                 np.random.seed(config.seed)
                 tf.set_random_seed(config.seed)
             env_mode, simulation, batches = _define_run(
-                config, env_mode, saved, seeds)
+                config, env_mode, saved, seeds, variants)
             try:
                 # No temporary state, but for that of an exact resumption.
                 saver = checkpoints.define_saver(
@@ -68,9 +71,10 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
             on_report)
 
 
-def _define_run(config, env_mode, saved, seeds):
+def _define_run(config, env_mode, saved, seeds, variants):
     """The resolved env mode, the simulation and the `_Batches` of a run,
-    or of a population of the `seeds`, of a run folder's `SavedEnv`."""
+    or of a population of the `seeds` and `variants`, of a run folder's
+    `SavedEnv`."""
     if not seeds:
         env_mode, batch_env, eval_batch_env = graph_env.define_run_batches(
             config, env_mode, hasattr(config.algorithm, 'evaluation_view'),
@@ -85,7 +89,7 @@ def _define_run(config, env_mode, saved, seeds):
             raise
     with _settings_checked():
         simulation = population_run.define_population(
-            config, seeds, env_mode, saved)
+            config, seeds, env_mode, saved, variants)
     members = simulation.members
     if saved.kind is None:
         # Else the checkpoint holds the members.
