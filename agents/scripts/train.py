@@ -82,7 +82,8 @@ flags.DEFINE_integer(
 flags.DEFINE_string(
     'seeds', None, 'Train a population, a member per seed, in one graph '
     '(its environments one batch): seeds and ranges, e.g. 0-15 or 0,3,7; '
-    "each member's summaries go below seed-S in the run folder.")
+    "each member's summaries go below seed-S (VARIANT/seed-S) in the run "
+    'folder.')
 
 
 def main(argv):

@@ -55,8 +55,8 @@ def visualize(
       env_mode: 'auto', 'inprocess', 'processes' or 'slices', or a boolean.
       seed: Base seed: environment i gets seed + i; None: unseeded.
       render_effects: Whether MuJoCo renders shadows and reflections.
-      member: The member of a population's run folder, 'seed-S'; None: the
-          one of the best last evaluation.
+      member: The member of a population's run folder, 'seed-S' or
+          'VARIANT/seed-S'; None: the one of the best last evaluation.
     """
     try:
         env_mode = env_modes.check_env_mode(env_mode)

@@ -27,12 +27,13 @@ def export_run(
         logdir, outdir, checkpoint=None, stochastic=False,
         export_format='saved_model', overwrite=False, member=None):
     """Export the policy of a run folder's `checkpoint` (a name in it or a
-    path; None: the newest; of a population: of `member`, 'seed-S', by
-    default the best last evaluation's) to `outdir` (missing or empty unless
-    `overwrite`), as 'saved_model' or 'onnx' (tf2onnx, the `export` extra,
-    checked with onnxruntime), sampling actions where `stochastic`; returns
-    the metadata written to `policy.json`, and `seconds`. A failed export
-    leaves `outdir` as is and raises an ExportError of one line."""
+    path; None: the newest; of a population: of `member`, 'seed-S' or
+    'VARIANT/seed-S', by default the best last evaluation's) to `outdir`
+    (missing or empty unless `overwrite`), as 'saved_model' or 'onnx'
+    (tf2onnx, the `export` extra, checked with onnxruntime), sampling
+    actions where `stochastic`; returns the metadata written to
+    `policy.json`, and `seconds`. A failed export leaves `outdir` as is and
+    raises an ExportError of one line."""
     start = time.perf_counter()
     if export_format not in FORMATS:
         raise ExportError(

@@ -20,8 +20,9 @@ def define_run_flags(use, outdir_help, *definitions):
              'by name in the run folder (e.g. model.ckpt-100000) or by path; '
              'the latest when unset.'),
             (flags.DEFINE_string, 'member', None, 'Member of a population '
-             '(train.py --seeds) to use, e.g. seed-3; by default the one of '
-             'the best last evaluation.'),
+             '(train.py --seeds) to use, e.g. seed-3 or, of variants, '
+             'learning_rate=1e-3/seed-3; by default the one of the best last '
+             'evaluation.'),
             *definitions):
         if name not in FLAGS:
             define(
