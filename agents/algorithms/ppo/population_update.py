@@ -221,17 +221,12 @@ class UpdateMixin:
         shapes = [weight.shape[1:] for weight in state.weights]
 
         def _values(state):
-            # What the members' code reads: their weights, penalties and
-            # config values.
-            values = dict(zip(
+            # What the members' code reads: weights, penalties, config values.
+            return dict(zip(
                 [variable.ref() for variable in variables] + [
                     algo._penalty.stacked.ref()],
-                _unflattened(state.weights[0], shapes) + (own_penalty,)))
-            with stacked_variable.member_view(members):
-                values.update({
-                    constant: constant.read_value()
-                    for constant in self.variant_values})
-            return values
+                _unflattened(state.weights[0], shapes) + (
+                    own_penalty,))) | self._constants(members)
 
         def _running(index, finite, unused_state):
             return tf.reduce_any(self._active(plan, due, finite, index))
@@ -284,6 +279,13 @@ class UpdateMixin:
         return finite, penalty, _AdamState(*(
             _unflattened(tensors[0], shapes) for tensors in state[:3]),
             state.powers)
+
+    def _constants(self, members):
+        """The values of the config keys that the members set apart (see
+        `members_config`), of the int32 `members`, by key (`member_view`)."""
+        with stacked_variable.member_view(members):
+            return {constant: constant.read_value()
+                    for constant in self.variant_values}
 
     def _memory_inputs(self, penalty=False):
         """A member's memory as `_update_plan` takes it (as `_measure_kl`
