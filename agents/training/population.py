@@ -146,10 +146,9 @@ class Population(population_update.UpdateMixin):
         """
         self._seeds = [int(seed) for seed in seeds]
         variants = variants or [{}] * len(self._seeds)
-        members = [(seed, sorted(variant.items()))
+        members = [(seed, tuple(sorted(variant.items())))
                    for seed, variant in zip(self._seeds, variants)]
-        if not members or any(
-                members.count(member) > 1 for member in members):
+        if not members or len(set(members)) < len(members):
             raise ValueError(
                 f'A population needs distinct seeds, got {list(seeds)!r}' +
                 (f' of the variants {variants!r}.' if any(variants) else '.'))
