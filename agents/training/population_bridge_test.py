@@ -68,11 +68,12 @@ def _single(config, env_mode, seed, batch_steps, num_steps):
             algo._batch_env.close()  # pylint: disable=protected-access
 
 
-def _population(config, env_mode, calls, num_steps):
+def _population(config, env_mode, calls, num_steps, variants=None):
     """The watched values of a population after `calls` collects, and its
     batch steps."""
     with tf.Graph().as_default():
-        members = population.Population(config, _SEEDS, env_mode)
+        members = population.Population(
+            config, _SEEDS, env_mode, variants=variants)
         made = members.collect(num_steps, tf.constant(1000))[0]
         advance = members.step.assign_add(
             tf.cast(made * config.num_agents, tf.int64))
@@ -90,22 +91,27 @@ def _population(config, env_mode, calls, num_steps):
             members.eval_batch_env.close()
 
 
-@pytest.mark.parametrize('env_mode, overrides', [
+@pytest.mark.parametrize('env_mode, overrides, variants', [
     # Every episode ends at step 10 and fills the memory: two updates of
     # 4 Adam steps; the first and third calls only collect.
-    ('inprocess', {}),
+    ('inprocess', {}, None),
     # Rollouts of 4 steps bootstrapped by the value network, as the
     # MuJoCo configs cut them: an update after every rollout; a learning
     # rate without decay, a scalar.
     ('envpool', dict(rollout_length=4, bootstrap_truncated=True,
-                     learning_rate_decay=None))])
-def test_members_train_as_single_runs(env_mode, overrides):
+                     learning_rate_decay=None), None),
+    # Members of two variants, each as its single run.
+    ('inprocess', {}, [
+        dict(learning_rate=1e-3, discount=0.9, ppo_clip=0.2),
+        dict(learning_rate=3e-3, discount=0.99, ppo_clip=0.1)])])
+def test_members_train_as_single_runs(env_mode, overrides, variants):
     if env_mode == 'envpool':
         pytest.importorskip('envpool')
     config = _config(**overrides)
-    stacked, batch_steps = _population(config, env_mode, 4, 5)
+    stacked, batch_steps = _population(config, env_mode, 4, 5, variants)
     for index, seed in enumerate(_SEEDS):
-        single = _single(config, env_mode, seed, batch_steps, 5)
+        single = _single(config.copy(**variants[index]) if variants else (
+            config), env_mode, seed, batch_steps, 5)
         assert single['num_updates:0'] >= 2
         for name, value in single.items():
             # Batched arithmetic rounds otherwise.
