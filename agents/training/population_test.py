@@ -144,18 +144,14 @@ def test_members_of_uneven_episodes_as_single_runs(monkeypatch):
 def test_variants_train_as_their_single_runs():
     # Three members: seed 3 of two variants of every key that may vary,
     # seed 8 of the second; two updates each.
-    first = dict(
-        learning_rate=1e-3, entropy_regularization=0.01, kl_target=0.02,
-        kl_cutoff_factor=2.0, kl_cutoff_coef=1000.0, discount=0.9,
-        gae_lambda=0.9, ppo_clip=0.2, value_loss_clip=1.0,
-        max_gradient_norm=0.5, init_std=0.5, init_output_factor=0.2,
-        kl_init_penalty=1.0)
-    second = dict(
-        learning_rate=3e-3, entropy_regularization=0.1, kl_target=0.001,
-        kl_cutoff_factor=1.5, kl_cutoff_coef=10.0, discount=0.99,
-        gae_lambda=0.5, ppo_clip=0.1, value_loss_clip=0.1,
-        max_gradient_norm=0.05, init_std=2.0, init_output_factor=1.0,
-        kl_init_penalty=0.5)
+    first, second = (
+        dict(zip(population.GRAPH_KEYS + population.INITIAL_KEYS, values))
+        for values in (
+            (1e-3, 0.01, 0.02, 2.0, 1000.0, 0.9, 0.9, 0.2, 1.0, 0.5, 0.5,
+             0.2, 1.0),
+            (3e-3, 0.1, 0.001, 1.5, 10.0, 0.99, 0.5, 0.1, 0.1, 0.05, 2.0,
+             1.0, 0.5)))
+    assert first['max_gradient_norm'] == 0.5 and second['init_std'] == 2.0
     stacked = _assert_members_as_single_runs(
         _config(learning_rate_decay='linear'), 4, 5, 1e-5, (3, 3, 8),
         [first, second, second])
