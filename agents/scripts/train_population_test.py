@@ -212,6 +212,11 @@ def test_variants_resume_with_their_own_only(variants):
         '--seeds=3,8 --set=learning_rate=1e-3 --set=learning_rate=0.01, or '
         'start a new run (another --timestamp).')
     assert _listing(run_dir) == saved
+    # Resumed at its end with its own variants, it reports them again.
+    before = _results(variants)
+    assert not list(trainer.train(config, 'graph', seeds=[3, 8], variants=[
+        (('learning_rate', '1e-3'),), (('learning_rate', '0.01'),)]))
+    assert _results(variants) == before
     exported = policy_export.export_run(
         variants, variants.parent / 'export',
         member='learning_rate=0.01/seed-8')
