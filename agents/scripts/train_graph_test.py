@@ -9,6 +9,7 @@ import pytest
 from agents import tools
 from agents.training import config_io
 from agents.scripts import configs
+from agents.environments import graph_env
 from agents.training import checkpoints
 from agents.scripts import train
 from agents.scripts.train_reliability_test import _Script
@@ -35,8 +36,8 @@ def test_pendulum_trains_in_graph_mode_and_a_seed_repeats(tmp_path):
         config = _config('pendulum', steps=3200, eval_episodes=8,
                          logdir=logdir)
         scores.append(list(train.train(config, 'graph')))
-        assert checkpoints.saved_env(logdir) == (
-            'graph', None, os.path.join(logdir, 'model.ckpt-6400'), None)
+        assert checkpoints.saved_env(logdir) == graph_env.SavedEnv(
+            'graph', None, os.path.join(logdir, 'model.ckpt-6400'))
     assert len(scores[0]) == 2 and np.isfinite(scores[0]).all()
     assert scores[0] == scores[1]
 
@@ -60,8 +61,8 @@ def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
     list(train.train(_tiny_config(logdir=python_run), 'inprocess'))
     graph_checkpoint = os.path.join(graph_run, 'model.ckpt-80')
     python_checkpoint = os.path.join(python_run, 'model.ckpt-80')
-    assert checkpoints.saved_env(python_run) == (
-        'python', 'inprocess', python_checkpoint, None)
+    assert checkpoints.saved_env(python_run) == graph_env.SavedEnv(
+        'python', 'inprocess', python_checkpoint)
     for run, env_mode, message in (
             (graph_run, 'inprocess',
              f'Cannot resume {graph_run} on Python environments: checkpoint '
@@ -78,8 +79,8 @@ def test_resuming_with_the_other_kind_of_batch_fails_in_one_line(tmp_path):
         assert str(error.value) == message
     # Python runs that 'auto' resumes in their mode: train_resume_python_test.
     list(train.train(_tiny_config(logdir=graph_run, steps=80), 'auto'))
-    assert checkpoints.saved_env(graph_run) == (
-        'graph', None, os.path.join(graph_run, 'model.ckpt-160'), None)
+    assert checkpoints.saved_env(graph_run) == graph_env.SavedEnv(
+        'graph', None, os.path.join(graph_run, 'model.ckpt-160'))
 
 
 def test_graph_mode_for_a_task_without_one_exits_2_writing_nothing(
@@ -128,5 +129,6 @@ def test_sigterm_saves_a_checkpoint_and_the_graph_run_resumes(
         f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
         '--timestamp=T.')
     saved, _ = _saved_checkpoint(script, run_dir)
-    assert checkpoints.saved_env(run_dir) == ('graph', None, saved, None)
+    assert checkpoints.saved_env(run_dir) == graph_env.SavedEnv(
+        'graph', None, saved)
     _resume_one_phase(monkeypatch, tmp_path, run_dir, saved, 'graph')
