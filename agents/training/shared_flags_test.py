@@ -32,8 +32,8 @@ def test_run_flags_keep_the_first_definition_and_allow_override(
          'folder (e.g. model.ckpt-100000) or by path; the latest when '
          'unset.', override),
         ('member', None, 'Member of a population (train.py --seeds) to use, '
-         'e.g. seed-3; by default the one of the best last evaluation.',
-         override),
+         'e.g. seed-3 or, of variants, learning_rate=1e-3/seed-3; by '
+         'default the one of the best last evaluation.', override),
         ('first', 'a', 'First.', override),
         ('second', None, 'Second.', dict(override, short_name='s'))]
     assert values['first'].default == 'a'
