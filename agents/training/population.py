@@ -26,6 +26,7 @@ from agents.parts import distributions
 from agents.tools import compiled_ops
 from agents.tools import rollout_env
 from agents.tools import temporary_scope
+from agents.training import config_overrides
 from agents.training import member_batch
 from agents.training import simulation
 
@@ -77,6 +78,13 @@ def members_config(config, variants):
         else:
             overrides[key] = values[0]
     return config.copy(**overrides)
+
+
+def variant_values(config, variants):
+    """The config values (a dict by key) of each variant, its `--set`
+    settings as pairs of key and text, as `--set` converts them."""
+    return [config_overrides.apply_overrides(config.copy(), [
+        f'{key}={text}' for key, text in variant]) for variant in variants]
 
 
 def build_member(config, env_mode='graph'):
@@ -137,15 +145,16 @@ class Population(population_update.UpdateMixin):
               environments, each seeded as its seed's single run
               (`member_batch`).
           saved: The `graph_env.SavedEnv` of the run folder.
-          variants: None, or a dict of config values per member that
-              differ from `config`'s (see `members_config`).
+          variants: None, or each member's `--set` settings, pairs of a
+              key and its text, that set it apart (`members_config`).
 
         Raises:
           ValueError: For no seeds, a repeated one of a variant, or values
               that members may not set apart.
         """
         self._seeds = [int(seed) for seed in seeds]
-        variants = variants or [{}] * len(self._seeds)
+        variants = variant_values(config, variants) if variants else (
+            [{}] * len(self._seeds))
         members = [(seed, tuple(sorted(variant.items())))
                    for seed, variant in zip(self._seeds, variants)]
         if not members or len(set(members)) < len(members):

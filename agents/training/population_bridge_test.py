@@ -72,8 +72,9 @@ def _population(config, env_mode, calls, num_steps, variants=None):
     """The watched values of a population after `calls` collects, and its
     batch steps."""
     with tf.Graph().as_default():
-        members = population.Population(
-            config, _SEEDS, env_mode, variants=variants)
+        members = population.Population(config, _SEEDS, env_mode, variants=(
+            variants and [tuple((key, repr(value)) for key, value in (
+                variant.items())) for variant in variants]))
         made = members.collect(num_steps, tf.constant(1000))[0]
         advance = members.step.assign_add(
             tf.cast(made * config.num_agents, tf.int64))

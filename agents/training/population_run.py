@@ -66,7 +66,7 @@ def check_population(config, seeds, env_mode, flag, variants=None):
     total = size * full.num_agents
     if variants:
         flag += f' with {len(variants)} variants'
-        values = _variant_values(full, variants)
+        values = population.variant_values(full, variants)
         for variant in values:
             config_spec.check_config(full.copy(**variant))
         try:
@@ -78,13 +78,6 @@ def check_population(config, seeds, env_mode, flag, variants=None):
             f'{flag} makes {size} members of num_agents='
             f'{full.num_agents}, {total} environments; expected at most '
             f'max_agents={full.max_agents} (raise it where intended).')
-
-
-def _variant_values(config, settings):
-    """The config values (a dict by key) of each variant setting, as
-    `--set` converts them."""
-    return [config_overrides.apply_overrides(config.copy(), [
-        f'{key}={text}' for key, text in setting]) for setting in settings]
 
 
 def define_population(config, seeds, env_mode='graph',
@@ -99,8 +92,7 @@ def define_population(config, seeds, env_mode='graph',
     The loop's scores pool the members' episodes."""
     seeds, settings = zip(*member_checkpoint.members(seeds, variants))
     members = population.Population(
-        config, seeds, env_mode, saved,
-        _variant_values(config, settings) if variants else None)
+        config, seeds, env_mode, saved, settings if variants else None)
     # One scope: a second of the same name would be another.
     with tf.variable_scope(os.path.dirname(member_checkpoint.SEEDS_VARIABLE)):
         for path, value in (

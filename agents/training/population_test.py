@@ -59,6 +59,13 @@ def _watched(algo, stacked):
     return values
 
 
+def _settings(variants):
+    """Each variant's values as its `--set` settings."""
+    return variants and [
+        tuple((key, repr(value)) for key, value in variant.items())
+        for variant in variants]
+
+
 def _single(config, seed, batch_steps, num_steps):
     """The watched values of a single run after `batch_steps` steps of
     calls of up to `num_steps`."""
@@ -84,7 +91,8 @@ def _population(config, calls, num_steps, seeds=_SEEDS[:2], variants=None):
     """The watched values of a population after `calls` collects, and its
     batch steps."""
     with tf.Graph().as_default():
-        members = population.Population(config, seeds, variants=variants)
+        members = population.Population(
+            config, seeds, variants=_settings(variants))
         made = members.collect(num_steps, tf.constant(1000))[0]
         advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
         # pylint: disable=protected-access
@@ -164,13 +172,14 @@ def test_variants_train_as_their_single_runs():
     ([{'num_agents': 2}, {'num_agents': 4}], 'num_agents cannot vary among '
      'the members of a population: it changes the shapes or the structure '
      'of the graph; keys that may: learning_rate, '),
-    ([{'ppo_clip': 0.2}, {'ppo_clip': None}], 'ppo_clip of 0.2, None '
+    ([{'ppo_clip': 0.2}, {'ppo_clip': 0}], 'ppo_clip of 0.2, 0 '
      'switches a part of the graph off in some members only; vary it '
      'among values that are all set (or run apart).')])
 def test_variants_that_change_the_graph_are_refused(variants, message):
     with tf.Graph().as_default():
         with pytest.raises(ValueError) as error:
-            population.Population(_config(), (3, 3), variants=variants)
+            population.Population(
+                _config(), (3, 3), variants=_settings(variants))
     assert str(error.value).startswith(message)
 
 
