@@ -28,9 +28,15 @@ class AttrDict(dict):
         return self._locked
 
     @property
+    @contextlib.contextmanager
     def unlocked(self):
         """Context manager that allows edits, then restores the lock state."""
-        return self._unlocked_context()
+        previous = self._locked
+        self.__dict__['_locked'] = False
+        try:
+            yield self
+        finally:
+            self.__dict__['_locked'] = previous
 
     def lock(self):
         """Make later edits raise an error until unlocked again."""
@@ -38,8 +44,7 @@ class AttrDict(dict):
 
     def copy(self, **updates):
         """A shallow copy with the same lock state and the keys `updates`."""
-        result = type(self)(self)
-        dict.update(result, updates)
+        result = type(self)(self, **updates)
         result.__dict__['_locked'] = self._locked
         return result
 
@@ -122,16 +127,6 @@ class AttrDict(dict):
     def __dir__(self):
         keys = [key for key in self if isinstance(key, str)]
         return sorted(set(super().__dir__()) | set(keys))
-
-    @contextlib.contextmanager
-    def _unlocked_context(self):
-        """Unlock while entered."""
-        previous = self._locked
-        self.__dict__['_locked'] = False
-        try:
-            yield self
-        finally:
-            self.__dict__['_locked'] = previous
 
     def _check_unlocked(self, edit):
         """Raise the RuntimeError of an `edit` when locked."""
