@@ -148,12 +148,15 @@ class AutoBatchEnv(forwarding.BatchForwarding):
 
 
 def usable_candidates(constructor, num_agents, candidates=AUTO_CANDIDATES):
-    """The modes worth timing: none with worker processes for one
-    environment or one core (where 'inprocess' is a candidate)."""
-    if candidates is AUTO_CANDIDATES:
-        candidates = auto_candidates(constructor)
-    candidates = list(candidates)
+    """The modes worth timing (by default with 'envpool' where EnvPool is
+    installed and has the constructor's `env_id`): none with worker
+    processes for one environment or one core (where 'inprocess' is one)."""
+    from agents.tools import envpool_batch_env
     from agents.tools import sliced_batch_env
+    if candidates is AUTO_CANDIDATES and envpool_batch_env.has_task(
+            getattr(constructor, 'env_id', None)):
+        candidates += ('envpool',)
+    candidates = list(candidates)
     if (num_agents == 1 or sliced_batch_env.available_cpus() == 1) and (
             'inprocess' in candidates):
         candidates = [mode for mode in candidates if mode not in _WORKER_MODES]
@@ -183,15 +186,6 @@ def time_candidates(batch_envs):
             f'{name} {rate:,.0f} steps/s' for name, rate in rates.items()),
         mode)
     return mode, rates
-
-
-def auto_candidates(constructor):
-    """`AUTO_CANDIDATES`, and 'envpool' where EnvPool is installed and has
-    the constructor's `env_id`."""
-    from agents.tools import envpool_batch_env
-    if envpool_batch_env.has_task(getattr(constructor, 'env_id', None)):
-        return AUTO_CANDIDATES + ('envpool',)
-    return AUTO_CANDIDATES
 
 
 def describe():

@@ -14,6 +14,7 @@ from agents.scripts import configs
 from agents.environments import env_construction
 from agents.environments import env_modes
 from agents.tools import envpool_batch_env
+from agents.tools import sliced_batch_env
 from agents.testing import worker_testing
 
 _mock_constructor = worker_testing.mock_constructor
@@ -122,17 +123,18 @@ def test_envpool_mode_without_envpool_names_the_extra(monkeypatch):
         "install -e '.[envpool]'")
 
 
-def test_envpool_mode_builds_the_configured_task():
+def test_envpool_mode_builds_the_configured_task(monkeypatch):
     """The config's id and the batch's seed reach EnvPool; auto times it."""
     pytest.importorskip('envpool')
     config = tools.AttrDict(configs.pendulum())
     constructor = env_construction.EnvironmentConstructor(
         config, batch_wrappers=True)
-    assert auto_batch_env.auto_candidates(constructor) == (
-        'inprocess', 'slices', 'envpool')
-    assert auto_batch_env.auto_candidates(
-        env_construction.EnvironmentConstructor(config)) == (
-            'inprocess', 'slices')
+    monkeypatch.setattr(sliced_batch_env, 'available_cpus', lambda: 2)
+    assert auto_batch_env.usable_candidates(constructor, 2) == [
+        'inprocess', 'slices', 'envpool']
+    assert auto_batch_env.usable_candidates(
+        env_construction.EnvironmentConstructor(config), 2) == [
+            'inprocess', 'slices']
     observs = []
     for _ in range(2):
         batch_env = env_modes.create_batch_env(constructor, 2, 'envpool', 5)
