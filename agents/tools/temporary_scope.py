@@ -1,6 +1,7 @@
 """Variable scopes for state that checkpoints leave out."""
 
 import contextlib
+import itertools
 
 import tensorflow.compat.v1 as tf
 
@@ -15,15 +16,12 @@ def temporary_scope(name):
     """
     graph = tf.get_default_graph()
     outer = graph.get_name_scope()
-    index = 0
-    while True:
-        prefix = name if index == 0 else f'{name}_{index}'
-        candidate = prefix + '_temporary'
+    for index in itertools.count():
+        candidate = (f'{name}_{index}' if index else name) + '_temporary'
         # `unique_name` answers within the current name scope.
         full = f'{outer}/{candidate}' if outer else candidate
         if graph.unique_name(candidate, mark_as_used=False) == full:
             break
-        index += 1
     with tf.variable_scope(candidate) as scope:
         yield scope
 
