@@ -131,8 +131,7 @@ class Categorical:
             flat_logits = tf.reshape(self._logits, [-1, num_classes])
             if noise is not None:
                 flat_sample = tf.argmax(
-                    flat_logits + noise, axis=-1,
-                    output_type=tf.int32)[:, None]
+                    flat_logits + noise, -1, output_type=tf.int32)
             elif key is None:
                 flat_sample = tf.random.categorical(
                     flat_logits, 1, dtype=tf.int32, seed=seed)
@@ -205,9 +204,9 @@ def _gumbel(key, shape):
 
 
 def _gumbel_max(logits, key):
-    """The argmax `[rows, 1]` of the logits plus Gumbel noise."""
-    return tf.argmax(logits + _gumbel(key, tf.shape(logits)), axis=-1,
-                     output_type=tf.int32)[:, None]
+    """The argmax `[rows]` of the logits plus Gumbel noise."""
+    return tf.argmax(
+        logits + _gumbel(key, tf.shape(logits)), -1, output_type=tf.int32)
 
 
 # Without autograph: nothing to convert, and no generated file is left in
