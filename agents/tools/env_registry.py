@@ -29,10 +29,9 @@ def capture():
 def restore(specs):
     """Register the specs of `capture` that this process lacks."""
     for module_name, payload in specs:
-        registry = _specs_of(importlib.import_module(module_name))
         spec = pickle.loads(payload)
-        if spec.id not in registry:
-            registry[spec.id] = spec
+        _specs_of(importlib.import_module(module_name)).setdefault(
+            spec.id, spec)
 
 
 def _specs_of(module):
