@@ -180,8 +180,7 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
         packed['observ'] = observ
         packed['reward'] = reward
         packed['restarts'] = getattr(self._batch_env, 'restarts', 0)
-        for column, flag in enumerate(flags):
-            packed['flags'][:, column] = flag
+        packed['flags'] = np.stack(np.broadcast_arrays(*flags), -1)
         return packed.view(np.uint8).reshape(len(packed), self._row.itemsize)
 
     def _unpack(self, packed, every_row=True):
