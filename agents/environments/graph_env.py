@@ -83,9 +83,8 @@ def define_run_batches(
 def resolve_env_mode(config, env_mode, saved=NEW_RUN):
     """The env mode of a run: 'auto' resumes in the mode a checkpoint
     recorded, else becomes 'graph' for a checkpoint of the task, or where
-    the env has a task and no checkpoint of Python environments (logged).
-    A ConfigError when the env has no task or the checkpoint another kind.
-    """
+    the env has a task and no checkpoint of Python environments (logged);
+    a ConfigError when the env has no task or the checkpoint another kind."""
     logger = logging.getLogger('agents')
     if env_mode == 'auto' and saved.mode in env_modes.MODES:
         # The environments' state in the checkpoint is that of this mode.

@@ -1,6 +1,5 @@
-"""Many steps of a policy on a batch of environments in one session call:
-one `tf.while_loop`, compiled by XLA on in-graph tasks (`tools.rollout_env`).
-"""
+"""Many steps of a policy on a batch in one session call: one
+`tf.while_loop`, compiled by XLA on in-graph tasks (`tools.rollout_env`)."""
 
 import collections
 

@@ -51,9 +51,8 @@ class WorkerProxy:  # pylint: disable=no-member
     once or by a promise, and keep the error that ended it for every later
     call. Subclasses define `_describe()`, `_submit(request)` (a ticket),
     `_wait(ticket, seconds)` (the answer's `(ok, value or error_details)`;
-    ticket None: the start's) and `_shutdown(seconds)`. A `timeout` (None:
-    600 seconds) that is not positive raises a ValueError.
-    """
+    ticket None: the start's) and `_shutdown(seconds)`. A ValueError for a
+    `timeout` (None: 600 seconds) that is not positive."""
 
     # Class defaults keep `close` and `__del__` safe when `__init__` fails.
     _closed = True

@@ -17,9 +17,8 @@ _DROPPED = object()
 
 def map(function, *structures, flatten=False):
     """Call a function with the leaves of one or more structures at each
-    position: the results nested alike, or with `flatten` a flat tuple. A
-    TypeError without structures, a ValueError where their nesting differs.
-    """
+    position: the results nested alike, or with `flatten` a flat tuple; a
+    TypeError without structures, a ValueError where their nesting differs."""
     _require(structures, 'map')
     if flatten:
         return tuple(function(*leaves) for leaves in _leaves(structures))

@@ -15,8 +15,7 @@ _logger = logging.getLogger('agents')
 class PhaseReports:
     """The summary writers of a loop's `phases` (a list, later additions
     count too) for event files of `graph`, and its progress lines, showing
-    the steps of the `step_phases` (names) or, with None, the global step.
-    """
+    the steps of the `step_phases` (names), with None the global step."""
 
     def __init__(self, phases, step_phases, graph):
         self._phases = phases

@@ -1,6 +1,5 @@
-"""A batch of environments stepped in slices by Ray actors. Ray (extra `ray`)
-is imported when a batch is created; TensorFlow never (actors import this).
-"""
+"""A batch stepped in slices by Ray actors. Ray (extra `ray`) is imported
+when a batch is created; TensorFlow never (actors import this)."""
 
 import contextlib
 import os
