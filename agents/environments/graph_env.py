@@ -55,13 +55,12 @@ def _has_task(config):
 
 def define_run_batches(
         config, env_mode, evaluation=True, saved=NEW_RUN, seeds=None):
-    """Resolve 'auto' and define a run's batches: return the resolved mode,
-    the training batch (variable scope `environments`) and the evaluation
-    batch (`eval_environments`) or None, of a checked `env_mode` and the
-    `SavedEnv` of the run folder; with `seeds` (a population on Python
-    environments), those of a run per seed in one batch, one after another.
-    Raises as `resolve_env_mode`, and a TrainingError when an environment
-    cannot start."""
+    """Resolve 'auto' and define a run's batches: return the resolved mode, the
+    training batch (variable scope `environments`) and the evaluation batch
+    (`eval_environments`) or None, of a checked `env_mode` and the `SavedEnv`
+    of the run folder; with `seeds` (a population on Python environments),
+    those of a run per seed in one batch, one after another. Raises as
+    `resolve_env_mode`; a TrainingError where an environment cannot start."""
     env_mode = resolve_env_mode(config, env_mode, saved)
     batches = [None, None]
     scopes = ('environments', 'eval_environments')[:2 if evaluation else 1]

@@ -1,5 +1,4 @@
-"""MountainCar-v0 and MountainCarContinuous-v0 as batched TensorFlow
-operations."""
+"""MountainCar-v0 and MountainCarContinuous-v0 as batched TF operations."""
 
 import tensorflow.compat.v1 as tf
 
