@@ -22,10 +22,9 @@ _X_THRESHOLD = 2.4
 
 class CartPole(in_graph_task.Task):
     """Balance a pole on a cart, as gymnasium's `CartPole-v1`, of the state
-    `(x, x_dot, theta, theta_dot)` (Euler's method). The reward is 1 on
-    every step, the terminating one and those after it too (gymnasium warns
-    and rewards 0; a batch begins a new episode there). Action 1 pushes
-    right, 0 left."""
+    `(x, x_dot, theta, theta_dot)` (Euler's method). Reward 1 on every step,
+    the terminating one and later ones too (gymnasium warns and rewards 0; a
+    batch begins a new episode there). Action 1 pushes right, 0 left."""
 
     env_id = 'CartPole-v1'
     name = 'cartpole'

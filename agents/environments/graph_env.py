@@ -25,10 +25,9 @@ ENV_MODE_VARIABLE = 'env_mode_temporary/env_mode'
 class SavedEnv(collections.namedtuple(
         'SavedEnv', 'kind, mode, path, seeds, variants',
         defaults=(None, None))):
-    """A run's newest readable checkpoint: `kind` 'graph', 'python' or None
-    (a new run), the Python env `mode` recorded or None, `path` or None,
-    and the `seeds` and variant settings of its population's members (None:
-    a single run's)."""
+    """A run's newest readable checkpoint: `kind` 'graph', 'python' or None (a
+    new run), the recorded Python env `mode` or None, `path` or None, and its
+    population members' `seeds` and variant settings (None: a single run's)."""
 
 
 NEW_RUN = SavedEnv(None, None, None)

@@ -130,11 +130,10 @@ class StandardTask(Task):
 
 
 class InGraphTaskBatch(in_graph_env.InGraphEnvBase):
-    """Batch of environments of a `Task`, a drop-in for
-    `tools.InGraphBatchEnv` with gymnasium's `TimeLimit`. The scope `task`
-    holds what decides the batch's future (the resets' key is `(seed,
-    counter)`), so a restored batch goes on exactly; `task_temporary`,
-    which checkpoints leave out, the rest."""
+    """Batch of a `Task`'s environments, a drop-in for `tools.InGraphBatchEnv`
+    with gymnasium's `TimeLimit`. The scope `task` holds what decides the
+    batch's future (the resets' key is `(seed, counter)`), so a restored batch
+    goes on exactly; `task_temporary`, left out of checkpoints, the rest."""
 
     def __init__(self, task, num_envs, seed, max_length=None):
         """Create the variables of a batch of a `Task` (instance or

@@ -82,8 +82,7 @@ class DiagonalGaussian:
             return tf.reduce_sum(per_dimension, -1, name='entropy')
 
     def kl(self, other):
-        """KL(self || other) `batch_shape`; a TypeError unless `other` is a
-        `DiagonalGaussian`."""
+        """KL(self || other) `batch_shape`; a TypeError for another type."""
         if not isinstance(other, DiagonalGaussian):
             raise TypeError(
                 f'KL needs another DiagonalGaussian, got {type(other)}')
@@ -123,9 +122,8 @@ class Categorical:
         return {'logits': self._logits}
 
     def sample(self, seed=None, key=None, noise=None):
-        """One class index per batch element, `batch_shape`; as
-        `DiagonalGaussian.sample`, the `noise` Gumbel noise `[rows,
-        classes]`."""
+        """A class index per batch element, `batch_shape`; as
+        `DiagonalGaussian.sample`, `noise` Gumbel noise `[rows, classes]`."""
         with tf.name_scope('categorical_sample'):
             num_classes = tf.shape(self._logits)[-1]
             flat_logits = tf.reshape(self._logits, [-1, num_classes])
@@ -172,8 +170,7 @@ class Categorical:
                 name='entropy')
 
     def kl(self, other):
-        """KL(self || other), `batch_shape`; a TypeError unless `other` is a
-        `Categorical`."""
+        """KL(self || other), `batch_shape`; a TypeError for another type."""
         if not isinstance(other, Categorical):
             raise TypeError(f'KL needs another Categorical, got {type(other)}')
         with tf.name_scope('categorical_kl'):

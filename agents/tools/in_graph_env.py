@@ -104,8 +104,7 @@ class InGraphEnv(InGraphEnvBase):
                     (self._truncated, truncated)])
 
     def reset(self):
-        """Reset the environment: its first observation, once assigned;
-        fails on NaN or Inf."""
+        """Reset: the first observation, once assigned; fails on NaN or Inf."""
         with tf.name_scope('environment_reset'):
             observ = tf.numpy_function(
                     self._reset, [], self._observ_dtype, name='reset')
