@@ -235,18 +235,21 @@ class MemberReports:
         self._writers = None
 
     def report(self, sess, step):
-        """Write each member's last score (where finite) at the step."""
+        """Write each member's last score (where finite) at the step; return
+        the scores, in the order of the members."""
+        scores = [float(score) for score in sess.run(self.scores)]
         if not self._logdir:
-            return
+            return scores
         if self._writers is None:
             self._writers = [
                 tf.summary.FileWriter(os.path.join(self._logdir, name, 'eval'))
                 for name in self._names]
-        for writer, score in zip(self._writers, sess.run(self.scores)):
+        for writer, score in zip(self._writers, scores):
             if math.isfinite(score):
                 writer.add_summary(tf.Summary(value=[tf.Summary.Value(
                     tag='mean_score', simple_value=score)]), step)
             writer.flush()
+        return scores
 
     def describe(self, sess, phase):
         """The members' IQM and range of an evaluation's scores, per

@@ -35,8 +35,9 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
 
     Args:
       env_mode: A mode of `env_modes.MODES`, None for 'auto', or a bool.
-      on_report: None, or a function of the training steps and the score,
-          called at every report before the score is yielded.
+      on_report: None, or a function of the training steps and the score
+          (and of a population, the members' scores), called at every
+          report before the score is yielded.
       env_processes: The 2017 name of a boolean `env_mode`.
       seeds: None, or distinct seeds of a population
           (`population_run`): a member per seed; the scores pool the
@@ -141,10 +142,10 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                     for score in scores:
                         shown = simulation.loop.shown_step(
                             int(sess.run(simulation.step)))
-                        if reports:
-                            reports.report(sess, shown)
+                        report = (shown, score) + (
+                            (reports.report(sess, shown),) if reports else ())
                         if on_report is not None:
-                            on_report(shown, score)
+                            on_report(*report)
                         yield score
                     # Still deferred, a signal during the final save waits
                     # for it; the script then says the run finished.
