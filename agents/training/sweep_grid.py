@@ -1,4 +1,5 @@
-"""The runs of a sweep: every config, seed and setting, and their configs."""
+"""The runs of a sweep: every config, seed and setting, their configs, and
+the packs of runs that train as one population."""
 
 import itertools
 import re
@@ -45,6 +46,51 @@ def grid(configs, seeds, settings=()):
         for config_name in configs
         for setting in combinations(values)
         for seed in seeds]
+
+
+class Pack:
+    """Runs that one Ray task trains in the folder `name`: a run alone, or
+    a population of one config and `setting` whose `members`, a `(seed,
+    variant setting)` per run, are those of `member_checkpoint.members` of
+    its `seeds` and `variants` (None without). For `build_config` it reads
+    as the run of its first seed."""
+
+    def __init__(self, name, runs, variant_keys=()):
+        self.name = name
+        self.runs = runs
+        self.config_name = runs[0].config_name
+        self.setting = tuple(
+            pair for pair in runs[0].setting if pair[0] not in variant_keys)
+        self.members = [(run.seed, tuple(
+            pair for pair in run.setting if pair[0] in variant_keys))
+                        for run in runs]
+        self.seeds = list(dict.fromkeys(seed for seed, _ in self.members))
+        self.seed = self.seeds[0]
+        self.variants = list(dict.fromkeys(
+            variant for _, variant in self.members)) if variant_keys else None
+
+
+def packs(runs, variant_keys):
+    """The runs of `grid` in `Pack`s named 'population-GROUP', in the order
+    of their first runs: runs of one config whose settings differ only in
+    seeds and in the varied keys of `variant_keys` (keys that keep the
+    graph's shapes)."""
+    texts = {}
+    for run in runs:
+        for key, text in run.setting:
+            texts.setdefault(key, set()).add(text)
+    varied = {key for key, found in texts.items() if len(found) > 1}
+    variant_keys = varied & set(variant_keys)
+    groups = {}
+    for run in runs:
+        groups.setdefault((run.config_name, tuple(
+            pair for pair in run.setting if pair[0] not in variant_keys)),
+                          []).append(run)
+    # The grid lists a pack's runs by variant, then by seed: its members.
+    return [
+        Pack('population-' + Run(config_name, 0, setting, varied).group,
+             group, variant_keys)
+        for (config_name, setting), group in groups.items()]
 
 
 def setting_values(settings):
