@@ -1,6 +1,6 @@
 """The runs of a sweep on Ray (see docs/sweeps.md): the sweep's process
-submits them and prints their progress (`train_runs`); each trains in a Ray
-worker of its own (`train_run`)."""
+submits them and prints their progress (`train_runs`); each run, or each
+population of runs, trains in a Ray worker of its own (`train_run`)."""
 
 import contextlib
 import json
@@ -36,9 +36,9 @@ class Progress:
     def __init__(self):
         self._lines = []
 
-    def put(self, line):
-        """Add a line."""
-        self._lines.append(line)
+    def put(self, *lines):
+        """Add lines."""
+        self._lines.extend(lines)
 
     def take(self):
         """The lines added since the last call."""
@@ -75,9 +75,10 @@ class RunStop(stopping.StopRequest):
 
 
 def train_runs(ray, todo, records, options, echo):
-    """Train the `(run, config)` pairs of `todo` on Ray, printing their
-    progress with `echo`, and put their records in `records` by run name;
-    `options`: dict of `cpus_per_run`, `env_mode`, `max_retries` and
+    """Train the `(pack, config)` pairs of `todo` (a `sweep_grid.Pack`,
+    its runs' `run_dir` set) on Ray, a Ray task per pack, printing their
+    progress with `echo`, and put their runs' records in `records` by run
+    name; `options`: dict of `cpus_per_run`, `env_mode`, `max_retries` and
     `sweep_dir`. Ctrl-C raises KeyboardInterrupt once every run stopped."""
     # Of an earlier sweep of this timestamp that was interrupted.
     with contextlib.suppress(FileNotFoundError):
@@ -94,11 +95,14 @@ def train_runs(ray, todo, records, options, echo):
     try:
         with stopping.StopRequest(_describe_interrupt).install():
             # Within: runs submitted before an interruption stop with it.
-            for run, config in todo:
+            for pack, config in todo:
                 ref = task.remote(
-                    config, options['env_mode'],
-                    sweep_records.new_record(run), progress)
-                pending[ref] = run
+                    config, options['env_mode'], [
+                        (run.run_dir, sweep_records.new_record(run))
+                        for run in pack.runs], progress,
+                    dict(seeds=pack.seeds, variants=pack.variants) if len(
+                        pack.runs) > 1 else None)
+                pending[ref] = pack
             _wait(ray, pending, records, progress, echo)
     except KeyboardInterrupt:
         # Every run looks for the file between its session runs, since Ray's
@@ -106,8 +110,9 @@ def train_runs(ray, todo, records, options, echo):
         os.makedirs(options['sweep_dir'], exist_ok=True)
         atomic_file.write_atomic(
             os.path.join(options['sweep_dir'], STOP_NAME), '')
-        echo(f'Interrupted; stopping {len(pending)} runs with a checkpoint '
-             '(interrupt again to stop them without).')
+        echo(f'Interrupted; stopping '
+             f'{sum(len(pack.runs) for pack in pending.values())} runs with '
+             'a checkpoint (interrupt again to stop them without).')
         for ref in pending:
             ray.cancel(ref)
         try:
@@ -117,8 +122,9 @@ def train_runs(ray, todo, records, options, echo):
         except KeyboardInterrupt:
             for ref in pending:
                 ray.cancel(ref, force=True)
-        for run in pending.values():
-            records[run.name] = _stored_record(run)
+        for pack in pending.values():
+            for run in pack.runs:
+                records[run.name] = _stored_record(run)
         raise
     finally:
         _drain(ray, progress, echo)
@@ -134,21 +140,25 @@ def _wait(ray, pending, records, progress, echo, deadline=None):
             list(pending), num_returns=1, timeout=_POLL_SECONDS)
         _drain(ray, progress, echo)
         for ref in ready:
-            run = pending.pop(ref)
+            pack = pending.pop(ref)
             try:
-                record = ray.get(ref)
+                finished = ray.get(ref)
             except ray.exceptions.TaskCancelledError:
-                record = _stored_record(run)
-                if record['status'] == 'running':
-                    record['status'] = 'interrupted'
+                finished = [_stored_record(run) for run in pack.runs]
+                for record in finished:
+                    if record['status'] == 'running':
+                        record['status'] = 'interrupted'
             except ray.exceptions.RayError as error:
                 # The worker or node died more often than Ray retries.
-                record = _stored_record(run)
-                record.update(status='failed', error=(
-                    f'{type(error).__name__}: '
-                    f'{batch_env_lib.first_line(error)}'))
-                echo(f'[{run.name}] failed: {record["error"]}')
-            records[run.name] = record
+                message = (f'{type(error).__name__}: '
+                           f'{batch_env_lib.first_line(error)}')
+                finished = [
+                    dict(_stored_record(run), status='failed', error=message)
+                    for run in pack.runs]
+                echo(f'[{pack.name}] failed: {message}')
+            records.update(
+                (run.name, record)
+                for run, record in zip(pack.runs, finished))
 
 
 def _drain(ray, progress, echo):
@@ -185,36 +195,44 @@ def _describe_interrupt(signum, again=False):
     return f'Interrupted by {signal.Signals(signum).name}{twice}.'
 
 
-def train_run(config, env_mode, record, progress):
-    """Train or resume one run in a Ray worker; return its final record. A
-    run folder's `config.yaml` and record replace `config` and `record`. The
-    run's errors go into its record, so that Ray retries a run only when its
-    worker dies; `progress` is the sweep's `Progress` actor."""
+def train_run(config, env_mode, runs, progress, population=None):
+    """Train or resume a run, or a population (`population`: the trainer's
+    `seeds` and `variants` as a dict), in a Ray worker; return the
+    final records of `runs`, pairs of a run's folder and record, one per
+    member of a population. A run folder's `config.yaml` and records
+    replace `config` and those of `runs`. The errors of training go into
+    the records, so that Ray retries only when its worker dies; `progress`
+    is the sweep's `Progress` actor."""
     import ray  # pylint: disable=import-outside-toplevel
     run_dir = config.logdir
-    os.makedirs(run_dir, exist_ok=True)
-    record = sweep_records.read_record(run_dir) or record
+    records = []
+    for folder, record in runs:
+        os.makedirs(folder, exist_ok=True)
+        records.append(sweep_records.read_record(folder) or record)
     _log_to_file(os.path.join(run_dir, 'train.log'))
     resumed = checkpoint_steps(run_dir)
-    record['attempts'].append(dict(
-        pid=os.getpid(), host=socket.gethostname(),
-        node=ray.get_runtime_context().get_node_id(), resumed_from=resumed))
-    record.update(status='running', error=None)
-    attempt = _Attempt(run_dir, record, progress)
-    attempt.save()
-    if len(record['attempts']) > 1:
+    for record in records:
+        record['attempts'].append(dict(
+            pid=os.getpid(), host=socket.gethostname(),
+            node=ray.get_runtime_context().get_node_id(),
+            resumed_from=resumed))
+    attempt = _Attempt(
+        os.path.basename(run_dir), [folder for folder, _ in runs], records,
+        progress)
+    attempt.save(status='running', error=None)
+    if len(records[0]['attempts']) > 1:
         attempt.say(
-            f'attempt {len(record["attempts"])} resumes from step '
+            f'attempt {len(records[0]["attempts"])} resumes from step '
             f'{resumed:,}.', wait=False)
     try:
-        _train(config, env_mode, attempt.on_report)
+        _train(config, env_mode, attempt.on_report, population)
     except KeyboardInterrupt:
         # Training saved a checkpoint of its last step before it stopped.
-        attempt.save(
-            steps=max(record['steps'], checkpoint_steps(run_dir)),
-            status='interrupted')
-        attempt.say(f'stopped with a checkpoint at step {record["steps"]:,}.')
-        return record
+        steps = max([checkpoint_steps(run_dir)] + [
+            record['steps'] for record in records])
+        attempt.save(steps=steps, status='interrupted')
+        attempt.say(f'stopped with a checkpoint at step {steps:,}.')
+        return records
     except Exception as error:
         message = batch_env_lib.first_line(error)
         if not isinstance(
@@ -222,56 +240,75 @@ def train_run(config, env_mode, record, progress):
             message = f'{type(error).__name__}: {message}'
         attempt.save(status='failed', error=message)
         attempt.say(f'failed: {message}')
-        return record
+        return records
     attempt.save(status='finished')
-    final, best = sweep_records.final_and_best(record)
-    attempt.say(
-        f'finished at step {record["steps"]:,} in '
-        f'{record["wall_clock"]:.0f} s: final score '
-        f'{sweep_records.format_score(final)}, best '
-        f'{sweep_records.format_score(best)}.')
-    return record
+    lines = []
+    for record in records:
+        final, best = sweep_records.final_and_best(record)
+        lines.append(
+            f'[{record["run"]}] finished at step {record["steps"]:,} in '
+            f'{record["wall_clock"]:.0f} s: final score '
+            f'{sweep_records.format_score(final)}, best '
+            f'{sweep_records.format_score(best)}.')
+    attempt.put(lines)
+    return records
 
 
 class _Attempt:
-    """The record of a run's attempt, written to its folder on each change."""
+    """The records of the runs of an attempt, written to their folders on
+    each change; `name` prefixes the lines of the attempt."""
 
-    def __init__(self, run_dir, record, progress):
-        self._path = os.path.join(run_dir, sweep_records.RECORD_NAME)
-        self._record = record
+    def __init__(self, name, folders, records, progress):
+        self._name = name
+        self._paths = [
+            os.path.join(folder, sweep_records.RECORD_NAME)
+            for folder in folders]
+        self._records = records
         self._progress = progress
-        self._wall_clock = record['wall_clock']
+        self._wall_clocks = [record['wall_clock'] for record in records]
         self._start = time.monotonic()
 
     def save(self, **changes):
-        """Update the record and write it."""
-        self._record.update(
-            changes,
-            wall_clock=self._wall_clock + time.monotonic() - self._start)
-        atomic_file.write_atomic(
-            self._path, json.dumps(self._record, indent=1) + '\n')
+        """Update the records and write them."""
+        seconds = time.monotonic() - self._start
+        for path, record, wall_clock in zip(
+                self._paths, self._records, self._wall_clocks):
+            record.update(changes, wall_clock=wall_clock + seconds)
+            atomic_file.write_atomic(
+                path, json.dumps(record, indent=1) + '\n')
 
     def say(self, line, wait=True):
-        """Put a line of the run into the sweep's progress."""
+        """Put a line of the attempt into the sweep's progress."""
+        self.put([f'[{self._name}] {line}'], wait)
+
+    def put(self, lines, wait=True):
+        """Put lines into the sweep's progress."""
         import ray  # pylint: disable=import-outside-toplevel
-        ref = self._progress.put.remote(f'[{self._record["run"]}] {line}')
+        ref = self._progress.put.remote(*lines)
         if wait:
             ray.get(ref)
 
-    def on_report(self, step, score):
-        """Record and print an evaluation report."""
-        score = None if math.isnan(score) else float(score)
-        # A retried run reports again the steps after its checkpoint.
-        reports = [
-            report for report in self._record['reports'] if report[0] < step]
-        self.save(reports=reports + [[step, score]], steps=step)
-        self.say(
-            f'step {step:,}: score {sweep_records.format_score(score)}',
-            wait=False)
+    def on_report(self, step, score, member_scores=None):
+        """Record and print an evaluation report: the score of the run, or
+        each member's of a population."""
+        lines = []
+        for record, value in zip(self._records, (
+                [score] if member_scores is None else member_scores)):
+            value = None if math.isnan(value) else float(value)
+            # A retried run reports again the steps after its checkpoint.
+            reports = [
+                report for report in record['reports'] if report[0] < step]
+            record.update(reports=reports + [[step, value]], steps=step)
+            lines.append(
+                f'[{record["run"]}] step {step:,}: score '
+                f'{sweep_records.format_score(value)}')
+        self.save()
+        self.put(lines, wait=False)
 
 
-def _train(config, env_mode, on_report):
-    """Train the config, or that of its run folder, until done or stopped."""
+def _train(config, env_mode, on_report, population):
+    """Train the config, or that of its run folder, until done or stopped;
+    `population`: None, or the trainer's `seeds` and `variants`."""
     run_dir = config.logdir
     if os.path.exists(os.path.join(run_dir, 'config.yaml')):
         config = config_io.load_config(run_dir)
@@ -286,7 +323,8 @@ def _train(config, env_mode, on_report):
     with stop.install():
         if stop.requested():
             raise stopping.Interrupted(stop.signum)
-        for _ in trainer.train(config, env_mode, on_report=on_report):
+        for _ in trainer.train(
+                config, env_mode, on_report=on_report, **population or {}):
             pass
 
 
