@@ -4,6 +4,9 @@ r"""Run a grid of training runs on Ray, every config, seed and setting
   python -m agents.scripts.sweep --logdir=~/logdir --configs=cheetah,hopper \
       --seeds=0,1,2 [--set=KEY=VALUE ...] [--ray_address=HEAD:6379]
 
+Runs that differ only in seeds and keys that keep the graph's shapes (e.g.
+learning_rate) train as one population (train.py --seeds) unless --nopack.
+
 Exit codes: 0 when every run finished; 1 when a run failed; 2 when the flags
 or configs cannot be used, before anything was written; 130 or 143 after
 SIGINT or SIGTERM.
@@ -37,6 +40,9 @@ from agents.tools import seed_statistics
 from agents.training import config_io
 from agents.training import config_spec
 from agents.training import console
+from agents.training import member_checkpoint
+from agents.training import population
+from agents.training import population_run
 from agents.training import run_folder
 from agents.training import stopping
 from agents.training import sweep_grid
@@ -74,6 +80,10 @@ flags.DEFINE_string(
     'timestamp', None, 'Folder name of the sweep; that of an earlier sweep '
     'resumes its unfinished runs and skips the finished ones.',
     allow_override=True)
+flags.DEFINE_boolean(
+    'pack', True, 'Train the runs of a config that differ only in seeds and '
+    'keys that keep the graph\'s shapes (e.g. learning_rate) as one '
+    'population, as train.py --seeds; --nopack: a process per run.')
 flags.DEFINE_integer(
     'max_retries', 3, 'How often Ray retries a run whose worker or node '
     'died.')
@@ -86,7 +96,7 @@ CURVES_NAME = 'curves.csv'
 def sweep(
         logdir, configs, seeds=(0,), settings=(), timestamp=None,
         cpus_per_run=1, env_mode='inprocess', max_retries=3,
-        ray_address=None, echo=print):
+        ray_address=None, echo=print, pack=True):
     """Train every run of the grid on Ray; return the results, as written
     to `results.json`. The arguments are those of the flags (`settings` for
     `--set`), with `echo` printing a line. A ConfigError where a flag or
@@ -106,12 +116,14 @@ def sweep(
             'digits, _ . -).')
     sweep_dir = os.path.join(os.path.expanduser(logdir), timestamp)
     run_folder.check_writable(sweep_dir)
-    todo, records = _plan(runs, sweep_dir, cpus_per_run, echo)
+    todo, records = _plan(
+        runs, sweep_dir, dict(cpus_per_run=cpus_per_run, env_mode=env_mode,
+                              pack=pack), echo)
     sweep_runs.join_ray(ray, ray_address, cpus_per_run)
     if todo:
-        echo(f'Sweep {sweep_dir}: {len(todo)} runs to train '
-             f'({len(runs) - len(todo)} finished earlier), '
-             f'{cpus_per_run:g} CPUs each.')
+        echo(f'Sweep {sweep_dir}: {len(runs) - len(records)} runs to train '
+             f'({len(records)} finished earlier) in {len(todo)} '
+             f'program{"s" * (len(todo) > 1)}, {cpus_per_run:g} CPUs each.')
     try:
         sweep_runs.train_runs(ray, todo, records, dict(
             cpus_per_run=cpus_per_run, env_mode=env_mode,
@@ -137,20 +149,59 @@ def _check_numbers(cpus_per_run, max_retries):
             f'--max_retries={max_retries!r} must be an integer >= 0.')
 
 
-def _plan(runs, sweep_dir, cpus_per_run, echo):
-    """The `(run, config)` to train, and the records of finished runs."""
-    # Every config builds first: a bad one stops the sweep before it writes.
+def _plan(runs, sweep_dir, options, echo):
+    """The `(pack, config)` to train, and the records of finished runs;
+    `options`: dict of `cpus_per_run`, `env_mode` and `pack`."""
     todo, records = [], {}
-    for run in runs:
-        run.run_dir = os.path.join(sweep_dir, run.name)
-        config = sweep_grid.build_config(run, run.run_dir, cpus_per_run)
-        record = sweep_records.read_record(run.run_dir)
-        if record and record['status'] == 'finished':
-            echo(f'[{run.name}] finished earlier; skipped.')
-            records[run.name] = record
+    for pack, config in _packs(runs, sweep_dir, options, echo):
+        # Every config builds first: a bad one stops the sweep before it
+        # writes.
+        configs = [
+            sweep_grid.build_config(run, run.run_dir, options['cpus_per_run'])
+            for run in pack.runs]
+        found = [sweep_records.read_record(run.run_dir) for run in pack.runs]
+        if all(record and record['status'] == 'finished'
+               for record in found):
+            for run, record in zip(pack.runs, found):
+                echo(f'[{run.name}] finished earlier; skipped.')
+                records[run.name] = record
         else:
-            todo.append((run, config))
+            todo.append((pack, config or configs[0]))
     return todo, records
+
+
+def _packs(runs, sweep_dir, options, echo):
+    """`sweep_grid.Pack`s of the runs, their `run_dir` set, each with its
+    population's config or None: populations where `options['pack']` (or
+    the sweep resumed) packs them, no run has a folder of its own from an
+    earlier sweep and `population_run.check_population` passes; else a
+    pack per run."""
+    packs = []
+    for pack in sweep_grid.packs(runs, (
+            population.GRAPH_KEYS + population.INITIAL_KEYS)):
+        folder = os.path.join(sweep_dir, pack.name)
+        if len(pack.runs) > 1 and (options['pack'] or os.path.exists(
+                folder)) and not any(os.path.exists(os.path.join(
+                    sweep_dir, run.name)) for run in pack.runs):
+            config = sweep_grid.build_config(
+                pack, folder, options['cpus_per_run'])
+            try:
+                population_run.check_population(
+                    config, pack.seeds, options['env_mode'], '--seeds',
+                    pack.variants)
+            except config_io.ConfigError as error:
+                echo(f'[{pack.name}] trains its {len(pack.runs)} runs one '
+                     f'per process: {error}')
+            else:
+                for run, member in zip(pack.runs, pack.members):
+                    run.run_dir = os.path.join(
+                        folder, member_checkpoint.member_name(*member))
+                packs.append((pack, config))
+                continue
+        for run in pack.runs:
+            run.run_dir = os.path.join(sweep_dir, run.name)
+            packs.append((sweep_grid.Pack(run.name, [run]), None))
+    return packs
 
 
 def _write_results(timestamp, sweep_dir, runs, records, echo):
@@ -188,7 +239,7 @@ def main(argv):
             FLAGS.set, FLAGS.timestamp, FLAGS.cpus_per_run,
             FLAGS.env_mode or 'inprocess',
             FLAGS.max_retries, FLAGS.ray_address,
-            echo=functools.partial(print, flush=True))
+            echo=functools.partial(print, flush=True), pack=FLAGS.pack)
     except config_io.ConfigError as error:
         stopping.exit_with(f'Error: {error}', 2)
     except KeyboardInterrupt as interrupt:
