@@ -24,11 +24,14 @@ import psutil
 import pytest
 
 from agents.training import config_io
+from agents.training import member_checkpoint
+from agents.training import population
 from agents.scripts import configs
 from agents.training import simulation
 from agents.scripts import sweep as sweep_lib
 from agents.training import sweep_grid
 from agents.training import sweep_records
+from agents.training import sweep_runs
 from agents.scripts import train as train_lib
 from agents.training import checkpoints
 from agents.tools import ray_batch_env_test
@@ -84,6 +87,13 @@ def held_deaf():
     up: Ray's cancellation of the run, an interrupt of its thread, is lost.
     """
     return _tiny(env=pendulum_held_deaf, steps=300)
+
+
+def packed():
+    """Runs of 150 training steps (300 global steps) that hold at global
+    step 244 while 'hold' exists; a sweep packs their seeds and learning
+    rates into one population."""
+    return _tiny(env=pendulum_held)
 
 
 def pendulum_seeded():
@@ -537,3 +547,168 @@ def test_flags_shared_with_train_py_keep_its_defaults():
     # sweep's replaced train.py's default env mode with 'inprocess' once.
     for name in ('env_mode', 'seeds', 'logdir', 'timestamp'):
         assert train_lib.FLAGS[name].default is None, name
+
+
+def test_packs_hold_the_runs_whose_graphs_agree():
+    """Seeds and varied keys that keep the graph's shapes pack; other
+    varied keys split the packs, and keys given once go to every run."""
+    runs = sweep_grid.grid(['pendulum'], [0, 1], [
+        'learning_rate=1e-3', 'policy_layers=[8]', 'learning_rate=3e-4',
+        'policy_layers=[16]', 'discount=0.9'])
+    packs = sweep_grid.packs(runs, population.GRAPH_KEYS)
+    assert [(pack.name, pack.setting, pack.seeds, pack.variants)
+            for pack in packs] == [
+                (f'population-pendulum-policy_layers={layers}',
+                 (('policy_layers', text), ('discount', '0.9')), [0, 1],
+                 [(('learning_rate', '1e-3'),), (('learning_rate', '3e-4'),)])
+                for layers, text in (('_8_', '[8]'), ('_16_', '[16]'))]
+    # The runs in the order of the population's members.
+    for pack in packs:
+        assert pack.members == member_checkpoint.members(
+            pack.seeds, pack.variants) == [
+                (run.seed, run.setting[:1]) for run in pack.runs]
+    assert [run.name for run in packs[0].runs] == [
+        f'pendulum-learning_rate={rate}-policy_layers=_8_-seed{seed}'
+        for rate in ('1e-3', '3e-4') for seed in (0, 1)]
+    alone, = sweep_grid.packs(
+        sweep_grid.grid(['pendulum'], [0]), population.GRAPH_KEYS)
+    assert (alone.members, alone.seeds, alone.variants) == (
+        [(0, ())], [0], None)
+
+
+def test_packs_train_apart_where_a_population_cannot_hold_them(tmp_path):
+    """A population of each pack where the flag asks and the checks pass;
+    else a run per process, with a line saying why."""
+    def plan(settings, pack=True, seeds=(0, 1)):
+        lines = []
+        # pylint: disable-next=protected-access
+        packs = sweep_lib._packs(
+            sweep_grid.grid(['pendulum'], seeds, settings), str(tmp_path),
+            dict(cpus_per_run=1, env_mode='inprocess', pack=pack),
+            lines.append)
+        return [(pack.name, config is not None,
+                 [os.path.relpath(run.run_dir, tmp_path) for run in pack.runs])
+                for pack, config in packs], lines
+
+    rates = ['learning_rate=1e-3', 'learning_rate=3e-4']
+    assert plan(rates) == ([('population-pendulum', True, [
+        f'population-pendulum/learning_rate={rate}/seed-{seed}'
+        for rate in ('1e-3', '3e-4') for seed in (0, 1)])], [])
+    apart = [(name, False, [name]) for name in (
+        f'pendulum-learning_rate={rate}-seed{seed}'
+        for rate in ('1e-3', '3e-4') for seed in (0, 1))]
+    assert plan(rates, pack=False) == (apart, [])
+    entropy = plan(['entropy_regularization=0',
+                    'entropy_regularization=0.01'], seeds=[0])
+    assert [pack[1] for pack in entropy[0]] == [False, False]
+    assert entropy[1] == [
+        '[population-pendulum] trains its 2 runs one per process: Variants '
+        'of --set: entropy_regularization of 0.0, 0.01 switches a part of '
+        'the graph off in some members only; vary it among values that are '
+        'all set (or run apart).']
+    # An earlier sweep that trained a run apart keeps them apart.
+    os.makedirs(tmp_path / 'pendulum-learning_rate=3e-4-seed1')
+    assert plan(rates) == (apart, [])
+
+
+@pytest.fixture(scope='module', name='packed_sweep')
+def _packed_fixture(ray_address, tmp_path_factory):
+    """A sweep of 2 seeds x 2 learning rates, one population, interrupted
+    at its first report (holding at global step 244 until then), then
+    the same sweep with its timestamp."""
+    del ray_address
+    logdir = tmp_path_factory.mktemp('packed')
+    hold = _marker('hold')
+    with open(hold, 'w', encoding='utf-8'):
+        pass
+    before = set(os.listdir(os.environ[_DIR_VARIABLE]))
+    arguments = dict(
+        configs=[_name(packed)], seeds=[0, 1], settings=[
+            'learning_rate=1e-3', 'learning_rate=3e-4'], timestamp='packed')
+    first = []
+
+    def interrupt(line):
+        first.append(line)
+        if line.startswith('Interrupted; stopping'):
+            os.remove(hold)
+        elif ' step 10: ' in line and os.path.exists(hold):
+            raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sweep_lib.sweep(str(logdir), echo=interrupt, **arguments)
+    finally:
+        if os.path.exists(hold):
+            os.remove(hold)
+        # The held markers of this sweep; other tests count theirs.
+        for name in set(os.listdir(os.environ[_DIR_VARIABLE])) - before:
+            os.remove(_marker(name))
+    interrupted = json.loads((logdir / 'packed' / 'results.json').read_text(
+        encoding='utf-8'))
+    steps = sweep_runs.checkpoint_steps(str(
+        logdir / 'packed' / 'population-agents.scripts.sweep_test_packed'))
+    second = []
+    results = sweep_lib.sweep(str(logdir), echo=second.append, **arguments)
+    return logdir / 'packed', (interrupted, first, steps), (results, second)
+
+
+def test_packed_sweep_is_interrupted_as_one_population(packed_sweep):
+    """Ctrl-C stops the population with a checkpoint; every run of it is
+    interrupted at its steps."""
+    sweep_dir, (results, lines, steps), _ = packed_sweep
+    name = 'population-agents.scripts.sweep_test_packed'
+    assert lines[0] == (
+        f'Sweep {sweep_dir}: 4 runs to train (0 finished earlier) in 1 '
+        'program, 1 CPUs each.')
+    assert ('Interrupted; stopping 4 runs with a checkpoint (interrupt '
+            'again to stop them without).') in lines
+    assert 0 < steps < 150
+    assert f'[{name}] stopped with a checkpoint at step {steps:,}.' in lines
+    assert [(row['status'], row['steps']) for row in results['runs']] == [
+        ('interrupted', steps)] * 4
+    assert lines[-1] == 'Resume with the same command and --timestamp=packed.'
+
+
+def test_packed_sweep_trains_one_population_and_resumes_it(packed_sweep):
+    """1 config x 2 seeds x 2 learning rates: one Ray task per attempt
+    trains the 4 runs as members of one population; the sweep resumes it
+    from its checkpoint and reports every run as a run of its own."""
+    sweep_dir, (_, _, steps), (results, lines) = packed_sweep
+    name = 'population-agents.scripts.sweep_test_packed'
+    assert lines[0] == (
+        f'Sweep {sweep_dir}: 4 runs to train (0 finished earlier) in 1 '
+        'program, 1 CPUs each.')
+    assert f'[{name}] attempt 2 resumes from step {steps:,}.' in lines
+    members = json.loads((sweep_dir / name / 'results.json').read_text(
+        encoding='utf-8'))['members']
+    runs = [
+        f'agents.scripts.sweep_test_packed-learning_rate={rate}-seed{seed}'
+        for rate in ('1e-3', '3e-4') for seed in (0, 1)]
+    assert [row['run'] for row in results['runs']] == runs
+    pids = set()
+    for row, member in zip(results['runs'], members):
+        assert (row['status'], row['steps'], row['attempts'], row['seed'],
+                row['setting']) == (
+                    'finished', 150, 2, member['seed'], member['setting'])
+        record = sweep_records.read_record(sweep_dir / name / member['member'])
+        assert [step for step, _ in record['reports']] == list(
+            range(10, 151, 10))
+        # The population's member scores.
+        assert row['final_score'] == record['reports'][-1][1] == member[
+            'final_score']
+        assert [attempt['resumed_from'] for attempt in record[
+            'attempts']] == [0, steps]
+        pids.add(tuple(attempt['pid'] for attempt in record['attempts']))
+        assert (f'[{row["run"]}] finished at step 150 in '
+                f'{row["wall_clock"]:.0f} s: final score '
+                f'{row["final_score"]:.1f}, best {row["best_score"]:.1f}.'
+                ) in lines
+    assert len(pids) == 1
+    assert [(group['group'], group['finished']) for group in results[
+        'groups']] == [
+            (f'agents.scripts.sweep_test_packed-learning_rate={rate}', 2)
+            for rate in ('1e-3', '3e-4')]
+    assert [(config, seed) for config, seed, step, _ in _read_curves(
+        results['curves']) if step == 150] == [
+            (f'agents.scripts.sweep_test_packed-learning_rate={rate}', seed)
+            for rate in ('1e-3', '3e-4') for seed in (0, 1)]
