@@ -3,7 +3,8 @@ r"""Sweep benchmark: runs on Ray against the same runs one after another.
 Trains the same seeds of a config twice: one after another, each as its own
 `python -m agents.scripts.train` process, and as one
 `python -m agents.scripts.sweep` on a local Ray of this machine's cores, one
-CPU per run. Prints the wall-clock time of both and their ratio, and writes
+CPU per run (or per population: the sweep packs the seeds into one unless
+--nopack). Prints the wall-clock time of both and their ratio, and writes
 the raw figures as JSON.
 
   python benchmarks/sweep.py --config=pendulum --seeds=0,1,2,3 \
@@ -38,6 +39,9 @@ flags.DEFINE_multi_string(
 flags.DEFINE_string(
     'logdir', None, 'Folder of the run folders; a temporary one if unset.')
 flags.DEFINE_string('json', None, 'Also write the results to this file.')
+flags.DEFINE_boolean(
+    'pack', True, 'Let the sweep train the seeds as one population; '
+    '--nopack: a process per run, as the sweep did before it packed runs.')
 
 
 def _run(command):
@@ -78,7 +82,8 @@ def main(argv):
         sys.executable, '-m', 'agents.scripts.sweep',
         f'--logdir={logdir}', '--timestamp=sweep',
         f'--configs={FLAGS.config}', f'--seeds={",".join(FLAGS.seeds)}',
-        '--env_mode=inprocess', '--cpus_per_run=1', *settings])
+        '--env_mode=inprocess', '--cpus_per_run=1',
+        '--pack' if FLAGS.pack else '--nopack', *settings])
     load['after_sweep'] = os.getloadavg()[0]
     print(output, flush=True)
     with open(os.path.join(logdir, 'sweep', 'results.json'),
@@ -87,6 +92,7 @@ def main(argv):
     results = dict(
         load_average=load, config=FLAGS.config,
         seeds=[int(seed) for seed in FLAGS.seeds], settings=FLAGS.set,
+        pack=FLAGS.pack,
         one_by_one=one_by_one, one_by_one_wall_clock=round(sequential, 1),
         sweep_wall_clock=round(seconds, 1),
         speedup=round(sequential / seconds, 2), sweep=sweep_results)
