@@ -11,12 +11,14 @@ from agents.training import config_spec
 
 class Run:
     """One training run of a sweep: a config, a seed and a setting of
-    `(key, text)` pairs; `group` names all but the seed, `name` all."""
+    `(key, text)` pairs; `group` names all but the seed, `name` all, with
+    the `shown_keys` of the setting (those that the sweep varies)."""
 
     def __init__(self, config_name, seed, setting, shown_keys):
         self.config_name = config_name
         self.seed = seed
         self.setting = setting
+        self.shown_keys = shown_keys
         shown = setting_name(
             (key, text) for key, text in setting if key in shown_keys)
         self.group = slug(config_name) + (f'-{shown}' if shown else '')
@@ -75,11 +77,7 @@ def packs(runs, variant_keys):
     of their first runs: runs of one config whose settings differ only in
     seeds and in the varied keys of `variant_keys` (keys that keep the
     graph's shapes)."""
-    texts = {}
-    for run in runs:
-        for key, text in run.setting:
-            texts.setdefault(key, set()).add(text)
-    varied = {key for key, found in texts.items() if len(found) > 1}
+    varied = runs[0].shown_keys
     variant_keys = varied & set(variant_keys)
     groups = {}
     for run in runs:
