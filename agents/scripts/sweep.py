@@ -152,13 +152,12 @@ def _check_numbers(cpus_per_run, max_retries):
 def _plan(runs, sweep_dir, options, echo):
     """The `(pack, config)` to train, and the records of finished runs;
     `options`: dict of `cpus_per_run`, `env_mode` and `pack`."""
+    # Every config builds first: a bad one stops the sweep before it writes.
+    alone = {run.name: sweep_grid.build_config(
+        run, os.path.join(sweep_dir, run.name), options['cpus_per_run'])
+             for run in runs}
     todo, records = [], {}
     for pack, config in _packs(runs, sweep_dir, options, echo):
-        # Every config builds first: a bad one stops the sweep before it
-        # writes.
-        configs = [
-            sweep_grid.build_config(run, run.run_dir, options['cpus_per_run'])
-            for run in pack.runs]
         found = [sweep_records.read_record(run.run_dir) for run in pack.runs]
         if all(record and record['status'] == 'finished'
                for record in found):
@@ -166,7 +165,7 @@ def _plan(runs, sweep_dir, options, echo):
                 echo(f'[{run.name}] finished earlier; skipped.')
                 records[run.name] = record
         else:
-            todo.append((pack, config or configs[0]))
+            todo.append((pack, config or alone[pack.name]))
     return todo, records
 
 
