@@ -442,6 +442,8 @@ def test_ray_env_mode_trains_as_in_process(ray_address):
      "--set=no_such_key=1: the config has no key 'no_such_key'; "),
     (dict(settings=['discount=fast']),
      '--set=discount=fast: discount expects a number'),
+    (dict(seeds=[0, 1], settings=['learning_rate=1e-3', 'learning_rate=x']),
+     '--set=learning_rate=x: learning_rate expects a number'),
     (dict(cpus_per_run=0), '--cpus_per_run=0 must be a positive number.'),
     (dict(cpus_per_run=64),
      '--cpus_per_run=64 exceeds the CPUs of every node of the Ray cluster '
@@ -452,12 +454,16 @@ def test_ray_env_mode_trains_as_in_process(ray_address):
 ])
 def test_bad_input_raises_one_line_and_writes_nothing(
         ray_address, tmp_path, kwargs, message):
-    """Bad flags fail before any run starts or any file is written."""
+    """Bad flags fail before any run starts or any file is written (or
+    any line printed)."""
     del ray_address
     arguments = dict(configs=['pendulum'], seeds=[0])
     arguments.update(kwargs)
+    lines = []
     with pytest.raises(config_io.ConfigError) as info:
-        sweep_lib.sweep(str(tmp_path / 'logdir'), **arguments)
+        sweep_lib.sweep(
+            str(tmp_path / 'logdir'), echo=lines.append, **arguments)
+    assert not lines
     assert str(info.value).startswith(message)
     assert '\n' not in str(info.value)
     assert not (tmp_path / 'logdir').exists()
