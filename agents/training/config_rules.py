@@ -1,7 +1,7 @@
-"""The rules of a config's values (`RULES`): per key, whether a value is
-valid given the rest of the config, and what the error says it must be."""
+"""The rules of a config's values (`RULES`): per key, a function of the
+value and the config returning None where the value is valid, else what
+follows 'Config KEY=VALUE ' in the error, e.g. 'must be >= 1'."""
 
-import collections
 import contextlib
 import functools
 import inspect
@@ -36,11 +36,6 @@ MAX_THREADS = 1024
 MAX_TIMEOUT = 1e7
 
 
-# Functions of the value and the config; `describe` says what follows
-# 'Config KEY=VALUE ' in the error, e.g. 'must be >= 1'.
-Rule = collections.namedtuple('Rule', 'valid, describe')
-
-
 def _is_real(value):
     """Whether a value is a finite number and no bool."""
     return (isinstance(value, (int, float, np.integer, np.floating))
@@ -61,33 +56,28 @@ def _is_number(value):
 
 def _rule(valid, expected):
     """Rule of a test of the value alone, and what is expected."""
-    return Rule(lambda value, unused_config: valid(value),
-                lambda unused_value, unused_config: f'must be {expected}')
+    return lambda value, unused_config: (
+        None if valid(value) else f'must be {expected}')
 
 
 def _integer(low, high, optional=False, expected=None, reason=None):
     """Rule of an integer from `low` to `high` (or a function of config);
     `expected` and `reason` may name config keys, `reason` also `value`."""
-    def upper(config):
-        return high(config) if callable(high) else high
-
-    def valid(value, config):
-        if value is None:
-            return optional
-        return is_integer(value) and low <= value <= upper(config)
-
-    def describe(value, config):
-        limit = upper(config)
-        text = expected.format_map(config) if expected else (
+    def rule(value, config):
+        if value is None and optional:
+            return None
+        limit = high(config) if callable(high) else high
+        if is_integer(value) and low <= value <= limit:
+            return None
+        text = 'must be ' + (expected.format_map(config) if expected else (
             f'an integer from {low} to {limit}' + (
-                ' or None' if optional else ''))
-        text = f'must be {text}'
+                ' or None' if optional else '')))
         if reason and is_integer(value) and value > limit:
             # After a clause of `expected`, the reason is a second one.
             text += '; ' if ': ' in text else ': '
             text += reason.format_map(dict(config, value=value))
         return text
-    return Rule(valid, describe)
+    return rule
 
 
 def _number(low=-math.inf, high=math.inf, optional=False, above=False,
@@ -95,24 +85,21 @@ def _number(low=-math.inf, high=math.inf, optional=False, above=False,
     """Rule of a number finite in float32 in a range, or None if optional."""
     def inside(value):
         return (low < value if above else low <= value) and value <= high
-
-    def valid(value, unused_config):
-        if value is None:
-            return optional
-        return _is_number(value) and inside(_float32(value))
     if expected is None:
         expected = f"a finite number {'>' if above else '>='} {low}" + (
             ' or None' if optional else '')
 
-    def describe(value, unused_config):
-        text = f'must be {expected}'
+    def rule(value, unused_config):
+        if value is None and optional or (
+                _is_number(value) and inside(_float32(value))):
+            return None
         if _is_real(value) and inside(value):
             # Valid in float64, not as the graph holds it.
-            text += (
-                f': it is {float(_float32(value))!r} in float32, the dtype '
-                'of the graph')
-        return text
-    return Rule(valid, describe)
+            return (
+                f'must be {expected}: it is {float(_float32(value))!r} in '
+                'float32, the dtype of the graph')
+        return f'must be {expected}'
+    return rule
 
 
 def _choice(choices):
@@ -178,28 +165,23 @@ def _hidden_weights(sizes):
     return sum(int(a) * int(b) for a, b in zip(sizes[:-1], sizes[1:]))
 
 
-def _valid_layers(value, unused_config):
-    if not isinstance(value, (tuple, list)) or not all(
-            is_integer(size) and 1 <= size <= MAX_LAYER_UNITS
-            for size in value):
-        return False
-    return len(value) <= MAX_LAYERS and _hidden_weights(value) <= (
-        MAX_HIDDEN_WEIGHTS)
-
-
-def _describe_layers(value, unused_config):
+def _layers(value, unused_config):
+    """Rule of the sizes of hidden layers."""
+    sizes = isinstance(value, (tuple, list)) and all(
+        is_integer(size) and size >= 1 for size in value)
+    weights = _hidden_weights(value) if sizes else 0
+    too_large = sizes and (weights > MAX_HIDDEN_WEIGHTS or max(
+        value, default=0) > MAX_LAYER_UNITS)
+    if sizes and not too_large and len(value) <= MAX_LAYERS:
+        return None
     message = (
         f'must be a list of 1 to {MAX_LAYERS} layer sizes from 1 to '
         f'{MAX_LAYER_UNITS}, with at most 2^27 = {MAX_HIDDEN_WEIGHTS} '
         'weights between the layers')
-    if isinstance(value, (tuple, list)) and all(
-            is_integer(size) and size >= 1 for size in value):
-        weights = _hidden_weights(value)
-        if weights > MAX_HIDDEN_WEIGHTS or max(
-                value, default=0) > MAX_LAYER_UNITS:
-            message += (
-                f': these layers would hold {weights} weights, '
-                f'{weights * 4 / 1e9:g} GB in float32')
+    if too_large:
+        message += (
+            f': these layers would hold {weights} weights, '
+            f'{weights * 4 / 1e9:g} GB in float32')
     return message
 
 
@@ -236,7 +218,7 @@ _BOOL = _of_type((bool, np.bool_), 'True or False')
 
 # Every key of `configs.default()` and the task keys; `max_agents` before
 # `num_agents`, which reads it.
-RULES = collections.OrderedDict([
+RULES = dict([
     # Task.
     ('env', _rule(
         lambda value: (isinstance(value, str) and bool(value))
@@ -278,21 +260,19 @@ RULES = collections.OrderedDict([
         "TensorFlow's pools) or None")),
     ('caller_thread', _BOOL),
     ('compile_rollout', _BOOL),
-    ('eval_every', Rule(
-        lambda value, config: value is None or (
-            _is_number(value) and 1 <= value <= config.steps),
-        lambda unused_value, config: (
+    ('eval_every', lambda value, config: None if value is None or (
+        _is_number(value) and 1 <= value <= config.steps) else (
             'must be None or a number of training steps from 1 to '
             f'steps={config.steps:g}: the run evaluates after every '
-            'eval_every steps and at its end'))),
+            'eval_every steps and at its end')),
     # Network.
     ('network', _signature(
         'a function of (config, action_space, observations, length), the '
         'network', 4)),
     ('weight_summaries', _rule(
         _valid_regexes, 'None or a mapping of names to regular expressions')),
-    ('policy_layers', Rule(_valid_layers, _describe_layers)),
-    ('value_layers', Rule(_valid_layers, _describe_layers)),
+    ('policy_layers', _layers),
+    ('value_layers', _layers),
     ('activation', _rule(
         _valid_activation, 'a function mapping a float32 tensor to one of '
         'its shape, the activation')),
@@ -332,13 +312,11 @@ RULES = collections.OrderedDict([
     ('value_loss_clip', _number(0, above=True, optional=True)),
     ('entropy_regularization', _number(0)),
     ('ppo_clip', _number(0, above=True, optional=True)),
-    ('kl_penalty', Rule(
-        lambda value, config: isinstance(value, (bool, np.bool_)) and (
-            bool(value) or bool(config.ppo_clip)),
-        lambda value, unused_config: (
-            'needs ppo_clip, the policy objective would have no trust region '
-            'otherwise' if isinstance(value, (bool, np.bool_))
-            else 'must be True or False'))),
+    ('kl_penalty', lambda value, config: (
+        'must be True or False' if not isinstance(value, (bool, np.bool_))
+        else None if value or config.ppo_clip
+        else 'needs ppo_clip, the policy objective would have no trust '
+        'region otherwise')),
     ('kl_target', _number(0, above=True)),
     ('kl_cutoff_factor', _number(0, above=True)),
     ('kl_cutoff_coef', _number(0)),

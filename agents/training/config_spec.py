@@ -149,18 +149,19 @@ def check_config(config):
     # where the config leaves it out.
     full = with_defaults(config)
     for key, rule in RULES.items():
-        if key in config and not rule.valid(config[key], full):
+        problem = key in config and rule(config[key], full)
+        if problem:
             raise ConfigError(
                 f'Config {key}={config_io.shorten(repr(config[key]))} '
-                f'{rule.describe(config[key], full)}.')
+                f'{problem}.')
 
 
 def check_seed(seed, name):
     """Raise a ConfigError naming `name` (e.g. '--seed') unless the seed is
     None or fits NumPy's."""
-    rule = RULES['seed']
-    if not rule.valid(seed, {}):
-        raise ConfigError(f'{name}={seed!r} {rule.describe(seed, {})}.')
+    problem = RULES['seed'](seed, {})
+    if problem:
+        raise ConfigError(f'{name}={seed!r} {problem}.')
 
 
 def parse_seeds(text, name='--seeds'):
@@ -193,11 +194,11 @@ def parse_seeds(text, name='--seeds'):
         raise ConfigError(
             f'{flag} lists {count} seeds; expected at most {MOST_SEEDS}.')
     seeds = [seed for part in parts for seed in part]
-    rule, seen = RULES['seed'], set()
+    seen = set()
     for seed in seeds:
-        if not rule.valid(seed, {}):
-            raise ConfigError(
-                f'{flag}: seed {seed} {rule.describe(seed, {})}.')
+        problem = RULES['seed'](seed, {})
+        if problem:
+            raise ConfigError(f'{flag}: seed {seed} {problem}.')
         if seed in seen:
             raise ConfigError(
                 f'{flag} lists seed {seed} twice; expected each once.')
