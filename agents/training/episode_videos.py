@@ -74,6 +74,9 @@ def visualize(
     check_outdir(outdir)
     config, path = policy_module.load_run(logdir, checkpoint, VisualizeError)
     index, member = member_checkpoint.find_member(path, member, VisualizeError)
+    restore = None if index is None else (
+        lambda sess, saver, prefix: member_checkpoint.restore_member(
+            sess, saver.required + saver.optional, prefix, index))
     gl_needed, gl_backend = _select_gl_backend(config.env)
     env_mode = _recording_mode(env_mode, gl_needed, num_agents)
     with config.unlocked:
@@ -90,8 +93,7 @@ def visualize(
                 # falls back to the one before.
                 path = checkpoints.initialize_variables(
                     sess, saver, logdir, checkpoint and path, resume=True,
-                    restore=None if index is None else functools.partial(
-                        _restore_member, index))
+                    restore=restore)
             except ValueError as error:
                 raise VisualizeError(str(error)) from error
             os.makedirs(outdir, exist_ok=True)
@@ -134,12 +136,9 @@ def visualize_policy(
         normalize_ranges=False)
     constructor = functools.partial(
         _recorded(env_config, outdir, gl_backend, render_effects), None)
-    if gl_needed:
-        # MuJoCo's OpenGL cannot render in a process holding TensorFlow.
-        environment = tools.wrappers.ExternalProcess(
-            constructor, main_module=False)
-    else:
-        environment = constructor()
+    # MuJoCo's OpenGL cannot render in a process holding TensorFlow.
+    environment = tools.wrappers.ExternalProcess(
+        constructor, main_module=False) if gl_needed else constructor()
     try:
         os.makedirs(outdir, exist_ok=True)
         progress = Progress(num_episodes)
@@ -269,12 +268,6 @@ def _recording_mode(env_mode, gl_needed, num_agents):
             '--env_mode=processes.')
         env_mode = 'processes'
     return env_mode
-
-
-def _restore_member(index, sess, saver, path):
-    """Restore the member `index` of a population's checkpoint."""
-    member_checkpoint.restore_member(
-        sess, saver.required + saver.optional, path, index)
 
 
 def _define_graph(config, constructor, env_mode, seed):
