@@ -49,19 +49,15 @@ def parse_yaml(yaml, text, limit):
 
 def _check_size(value):
     """Raise a ValueError at the first item over the limits."""
-    count = 0
-    stack = [(value, 1)]
+    stack, count = [(value, 1)], 0
     while stack:
         item, depth = stack.pop()
         count += 1
         if count > MAX_VALUE_ITEMS:
             raise ValueError(f'it holds more than {MAX_VALUE_ITEMS} items')
-        if isinstance(item, dict):
-            children = list(item.keys()) + list(item.values())
-        elif isinstance(item, (list, tuple)):
-            children = item
-        else:
-            continue
+        children = (
+            [*item, *item.values()] if isinstance(item, dict)
+            else item if isinstance(item, (list, tuple)) else ())
         if depth >= MAX_VALUE_DEPTH and children:
             raise ValueError(
                 f'it nests lists or mappings more than {MAX_VALUE_DEPTH} '
