@@ -24,15 +24,11 @@ _TIMESTAMP = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$')
 
 def _runs_of_timestamp(logdir, timestamp):
     """The sorted config names of a timestamp's resumable run folders."""
-    if not os.path.isdir(logdir):
-        return []
-    names = []
-    for name in os.listdir(logdir):
-        prefix, _, config_name = name.rpartition('-')
-        if prefix == timestamp and os.path.isfile(
-                os.path.join(logdir, name, 'config.yaml')):
-            names.append(config_name)
-    return sorted(names)
+    names = os.listdir(logdir) if os.path.isdir(logdir) else ()
+    return sorted(
+        name.rpartition('-')[2] for name in names
+        if name.rpartition('-')[0] == timestamp
+        and os.path.isfile(os.path.join(logdir, name, 'config.yaml')))
 
 
 class RunFolderInUse(RuntimeError):
