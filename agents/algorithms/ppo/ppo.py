@@ -47,7 +47,7 @@ class PPO(ppo_step.StepMixin, ppo_bridge.BridgeMixin,
                 f'PPO supports Box and Discrete action spaces, got {space!r}.')
         self._discrete = isinstance(space, gym.spaces.Discrete)
         self._device = '/cpu:0'
-        if config.use_gpu and utility.available_gpus():
+        if config.use_gpu and tf.config.list_logical_devices('GPU'):
             self._device = '/gpu:0'
         elif config.use_gpu:
             tf.logging.warning('use_gpu is set but no GPU is visible; using '

@@ -81,11 +81,6 @@ def assign_nested_vars(variables, tensors, indices=None):
         variables, tensors, flatten=True))
 
 
-def available_gpus():
-    """Names of the GPU devices TensorFlow can place operations on."""
-    return [device.name for device in tf.config.list_logical_devices('GPU')]
-
-
 def gradient_norms(grad_vars, groups=None):
     """Dict from group name to the global norm of the gradients whose
     variable name matches its regex in `groups` (None: one group 'all')."""
