@@ -114,7 +114,8 @@ def _settings_checked():
 def _run(config, env_mode, graph, simulation, saver, batches, lock,
          on_report):
     """Write a new run's files; yield the phases' scores; save at any end."""
-    stop = stopping.active()
+    # Without the scripts' signal handlers, a request that never comes.
+    stop = stopping.active() or stopping.StopRequest(None)
     reports = simulation.get('reports')  # A population's (population_run).
     session_config = make_session_config(config, env_mode)
     try:
@@ -132,11 +133,10 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                     batches, config.worker_timeout, functools.partial(
                         save, on_failure=True, consistent=False),
                     lock.release):
-                if stop:
-                    stop.deferred = True
+                stop.deferred = True
                 scores = simulation.loop.run(
                     sess, saver, simulation.total_steps,
-                    stop=stop and stop.requested,
+                    stop=stop.requested,
                     describe=reports and reports.describe)
                 try:
                     for score in scores:
@@ -149,7 +149,7 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                         yield score
                     # Still deferred, a signal during the final save waits
                     # for it; the script then says the run finished.
-                    interrupted = bool(stop and stop.requested()) and (
+                    interrupted = stop.requested() and (
                         int(sess.run(simulation.step))
                         < simulation.total_steps)
                     save(on_failure=interrupted)
@@ -168,10 +168,10 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                     raise errors.TrainingError(str(error)) from error
                 except tf.errors.OpError as error:
                     failure = batches.error
-                    if failure is not None or (stop and stop.requested()):
+                    if failure is not None or stop.requested():
                         # Such a step changed no state that checkpoints hold.
                         save(on_failure=True, consistent=False)
-                    if stop and stop.requested():
+                    if stop.requested():
                         raise stopping.Interrupted(stop.signum) from None
                     if failure is None:
                         raise errors.TrainingError(
@@ -183,8 +183,7 @@ def _run(config, env_mode, graph, simulation, saver, batches, lock,
                         f'{batch_env_lib.first_line(failure)}') from failure
                 finally:
                     scores.close()
-                    if stop:
-                        stop.deferred = False
+                    stop.deferred = False
                 if interrupted:
                     raise stopping.Interrupted(stop.signum)
     finally:
