@@ -29,9 +29,8 @@ def define_saver(exclude=None, include=None, **kwargs):
     optional = [
         variable for variable in include or ()
         if not any(variable is other for other in required)]
-    kwargs.setdefault('max_to_keep', 5)
-    kwargs.setdefault('save_relative_paths', True)
-    saver = tf.train.Saver(required + optional, **kwargs)
+    saver = tf.train.Saver(required + optional, **{
+        'max_to_keep': 5, 'save_relative_paths': True, **kwargs})
     saver.required, saver.optional = required, optional
     return saver
 
