@@ -69,9 +69,10 @@ def _integer(low, high, optional=False, expected=None, reason=None):
         limit = high(config) if callable(high) else high
         if is_integer(value) and low <= value <= limit:
             return None
-        text = 'must be ' + (expected.format_map(config) if expected else (
+        text = expected.format_map(config) if expected else (
             f'an integer from {low} to {limit}' + (
-                ' or None' if optional else '')))
+                ' or None' if optional else ''))
+        text = f'must be {text}'
         if reason and is_integer(value) and value > limit:
             # After a clause of `expected`, the reason is a second one.
             text += '; ' if ': ' in text else ': '
