@@ -347,25 +347,33 @@ def saved_env(logdir):
     return graph_env.NEW_RUN
 
 
-def check_resumed_seeds(saved, seeds, variants=None):
-    """Raise a ConfigError where a run folder's `graph_env.SavedEnv` holds
-    other members than those of the `seeds` (None: a single run) and the
-    variant settings (see `member_checkpoint.members`)."""
-    given = member_checkpoint.members(seeds, variants) if seeds else None
-    if saved.path is None or given == (saved.seeds and list(
-            zip(saved.seeds, saved.variants))):
+def check_resumed_seeds(run_dir, saved, seeds, variants=None, recorded=None):
+    """Raise a ConfigError where the run folder `run_dir` trained other
+    members than those of the `seeds` (None: a single run) and the variant
+    settings (see `member_checkpoint.members`): those of its
+    `graph_env.SavedEnv`, or, before its first checkpoint, the population
+    `recorded` in its config.yaml (`POPULATION_KEY`; None: not known)."""
+    given = seeds and population_flags(seeds, variants)
+    if saved.path is not None:
+        if (member_checkpoint.members(seeds, variants) if seeds else None) == (
+                saved.seeds and list(zip(saved.seeds, saved.variants))):
+            return
+        recorded = saved.seeds and population_flags(
+            dict.fromkeys(saved.seeds), dict.fromkeys(saved.variants))
+    elif not recorded or recorded == given:
         return
-    run_dir = os.path.dirname(saved.path)
-    given = 'as a single run' if seeds is None else (
-        f'with {population_flags(seeds, variants)}')
-    flags = saved.seeds and population_flags(
-        dict.fromkeys(saved.seeds), dict.fromkeys(saved.variants))
     trained, again = (
-        ('a single run', 'without --seeds') if saved.seeds is None else
-        (f'a population of {flags}', f'with {flags}'))
+        ('a single run', 'without --seeds') if recorded is None else
+        (f'a population of {recorded}', f'with {recorded}'))
+    given = f'with {given}' if seeds else 'as a single run'
     raise ConfigError(
         f'Cannot resume {run_dir} {given}: it trained {trained}; resume it '
         f'{again}, or start a new run (another --timestamp).')
+
+
+# The key of config.yaml that holds a population's `population_flags`, so
+# that a run resumes with its own before its first checkpoint too.
+POPULATION_KEY = 'population'
 
 
 def population_flags(seeds, variants=None):

@@ -50,7 +50,13 @@ def train(config, env_mode=None, on_report=None, *, env_processes=None,
     config = config_spec.complete_config(config)
     with run_folder.locked(config.logdir) as lock:
         saved = checkpoints.saved_env(config.logdir)
-        checkpoints.check_resumed_seeds(saved, seeds, variants)
+        checkpoints.check_resumed_seeds(
+            config.logdir, saved, seeds, variants,
+            lock.resumed and config.get(checkpoints.POPULATION_KEY) or None)
+        if seeds or config.get(checkpoints.POPULATION_KEY):
+            # What config.yaml records (None: a single run).
+            config = config.copy(**{checkpoints.POPULATION_KEY: seeds and (
+                checkpoints.population_flags(seeds, variants)) or None})
         graph = tf.Graph()
         with graph.as_default():
             if config.seed is not None:
