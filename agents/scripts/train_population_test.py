@@ -12,6 +12,7 @@ import tensorflow.compat.v1 as tf
 
 from agents.scripts.train_reliability_test import _listing
 from agents.scripts.train_reliability_test import _main
+from agents.scripts.train_reliability_test import _resume_one_phase
 from agents.scripts.train_reliability_test import _Script
 from agents.training import checkpoints
 from agents.training import config_io
@@ -74,6 +75,8 @@ def test_members_score_as_their_seeds_alone(straight):
     rows = results['members']
     assert [(row['member'], row['seed']) for row in rows] == [
         ('seed-3', 3), ('seed-8', 8)]
+    assert config_io.load_config(straight)[
+        checkpoints.POPULATION_KEY] == '--seeds=3,8'
     scores = [row['final_score'] for row in rows]
     assert results['final']['seeds'] == 2
     assert results['final']['iqm'] == pytest.approx(sum(scores) / 2)
@@ -111,6 +114,30 @@ def test_population_resumes_with_its_seeds_only(straight, tmp_path):
     assert _results(pathlib.Path(run_dir)) == _results(straight)
 
 
+@pytest.mark.parametrize('flags, message', [
+    (('--seeds=3,9',), 'with --seeds=3,9: it trained a population of '
+     '--seeds=3,8; resume it with --seeds=3,8, or start'),
+    ((), 'as a single run: it trained a population of --seeds=3,8;'),
+    (('--seeds=3,8', '--set=discount=0.9', '--set=discount=0.99'),
+     'with --seeds=3,8 --set=discount=0.9 --set=discount=0.99: it trained'),
+])
+def test_population_killed_before_a_checkpoint_resumes_with_its_seeds_only(
+        straight, tmp_path, capsys, flags, message):
+    # Its folder as the first checkpoint would have found it.
+    run_dir = tmp_path / 'K-pendulum'
+    run_dir.mkdir()
+    for name in ('config.yaml', run_folder.PROVENANCE):
+        (run_dir / name).write_bytes((straight / name).read_bytes())
+    saved = _listing(run_dir)
+    code = _main(f'--logdir={tmp_path}', '--timestamp=K', *flags)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    # After the log lines of the run folder.
+    assert [line for line in lines if ' INFO ' not in line] == lines[-1:]
+    assert lines[-1].startswith(f'Error: Cannot resume {run_dir} {message}')
+    assert _listing(run_dir) == saved
+
+
 def test_export_and_visualize_take_a_member(straight, tmp_path):
     rows = _results(straight)['members']
     best = max(rows, key=lambda row: row['final_score'])['member']
@@ -132,12 +159,14 @@ def test_export_and_visualize_take_a_member(straight, tmp_path):
     assert statistics['member'] == other
 
 
-def test_sigterm_saves_every_member(tmp_path):
+def test_sigterm_saves_every_member_and_the_population_resumes(
+        monkeypatch, tmp_path):
+    # On Python environments (the bridge), whose state checkpoints hold.
     settings = [f'--set={setting}' for setting in _SETTINGS
                 if not setting.startswith('steps=')]
     script = _Script(
         f'--logdir={tmp_path}', '--config=pendulum', '--timestamp=T',
-        '--seeds=3,8', *settings, '--set=steps=1e5')
+        '--seeds=3,8', '--env_mode=inprocess', *settings, '--set=steps=1e5')
     try:
         script.wait_for(r'INFO Step \d+ \(eval\): mean score ')
         script.process.send_signal(signal.SIGTERM)
@@ -148,12 +177,19 @@ def test_sigterm_saves_every_member(tmp_path):
     assert script.lines[-1] == (
         f'Interrupted by SIGTERM; resume with --logdir={tmp_path} '
         '--timestamp=T.')
-    saved = checkpoints.saved_env(str(tmp_path / 'T-pendulum'))
-    assert saved.seeds == [3, 8]
+    run_dir = str(tmp_path / 'T-pendulum')
+    saved = checkpoints.saved_env(run_dir)
+    assert (saved.seeds, saved.mode) == ([3, 8], 'inprocess')
     reader = tf.train.load_checkpoint(saved.path)
     assert reader.get_tensor(
         member_checkpoint.SEEDS_VARIABLE).tolist() == [3, 8]
     assert reader.get_tensor('penalty').shape == (2,)
+    # The resume hint's flags and --seeds; auto resumes in process.
+    _resume_one_phase(
+        monkeypatch, tmp_path, run_dir, saved.path, 'auto', '--seeds=3,8')
+    rows = _results(pathlib.Path(run_dir))['members']
+    assert [row['member'] for row in rows] == ['seed-3', 'seed-8']
+    assert np.isfinite([row['final_score'] for row in rows]).all()
 
 
 @pytest.fixture(name='variants', scope='module')
@@ -175,6 +211,9 @@ def test_variants_score_as_their_single_runs(variants):
     results = _results(variants)
     rows = results['members']
     assert [row['member'] for row in rows] == names
+    # The flags of the members, beside the config's values.
+    assert config_io.load_config(variants)[checkpoints.POPULATION_KEY] == (
+        '--seeds=3,8 --set=learning_rate=1e-3 --set=learning_rate=0.01')
     assert [(row['seed'], row['setting']) for row in rows] == [
         (3, {'learning_rate': '1e-3'}), (8, {'learning_rate': '1e-3'}),
         (3, {'learning_rate': '0.01'}), (8, {'learning_rate': '0.01'})]

@@ -425,8 +425,9 @@ def _saved_checkpoint(script, run_dir):
     return saved, step
 
 
-def _resume_one_phase(monkeypatch, logdir, run_dir, saved, env_mode):
-    """Resume the interrupted run 'T' from `saved` in this process.
+def _resume_one_phase(monkeypatch, logdir, run_dir, saved, env_mode, *flags):
+    """Resume the interrupted run 'T' from `saved` in this process (with
+    more `flags`).
 
     The run finishes within the next training and evaluation phase; the
     test fails unless it restored `saved` and wrote the next checkpoint.
@@ -437,8 +438,8 @@ def _resume_one_phase(monkeypatch, logdir, run_dir, saved, env_mode):
     monkeypatch.setattr(
         checkpoints, 'initialize_variables', _recording(
             checkpoints.initialize_variables, restored))
-    assert _main(
-        f'--logdir={logdir}', '--timestamp=T', f'--env_mode={env_mode}') == 0
+    assert _main(f'--logdir={logdir}', '--timestamp=T',
+                 f'--env_mode={env_mode}', *flags) == 0
     assert restored == [saved]
     assert os.path.basename(checkpoints.list_checkpoints(run_dir)[0]) == (
         f'model.ckpt-{(step // 80 + 1) * 80}')
