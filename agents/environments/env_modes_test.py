@@ -210,3 +210,31 @@ def test_create_batch_env_takes_a_seed_per_environment():
             'environment.')):
         env_modes.create_batch_env(
             _seeded_constructor, 3, 'inprocess', seed=[1, 2])
+
+
+@pytest.mark.parametrize('env_mode, evaluation', [
+    ('processes', False), ('slices', True), ('envpool', False),
+    ('auto', False)])
+def test_a_populations_batch_holds_each_seeds_run_batch_in_turn(
+        env_mode, evaluation):
+    """With a list of seeds, member m's environments from m * num_agents,
+    seeded as its seed's single run: the same first observations (in the
+    mode that `auto` chose: EnvPool seeds its own way)."""
+    if env_mode == 'envpool':
+        pytest.importorskip('envpool')
+    config = tools.AttrDict(configs.pendulum())
+    with config.unlocked:
+        config.update(num_agents=2, eval_episodes=2)
+
+    def first_observ(seed, env_mode):
+        batch_env = env_modes.make_batch_env(
+            config, seed, env_mode, evaluation)
+        try:
+            return batch_env.reset(), getattr(batch_env, 'mode', env_mode)
+        finally:
+            batch_env.close()
+
+    observ, mode = first_observ([3, 8], env_mode)
+    assert observ.shape == (4, 3) and mode != 'auto'
+    np.testing.assert_array_equal(observ, np.concatenate([
+        first_observ(3, mode)[0], first_observ(8, mode)[0]]))
