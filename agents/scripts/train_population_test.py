@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import signal
+import sys
 
 import numpy as np
 import pytest
@@ -301,8 +302,13 @@ def test_variants_resume_with_their_own_only(variants):
     (('--seeds=0-64', '--set=discount=0.9', '--set=discount=0.99'),
      '--seeds=0-64 with 2 variants makes 130 members of num_agents=8, 1040 '
      'environments; expected at most max_agents=1024'),
+    # Ray here as where it is not installed.
+    (('--seeds=0,1', '--env_mode=ray'), "--env_mode=ray: Ray is not "
+     "installed; install the 'ray' extra: pip install -e '.[ray]'"),
 ])
-def test_bad_seeds_exit_2_in_one_line(tmp_path, capsys, flags, message):
+def test_bad_seeds_exit_2_in_one_line(
+        monkeypatch, tmp_path, capsys, flags, message):
+    monkeypatch.setitem(sys.modules, 'ray', None)
     code = _main(f'--logdir={tmp_path}', '--config=pendulum', *flags)
     assert code == 2
     lines = capsys.readouterr().err.strip().splitlines()
