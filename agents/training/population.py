@@ -28,6 +28,7 @@ from agents.tools import rollout_env
 from agents.tools import temporary_scope
 from agents.training import config_overrides
 from agents.training import member_batch
+from agents.training import member_checkpoint
 from agents.training import simulation
 
 # The `State` fields that a population reads from its variables; the others
@@ -153,6 +154,9 @@ class Population(population_update.UpdateMixin):
               that members may not set apart.
         """
         self._seeds = [int(seed) for seed in seeds]
+        # As messages name the members.
+        self.names = [member_checkpoint.member_name(*member) for member in zip(
+            self._seeds, variants or [()] * len(self._seeds))]
         variants = variant_values(config, variants) if variants else (
             [{}] * len(self._seeds))
         members = [(seed, tuple(sorted(variant.items())))

@@ -246,7 +246,9 @@ def test_the_update_compiles_once():
 def test_a_member_not_finite_stops_the_update_naming_it():
     with tf.Graph().as_default():
         config = _config()
-        members = population.Population(config, (3, 8))
+        # Named with its variant, as seed 8 could be of several.
+        members = population.Population(config, (3, 8), variants=_settings(
+            [dict(discount=0.9), dict(discount=0.99)]))
         made = members.collect(5, tf.constant(1000))[0]
         statistics = [variable for variable in tf.global_variables()
                       if variable.name.startswith('normalize_reward/') and
@@ -260,8 +262,8 @@ def test_a_member_not_finite_stops_the_update_naming_it():
             sess.run(made)  # Half the episodes: no update yet.
             weights = sess.run(tf.trainable_variables())
             with pytest.raises(tf.errors.InvalidArgumentError, match=(
-                    'the loss or gradients of member seed-8 : Tensor had '
-                    'NaN values')):
+                    'the loss or gradients of member discount=0.99/seed-8 : '
+                    'Tensor had NaN values')):
                 sess.run(made)
             after = sess.run(tf.trainable_variables())
     # Seed 3 trained; seed 8 took no step.

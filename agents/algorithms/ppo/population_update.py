@@ -112,11 +112,11 @@ class UpdateMixin:
         `[P]`: its loss or gradients were not finite, and it took no step
         since), with the message of `tf.debugging.check_numerics`."""
         checks = []
-        for member, seed in enumerate(self._seeds):
+        for member, name in enumerate(self.names):
             with tf.control_dependencies(checks):
                 checks = [tf.debugging.check_numerics(
                     tf.where(failed[member], float('nan'), 0.0),
-                    f'the loss or gradients of member seed-{seed}')]
+                    f'the loss or gradients of member {name}')]
         return checks
 
     def _updated(self, shuffle_keys, due, learning_rate, variables):
