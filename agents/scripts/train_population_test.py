@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import tensorflow.compat.v1 as tf
 
+from agents.environments import graph_env
 from agents.scripts.train_reliability_test import _listing
 from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _resume_one_phase
@@ -137,6 +138,10 @@ def test_population_killed_before_a_checkpoint_resumes_with_its_seeds_only(
     assert [line for line in lines if ' INFO ' not in line] == lines[-1:]
     assert lines[-1].startswith(f'Error: Cannot resume {run_dir} {message}')
     assert _listing(run_dir) == saved
+    # The config.yaml of an older population records none: its checkpoint,
+    # once it has one, decides.
+    assert checkpoints.check_resumed_seeds(
+        str(run_dir), graph_env.NEW_RUN, [3, 9], None, None) is None
 
 
 def test_export_and_visualize_take_a_member(straight, tmp_path):
