@@ -62,6 +62,9 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
             'restarts', 'int64 variable of the environments replaced.')
     error = forwarding.read_only(
             'error', 'The exception that failed the last step or reset.')
+    # The environments' names (a row each, e.g. a population's members) in
+    # the messages of values not finite, or None.
+    row_names = None
 
     def simulate(self, action):
         """The op that steps the batch with an action tensor and assigns the
@@ -150,18 +153,22 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
 
     def _step(self, action):
         """Step the batch; the packed rows of `_row`."""
-        _check_finite(action, 'action')
+        _check_finite(action, 'action', self.row_names)
         observ, reward, done, info = self._call(self._batch_env.step, action)
         restarted = info.get('restarted', False)
         # Terminated episodes are not bootstrapped, even if also truncated.
         truncated = np.logical_and(
                 info['truncated'], np.logical_not(info['terminated']))
         return self._pack(observ, reward, (
-                np.logical_or(done, restarted), truncated, restarted))
+                np.logical_or(done, restarted), truncated, restarted),
+                self.row_names)
 
     def _reset(self, indices):
         """Reset environments; the packed rows of `_row`."""
-        return self._pack(self._call(self._batch_env.reset, indices))
+        return self._pack(
+                self._call(self._batch_env.reset, indices),
+                names=None if self.row_names is None else [
+                        self.row_names[index] for index in indices])
 
     def _call(self, method, argument):
         """Call a method of the batch, keeping its exception as `error`."""
@@ -172,10 +179,11 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
             self._error = error
             raise
 
-    def _pack(self, observ, reward=0.0, flags=(False, False, False)):
+    def _pack(self, observ, reward=0.0, flags=(False, False, False),
+              names=None):
         """Checked observations, rewards, flags and restarts as uint8 rows."""
-        _check_finite(observ, 'observ')
-        _check_finite(reward, 'reward')
+        _check_finite(observ, 'observ', names)
+        _check_finite(reward, 'reward', names)
         packed = np.empty(len(observ), self._row)
         packed['observ'] = observ
         packed['reward'] = reward
@@ -217,11 +225,15 @@ def _from_bytes(rows, dtype, shape, batch):
     return values
 
 
-def _check_finite(value, name):
-    """Raise `tf.debugging.check_numerics`'s ValueError on NaN or Inf."""
+def _check_finite(value, name, names=None):
+    """Raise `tf.debugging.check_numerics`'s ValueError on NaN or Inf, of
+    the first such row's name where `names` has a row's each."""
     value = np.asarray(value)
     if value.dtype.kind != 'f' or np.isfinite(value).all():
         return
+    if names is not None:
+        finite = np.isfinite(value.reshape(len(value), -1)).all(1)
+        name = f'{name} of {names[np.argmin(finite)]}'
     kinds = [kind for kind, test in (('Inf', np.isinf), ('NaN', np.isnan))
              if test(value).any()]
     raise ValueError(f"{name} : Tensor had {' and '.join(kinds)} values")

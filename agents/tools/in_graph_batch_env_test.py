@@ -283,6 +283,35 @@ def test_non_finite_action():
     assert not envs[0].actions
 
 
+def test_non_finite_values_name_their_row():
+    """With `row_names`, the first row not finite is named: of an action,
+    of a step's reward and of a reset of some environments."""
+    second = NonFiniteEnvironment(reward_value=np.nan)
+    with tf.Graph().as_default():
+        env = _in_process_batch(mock_environment.MockEnvironment(), second)
+        env.row_names = ['member seed-3', 'member seed-8']
+        action = tf.placeholder(tf.float32, (2, 3))
+        simulate = env.simulate(action)
+        reset = env.reset([1])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(env.reset())
+            sess.run(simulate, {action: np.zeros((2, 3))})
+            second.reset = lambda **kwargs: (
+                np.full(3, np.nan, np.float32), {})
+            for run, message in (
+                    (lambda: sess.run(simulate, {action: [
+                        [np.nan, 0, 0], [np.inf, 0, 0]]}),
+                     'action of member seed-3 : Tensor had Inf and NaN'),
+                    (lambda: sess.run(simulate, {action: np.zeros((2, 3))}),
+                     'reward of member seed-8 : Tensor had NaN values'),
+                    (lambda: sess.run(reset),
+                     'observ of member seed-8 : Tensor had NaN values')):
+                with pytest.raises(tf.errors.InvalidArgumentError) as error:
+                    run()
+                assert message in error.value.message
+
+
 def test_external_processes():
     """The same steps work with non-blocking worker processes."""
     constructors = [
