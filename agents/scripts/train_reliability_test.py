@@ -712,27 +712,32 @@ def test_bad_flag_exits_2_in_one_line(capsys):
         "Error: Unknown command line flag 'no_such_flag'\n")
 
 
-@pytest.mark.parametrize('fault, network, name', [
-    ('nan_observ', None, 'observ'),
-    ('nan_reward', None, 'reward'),
-    (None, 'nan_action_network', 'action'),
-    (None, 'nan_loss_network', 'loss'),
-], ids=['observ', 'reward', 'action', 'loss'])
+@pytest.mark.parametrize('fault, network, name, seeds', [
+    ('nan_observ', None, 'observ', None),
+    ('nan_reward', None, 'reward', None),
+    (None, 'nan_action_network', 'action', None),
+    (None, 'nan_loss_network', 'loss', None),
+    # Member seed-0's second environment, of the population's fourth.
+    ('nan_reward', None, 'reward of member seed-0', '1,0'),
+], ids=['observ', 'reward', 'action', 'loss', 'population'])
 def test_non_finite_values_exit_1_in_one_line(
-        monkeypatch, tmp_path, capsys, fault, network, name):
+        monkeypatch, tmp_path, capsys, fault, network, name, seeds):
     """NaN in observations, rewards, actions or the loss stops training.
 
-    One line names the value, and the run folder keeps its files.
+    One line names the value (and a population's member), and the run
+    folder keeps its files.
     """
     monkeypatch.setattr(FaultyPendulum, 'fault', fault)
-    monkeypatch.setattr(FaultyPendulum, 'fault_seed', None)
+    if seeds is None:
+        monkeypatch.setattr(FaultyPendulum, 'fault_seed', None)
     overrides = dict(env=FaultyPendulum, seed=None)
     if network:
         overrides['network'] = getattr(sys.modules[__name__], network)
     run_dir = _new_run_folder(str(tmp_path), 'T', **overrides)
     with open(os.path.join(run_dir, 'config.yaml'), 'rb') as file_:
         config_bytes = file_.read()
-    code = _main(f'--logdir={tmp_path}', '--timestamp=T', '--noenv_processes')
+    code = _main(f'--logdir={tmp_path}', '--timestamp=T', '--noenv_processes',
+                 *[f'--seeds={seeds}'] * bool(seeds))
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == 1
     assert re.match(

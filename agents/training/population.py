@@ -188,6 +188,11 @@ class Population(population_update.UpdateMixin):
                 graph_env.define_run_batches(
                     config, env_mode, saved=saved, seeds=self._seeds))
             batch_env = member_batch.MemberBatch(whole, self.size)
+            for batch in (whole, self.eval_batch_env):
+                # Values not finite name their member.
+                batch.row_names = np.repeat(
+                    [f'member {name}' for name in self.names],
+                    len(batch) // self.size)
         self.batch_env = batch_env
         try:
             with tf.variable_creator_scope(creator):
