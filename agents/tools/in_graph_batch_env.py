@@ -165,10 +165,9 @@ class InGraphBatchEnv(in_graph_env.InGraphEnvBase, forwarding.BatchForwarding):
 
     def _reset(self, indices):
         """Reset environments; the packed rows of `_row`."""
-        return self._pack(
-                self._call(self._batch_env.reset, indices),
-                names=None if self.row_names is None else [
-                        self.row_names[index] for index in indices])
+        names = self.row_names
+        return self._pack(self._call(self._batch_env.reset, indices), names=(
+                None if names is None else np.asarray(names)[indices]))
 
     def _call(self, method, argument):
         """Call a method of the batch, keeping its exception as `error`."""
