@@ -174,7 +174,10 @@ def test_sigterm_saves_every_member_and_the_population_resumes(
         f'--logdir={tmp_path}', '--config=pendulum', '--timestamp=T',
         '--seeds=3,8', '--env_mode=inprocess', *settings, '--set=steps=1e5')
     try:
-        script.wait_for(r'INFO Step \d+ \(eval\): mean score ')
+        # The members' IQM and range follow the pooled mean score.
+        script.wait_for(
+            r'INFO Step \d+ \(eval\): mean score -?[\d.]+, members IQM '
+            r'-?\d+\.\d range -?\d+\.\d to -?\d+\.\d, ')
         script.process.send_signal(signal.SIGTERM)
         code, _ = script.finish()
     finally:
