@@ -27,13 +27,11 @@ from agents.training import config_io
 from agents.training import member_checkpoint
 from agents.training import population
 from agents.scripts import configs
-from agents.training import simulation
 from agents.scripts import sweep as sweep_lib
 from agents.training import sweep_grid
 from agents.training import sweep_records
 from agents.training import sweep_runs
 from agents.scripts import train as train_lib
-from agents.training import checkpoints
 from agents.tools import ray_batch_env_test
 from agents.tools import seed_statistics
 
@@ -77,23 +75,16 @@ def broken():
 
 
 def held():
-    """Runs of 300 training steps (600 global steps) that hold at global step
-    244 while 'hold' exists."""
-    return _tiny(env=pendulum_held, steps=300)
+    """Runs of 150 training steps (300 global steps) that hold at global
+    step 244 while 'hold' exists."""
+    return _tiny(env=pendulum_held)
 
 
 def held_deaf():
     """Held runs whose environment ignores SIGINT, as some simulators set
     up: Ray's cancellation of the run, an interrupt of its thread, is lost.
     """
-    return _tiny(env=pendulum_held_deaf, steps=300)
-
-
-def packed():
-    """Runs of 150 training steps (300 global steps) that hold at global
-    step 244 while 'hold' exists; a sweep packs their seeds and learning
-    rates into one population."""
-    return _tiny(env=pendulum_held)
+    return _tiny(env=pendulum_held_deaf)
 
 
 def pendulum_seeded():
@@ -292,130 +283,191 @@ def _wait_for(condition, what):
         time.sleep(0.05)
 
 
-def _interrupt_held_sweep(ray_address, logdir, functions):
-    """Run a command-line sweep of held runs, seed 0 of each config; once
-    every run holds, send SIGINT to its process group.
+# The grid of the interrupted sweep: each held config's 2 seeds x 2
+# learning rates pack into one population, a program of its own.
+_HELD_CONFIGS = (held, held_deaf)
+_RATES = ('1e-3', '3e-4')
 
-    Args:
-      ray_address: Address of the Ray the sweep joins.
-      logdir: Its --logdir; it takes --timestamp=sweep.
-      functions: The config functions of its runs.
+
+def _population_name(config):
+    return f'population-agents.scripts.sweep_test_{config.__name__}'
+
+
+@pytest.fixture(scope='module', name='interrupted')
+def _interrupted_fixture(ray_address, tmp_path_factory):
+    """A command-line sweep of the held configs, SIGINT to its process
+    group once both populations hold, as a terminal's Ctrl-C sends it;
+    then the same sweep again, from Python to spare a second start-up.
 
     Returns:
-      The sweep's exit code and its output.
+      The sweep's folder; the exit code, output and results of the
+      interrupted sweep and the training steps of each population's
+      checkpoint; the results and lines of the second sweep.
     """
+    logdir = tmp_path_factory.mktemp('interrupted')
     marker_dir = os.environ[_DIR_VARIABLE]
-    hold = os.path.join(marker_dir, 'hold')
+    before = set(os.listdir(marker_dir))
+    hold = _marker('hold')
     with open(hold, 'w', encoding='utf-8'):
         pass
+    settings = [f'learning_rate={rate}' for rate in _RATES]
+    configs_ = [_name(config) for config in _HELD_CONFIGS]
     output = logdir / 'output.txt'
     command = [
         sys.executable, '-m', 'agents.scripts.sweep',
         f'--ray_address={ray_address}', f'--logdir={logdir}',
-        f'--configs={",".join(_name(config) for config in functions)}',
-        '--seeds=0', '--timestamp=sweep']
+        f'--configs={",".join(configs_)}', '--seeds=0,1',
+        *(f'--set={setting}' for setting in settings), '--timestamp=sweep']
     with open(output, 'w', encoding='utf-8') as file_, subprocess.Popen(
             command, stdout=file_, stderr=subprocess.STDOUT,
             start_new_session=True) as process:
         try:
+            # A marker per process that holds: one per population.
             _wait_for(lambda: len([
-                name for name in os.listdir(marker_dir)
-                if name.startswith('held-')]) == len(functions),
-                'every run to hold')
+                name for name in set(os.listdir(marker_dir)) - before
+                if name.startswith('held-')]) == len(_HELD_CONFIGS),
+                'every population to hold')
             os.killpg(process.pid, signal.SIGINT)
-            _wait_for(lambda: (
-                f'Interrupted; stopping {len(functions)} runs' in (
-                    output.read_text(encoding='utf-8'))),
+            _wait_for(lambda: 'Interrupted; stopping 8 runs' in (
+                output.read_text(encoding='utf-8')),
                 'the sweep to stop its runs')
         finally:
             os.remove(hold)
             code = process.wait(_SECONDS)
-    return code, output.read_text(encoding='utf-8')
-
-
-def test_ctrl_c_stops_every_run_with_a_checkpoint_and_rerun_resumes(
-        ray_address, tmp_path):
-    """SIGINT to the sweep's process group, as a terminal's Ctrl-C sends
-    it, saves every run, also one that Ray's cancellation misses (its
-    environment ignores SIGINT: it sees the sweep's stop file between two
-    session runs); the sweep with --timestamp finishes them."""
-    # One sweep of both kinds of run, to spare a second start-up.
-    code, text = _interrupt_held_sweep(
-        ray_address, tmp_path, (held, held_deaf))
-    assert code == 130, text
-    assert text.rstrip().endswith(
-        'Resume with the same command and --timestamp=sweep.\n'
-        'Interrupted by SIGINT.'), text
-    names = [f'agents.scripts.sweep_test_{config}-seed0'
-             for config in ('held', 'held_deaf')]
-    steps = {}
-    for name in names:
-        run_dir = tmp_path / 'sweep' / name
-        record = sweep_records.read_record(run_dir)
-        assert record['status'] == 'interrupted', text
-        # The checkpoint of the interruption, past the held step.
-        checkpoint = checkpoints.list_checkpoints(str(run_dir))[0]
-        global_step = int(checkpoint.rsplit('-', 1)[1])
-        assert _HOLD_STEP <= global_step < 600
-        steps[name] = simulation.training_steps(
-            config_io.load_config(str(run_dir)), global_step)
-        assert record['steps'] == steps[name] < 300
-        assert (f'[{name}] stopped with a checkpoint at step '
-                f'{steps[name]:,}.') in text
-    results = json.loads((tmp_path / 'sweep' / 'results.json').read_text(
+            for name in set(os.listdir(marker_dir)) - before:
+                os.remove(_marker(name))
+    sweep_dir = logdir / 'sweep'
+    interrupted = json.loads((sweep_dir / 'results.json').read_text(
         encoding='utf-8'))
-    assert [row['status'] for row in results['runs']] == ['interrupted'] * 2
-
-    # The same sweep again, from Python to spare a second start-up.
-    table = []
-    results = sweep_lib.sweep(
-        str(tmp_path), [_name(held), _name(held_deaf)], [0],
-        timestamp='sweep', echo=table.append)
-    assert results == json.loads(
-        (tmp_path / 'sweep' / 'results.json').read_text(encoding='utf-8'))
-    assert [row['run'] for row in results['runs']] == names
-    for row in results['runs']:
-        assert row['status'] == 'finished'
-        assert row['steps'] == 300
-        assert row['attempts'] == 2
-        record = sweep_records.read_record(tmp_path / 'sweep' / row['run'])
-        assert record['attempts'][1]['resumed_from'] == steps[row['run']]
-        assert [step for step, _ in record['reports']] == list(
-            range(10, 301, 10))
-    header = table.index(next(line for line in table if line.startswith(
-        'run ')))
-    assert table[header].split() == [
-        'run', 'status', 'final', 'best', 'steps', 'wall-clock']
-    assert table[header + 1].split()[:2] == [names[0], 'finished']
-    assert table[header + 2].split()[:2] == [names[1], 'finished']
-    assert table[header + 5].split()[:2] == [
-        'agents.scripts.sweep_test_held', '1/1']
-    assert table[header + 6].split()[:2] == [
-        'agents.scripts.sweep_test_held_deaf', '1/1']
-    assert table[-1] == f'Results in {tmp_path}/sweep/results.json.'
-
-
-def test_interrupt_once_every_run_finished_prints_no_resume_hint(
-        ray_address, tmp_path):
-    """Ctrl-C that comes when the runs have finished leaves nothing to
-    resume: the sweep ends with the interruption, without the hint."""
-    del ray_address
+    steps = {
+        config: sweep_runs.checkpoint_steps(str(
+            sweep_dir / _population_name(config)))
+        for config in _HELD_CONFIGS}
     lines = []
 
     def echo(line):
         lines.append(line)
-        if ' finished at step ' in line:
+        # Ctrl-C once every run has finished.
+        if ' finished at step ' in line and sum(
+                ' finished at step ' in earlier for earlier in lines) == 8:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         sweep_lib.sweep(
-            str(tmp_path), [_name(pendulum_seeded)], [0], timestamp='done',
+            str(logdir), configs_, [0, 1], settings, timestamp='sweep',
             echo=echo)
-    assert lines[-1] == f'Results in {tmp_path}/done/results.json.'
+    results = json.loads((sweep_dir / 'results.json').read_text(
+        encoding='utf-8'))
+    return sweep_dir, (code, output.read_text(encoding='utf-8'),
+                       interrupted, steps), (results, lines)
+
+
+def test_ctrl_c_stops_every_run_with_a_checkpoint_and_rerun_resumes(
+        interrupted):
+    """SIGINT to the sweep's process group saves every run, also those
+    that Ray's cancellation misses (their environment ignores SIGINT: they
+    see the sweep's stop file between two session runs), past the step
+    they held at; the sweep with --timestamp finishes them."""
+    _, (code, text, _, steps), (results, _) = interrupted
+    assert code == 130, text
+    assert text.rstrip().endswith(
+        'Resume with the same command and --timestamp=sweep.\n'
+        'Interrupted by SIGINT.'), text
+    for config in _HELD_CONFIGS:
+        # The checkpoint of the interruption: of the phase that held (a
+        # phase is 10 training steps) or of the last one before it.
+        assert _HOLD_STEP - 10 <= steps[config] < 150, text
+    assert [(row['status'], row['steps'], row['attempts']) for row in (
+        results['runs'])] == [('finished', 150, 2)] * 8
+
+
+def test_packed_sweep_is_interrupted_as_one_population(interrupted):
+    """Ctrl-C stops each population with a checkpoint; every run of it is
+    interrupted at its steps."""
+    sweep_dir, (_, text, results, steps), _ = interrupted
+    lines = text.splitlines()
+    # After TensorFlow's start-up lines.
+    assert (f'Sweep {sweep_dir}: 8 runs to train (0 finished earlier) in 2 '
+            'programs, 1 CPUs each.') in lines
+    assert ('Interrupted; stopping 8 runs with a checkpoint (interrupt '
+            'again to stop them without).') in lines
+    for config in _HELD_CONFIGS:
+        assert (f'[{_population_name(config)}] stopped with a checkpoint '
+                f'at step {steps[config]:,}.') in lines
+    assert [(row['status'], row['steps']) for row in results['runs']] == [
+        ('interrupted', steps[config]) for config in _HELD_CONFIGS
+        for _ in range(4)]
+
+
+def test_packed_sweep_trains_one_population_and_resumes_it(interrupted):
+    """2 configs x 2 seeds x 2 learning rates: one Ray task per config and
+    attempt trains its 4 runs as members of one population; the sweep
+    resumes it from its checkpoint and reports every run as a run of its
+    own."""
+    sweep_dir, (_, _, _, steps), (results, lines) = interrupted
+    assert lines[0] == (
+        f'Sweep {sweep_dir}: 8 runs to train (0 finished earlier) in 2 '
+        'programs, 1 CPUs each.')
+    runs = [
+        f'agents.scripts.sweep_test_{config.__name__}-learning_rate={rate}-'
+        f'seed{seed}' for config in _HELD_CONFIGS for rate in _RATES
+        for seed in (0, 1)]
+    assert [row['run'] for row in results['runs']] == runs
+    for index, config in enumerate(_HELD_CONFIGS):
+        name = _population_name(config)
+        assert f'[{name}] attempt 2 resumes from step {steps[config]:,}.' in (
+            lines)
+        members = json.loads((sweep_dir / name / 'results.json').read_text(
+            encoding='utf-8'))['members']
+        pids = set()
+        for row, member in zip(results['runs'][4 * index:], members):
+            assert (row['status'], row['steps'], row['attempts'],
+                    row['seed'], row['setting']) == (
+                        'finished', 150, 2, member['seed'], member['setting'])
+            record = sweep_records.read_record(
+                sweep_dir / name / member['member'])
+            assert [step for step, _ in record['reports']] == list(
+                range(10, 151, 10))
+            # The population's member scores.
+            assert row['final_score'] == record['reports'][-1][1] == member[
+                'final_score']
+            assert [attempt['resumed_from'] for attempt in record[
+                'attempts']] == [0, steps[config]]
+            pids.add(tuple(attempt['pid'] for attempt in record['attempts']))
+            assert (f'[{row["run"]}] finished at step 150 in '
+                    f'{row["wall_clock"]:.0f} s: final score '
+                    f'{row["final_score"]:.1f}, best '
+                    f'{row["best_score"]:.1f}.') in lines
+        assert len(pids) == 1
+    groups = [
+        f'agents.scripts.sweep_test_{config.__name__}-learning_rate={rate}'
+        for config in _HELD_CONFIGS for rate in _RATES]
+    assert [(group['group'], group['finished']) for group in results[
+        'groups']] == [(group, 2) for group in groups]
+    assert [(config, seed) for config, seed, step, _ in _read_curves(
+        results['curves']) if step == 150] == [
+            (group, seed) for group in groups for seed in (0, 1)]
+    header = lines.index(next(line for line in lines if line.startswith(
+        'run ')))
+    assert lines[header].split() == [
+        'run', 'status', 'final', 'best', 'steps', 'wall-clock']
+    assert [line.split()[:2] for line in lines[header + 1:header + 9]] == [
+        [run, 'finished'] for run in runs]
+    assert [line.split()[:2] for line in lines[header + 11:header + 15]] == [
+        [group, '2/2'] for group in groups]
+    assert lines[-1] == f'Results in {sweep_dir}/results.json.'
+
+
+def test_interrupt_once_every_run_finished_prints_no_resume_hint(
+        interrupted):
+    """Ctrl-C that comes when the runs have finished leaves nothing to
+    resume: the sweep ends with the interruption, without the hint."""
+    sweep_dir, _, (results, lines) = interrupted
+    # As many runs as were pending when their last lines came.
+    assert any(line.startswith('Interrupted; stopping ') for line in lines)
+    assert lines[-1] == f'Results in {sweep_dir}/results.json.'
     assert not any(line.startswith('Resume with') for line in lines)
-    record = sweep_records.read_record(
-        tmp_path / 'done' / 'agents.scripts.sweep_test_pendulum_seeded-seed0')
-    assert record['status'] == 'finished'
+    assert [row['status'] for row in results['runs']] == ['finished'] * 8
 
 
 def test_ray_env_mode_trains_as_in_process(ray_address):
@@ -615,106 +667,3 @@ def test_packs_train_apart_where_a_population_cannot_hold_them(tmp_path):
     # An earlier sweep that trained a run apart keeps them apart.
     os.makedirs(tmp_path / 'pendulum-learning_rate=3e-4-seed1')
     assert plan(rates) == (apart, [])
-
-
-@pytest.fixture(scope='module', name='packed_sweep')
-def _packed_fixture(ray_address, tmp_path_factory):
-    """A sweep of 2 seeds x 2 learning rates, one population, interrupted
-    at its first report (holding at global step 244 until then), then
-    the same sweep with its timestamp."""
-    del ray_address
-    logdir = tmp_path_factory.mktemp('packed')
-    hold = _marker('hold')
-    with open(hold, 'w', encoding='utf-8'):
-        pass
-    before = set(os.listdir(os.environ[_DIR_VARIABLE]))
-    arguments = dict(
-        configs=[_name(packed)], seeds=[0, 1], settings=[
-            'learning_rate=1e-3', 'learning_rate=3e-4'], timestamp='packed')
-    first = []
-
-    def interrupt(line):
-        first.append(line)
-        if line.startswith('Interrupted; stopping'):
-            os.remove(hold)
-        elif ' step 10: ' in line and os.path.exists(hold):
-            raise KeyboardInterrupt
-
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            sweep_lib.sweep(str(logdir), echo=interrupt, **arguments)
-    finally:
-        if os.path.exists(hold):
-            os.remove(hold)
-        # The held markers of this sweep; other tests count theirs.
-        for name in set(os.listdir(os.environ[_DIR_VARIABLE])) - before:
-            os.remove(_marker(name))
-    interrupted = json.loads((logdir / 'packed' / 'results.json').read_text(
-        encoding='utf-8'))
-    steps = sweep_runs.checkpoint_steps(str(
-        logdir / 'packed' / 'population-agents.scripts.sweep_test_packed'))
-    second = []
-    results = sweep_lib.sweep(str(logdir), echo=second.append, **arguments)
-    return logdir / 'packed', (interrupted, first, steps), (results, second)
-
-
-def test_packed_sweep_is_interrupted_as_one_population(packed_sweep):
-    """Ctrl-C stops the population with a checkpoint; every run of it is
-    interrupted at its steps."""
-    sweep_dir, (results, lines, steps), _ = packed_sweep
-    name = 'population-agents.scripts.sweep_test_packed'
-    assert lines[0] == (
-        f'Sweep {sweep_dir}: 4 runs to train (0 finished earlier) in 1 '
-        'program, 1 CPUs each.')
-    assert ('Interrupted; stopping 4 runs with a checkpoint (interrupt '
-            'again to stop them without).') in lines
-    assert 0 < steps < 150
-    assert f'[{name}] stopped with a checkpoint at step {steps:,}.' in lines
-    assert [(row['status'], row['steps']) for row in results['runs']] == [
-        ('interrupted', steps)] * 4
-    assert lines[-1] == 'Resume with the same command and --timestamp=packed.'
-
-
-def test_packed_sweep_trains_one_population_and_resumes_it(packed_sweep):
-    """1 config x 2 seeds x 2 learning rates: one Ray task per attempt
-    trains the 4 runs as members of one population; the sweep resumes it
-    from its checkpoint and reports every run as a run of its own."""
-    sweep_dir, (_, _, steps), (results, lines) = packed_sweep
-    name = 'population-agents.scripts.sweep_test_packed'
-    assert lines[0] == (
-        f'Sweep {sweep_dir}: 4 runs to train (0 finished earlier) in 1 '
-        'program, 1 CPUs each.')
-    assert f'[{name}] attempt 2 resumes from step {steps:,}.' in lines
-    members = json.loads((sweep_dir / name / 'results.json').read_text(
-        encoding='utf-8'))['members']
-    runs = [
-        f'agents.scripts.sweep_test_packed-learning_rate={rate}-seed{seed}'
-        for rate in ('1e-3', '3e-4') for seed in (0, 1)]
-    assert [row['run'] for row in results['runs']] == runs
-    pids = set()
-    for row, member in zip(results['runs'], members):
-        assert (row['status'], row['steps'], row['attempts'], row['seed'],
-                row['setting']) == (
-                    'finished', 150, 2, member['seed'], member['setting'])
-        record = sweep_records.read_record(sweep_dir / name / member['member'])
-        assert [step for step, _ in record['reports']] == list(
-            range(10, 151, 10))
-        # The population's member scores.
-        assert row['final_score'] == record['reports'][-1][1] == member[
-            'final_score']
-        assert [attempt['resumed_from'] for attempt in record[
-            'attempts']] == [0, steps]
-        pids.add(tuple(attempt['pid'] for attempt in record['attempts']))
-        assert (f'[{row["run"]}] finished at step 150 in '
-                f'{row["wall_clock"]:.0f} s: final score '
-                f'{row["final_score"]:.1f}, best {row["best_score"]:.1f}.'
-                ) in lines
-    assert len(pids) == 1
-    assert [(group['group'], group['finished']) for group in results[
-        'groups']] == [
-            (f'agents.scripts.sweep_test_packed-learning_rate={rate}', 2)
-            for rate in ('1e-3', '3e-4')]
-    assert [(config, seed) for config, seed, step, _ in _read_curves(
-        results['curves']) if step == 150] == [
-            (f'agents.scripts.sweep_test_packed-learning_rate={rate}', seed)
-            for rate in ('1e-3', '3e-4') for seed in (0, 1)]
