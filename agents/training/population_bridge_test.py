@@ -92,16 +92,17 @@ def _population(config, env_mode, calls, num_steps, variants=None):
             members.eval_batch_env.close()
 
 
+# Members of one config without variants, in process:
+# `test_trained_members_score_as_their_seeds_alone`.
 @pytest.mark.parametrize('env_mode, overrides, variants', [
-    # Every episode ends at step 10 and fills the memory: two updates of
-    # 4 Adam steps; the first and third calls only collect.
-    ('inprocess', {}, None),
     # Rollouts of 4 steps bootstrapped by the value network, as the
     # MuJoCo configs cut them: an update after every rollout; a learning
     # rate without decay, a scalar.
     ('envpool', dict(rollout_length=4, bootstrap_truncated=True,
                      learning_rate_decay=None), None),
-    # Members of two variants, each as its single run.
+    # Members of two variants, each as its single run. Every episode ends
+    # at step 10 and fills the memory: two updates of 4 Adam steps; the
+    # first and third calls only collect.
     ('inprocess', {}, [
         dict(learning_rate=1e-3, discount=0.9, ppo_clip=0.2),
         dict(learning_rate=3e-3, discount=0.99, ppo_clip=0.1)])])
