@@ -88,9 +88,11 @@ def test_the_scripts_use_the_cache_only_where_asked(environ, tmp_path):
     assert own.is_dir()
 
 
+# Small networks and one update epoch: the programs are the same ones.
 _GRAPH_RUN = (
     '--config=pendulum', '--env_mode=graph', '--set=steps=2000',
-    '--set=eval_episodes=8')
+    '--set=eval_episodes=8', '--set=policy_layers=[8]',
+    '--set=value_layers=[8]', '--set=update_epochs=1')
 
 
 def test_a_second_run_of_a_graph_loads_every_program_from_the_cache(
