@@ -38,8 +38,8 @@ def _closed_and_resumed(config, env_mode, stops):
 
 
 def _straight_and_resumed(name, env_modes, logdir):
-    """In a fresh process: the scores of a run straight through, in the
-    first of `env_modes`, and for each env mode the scores of the same run
+    """In a fresh process: the scores of a run straight through, in
+    process, and for each of `env_modes` the scores of the same run
     stopped twice and resumed, and the log of the resumptions.
 
     Fresh because oneDNN's results depend on what the process computed
@@ -48,7 +48,7 @@ def _straight_and_resumed(name, env_modes, logdir):
     """
     settings = dict(steps=120, eval_every=30, max_length=20)
     straight = list(trainer.train(
-        _tiny_config(name, **settings), env_modes[0]))
+        _tiny_config(name, **settings), 'inprocess'))
     logger = logging.getLogger('agents')
     logger.setLevel(logging.INFO)
     resumed = {}
@@ -64,9 +64,11 @@ def _straight_and_resumed(name, env_modes, logdir):
     return straight, resumed
 
 
+# Resumed in process: cheetah, whose MuJoCo state holds more than
+# Pendulum's (`env_state_test` restores both); in slices: Pendulum.
 @pytest.mark.parametrize('name, env_modes', [
-    ('pendulum', ('inprocess', 'slices')), ('cheetah', ('inprocess',))],
-    ids=['pendulum-inprocess-slices', 'cheetah-inprocess'])
+    ('pendulum', ('slices',)), ('cheetah', ('inprocess',))],
+    ids=['pendulum-slices', 'cheetah-inprocess'])
 def test_python_run_resumed_ends_as_one_run_straight_through(
         tmp_path, name, env_modes):
     """Python environments in process or in slices continue where the
