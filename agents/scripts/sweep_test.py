@@ -297,7 +297,8 @@ def _population_name(config):
 def _interrupted_fixture(ray_address, tmp_path_factory):
     """A command-line sweep of the held configs, SIGINT to its process
     group once both populations hold, as a terminal's Ctrl-C sends it;
-    then the same sweep again, from Python to spare a second start-up.
+    then the same sweep again, from Python to spare a second start-up,
+    with Ctrl-C once every run has finished.
 
     Returns:
       The sweep's folder; the exit code, output and results of the
