@@ -333,29 +333,24 @@ class _ThreadRecordingPendulum(gym.Wrapper):
         return self.env.step(action)
 
 
-@pytest.mark.parametrize('caller_thread', [True, False])
-def test_environments_step_in_the_calling_thread_unless_configured(
-        caller_thread):
-    _ThreadRecordingPendulum.threads = []
-    config = _tiny_config(
-        'pendulum', env=_ThreadRecordingPendulum, steps=40,
-        caller_thread=caller_thread)
-    scores = list(train.train(config, 'inprocess'))
-    # A training phase of 40 env steps, then an evaluation phase of two
-    # 20-step episodes, on two environments.
-    threads = _ThreadRecordingPendulum.threads
-    assert len(threads) == 80
-    main = threading.get_ident()
-    assert all((thread == main) == caller_thread for thread in threads)
-    assert len(scores) == 1
-
-
 def test_seeded_runs_repeat_in_either_thread_and_seeds_differ():
-    """The caller thread does not change a seeded run."""
+    """Environments step in the calling thread unless configured; the
+    thread does not change a seeded run."""
+    main = threading.get_ident()
+
     def scores(seed, caller_thread=True):
-        return list(train.train(_tiny_config(
-            'pendulum', steps=120, seed=seed, caller_thread=caller_thread),
-            'inprocess'))
+        _ThreadRecordingPendulum.threads = []
+        result = list(train.train(_tiny_config(
+            'pendulum', env=_ThreadRecordingPendulum, steps=120, seed=seed,
+            caller_thread=caller_thread), 'inprocess'))
+        # Three training phases of 40 env steps, each followed by an
+        # evaluation phase of two 20-step episodes, on two environments.
+        threads = _ThreadRecordingPendulum.threads
+        assert len(threads) == 240
+        assert all((thread == main) == caller_thread for thread in threads)
+        assert len(result) == 3
+        return result
+
     first = scores(3)
     assert scores(3, caller_thread=False) == first
     assert scores(4) != first
