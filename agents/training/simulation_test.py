@@ -164,10 +164,31 @@ def _graph_config(name, **overrides):
     return config
 
 
+# Scores of the graph-mode runs of the module by config name and
+# overrides: tests that train the same config share its run.
+_SCORES = {}
+
+
+def _graph_scores(name, **overrides):
+    """The scores of a graph-mode run of `_graph_config(name, **overrides)`.
+    """
+    key = name, tuple(sorted(overrides.items()))
+    if key not in _SCORES:
+        _SCORES[key] = list(train.train(
+            _graph_config(name, **overrides), 'graph'))
+    return _SCORES[key]
+
+
+# A recurrent policy's greedy evaluation, as the stochastic evaluation test
+# runs it.
+_RECURRENT = dict(
+    steps=800, eval_every=800, eval_episodes=3,
+    network=networks.recurrent_gaussian)
+
+
 @pytest.mark.parametrize('name, overrides', [
     ('pendulum', dict(steps=1600, eval_every=800, eval_episodes=4)),
-    ('pendulum', dict(steps=800, eval_every=800, eval_episodes=3,
-                      network=networks.recurrent_gaussian)),
+    ('pendulum', _RECURRENT),
     ('cartpole', dict(steps=2000, eval_episodes=3)),
 ])
 def test_compiled_runs_score_as_the_one_step_path(name, overrides):
@@ -175,24 +196,23 @@ def test_compiled_runs_score_as_the_one_step_path(name, overrides):
     steps in one compiled call; they score as one session call per step
     does, to float tolerance: XLA rounds some functions otherwise, which
     the updates carry on (`ppo_step_test` compares step by step)."""
-    scores = {}
-    for compiled in (True, False):
-        config = _graph_config(name, compile_rollout=compiled, **overrides)
-        scores[compiled] = list(train.train(config, 'graph'))
+    scores = {
+        compiled: _graph_scores(name, compile_rollout=compiled, **overrides)
+        for compiled in (True, False)}
     assert len(scores[True]) == len(scores[False]) >= 1
     np.testing.assert_allclose(scores[True], scores[False], rtol=1e-2)
 
 
 def test_compiled_stochastic_evaluation_repeats_with_the_seed():
     """Sampled evaluation actions come from stateless random ops keyed by
-    the environments' seed and counter: a seed repeats its scores."""
-    scores = []
-    for stochastic in (True, True, False):
-        config = _graph_config(
-            'pendulum', steps=800, eval_every=800, eval_episodes=3,
-            eval_stochastic=stochastic)
-        scores.append(list(train.train(config, 'graph')))
-    assert scores[0] == scores[1] != scores[2]
+    the environments' seed and counter: a seed repeats its scores, which
+    differ from those of the greedy evaluation."""
+    scores = [
+        list(train.train(_graph_config(
+            'pendulum', eval_stochastic=True, **_RECURRENT), 'graph'))
+        for _ in range(2)]
+    greedy = _graph_scores('pendulum', compile_rollout=True, **_RECURRENT)
+    assert scores[0] == scores[1] != greedy
 
 
 def test_which_evaluations_compile():
