@@ -5,8 +5,8 @@ Every variable that the members' PPO and in-graph task create is `[P,
 ...]`; the code that created it sees a `stacked_variable.StackedVariable`,
 whose value is the slice of the member being traced. The member code of the
 single run (`_step_begun`) runs under `pfor` over the members; their random
-draws, which `pfor` cannot vectorize with a key per member, run unrolled
-before it.
+draws, which `pfor` cannot vectorize with a key per member, run in a loop
+over the members before it (traced and compiled once).
 """
 
 import functools
@@ -303,7 +303,7 @@ class Population(population_update.UpdateMixin):
             _running, _step, [carry], maximum_iterations=num_steps)[0]
 
     def _step(self, env, carry, sample_seeds, first_key):
-        """One step of every member: the draws unrolled, the rest `pfor`."""
+        """One step of every member: the draws in a loop, the rest `pfor`."""
         # pylint: disable=protected-access
         algo = self.algo
 
@@ -312,7 +312,11 @@ class Population(population_update.UpdateMixin):
             key = algo._step_key(sample_seeds[member], first_key, own.index)
             return env.begin(own.env, own.done, own.observ), self._noise(key)
 
-        started, noise = self._unrolled(_draw)
+        started, noise = self._looped(_draw, (
+            tf.nest.map_structure(
+                lambda tensor: tf.TensorSpec(tensor.shape[1:], tensor.dtype),
+                (carry.env, carry.observ)),
+            tf.TensorSpec(self._noise_shape(), tf.float32)))
         return tf.nest.pack_sequence_as(carry, self._pfor(
             lambda member: tf.nest.flatten(algo._step_begun(
                 env, stacked_variable.member_of(carry, member),
@@ -320,14 +324,21 @@ class Population(population_update.UpdateMixin):
                 tf.gather(noise, member))), unroll=self._recurrent()))
 
     def _noise(self, key):
-        """A member's noise of the policy's sample for the key."""
+        """A member's float32 noise of the policy's sample for the key."""
+        # pylint: disable=protected-access
+        discrete = isinstance(
+            self.algo._batch_env.action_space, gym.spaces.Discrete)
+        return (distributions.Categorical if discrete else
+                distributions.DiagonalGaussian).noise(key, self._noise_shape())
+
+    def _noise_shape(self):
+        """The shape of a member's `_noise`."""
         # pylint: disable=protected-access
         space = self.algo._batch_env.action_space
         agents = self.algo._num_agents
         if isinstance(space, gym.spaces.Discrete):
-            return distributions.Categorical.noise(key, [agents, space.n])
-        return distributions.DiagonalGaussian.noise(
-            key, [agents, 1] + list(space.shape))
+            return [agents, space.n]
+        return [agents, 1] + list(space.shape)
 
     def mapped(self, function, *args):
         """`function` of every member's slice of the stacked `args` (its

@@ -311,6 +311,19 @@ class UpdateMixin:
         return tf.nest.map_structure(
             lambda *tensors: tf.stack(tensors), *outputs)
 
+    def _looped(self, member_fn, signature):
+        """`member_fn(member)` of every member (an int32 tensor), one after
+        another in a loop, stacked: traced and compiled once, for what
+        `pfor` cannot vectorize (random draws keyed per member);
+        `signature`: the nested `tf.TensorSpec`s of a member's outputs."""
+
+        def _member(member):
+            with stacked_variable.member_view(member):
+                return member_fn(member)
+
+        return tf.map_fn(_member, tf.range(self.size),
+                         fn_output_signature=signature)
+
     def _pfor(self, member_fn, size=None, values=None, unroll=False):
         """`member_fn(member)` of every member, stacked by `pfor` (or
         `unroll`ed, see `_pfor`); of `size` members reading `values` (see
