@@ -6,7 +6,7 @@ Every variable that the members' PPO and in-graph task create is `[P,
 whose value is the slice of the member being traced. The member code of the
 single run (`_step_begun`) runs under `pfor` over the members; their random
 draws, which `pfor` cannot vectorize with a key per member, run in a loop
-over the members before it (traced and compiled once).
+over the members before it (compiled once).
 """
 
 import functools
@@ -256,7 +256,7 @@ class Population(population_update.UpdateMixin):
             else:
                 carry = loop(carry, sample_seed=self._sample_seeds,
                              members=ppo_bridge.Members(
-                                 self.mapped, self._unrolled_of,
+                                 self.mapped, self._looped_of,
                                  lambda tensors: stacked_variable.member_of(
                                      tensors, 0)))
             with member_view(WHOLE):
@@ -312,11 +312,7 @@ class Population(population_update.UpdateMixin):
             key = algo._step_key(sample_seeds[member], first_key, own.index)
             return env.begin(own.env, own.done, own.observ), self._noise(key)
 
-        started, noise = self._looped(_draw, (
-            tf.nest.map_structure(
-                lambda tensor: tf.TensorSpec(tensor.shape[1:], tensor.dtype),
-                (carry.env, carry.observ)),
-            tf.TensorSpec(self._noise_shape(), tf.float32)))
+        started, noise = self._looped(_draw)
         return tf.nest.pack_sequence_as(carry, self._pfor(
             lambda member: tf.nest.flatten(algo._step_begun(
                 env, stacked_variable.member_of(carry, member),
@@ -324,21 +320,14 @@ class Population(population_update.UpdateMixin):
                 tf.gather(noise, member))), unroll=self._recurrent()))
 
     def _noise(self, key):
-        """A member's float32 noise of the policy's sample for the key."""
-        # pylint: disable=protected-access
-        discrete = isinstance(
-            self.algo._batch_env.action_space, gym.spaces.Discrete)
-        return (distributions.Categorical if discrete else
-                distributions.DiagonalGaussian).noise(key, self._noise_shape())
-
-    def _noise_shape(self):
-        """The shape of a member's `_noise`."""
+        """A member's noise of the policy's sample for the key."""
         # pylint: disable=protected-access
         space = self.algo._batch_env.action_space
         agents = self.algo._num_agents
         if isinstance(space, gym.spaces.Discrete):
-            return [agents, space.n]
-        return [agents, 1] + list(space.shape)
+            return distributions.Categorical.noise(key, [agents, space.n])
+        return distributions.DiagonalGaussian.noise(
+            key, [agents, 1] + list(space.shape))
 
     def mapped(self, function, *args):
         """`function` of every member's slice of the stacked `args` (its
@@ -348,9 +337,9 @@ class Population(population_update.UpdateMixin):
             lambda member: function(*stacked_variable.member_of(
                 args, member)), unroll=self._recurrent())
 
-    def _unrolled_of(self, function, *args):
+    def _looped_of(self, function, *args):
         """`function` of every member's slice of the stacked `args`, one
-        member after another, stacked."""
-        return self._unrolled(
+        member after another in a loop, stacked."""
+        return self._looped(
             lambda member: function(*stacked_variable.member_of(
                 args, member)))

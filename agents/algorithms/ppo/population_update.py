@@ -209,9 +209,9 @@ class UpdateMixin:
         # pylint: disable=protected-access
         algo, block = self.algo, members.shape[0]
         own_penalty, state = own
-        # Unrolled: `pfor` turns the returns' `tf.scan` into lists of
+        # In a loop: `pfor` turns the returns' `tf.scan` into lists of
         # variants, which XLA refuses.
-        plan, kl_inputs = self._unrolled(lambda member: (
+        plan, kl_inputs = self._looped(lambda member: (
             algo._update_plan(self._memory_inputs(), tf.gather(
                 shuffle_keys, member))[0],
             self._memory_inputs(penalty=True)), members, before)
@@ -298,31 +298,22 @@ class UpdateMixin:
         reward = algo._reward_filter.transform(data.reward) + data.bootstrap
         return data.observ, data.action, data.policy_params, reward, length
 
-    def _unrolled(self, member_fn, members=None, values=None):
+    def _looped(self, member_fn, members=None, values=None):
         """`member_fn(member)` of every member (or of the int32 `members`,
-        reading `values`, see `member_view`), one after another, stacked:
-        for what `pfor` cannot vectorize (random draws keyed per member,
-        `tf.scan`)."""
-        outputs = []
-        for member in (range(self.size) if members is None else
-                       tf.unstack(members)):
-            with stacked_variable.member_view(member, values):
-                outputs.append(member_fn(member))
-        return tf.nest.map_structure(
-            lambda *tensors: tf.stack(tensors), *outputs)
-
-    def _looped(self, member_fn, signature):
-        """`member_fn(member)` of every member (an int32 tensor), one after
-        another in a loop, stacked: traced and compiled once, for what
-        `pfor` cannot vectorize (random draws keyed per member);
-        `signature`: the nested `tf.TensorSpec`s of a member's outputs."""
+        reading `values`, see `member_view`), one after another in a loop,
+        stacked: compiled once, for what `pfor` cannot vectorize (random
+        draws keyed per member, `tf.scan`)."""
+        members = tf.range(self.size) if members is None else members
 
         def _member(member):
-            with stacked_variable.member_view(member):
+            with stacked_variable.member_view(member, values):
                 return member_fn(member)
 
-        return tf.map_fn(_member, tf.range(self.size),
-                         fn_output_signature=signature)
+        # The outputs' structure, dtypes and shapes, from a trace of its own.
+        outputs = tf.function(_member, autograph=False).get_concrete_function(
+            tf.TensorSpec([], tf.int32)).structured_outputs
+        return tf.map_fn(_member, members, fn_output_signature=(
+            tf.nest.map_structure(tf.TensorSpec.from_tensor, outputs)))
 
     def _pfor(self, member_fn, size=None, values=None, unroll=False):
         """`member_fn(member)` of every member, stacked by `pfor` (or
