@@ -1,6 +1,7 @@
 """Tests of a population on Python environments (the bridge): member `i`
 against a single run of seed `S_i` in the same env mode."""
 
+import gc
 import json
 
 import numpy as np
@@ -142,6 +143,8 @@ def test_trained_members_score_as_their_seeds_alone(tmp_path):
 
 def test_a_population_that_cannot_build_closes_its_environments(
         monkeypatch):
+    # Batches of earlier tests, closed already, close again when collected.
+    gc.collect()
     closed = []
     close = tools.BatchEnv.close
     monkeypatch.setattr(tools.BatchEnv, 'close', lambda self: (
