@@ -45,26 +45,3 @@ def fixture_op_determinism_per_test():
     from tensorflow.python.framework import config
     if config.is_op_determinism_enabled():
         config.disable_op_determinism()
-
-
-# Test files that each take half a minute or more of one worker, slowest
-# first. xdist (`--dist loadfile --no-loadscope-reorder`, pytest.ini) hands
-# out whole files in their collection order; one of these handed out last
-# would keep one worker busy while the other idles, so they come first.
-_SLOW_FILES = (
-    'scripts/sweep_test.py', 'scripts/train_test.py',
-    'training/population_test.py', 'scripts/train_population_test.py',
-    'training/population_bridge_test.py', 'training/simulation_test.py',
-    'scripts/train_graph_test.py', 'scripts/train_resume_python_test.py',
-    'scripts/train_signals_test.py', 'scripts/visualize_test.py',
-    'scripts/train_resume_test.py', 'training/xla_cache_test.py',
-    'scripts/train_reliability_test.py', 'scripts/export_test.py')
-
-
-def pytest_collection_modifyitems(items):
-    """Collect the tests of `_SLOW_FILES` first, the rest in their order."""
-    def rank(item):
-        path = item.nodeid.split('::')[0]
-        return next((index for index, name in enumerate(_SLOW_FILES)
-                     if path.endswith(name)), len(_SLOW_FILES))
-    items.sort(key=rank)
