@@ -569,7 +569,7 @@ def test_summary_gives_mean_median_and_iqm_over_seeds(tmp_path):
              'pending')):
         records[run.name] = dict(
             sweep_records.new_record(run), reports=reports, status=status,
-            steps=reports[-1][0] if reports else 0, wall_clock=12.34)
+            steps=reports[-1][0] if reports else 0, wall_clock=12.3)
     results = sweep_records.summarize('T', '/logdir/T', runs, records)
     assert [(row['final_score'], row['best_score'], row['steps'],
              row['wall_clock']) for row in results['runs']][:3] == [

@@ -47,7 +47,6 @@ def summarize(timestamp, sweep_dir, runs, records):
         rows.append(dict(
             {key: value for key, value in record.items() if key != 'reports'},
             final_score=final, best_score=best,
-            wall_clock=round(record['wall_clock'], 1),
             attempts=len(record['attempts'])))
     groups = []
     for group, members in itertools.groupby(rows, lambda row: row['group']):

@@ -273,7 +273,7 @@ class _Attempt:
         seconds = time.monotonic() - self._start
         for path, record, wall_clock in zip(
                 self._paths, self._records, self._wall_clocks):
-            record.update(changes, wall_clock=wall_clock + seconds)
+            record.update(changes, wall_clock=round(wall_clock + seconds, 1))
             atomic_file.write_atomic(
                 path, json.dumps(record, indent=1) + '\n')
 
