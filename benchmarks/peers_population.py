@@ -30,8 +30,13 @@ so its compile time is also reported apart ("of it compile s"); ours
 compiles while it trains, so its share is not separable from outside. Env
 steps count training and evaluation steps of all seeds (each side
 evaluates `eval_episodes` greedy episodes after every `eval_every` training
-steps of our config, see peers.py). The last column is the ratio of
-ours_population's wall-clock to the side's, with issue 37's target.
+steps, see peers.py). rejax evaluates between whole updates only, so with
+rejax_vmap among the sides every side evaluates on rejax's period and
+trains whole periods (Pendulum: every 3,200 steps, 150,400 steps, 47
+evaluations), as `--ours_set=eval_every=3200` would; on our config's period
+(2,000) rejax evaluated 47 times against our 75 (`--nosame_evaluations`).
+The last column is the ratio of ours_population's wall-clock to the
+side's, with issue 37's target.
 
 `--env_mode` (default auto) sets the env mode of both of our sides, e.g.
 `--env_mode=envpool` for a population of MuJoCo tasks in one EnvPool.
@@ -44,6 +49,7 @@ load, package versions; the JAX side's versions as its worker reports them).
 """
 
 import concurrent.futures
+import math
 import os
 import re
 import shlex
@@ -78,6 +84,11 @@ _HELP_TIMEOUT = 300
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer('parallel', 2, 'sb3_same: processes at a time.')
+flags.DEFINE_boolean(
+    'same_evaluations', True, 'With rejax_vmap: every side evaluates on '
+    "rejax's period (the first multiple of its update at or after ours), "
+    'as if given --ours_set=eval_every=PERIOD, so that all sides do the '
+    'same evaluations; --nosame_evaluations keeps our config\'s period.')
 flags.DEFINE_string('env_mode', None, 'ours_population and ours_sequential: '
                     'the --env_mode of our runs, e.g. envpool (default: '
                     'auto).')
@@ -181,6 +192,19 @@ def train_has_population(python=None):
         env=measured_process.child_environment(), cwd=_ROOT,
         timeout=_HELP_TIMEOUT, check=False)
     return defines_flag(done.stdout, POPULATION_FLAG)
+
+
+def shared_evaluation_period(task, seed, steps):
+    """rejax's evaluation period where it differs from ours, else None.
+
+    rejax evaluates between whole updates only, so on its own schedule it
+    evaluates less often than our config (Pendulum: every 3,200 training
+    steps against our 2,000); with our period set to its, both sides do
+    the same evaluations.
+    """
+    ours = peers.make_spec('ours', task, seed, steps)['eval_every']
+    theirs = peers.make_spec('rejax_same', task, seed, steps)['eval_every']
+    return None if ours == theirs else theirs
 
 
 def _side(name, seconds, total_steps, runs, compile_seconds=None,
@@ -382,10 +406,24 @@ def main(argv):
     command = shlex.join(['python', 'benchmarks/peers_population.py'] +
                          sys.argv[1:])
     everything = {}
+    given = list(FLAGS.ours_set)
     for task in FLAGS.tasks:
-        steps = peers.make_spec(
-            'ours', task, seeds[0], FLAGS.steps or peers.TASKS[task]['steps'])[
-                'steps']
+        FLAGS.ours_set = given
+        steps = FLAGS.steps or peers.TASKS[task]['steps']
+        period = None
+        if (FLAGS.same_evaluations and 'rejax_vmap' in names and not any(
+                item.startswith('eval_every=') for item in given)):
+            period = shared_evaluation_period(task, seeds[0], steps)
+        if period:
+            # Whole periods, so that our phases are the period exactly.
+            steps = math.ceil(steps / period) * period
+            FLAGS.ours_set = given + [f'eval_every={period}']
+            print(f'{task}: every side evaluates every {period:,} training '
+                  f"steps (rejax's period) for {steps:,} steps; "
+                  '--nosame_evaluations: our config\'s.', file=sys.stderr,
+                  flush=True)
+        options.overrides = list(FLAGS.ours_set)
+        steps = peers.make_spec('ours', task, seeds[0], steps)['steps']
         sides = {}
         for name in names:
             side = sides[name] = RUNNERS[name](task, seeds, steps, options)
@@ -393,7 +431,8 @@ def main(argv):
                   f"{side['steps_per_second']:,.0f} env steps/s",
                   file=sys.stderr, flush=True)
         print(format_table(task, seeds, steps, sides, command), flush=True)
-        everything[task] = dict(seeds=seeds, steps=steps, sides=sides)
+        everything[task] = dict(seeds=seeds, steps=steps, sides=sides,
+                                ours_set=list(FLAGS.ours_set))
     if FLAGS.json:
         provenance.write_json(FLAGS.json, everything, record)
 

@@ -162,3 +162,28 @@ def test_format_table_without_the_population_has_no_ratios():
         '### Pendulum-v1: 2 seeds (0,3) x 3,200 training steps')
     assert table.splitlines()[-1] == (
         '| sb3_same | 10.0 | - | 20 | 16,000 | - | <= 0.3 |')
+
+
+@pytest.fixture(name='parsed_flags')
+def _parsed_flags():
+    """The benchmark's flags parsed from an empty command line, restored
+    afterwards."""
+    flags = peers_population.FLAGS
+    flags(['peers_population.py'])
+    yield flags
+    flags.unparse_flags()
+
+
+def test_shared_evaluation_period_is_rejax_period_on_pendulum(parsed_flags):
+    """rejax's update on Pendulum is 1,600 steps, our evaluation period
+    2,000: both sides evaluate every 3,200 steps; with that period set
+    and whole periods of steps, both train 150,400 steps and evaluate 47
+    times."""
+    assert peers_population.shared_evaluation_period(
+        'Pendulum-v1', 0, 150000) == 3200
+    parsed_flags.ours_set = ['eval_every=3200']
+    ours = peers_population.peers.make_spec('ours', 'Pendulum-v1', 0, 150400)
+    theirs = peers_population.rejax_vmap_spec('Pendulum-v1', [0, 1],
+                                              ours['steps'])
+    assert (ours['steps'], ours['eval_every']) == (150400, 3200)
+    assert (theirs['steps'], theirs['eval_every']) == (150400, 3200)
