@@ -25,6 +25,7 @@ from agents.scripts import train  # pylint: disable=unused-import
 from agents.scripts import export
 from agents.training import policy_export
 from agents.scripts import visualize
+from agents.scripts.train_reliability_test import _main
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -192,15 +193,17 @@ def _synthetic_run(logdir, name, **overrides):
 
 @pytest.fixture(scope='module', name='pendulum_run')
 def fixture_pendulum_run(tmp_path_factory):
-    """A tiny trained pendulum run and its CLI export, with the timing."""
+    """A tiny trained pendulum run and its CLI export, with the timing.
+
+    The training script's `main` runs in this process, sparing an import
+    of TensorFlow; unseeded, it leaves op determinism alone.
+    """
     base = tmp_path_factory.mktemp('runs')
-    result = _run(
-        '-m', 'agents.scripts.train', '--config=pendulum',
-        f'--logdir={base}', '--timestamp=run', '--env_mode=inprocess',
-        '--set=steps=1000', '--set=eval_every=1000',
+    assert _main(
+        '--config=pendulum', f'--logdir={base}', '--timestamp=run',
+        '--env_mode=inprocess', '--set=steps=1000', '--set=eval_every=1000',
         '--set=update_every=2', '--set=update_epochs=1',
-        '--set=policy_layers=[16,16]', '--set=value_layers=[16,16]')
-    assert result.returncode == 0, result.stderr
+        '--set=policy_layers=[16,16]', '--set=value_layers=[16,16]') == 0
     logdir = str(base / 'run-pendulum')
     outdir = str(base / 'pendulum-policy')
     result = _run(

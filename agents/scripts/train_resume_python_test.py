@@ -38,14 +38,9 @@ def _closed_and_resumed(config, env_mode, stops):
 
 
 def _straight_and_resumed(name, env_modes, logdir):
-    """In a fresh process: the scores of a run straight through, in
-    process, and for each of `env_modes` the scores of the same run
-    stopped twice and resumed, and the log of the resumptions.
-
-    Fresh because oneDNN's results depend on what the process computed
-    before: in a process that trained pendulum, a second cheetah run
-    straight through ends one float32 ulp off the first.
-    """
+    """The scores of a run straight through, in process, and for each of
+    `env_modes` the scores of the same run stopped twice and resumed, and
+    the log of the resumptions."""
     settings = dict(steps=120, eval_every=30, max_length=20)
     straight = list(trainer.train(
         _tiny_config(name, **settings), 'inprocess'))
@@ -66,24 +61,37 @@ def _straight_and_resumed(name, env_modes, logdir):
 
 # Resumed in process: cheetah, whose MuJoCo state holds more than
 # Pendulum's (`env_state_test` restores both); in slices: Pendulum.
-@pytest.mark.parametrize('name, env_modes', [
-    ('pendulum', ('slices',)), ('cheetah', ('inprocess',))],
-    ids=['pendulum-slices', 'cheetah-inprocess'])
-def test_python_run_resumed_ends_as_one_run_straight_through(
-        tmp_path, name, env_modes):
+_CASES = {'pendulum': ('slices',), 'cheetah': ('inprocess',)}
+
+
+@pytest.fixture(scope='module', name='runs')
+def _runs_fixture(tmp_path_factory):
+    """`_straight_and_resumed` of each case, one after another in one
+    fresh process (one import of TensorFlow for both)."""
+    # oneDNN's results depend on the order its ops ran in the process (one
+    # ulp after a change of graph order, or in a cheetah run after a
+    # pendulum run): off, before TensorFlow loads.
+    with futures.ProcessPoolExecutor(
+            1, multiprocessing.get_context('spawn'),
+            initializer=os.putenv,
+            initargs=('TF_ENABLE_ONEDNN_OPTS', '0')) as pool:
+        return {
+            name: pool.submit(
+                _straight_and_resumed, name, env_modes,
+                str(tmp_path_factory.mktemp(name))).result()
+            for name, env_modes in _CASES.items()}
+
+
+@pytest.mark.parametrize('name', list(_CASES), ids=[
+    f'{name}-{"-".join(env_modes)}' for name, env_modes in _CASES.items()])
+def test_python_run_resumed_ends_as_one_run_straight_through(runs, name):
     """Python environments in process or in slices continue where the
     checkpoint left them: physics, random generators and time limits, so
     that a seeded run stopped twice (training episodes of 20 steps cross
     phases of 15) and resumed scores as one run straight through (in
     process: slices score as it)."""
-    # oneDNN's results depend on the order its ops ran in the process (one
-    # ulp after a change of graph order): off, before TensorFlow loads.
-    with futures.ProcessPoolExecutor(
-            1, multiprocessing.get_context('spawn'),
-            initializer=os.putenv,
-            initargs=('TF_ENABLE_ONEDNN_OPTS', '0')) as pool:
-        straight, resumed = pool.submit(
-            _straight_and_resumed, name, env_modes, str(tmp_path)).result()
+    straight, resumed = runs[name]
+    env_modes = _CASES[name]
     assert len(straight) == 4
     assert sorted(resumed) == sorted(env_modes)
     for env_mode, (scores, log) in resumed.items():
