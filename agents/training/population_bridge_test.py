@@ -30,6 +30,15 @@ def _config(**overrides):
     return config
 
 
+def _session():
+    """A session without Grappler, which would optimize the graph again for
+    every new set of fetches; the trainer's (with Grappler):
+    `test_trained_members_score_as_their_seeds_alone`."""
+    config = tf.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    return tf.Session(config=config)
+
+
 def _watched(algo, state):
     """The State's tensors (but the whole batch's loop state and the
     scores, zeros in `_read_state`) and the weights and counters."""
@@ -58,7 +67,7 @@ def _single(config, env_mode, seed, batch_steps, num_steps):
         # pylint: disable-next=protected-access
         watched = _watched(algo, algo._read_state())
         try:
-            with tf.Session() as sess:
+            with _session() as sess:
                 sess.run(tf.global_variables_initializer())
                 sess.run(switches.is_training.assign(True))
                 while sess.run(switches.step) < agents * batch_steps:
@@ -83,7 +92,7 @@ def _population(config, env_mode, calls, num_steps, variants=None):
         watched = _watched(members.algo, members._read_state(
             members.algo._batch_env.rollout_env()))
         try:
-            with tf.Session() as sess:
+            with _session() as sess:
                 members.initialize(sess)
                 for _ in range(calls):
                     batch_steps = sess.run(advance) // config.num_agents

@@ -1,6 +1,7 @@
 """Tests of a population: member `i` against a single run of seed `S_i`."""
 
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -21,6 +22,16 @@ from agents.training import simulation
 from agents.training import trainer
 
 _SEEDS = (3, 8, 5)
+
+# Two variants of every key that may vary: the first is the config of the
+# members without variants too, so that their single runs are shared.
+_FIRST, _SECOND = (
+    dict(zip(population.GRAPH_KEYS + population.INITIAL_KEYS, values))
+    for values in (
+        (1e-3, 0.01, 0.02, 2.0, 1000.0, 0.9, 0.9, 0.2, 1.0, 0.5, 0.5,
+         0.2, 1.0),
+        (3e-3, 0.1, 0.001, 1.5, 10.0, 0.99, 0.5, 0.1, 0.1, 0.05, 2.0,
+         1.0, 0.5)))
 
 
 def _config(base=configs.pendulum, **overrides):
@@ -66,10 +77,24 @@ def _settings(variants):
         for variant in variants]
 
 
+# Single runs by config, seed and steps: tests whose members have the same
+# config and seed read one run.
+_SINGLES = {}
+
+
 def _single(config, seed, batch_steps, num_steps):
     """The watched values of a single run after `batch_steps` steps of
     calls of up to `num_steps`."""
     config = config.copy(seed=seed)
+    key = repr(sorted(config.items())), batch_steps, num_steps
+    if key not in _SINGLES:
+        _SINGLES[key] = _run_single(config, batch_steps, num_steps)
+    return _SINGLES[key]
+
+
+def _run_single(config, batch_steps, num_steps):
+    """`_single`, run."""
+    seed = config.seed
     with tf.Graph().as_default():
         tf.set_random_seed(seed)
         switches, algo = population.build_member(config)
@@ -106,12 +131,23 @@ def _population(config, calls, num_steps, seeds=_SEEDS[:2], variants=None):
 
 
 def _assert_members_as_single_runs(
-        config, calls, num_steps, tolerance, seeds=_SEEDS[:2], variants=None):
-    """Run the population for `calls` collects; assert each member's state
-    and weights equal its seed's (and variant's) single run after as many
-    steps."""
+        config, calls, num_steps, tolerance, seeds=_SEEDS[:2], variants=None,
+        population_config=None):
+    """Run the population (of `population_config`, else `config`) for
+    `calls` collects; assert each member's state and weights equal its
+    seed's (and variant's) single run of `config` after as many steps."""
     stacked, batch_steps = _population(
-        config, calls, num_steps, seeds, variants)
+        population_config or config, calls, num_steps, seeds, variants)
+    _assert_as_single_runs(
+        stacked, batch_steps, config, num_steps, tolerance, seeds, variants)
+    return stacked
+
+
+def _assert_as_single_runs(
+        stacked, batch_steps, config, num_steps, tolerance, seeds=_SEEDS[:2],
+        variants=None):
+    """Assert each member's `stacked` values equal its seed's (and
+    variant's) single run after `batch_steps` steps."""
     for index, seed in enumerate(seeds):
         single = _single(config.copy(**(variants or {})[index]) if (
             variants) else config, seed, batch_steps, num_steps)
@@ -120,22 +156,41 @@ def _assert_members_as_single_runs(
             np.testing.assert_allclose(
                 stacked[name][index], value, rtol=tolerance,
                 atol=tolerance, err_msg=name)
-    return stacked
 
 
-def test_members_train_as_single_runs_with_or_without_xla():
+@pytest.fixture(name='compiled', scope='module')
+def _compiled(tmp_path_factory):
+    """The population of `_config(**_FIRST)` after four collects of 5
+    steps, run in a Python that logs XLA's compilations: its watched values,
+    its batch steps and how many times each function compiled."""
+    output = tmp_path_factory.mktemp('compiled') / 'population.pickle'
+    code = textwrap.dedent(f"""
+        import pickle
+        from agents.training import population_test as test
+        run = test._population(test._config(**test._FIRST), 4, 5)
+        with open({str(output)!r}, 'wb') as file:
+            pickle.dump(run, file)
+        """)
+    result = subprocess.run(
+        [sys.executable, '-c', code], capture_output=True, text=True,
+        check=False, timeout=600, env=dict(
+            os.environ, TF_CPP_MIN_LOG_LEVEL='0',
+            TF_CPP_VMODULE='device_compilation_profiler=1'))
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(output, 'rb') as file:
+        stacked, batch_steps = pickle.load(file)
+    return stacked, batch_steps, dict(re.findall(
+        r'Compiled __inference_(\w+?)_\d+ (\d+) times', result.stderr))
+
+
+def test_members_train_as_single_runs(compiled):
     # Every episode ends at step 10 and fills the memory: two updates of
     # 4 Adam steps, after which normalized observations differ by up to
-    # 1.2e-6. The first and third calls only collect.
-    config = _config(max_gradient_norm=0.5, learning_rate_decay='linear')
-    compiled = _assert_members_as_single_runs(config, 4, 5, 1e-5)
-    np.testing.assert_array_equal(compiled['num_updates:0'], [2, 2])
-    # The update as TensorFlow's kernels run it (`compile_update=False`)
-    # against XLA's.
-    plain = _population(config.copy(compile_update=False), 4, 5)[0]
-    for name, value in compiled.items():
-        np.testing.assert_allclose(
-            plain[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
+    # 1.2e-6. The first and third calls only collect. The update as
+    # TensorFlow's kernels run it: `test_variants_train_as_their_single_runs`.
+    stacked, batch_steps, _ = compiled
+    _assert_as_single_runs(stacked, batch_steps, _config(**_FIRST), 5, 1e-5)
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
 
 
 def test_members_of_uneven_episodes_as_single_runs(monkeypatch):
@@ -151,18 +206,14 @@ def test_members_of_uneven_episodes_as_single_runs(monkeypatch):
 
 def test_variants_train_as_their_single_runs():
     # Three members: seed 3 of two variants of every key that may vary,
-    # seed 8 of the second; two updates each.
-    first, second = (
-        dict(zip(population.GRAPH_KEYS + population.INITIAL_KEYS, values))
-        for values in (
-            (1e-3, 0.01, 0.02, 2.0, 1000.0, 0.9, 0.9, 0.2, 1.0, 0.5, 0.5,
-             0.2, 1.0),
-            (3e-3, 0.1, 0.001, 1.5, 10.0, 0.99, 0.5, 0.1, 0.1, 0.05, 2.0,
-             1.0, 0.5)))
-    assert first['max_gradient_norm'] == 0.5 and second['init_std'] == 2.0
+    # seed 8 of the first; two updates each. Their update as TensorFlow's
+    # kernels run it (`compile_update=False`), their single runs' as XLA
+    # compiles it.
+    assert _FIRST['max_gradient_norm'] == 0.5 and _SECOND['init_std'] == 2.0
+    config = _config()
     stacked = _assert_members_as_single_runs(
-        _config(learning_rate_decay='linear'), 4, 5, 1e-5, (3, 3, 8),
-        [first, second, second])
+        config, 4, 5, 1e-5, (3, 3, 8), [_FIRST, _SECOND, _FIRST],
+        config.copy(compile_update=False))
     np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2, 2])
     # The variants trained apart.
     assert not np.allclose(*stacked['penalty:0'][:2])
@@ -209,38 +260,13 @@ def test_members_start_as_the_trainer_runs():
         np.testing.assert_array_equal(value, expected[name], err_msg=name)
 
 
-def test_the_update_compiles_once():
+def test_the_update_compiles_once(compiled):
     # XLA compiles again for every new value of an argument that it must
     # take as a compile-time constant: the update did so at every call
-    # while its gradients crossed the function of `pfor` (3 times here).
-    code = textwrap.dedent("""
-        import tensorflow.compat.v1 as tf
-        from agents.training import population
-        from agents.training import trainer
-        from agents.training.population_test import _config
-        config = _config()
-        with tf.Graph().as_default():
-            members = population.Population(config, (3, 8))
-            made = members.collect(5, tf.constant(1000))[0]
-            advance = members.step.assign_add(tf.cast(made * 4, tf.int64))
-            # Without Grappler, as the trainer runs an in-graph task.
-            with tf.Session(config=trainer.make_session_config(
-                    config, 'graph')) as sess:
-                members.initialize(sess)
-                for _ in range(6):
-                    sess.run(advance)
-                print(sess.run(members.algo._num_updates.stacked))
-        """)
-    result = subprocess.run(
-        [sys.executable, '-c', code], capture_output=True, text=True,
-        check=False, timeout=600, env=dict(
-            os.environ, TF_CPP_MIN_LOG_LEVEL='0',
-            TF_CPP_VMODULE='device_compilation_profiler=1'))
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.split() == ['[3', '3]']
-    compiled = dict(re.findall(r'Compiled __inference_(\w+?)_\d+ (\d+) times',
-                               result.stderr))
-    assert compiled == {'_traced': '1', '_group_update': '1'}
+    # while its gradients crossed the function of `pfor` (twice here).
+    stacked, _, counts = compiled
+    np.testing.assert_array_equal(stacked['num_updates:0'], [2, 2])
+    assert counts == {'_traced': '1', '_group_update': '1'}
 
 
 def test_a_member_not_finite_stops_the_update_naming_it():

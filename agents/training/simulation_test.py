@@ -148,7 +148,10 @@ def test_a_short_cartpole_run_ends_with_an_evaluation():
     `test_runs_score_first_evaluation_episodes_exactly`."""
     config = tools.AttrDict(configs.cartpole())
     with config.unlocked:
-        config.update(steps=3000, seed=0, logdir=None)
+        # Small networks: the test is about the schedule.
+        config.update(
+            steps=3000, seed=0, logdir=None, policy_layers=(8,),
+            value_layers=(8,), update_epochs=2)
     scores = list(train.train(config, 'inprocess'))
     assert len(scores) == 2
     assert all(np.isfinite(scores))

@@ -17,6 +17,7 @@ from agents.scripts import train
 from agents.scripts import utility
 from agents.scripts.train_reliability_test import _tiny_config
 from agents.scripts.train_reliability_test import nan_loss_network
+from agents.training import trainer
 
 # Four episodes of at most 12 steps, one of them empty.
 LENGTH = np.array([12, 7, 0, 10], np.int32)
@@ -125,7 +126,10 @@ class _Update:
             self.weights = tf.trainable_variables()
             self.variable_names = sorted(
                 variable.name for variable in tf.global_variables())
-            self.sess = tf.Session()
+            # As the trainer opens it: without Grappler where the update
+            # compiles (it would spend a second on the graph).
+            self.sess = tf.Session(
+                config=trainer.make_session_config(config, 'graph'))
             self.sess.run(tf.global_variables_initializer())
 
     def run(self, observ, action, reward, log=False):
