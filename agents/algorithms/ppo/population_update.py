@@ -309,11 +309,13 @@ class UpdateMixin:
             with stacked_variable.member_view(member, values):
                 return member_fn(member)
 
-        # The outputs' structure, dtypes and shapes, from a trace of its own.
-        outputs = tf.function(_member, autograph=False).get_concrete_function(
-            tf.TensorSpec([], tf.int32)).structured_outputs
-        return tf.map_fn(_member, members, fn_output_signature=(
-            tf.nest.map_structure(tf.TensorSpec.from_tensor, outputs)))
+        # Traced once: the loop's body, which tells its outputs' structure,
+        # dtypes and shapes (a loop traces its body only once told them).
+        traced = tf.function(_member, autograph=False).get_concrete_function(
+            tf.TensorSpec([], tf.int32))
+        return tf.map_fn(traced, members, fn_output_signature=(
+            tf.nest.map_structure(
+                tf.TensorSpec.from_tensor, traced.structured_outputs)))
 
     def _pfor(self, member_fn, size=None, values=None, unroll=False):
         """`member_fn(member)` of every member, stacked by `pfor` (or
