@@ -31,11 +31,10 @@ _tiny_config = functools.partial(_tiny, steps=120)
 
 @pytest.mark.parametrize('name', train.config_names())
 def test_every_config_trains_in_worker_processes(name):
-    # A training phase of 40 steps (an update of the two agents' episodes
-    # of 20 steps), then an evaluation phase that reports one score; runs
-    # of several phases: test_steps_shown_are_training_steps and below.
-    scores = list(train.train(_tiny_config(name, steps=40), 'slices'))
-    assert len(scores) == 1
+    scores = list(train.train(_tiny_config(name), 'slices'))
+    # 120 training steps are three training phases of 40 steps, each
+    # followed by an evaluation phase that reports one score.
+    assert len(scores) == 3
     assert all(np.isfinite(score) for score in scores)
 
 
@@ -342,14 +341,14 @@ def test_seeded_runs_repeat_in_either_thread_and_seeds_differ():
     def scores(seed, caller_thread=True):
         _ThreadRecordingPendulum.threads = []
         result = list(train.train(_tiny_config(
-            'pendulum', env=_ThreadRecordingPendulum, steps=40, seed=seed,
+            'pendulum', env=_ThreadRecordingPendulum, steps=120, seed=seed,
             caller_thread=caller_thread), 'inprocess'))
-        # A training phase of 40 env steps, then an evaluation phase of two
-        # 20-step episodes, on two environments.
+        # Three training phases of 40 env steps, each followed by an
+        # evaluation phase of two 20-step episodes, on two environments.
         threads = _ThreadRecordingPendulum.threads
-        assert len(threads) == 80
+        assert len(threads) == 240
         assert all((thread == main) == caller_thread for thread in threads)
-        assert len(result) == 1
+        assert len(result) == 3
         return result
 
     first = scores(3)
