@@ -1,6 +1,7 @@
 """Smoke tests that train every configuration briefly, and resume a run."""
 
 import functools
+import logging
 import os
 import re
 import subprocess
@@ -19,10 +20,10 @@ from agents.scripts import networks
 from agents.training import run_folder
 from agents.scripts import train
 from agents.training import checkpoints
-from agents.training import trainer
 from agents.scripts.train_reliability_test import _main
 from agents.scripts.train_reliability_test import _main_last_line
 from agents.scripts.train_reliability_test import _tiny_config as _tiny
+from agents.scripts.utility_test import _logged
 
 
 # A configuration that trains for a few hundred steps in seconds.
@@ -44,57 +45,77 @@ def test_recurrent_policy_trains():
     assert len(scores) == 3 and all(np.isfinite(scores))
 
 
-def test_resume_continues_global_step(tmp_path, caplog):
-    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=40)
-    with caplog.at_level('INFO', logger='agents'):
-        list(train.train(config, 'inprocess'))
+def _train_part(logdir, steps):
+    """Train the tiny run of `logdir` to `steps`, logging at INFO.
+
+    Returns:
+      The messages logged, the steps reported, the scores, and the run
+      folder's checkpoints and provenance after it.
+    """
+    reports = []
+    with _logged(logging.INFO) as messages:
+        scores = list(train.train(
+            _tiny_config('pendulum', logdir=str(logdir), steps=steps),
+            'inprocess', on_report=lambda step, score: reports.append(step)))
+    return dict(
+        messages=messages, reports=reports, scores=scores,
+        checkpoints=[os.path.basename(path) for path in (
+            checkpoints.list_checkpoints(str(logdir)))],
+        provenance=(logdir / 'provenance.yaml').read_text())
+
+
+@pytest.fixture(scope='module', name='resumed_run')
+def fixture_resumed_run(tmp_path_factory):
+    """A run folder of one training phase, resumed for a second, and each
+    part's `_train_part`."""
+    logdir = tmp_path_factory.mktemp('resumed')
+    logger = logging.getLogger('agents')
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        return logdir, (_train_part(logdir, 40), _train_part(logdir, 80))
+    finally:
+        logger.setLevel(level)
+
+
+def test_resume_continues_global_step(resumed_run):
+    logdir, (first, second) = resumed_run
     # The run folder on the first line; once only at its end.
-    assert caplog.records[0].getMessage() == f'Run folder {tmp_path}.'
-    caplog.clear()
-    first = checkpoints.list_checkpoints(str(tmp_path))
-    assert [os.path.basename(path) for path in first] == ['model.ckpt-80']
-    # What produced the run is written once, beside config.yaml.
-    recorded = (tmp_path / 'provenance.yaml').read_text()
-    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
-    with caplog.at_level('INFO', logger='agents'):
-        scores = list(train.train(config, 'inprocess'))
-    assert caplog.records[0].getMessage() == (
-        f'Run folder {tmp_path}, resumed.')
+    assert first['messages'][0] == f'Run folder {logdir}.'
+    assert first['checkpoints'] == ['model.ckpt-80']
+    assert second['messages'][0] == f'Run folder {logdir}, resumed.'
     # Only the second training and evaluation phases are left to run.
-    assert len(scores) == 1
-    last = checkpoints.list_checkpoints(str(tmp_path))
-    assert os.path.basename(last[0]) == 'model.ckpt-160'
-    assert sorted(os.listdir(tmp_path)) == [
+    assert len(second['scores']) == 1
+    assert second['checkpoints'][0] == 'model.ckpt-160'
+    assert sorted(os.listdir(logdir)) == [
         'checkpoint', 'config.yaml', 'eval',
         'model.ckpt-160.data-00000-of-00001',
         'model.ckpt-160.index', 'model.ckpt-160.meta',
         'model.ckpt-80.data-00000-of-00001', 'model.ckpt-80.index',
         'model.ckpt-80.meta', 'provenance.yaml', 'train']
-    assert (tmp_path / 'provenance.yaml').read_text() == recorded
+    # What produced the run is written once, beside config.yaml.
+    assert second['provenance'] == first['provenance']
 
 
-def test_steps_shown_are_training_steps(tmp_path, caplog):
+def test_steps_shown_are_training_steps(resumed_run):
     """Reports, progress lines and summaries show training steps, so that
     the config's `steps` is the last step shown; evaluation steps show
-    beside them, and checkpoints keep the global step."""
-    config = _tiny_config('pendulum', logdir=str(tmp_path), steps=80)
-    reports = []
-    with caplog.at_level('INFO', logger='agents'):
-        list(trainer.train(
-            config, 'inprocess',
-            on_report=lambda step, score: reports.append(step)))
-    assert reports == [40, 80]
+    beside them, and checkpoints keep the global step. Across the resume
+    of `resumed_run`: its parts' reports, lines and summaries in turn."""
+    logdir, parts = resumed_run
+    assert [step for part in parts for step in part['reports']] == [40, 80]
     lines = [
-        record.getMessage() for record in caplog.records
-        if '(eval): mean score' in record.getMessage()]
+        message for part in parts for message in part['messages']
+        if '(eval): mean score' in message]
     assert [re.sub(r'mean score \S+, ', '', line).split(', ')[0]
             for line in lines] == [
         'Step 40 (eval): eval steps 40', 'Step 80 (eval): eval steps 80']
     steps = {}
     for phase in ('train', 'eval'):
         steps[phase] = {}
-        directory = tmp_path / phase
-        for name in os.listdir(directory):
+        directory = logdir / phase
+        # An event file per part, named after the time it began.
+        for name in sorted(os.listdir(directory)):
             for event in tf.train.summary_iterator(str(directory / name)):
                 for value in event.summary.value:
                     steps[phase].setdefault(value.tag, []).append(event.step)
@@ -103,7 +124,7 @@ def test_steps_shown_are_training_steps(tmp_path, caplog):
     assert steps['train']['training/update/policy_loss'] == [40, 80]
     assert steps['train']['training/adjust_penalty/kl_change'] == [40, 80]
     assert os.path.basename(
-        checkpoints.list_checkpoints(str(tmp_path))[0]) == 'model.ckpt-160'
+        checkpoints.list_checkpoints(str(logdir))[0]) == 'model.ckpt-160'
 
 
 def _run_script(*args, timeout=120):
