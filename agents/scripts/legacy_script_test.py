@@ -49,10 +49,7 @@ import old_gym_tasks  # Registers OldGymPendulum-v0 in old gym's registry.
 def pendulum_old_gym():
   return dict(
       pendulum(), update_epochs_policy=64, update_epochs_value=64,
-      env=functools.partial(old_gym_compat.make, 'OldGymPendulum-v0'),
-      # Half pendulum's steps, in episodes of half its length: as many
-      # phases, updates and reports.
-      max_length=25, steps=500)
+      env=functools.partial(old_gym_compat.make, 'OldGymPendulum-v0'))
 
 """
 
@@ -86,8 +83,8 @@ def test_2017_script_trains_and_resumes(tmp_path):
     # In worker processes, as the 2017 default `--env_processes` has it.
     reports, stderr = _run(tmp_path)
     steps = [step for step, _, _ in reports]
-    # Phases of 50 steps, train and eval in turn, to 1,000 steps.
-    assert steps == list(range(50, 1001, 50))
+    # Phases of 100 steps, train and eval in turn, to 2,000 steps.
+    assert steps == list(range(100, 2001, 100))
     assert [phase for _, phase, _ in reports] == ['train', 'eval'] * 10
     # The script's own `tf.logging.info('Score ...')`, as in 2017.
     scores = re.findall(r'^INFO:tensorflow:Score (\S+)\.$', stderr, re.M)
@@ -103,10 +100,10 @@ def test_2017_script_trains_and_resumes(tmp_path):
     config_text = (run_dir / 'config.yaml').read_text()
     assert f'logdir: {run_dir}\n' in config_text
     assert 'function: !callable old_gym_compat:make\n' in config_text
-    assert (run_dir / 'model.ckpt-1000.index').exists()
-    # The researcher extends the run; the script resumes from step 1000.
+    assert (run_dir / 'model.ckpt-2000.index').exists()
+    # The researcher extends the run; the script resumes from step 2000.
     (run_dir / 'config.yaml').write_text(
-        config_text.replace('steps: 500\n', 'steps: 750\n'))
+        config_text.replace('steps: 1000\n', 'steps: 1500\n'))
     reports, _ = _run(tmp_path, '--noenv_processes')
-    assert [step for step, _, _ in reports] == list(range(1050, 1501, 50))
+    assert [step for step, _, _ in reports] == list(range(2100, 3001, 100))
     assert set(psutil.Process().children(recursive=True)) <= before
