@@ -18,6 +18,7 @@ from agents.training import config_io
 from agents.training import errors
 from agents.training import simulation
 from agents.training import stopping
+from agents.training import sweep_progress
 from agents.training import sweep_records
 from agents.training import trainer
 
@@ -28,22 +29,6 @@ _STOP_POLL_SECONDS = 0.25
 # Seconds to wait for the runs to save their checkpoints after Ctrl-C.
 _STOP_SECONDS = 600.0
 _POLL_SECONDS = 0.5
-
-
-class Progress:
-    """Collects the progress lines of the runs for the sweep to print."""
-
-    def __init__(self):
-        self._lines = []
-
-    def put(self, *lines):
-        """Add lines."""
-        self._lines.extend(lines)
-
-    def take(self):
-        """The lines added since the last call."""
-        lines, self._lines = self._lines, []
-        return lines
 
 
 class RunStop(stopping.StopRequest):
@@ -85,7 +70,7 @@ def train_runs(ray, todo, records, options, echo):
         os.remove(os.path.join(options['sweep_dir'], STOP_NAME))
     if not todo:
         return
-    progress = ray.remote(num_cpus=0)(Progress).remote()
+    progress = ray.remote(num_cpus=0)(sweep_progress.Progress).remote()
     # A fresh worker process per run: TensorFlow's process-wide settings
     # and memory stay with the run.
     task = ray.remote(max_calls=1)(train_run).options(
