@@ -138,12 +138,7 @@ def member_values(config, seed, env_mode='graph'):
 
 
 class Population(population_update.UpdateMixin):
-    """Members of one config, one per seed, in the default graph.
-
-    Attributes:
-      compiles: A tensor of each compiled function that reads variables and
-          writes none, which `initialize` runs to compile it early.
-    """
+    """Members of one config, one per seed, in the default graph."""
 
     def __init__(self, config, seeds, env_mode='graph',
                  saved=graph_env.NEW_RUN, variants=None):
@@ -218,6 +213,8 @@ class Population(population_update.UpdateMixin):
             for batch in (batch_env, self.eval_batch_env):
                 batch.close()
             raise
+        # A tensor of each compiled function that reads variables and writes
+        # none, which `initialize` runs to compile it early.
         self.compiles = []
         self._sample_seeds, self._shuffle_seeds = (
             tf.constant([
