@@ -9,7 +9,6 @@ draws, which `pfor` cannot vectorize with a key per member, run in a loop
 over the members before it (compiled once).
 """
 
-import concurrent.futures
 import functools
 
 import gymnasium as gym
@@ -213,9 +212,6 @@ class Population(population_update.UpdateMixin):
             for batch in (batch_env, self.eval_batch_env):
                 batch.close()
             raise
-        # A tensor of each compiled function that reads variables and writes
-        # none, which `initialize` runs to compile it early.
-        self.compiles = []
         self._sample_seeds, self._shuffle_seeds = (
             tf.constant([
                 ppo._sample_seed(seed, purpose) for seed in self._seeds],
@@ -223,36 +219,19 @@ class Population(population_update.UpdateMixin):
             for purpose in (ppo._SAMPLE_PURPOSE, ppo._SHUFFLE_PURPOSE))
 
     def initialize(self, sess):
-        """Initialize the variables, each member's as its single run's.
-        While the other members' values are computed (Python), the first
-        member's in every member run the `compiles` on another thread: the
-        compiles of XLA (C++) on a core that would wait."""
-        first, *others = self._member_configs
-        values = [member_values(first, first.seed, self.env_mode)]
-        fed = [
-            variable for variable in tf.global_variables()
+        """Initialize the variables, each member's as its single run's."""
+        values = [member_values(config, config.seed, self.env_mode)
+                  for config in self._member_configs]
+        # The members' values fed as initial values: one session run, which
+        # the session optimizes once (a load per variable took seconds).
+        feed = {
+            variable.initializer.inputs[1]: np.stack(
+                [value[variable.name] for value in values])
+            for variable in tf.global_variables()
             if variable.shape.ndims and variable.name in values[0] and (
                 variable.shape[0] == self.size and
-                variable.shape[1:] == values[0][variable.name].shape)]
-        initializer = tf.global_variables_initializer()
-
-        def _initialize(values):
-            # Fed as initial values, in one session run (a load per variable
-            # took seconds).
-            sess.run(initializer, {
-                variable.initializer.inputs[1]: np.stack(
-                    [value[variable.name] for value in values])
-                for variable in fed})
-
-        if self.compiles:
-            # What they read.
-            _initialize(values * self.size)
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            compiled = pool.submit(sess.run, self.compiles)
-            values += [member_values(config, config.seed, self.env_mode)
-                       for config in others]
-            compiled.result()
-        _initialize(values)
+                variable.shape[1:] == values[0][variable.name].shape)}
+        sess.run(tf.global_variables_initializer(), feed)
 
     def collect(self, num_steps, steps_left):
         """Advance every member by up to `num_steps` batch steps in one
@@ -279,7 +258,6 @@ class Population(population_update.UpdateMixin):
             if env.jit_compile:
                 carry = compiled_ops.compiled_function(loop)(
                     carry, self._sample_seeds)
-                self.compiles.append(tf.nest.flatten(carry)[0])
             else:
                 carry = loop(carry, sample_seed=self._sample_seeds,
                              members=ppo_bridge.Members(

@@ -130,7 +130,7 @@ def _define_evaluation(members, config, scores):
     view = members.algo.evaluation_view(batch_env, config.eval_stochastic)
     if env.jit_compile:
         done, score = _compiled_evaluation(
-            batch_env, env, view, config.max_length, members)
+            batch_env, env, view, config.max_length, members.size)
     else:
         # One batch of every member's environments, the members' policies
         # stepped together.
@@ -147,18 +147,16 @@ def _define_evaluation(members, config, scores):
             tools.identity_after([store], score))
 
 
-def _compiled_evaluation(batch_env, env, view, max_length, members):
+def _compiled_evaluation(batch_env, env, view, max_length, size):
     """Done and score `[P, eval_episodes]` of every member's first episodes
-    on its in-graph task, in one compiled function called per member (of
-    the `Population`'s `compiles`)."""
+    on its in-graph task, in one compiled function called per member."""
     rollout = compiled_ops.compiled_function(_member_rollout(
         compiled_rollout.rollout_function(batch_env, view, max_length)))
     carries = []
-    for member in range(members.size):
+    for member in range(size):
         with stacked_variable.member_view(member):
             carries.append(rollout(
                 tf.constant(member), env.rollout_seed(), env.initial()))
-    members.compiles.append(tf.nest.flatten(carries[0])[0])
     with stacked_variable.member_view(stacked_variable.WHOLE):
         return compiled_rollout.finish(
             batch_env, tf.nest.map_structure(
