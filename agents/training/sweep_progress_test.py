@@ -11,7 +11,7 @@ def test_take_returns_the_lines_put_since_the_last_take():
     progress.put('a')
     progress.put('b', 'c')
     assert progress.take() == ['a', 'b', 'c']
-    assert progress.take() == []
+    assert not progress.take()
     progress.put('d')
     assert progress.take() == ['d']
 
